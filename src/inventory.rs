@@ -1,0 +1,133 @@
+//! The vSphere inventory as the planner sees it: clusters, their ESXi hosts, the VMs on them and
+//! the DRS rules they hold.
+//!
+//! One type serves both sources: `VSphereInventory` documents in snapshot files and the live
+//! observation of vCenter (`crate::vsphere`), so `plan` and `run` share one code path.
+
+use serde::{Deserialize, Serialize};
+
+/// `apiVersion` of a `VSphereInventory` document.
+pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
+/// `kind` of a `VSphereInventory` document.
+pub const KIND: &str = "VSphereInventory";
+
+/// Everything observed in vCenter, cluster by cluster.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Inventory {
+    #[serde(default)]
+    pub clusters: Vec<Cluster>,
+}
+
+/// A vSphere compute cluster: the scope of DRS and of its rules.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Cluster {
+    pub name: String,
+    #[serde(default)]
+    pub datacenter: String,
+    /// DRS configuration; absent means "not observed", which is reported like a disabled DRS
+    /// only when rules would depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drs: Option<DrsConfig>,
+    #[serde(default)]
+    pub hosts: Vec<Host>,
+    #[serde(default)]
+    pub vms: Vec<Vm>,
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+}
+
+/// `configurationEx.drsConfig` of a cluster.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DrsConfig {
+    pub enabled: bool,
+    /// `defaultVmBehavior`: `fullyAutomated`, `partiallyAutomated` or `manual`.
+    #[serde(default = "fully_automated")]
+    pub default_vm_behavior: String,
+}
+
+fn fully_automated() -> String {
+    "fullyAutomated".to_string()
+}
+
+/// An ESXi host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Host {
+    pub name: String,
+    /// `runtime.connectionState`: `connected`, `disconnected` or `notResponding`.
+    #[serde(default = "connected")]
+    pub connection_state: String,
+    #[serde(default)]
+    pub in_maintenance_mode: bool,
+}
+
+fn connected() -> String {
+    "connected".to_string()
+}
+
+impl Host {
+    /// Whether pods may be placed on node VMs of this host: connected and not in maintenance.
+    pub fn is_usable(&self) -> bool {
+        self.connection_state == "connected" && !self.in_maintenance_mode
+    }
+}
+
+/// A virtual machine, possibly a Kubernetes node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Vm {
+    pub name: String,
+    /// BIOS uuid (`config.uuid`), the one `vsphere://` provider IDs carry.
+    #[serde(default)]
+    pub uuid: String,
+    /// Name of the host the VM runs on now (`runtime.host`).
+    #[serde(default)]
+    pub host: String,
+    #[serde(default = "powered_on")]
+    pub power_state: String,
+    /// Per-VM DRS override (`drsVmConfig.behavior`) when one is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drs_behavior: Option<String>,
+}
+
+fn powered_on() -> String {
+    "poweredOn".to_string()
+}
+
+/// A DRS VM-VM rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rule {
+    pub name: String,
+    /// The rule key vCenter assigned; edits and removals address it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<i32>,
+    #[serde(rename = "type")]
+    pub kind: RuleKind,
+    #[serde(default)]
+    pub enabled: bool,
+    #[serde(default)]
+    pub mandatory: bool,
+    /// `false` for system rules, which are never touched.
+    #[serde(default = "yes")]
+    pub user_created: bool,
+    #[serde(default)]
+    pub vms: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Kinds of DRS rule the inventory records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RuleKind {
+    AntiAffinity,
+    Affinity,
+    /// VM-Host rules and anything else: kept only so they are known, never edited.
+    Other,
+}

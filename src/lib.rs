@@ -1,0 +1,6 @@
+//! vsphere-descheduler: keeps Kubernetes workloads spread across the ESXi hosts under their node
+//! VMs, by labelling nodes with their host, evicting pods that break host-level anti-affinity or
+//! topology spread, and writing DRS anti-affinity rules so vSphere keeps the node VMs apart.
+
+pub mod inventory;
+pub mod policy;

@@ -1,0 +1,298 @@
+//! The policy: what to balance and how carefully.
+//!
+//! Three file formats are read (`vsphere-descheduler.io/v1alpha1`, upstream
+//! `descheduler/v1alpha2` and `descheduler/v1alpha1`) and resolved into one [`Policy`], the only
+//! form the planner sees. Reading and validation live in the submodules; this file holds the
+//! resolved types and their defaults.
+
+mod decode;
+mod load;
+mod selector;
+
+pub use load::{PolicyError, Problem, load_file, load_str};
+pub use selector::{SelectorParseError, parse_selector};
+
+use kube::core::Selector;
+
+/// Default label key for the ESXi host a node VM runs on.
+pub const DEFAULT_HOST_LABEL: &str = "vsphere-descheduler.io/host";
+/// Default prefix of the DRS rules this tool owns.
+pub const DEFAULT_RULE_PREFIX: &str = "vsphere-descheduler";
+/// The node-name topology key every node carries.
+pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
+
+/// Names of the strategies (upstream plugin names) this tool implements.
+pub const STRATEGY_NAMES: [&str; 3] = [
+    "RemovePodsViolatingInterPodAntiAffinity",
+    "RemovePodsViolatingTopologySpreadConstraint",
+    "RemoveDuplicates",
+];
+
+/// A resolved policy, whatever file format it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    /// Name of this Kubernetes cluster; scopes the DRS rules it owns. Required when DRS rule sync
+    /// is on (validation enforces it).
+    pub cluster_name: Option<String>,
+    /// Top-level `nodeSelector`: the nodes every strategy considers.
+    pub node_selector: Option<Selector>,
+    pub limits: Limits,
+    /// Profiles in file order. Deschedule strategies of all profiles run before balance ones.
+    pub profiles: Vec<Profile>,
+    pub vsphere: VsphereSettings,
+}
+
+/// Per-run eviction caps (`maxNoOfPodsToEvict*`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub per_node: Option<u32>,
+    pub per_namespace: Option<u32>,
+    pub total: Option<u32>,
+}
+
+/// One profile: its evictor settings and its strategies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    pub name: String,
+    pub evictor: EvictorArgs,
+    /// `plugins.deschedule.enabled`, in order.
+    pub deschedule: Vec<Strategy>,
+    /// `plugins.balance.enabled`, in order.
+    pub balance: Vec<Strategy>,
+}
+
+/// A strategy with its arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Strategy {
+    InterPodAntiAffinity(AntiAffinityArgs),
+    TopologySpread(TopologySpreadArgs),
+    Duplicates(DuplicatesArgs),
+}
+
+impl Strategy {
+    /// The upstream plugin name, used in reports and events.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::InterPodAntiAffinity(_) => STRATEGY_NAMES[0],
+            Strategy::TopologySpread(_) => STRATEGY_NAMES[1],
+            Strategy::Duplicates(_) => STRATEGY_NAMES[2],
+        }
+    }
+}
+
+/// `namespaces: {include, exclude}`; at most one of the two is non-empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Namespaces {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+impl Namespaces {
+    /// Whether a namespace passes this filter.
+    pub fn admits(&self, namespace: &str) -> bool {
+        if !self.include.is_empty() {
+            return self.include.iter().any(|n| n == namespace);
+        }
+        !self.exclude.iter().any(|n| n == namespace)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AntiAffinityArgs {
+    pub namespaces: Namespaces,
+    pub label_selector: Option<Selector>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologySpreadArgs {
+    pub namespaces: Namespaces,
+    pub label_selector: Option<Selector>,
+    /// Balance `DoNotSchedule` constraints (default on).
+    pub do_not_schedule: bool,
+    /// Balance `ScheduleAnyway` constraints (default off).
+    pub schedule_anyway: bool,
+    /// `topologyBalanceNodeFit` (default true): only move a pod when some node in a smaller
+    /// domain would take it.
+    pub topology_balance_node_fit: bool,
+}
+
+impl Default for TopologySpreadArgs {
+    fn default() -> Self {
+        TopologySpreadArgs {
+            namespaces: Namespaces::default(),
+            label_selector: None,
+            do_not_schedule: true,
+            schedule_anyway: false,
+            topology_balance_node_fit: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DuplicatesArgs {
+    pub namespaces: Namespaces,
+    /// Owner kinds whose pods are never treated as duplicates (e.g. `ReplicaSet`, `Job`).
+    pub exclude_owner_kinds: Vec<String>,
+}
+
+/// The DefaultEvictor's arguments: which pods may be evicted at all.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvictorArgs {
+    /// Nodes nodeFit may consider as new homes.
+    pub node_selector: Option<Selector>,
+    /// Only pods whose labels match may be evicted.
+    pub label_selector: Option<Selector>,
+    /// Only pods in namespaces whose labels match may be evicted.
+    pub namespace_label_selector: Option<Selector>,
+    /// Pods at or above this priority are protected (while system-critical protection is on).
+    pub priority_threshold: PriorityThreshold,
+    /// Require some other node to take the pod (default true here, false upstream).
+    pub node_fit: bool,
+    /// Pods whose owner has fewer live pods than this are protected (only when > 1).
+    pub min_replicas: u32,
+    /// Pods that started less than this long ago are protected.
+    pub min_pod_age: Option<std::time::Duration>,
+    pub no_eviction_policy: NoEvictionPolicy,
+    pub protections: Protections,
+}
+
+impl Default for EvictorArgs {
+    fn default() -> Self {
+        EvictorArgs {
+            node_selector: None,
+            label_selector: None,
+            namespace_label_selector: None,
+            priority_threshold: PriorityThreshold::Value(SYSTEM_CRITICAL_PRIORITY),
+            node_fit: true,
+            min_replicas: 0,
+            min_pod_age: None,
+            no_eviction_policy: NoEvictionPolicy::None,
+            protections: Protections::default(),
+        }
+    }
+}
+
+/// Priority of `system-cluster-critical`; upstream's default threshold.
+pub const SYSTEM_CRITICAL_PRIORITY: i32 = 2_000_000_000;
+
+/// `priorityThreshold: {value | name}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PriorityThreshold {
+    Value(i32),
+    /// A PriorityClass name; resolved against the snapshot's pods that use that class.
+    Name(String),
+}
+
+/// `noEvictionPolicy` for pods annotated `descheduler.alpha.kubernetes.io/prefer-no-eviction`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NoEvictionPolicy {
+    /// The annotation is ignored.
+    #[default]
+    None,
+    /// Annotated pods go last among equals.
+    Preferred,
+    /// Annotated pods are never evicted.
+    Mandatory,
+}
+
+/// Pod protections (`podProtections`, or the deprecated booleans they replace).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Protections {
+    pub pods_with_local_storage: bool,
+    pub system_critical_pods: bool,
+    pub failed_bare_pods: bool,
+    pub daemonset_pods: bool,
+    pub pods_with_pvc: bool,
+    /// With `pods_with_pvc`: only PVCs of these storage classes protect (empty = every PVC).
+    pub protected_storage_classes: Vec<String>,
+    pub pods_without_pdb: bool,
+    pub pods_with_resource_claims: bool,
+}
+
+impl Default for Protections {
+    /// Upstream defaults: the four default protections on, the three extras off.
+    fn default() -> Self {
+        Protections {
+            pods_with_local_storage: true,
+            system_critical_pods: true,
+            failed_bare_pods: true,
+            daemonset_pods: true,
+            pods_with_pvc: false,
+            protected_storage_classes: Vec::new(),
+            pods_without_pdb: false,
+            pods_with_resource_claims: false,
+        }
+    }
+}
+
+/// The `vsphere:` section.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VsphereSettings {
+    /// vCenter address; `VSPHERE_SERVER` overrides nothing here, it fills in when absent.
+    pub server: Option<String>,
+    pub insecure_skip_verify: bool,
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Only these datacenters are observed (empty = all).
+    pub datacenters: Vec<String>,
+    /// Only these clusters are observed (empty = all).
+    pub clusters: Vec<String>,
+    pub labels: LabelKeys,
+    pub drs_rules: DrsRuleSettings,
+}
+
+impl Default for VsphereSettings {
+    fn default() -> Self {
+        VsphereSettings {
+            server: None,
+            insecure_skip_verify: false,
+            ca_file: None,
+            datacenters: Vec::new(),
+            clusters: Vec::new(),
+            labels: LabelKeys::default(),
+            drs_rules: DrsRuleSettings::default(),
+        }
+    }
+}
+
+/// Node label keys this tool owns. An empty cluster or datacenter key means "not written".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelKeys {
+    pub host: String,
+    pub cluster: Option<String>,
+    pub datacenter: Option<String>,
+}
+
+impl Default for LabelKeys {
+    fn default() -> Self {
+        LabelKeys { host: DEFAULT_HOST_LABEL.to_string(), cluster: None, datacenter: None }
+    }
+}
+
+impl LabelKeys {
+    /// Every key this tool owns, host first.
+    pub fn owned(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.host.as_str())
+            .chain(self.cluster.as_deref())
+            .chain(self.datacenter.as_deref())
+    }
+}
+
+/// `vsphere.drsRules`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DrsRuleSettings {
+    pub enabled: bool,
+    pub name_prefix: String,
+    /// Anti-affinity on these keys becomes a DRS rule. Empty in the file means the default:
+    /// the host label key and `kubernetes.io/hostname`.
+    pub topology_keys: Vec<String>,
+}
+
+impl Default for DrsRuleSettings {
+    fn default() -> Self {
+        DrsRuleSettings {
+            enabled: true,
+            name_prefix: DEFAULT_RULE_PREFIX.to_string(),
+            topology_keys: vec![DEFAULT_HOST_LABEL.to_string(), HOSTNAME_LABEL.to_string()],
+        }
+    }
+}
