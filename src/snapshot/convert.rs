@@ -1,0 +1,380 @@
+//! Kubernetes API objects (as `kubectl get -o yaml|json` prints them) → the planner's types.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::core::{Expression, Selector};
+
+use super::model::{
+    AffinityTerm, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm, Owner, Pdb, Phase,
+    Pod, Qos, Resources, SpreadConstraint, Taint, TaintEffect, Toleration, WhenUnsatisfiable,
+};
+use super::quantity::parse_milli;
+
+/// Why an object could not be understood; the loader adds the file and object name.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("invalid quantity {value:?} for {field}")]
+    Quantity { field: String, value: String },
+    #[error("invalid label selector in {field}: {message}")]
+    Selector { field: String, message: String },
+    #[error("invalid {field} {value:?}")]
+    Enum { field: String, value: String },
+    #[error("missing {field}")]
+    Missing { field: &'static str },
+}
+
+pub fn node(node: core::Node) -> Result<Node, ConvertError> {
+    let name = node.metadata.name.ok_or(ConvertError::Missing { field: "metadata.name" })?;
+    let spec = node.spec.unwrap_or_default();
+    let status = node.status.unwrap_or_default();
+    let ready = status
+        .conditions
+        .unwrap_or_default()
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.status == "True");
+    let taints = spec
+        .taints
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| {
+            Ok(Taint {
+                effect: taint_effect(&t.effect, "spec.taints[].effect")?,
+                key: t.key,
+                value: t.value.unwrap_or_default(),
+            })
+        })
+        .collect::<Result<_, ConvertError>>()?;
+    let allocatable = resources(
+        status.allocatable.or(status.capacity).unwrap_or_default(),
+        "status.allocatable",
+    )?;
+    Ok(Node {
+        name,
+        labels: node.metadata.labels.unwrap_or_default(),
+        provider_id: spec.provider_id.filter(|id| !id.is_empty()),
+        system_uuid: status.node_info.map(|info| info.system_uuid).filter(|id| !id.is_empty()),
+        unschedulable: spec.unschedulable.unwrap_or(false),
+        ready,
+        taints,
+        allocatable,
+    })
+}
+
+pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
+    let meta = pod.metadata;
+    let name = meta.name.ok_or(ConvertError::Missing { field: "metadata.name" })?;
+    let namespace = meta.namespace.unwrap_or_else(|| "default".to_string());
+    let labels = meta.labels.unwrap_or_default();
+    let annotations = meta.annotations.unwrap_or_default();
+    let spec = pod.spec.unwrap_or_default();
+    let status = pod.status.unwrap_or_default();
+
+    let mut requests = Resources::default();
+    let mut limits = Resources::default();
+    let mut all_requests_equal_limits = true;
+    let mut any_resources = false;
+    for container in &spec.containers {
+        let (request, limit) = container_resources(container)?;
+        any_resources |= !request.0.is_empty() || !limit.0.is_empty();
+        all_requests_equal_limits &= guaranteed_container(&request, &limit);
+        requests.add(&request);
+        limits.add(&limit);
+    }
+    for container in spec.init_containers.iter().flatten() {
+        let (request, _) = container_resources(container)?;
+        requests.max_with(&request);
+    }
+    if let Some(overhead) = spec.overhead.clone() {
+        requests.add(&resources(overhead, "spec.overhead")?);
+    }
+    requests.0.insert("pods".to_string(), 1000);
+
+    let qos = match status.qos_class.as_deref() {
+        Some("Guaranteed") => Qos::Guaranteed,
+        Some("Burstable") => Qos::Burstable,
+        Some("BestEffort") => Qos::BestEffort,
+        // Not recorded: derive it the way the API server does.
+        _ if !any_resources => Qos::BestEffort,
+        _ if all_requests_equal_limits => Qos::Guaranteed,
+        _ => Qos::Burstable,
+    };
+
+    let affinity = spec.affinity.unwrap_or_default();
+    let node_affinity = affinity
+        .node_affinity
+        .and_then(|a| a.required_during_scheduling_ignored_during_execution)
+        .map(|selector| selector.node_selector_terms.into_iter().map(node_selector_term).collect())
+        .transpose()?;
+    let anti_affinity = affinity
+        .pod_anti_affinity
+        .and_then(|a| a.required_during_scheduling_ignored_during_execution)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|term| affinity_term(term, &labels))
+        .collect::<Result<_, _>>()?;
+    let spread_constraints = spec
+        .topology_spread_constraints
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| spread_constraint(c, &labels))
+        .collect::<Result<_, _>>()?;
+
+    let volumes = spec.volumes.unwrap_or_default();
+    let mut images: Vec<String> = spec.containers.iter().filter_map(|c| c.image.clone()).collect();
+    images.sort();
+
+    Ok(Pod {
+        uid: meta.uid.unwrap_or_default(),
+        node_name: spec.node_name.filter(|n| !n.is_empty()),
+        phase: match status.phase.as_deref() {
+            Some("Running") => Phase::Running,
+            Some("Succeeded") => Phase::Succeeded,
+            Some("Failed") => Phase::Failed,
+            Some("Unknown") => Phase::Unknown,
+            _ => Phase::Pending,
+        },
+        terminating: meta.deletion_timestamp.is_some(),
+        created: meta.creation_timestamp.and_then(|t| timestamp(t.0)),
+        started: status.start_time.and_then(|t| timestamp(t.0)),
+        priority: spec.priority.unwrap_or(0),
+        priority_class: spec.priority_class_name.filter(|n| !n.is_empty()),
+        qos,
+        owners: meta
+            .owner_references
+            .unwrap_or_default()
+            .into_iter()
+            .map(|o| Owner {
+                kind: o.kind,
+                name: o.name,
+                uid: o.uid,
+                controller: o.controller.unwrap_or(false),
+            })
+            .collect(),
+        images,
+        requests,
+        node_selector: spec.node_selector.unwrap_or_default(),
+        node_affinity,
+        tolerations: spec
+            .tolerations
+            .unwrap_or_default()
+            .into_iter()
+            .map(toleration)
+            .collect::<Result<_, _>>()?,
+        anti_affinity,
+        spread_constraints,
+        mirror: annotations.contains_key("kubernetes.io/config.mirror"),
+        config_source: annotations.get("kubernetes.io/config.source").cloned(),
+        force_evict: annotations.contains_key("descheduler.alpha.kubernetes.io/evict"),
+        prefer_no_eviction: annotations
+            .contains_key("descheduler.alpha.kubernetes.io/prefer-no-eviction"),
+        local_storage: volumes.iter().any(|v| v.empty_dir.is_some() || v.host_path.is_some()),
+        claims: volumes
+            .iter()
+            .filter_map(|v| v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()))
+            .collect(),
+        resource_claims: spec.resource_claims.is_some_and(|claims| !claims.is_empty()),
+        namespace,
+        name,
+        labels,
+    })
+}
+
+pub fn pdb(pdb: PodDisruptionBudget) -> Result<Pdb, ConvertError> {
+    let spec = pdb.spec.unwrap_or_default();
+    Ok(Pdb {
+        namespace: pdb.metadata.namespace.unwrap_or_else(|| "default".to_string()),
+        name: pdb.metadata.name.ok_or(ConvertError::Missing { field: "metadata.name" })?,
+        selector: spec.selector.map(|s| selector(s, "spec.selector")).transpose()?,
+        // A PDB the controller has not processed yet allows nothing, as the API server treats it.
+        disruptions_allowed: pdb.status.map(|s| s.disruptions_allowed).unwrap_or(0),
+    })
+}
+
+pub fn namespace(namespace: core::Namespace) -> Result<(String, Labels), ConvertError> {
+    let name = namespace.metadata.name.ok_or(ConvertError::Missing { field: "metadata.name" })?;
+    Ok((name, namespace.metadata.labels.unwrap_or_default()))
+}
+
+/// k8s-openapi speaks jiff; the planner keeps to chrono, the project's one time library.
+fn timestamp(t: k8s_openapi::jiff::Timestamp) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::from_timestamp(t.as_second(), t.subsec_nanosecond().try_into().ok()?)
+}
+
+/// A `LabelSelector` as a kube `Selector`.
+pub fn selector(selector: LabelSelector, field: &str) -> Result<Selector, ConvertError> {
+    Selector::try_from(selector)
+        .map_err(|e| ConvertError::Selector { field: field.to_string(), message: e.0 })
+}
+
+fn container_resources(container: &core::Container) -> Result<(Resources, Resources), ConvertError> {
+    let Some(reqs) = &container.resources else {
+        return Ok(Default::default());
+    };
+    let limits = resources(reqs.limits.clone().unwrap_or_default(), "resources.limits")?;
+    let mut requests = resources(reqs.requests.clone().unwrap_or_default(), "resources.requests")?;
+    // A limit without a request means request = limit, as the API server defaults it.
+    for (name, amount) in &limits.0 {
+        requests.0.entry(name.clone()).or_insert(*amount);
+    }
+    Ok((requests, limits))
+}
+
+fn guaranteed_container(requests: &Resources, limits: &Resources) -> bool {
+    ["cpu", "memory"]
+        .iter()
+        .all(|name| limits.0.contains_key(*name) && requests.get(name) == limits.get(name))
+}
+
+fn resources(
+    quantities: BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    field: &str,
+) -> Result<Resources, ConvertError> {
+    quantities
+        .into_iter()
+        .map(|(name, quantity)| match parse_milli(&quantity.0) {
+            Some(amount) => Ok((name, amount)),
+            None => Err(ConvertError::Quantity {
+                field: format!("{field}.{name}"),
+                value: quantity.0,
+            }),
+        })
+        .collect::<Result<_, _>>()
+        .map(Resources)
+}
+
+fn taint_effect(effect: &str, field: &str) -> Result<TaintEffect, ConvertError> {
+    match effect {
+        "NoSchedule" => Ok(TaintEffect::NoSchedule),
+        "PreferNoSchedule" => Ok(TaintEffect::PreferNoSchedule),
+        "NoExecute" => Ok(TaintEffect::NoExecute),
+        other => Err(ConvertError::Enum { field: field.to_string(), value: other.to_string() }),
+    }
+}
+
+fn toleration(t: core::Toleration) -> Result<Toleration, ConvertError> {
+    let effect = match t.effect.as_deref() {
+        None | Some("") => None,
+        Some(effect) => Some(taint_effect(effect, "spec.tolerations[].effect")?),
+    };
+    let exists = match t.operator.as_deref() {
+        None | Some("") | Some("Equal") => false,
+        Some("Exists") => true,
+        Some(other) => {
+            return Err(ConvertError::Enum {
+                field: "spec.tolerations[].operator".to_string(),
+                value: other.to_string(),
+            });
+        }
+    };
+    Ok(Toleration {
+        key: t.key.filter(|k| !k.is_empty()),
+        exists,
+        value: t.value.unwrap_or_default(),
+        effect,
+    })
+}
+
+fn node_selector_term(term: core::NodeSelectorTerm) -> Result<NodeSelectorTerm, ConvertError> {
+    let requirements = |list: Option<Vec<core::NodeSelectorRequirement>>| {
+        list.unwrap_or_default()
+            .into_iter()
+            .map(|r| {
+                let operator = match r.operator.as_str() {
+                    "In" => NodeOperator::In,
+                    "NotIn" => NodeOperator::NotIn,
+                    "Exists" => NodeOperator::Exists,
+                    "DoesNotExist" => NodeOperator::DoesNotExist,
+                    "Gt" => NodeOperator::Gt,
+                    "Lt" => NodeOperator::Lt,
+                    other => {
+                        return Err(ConvertError::Enum {
+                            field: "nodeSelectorTerms[].operator".to_string(),
+                            value: other.to_string(),
+                        });
+                    }
+                };
+                Ok(NodeRequirement { key: r.key, operator, values: r.values.unwrap_or_default() })
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    Ok(NodeSelectorTerm {
+        expressions: requirements(term.match_expressions)?,
+        fields: requirements(term.match_fields)?,
+    })
+}
+
+/// Fold `matchLabelKeys` (and `mismatchLabelKeys`) into the selector with the owning pod's
+/// values, as the scheduler does; keys the pod lacks are ignored.
+fn with_label_keys(
+    selector: Option<Selector>,
+    labels: &Labels,
+    match_keys: Option<Vec<String>>,
+    mismatch_keys: Option<Vec<String>>,
+) -> Option<Selector> {
+    let mut selector = selector?;
+    for key in match_keys.unwrap_or_default() {
+        if let Some(value) = labels.get(&key) {
+            selector.extend(Expression::In(key, [value.clone()].into()));
+        }
+    }
+    for key in mismatch_keys.unwrap_or_default() {
+        if let Some(value) = labels.get(&key) {
+            selector.extend(Expression::NotIn(key, [value.clone()].into()));
+        }
+    }
+    Some(selector)
+}
+
+fn affinity_term(term: core::PodAffinityTerm, labels: &Labels) -> Result<AffinityTerm, ConvertError> {
+    let field = "spec.affinity.podAntiAffinity";
+    let label_selector = term.label_selector.map(|s| selector(s, field)).transpose()?;
+    Ok(AffinityTerm {
+        selector: with_label_keys(
+            label_selector,
+            labels,
+            term.match_label_keys,
+            term.mismatch_label_keys,
+        ),
+        namespaces: term.namespaces.unwrap_or_default(),
+        namespace_selector: term.namespace_selector.map(|s| selector(s, field)).transpose()?,
+        topology_key: term.topology_key,
+    })
+}
+
+fn spread_constraint(
+    c: core::TopologySpreadConstraint,
+    labels: &Labels,
+) -> Result<SpreadConstraint, ConvertError> {
+    let field = "spec.topologySpreadConstraints";
+    let policy = |value: Option<String>, default_honor: bool, name: &str| match value.as_deref() {
+        None | Some("") => Ok(default_honor),
+        Some("Honor") => Ok(true),
+        Some("Ignore") => Ok(false),
+        Some(other) => Err(ConvertError::Enum {
+            field: format!("{field}[].{name}"),
+            value: other.to_string(),
+        }),
+    };
+    let label_selector = c.label_selector.map(|s| selector(s, field)).transpose()?;
+    Ok(SpreadConstraint {
+        max_skew: c.max_skew,
+        when_unsatisfiable: match c.when_unsatisfiable.as_str() {
+            "DoNotSchedule" => WhenUnsatisfiable::DoNotSchedule,
+            "ScheduleAnyway" => WhenUnsatisfiable::ScheduleAnyway,
+            other => {
+                return Err(ConvertError::Enum {
+                    field: format!("{field}[].whenUnsatisfiable"),
+                    value: other.to_string(),
+                });
+            }
+        },
+        selector: with_label_keys(label_selector, labels, c.match_label_keys, None),
+        min_domains: c.min_domains,
+        honor_node_affinity: policy(c.node_affinity_policy, true, "nodeAffinityPolicy")?,
+        honor_node_taints: policy(c.node_taints_policy, false, "nodeTaintsPolicy")?,
+        topology_key: c.topology_key,
+    })
+}

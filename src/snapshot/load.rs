@@ -1,0 +1,225 @@
+//! Reading snapshot files: streams of Kubernetes objects (single objects, `List`s, several
+//! YAML documents, or several concatenated JSON documents) and `VSphereInventory` documents.
+//!
+//! Each document is reduced to the planner's types as soon as it is read, and list items one at
+//! a time, so a 150,000-pod `kubectl get pods -o json` never exists as a tree in memory.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use super::convert::{self, ConvertError};
+use super::model::{Labels, Node, Pdb, Pod};
+use crate::inventory::{self, Inventory};
+
+/// Largest snapshot file read, so a wrong path (a disk image, /dev/zero) fails fast.
+const MAX_FILE_BYTES: u64 = 4 << 30;
+
+/// Why a snapshot could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("cannot read snapshot file {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("snapshot file {path} is larger than {limit} bytes")]
+    TooLarge { path: PathBuf, limit: u64 },
+    #[error("invalid snapshot file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("snapshot file {path}: vSphere cluster {cluster} appears more than once")]
+    DuplicateCluster { path: PathBuf, cluster: String },
+    #[error("snapshot file {path}: {kind} {name} appears more than once")]
+    Duplicate { path: PathBuf, kind: &'static str, name: String },
+}
+
+/// Objects read from snapshot files, before they are assembled into a `Snapshot`.
+#[derive(Debug, Default)]
+pub struct Objects {
+    pub nodes: Vec<Node>,
+    pub pods: Vec<Pod>,
+    pub pdbs: Vec<Pdb>,
+    pub namespaces: Vec<(String, Labels)>,
+    pub inventories: Vec<Inventory>,
+    /// Kinds that were present but are not used (e.g. Deployments in `kubectl get all`).
+    pub ignored: Vec<String>,
+}
+
+impl Objects {
+    fn extend(&mut self, other: Objects) {
+        self.nodes.extend(other.nodes);
+        self.pods.extend(other.pods);
+        self.pdbs.extend(other.pdbs);
+        self.namespaces.extend(other.namespaces);
+        self.inventories.extend(other.inventories);
+        self.ignored.extend(other.ignored);
+    }
+}
+
+/// Read one snapshot file.
+pub fn read_file(path: &Path) -> Result<Objects, SnapshotError> {
+    let read_error = |source| SnapshotError::Read { path: path.to_path_buf(), source };
+    let size = std::fs::metadata(path).map_err(read_error)?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(SnapshotError::TooLarge { path: path.to_path_buf(), limit: MAX_FILE_BYTES });
+    }
+    let text = std::fs::read_to_string(path).map_err(read_error)?;
+    read_str(&text).map_err(|message| SnapshotError::Parse { path: path.to_path_buf(), message })
+}
+
+/// Read snapshot text (YAML or JSON, one or more documents).
+pub fn read_str(text: &str) -> Result<Objects, String> {
+    let mut objects = Objects::default();
+    if text.trim_start().starts_with(['{', '[']) {
+        for (index, document) in
+            serde_json::Deserializer::from_str(text).into_iter::<Document>().enumerate()
+        {
+            let document = document.map_err(|e| format!("document {}: {e}", index + 1))?;
+            objects.extend(document.0);
+        }
+    } else {
+        let options = serde_saphyr::options! {
+            budget: serde_saphyr::budget! {
+                // Scale with the input: big snapshots are legitimate, amplification is not.
+                max_events: text.len().max(1_000_000),
+                max_nodes: text.len().max(250_000),
+                max_documents: text.len().max(1_024),
+                max_total_scalar_bytes: text.len().max(1 << 20),
+                max_reader_input_bytes: None,
+            },
+        };
+        let documents: Vec<Document> = serde_saphyr::from_str_multiple_with_options(text, options)
+            .map_err(|e| e.to_string())?;
+        for document in documents {
+            objects.extend(document.0);
+        }
+    }
+    Ok(objects)
+}
+
+/// One document, already reduced. Its `Deserialize` streams `items` of a `List`.
+struct Document(Objects);
+
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(DocumentVisitor)
+    }
+}
+
+struct DocumentVisitor;
+
+impl<'de> Visitor<'de> for DocumentVisitor {
+    type Value = Document;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kubernetes object, a List, or a VSphereInventory")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
+        let mut objects = Objects::default();
+        let mut fields = serde_json::Map::new();
+        let mut had_items = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "items" {
+                had_items = true;
+                objects.extend(map.next_value::<Items>()?.0);
+            } else {
+                fields.insert(key, map.next_value::<Value>()?);
+            }
+        }
+        let kind = fields.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if had_items || kind == "List" || kind.ends_with("List") {
+            return Ok(Document(objects));
+        }
+        objects.extend(object(Value::Object(fields)).map_err(de::Error::custom)?);
+        Ok(Document(objects))
+    }
+}
+
+/// The `items` of a `List`, each converted as soon as it is read.
+struct Items(Objects);
+
+impl<'de> Deserialize<'de> for Items {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ItemsVisitor;
+        impl<'de> Visitor<'de> for ItemsVisitor {
+            type Value = Items;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of Kubernetes objects")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Items, E> {
+                Ok(Items(Objects::default()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
+                let mut objects = Objects::default();
+                while let Some(item) = seq.next_element::<Value>()? {
+                    objects.extend(object(item).map_err(de::Error::custom)?);
+                }
+                Ok(Items(objects))
+            }
+        }
+        deserializer.deserialize_any(ItemsVisitor)
+    }
+}
+
+/// Convert one object by its `apiVersion` and `kind`.
+fn object(value: Value) -> Result<Objects, String> {
+    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = value.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    let name = object_name(&value);
+    let mut objects = Objects::default();
+    let described = |e: &dyn fmt::Display| format!("{kind} {name}: {e}");
+    match (api_version.as_str(), kind.as_str()) {
+        ("v1", "Node") => {
+            let node = serde_json::from_value(value).map_err(|e| described(&e))?;
+            objects.nodes.push(convert::node(node).map_err(|e| described(&e))?);
+        }
+        ("v1", "Pod") => {
+            let pod = serde_json::from_value(value).map_err(|e| described(&e))?;
+            objects.pods.push(convert::pod(pod).map_err(|e| described(&e))?);
+        }
+        ("policy/v1", "PodDisruptionBudget") => {
+            let pdb = serde_json::from_value(value).map_err(|e| described(&e))?;
+            objects.pdbs.push(convert::pdb(pdb).map_err(|e| described(&e))?);
+        }
+        ("v1", "Namespace") => {
+            let namespace = serde_json::from_value(value).map_err(|e| described(&e))?;
+            objects.namespaces.push(convert::namespace(namespace).map_err(|e| described(&e))?);
+        }
+        (inventory::API_VERSION, inventory::KIND) => {
+            let mut value = value;
+            if let Some(fields) = value.as_object_mut() {
+                fields.remove("apiVersion");
+                fields.remove("kind");
+                fields.remove("metadata");
+            }
+            let inventory: Inventory =
+                serde_json::from_value(value).map_err(|e| format!("{kind}: {e}"))?;
+            objects.inventories.push(inventory);
+        }
+        ("", _) | (_, "") => {
+            return Err(format!("object {name} has no apiVersion or kind"));
+        }
+        (_, "PodDisruptionBudget") => {
+            return Err(described(&ConvertError::Enum {
+                field: "apiVersion".to_string(),
+                value: format!("{api_version} (only policy/v1 is read)"),
+            }));
+        }
+        _ => objects.ignored.push(format!("{api_version} {kind} {name}")),
+    }
+    Ok(objects)
+}
+
+fn object_name(value: &Value) -> String {
+    let metadata = value.get("metadata");
+    let field = |name| metadata.and_then(|m| m.get(name)).and_then(Value::as_str);
+    match (field("namespace"), field("name")) {
+        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, Some(name)) => name.to_string(),
+        _ => "(unnamed)".to_string(),
+    }
+}

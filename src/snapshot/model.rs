@@ -1,0 +1,310 @@
+//! The typed view of cluster state the planner works on: only what planning needs, already
+//! parsed (selectors, quantities, timestamps), so `plan()` never touches raw API objects.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use kube::core::Selector;
+use serde::Serialize;
+
+use crate::inventory::Inventory;
+
+/// Labels (or annotations) of an object, ordered so output is deterministic.
+pub type Labels = BTreeMap<String, String>;
+
+/// Everything `plan()` needs to know about the world at one instant.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// The instant planning happens at (pod ages are measured against it).
+    pub now: DateTime<Utc>,
+    /// Nodes sorted by name.
+    pub nodes: Vec<Node>,
+    /// Pods sorted by namespace and name.
+    pub pods: Vec<Pod>,
+    /// PodDisruptionBudgets sorted by namespace and name.
+    pub pdbs: Vec<Pdb>,
+    /// Labels of each known namespace (for `namespaceSelector` and `namespaceLabelSelector`).
+    pub namespaces: BTreeMap<String, Labels>,
+    /// What vCenter looks like; `None` when it was not observed, in which case host labels are
+    /// neither refreshed nor trusted.
+    pub inventory: Option<Inventory>,
+}
+
+/// A Kubernetes node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub name: String,
+    pub labels: Labels,
+    pub provider_id: Option<String>,
+    pub system_uuid: Option<String>,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    /// The `Ready` condition is `True`.
+    pub ready: bool,
+    pub taints: Vec<Taint>,
+    pub allocatable: Resources,
+}
+
+/// A node taint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Taint {
+    pub key: String,
+    pub value: String,
+    pub effect: TaintEffect,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+/// A pod toleration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toleration {
+    /// `None` with operator `Exists` tolerates every taint.
+    pub key: Option<String>,
+    pub exists: bool,
+    pub value: String,
+    /// `None` tolerates every effect.
+    pub effect: Option<TaintEffect>,
+}
+
+impl Toleration {
+    /// Kubernetes' `Toleration.ToleratesTaint`.
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if self.effect.is_some_and(|effect| effect != taint.effect) {
+            return false;
+        }
+        match &self.key {
+            None => self.exists,
+            Some(key) if key != &taint.key => false,
+            Some(_) => self.exists || self.value == taint.value,
+        }
+    }
+}
+
+/// Resource amounts in thousandths of the base unit (millicores, millibytes, millipods), so
+/// one integer type holds every quantity Kubernetes accepts without rounding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resources(pub BTreeMap<String, i64>);
+
+impl Resources {
+    pub fn get(&self, name: &str) -> i64 {
+        self.0.get(name).copied().unwrap_or(0)
+    }
+
+    pub fn add(&mut self, other: &Resources) {
+        for (name, amount) in &other.0 {
+            *self.0.entry(name.clone()).or_insert(0) += amount;
+        }
+    }
+
+    pub fn subtract(&mut self, other: &Resources) {
+        for (name, amount) in &other.0 {
+            *self.0.entry(name.clone()).or_insert(0) -= amount;
+        }
+    }
+
+    /// Raise every amount to at least the other's (init containers run one at a time).
+    pub fn max_with(&mut self, other: &Resources) {
+        for (name, amount) in &other.0 {
+            let mine = self.0.entry(name.clone()).or_insert(0);
+            *mine = (*mine).max(*amount);
+        }
+    }
+}
+
+/// Pod phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Phase {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Unknown,
+}
+
+/// Quality-of-service class; the order is the eviction preference (BestEffort goes first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Qos {
+    BestEffort,
+    Burstable,
+    Guaranteed,
+}
+
+/// An owner reference.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Owner {
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+    pub controller: bool,
+}
+
+/// A pod, reduced to what planning reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pod {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub labels: Labels,
+    pub node_name: Option<String>,
+    pub phase: Phase,
+    /// `metadata.deletionTimestamp` is set.
+    pub terminating: bool,
+    pub created: Option<DateTime<Utc>>,
+    pub started: Option<DateTime<Utc>>,
+    pub priority: i32,
+    pub priority_class: Option<String>,
+    pub qos: Qos,
+    pub owners: Vec<Owner>,
+    /// Container images, sorted (for duplicate detection).
+    pub images: Vec<String>,
+    /// Effective requests, including one `pods`.
+    pub requests: Resources,
+    pub node_selector: Labels,
+    /// Required node affinity: the pod fits a node matching any term. `None` = no constraint.
+    pub node_affinity: Option<Vec<NodeSelectorTerm>>,
+    pub tolerations: Vec<Toleration>,
+    /// Required pod anti-affinity terms.
+    pub anti_affinity: Vec<AffinityTerm>,
+    pub spread_constraints: Vec<SpreadConstraint>,
+    /// Annotation `kubernetes.io/config.mirror` is present.
+    pub mirror: bool,
+    /// Annotation `kubernetes.io/config.source`, when present.
+    pub config_source: Option<String>,
+    /// Annotation `descheduler.alpha.kubernetes.io/evict` is present.
+    pub force_evict: bool,
+    /// Annotation `descheduler.alpha.kubernetes.io/prefer-no-eviction` is present.
+    pub prefer_no_eviction: bool,
+    /// Uses an `emptyDir` or `hostPath` volume.
+    pub local_storage: bool,
+    /// Names of the PersistentVolumeClaims it mounts.
+    pub claims: Vec<String>,
+    pub resource_claims: bool,
+}
+
+impl Pod {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// The controlling owner, if any.
+    pub fn controller(&self) -> Option<&Owner> {
+        self.owners.iter().find(|owner| owner.controller)
+    }
+
+    /// Pods that count for nothing any more: terminating, or finished.
+    pub fn is_gone(&self) -> bool {
+        self.terminating || matches!(self.phase, Phase::Succeeded | Phase::Failed)
+    }
+}
+
+/// One `nodeSelectorTerms` entry: all requirements must hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSelectorTerm {
+    pub expressions: Vec<NodeRequirement>,
+    /// `matchFields`; Kubernetes supports only `metadata.name`.
+    pub fields: Vec<NodeRequirement>,
+}
+
+impl NodeSelectorTerm {
+    /// Whether a node satisfies this term. A term with no requirements matches nothing, as in
+    /// Kubernetes.
+    pub fn matches(&self, node_name: &str, labels: &Labels) -> bool {
+        if self.expressions.is_empty() && self.fields.is_empty() {
+            return false;
+        }
+        self.expressions.iter().all(|r| r.matches(labels.get(&r.key).map(String::as_str)))
+            && self.fields.iter().all(|r| {
+                let value = (r.key == "metadata.name").then_some(node_name);
+                r.matches(value)
+            })
+    }
+}
+
+/// A node selector requirement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRequirement {
+    pub key: String,
+    pub operator: NodeOperator,
+    pub values: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeOperator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+    Gt,
+    Lt,
+}
+
+impl NodeRequirement {
+    fn matches(&self, value: Option<&str>) -> bool {
+        let number = |v: &str| v.parse::<i64>().ok();
+        match self.operator {
+            NodeOperator::In => value.is_some_and(|v| self.values.iter().any(|x| x == v)),
+            NodeOperator::NotIn => !value.is_some_and(|v| self.values.iter().any(|x| x == v)),
+            NodeOperator::Exists => value.is_some(),
+            NodeOperator::DoesNotExist => value.is_none(),
+            NodeOperator::Gt | NodeOperator::Lt => {
+                let (Some(actual), Some(bound)) = (
+                    value.and_then(number),
+                    self.values.first().and_then(|v| number(v)),
+                ) else {
+                    return false;
+                };
+                if self.operator == NodeOperator::Gt { actual > bound } else { actual < bound }
+            }
+        }
+    }
+}
+
+/// A required pod (anti-)affinity term, with `matchLabelKeys`/`mismatchLabelKeys` already
+/// folded into the selector using the owning pod's labels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AffinityTerm {
+    /// `None` (no labelSelector) matches no pod.
+    pub selector: Option<Selector>,
+    pub namespaces: Vec<String>,
+    /// `None` = not set; `Some(empty selector)` = every namespace.
+    pub namespace_selector: Option<Selector>,
+    pub topology_key: String,
+}
+
+/// `whenUnsatisfiable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WhenUnsatisfiable {
+    DoNotSchedule,
+    ScheduleAnyway,
+}
+
+/// A topology spread constraint with `matchLabelKeys` folded into the selector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpreadConstraint {
+    pub max_skew: i32,
+    pub topology_key: String,
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// `None` (no labelSelector) matches no pod.
+    pub selector: Option<Selector>,
+    pub min_domains: Option<i32>,
+    /// `nodeAffinityPolicy: Honor` (the default).
+    pub honor_node_affinity: bool,
+    /// `nodeTaintsPolicy: Honor` (default Ignore).
+    pub honor_node_taints: bool,
+}
+
+/// A PodDisruptionBudget.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pdb {
+    pub namespace: String,
+    pub name: String,
+    /// `None` (no selector) matches no pod; an empty selector matches every pod of the namespace.
+    pub selector: Option<Selector>,
+    pub disruptions_allowed: i32,
+}
