@@ -4,4 +4,5 @@
 
 pub mod inventory;
 pub mod policy;
+pub mod plan;
 pub mod snapshot;

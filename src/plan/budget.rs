@@ -1,0 +1,118 @@
+//! Disruption budgets and eviction limits, spent as the plan evicts.
+//!
+//! PodDisruptionBudgets: `status.disruptionsAllowed` is what the API server checks, so two pods
+//! of one PDB with one disruption left give one eviction and one `pdb` skip. A pod matched by
+//! more than one PDB is skipped: the API refuses to evict it. Limits are the policy's
+//! `maxNoOfPodsToEvictPerNode`, `…PerNamespace` and `…Total`.
+
+use std::collections::HashMap;
+
+use kube::core::SelectorExt;
+
+use super::SkipReason;
+use super::view::View;
+use crate::policy::Limits;
+
+pub struct Budget {
+    /// Disruptions left per PDB (indexed like the snapshot's PDBs).
+    remaining: Vec<i32>,
+    /// PDB indices by namespace.
+    pdbs_by_namespace: HashMap<String, Vec<usize>>,
+    limits: Limits,
+    per_node: HashMap<String, u32>,
+    per_namespace: HashMap<String, u32>,
+    total: u32,
+}
+
+impl Budget {
+    pub fn new(view: &View) -> Budget {
+        let mut pdbs_by_namespace: HashMap<String, Vec<usize>> = HashMap::new();
+        for (index, pdb) in view.snapshot.pdbs.iter().enumerate() {
+            pdbs_by_namespace.entry(pdb.namespace.clone()).or_default().push(index);
+        }
+        Budget {
+            remaining: view.snapshot.pdbs.iter().map(|pdb| pdb.disruptions_allowed).collect(),
+            pdbs_by_namespace,
+            limits: view.policy.limits.clone(),
+            per_node: HashMap::new(),
+            per_namespace: HashMap::new(),
+            total: 0,
+        }
+    }
+
+    /// PDBs whose selector matches the pod.
+    fn pdbs_of(&self, view: &View, pod: usize) -> Vec<usize> {
+        let pod = view.pod(pod);
+        self.pdbs_by_namespace
+            .get(&pod.namespace)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&i| view.snapshot.pdbs[i].selector.as_ref().is_some_and(|s| s.matches(&pod.labels)))
+            .collect()
+    }
+
+    /// Whether evicting the pod fits the PDBs and limits; the reason and detail when not.
+    pub fn check(&self, view: &View, pod: usize) -> Result<(), (SkipReason, String)> {
+        let pdbs = self.pdbs_of(view, pod);
+        let name = |i: usize| view.snapshot.pdbs[i].name.clone();
+        match pdbs.as_slice() {
+            [] => {}
+            [one] if self.remaining[*one] <= 0 => {
+                let initial = view.snapshot.pdbs[*one].disruptions_allowed;
+                let detail = if initial <= 0 {
+                    format!("PodDisruptionBudget {} allows no disruption now", name(*one))
+                } else {
+                    format!(
+                        "PodDisruptionBudget {} allowed {initial} disruption(s), already spent by this plan",
+                        name(*one)
+                    )
+                };
+                return Err((SkipReason::Pdb, detail));
+            }
+            [_] => {}
+            several => {
+                let names: Vec<String> = several.iter().map(|&i| name(i)).collect();
+                return Err((
+                    SkipReason::Pdb,
+                    format!(
+                        "matched by several PodDisruptionBudgets ({}); the API server refuses to evict such pods",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+        let pod_ref = view.pod(pod);
+        let node = pod_ref.node_name.clone().unwrap_or_default();
+        if let Some(max) = self.limits.total
+            && self.total >= max
+        {
+            return Err((SkipReason::Limit, format!("maxNoOfPodsToEvictTotal {max} reached")));
+        }
+        if let Some(max) = self.limits.per_node
+            && self.per_node.get(&node).copied().unwrap_or(0) >= max
+        {
+            return Err((SkipReason::Limit, format!("maxNoOfPodsToEvictPerNode {max} reached on node {node}")));
+        }
+        if let Some(max) = self.limits.per_namespace
+            && self.per_namespace.get(&pod_ref.namespace).copied().unwrap_or(0) >= max
+        {
+            return Err((
+                SkipReason::Limit,
+                format!("maxNoOfPodsToEvictPerNamespace {max} reached in namespace {}", pod_ref.namespace),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Record an eviction: spend its PDB and count it against the limits.
+    pub fn spend(&mut self, view: &View, pod: usize) {
+        for pdb in self.pdbs_of(view, pod) {
+            self.remaining[pdb] -= 1;
+        }
+        let pod = view.pod(pod);
+        *self.per_node.entry(pod.node_name.clone().unwrap_or_default()).or_insert(0) += 1;
+        *self.per_namespace.entry(pod.namespace.clone()).or_insert(0) += 1;
+        self.total += 1;
+    }
+}

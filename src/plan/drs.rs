@@ -1,0 +1,251 @@
+//! DRS rules: for each workload whose pods must not share a host, one VM-VM anti-affinity rule
+//! over the node VMs that run them (after the planned evictions), per vSphere cluster, so DRS
+//! never undoes the spread.
+//!
+//! Ownership is by name: `<namePrefix>:<clusterName>:<namespace>:<Kind>/<name>`. Only rules
+//! under this run's `<namePrefix>:<clusterName>:` are ever updated or deleted; user rules,
+//! system rules and other Kubernetes clusters' rules are left alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::Plan;
+use super::labels::fnv1a32;
+use super::view::{PodState, View};
+use crate::inventory::{Cluster, RuleKind};
+use crate::snapshot::Pod;
+
+/// vCenter rejects longer rule names.
+const MAX_RULE_NAME: usize = 80;
+
+/// A change to one DRS rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrsRuleChange {
+    /// vSphere cluster.
+    pub cluster: String,
+    pub name: String,
+    pub action: DrsAction,
+    /// The rule's VMs after the change (for `delete`, the VMs it had).
+    pub vms: Vec<String>,
+    /// vCenter's rule key, for `update`, `delete` and `keep`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<i32>,
+    /// `namespace/Kind/name` of the workload the rule keeps apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DrsAction {
+    Create,
+    Update,
+    Delete,
+    Keep,
+}
+
+impl DrsAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DrsAction::Create => "create",
+            DrsAction::Update => "update",
+            DrsAction::Delete => "delete",
+            DrsAction::Keep => "keep",
+        }
+    }
+}
+
+/// The owned rule name for a workload, shortened with a hash past 80 characters.
+pub fn rule_name(prefix: &str, cluster_name: &str, namespace: &str, kind: &str, name: &str) -> String {
+    let full = format!("{prefix}:{cluster_name}:{namespace}:{kind}/{name}");
+    if full.len() <= MAX_RULE_NAME {
+        return full;
+    }
+    let hash = format!("~{:08x}", fnv1a32(full.as_bytes()));
+    let mut cut = MAX_RULE_NAME - hash.len();
+    while !full.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{hash}", &full[..cut])
+}
+
+/// A workload: the controller of a set of pods (a Deployment for ReplicaSets that carry the
+/// Deployment's `pod-template-hash`, so a rollout does not rename the rule).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Workload {
+    namespace: String,
+    kind: String,
+    name: String,
+}
+
+fn workload(pod: &Pod) -> Option<Workload> {
+    let owner = pod.controller()?;
+    let (kind, name) = match (owner.kind.as_str(), pod.labels.get("pod-template-hash")) {
+        ("ReplicaSet", Some(hash)) => match owner.name.strip_suffix(&format!("-{hash}")) {
+            Some(deployment) if !deployment.is_empty() => ("Deployment", deployment.to_string()),
+            _ => ("ReplicaSet", owner.name.clone()),
+        },
+        (kind, _) => (kind, owner.name.clone()),
+    };
+    Some(Workload { namespace: pod.namespace.clone(), kind: kind.to_string(), name })
+}
+
+/// Desired rules, diffed against the inventory's, appended to the plan.
+pub fn plan_rules(view: &View, plan: &mut Plan) {
+    let settings = &view.policy.vsphere.drs_rules;
+    let Some(inventory) = &view.snapshot.inventory else { return };
+    if !settings.enabled {
+        return;
+    }
+    let Some(cluster_name) = &view.policy.cluster_name else {
+        plan.warnings.push("DRS rule sync is on but no clusterName is set: no rules planned".to_string());
+        return;
+    };
+    let owned_prefix = format!("{}:{cluster_name}:", settings.name_prefix);
+
+    // Workloads whose pods exclude each other on a host-level key, and their VMs per cluster.
+    let mut wanted: BTreeSet<Workload> = BTreeSet::new();
+    let mut vms: BTreeMap<(String, Workload), BTreeSet<String>> = BTreeMap::new();
+    for (index, pod) in view.snapshot.pods.iter().enumerate() {
+        if view.state[index] != PodState::Active {
+            continue;
+        }
+        let Some(workload) = workload(pod) else { continue };
+        let keeps_apart = pod.anti_affinity.iter().any(|term| {
+            settings.topology_keys.contains(&term.topology_key) && view.term_selects(index, term, index)
+        });
+        if keeps_apart {
+            wanted.insert(workload.clone());
+        }
+        let placement = view.pod_node[index].and_then(|n| view.nodes[n].placement.as_ref());
+        if let Some(placement) = placement {
+            vms.entry((placement.cluster.name.clone(), workload))
+                .or_default()
+                .insert(placement.vm.name.clone());
+        }
+    }
+
+    let mut desired: BTreeMap<(String, String), (Workload, BTreeSet<String>)> = BTreeMap::new();
+    for ((cluster, workload), vm_names) in vms {
+        if !wanted.contains(&workload) || vm_names.len() < 2 {
+            continue;
+        }
+        let cluster_ref = inventory.clusters.iter().find(|c| c.name == cluster).expect("placed in a known cluster");
+        let usable = cluster_ref.hosts.iter().filter(|h| h.is_usable()).count();
+        let name = rule_name(&settings.name_prefix, cluster_name, &workload.namespace, &workload.kind, &workload.name);
+        if vm_names.len() > usable {
+            plan.warnings.push(format!(
+                "{}/{}/{} runs on {} VMs in cluster {cluster} but only {usable} hosts are usable: \
+                 no DRS rule, it could never be satisfied",
+                workload.namespace,
+                workload.kind,
+                workload.name,
+                vm_names.len()
+            ));
+            continue;
+        }
+        desired.insert((cluster, name), (workload, vm_names));
+    }
+
+    for cluster in &inventory.clusters {
+        let mut changes = Vec::new();
+        let owned: Vec<_> = cluster
+            .rules
+            .iter()
+            .filter(|r| r.user_created && r.name.starts_with(&owned_prefix))
+            .collect();
+        for ((rule_cluster, name), (workload, vm_names)) in &desired {
+            if rule_cluster != &cluster.name {
+                continue;
+            }
+            let vm_list: Vec<String> = vm_names.iter().cloned().collect();
+            let existing = owned.iter().find(|r| &r.name == name);
+            let action = match existing {
+                None => DrsAction::Create,
+                Some(rule) => {
+                    let same = rule.kind == RuleKind::AntiAffinity
+                        && rule.vms.iter().cloned().collect::<BTreeSet<_>>() == *vm_names;
+                    if same && !rule.enabled {
+                        plan.warnings.push(format!(
+                            "DRS rule {name} in cluster {} is disabled by vCenter (a conflicting rule?): \
+                             it is not enforced, and is left as it is",
+                            cluster.name
+                        ));
+                    }
+                    if same { DrsAction::Keep } else { DrsAction::Update }
+                }
+            };
+            if action != DrsAction::Keep {
+                enforcement_warnings(cluster, &vm_list, name, plan);
+            }
+            changes.push(DrsRuleChange {
+                cluster: cluster.name.clone(),
+                name: name.clone(),
+                action,
+                vms: vm_list,
+                key: existing.and_then(|r| r.key),
+                workload: Some(format!("{}/{}/{}", workload.namespace, workload.kind, workload.name)),
+            });
+        }
+        for rule in owned {
+            if !desired.contains_key(&(cluster.name.clone(), rule.name.clone())) {
+                changes.push(DrsRuleChange {
+                    cluster: cluster.name.clone(),
+                    name: rule.name.clone(),
+                    action: DrsAction::Delete,
+                    vms: rule.vms.clone(),
+                    key: rule.key,
+                    workload: None,
+                });
+            }
+        }
+        changes.sort_by(|a, b| a.name.cmp(&b.name));
+        plan.drs_rules.extend(changes);
+    }
+}
+
+/// Warn when DRS will not act on a rule it is given.
+fn enforcement_warnings(cluster: &Cluster, vms: &[String], rule: &str, plan: &mut Plan) {
+    if let Some(drs) = &cluster.drs {
+        if !drs.enabled {
+            plan.warnings.push(format!(
+                "DRS is disabled on cluster {}: rule {rule} will not be enforced",
+                cluster.name
+            ));
+        } else if drs.default_vm_behavior != "fullyAutomated" {
+            plan.warnings.push(format!(
+                "DRS on cluster {} is {}: rule {rule} yields recommendations, not moves",
+                cluster.name, drs.default_vm_behavior
+            ));
+        }
+    }
+    for vm in cluster.vms.iter().filter(|vm| vms.contains(&vm.name)) {
+        if let Some(behavior) = vm.drs_behavior.as_deref().filter(|b| *b != "fullyAutomated") {
+            plan.warnings.push(format!(
+                "VM {} has a DRS override ({behavior}): rule {rule} may not move it",
+                vm.name
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rule_name;
+
+    #[test]
+    fn short_rule_names_are_readable() {
+        assert_eq!(rule_name("vsphere-descheduler", "lab", "db", "StatefulSet", "pg"), "vsphere-descheduler:lab:db:StatefulSet/pg");
+    }
+
+    #[test]
+    fn long_rule_names_are_cut_to_80_characters_and_stay_distinct() {
+        let a = rule_name("vsphere-descheduler", "production-cluster-01", "payments", "Deployment", &"a".repeat(60));
+        let b = rule_name("vsphere-descheduler", "production-cluster-01", "payments", "Deployment", &format!("{}b", "a".repeat(59)));
+        assert_eq!(a.len(), 80);
+        assert!(a.starts_with("vsphere-descheduler:production-cluster-01:"));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,74 @@
+//! `RemoveDuplicates`: more pods of one owner (with the same images) on a node than an even
+//! spread over the nodes that could run them needs.
+//!
+//! As upstream: pods are grouped by owner and images; the nodes that could run the group (by
+//! readiness, taints, node selector and affinity) set the fair share `ceil(pods / nodes)`; a
+//! node over its share gives up the excess. Unlike upstream the excess is chosen by the
+//! eviction order, and each pod needs a node that would take it.
+
+use std::collections::BTreeMap;
+
+use super::feasibility::node_admits;
+use super::{Context, Planner};
+use crate::policy::DuplicatesArgs;
+
+pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
+    // Owner key → pods on each node (node index → pods), live pods only.
+    let mut groups: BTreeMap<String, BTreeMap<usize, Vec<usize>>> = BTreeMap::new();
+    let view = &planner.view;
+    for pod in 0..view.snapshot.pods.len() {
+        let Some(node) = view.location(pod, false) else { continue };
+        let pod_ref = view.pod(pod);
+        if pod_ref.owners.is_empty()
+            || !args.namespaces.admits(&pod_ref.namespace)
+            || pod_ref.owners.iter().any(|o| args.exclude_owner_kinds.contains(&o.kind))
+        {
+            continue;
+        }
+        let mut owners: Vec<String> =
+            pod_ref.owners.iter().map(|o| format!("{}/{}", o.kind, o.name)).collect();
+        owners.sort();
+        let key = format!("{}/{}#{}", pod_ref.namespace, owners.join(","), pod_ref.images.join("#"));
+        groups.entry(key).or_default().entry(node).or_default().push(pod);
+    }
+
+    for (key, by_node) in groups {
+        if !by_node.values().any(|pods| pods.len() > 1) {
+            continue;
+        }
+        let view = &planner.view;
+        let sample = view.pod(*by_node.values().next().and_then(|p| p.first()).expect("non-empty group"));
+        let targets = (0..view.nodes.len())
+            .filter(|&n| view.nodes[n].can_receive && node_admits(view, sample, n).is_none())
+            .count();
+        if targets < 2 {
+            continue;
+        }
+        let total: usize = by_node.values().map(Vec::len).sum();
+        let share = total.div_ceil(targets);
+        for (node, mut pods) in by_node {
+            if pods.len() <= share || !planner.view.nodes[node].considered {
+                continue;
+            }
+            pods.sort_by(|&a, &b| planner.view.eviction_order(context.evictor.no_eviction_policy, a, b));
+            let mut excess = pods.len() - share;
+            let owner = key.split('#').next().unwrap_or(&key).to_string();
+            for pod in pods {
+                if excess == 0 {
+                    break;
+                }
+                if !planner.is_candidate(pod) {
+                    continue;
+                }
+                let reason = format!(
+                    "node {} runs {} pods of {owner}, more than the even share of {share} over {targets} nodes",
+                    planner.view.nodes[node].node.name,
+                    excess + share,
+                );
+                if let super::Attempt::Evicted { .. } = planner.attempt(context, pod, reason, None, false) {
+                    excess -= 1;
+                }
+            }
+        }
+    }
+}

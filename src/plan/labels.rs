@@ -1,0 +1,236 @@
+//! Node ↔ VM ↔ host mapping and the label refresh it implies.
+//!
+//! A node's VM is found by, in order: `spec.providerID` (`vsphere://<BIOS uuid>`), the node's
+//! `systemUUID` as is or with its first three fields byte-swapped (how Linux reads SMBIOS 2.7),
+//! then the node name. A node that matches no VM, or several, is unmapped: its labels are left
+//! alone and it is never a place to move a pod to.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::inventory::{Cluster, Host, Inventory, Vm};
+use crate::policy::LabelKeys;
+use crate::snapshot::{Labels, Node};
+
+/// Where a node's VM lives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement<'a> {
+    pub cluster: &'a Cluster,
+    pub vm: &'a Vm,
+    /// `None` when the VM's host is not in the inventory (filtered out, or mid-move).
+    pub host: Option<&'a Host>,
+}
+
+/// The mapping of every node, and the problems found on the way.
+#[derive(Debug, Default)]
+pub struct Mapping<'a> {
+    /// Indexed like the snapshot's nodes.
+    pub placements: Vec<Option<Placement<'a>>>,
+    pub unmapped: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// One label to set or remove on one node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LabelChange {
+    pub node: String,
+    pub key: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+/// Map every node to its VM.
+pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
+    let mut by_uuid: BTreeMap<String, Vec<(&Cluster, &Vm)>> = BTreeMap::new();
+    let mut by_name: BTreeMap<&str, Vec<(&Cluster, &Vm)>> = BTreeMap::new();
+    for cluster in &inventory.clusters {
+        for vm in &cluster.vms {
+            if !vm.uuid.is_empty() {
+                by_uuid.entry(vm.uuid.to_ascii_lowercase()).or_default().push((cluster, vm));
+            }
+            by_name.entry(vm.name.as_str()).or_default().push((cluster, vm));
+        }
+    }
+    let mut mapping = Mapping::default();
+    for node in nodes {
+        let mut candidates: Vec<(&str, &[(&Cluster, &Vm)])> = Vec::new();
+        if let Some(uuid) = node.provider_id.as_deref().and_then(|id| id.strip_prefix("vsphere://")) {
+            let uuid = uuid.trim_matches('/').to_ascii_lowercase();
+            if let Some(found) = by_uuid.get(&uuid) {
+                candidates.push(("providerID", found));
+            }
+        }
+        if candidates.is_empty()
+            && let Some(system_uuid) = &node.system_uuid
+        {
+            let as_is = system_uuid.to_ascii_lowercase();
+            if let Some(found) = by_uuid.get(&as_is) {
+                candidates.push(("systemUUID", found));
+            } else if let Some(found) = swap_uuid(&as_is).and_then(|swapped| by_uuid.get(&swapped)) {
+                candidates.push(("systemUUID (byte-swapped)", found));
+            }
+        }
+        if candidates.is_empty()
+            && let Some(found) = by_name.get(node.name.as_str())
+        {
+            candidates.push(("VM name", found));
+        }
+        let placement = match candidates.first() {
+            None => {
+                mapping.unmapped.push(node.name.clone());
+                None
+            }
+            Some((how, found)) if found.len() > 1 => {
+                let names: Vec<String> =
+                    found.iter().map(|(c, vm)| format!("{}/{}", c.name, vm.name)).collect();
+                mapping.warnings.push(format!(
+                    "node {} matches several VMs by {how} ({}): left unmapped",
+                    node.name,
+                    names.join(", ")
+                ));
+                mapping.unmapped.push(node.name.clone());
+                None
+            }
+            Some((_, found)) => {
+                let (cluster, vm) = found[0];
+                let host = cluster.hosts.iter().find(|h| h.name == vm.host);
+                if host.is_none() {
+                    mapping.warnings.push(format!(
+                        "VM {} of node {} runs on host {:?}, which is not in cluster {}",
+                        vm.name, node.name, vm.host, cluster.name
+                    ));
+                }
+                Some(Placement { cluster, vm, host })
+            }
+        };
+        mapping.placements.push(placement);
+    }
+    mapping
+}
+
+/// Swap the byte order of the first three UUID fields (SMBIOS ≥ 2.6 wire format); its own
+/// inverse. `None` for text that is not a UUID.
+pub fn swap_uuid(uuid: &str) -> Option<String> {
+    let fields: Vec<&str> = uuid.split('-').collect();
+    let lengths: Vec<usize> = fields.iter().map(|field| field.len()).collect();
+    if lengths != [8, 4, 4, 4, 12] || !uuid.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return None;
+    }
+    let swap = |field: &str| -> Option<String> {
+        let bytes: Vec<&str> = (0..field.len()).step_by(2).map(|i| field.get(i..i + 2)).collect::<Option<_>>()?;
+        Some(bytes.into_iter().rev().collect())
+    };
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        swap(fields[0])?,
+        swap(fields[1])?,
+        swap(fields[2])?,
+        fields[3],
+        fields[4]
+    ))
+}
+
+/// The labels a mapped node should carry, key → value.
+pub fn desired_labels(keys: &LabelKeys, placement: &Placement) -> BTreeMap<String, String> {
+    let mut desired = BTreeMap::new();
+    if !placement.vm.host.is_empty() {
+        desired.insert(keys.host.clone(), label_value(&placement.vm.host));
+    }
+    if let Some(key) = &keys.cluster {
+        desired.insert(key.clone(), label_value(&placement.cluster.name));
+    }
+    if let Some(key) = &keys.datacenter
+        && !placement.cluster.datacenter.is_empty()
+    {
+        desired.insert(key.clone(), label_value(&placement.cluster.datacenter));
+    }
+    desired
+}
+
+/// Label changes that bring `labels` to `desired` for the keys this tool owns. Owned keys not
+/// desired (e.g. a VM whose host is unknown) are left as they are rather than removed.
+pub fn changes(node: &str, labels: &Labels, desired: &BTreeMap<String, String>) -> Vec<LabelChange> {
+    desired
+        .iter()
+        .filter(|(key, value)| labels.get(*key) != Some(*value))
+        .map(|(key, value)| LabelChange {
+            node: node.to_string(),
+            key: key.clone(),
+            old: labels.get(key).cloned(),
+            new: Some(value.clone()),
+        })
+        .collect()
+}
+
+/// A valid label value for any vCenter object name, distinct for distinct names.
+///
+/// Names that already are valid values (FQDNs, IPv4 addresses) are used as they are. Others
+/// (IPv6 addresses, names over 63 characters, spaces) have invalid characters replaced, are
+/// cut, and end in a hash of the full name so two names never collapse into one value.
+pub fn label_value(name: &str) -> String {
+    if is_valid_label_value(name) {
+        return name.to_string();
+    }
+    let hash = format!("{:08x}", fnv1a32(name.as_bytes()));
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '-' })
+        .collect();
+    let mut prefix: String = cleaned.chars().take(63 - hash.len() - 1).collect();
+    while prefix.ends_with(|c: char| !c.is_ascii_alphanumeric()) {
+        prefix.pop();
+    }
+    let prefix = prefix.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    if prefix.is_empty() { hash } else { format!("{prefix}-{hash}") }
+}
+
+/// Kubernetes' label value syntax: at most 63 characters, alphanumerics at both ends, and
+/// `-`, `_`, `.` inside.
+pub fn is_valid_label_value(value: &str) -> bool {
+    value.len() <= 63
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && value.chars().next().is_none_or(|c| c.is_ascii_alphanumeric())
+        && value.chars().last().is_none_or(|c| c.is_ascii_alphanumeric())
+}
+
+/// FNV-1a: a stable, dependency-free hash; only distinctness matters here, not secrecy.
+pub fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |hash, byte| (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swapped_uuid_reverses_the_first_three_fields() {
+        assert_eq!(
+            swap_uuid("6a65e237-ae44-c428-95b5-049031466616").as_deref(),
+            Some("37e2656a-44ae-28c4-95b5-049031466616")
+        );
+        let swapped = swap_uuid("56492e42-22ad-3911-6d72-59cc8f26bc90").expect("a uuid");
+        assert_eq!(swap_uuid(&swapped).as_deref(), Some("56492e42-22ad-3911-6d72-59cc8f26bc90"));
+        assert_eq!(swap_uuid("not-a-uuid"), None);
+    }
+
+    #[test]
+    fn valid_host_names_are_used_as_they_are() {
+        assert_eq!(label_value("lab-wcp-esxi-41.go-lab.jp"), "lab-wcp-esxi-41.go-lab.jp");
+        assert_eq!(label_value("10.0.0.12"), "10.0.0.12");
+    }
+
+    #[test]
+    fn invalid_or_long_host_names_become_distinct_valid_values() {
+        let long_a = format!("{}.example.com", "a".repeat(70));
+        let long_b = format!("{}.example.org", "a".repeat(70));
+        let ipv6 = "fd00::12";
+        for name in [&long_a, &long_b, ipv6, "esxi 01", "-esxi-"] {
+            let value = label_value(name);
+            assert!(is_valid_label_value(&value), "{name} -> {value}");
+            assert!(!value.is_empty());
+        }
+        assert_ne!(label_value(&long_a), label_value(&long_b));
+        assert_ne!(label_value("fd00::12"), label_value("fd00:-12"));
+    }
+}

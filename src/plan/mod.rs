@@ -1,0 +1,343 @@
+//! The planner: `plan(&Snapshot, &Policy) -> Plan`, pure and deterministic.
+//!
+//! It refreshes node labels from the vSphere inventory, runs the deschedule strategies of every
+//! profile and then the balance ones on one shared working state, and derives the DRS rules the
+//! resulting placement needs. Every decision, and every candidate it decided not to evict, is
+//! data in the returned [`Plan`]; nothing here does I/O or reads a clock.
+
+mod anti_affinity;
+mod budget;
+mod drs;
+mod duplicates;
+mod evictor;
+mod feasibility;
+pub mod labels;
+mod topology_spread;
+mod view;
+
+#[cfg(test)]
+mod testing;
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+pub use drs::{DrsAction, DrsRuleChange, rule_name};
+pub use labels::LabelChange;
+
+use crate::policy::{EvictorArgs, Policy, PriorityThreshold, Profile, SYSTEM_CRITICAL_PRIORITY, Strategy};
+use crate::snapshot::Snapshot;
+use budget::Budget;
+use view::{NodeState, PodState, View};
+
+/// What a run would do, and why, and what it would not do, and why not.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub label_changes: Vec<LabelChange>,
+    /// In the order they are to be carried out.
+    pub evictions: Vec<Eviction>,
+    pub skipped: Vec<Skip>,
+    pub drs_rules: Vec<DrsRuleChange>,
+    pub unmapped_nodes: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// One planned eviction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Eviction {
+    pub namespace: String,
+    pub pod: String,
+    pub node: String,
+    /// The ESXi host of the pod's node, when mapped.
+    pub host: Option<String>,
+    pub strategy: &'static str,
+    pub profile: String,
+    /// Why, in words: the violated rule and the pod it conflicts with.
+    pub reason: String,
+    /// A node that would take the pod (what the feasibility check found), when checked.
+    pub fits_on: Option<String>,
+}
+
+/// A candidate that is not evicted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skip {
+    pub namespace: String,
+    pub pod: String,
+    pub node: Option<String>,
+    pub strategy: &'static str,
+    pub profile: String,
+    pub reason: SkipReason,
+    pub detail: String,
+}
+
+/// Why a candidate stays (the report's fixed vocabulary).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// A protection applies (DaemonSet, local storage, critical priority, …).
+    Protected,
+    /// No other node would take it without breaking the same or another hard constraint.
+    NoFeasibleNode,
+    /// Its PodDisruptionBudget allows no (further) disruption, or several PDBs match it.
+    Pdb,
+    /// A per-node, per-namespace or total eviction limit is reached.
+    Limit,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Protected => "protected",
+            SkipReason::NoFeasibleNode => "no-feasible-node",
+            SkipReason::Pdb => "pdb",
+            SkipReason::Limit => "limit",
+        }
+    }
+}
+
+/// Plan a run. Pure: the same snapshot and policy always give the same plan.
+pub fn plan(snapshot: &Snapshot, policy: &Policy) -> Plan {
+    let mut plan = Plan::default();
+    let nodes = refresh_nodes(snapshot, policy, &mut plan);
+    let view = View::new(snapshot, policy, nodes);
+    let budget = Budget::new(&view);
+    let mut planner = Planner { view, budget, plan, tried: BTreeSet::new() };
+
+    let ready = planner.view.nodes.iter().filter(|n| n.considered).count();
+    if ready < 2 {
+        // As upstream: with fewer than two candidate nodes there is nowhere to move anything.
+        planner.plan.warnings.push(format!(
+            "only {ready} Ready node(s) selected: no pod can move, eviction strategies skipped"
+        ));
+    } else {
+        for phase in [Phase::Deschedule, Phase::Balance] {
+            for profile in &policy.profiles {
+                let strategies = match phase {
+                    Phase::Deschedule => &profile.deschedule,
+                    Phase::Balance => &profile.balance,
+                };
+                let context = planner.context(profile);
+                for strategy in strategies {
+                    let context = Context { strategy: strategy.name(), ..context.clone() };
+                    match strategy {
+                        Strategy::InterPodAntiAffinity(args) => {
+                            anti_affinity::run(&mut planner, &context, args)
+                        }
+                        Strategy::TopologySpread(args) => {
+                            topology_spread::run(&mut planner, &context, args)
+                        }
+                        Strategy::Duplicates(args) => duplicates::run(&mut planner, &context, args),
+                    }
+                }
+            }
+        }
+    }
+    let Planner { view, mut plan, .. } = planner;
+    drs::plan_rules(&view, &mut plan);
+    plan
+}
+
+#[derive(Clone, Copy)]
+enum Phase {
+    Deschedule,
+    Balance,
+}
+
+/// Compute label changes and the planning view of every node.
+fn refresh_nodes<'a>(snapshot: &'a Snapshot, policy: &'a Policy, plan: &mut Plan) -> Vec<NodeState<'a>> {
+    let keys = &policy.vsphere.labels;
+    let mapping = snapshot.inventory.as_ref().map(|inventory| labels::map_nodes(&snapshot.nodes, inventory));
+    if mapping.is_none() {
+        plan.warnings.push(
+            "no vSphere inventory: host labels are not refreshed and not trusted, so host-level \
+             constraints are not acted on"
+                .to_string(),
+        );
+    }
+    let mut nodes = Vec::with_capacity(snapshot.nodes.len());
+    for (index, node) in snapshot.nodes.iter().enumerate() {
+        let placement = mapping.as_ref().and_then(|m| m.placements[index].clone());
+        let mut node_labels = node.labels.clone();
+        match &placement {
+            Some(placement) => {
+                let desired = labels::desired_labels(keys, placement);
+                plan.label_changes.extend(labels::changes(&node.name, &node.labels, &desired));
+                node_labels.extend(desired);
+            }
+            None => {
+                // Unmapped, or vSphere not observed: whatever host label it carries is stale
+                // or unverifiable, so it puts the node in no host domain.
+                for key in keys.owned() {
+                    node_labels.remove(key);
+                }
+            }
+        }
+        let selected = policy.node_selector.as_ref().is_none_or(|s| {
+            use kube::core::SelectorExt;
+            s.matches(&node_labels)
+        });
+        let host_usable = placement.as_ref().and_then(|p| p.host).is_some_and(|h| h.is_usable());
+        let refusal = if !node.ready {
+            Some("are not Ready")
+        } else if node.unschedulable {
+            Some("are cordoned")
+        } else if !selected {
+            Some("are not selected by the policy's nodeSelector")
+        } else if mapping.is_some() && placement.is_none() {
+            Some("are not mapped to a vSphere VM")
+        } else if mapping.is_some() && !host_usable {
+            Some("run on an ESXi host that is disconnected, not responding or in maintenance")
+        } else {
+            None
+        };
+        nodes.push(NodeState {
+            node,
+            labels: node_labels,
+            placement,
+            considered: node.ready && selected,
+            can_receive: refusal.is_none(),
+            refusal,
+        });
+    }
+    if let Some(mapping) = mapping {
+        plan.unmapped_nodes = mapping.unmapped;
+        plan.warnings.extend(mapping.warnings);
+    }
+    nodes
+}
+
+/// The profile and strategy a decision is made for.
+#[derive(Clone)]
+pub(crate) struct Context<'p> {
+    pub profile: &'p str,
+    pub strategy: &'static str,
+    pub evictor: &'p EvictorArgs,
+    pub priority_threshold: i32,
+}
+
+/// Working state shared by the strategies.
+pub(crate) struct Planner<'a> {
+    pub view: View<'a>,
+    budget: Budget,
+    pub plan: Plan,
+    /// (pod, strategy) pairs already skipped, so a pod is reported once per strategy.
+    tried: BTreeSet<(usize, &'static str)>,
+}
+
+/// What became of one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Attempt {
+    Evicted { landing: Option<usize> },
+    Skipped(SkipReason),
+}
+
+impl<'a> Planner<'a> {
+    fn context<'p>(&self, profile: &'p Profile) -> Context<'p> {
+        Context {
+            profile: &profile.name,
+            strategy: "",
+            evictor: &profile.evictor,
+            priority_threshold: self.resolve_threshold(&profile.evictor.priority_threshold),
+        }
+    }
+
+    fn resolve_threshold(&self, threshold: &PriorityThreshold) -> i32 {
+        match threshold {
+            PriorityThreshold::Value(value) => *value,
+            PriorityThreshold::Name(name) => match name.as_str() {
+                "system-cluster-critical" => SYSTEM_CRITICAL_PRIORITY,
+                "system-node-critical" => SYSTEM_CRITICAL_PRIORITY + 1000,
+                // Priority classes are not in the snapshot, but every pod of a class carries
+                // its priority.
+                _ => self
+                    .view
+                    .snapshot
+                    .pods
+                    .iter()
+                    .find(|pod| pod.priority_class.as_deref() == Some(name))
+                    .map_or(SYSTEM_CRITICAL_PRIORITY, |pod| pod.priority),
+            },
+        }
+    }
+
+    /// Whether a pod may be chosen by a strategy at all: active, on a considered node.
+    pub fn is_candidate(&self, pod: usize) -> bool {
+        self.view.state[pod] == PodState::Active
+            && self.view.pod_node[pod].is_some_and(|node| self.view.nodes[node].considered)
+    }
+
+    /// Try to evict a pod: protections, then a better place, then PDBs, then limits. On
+    /// success the working state is updated at once, so later decisions see the pod gone.
+    pub fn attempt(
+        &mut self,
+        context: &Context,
+        pod: usize,
+        reason: String,
+        fix: Option<&crate::snapshot::SpreadConstraint>,
+        balance_fit: bool,
+    ) -> Attempt {
+        let protections = evictor::protections(&self.view, context.evictor, context.priority_threshold, pod);
+        if !protections.is_empty() {
+            return self.skip(context, pod, SkipReason::Protected, protections.join("; "));
+        }
+        let landing = if context.evictor.node_fit || balance_fit {
+            match feasibility::find_node(&self.view, pod, context.evictor, fix) {
+                Ok(node) => Some(node),
+                Err(detail) => return self.skip(context, pod, SkipReason::NoFeasibleNode, detail),
+            }
+        } else {
+            None
+        };
+        if let Err((reason, detail)) = self.budget.check(&self.view, pod) {
+            return self.skip(context, pod, reason, detail);
+        }
+        self.budget.spend(&self.view, pod);
+        let pod_ref = self.view.pod(pod);
+        let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
+        self.view.used[from].subtract(&pod_ref.requests);
+        if let Some(landing) = landing {
+            self.view.used[landing].add(&pod_ref.requests);
+        }
+        self.view.state[pod] = PodState::Evicted { landing };
+        let node = &self.view.nodes[from];
+        self.plan.evictions.push(Eviction {
+            namespace: pod_ref.namespace.clone(),
+            pod: pod_ref.name.clone(),
+            node: node.node.name.clone(),
+            host: node.host().map(str::to_string),
+            strategy: context.strategy,
+            profile: context.profile.to_string(),
+            reason,
+            fits_on: landing.map(|n| describe_node(&self.view, n)),
+        });
+        Attempt::Evicted { landing }
+    }
+
+    fn skip(&mut self, context: &Context, pod: usize, reason: SkipReason, detail: String) -> Attempt {
+        if self.tried.insert((pod, context.strategy)) {
+            let pod_ref = self.view.pod(pod);
+            self.plan.skipped.push(Skip {
+                namespace: pod_ref.namespace.clone(),
+                pod: pod_ref.name.clone(),
+                node: pod_ref.node_name.clone(),
+                strategy: context.strategy,
+                profile: context.profile.to_string(),
+                reason,
+                detail,
+            });
+        }
+        Attempt::Skipped(reason)
+    }
+}
+
+/// `node (host)` for messages.
+fn describe_node(view: &View, node: usize) -> String {
+    let state = &view.nodes[node];
+    match state.host() {
+        Some(host) => format!("{} ({host})", state.node.name),
+        None => state.node.name.clone(),
+    }
+}

@@ -1,0 +1,165 @@
+//! `RemovePodsViolatingTopologySpreadConstraint`: domains holding more matching pods than
+//! `maxSkew` allows over the emptiest domain.
+//!
+//! Unlike upstream, every matching pod counts (as the scheduler counts them), not only
+//! evictable ones; `minDomains` is honoured; and pods move from the fullest domain one at a
+//! time, most-evictable first, each only when a node in a domain with room would take it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kube::core::SelectorExt;
+
+use super::feasibility::eligible_node;
+use super::view::PodState;
+use super::{Attempt, Context, Planner};
+use crate::policy::TopologySpreadArgs;
+use crate::snapshot::{SpreadConstraint, WhenUnsatisfiable};
+
+pub fn run(planner: &mut Planner, context: &Context, args: &TopologySpreadArgs) {
+    for namespace in planner.view.pod_namespaces() {
+        if !args.namespaces.admits(namespace) {
+            continue;
+        }
+        for (owner, constraint) in constraints(planner, namespace, args) {
+            balance(planner, context, args, owner, constraint);
+        }
+    }
+}
+
+/// The distinct constraints of a namespace's pods, each with a pod that carries it (whose node
+/// affinity and tolerations decide which nodes count, as for the scheduler).
+fn constraints<'a>(
+    planner: &Planner<'a>,
+    namespace: &str,
+    args: &TopologySpreadArgs,
+) -> Vec<(usize, &'a SpreadConstraint)> {
+    let view = &planner.view;
+    let mut seen = BTreeSet::new();
+    let mut found = Vec::new();
+    for &pod in view.namespace_pods(namespace) {
+        if view.state[pod] != PodState::Active {
+            continue;
+        }
+        let pod_ref = view.pod(pod);
+        if args.label_selector.as_ref().is_some_and(|s| !s.matches(&pod_ref.labels)) {
+            continue;
+        }
+        for constraint in &pod_ref.spread_constraints {
+            let wanted = match constraint.when_unsatisfiable {
+                WhenUnsatisfiable::DoNotSchedule => args.do_not_schedule,
+                WhenUnsatisfiable::ScheduleAnyway => args.schedule_anyway,
+            };
+            let identity = format!(
+                "{constraint:?}|{:?}|{:?}|{:?}",
+                pod_ref.node_selector, pod_ref.node_affinity, pod_ref.tolerations
+            );
+            if wanted && seen.insert(identity) {
+                found.push((pod, constraint));
+            }
+        }
+    }
+    found
+}
+
+fn balance(
+    planner: &mut Planner,
+    context: &Context,
+    args: &TopologySpreadArgs,
+    owner: usize,
+    constraint: &SpreadConstraint,
+) {
+    let Some(selector) = &constraint.selector else { return };
+    let view = &planner.view;
+    let owner_pod = view.pod(owner);
+    let eligible: Vec<bool> =
+        (0..view.nodes.len()).map(|n| eligible_node(view, owner_pod, constraint, n)).collect();
+    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+    for node in (0..view.nodes.len()).filter(|&n| eligible[n]) {
+        if let Some(value) = view.domain(node, &constraint.topology_key) {
+            counts.insert(value.to_string(), 0);
+        }
+    }
+    let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for pod in view.select(&owner_pod.namespace, selector) {
+        let Some(node) = view.location(pod, false) else { continue };
+        if !eligible[node] {
+            continue;
+        }
+        let Some(value) = view.domain(node, &constraint.topology_key) else { continue };
+        *counts.entry(value.to_string()).or_insert(0) += 1;
+        members.entry(value.to_string()).or_default().push(pod);
+    }
+    if counts.is_empty() {
+        return;
+    }
+    let max_skew = i64::from(constraint.max_skew);
+    let fewer_domains_than_required =
+        constraint.min_domains.is_some_and(|min| (counts.len() as i64) < i64::from(min));
+    let mut tried: BTreeSet<usize> = BTreeSet::new();
+    loop {
+        let global_min =
+            if fewer_domains_than_required { 0 } else { *counts.values().min().expect("non-empty") };
+        // Domains over the limit, fullest first (ties by name, for determinism).
+        let mut over: Vec<(&String, &i64)> =
+            counts.iter().filter(|(_, count)| **count - global_min > max_skew).collect();
+        if over.is_empty() {
+            return;
+        }
+        over.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let over: Vec<(String, i64)> = over.into_iter().map(|(d, c)| (d.clone(), *c)).collect();
+
+        let mut moved = false;
+        'domains: for (domain, count) in over {
+            let mut candidates: Vec<usize> = members
+                .get(&domain)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&p| planner.is_candidate(p) && !tried.contains(&p))
+                .filter(|&p| {
+                    args.label_selector.as_ref().is_none_or(|s| s.matches(&planner.view.pod(p).labels))
+                })
+                .collect();
+            candidates.sort_by(|&a, &b| {
+                planner.view.eviction_order(context.evictor.no_eviction_policy, a, b)
+            });
+            for pod in candidates {
+                tried.insert(pod);
+                let reason = format!(
+                    "{} {} holds {count} matching pods, {} more than the emptiest domain allows (maxSkew {max_skew}{})",
+                    constraint.topology_key,
+                    domain,
+                    count - global_min - max_skew,
+                    if constraint.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway {
+                        ", ScheduleAnyway"
+                    } else {
+                        ""
+                    }
+                );
+                let fix = args.topology_balance_node_fit.then_some(constraint);
+                let attempt =
+                    planner.attempt(context, pod, reason, fix, args.topology_balance_node_fit);
+                if let Attempt::Evicted { landing } = attempt {
+                    *counts.get_mut(&domain).expect("domain counted") -= 1;
+                    // Account the pod where it is expected to land (or, unchecked, in the
+                    // emptiest domain, where the scheduler would put it).
+                    let target = landing
+                        .and_then(|n| planner.view.domain(n, &constraint.topology_key))
+                        .map(str::to_string)
+                        .filter(|d| counts.contains_key(d))
+                        .or_else(|| {
+                            counts.iter().min_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0))).map(|(d, _)| d.clone())
+                        });
+                    if let Some(target) = target {
+                        *counts.get_mut(&target).expect("domain counted") += 1;
+                    }
+                    moved = true;
+                    break 'domains;
+                }
+            }
+        }
+        if !moved {
+            return;
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! The planner's working state: the snapshot seen through refreshed labels, with indexes for
+//! the questions strategies ask, and the effects of every eviction decided so far.
+//!
+//! One `View` lives through a whole `plan()`, so a pod chosen by one strategy is gone for the
+//! next, and budgets (PDBs, limits, free resources) are spent as decisions are made.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashMap};
+
+use kube::core::{Expression, Selector, SelectorExt};
+
+use super::labels::Placement;
+use crate::policy::{NoEvictionPolicy, Policy};
+use crate::snapshot::{AffinityTerm, Labels, Node, Pod, Resources, Snapshot};
+
+/// What became of a pod in this plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PodState {
+    /// Running (or pending) on its node, and counted there.
+    Active,
+    /// Not bound to a known node, terminating, or finished: counts for nothing.
+    Gone,
+    /// Chosen for eviction. `landing` is the node the feasibility check found for it: it is
+    /// counted there when later evictions look for room, never as a peer in a violation.
+    Evicted { landing: Option<usize> },
+}
+
+/// A node as planning sees it.
+#[derive(Debug)]
+pub struct NodeState<'a> {
+    pub node: &'a Node,
+    /// Labels after the refresh; owned host keys are absent when they cannot be trusted.
+    pub labels: Labels,
+    pub placement: Option<Placement<'a>>,
+    /// Pods on it are candidates: it is Ready and in the policy's node selection.
+    pub considered: bool,
+    /// It can take a pod: Ready, not cordoned, mapped to a usable host (when vSphere was
+    /// observed), and in the policy's node selection. Taints and resources are per pod.
+    pub can_receive: bool,
+    /// Why it cannot take pods, for skip details.
+    pub refusal: Option<&'static str>,
+}
+
+impl NodeState<'_> {
+    /// The ESXi host name, when mapped.
+    pub fn host(&self) -> Option<&str> {
+        self.placement.as_ref().and_then(|p| p.host).map(|h| h.name.as_str())
+    }
+}
+
+/// A required anti-affinity term and the pod that carries it.
+#[derive(Clone, Copy, Debug)]
+pub struct Holder {
+    pub pod: usize,
+    pub term: usize,
+}
+
+pub struct View<'a> {
+    pub snapshot: &'a Snapshot,
+    pub policy: &'a Policy,
+    pub nodes: Vec<NodeState<'a>>,
+    /// The node each pod is bound to, when that node is known.
+    pub pod_node: Vec<Option<usize>>,
+    pub state: Vec<PodState>,
+    /// Requests of the pods counted on each node, including landings.
+    pub used: Vec<Resources>,
+    by_namespace: HashMap<&'a str, Vec<usize>>,
+    /// namespace → label key → label value → pods.
+    by_label: HashMap<&'a str, HashMap<&'a str, HashMap<&'a str, Vec<usize>>>>,
+    /// Anti-affinity terms by a namespace they apply to; `None` = every namespace.
+    holders: HashMap<Option<String>, Vec<Holder>>,
+    /// Labels of every namespace, known or inferred from its pods.
+    pub namespace_labels: HashMap<&'a str, Labels>,
+}
+
+impl<'a> View<'a> {
+    pub fn new(
+        snapshot: &'a Snapshot,
+        policy: &'a Policy,
+        nodes: Vec<NodeState<'a>>,
+    ) -> View<'a> {
+        let node_by_name: HashMap<&str, usize> =
+            nodes.iter().enumerate().map(|(i, n)| (n.node.name.as_str(), i)).collect();
+        let mut used = vec![Resources::default(); nodes.len()];
+        let mut pod_node = Vec::with_capacity(snapshot.pods.len());
+        let mut state = Vec::with_capacity(snapshot.pods.len());
+        let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_label: HashMap<&str, HashMap<&str, HashMap<&str, Vec<usize>>>> = HashMap::new();
+        let mut namespace_labels: HashMap<&str, Labels> = snapshot
+            .namespaces
+            .iter()
+            .map(|(name, labels)| (name.as_str(), labels.clone()))
+            .collect();
+        for (index, pod) in snapshot.pods.iter().enumerate() {
+            let node = pod.node_name.as_deref().and_then(|name| node_by_name.get(name).copied());
+            pod_node.push(node);
+            let active = node.is_some() && !pod.is_gone();
+            state.push(if active { PodState::Active } else { PodState::Gone });
+            if let (true, Some(node)) = (active, node) {
+                used[node].add(&pod.requests);
+            }
+            by_namespace.entry(pod.namespace.as_str()).or_default().push(index);
+            for (key, value) in &pod.labels {
+                by_label
+                    .entry(pod.namespace.as_str())
+                    .or_default()
+                    .entry(key.as_str())
+                    .or_default()
+                    .entry(value.as_str())
+                    .or_default()
+                    .push(index);
+            }
+            namespace_labels.entry(pod.namespace.as_str()).or_insert_with(|| {
+                // The API server labels every namespace with its name.
+                Labels::from([("kubernetes.io/metadata.name".to_string(), pod.namespace.clone())])
+            });
+        }
+        let mut view = View {
+            snapshot,
+            policy,
+            nodes,
+            pod_node,
+            state,
+            used,
+            by_namespace,
+            by_label,
+            holders: HashMap::new(),
+            namespace_labels,
+        };
+        view.holders = view.index_holders();
+        view
+    }
+
+    fn index_holders(&self) -> HashMap<Option<String>, Vec<Holder>> {
+        let mut holders: HashMap<Option<String>, Vec<Holder>> = HashMap::new();
+        for (index, pod) in self.snapshot.pods.iter().enumerate() {
+            for (term_index, term) in pod.anti_affinity.iter().enumerate() {
+                let holder = Holder { pod: index, term: term_index };
+                match self.term_namespaces(pod, term) {
+                    None => holders.entry(None).or_default().push(holder),
+                    Some(namespaces) => {
+                        for namespace in namespaces {
+                            holders.entry(Some(namespace)).or_default().push(holder);
+                        }
+                    }
+                }
+            }
+        }
+        holders
+    }
+
+    pub fn pod(&self, index: usize) -> &'a Pod {
+        &self.snapshot.pods[index]
+    }
+
+    /// Where a pod counts: its node while active; with `landings`, also where an evicted pod
+    /// is expected to land.
+    pub fn location(&self, pod: usize, landings: bool) -> Option<usize> {
+        match self.state[pod] {
+            PodState::Active => self.pod_node[pod],
+            PodState::Evicted { landing } if landings => landing,
+            _ => None,
+        }
+    }
+
+    /// The value of a topology key on a node (refreshed labels).
+    pub fn domain(&self, node: usize, key: &str) -> Option<&str> {
+        self.nodes[node].labels.get(key).map(String::as_str)
+    }
+
+    /// Pods of a namespace whose labels match a selector, in snapshot order (whatever their
+    /// state). Uses the label index through the selector's most specific equality.
+    pub fn select(&self, namespace: &str, selector: &Selector) -> Vec<usize> {
+        let mut best: Option<Vec<usize>> = None;
+        for expression in selector.clone() {
+            let postings: Vec<usize> = match &expression {
+                Expression::Equal(key, value) => self.postings(namespace, key, value).to_vec(),
+                Expression::In(key, values) => {
+                    let mut merged: Vec<usize> = values
+                        .iter()
+                        .flat_map(|value| self.postings(namespace, key, value).iter().copied())
+                        .collect();
+                    merged.sort_unstable();
+                    merged
+                }
+                _ => continue,
+            };
+            if best.as_ref().is_none_or(|b| postings.len() < b.len()) {
+                best = Some(postings);
+            }
+        }
+        let pool = best.unwrap_or_else(|| {
+            self.by_namespace.get(namespace).cloned().unwrap_or_default()
+        });
+        pool.into_iter().filter(|&p| selector.matches(&self.pod(p).labels)).collect()
+    }
+
+    fn postings(&self, namespace: &str, key: &str, value: &str) -> &[usize] {
+        self.by_label
+            .get(namespace)
+            .and_then(|keys| keys.get(key))
+            .and_then(|values| values.get(value))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Every namespace that has pods, sorted.
+    pub fn pod_namespaces(&self) -> Vec<&'a str> {
+        let set: BTreeSet<&str> = self.by_namespace.keys().copied().collect();
+        set.into_iter().collect()
+    }
+
+    /// Pods of one namespace, in snapshot order.
+    pub fn namespace_pods(&self, namespace: &str) -> &[usize] {
+        self.by_namespace.get(namespace).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The namespaces an affinity term of `owner` applies to; `None` means all of them.
+    pub fn term_namespaces(&self, owner: &Pod, term: &AffinityTerm) -> Option<Vec<String>> {
+        let mut namespaces: BTreeSet<String> = term.namespaces.iter().cloned().collect();
+        match &term.namespace_selector {
+            Some(selector) if selector.selects_all() => return None,
+            Some(selector) => {
+                let mut known: Vec<(&&str, &Labels)> = self.namespace_labels.iter().collect();
+                known.sort();
+                namespaces.extend(
+                    known
+                        .into_iter()
+                        .filter(|(_, labels)| selector.matches(labels))
+                        .map(|(name, _)| name.to_string()),
+                );
+            }
+            None if namespaces.is_empty() => {
+                namespaces.insert(owner.namespace.clone());
+            }
+            None => {}
+        }
+        Some(namespaces.into_iter().collect())
+    }
+
+    /// Pods (other than `owner`) an affinity term of `owner` matches, in any state.
+    pub fn term_matches(&self, owner: usize, term: &AffinityTerm) -> Vec<usize> {
+        let Some(selector) = &term.selector else {
+            return Vec::new();
+        };
+        let namespaces = match self.term_namespaces(self.pod(owner), term) {
+            Some(namespaces) => namespaces,
+            None => self.pod_namespaces().into_iter().map(str::to_string).collect(),
+        };
+        let mut matches = Vec::new();
+        for namespace in namespaces {
+            matches.extend(self.select(&namespace, selector).into_iter().filter(|&p| p != owner));
+        }
+        matches
+    }
+
+    /// Whether an affinity term of `owner` matches pod `other`.
+    pub fn term_selects(&self, owner: usize, term: &AffinityTerm, other: usize) -> bool {
+        let other_pod = self.pod(other);
+        let Some(selector) = &term.selector else {
+            return false;
+        };
+        selector.matches(&other_pod.labels)
+            && self
+                .term_namespaces(self.pod(owner), term)
+                .is_none_or(|namespaces| namespaces.contains(&other_pod.namespace))
+    }
+
+    /// Anti-affinity terms of other pods that may apply to a pod in `namespace`.
+    pub fn holders_for(&self, namespace: &str) -> impl Iterator<Item = Holder> + '_ {
+        let own = self.holders.get(&Some(namespace.to_string())).into_iter().flatten();
+        let all = self.holders.get(&None).into_iter().flatten();
+        own.chain(all).copied()
+    }
+
+    /// The order pods are chosen in, most evictable first: lowest priority, then BestEffort
+    /// before Burstable before Guaranteed, then (when asked) pods not preferring to stay, then
+    /// the most recently created, then namespace and name.
+    pub fn eviction_order(&self, preference: NoEvictionPolicy, a: usize, b: usize) -> Ordering {
+        let (pa, pb) = (self.pod(a), self.pod(b));
+        let stays = |pod: &Pod| preference == NoEvictionPolicy::Preferred && pod.prefer_no_eviction;
+        pa.priority
+            .cmp(&pb.priority)
+            .then(pa.qos.cmp(&pb.qos))
+            .then(stays(pa).cmp(&stays(pb)))
+            .then(pb.created.cmp(&pa.created))
+            .then(pa.namespace.cmp(&pb.namespace))
+            .then(pa.name.cmp(&pb.name))
+    }
+}
