@@ -4,5 +4,8 @@
 
 pub mod inventory;
 pub mod policy;
+pub mod cli;
+pub mod command;
 pub mod plan;
+pub mod report;
 pub mod snapshot;

@@ -1,1 +1,40 @@
-fn main() {}
+//! The `vsphere-descheduler` binary: parse arguments, set up logging, run the command, map
+//! the outcome to an exit code. Everything else lives in the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+use vsphere_descheduler::cli::{Args, LogFormat};
+use vsphere_descheduler::command;
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging(args.log_format);
+    match command::execute(args) {
+        Ok(code) => code,
+        Err(error) => {
+            // The chain is printed once, here: messages name the object, sources the cause.
+            let mut message = format!("error: {error}");
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                message.push_str(&format!("\n  caused by: {cause}"));
+                source = cause.source();
+            }
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("{message}");
+            }
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Plain => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}

@@ -1,0 +1,25 @@
+//! `plan`: the planner against recorded state, offline.
+
+use std::process::ExitCode;
+
+use tracing::{info, warn};
+
+use super::Error;
+use crate::cli::PlanArgs;
+use crate::report::{Mode, OutputFormat, Report};
+use crate::{plan, policy, snapshot};
+
+pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error> {
+    let loaded = policy::load_file(&args.policy).map_err(Error::Policy)?;
+    for warning in &loaded.warnings {
+        warn!(policy = %args.policy.display(), "{warning}");
+    }
+    let now = args.now.unwrap_or_else(chrono::Utc::now);
+    let snapshot = snapshot::load_files(&args.snapshot, now).map_err(Error::Snapshot)?;
+    if !snapshot.ignored.is_empty() {
+        info!(count = snapshot.ignored.len(), first = %snapshot.ignored[0], "ignored objects of kinds planning does not use");
+    }
+    let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
+    Report::planned(Mode::Plan, plan).print(output).map_err(Error::Output)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,224 @@
+//! The report: what a run planned or did, as text for people or one JSON document for
+//! machines (the contract in DESIGN §7). The only module that writes to stdout.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use serde::Serialize;
+
+use crate::plan::{DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip};
+
+/// How the report was produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Offline, against recorded state.
+    Plan,
+    /// Live, nothing changed.
+    DryRun,
+    /// Live, changes made.
+    Run,
+}
+
+/// What became of a planned action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Planned,
+    Evicted,
+    Applied,
+    Blocked,
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvictionEntry {
+    #[serde(flatten)]
+    pub eviction: Eviction,
+    pub result: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrsRuleEntry {
+    #[serde(flatten)]
+    pub change: DrsRuleChange,
+    pub result: Outcome,
+}
+
+/// The report document.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub mode: Mode,
+    pub label_changes: Vec<LabelChange>,
+    pub evictions: Vec<EvictionEntry>,
+    pub skipped: Vec<Skip>,
+    pub drs_rules: Vec<DrsRuleEntry>,
+    pub unmapped_nodes: Vec<String>,
+    pub warnings: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+impl Report {
+    /// A report of a plan not (yet) carried out: every action `planned`.
+    pub fn planned(mode: Mode, plan: Plan) -> Report {
+        Report {
+            api_version: "vsphere-descheduler.io/v1alpha1",
+            kind: "Report",
+            mode,
+            label_changes: plan.label_changes,
+            evictions: plan
+                .evictions
+                .into_iter()
+                .map(|eviction| EvictionEntry { eviction, result: Outcome::Planned, message: None })
+                .collect(),
+            skipped: plan.skipped,
+            drs_rules: plan
+                .drs_rules
+                .into_iter()
+                .map(|change| DrsRuleEntry { change, result: Outcome::Planned })
+                .collect(),
+            unmapped_nodes: plan.unmapped_nodes,
+            warnings: plan.warnings,
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report always serializes")
+    }
+
+    /// The human summary.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let heading = match self.mode {
+            Mode::Plan => "Plan (offline: nothing was changed)",
+            Mode::DryRun => "Dry run (nothing was changed)",
+            Mode::Run => "Run",
+        };
+        let _ = writeln!(out, "{heading}\n");
+
+        section(&mut out, "Node labels", self.label_changes.len(), "to change", |out| {
+            for change in &self.label_changes {
+                let _ = writeln!(
+                    out,
+                    "  {}  {}: {} -> {}",
+                    change.node,
+                    change.key,
+                    change.old.as_deref().unwrap_or("(none)"),
+                    change.new.as_deref().unwrap_or("(removed)")
+                );
+            }
+        });
+        section(&mut out, "Evictions", self.evictions.len(), "", |out| {
+            for entry in &self.evictions {
+                let e = &entry.eviction;
+                let host = e.host.as_deref().map(|h| format!(" on ESXi {h}")).unwrap_or_default();
+                let _ = writeln!(out, "  [{}] {}/{}  node {}{host}", outcome(entry.result), e.namespace, e.pod, e.node);
+                let _ = writeln!(out, "      why:   {} ({})", e.reason, e.strategy);
+                if let Some(target) = &e.fits_on {
+                    let _ = writeln!(out, "      fits:  {target}");
+                }
+                if let Some(message) = &entry.message {
+                    let _ = writeln!(out, "      note:  {message}");
+                }
+            }
+        });
+        section(&mut out, "Not evicted", self.skipped.len(), "", |out| {
+            for skip in &self.skipped {
+                let _ = writeln!(
+                    out,
+                    "  [{}] {}/{}  ({})\n      {}",
+                    skip.reason.as_str(),
+                    skip.namespace,
+                    skip.pod,
+                    skip.strategy,
+                    skip.detail
+                );
+            }
+        });
+        let acting = self.drs_rules.iter().filter(|r| r.change.action != DrsAction::Keep).count();
+        section(&mut out, "DRS rules", acting, "to change", |out| {
+            for entry in &self.drs_rules {
+                let rule = &entry.change;
+                let result = if entry.result == Outcome::Planned { String::new() } else { format!(" [{}]", outcome(entry.result)) };
+                let _ = writeln!(
+                    out,
+                    "  {:<6} {}  (cluster {}){result}\n         keep apart: {}",
+                    rule.action.as_str(),
+                    rule.name,
+                    rule.cluster,
+                    rule.vms.join(", ")
+                );
+            }
+        });
+        if !self.unmapped_nodes.is_empty() {
+            let _ = writeln!(out, "Unmapped nodes (no vSphere VM found; labels untouched): {}\n", self.unmapped_nodes.join(", "));
+        }
+        for warning in &self.warnings {
+            let _ = writeln!(out, "warning: {warning}");
+        }
+        for error in &self.errors {
+            let _ = writeln!(out, "error: {error}");
+        }
+        if !self.warnings.is_empty() || !self.errors.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "Summary: {} label change(s), {} eviction(s), {} not evicted, {} DRS rule change(s), {} unmapped node(s)",
+            self.label_changes.len(),
+            self.evictions.len(),
+            self.skipped.len(),
+            acting,
+            self.unmapped_nodes.len()
+        );
+        out
+    }
+
+    /// Write the report to stdout in the chosen format.
+    pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
+        let text = match format {
+            OutputFormat::Text => self.to_text(),
+            OutputFormat::Json => self.to_json() + "\n",
+        };
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()
+    }
+}
+
+/// `--output`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+fn section(out: &mut String, title: &str, count: usize, suffix: &str, body: impl FnOnce(&mut String)) {
+    if count == 0 {
+        let _ = writeln!(out, "{title}: none\n");
+        return;
+    }
+    let suffix = if suffix.is_empty() { String::new() } else { format!(" {suffix}") };
+    let _ = writeln!(out, "{title} ({count}{suffix})");
+    body(out);
+    out.push('\n');
+}
+
+fn outcome(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Planned => "planned",
+        Outcome::Evicted => "evicted",
+        Outcome::Applied => "applied",
+        Outcome::Blocked => "blocked",
+        Outcome::Failed => "failed",
+    }
+}
