@@ -11,11 +11,23 @@ use crate::report::OutputFormat;
 #[command(name = "vsphere-descheduler", version, about, long_about = None)]
 pub struct Args {
     /// Report format on stdout: `text` for people, `json` for machines (one document).
-    #[arg(long, global = true, value_enum, default_value_t, env = "VSPHERE_DESCHEDULER_OUTPUT")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t,
+        env = "VSPHERE_DESCHEDULER_OUTPUT"
+    )]
     pub output: OutputFormat,
 
     /// Log format on stderr. Verbosity comes from RUST_LOG (default `info`).
-    #[arg(long, global = true, value_enum, default_value_t, env = "VSPHERE_DESCHEDULER_LOG_FORMAT")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t,
+        env = "VSPHERE_DESCHEDULER_LOG_FORMAT"
+    )]
     pub log_format: LogFormat,
 
     #[command(subcommand)]

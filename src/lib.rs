@@ -2,10 +2,10 @@
 //! VMs, by labelling nodes with their host, evicting pods that break host-level anti-affinity or
 //! topology spread, and writing DRS anti-affinity rules so vSphere keeps the node VMs apart.
 
-pub mod inventory;
-pub mod policy;
 pub mod cli;
 pub mod command;
+pub mod inventory;
 pub mod plan;
+pub mod policy;
 pub mod report;
 pub mod snapshot;

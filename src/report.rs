@@ -76,13 +76,20 @@ impl Report {
             evictions: plan
                 .evictions
                 .into_iter()
-                .map(|eviction| EvictionEntry { eviction, result: Outcome::Planned, message: None })
+                .map(|eviction| EvictionEntry {
+                    eviction,
+                    result: Outcome::Planned,
+                    message: None,
+                })
                 .collect(),
             skipped: plan.skipped,
             drs_rules: plan
                 .drs_rules
                 .into_iter()
-                .map(|change| DrsRuleEntry { change, result: Outcome::Planned })
+                .map(|change| DrsRuleEntry {
+                    change,
+                    result: Outcome::Planned,
+                })
                 .collect(),
             unmapped_nodes: plan.unmapped_nodes,
             warnings: plan.warnings,
@@ -104,23 +111,40 @@ impl Report {
         };
         let _ = writeln!(out, "{heading}\n");
 
-        section(&mut out, "Node labels", self.label_changes.len(), "to change", |out| {
-            for change in &self.label_changes {
-                let _ = writeln!(
-                    out,
-                    "  {}  {}: {} -> {}",
-                    change.node,
-                    change.key,
-                    change.old.as_deref().unwrap_or("(none)"),
-                    change.new.as_deref().unwrap_or("(removed)")
-                );
-            }
-        });
+        section(
+            &mut out,
+            "Node labels",
+            self.label_changes.len(),
+            "to change",
+            |out| {
+                for change in &self.label_changes {
+                    let _ = writeln!(
+                        out,
+                        "  {}  {}: {} -> {}",
+                        change.node,
+                        change.key,
+                        change.old.as_deref().unwrap_or("(none)"),
+                        change.new.as_deref().unwrap_or("(removed)")
+                    );
+                }
+            },
+        );
         section(&mut out, "Evictions", self.evictions.len(), "", |out| {
             for entry in &self.evictions {
                 let e = &entry.eviction;
-                let host = e.host.as_deref().map(|h| format!(" on ESXi {h}")).unwrap_or_default();
-                let _ = writeln!(out, "  [{}] {}/{}  node {}{host}", outcome(entry.result), e.namespace, e.pod, e.node);
+                let host = e
+                    .host
+                    .as_deref()
+                    .map(|h| format!(" on ESXi {h}"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  [{}] {}/{}  node {}{host}",
+                    outcome(entry.result),
+                    e.namespace,
+                    e.pod,
+                    e.node
+                );
                 let _ = writeln!(out, "      why:   {} ({})", e.reason, e.strategy);
                 if let Some(target) = &e.fits_on {
                     let _ = writeln!(out, "      fits:  {target}");
@@ -143,11 +167,19 @@ impl Report {
                 );
             }
         });
-        let acting = self.drs_rules.iter().filter(|r| r.change.action != DrsAction::Keep).count();
+        let acting = self
+            .drs_rules
+            .iter()
+            .filter(|r| r.change.action != DrsAction::Keep)
+            .count();
         section(&mut out, "DRS rules", acting, "to change", |out| {
             for entry in &self.drs_rules {
                 let rule = &entry.change;
-                let result = if entry.result == Outcome::Planned { String::new() } else { format!(" [{}]", outcome(entry.result)) };
+                let result = if entry.result == Outcome::Planned {
+                    String::new()
+                } else {
+                    format!(" [{}]", outcome(entry.result))
+                };
                 let _ = writeln!(
                     out,
                     "  {:<6} {}  (cluster {}){result}\n         keep apart: {}",
@@ -159,7 +191,11 @@ impl Report {
             }
         });
         if !self.unmapped_nodes.is_empty() {
-            let _ = writeln!(out, "Unmapped nodes (no vSphere VM found; labels untouched): {}\n", self.unmapped_nodes.join(", "));
+            let _ = writeln!(
+                out,
+                "Unmapped nodes (no vSphere VM found; labels untouched): {}\n",
+                self.unmapped_nodes.join(", ")
+            );
         }
         for warning in &self.warnings {
             let _ = writeln!(out, "warning: {warning}");
@@ -202,12 +238,22 @@ pub enum OutputFormat {
     Json,
 }
 
-fn section(out: &mut String, title: &str, count: usize, suffix: &str, body: impl FnOnce(&mut String)) {
+fn section(
+    out: &mut String,
+    title: &str,
+    count: usize,
+    suffix: &str,
+    body: impl FnOnce(&mut String),
+) {
     if count == 0 {
         let _ = writeln!(out, "{title}: none\n");
         return;
     }
-    let suffix = if suffix.is_empty() { String::new() } else { format!(" {suffix}") };
+    let suffix = if suffix.is_empty() {
+        String::new()
+    } else {
+        format!(" {suffix}")
+    };
     let _ = writeln!(out, "{title} ({count}{suffix})");
     body(out);
     out.push('\n');

@@ -17,11 +17,15 @@ pub const POLICY: &str = include_str!("demo/policy.yaml");
 
 /// The demo's fixed "now", so its output never changes.
 fn now() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2026-11-21T09:00:00Z").expect("a valid timestamp").to_utc()
+    DateTime::parse_from_rfc3339("2026-11-21T09:00:00Z")
+        .expect("a valid timestamp")
+        .to_utc()
 }
 
 pub fn execute(output: OutputFormat) -> Result<ExitCode, Error> {
-    let policy = policy::load_str("demo/policy.yaml", POLICY).map_err(Error::Policy)?.policy;
+    let policy = policy::load_str("demo/policy.yaml", POLICY)
+        .map_err(Error::Policy)?
+        .policy;
     let snapshot = snapshot::from_str(SNAPSHOT, now()).map_err(Error::Snapshot)?;
     let plan = plan::plan(&snapshot, &policy);
     let report = Report::planned(Mode::Plan, plan);
@@ -30,7 +34,9 @@ pub fn execute(output: OutputFormat) -> Result<ExitCode, Error> {
         let intro = "Demo: the seed lab. Three ESXi hosts (esxi-41, esxi-42, esxi-43), one worker VM each,\n\
                      until DRS moved worker-b onto esxi-41, next to worker-a. The two demo-httpd replicas\n\
                      must not share a host; the three pg replicas must not share a node.\n\n";
-        std::io::stdout().write_all(intro.as_bytes()).map_err(Error::Output)?;
+        std::io::stdout()
+            .write_all(intro.as_bytes())
+            .map_err(Error::Output)?;
     }
     report.print(output).map_err(Error::Output)?;
     Ok(ExitCode::SUCCESS)

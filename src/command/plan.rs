@@ -20,6 +20,8 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
         info!(count = snapshot.ignored.len(), first = %snapshot.ignored[0], "ignored objects of kinds planning does not use");
     }
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
-    Report::planned(Mode::Plan, plan).print(output).map_err(Error::Output)?;
+    Report::planned(Mode::Plan, plan)
+        .print(output)
+        .map_err(Error::Output)?;
     Ok(ExitCode::SUCCESS)
 }

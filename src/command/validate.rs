@@ -45,14 +45,20 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
     }
     let all_valid = results.iter().all(|r| r.valid);
     let text = match output {
-        OutputFormat::Json => serde_json::to_string_pretty(&results).expect("results serialize") + "\n",
+        OutputFormat::Json => {
+            serde_json::to_string_pretty(&results).expect("results serialize") + "\n"
+        }
         OutputFormat::Text => {
             let mut text = String::new();
             for result in &results {
                 if result.valid {
                     text.push_str(&format!("{}: valid\n", result.file));
                 } else {
-                    text.push_str(&format!("{}: {} problem(s)\n", result.file, result.problems.len()));
+                    text.push_str(&format!(
+                        "{}: {} problem(s)\n",
+                        result.file,
+                        result.problems.len()
+                    ));
                 }
                 for problem in &result.problems {
                     text.push_str(&format!("  {problem}\n"));
@@ -65,8 +71,14 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
         }
     };
     use std::io::Write;
-    std::io::stdout().write_all(text.as_bytes()).map_err(Error::Output)?;
-    Ok(if all_valid { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .map_err(Error::Output)?;
+    Ok(if all_valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {

@@ -18,7 +18,11 @@ pub fn run(planner: &mut Planner, context: &Context, args: &AntiAffinityArgs) {
         .filter(|&p| !view.pod(p).anti_affinity.is_empty())
         .filter(|&p| planner.is_candidate(p))
         .filter(|&p| args.namespaces.admits(&view.pod(p).namespace))
-        .filter(|&p| args.label_selector.as_ref().is_none_or(|s| s.matches(&view.pod(p).labels)))
+        .filter(|&p| {
+            args.label_selector
+                .as_ref()
+                .is_none_or(|s| s.matches(&view.pod(p).labels))
+        })
         .collect();
     candidates.sort_by(|&a, &b| view.eviction_order(context.evictor.no_eviction_policy, a, b));
 
@@ -45,7 +49,9 @@ fn violation(planner: &Planner, pod: usize) -> Option<String> {
             if view.state[other] != PodState::Active {
                 continue;
             }
-            let Some(other_node) = view.pod_node[other] else { continue };
+            let Some(other_node) = view.pod_node[other] else {
+                continue;
+            };
             if view.domain(other_node, &term.topology_key) != Some(value) {
                 continue;
             }
@@ -64,4 +70,243 @@ fn violation(planner: &Planner, pod: usize) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::plan;
+    use crate::plan::testing::*;
+    use crate::policy::{EvictorArgs, Protections};
+
+    fn web(name: &str, node: &str, age: i64) -> PodBuilder {
+        pod(&format!("shop/{name}"))
+            .app("web")
+            .on(node)
+            .anti_affinity(HOST)
+            .age_minutes(age)
+    }
+
+    #[test]
+    fn replicas_sharing_a_host_lose_exactly_the_newest_one() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .pod(web("web-old", "w1", 60))
+            .pod(web("web-new", "w2", 5))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(evicted(&plan), ["shop/web-new"]);
+        assert_eq!(plan.evictions[0].fits_on.as_deref(), Some("w3 (esxi-2)"));
+        assert!(plan.skipped.is_empty());
+    }
+
+    #[test]
+    fn three_replicas_on_one_host_lose_two_when_two_hosts_are_free() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-1")
+            .node("w4", "esxi-2")
+            .node("w5", "esxi-3")
+            .pod(web("web-a", "w1", 30))
+            .pod(web("web-b", "w2", 20))
+            .pod(web("web-c", "w3", 10))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(evicted(&plan), ["shop/web-c", "shop/web-b"]);
+        // The second eviction must not count on the host the first one will take.
+        assert_ne!(plan.evictions[0].fits_on, plan.evictions[1].fits_on);
+    }
+
+    #[test]
+    fn a_pod_with_nowhere_better_to_go_stays_and_says_why() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .pod(web("web-a", "w1", 30))
+            .pod(web("web-b", "w2", 20))
+            .pod(web("web-c", "w3", 10))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert!(plan.evictions.is_empty());
+        assert_eq!(
+            skipped(&plan),
+            [
+                ("shop/web-b".to_string(), "no-feasible-node"),
+                ("shop/web-a".to_string(), "no-feasible-node")
+            ]
+        );
+        assert!(
+            plan.skipped[0].detail.contains("anti-affinity"),
+            "{}",
+            plan.skipped[0].detail
+        );
+    }
+
+    #[test]
+    fn when_the_preferred_pod_is_protected_its_partner_goes_instead() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .pod(web("web-old", "w1", 60))
+            .pod(web("web-new", "w2", 5).with(|p| p.local_storage = true))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(evicted(&plan), ["shop/web-old"]);
+        assert_eq!(skipped(&plan), [("shop/web-new".to_string(), "protected")]);
+    }
+
+    #[test]
+    fn a_terminating_partner_is_not_a_peer() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .pod(web("web-old", "w1", 60).with(|p| p.terminating = true))
+            .pod(web("web-new", "w2", 5))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert!(plan.evictions.is_empty(), "{:?}", evicted(&plan));
+    }
+
+    #[test]
+    fn a_stale_host_label_is_refreshed_before_planning() {
+        // w2's VM moved to esxi-1, but its label still says esxi-2.
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-3")
+            .with(|s| {
+                s.nodes[1]
+                    .labels
+                    .insert(HOST.to_string(), "esxi-2".to_string());
+            })
+            .pod(web("web-old", "w1", 60))
+            .pod(web("web-new", "w2", 5))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(plan.label_changes.len(), 1);
+        assert_eq!(plan.label_changes[0].new.as_deref(), Some("esxi-1"));
+        assert_eq!(evicted(&plan), ["shop/web-new"]);
+    }
+
+    #[test]
+    fn pods_on_unmapped_nodes_are_not_peers_and_unmapped_nodes_are_not_targets() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .with(|s| {
+                // w2 has no VM any more (e.g. a bare-metal node joined with the same labels).
+                let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+                cluster.vms.retain(|vm| vm.name != "w2");
+                s.nodes[1].provider_id = None;
+            })
+            .pod(web("web-old", "w1", 60))
+            .pod(web("web-new", "w2", 5))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(plan.unmapped_nodes, ["w2"]);
+        assert!(plan.evictions.is_empty());
+        assert!(plan.label_changes.iter().all(|c| c.node != "w2"));
+    }
+
+    #[test]
+    fn without_an_inventory_host_labels_are_not_trusted() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .pod(web("web-old", "w1", 60))
+            .pod(web("web-new", "w2", 5))
+            .with(|s| s.inventory = None)
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert!(plan.evictions.is_empty());
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.contains("no vSphere inventory"))
+        );
+    }
+
+    #[test]
+    fn node_level_anti_affinity_is_acted_on_too() {
+        let snapshot = three_hosts()
+            .pod(
+                pod("db/pg-0")
+                    .app("pg")
+                    .on("w1")
+                    .anti_affinity(HOSTNAME)
+                    .age_minutes(60),
+            )
+            .pod(
+                pod("db/pg-1")
+                    .app("pg")
+                    .on("w1")
+                    .anti_affinity(HOSTNAME)
+                    .age_minutes(1),
+            )
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(evicted(&plan), ["db/pg-1"]);
+    }
+
+    #[test]
+    fn the_force_evict_annotation_overrides_protections() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .pod(web("web-old", "w1", 60).with(|p| p.local_storage = true))
+            .pod(web("web-new", "w2", 5).with(|p| {
+                p.local_storage = true;
+                p.force_evict = true;
+            }))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(evicted(&plan), ["shop/web-new"]);
+    }
+
+    #[test]
+    fn with_node_fit_off_no_better_place_is_required() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .pod(web("web-old", "w1", 60))
+            .pod(web("web-new", "w2", 5))
+            .build();
+        let evictor = EvictorArgs {
+            node_fit: false,
+            protections: Protections::default(),
+            ..EvictorArgs::default()
+        };
+        let plan = plan(&snapshot, &policy_with(evictor, vec![anti_affinity()]));
+        assert_eq!(evicted(&plan), ["shop/web-new"]);
+        assert_eq!(plan.evictions[0].fits_on, None);
+    }
 }

@@ -58,7 +58,13 @@ impl DrsAction {
 }
 
 /// The owned rule name for a workload, shortened with a hash past 80 characters.
-pub fn rule_name(prefix: &str, cluster_name: &str, namespace: &str, kind: &str, name: &str) -> String {
+pub fn rule_name(
+    prefix: &str,
+    cluster_name: &str,
+    namespace: &str,
+    kind: &str,
+    name: &str,
+) -> String {
     let full = format!("{prefix}:{cluster_name}:{namespace}:{kind}/{name}");
     if full.len() <= MAX_RULE_NAME {
         return full;
@@ -89,18 +95,25 @@ fn workload(pod: &Pod) -> Option<Workload> {
         },
         (kind, _) => (kind, owner.name.clone()),
     };
-    Some(Workload { namespace: pod.namespace.clone(), kind: kind.to_string(), name })
+    Some(Workload {
+        namespace: pod.namespace.clone(),
+        kind: kind.to_string(),
+        name,
+    })
 }
 
 /// Desired rules, diffed against the inventory's, appended to the plan.
 pub fn plan_rules(view: &View, plan: &mut Plan) {
     let settings = &view.policy.vsphere.drs_rules;
-    let Some(inventory) = &view.snapshot.inventory else { return };
+    let Some(inventory) = &view.snapshot.inventory else {
+        return;
+    };
     if !settings.enabled {
         return;
     }
     let Some(cluster_name) = &view.policy.cluster_name else {
-        plan.warnings.push("DRS rule sync is on but no clusterName is set: no rules planned".to_string());
+        plan.warnings
+            .push("DRS rule sync is on but no clusterName is set: no rules planned".to_string());
         return;
     };
     let owned_prefix = format!("{}:{cluster_name}:", settings.name_prefix);
@@ -112,9 +125,12 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         if view.state[index] != PodState::Active {
             continue;
         }
-        let Some(workload) = workload(pod) else { continue };
+        let Some(workload) = workload(pod) else {
+            continue;
+        };
         let keeps_apart = pod.anti_affinity.iter().any(|term| {
-            settings.topology_keys.contains(&term.topology_key) && view.term_selects(index, term, index)
+            settings.topology_keys.contains(&term.topology_key)
+                && view.term_selects(index, term, index)
         });
         if keeps_apart {
             wanted.insert(workload.clone());
@@ -132,9 +148,19 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         if !wanted.contains(&workload) || vm_names.len() < 2 {
             continue;
         }
-        let cluster_ref = inventory.clusters.iter().find(|c| c.name == cluster).expect("placed in a known cluster");
+        let cluster_ref = inventory
+            .clusters
+            .iter()
+            .find(|c| c.name == cluster)
+            .expect("placed in a known cluster");
         let usable = cluster_ref.hosts.iter().filter(|h| h.is_usable()).count();
-        let name = rule_name(&settings.name_prefix, cluster_name, &workload.namespace, &workload.kind, &workload.name);
+        let name = rule_name(
+            &settings.name_prefix,
+            cluster_name,
+            &workload.namespace,
+            &workload.kind,
+            &workload.name,
+        );
         if vm_names.len() > usable {
             plan.warnings.push(format!(
                 "{}/{}/{} runs on {} VMs in cluster {cluster} but only {usable} hosts are usable: \
@@ -174,7 +200,11 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
                             cluster.name
                         ));
                     }
-                    if same { DrsAction::Keep } else { DrsAction::Update }
+                    if same {
+                        DrsAction::Keep
+                    } else {
+                        DrsAction::Update
+                    }
                 }
             };
             if action != DrsAction::Keep {
@@ -186,7 +216,10 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
                 action,
                 vms: vm_list,
                 key: existing.and_then(|r| r.key),
-                workload: Some(format!("{}/{}/{}", workload.namespace, workload.kind, workload.name)),
+                workload: Some(format!(
+                    "{}/{}/{}",
+                    workload.namespace, workload.kind, workload.name
+                )),
             });
         }
         for rule in owned {
@@ -222,7 +255,11 @@ fn enforcement_warnings(cluster: &Cluster, vms: &[String], rule: &str, plan: &mu
         }
     }
     for vm in cluster.vms.iter().filter(|vm| vms.contains(&vm.name)) {
-        if let Some(behavior) = vm.drs_behavior.as_deref().filter(|b| *b != "fullyAutomated") {
+        if let Some(behavior) = vm
+            .drs_behavior
+            .as_deref()
+            .filter(|b| *b != "fullyAutomated")
+        {
             plan.warnings.push(format!(
                 "VM {} has a DRS override ({behavior}): rule {rule} may not move it",
                 vm.name
@@ -233,17 +270,217 @@ fn enforcement_warnings(cluster: &Cluster, vms: &[String], rule: &str, plan: &mu
 
 #[cfg(test)]
 mod tests {
-    use super::rule_name;
+    use super::{DrsAction, rule_name};
+    use crate::inventory::Rule;
+    use crate::plan::plan;
+    use crate::plan::testing::*;
+
+    fn pg(lab: Lab) -> Lab {
+        lab.pod(
+            pod("db/pg-0")
+                .app("pg")
+                .owner("StatefulSet", "pg")
+                .on("w1")
+                .anti_affinity(HOSTNAME),
+        )
+        .pod(
+            pod("db/pg-1")
+                .app("pg")
+                .owner("StatefulSet", "pg")
+                .on("w2")
+                .anti_affinity(HOSTNAME),
+        )
+        .pod(
+            pod("db/pg-2")
+                .app("pg")
+                .owner("StatefulSet", "pg")
+                .on("w3")
+                .anti_affinity(HOSTNAME),
+        )
+    }
+
+    fn actions(plan: &crate::plan::Plan) -> Vec<(String, DrsAction, Vec<String>)> {
+        plan.drs_rules
+            .iter()
+            .map(|r| (r.name.clone(), r.action, r.vms.clone()))
+            .collect()
+    }
+
+    const PG_RULE: &str = "vsphere-descheduler:k8s:db:StatefulSet/pg";
+
+    #[test]
+    fn a_workload_kept_apart_per_node_gets_a_rule_over_its_vms() {
+        let plan = plan(&pg(three_hosts()).build(), &policy(vec![anti_affinity()]));
+        assert_eq!(
+            actions(&plan),
+            [(
+                PG_RULE.to_string(),
+                DrsAction::Create,
+                vec!["w1".into(), "w2".into(), "w3".into()]
+            )]
+        );
+    }
+
+    #[test]
+    fn an_unchanged_rule_is_kept_and_a_changed_one_updated_by_key() {
+        let kept = plan(
+            &pg(three_hosts())
+                .rule(PG_RULE, 7, &["w3", "w2", "w1"])
+                .build(),
+            &policy(vec![]),
+        );
+        assert_eq!(kept.drs_rules[0].action, DrsAction::Keep);
+        let updated = plan(
+            &pg(three_hosts()).rule(PG_RULE, 7, &["w1", "w2"]).build(),
+            &policy(vec![]),
+        );
+        assert_eq!(updated.drs_rules[0].action, DrsAction::Update);
+        assert_eq!(updated.drs_rules[0].key, Some(7));
+    }
+
+    #[test]
+    fn only_this_clusters_owned_rules_are_ever_deleted() {
+        let snapshot = three_hosts()
+            .rule(
+                "vsphere-descheduler:k8s:db:StatefulSet/gone",
+                1,
+                &["w1", "w2"],
+            )
+            .rule(
+                "vsphere-descheduler:other-k8s:db:StatefulSet/gone",
+                2,
+                &["w1", "w2"],
+            )
+            .rule("keep-vcenter-apart", 3, &["w1", "w2"])
+            .with(|s| {
+                let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+                cluster.rules.push(Rule {
+                    user_created: false,
+                    name: "vsphere-descheduler:k8s:system".into(),
+                    ..cluster.rules[0].clone()
+                });
+            })
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert_eq!(
+            actions(&plan),
+            [(
+                "vsphere-descheduler:k8s:db:StatefulSet/gone".to_string(),
+                DrsAction::Delete,
+                vec!["w1".into(), "w2".into()]
+            )]
+        );
+    }
+
+    #[test]
+    fn no_rule_for_more_vms_than_usable_hosts() {
+        let snapshot = pg(Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-2")
+            .node("w3", "esxi-2"))
+        .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert!(plan.drs_rules.is_empty());
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.contains("could never be satisfied"))
+        );
+    }
+
+    #[test]
+    fn a_rule_vcenter_disabled_is_reported_not_fought() {
+        let snapshot = pg(three_hosts())
+            .rule(PG_RULE, 7, &["w1", "w2", "w3"])
+            .with(|s| s.inventory.as_mut().expect("inventory").clusters[0].rules[0].enabled = false)
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert_eq!(plan.drs_rules[0].action, DrsAction::Keep);
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.contains("disabled by vCenter"))
+        );
+    }
+
+    #[test]
+    fn deployments_are_named_after_the_deployment_not_the_replicaset() {
+        let snapshot = three_hosts()
+            .pod(
+                pod("shop/web-1")
+                    .app("web")
+                    .owner("ReplicaSet", "web-5d8f7c9b6")
+                    .on("w1")
+                    .anti_affinity(HOST)
+                    .with(|p| {
+                        p.labels
+                            .insert("pod-template-hash".into(), "5d8f7c9b6".into());
+                    }),
+            )
+            .pod(
+                pod("shop/web-2")
+                    .app("web")
+                    .owner("ReplicaSet", "web-5d8f7c9b6")
+                    .on("w2")
+                    .anti_affinity(HOST)
+                    .with(|p| {
+                        p.labels
+                            .insert("pod-template-hash".into(), "5d8f7c9b6".into());
+                    }),
+            )
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert_eq!(
+            plan.drs_rules[0].name,
+            "vsphere-descheduler:k8s:shop:Deployment/web"
+        );
+    }
+
+    #[test]
+    fn drs_warnings_name_clusters_where_rules_are_not_enforced() {
+        let snapshot = pg(three_hosts())
+            .with(|s| {
+                s.inventory.as_mut().expect("inventory").clusters[0]
+                    .drs
+                    .as_mut()
+                    .expect("drs")
+                    .default_vm_behavior = "manual".into()
+            })
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert!(
+            plan.warnings.iter().any(|w| w.contains("manual")),
+            "{:?}",
+            plan.warnings
+        );
+    }
 
     #[test]
     fn short_rule_names_are_readable() {
-        assert_eq!(rule_name("vsphere-descheduler", "lab", "db", "StatefulSet", "pg"), "vsphere-descheduler:lab:db:StatefulSet/pg");
+        assert_eq!(
+            rule_name("vsphere-descheduler", "lab", "db", "StatefulSet", "pg"),
+            "vsphere-descheduler:lab:db:StatefulSet/pg"
+        );
     }
 
     #[test]
     fn long_rule_names_are_cut_to_80_characters_and_stay_distinct() {
-        let a = rule_name("vsphere-descheduler", "production-cluster-01", "payments", "Deployment", &"a".repeat(60));
-        let b = rule_name("vsphere-descheduler", "production-cluster-01", "payments", "Deployment", &format!("{}b", "a".repeat(59)));
+        let a = rule_name(
+            "vsphere-descheduler",
+            "production-cluster-01",
+            "payments",
+            "Deployment",
+            &"a".repeat(60),
+        );
+        let b = rule_name(
+            "vsphere-descheduler",
+            "production-cluster-01",
+            "payments",
+            "Deployment",
+            &format!("{}b", "a".repeat(59)),
+        );
         assert_eq!(a.len(), 80);
         assert!(a.starts_with("vsphere-descheduler:production-cluster-01:"));
         assert_ne!(a, b);

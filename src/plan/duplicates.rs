@@ -17,19 +17,37 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
     let mut groups: BTreeMap<String, BTreeMap<usize, Vec<usize>>> = BTreeMap::new();
     let view = &planner.view;
     for pod in 0..view.snapshot.pods.len() {
-        let Some(node) = view.location(pod, false) else { continue };
+        let Some(node) = view.location(pod, false) else {
+            continue;
+        };
         let pod_ref = view.pod(pod);
         if pod_ref.owners.is_empty()
             || !args.namespaces.admits(&pod_ref.namespace)
-            || pod_ref.owners.iter().any(|o| args.exclude_owner_kinds.contains(&o.kind))
+            || pod_ref
+                .owners
+                .iter()
+                .any(|o| args.exclude_owner_kinds.contains(&o.kind))
         {
             continue;
         }
-        let mut owners: Vec<String> =
-            pod_ref.owners.iter().map(|o| format!("{}/{}", o.kind, o.name)).collect();
+        let mut owners: Vec<String> = pod_ref
+            .owners
+            .iter()
+            .map(|o| format!("{}/{}", o.kind, o.name))
+            .collect();
         owners.sort();
-        let key = format!("{}/{}#{}", pod_ref.namespace, owners.join(","), pod_ref.images.join("#"));
-        groups.entry(key).or_default().entry(node).or_default().push(pod);
+        let key = format!(
+            "{}/{}#{}",
+            pod_ref.namespace,
+            owners.join(","),
+            pod_ref.images.join("#")
+        );
+        groups
+            .entry(key)
+            .or_default()
+            .entry(node)
+            .or_default()
+            .push(pod);
     }
 
     for (key, by_node) in groups {
@@ -37,7 +55,13 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
             continue;
         }
         let view = &planner.view;
-        let sample = view.pod(*by_node.values().next().and_then(|p| p.first()).expect("non-empty group"));
+        let sample = view.pod(
+            *by_node
+                .values()
+                .next()
+                .and_then(|p| p.first())
+                .expect("non-empty group"),
+        );
         let targets = (0..view.nodes.len())
             .filter(|&n| view.nodes[n].can_receive && node_admits(view, sample, n).is_none())
             .count();
@@ -50,7 +74,11 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
             if pods.len() <= share || !planner.view.nodes[node].considered {
                 continue;
             }
-            pods.sort_by(|&a, &b| planner.view.eviction_order(context.evictor.no_eviction_policy, a, b));
+            pods.sort_by(|&a, &b| {
+                planner
+                    .view
+                    .eviction_order(context.evictor.no_eviction_policy, a, b)
+            });
             let mut excess = pods.len() - share;
             let owner = key.split('#').next().unwrap_or(&key).to_string();
             for pod in pods {
@@ -65,10 +93,64 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
                     planner.view.nodes[node].node.name,
                     excess + share,
                 );
-                if let super::Attempt::Evicted { .. } = planner.attempt(context, pod, reason, None, false) {
+                if let super::Attempt::Evicted { .. } =
+                    planner.attempt(context, pod, reason, None, false)
+                {
                     excess -= 1;
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::plan;
+    use crate::plan::testing::*;
+    use crate::policy::{DuplicatesArgs, Strategy};
+
+    #[test]
+    fn two_pods_of_one_owner_on_a_node_become_one_when_others_have_room() {
+        let snapshot = three_hosts()
+            .pod(pod("app/a").app("api").on("w1").age_minutes(60))
+            .pod(pod("app/b").app("api").on("w1").age_minutes(10))
+            .pod(pod("app/c").app("api").on("w2").age_minutes(60))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![duplicates()]));
+        assert_eq!(evicted(&plan), ["app/b"]);
+    }
+
+    #[test]
+    fn excluded_owner_kinds_are_left_alone() {
+        let snapshot = three_hosts()
+            .pod(pod("app/a").app("api").on("w1"))
+            .pod(pod("app/b").app("api").on("w1"))
+            .build();
+        let args = DuplicatesArgs {
+            exclude_owner_kinds: vec!["ReplicaSet".to_string()],
+            ..Default::default()
+        };
+        let plan = plan(&snapshot, &policy(vec![Strategy::Duplicates(args)]));
+        assert!(plan.evictions.is_empty());
+    }
+
+    #[test]
+    fn an_even_share_is_not_touched() {
+        // Four pods on two usable nodes: two each is the fair share.
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-2")
+            .pod(pod("app/a").app("api").on("w1"))
+            .pod(pod("app/b").app("api").on("w1"))
+            .pod(pod("app/c").app("api").on("w2"))
+            .pod(pod("app/d").app("api").on("w2"))
+            .build();
+        assert!(
+            plan(&snapshot, &policy(vec![duplicates()]))
+                .evictions
+                .is_empty()
+        );
     }
 }

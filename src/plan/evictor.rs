@@ -10,7 +10,12 @@ use crate::snapshot::Pod;
 /// Every protection that applies to the pod; empty when it may be evicted.
 ///
 /// `priority_threshold` is the profile's threshold, already resolved to a number.
-pub fn protections(view: &View, args: &EvictorArgs, priority_threshold: i32, index: usize) -> Vec<String> {
+pub fn protections(
+    view: &View,
+    args: &EvictorArgs,
+    priority_threshold: i32,
+    index: usize,
+) -> Vec<String> {
     let pod = view.pod(index);
     // The upstream escape hatch: the annotation bypasses every protection (not PDBs, not
     // feasibility).
@@ -24,7 +29,11 @@ pub fn protections(view: &View, args: &EvictorArgs, priority_threshold: i32, ind
     if pod.mirror {
         reasons.push("mirror pod".to_string());
     }
-    if pod.config_source.as_deref().is_some_and(|source| source != "api") {
+    if pod
+        .config_source
+        .as_deref()
+        .is_some_and(|source| source != "api")
+    {
         reasons.push("static pod".to_string());
     }
     if pod.terminating {
@@ -54,7 +63,10 @@ pub fn protections(view: &View, args: &EvictorArgs, priority_threshold: i32, ind
     }
     if protections.pods_with_pvc && !pod.claims.is_empty() {
         if protections.protected_storage_classes.is_empty() {
-            reasons.push(format!("uses PersistentVolumeClaim {}", pod.claims.join(", ")));
+            reasons.push(format!(
+                "uses PersistentVolumeClaim {}",
+                pod.claims.join(", ")
+            ));
         } else {
             // Claims are not part of the snapshot; like upstream when a lookup fails, assume
             // the claim may be of a protected class.
@@ -70,13 +82,19 @@ pub fn protections(view: &View, args: &EvictorArgs, priority_threshold: i32, ind
     if protections.pods_without_pdb && !has_pdb(view, pod) {
         reasons.push("no PodDisruptionBudget covers it".to_string());
     }
-    if args.label_selector.as_ref().is_some_and(|s| !s.matches(&pod.labels)) {
+    if args
+        .label_selector
+        .as_ref()
+        .is_some_and(|s| !s.matches(&pod.labels))
+    {
         reasons.push("labels do not match the evictor's labelSelector".to_string());
     }
     if let Some(selector) = &args.namespace_label_selector {
         let labels = view.namespace_labels.get(pod.namespace.as_str());
         if !labels.is_some_and(|labels| selector.matches(labels)) {
-            reasons.push("namespace labels do not match the evictor's namespaceLabelSelector".to_string());
+            reasons.push(
+                "namespace labels do not match the evictor's namespaceLabelSelector".to_string(),
+            );
         }
     }
     if args.min_replicas > 1
@@ -110,7 +128,11 @@ pub fn protections(view: &View, args: &EvictorArgs, priority_threshold: i32, ind
 
 fn has_pdb(view: &View, pod: &Pod) -> bool {
     view.snapshot.pdbs.iter().any(|pdb| {
-        pdb.namespace == pod.namespace && pdb.selector.as_ref().is_some_and(|s| s.matches(&pod.labels))
+        pdb.namespace == pod.namespace
+            && pdb
+                .selector
+                .as_ref()
+                .is_some_and(|s| s.matches(&pod.labels))
     })
 }
 

@@ -49,9 +49,17 @@ pub fn find_node(
     }
     let summary: Vec<String> = refusals
         .into_iter()
-        .map(|(why, count)| format!("{count} {} {why}", if count == 1 { "node" } else { "nodes" }))
+        .map(|(why, count)| {
+            format!(
+                "{count} {} {why}",
+                if count == 1 { "node" } else { "nodes" }
+            )
+        })
         .collect();
-    Err(format!("no other node would take it: {}", summary.join("; ")))
+    Err(format!(
+        "no other node would take it: {}",
+        summary.join("; ")
+    ))
 }
 
 /// Whether a node passes the pod's node-level constraints: taints, node selector and required
@@ -59,8 +67,10 @@ pub fn find_node(
 pub fn node_admits(view: &View, pod: &Pod, node: usize) -> Option<&'static str> {
     let state = &view.nodes[node];
     let untolerated = state.node.taints.iter().any(|taint| {
-        matches!(taint.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-            && !pod.tolerations.iter().any(|t| t.tolerates(taint))
+        matches!(
+            taint.effect,
+            TaintEffect::NoSchedule | TaintEffect::NoExecute
+        ) && !pod.tolerations.iter().any(|t| t.tolerates(taint))
     });
     if untolerated {
         return Some("have a taint the pod does not tolerate");
@@ -72,7 +82,9 @@ pub fn node_admits(view: &View, pod: &Pod, node: usize) -> Option<&'static str> 
 }
 
 fn matches_node_affinity(pod: &Pod, node_name: &str, labels: &crate::snapshot::Labels) -> bool {
-    pod.node_selector.iter().all(|(key, value)| labels.get(key) == Some(value))
+    pod.node_selector
+        .iter()
+        .all(|(key, value)| labels.get(key) == Some(value))
         && pod
             .node_affinity
             .as_ref()
@@ -81,8 +93,10 @@ fn matches_node_affinity(pod: &Pod, node_name: &str, labels: &crate::snapshot::L
 
 fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
     view.nodes[node].node.taints.iter().all(|taint| {
-        !matches!(taint.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-            || pod.tolerations.iter().any(|t| t.tolerates(taint))
+        !matches!(
+            taint.effect,
+            TaintEffect::NoSchedule | TaintEffect::NoExecute
+        ) || pod.tolerations.iter().any(|t| t.tolerates(taint))
     })
 }
 
@@ -98,7 +112,11 @@ fn refusal(
     if !state.can_receive {
         return Some(state.refusal.unwrap_or("cannot take pods").to_string());
     }
-    if evictor.node_selector.as_ref().is_some_and(|s| !s.matches(&state.labels)) {
+    if evictor
+        .node_selector
+        .as_ref()
+        .is_some_and(|s| !s.matches(&state.labels))
+    {
         return Some("are not selected by the evictor's nodeSelector".to_string());
     }
     if let Some(why) = node_admits(view, pod, node) {
@@ -109,7 +127,9 @@ fn refusal(
     }
     for (key, value) in &state.labels {
         if excluded.contains(&(key.clone(), value.clone())) {
-            return Some(format!("are in {key}={value}, where anti-affinity excludes it"));
+            return Some(format!(
+                "are in {key}={value}, where anti-affinity excludes it"
+            ));
         }
     }
     for spread in spreads {
@@ -132,7 +152,10 @@ fn short_resource(view: &View, pod: &Pod, node: usize) -> Option<String> {
     }
     let used = &view.used[node];
     pod.requests.0.iter().find_map(|(name, amount)| {
-        let standard = matches!(name.as_str(), "cpu" | "memory" | "pods" | "ephemeral-storage");
+        let standard = matches!(
+            name.as_str(),
+            "cpu" | "memory" | "pods" | "ephemeral-storage"
+        );
         match allocatable.0.get(name) {
             None if standard => None,
             None => Some(name.clone()),
@@ -150,8 +173,9 @@ fn excluded_domains(view: &View, pod_index: usize) -> HashSet<(String, String)> 
     let mut excluded = HashSet::new();
     for term in &pod.anti_affinity {
         for other in view.term_matches(pod_index, term) {
-            if let Some(value) =
-                view.location(other, true).and_then(|node| view.domain(node, &term.topology_key))
+            if let Some(value) = view
+                .location(other, true)
+                .and_then(|node| view.domain(node, &term.topology_key))
             {
                 excluded.insert((term.topology_key.clone(), value.to_string()));
             }
@@ -162,8 +186,9 @@ fn excluded_domains(view: &View, pod_index: usize) -> HashSet<(String, String)> 
             continue;
         }
         let term = &view.pod(holder.pod).anti_affinity[holder.term];
-        if let Some(value) =
-            view.location(holder.pod, true).and_then(|node| view.domain(node, &term.topology_key))
+        if let Some(value) = view
+            .location(holder.pod, true)
+            .and_then(|node| view.domain(node, &term.topology_key))
             && view.term_selects(holder.pod, term, pod_index)
         {
             excluded.insert((term.topology_key.clone(), value.to_string()));
@@ -208,12 +233,22 @@ impl<'c> SpreadCounts<'c> {
         }
         let domains = counts.len() as i64;
         let mut global_min = counts.values().copied().min().unwrap_or(0);
-        if constraint.min_domains.is_some_and(|min| domains < i64::from(min)) {
+        if constraint
+            .min_domains
+            .is_some_and(|min| domains < i64::from(min))
+        {
             global_min = 0;
         }
-        let self_match =
-            constraint.selector.as_ref().is_some_and(|s| s.matches(&pod.labels)) as i64;
-        SpreadCounts { constraint, counts, global_min, self_match }
+        let self_match = constraint
+            .selector
+            .as_ref()
+            .is_some_and(|s| s.matches(&pod.labels)) as i64;
+        SpreadCounts {
+            constraint,
+            counts,
+            global_min,
+            self_match,
+        }
     }
 
     fn admits(&self, view: &View, node: usize) -> bool {

@@ -47,15 +47,25 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
     for cluster in &inventory.clusters {
         for vm in &cluster.vms {
             if !vm.uuid.is_empty() {
-                by_uuid.entry(vm.uuid.to_ascii_lowercase()).or_default().push((cluster, vm));
+                by_uuid
+                    .entry(vm.uuid.to_ascii_lowercase())
+                    .or_default()
+                    .push((cluster, vm));
             }
-            by_name.entry(vm.name.as_str()).or_default().push((cluster, vm));
+            by_name
+                .entry(vm.name.as_str())
+                .or_default()
+                .push((cluster, vm));
         }
     }
     let mut mapping = Mapping::default();
     for node in nodes {
         let mut candidates: Vec<(&str, &[(&Cluster, &Vm)])> = Vec::new();
-        if let Some(uuid) = node.provider_id.as_deref().and_then(|id| id.strip_prefix("vsphere://")) {
+        if let Some(uuid) = node
+            .provider_id
+            .as_deref()
+            .and_then(|id| id.strip_prefix("vsphere://"))
+        {
             let uuid = uuid.trim_matches('/').to_ascii_lowercase();
             if let Some(found) = by_uuid.get(&uuid) {
                 candidates.push(("providerID", found));
@@ -67,7 +77,8 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
             let as_is = system_uuid.to_ascii_lowercase();
             if let Some(found) = by_uuid.get(&as_is) {
                 candidates.push(("systemUUID", found));
-            } else if let Some(found) = swap_uuid(&as_is).and_then(|swapped| by_uuid.get(&swapped)) {
+            } else if let Some(found) = swap_uuid(&as_is).and_then(|swapped| by_uuid.get(&swapped))
+            {
                 candidates.push(("systemUUID (byte-swapped)", found));
             }
         }
@@ -82,8 +93,10 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
                 None
             }
             Some((how, found)) if found.len() > 1 => {
-                let names: Vec<String> =
-                    found.iter().map(|(c, vm)| format!("{}/{}", c.name, vm.name)).collect();
+                let names: Vec<String> = found
+                    .iter()
+                    .map(|(c, vm)| format!("{}/{}", c.name, vm.name))
+                    .collect();
                 mapping.warnings.push(format!(
                     "node {} matches several VMs by {how} ({}): left unmapped",
                     node.name,
@@ -118,7 +131,10 @@ pub fn swap_uuid(uuid: &str) -> Option<String> {
         return None;
     }
     let swap = |field: &str| -> Option<String> {
-        let bytes: Vec<&str> = (0..field.len()).step_by(2).map(|i| field.get(i..i + 2)).collect::<Option<_>>()?;
+        let bytes: Vec<&str> = (0..field.len())
+            .step_by(2)
+            .map(|i| field.get(i..i + 2))
+            .collect::<Option<_>>()?;
         Some(bytes.into_iter().rev().collect())
     };
     Some(format!(
@@ -150,7 +166,11 @@ pub fn desired_labels(keys: &LabelKeys, placement: &Placement) -> BTreeMap<Strin
 
 /// Label changes that bring `labels` to `desired` for the keys this tool owns. Owned keys not
 /// desired (e.g. a VM whose host is unknown) are left as they are rather than removed.
-pub fn changes(node: &str, labels: &Labels, desired: &BTreeMap<String, String>) -> Vec<LabelChange> {
+pub fn changes(
+    node: &str,
+    labels: &Labels,
+    desired: &BTreeMap<String, String>,
+) -> Vec<LabelChange> {
     desired
         .iter()
         .filter(|(key, value)| labels.get(*key) != Some(*value))
@@ -175,33 +195,139 @@ pub fn label_value(name: &str) -> String {
     let hash = format!("{:08x}", fnv1a32(name.as_bytes()));
     let cleaned: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let mut prefix: String = cleaned.chars().take(63 - hash.len() - 1).collect();
     while prefix.ends_with(|c: char| !c.is_ascii_alphanumeric()) {
         prefix.pop();
     }
     let prefix = prefix.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
-    if prefix.is_empty() { hash } else { format!("{prefix}-{hash}") }
+    if prefix.is_empty() {
+        hash
+    } else {
+        format!("{prefix}-{hash}")
+    }
 }
 
 /// Kubernetes' label value syntax: at most 63 characters, alphanumerics at both ends, and
 /// `-`, `_`, `.` inside.
 pub fn is_valid_label_value(value: &str) -> bool {
     value.len() <= 63
-        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && value.chars().next().is_none_or(|c| c.is_ascii_alphanumeric())
-        && value.chars().last().is_none_or(|c| c.is_ascii_alphanumeric())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && value
+            .chars()
+            .next()
+            .is_none_or(|c| c.is_ascii_alphanumeric())
+        && value
+            .chars()
+            .last()
+            .is_none_or(|c| c.is_ascii_alphanumeric())
 }
 
 /// FNV-1a: a stable, dependency-free hash; only distinctness matters here, not secrecy.
 pub fn fnv1a32(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5, |hash, byte| (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193))
+    bytes.iter().fold(0x811c_9dc5, |hash, byte| {
+        (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::testing::*;
+
+    #[test]
+    fn nodes_map_by_provider_id_then_system_uuid_either_way_then_name() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .node("by-provider", "esxi-1")
+            .node("by-uuid", "esxi-1")
+            .node("by-swapped-uuid", "esxi-1")
+            .node("by-name", "esxi-1")
+            .node("nowhere", "esxi-1")
+            .with(|s| {
+                let vms = s.inventory.as_ref().expect("inventory").clusters[0]
+                    .vms
+                    .clone();
+                let uuid = |name: &str| {
+                    vms.iter()
+                        .find(|vm| vm.name == name)
+                        .expect("vm")
+                        .uuid
+                        .clone()
+                };
+                for node in &mut s.nodes {
+                    match node.name.as_str() {
+                        "by-uuid" => {
+                            node.provider_id = None;
+                            node.system_uuid = Some(uuid("by-uuid").to_uppercase());
+                        }
+                        "by-swapped-uuid" => {
+                            node.provider_id = None;
+                            node.system_uuid = swap_uuid(&uuid("by-swapped-uuid"));
+                        }
+                        "by-name" => node.provider_id = None,
+                        "nowhere" => {
+                            node.provider_id =
+                                Some("vsphere://00000000-0000-0000-0000-000000000000".into())
+                        }
+                        _ => {}
+                    }
+                }
+                let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+                cluster.vms.retain(|vm| vm.name != "nowhere");
+            })
+            .build();
+        let mapping = map_nodes(
+            &snapshot.nodes,
+            snapshot.inventory.as_ref().expect("inventory"),
+        );
+        let mapped: Vec<Option<&str>> = mapping
+            .placements
+            .iter()
+            .map(|p| p.as_ref().map(|p| p.vm.name.as_str()))
+            .collect();
+        // Nodes are sorted by name.
+        assert_eq!(
+            mapped,
+            [
+                Some("by-name"),
+                Some("by-provider"),
+                Some("by-swapped-uuid"),
+                Some("by-uuid"),
+                None
+            ]
+        );
+        assert_eq!(mapping.unmapped, ["nowhere"]);
+    }
+
+    #[test]
+    fn a_node_matching_two_vms_is_left_unmapped() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .with(|s| {
+                let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+                cluster.vms[1].uuid = cluster.vms[0].uuid.clone();
+            })
+            .build();
+        let mapping = map_nodes(
+            &snapshot.nodes,
+            snapshot.inventory.as_ref().expect("inventory"),
+        );
+        // w1's uuid is now shared by two VMs; w2's own uuid is gone, so it maps by name.
+        assert_eq!(mapping.unmapped, ["w1"]);
+        assert!(mapping.warnings[0].contains("several VMs"));
+    }
 
     #[test]
     fn swapped_uuid_reverses_the_first_three_fields() {
@@ -210,13 +336,19 @@ mod tests {
             Some("37e2656a-44ae-28c4-95b5-049031466616")
         );
         let swapped = swap_uuid("56492e42-22ad-3911-6d72-59cc8f26bc90").expect("a uuid");
-        assert_eq!(swap_uuid(&swapped).as_deref(), Some("56492e42-22ad-3911-6d72-59cc8f26bc90"));
+        assert_eq!(
+            swap_uuid(&swapped).as_deref(),
+            Some("56492e42-22ad-3911-6d72-59cc8f26bc90")
+        );
         assert_eq!(swap_uuid("not-a-uuid"), None);
     }
 
     #[test]
     fn valid_host_names_are_used_as_they_are() {
-        assert_eq!(label_value("lab-wcp-esxi-41.go-lab.jp"), "lab-wcp-esxi-41.go-lab.jp");
+        assert_eq!(
+            label_value("lab-wcp-esxi-41.go-lab.jp"),
+            "lab-wcp-esxi-41.go-lab.jp"
+        );
         assert_eq!(label_value("10.0.0.12"), "10.0.0.12");
     }
 

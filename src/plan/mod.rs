@@ -25,7 +25,9 @@ use serde::Serialize;
 pub use drs::{DrsAction, DrsRuleChange, rule_name};
 pub use labels::LabelChange;
 
-use crate::policy::{EvictorArgs, Policy, PriorityThreshold, Profile, SYSTEM_CRITICAL_PRIORITY, Strategy};
+use crate::policy::{
+    EvictorArgs, Policy, PriorityThreshold, Profile, SYSTEM_CRITICAL_PRIORITY, Strategy,
+};
 use crate::snapshot::Snapshot;
 use budget::Budget;
 use view::{NodeState, PodState, View};
@@ -104,7 +106,12 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy) -> Plan {
     let nodes = refresh_nodes(snapshot, policy, &mut plan);
     let view = View::new(snapshot, policy, nodes);
     let budget = Budget::new(&view);
-    let mut planner = Planner { view, budget, plan, tried: BTreeSet::new() };
+    let mut planner = Planner {
+        view,
+        budget,
+        plan,
+        tried: BTreeSet::new(),
+    };
 
     let ready = planner.view.nodes.iter().filter(|n| n.considered).count();
     if ready < 2 {
@@ -121,7 +128,10 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy) -> Plan {
                 };
                 let context = planner.context(profile);
                 for strategy in strategies {
-                    let context = Context { strategy: strategy.name(), ..context.clone() };
+                    let context = Context {
+                        strategy: strategy.name(),
+                        ..context.clone()
+                    };
                     match strategy {
                         Strategy::InterPodAntiAffinity(args) => {
                             anti_affinity::run(&mut planner, &context, args)
@@ -147,9 +157,16 @@ enum Phase {
 }
 
 /// Compute label changes and the planning view of every node.
-fn refresh_nodes<'a>(snapshot: &'a Snapshot, policy: &'a Policy, plan: &mut Plan) -> Vec<NodeState<'a>> {
+fn refresh_nodes<'a>(
+    snapshot: &'a Snapshot,
+    policy: &'a Policy,
+    plan: &mut Plan,
+) -> Vec<NodeState<'a>> {
     let keys = &policy.vsphere.labels;
-    let mapping = snapshot.inventory.as_ref().map(|inventory| labels::map_nodes(&snapshot.nodes, inventory));
+    let mapping = snapshot
+        .inventory
+        .as_ref()
+        .map(|inventory| labels::map_nodes(&snapshot.nodes, inventory));
     if mapping.is_none() {
         plan.warnings.push(
             "no vSphere inventory: host labels are not refreshed and not trusted, so host-level \
@@ -164,7 +181,8 @@ fn refresh_nodes<'a>(snapshot: &'a Snapshot, policy: &'a Policy, plan: &mut Plan
         match &placement {
             Some(placement) => {
                 let desired = labels::desired_labels(keys, placement);
-                plan.label_changes.extend(labels::changes(&node.name, &node.labels, &desired));
+                plan.label_changes
+                    .extend(labels::changes(&node.name, &node.labels, &desired));
                 node_labels.extend(desired);
             }
             None => {
@@ -179,7 +197,10 @@ fn refresh_nodes<'a>(snapshot: &'a Snapshot, policy: &'a Policy, plan: &mut Plan
             use kube::core::SelectorExt;
             s.matches(&node_labels)
         });
-        let host_usable = placement.as_ref().and_then(|p| p.host).is_some_and(|h| h.is_usable());
+        let host_usable = placement
+            .as_ref()
+            .and_then(|p| p.host)
+            .is_some_and(|h| h.is_usable());
         let refusal = if !node.ready {
             Some("are not Ready")
         } else if node.unschedulable {
@@ -279,7 +300,8 @@ impl<'a> Planner<'a> {
         fix: Option<&crate::snapshot::SpreadConstraint>,
         balance_fit: bool,
     ) -> Attempt {
-        let protections = evictor::protections(&self.view, context.evictor, context.priority_threshold, pod);
+        let protections =
+            evictor::protections(&self.view, context.evictor, context.priority_threshold, pod);
         if !protections.is_empty() {
             return self.skip(context, pod, SkipReason::Protected, protections.join("; "));
         }
@@ -316,7 +338,13 @@ impl<'a> Planner<'a> {
         Attempt::Evicted { landing }
     }
 
-    fn skip(&mut self, context: &Context, pod: usize, reason: SkipReason, detail: String) -> Attempt {
+    fn skip(
+        &mut self,
+        context: &Context,
+        pod: usize,
+        reason: SkipReason,
+        detail: String,
+    ) -> Attempt {
         if self.tried.insert((pod, context.strategy)) {
             let pod_ref = self.view.pod(pod);
             self.plan.skipped.push(Skip {

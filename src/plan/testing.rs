@@ -1,0 +1,324 @@
+//! Builders for planner tests: `Lab::new().host("esxi-1").node("w1", "esxi-1")` and
+//! `pod("ns/a").on("w1").app("web").anti_affinity(HOST)`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+use kube::core::{Expression, Selector};
+
+use crate::inventory::{Cluster, DrsConfig, Host, Inventory, Rule, RuleKind, Vm};
+use crate::policy::{
+    AntiAffinityArgs, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs, Policy, Profile, Strategy,
+    TopologySpreadArgs, VsphereSettings,
+};
+use crate::snapshot::{
+    AffinityTerm, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Resources, Snapshot, SpreadConstraint,
+    WhenUnsatisfiable,
+};
+
+pub const HOST: &str = DEFAULT_HOST_LABEL;
+pub const HOSTNAME: &str = "kubernetes.io/hostname";
+
+pub fn now() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-11-21T12:00:00Z")
+        .expect("valid")
+        .to_utc()
+}
+
+fn resources(cpu_milli: i64, memory_mi: i64, pods: i64) -> Resources {
+    Resources(BTreeMap::from([
+        ("cpu".to_string(), cpu_milli),
+        ("memory".to_string(), memory_mi * 1024 * 1024 * 1000),
+        ("pods".to_string(), pods * 1000),
+    ]))
+}
+
+/// A cluster under construction: one vSphere cluster `c1`, hosts, node VMs, pods.
+pub struct Lab {
+    snapshot: Snapshot,
+}
+
+impl Lab {
+    pub fn new() -> Lab {
+        Lab {
+            snapshot: Snapshot {
+                now: now(),
+                inventory: Some(Inventory {
+                    clusters: vec![Cluster {
+                        name: "c1".to_string(),
+                        datacenter: "dc1".to_string(),
+                        drs: Some(DrsConfig {
+                            enabled: true,
+                            default_vm_behavior: "fullyAutomated".to_string(),
+                        }),
+                        ..Cluster::default()
+                    }],
+                }),
+                ..Snapshot::default()
+            },
+        }
+    }
+
+    fn cluster(&mut self) -> &mut Cluster {
+        &mut self
+            .snapshot
+            .inventory
+            .as_mut()
+            .expect("inventory")
+            .clusters[0]
+    }
+
+    pub fn host(mut self, name: &str) -> Lab {
+        self.cluster().hosts.push(Host {
+            name: name.to_string(),
+            connection_state: "connected".to_string(),
+            in_maintenance_mode: false,
+        });
+        self
+    }
+
+    /// A Ready node whose VM (same name) runs on `host`, labelled with that host.
+    pub fn node(mut self, name: &str, host: &str) -> Lab {
+        let uuid = format!(
+            "4200{:04x}-0000-0000-0000-{:012x}",
+            self.snapshot.nodes.len(),
+            self.snapshot.nodes.len()
+        );
+        self.cluster().vms.push(Vm {
+            name: name.to_string(),
+            uuid: uuid.clone(),
+            host: host.to_string(),
+            power_state: "poweredOn".to_string(),
+            drs_behavior: None,
+        });
+        self.snapshot.nodes.push(Node {
+            name: name.to_string(),
+            labels: Labels::from([
+                (HOSTNAME.to_string(), name.to_string()),
+                (HOST.to_string(), host.to_string()),
+            ]),
+            provider_id: Some(format!("vsphere://{uuid}")),
+            system_uuid: None,
+            unschedulable: false,
+            ready: true,
+            taints: Vec::new(),
+            allocatable: resources(4000, 16 * 1024, 110),
+        });
+        self.snapshot.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        self
+    }
+
+    pub fn pod(mut self, pod: PodBuilder) -> Lab {
+        self.snapshot.pods.push(pod.0);
+        self.snapshot
+            .pods
+            .sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        self
+    }
+
+    pub fn pdb(mut self, key: &str, app: &str, allowed: i32) -> Lab {
+        let (namespace, name) = key.split_once('/').expect("ns/name");
+        self.snapshot.pdbs.push(Pdb {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            selector: Some(app_selector(app)),
+            disruptions_allowed: allowed,
+        });
+        self
+    }
+
+    pub fn rule(mut self, name: &str, key: i32, vms: &[&str]) -> Lab {
+        self.cluster().rules.push(Rule {
+            name: name.to_string(),
+            key: Some(key),
+            kind: RuleKind::AntiAffinity,
+            enabled: true,
+            mandatory: false,
+            user_created: true,
+            vms: vms.iter().map(|v| v.to_string()).collect(),
+        });
+        self
+    }
+
+    /// Any other adjustment.
+    pub fn with(mut self, change: impl FnOnce(&mut Snapshot)) -> Lab {
+        change(&mut self.snapshot);
+        self
+    }
+
+    pub fn build(self) -> Snapshot {
+        self.snapshot
+    }
+}
+
+pub fn app_selector(app: &str) -> Selector {
+    Selector::from(Expression::Equal("app".to_string(), app.to_string()))
+}
+
+/// A pod under construction.
+pub struct PodBuilder(pub Pod);
+
+/// A running, Burstable pod `namespace/name` owned by ReplicaSet `rs`, created at `now - 1h`.
+pub fn pod(key: &str) -> PodBuilder {
+    let (namespace, name) = key.split_once('/').expect("ns/name");
+    PodBuilder(Pod {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        uid: format!("uid-{key}"),
+        labels: Labels::new(),
+        node_name: None,
+        phase: Phase::Running,
+        terminating: false,
+        created: Some(now() - Duration::hours(1)),
+        started: Some(now() - Duration::hours(1)),
+        priority: 0,
+        priority_class: None,
+        qos: Qos::Burstable,
+        owners: vec![Owner {
+            kind: "ReplicaSet".to_string(),
+            name: "rs".to_string(),
+            uid: "rs-uid".to_string(),
+            controller: true,
+        }],
+        images: vec!["app:1".to_string()],
+        requests: resources(100, 128, 1),
+        node_selector: Labels::new(),
+        node_affinity: None,
+        tolerations: Vec::new(),
+        anti_affinity: Vec::new(),
+        spread_constraints: Vec::new(),
+        mirror: false,
+        config_source: None,
+        force_evict: false,
+        prefer_no_eviction: false,
+        local_storage: false,
+        claims: Vec::new(),
+        resource_claims: false,
+    })
+}
+
+impl PodBuilder {
+    pub fn on(mut self, node: &str) -> Self {
+        self.0.node_name = Some(node.to_string());
+        self
+    }
+
+    /// Label `app=<app>`, owned by ReplicaSet `<app>-rs`.
+    pub fn app(mut self, app: &str) -> Self {
+        self.0.labels.insert("app".to_string(), app.to_string());
+        self.0.owners[0].name = format!("{app}-rs");
+        self.0.owners[0].uid = format!("{app}-rs-uid");
+        self
+    }
+
+    pub fn owner(mut self, kind: &str, name: &str) -> Self {
+        self.0.owners = vec![Owner {
+            kind: kind.to_string(),
+            name: name.to_string(),
+            uid: format!("{name}-uid"),
+            controller: true,
+        }];
+        self
+    }
+
+    /// Required anti-affinity against its own app on `key`.
+    pub fn anti_affinity(mut self, key: &str) -> Self {
+        let app = self.0.labels.get("app").expect("app() first").clone();
+        self.0.anti_affinity.push(AffinityTerm {
+            selector: Some(app_selector(&app)),
+            namespaces: Vec::new(),
+            namespace_selector: None,
+            topology_key: key.to_string(),
+        });
+        self
+    }
+
+    /// A spread constraint over its own app on `key`.
+    pub fn spread(mut self, key: &str, max_skew: i32, when: WhenUnsatisfiable) -> Self {
+        let app = self.0.labels.get("app").expect("app() first").clone();
+        self.0.spread_constraints.push(SpreadConstraint {
+            max_skew,
+            topology_key: key.to_string(),
+            when_unsatisfiable: when,
+            selector: Some(app_selector(&app)),
+            min_domains: None,
+            honor_node_affinity: true,
+            honor_node_taints: false,
+        });
+        self
+    }
+
+    /// Created this many minutes before `now` (newer pods go first).
+    pub fn age_minutes(mut self, minutes: i64) -> Self {
+        self.0.created = Some(now() - Duration::minutes(minutes));
+        self.0.started = self.0.created;
+        self
+    }
+
+    pub fn with(mut self, change: impl FnOnce(&mut Pod)) -> Self {
+        change(&mut self.0);
+        self
+    }
+}
+
+/// A policy with one profile running the given strategies (deschedule ones first, as upstream).
+pub fn policy(strategies: Vec<Strategy>) -> Policy {
+    policy_with(EvictorArgs::default(), strategies)
+}
+
+pub fn policy_with(evictor: EvictorArgs, strategies: Vec<Strategy>) -> Policy {
+    let (deschedule, balance) = strategies
+        .into_iter()
+        .partition(|s| matches!(s, Strategy::InterPodAntiAffinity(_)));
+    Policy {
+        cluster_name: Some("k8s".to_string()),
+        node_selector: None,
+        limits: Default::default(),
+        profiles: vec![Profile {
+            name: "test".to_string(),
+            evictor,
+            deschedule,
+            balance,
+        }],
+        vsphere: VsphereSettings::default(),
+    }
+}
+
+pub fn anti_affinity() -> Strategy {
+    Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())
+}
+
+pub fn spread() -> Strategy {
+    Strategy::TopologySpread(TopologySpreadArgs::default())
+}
+
+pub fn duplicates() -> Strategy {
+    Strategy::Duplicates(DuplicatesArgs::default())
+}
+
+/// `namespace/pod` of every eviction, in order.
+pub fn evicted(plan: &crate::plan::Plan) -> Vec<String> {
+    plan.evictions
+        .iter()
+        .map(|e| format!("{}/{}", e.namespace, e.pod))
+        .collect()
+}
+
+/// `(namespace/pod, reason)` of every skip.
+pub fn skipped(plan: &crate::plan::Plan) -> Vec<(String, &'static str)> {
+    plan.skipped
+        .iter()
+        .map(|s| (format!("{}/{}", s.namespace, s.pod), s.reason.as_str()))
+        .collect()
+}
+
+/// Three hosts with one node each: the seed lab.
+pub fn three_hosts() -> Lab {
+    Lab::new()
+        .host("esxi-1")
+        .host("esxi-2")
+        .host("esxi-3")
+        .node("w1", "esxi-1")
+        .node("w2", "esxi-2")
+        .node("w3", "esxi-3")
+}

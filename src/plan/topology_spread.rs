@@ -41,7 +41,11 @@ fn constraints<'a>(
             continue;
         }
         let pod_ref = view.pod(pod);
-        if args.label_selector.as_ref().is_some_and(|s| !s.matches(&pod_ref.labels)) {
+        if args
+            .label_selector
+            .as_ref()
+            .is_some_and(|s| !s.matches(&pod_ref.labels))
+        {
             continue;
         }
         for constraint in &pod_ref.spread_constraints {
@@ -68,11 +72,14 @@ fn balance(
     owner: usize,
     constraint: &SpreadConstraint,
 ) {
-    let Some(selector) = &constraint.selector else { return };
+    let Some(selector) = &constraint.selector else {
+        return;
+    };
     let view = &planner.view;
     let owner_pod = view.pod(owner);
-    let eligible: Vec<bool> =
-        (0..view.nodes.len()).map(|n| eligible_node(view, owner_pod, constraint, n)).collect();
+    let eligible: Vec<bool> = (0..view.nodes.len())
+        .map(|n| eligible_node(view, owner_pod, constraint, n))
+        .collect();
     let mut counts: BTreeMap<String, i64> = BTreeMap::new();
     for node in (0..view.nodes.len()).filter(|&n| eligible[n]) {
         if let Some(value) = view.domain(node, &constraint.topology_key) {
@@ -81,11 +88,15 @@ fn balance(
     }
     let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for pod in view.select(&owner_pod.namespace, selector) {
-        let Some(node) = view.location(pod, false) else { continue };
+        let Some(node) = view.location(pod, false) else {
+            continue;
+        };
         if !eligible[node] {
             continue;
         }
-        let Some(value) = view.domain(node, &constraint.topology_key) else { continue };
+        let Some(value) = view.domain(node, &constraint.topology_key) else {
+            continue;
+        };
         *counts.entry(value.to_string()).or_insert(0) += 1;
         members.entry(value.to_string()).or_default().push(pod);
     }
@@ -93,15 +104,21 @@ fn balance(
         return;
     }
     let max_skew = i64::from(constraint.max_skew);
-    let fewer_domains_than_required =
-        constraint.min_domains.is_some_and(|min| (counts.len() as i64) < i64::from(min));
+    let fewer_domains_than_required = constraint
+        .min_domains
+        .is_some_and(|min| (counts.len() as i64) < i64::from(min));
     let mut tried: BTreeSet<usize> = BTreeSet::new();
     loop {
-        let global_min =
-            if fewer_domains_than_required { 0 } else { *counts.values().min().expect("non-empty") };
+        let global_min = if fewer_domains_than_required {
+            0
+        } else {
+            *counts.values().min().expect("non-empty")
+        };
         // Domains over the limit, fullest first (ties by name, for determinism).
-        let mut over: Vec<(&String, &i64)> =
-            counts.iter().filter(|(_, count)| **count - global_min > max_skew).collect();
+        let mut over: Vec<(&String, &i64)> = counts
+            .iter()
+            .filter(|(_, count)| **count - global_min > max_skew)
+            .collect();
         if over.is_empty() {
             return;
         }
@@ -117,11 +134,15 @@ fn balance(
                 .copied()
                 .filter(|&p| planner.is_candidate(p) && !tried.contains(&p))
                 .filter(|&p| {
-                    args.label_selector.as_ref().is_none_or(|s| s.matches(&planner.view.pod(p).labels))
+                    args.label_selector
+                        .as_ref()
+                        .is_none_or(|s| s.matches(&planner.view.pod(p).labels))
                 })
                 .collect();
             candidates.sort_by(|&a, &b| {
-                planner.view.eviction_order(context.evictor.no_eviction_policy, a, b)
+                planner
+                    .view
+                    .eviction_order(context.evictor.no_eviction_policy, a, b)
             });
             for pod in candidates {
                 tried.insert(pod);
@@ -148,7 +169,10 @@ fn balance(
                         .map(str::to_string)
                         .filter(|d| counts.contains_key(d))
                         .or_else(|| {
-                            counts.iter().min_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0))).map(|(d, _)| d.clone())
+                            counts
+                                .iter()
+                                .min_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0)))
+                                .map(|(d, _)| d.clone())
                         });
                     if let Some(target) = target {
                         *counts.get_mut(&target).expect("domain counted") += 1;
@@ -161,5 +185,136 @@ fn balance(
         if !moved {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::plan;
+    use crate::plan::testing::*;
+    use crate::policy::{Strategy, TopologySpreadArgs};
+    use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
+
+    fn api(name: &str, node: &str, age: i64) -> PodBuilder {
+        pod(&format!("app/{name}"))
+            .app("api")
+            .on(node)
+            .spread(HOST, 1, DoNotSchedule)
+            .age_minutes(age)
+    }
+
+    #[test]
+    fn a_skewed_host_gives_one_pod_to_the_empty_host() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-2")
+            .node("w3", "esxi-3")
+            .pod(api("api-a", "w1", 60))
+            .pod(api("api-b", "w2", 60))
+            .pod(api("api-c", "w2", 3))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![spread()]));
+        assert_eq!(evicted(&plan), ["app/api-c"]);
+        assert_eq!(plan.evictions[0].fits_on.as_deref(), Some("w3 (esxi-3)"));
+    }
+
+    #[test]
+    fn protected_pods_still_count_in_the_spread() {
+        // Upstream counts only evictable pods and would see esxi-2 as empty here.
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-2")
+            .pod(api("api-a", "w1", 60))
+            .pod(api("api-b", "w1", 50))
+            .pod(api("api-c", "w2", 40).with(|p| p.local_storage = true))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![spread()]));
+        assert!(plan.evictions.is_empty(), "{:?}", evicted(&plan));
+    }
+
+    #[test]
+    fn min_domains_counts_missing_domains_as_empty() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-2")
+            .pod(api("api-a", "w1", 60).with(|p| p.spread_constraints[0].min_domains = Some(3)))
+            .pod(api("api-b", "w1", 50).with(|p| p.spread_constraints[0].min_domains = Some(3)))
+            .pod(api("api-c", "w2", 40).with(|p| p.spread_constraints[0].min_domains = Some(3)))
+            .build();
+        // Two domains exist, three are required: the global minimum is 0, so esxi-1 with 2
+        // pods is over maxSkew 1; but no node would take a pod without breaking it, so it stays.
+        let plan = plan(&snapshot, &policy(vec![spread()]));
+        assert!(plan.evictions.is_empty());
+        assert_eq!(skipped(&plan).len(), 2);
+        assert!(
+            skipped(&plan)
+                .iter()
+                .all(|(_, reason)| *reason == "no-feasible-node")
+        );
+    }
+
+    #[test]
+    fn soft_constraints_are_balanced_only_when_asked() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-2")
+            .pod(
+                pod("app/a")
+                    .app("api")
+                    .on("w1")
+                    .spread(HOST, 1, ScheduleAnyway)
+                    .age_minutes(60),
+            )
+            .pod(
+                pod("app/b")
+                    .app("api")
+                    .on("w1")
+                    .spread(HOST, 1, ScheduleAnyway)
+                    .age_minutes(50),
+            )
+            .pod(
+                pod("app/c")
+                    .app("api")
+                    .on("w1")
+                    .spread(HOST, 1, ScheduleAnyway)
+                    .age_minutes(40),
+            )
+            .build();
+        assert!(
+            plan(&snapshot, &policy(vec![spread()]))
+                .evictions
+                .is_empty()
+        );
+        let both = Strategy::TopologySpread(TopologySpreadArgs {
+            schedule_anyway: true,
+            ..Default::default()
+        });
+        assert_eq!(evicted(&plan(&snapshot, &policy(vec![both]))), ["app/c"]);
+    }
+
+    #[test]
+    fn spread_and_duplicates_together_move_one_pod_not_two() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-2")
+            .node("w3", "esxi-3")
+            .pod(api("api-a", "w1", 60))
+            .pod(api("api-b", "w2", 60))
+            .pod(api("api-c", "w2", 3))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![spread(), duplicates()]));
+        assert_eq!(evicted(&plan), ["app/api-c"]);
     }
 }

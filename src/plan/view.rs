@@ -44,7 +44,10 @@ pub struct NodeState<'a> {
 impl NodeState<'_> {
     /// The ESXi host name, when mapped.
     pub fn host(&self) -> Option<&str> {
-        self.placement.as_ref().and_then(|p| p.host).map(|h| h.name.as_str())
+        self.placement
+            .as_ref()
+            .and_then(|p| p.host)
+            .map(|h| h.name.as_str())
     }
 }
 
@@ -74,13 +77,12 @@ pub struct View<'a> {
 }
 
 impl<'a> View<'a> {
-    pub fn new(
-        snapshot: &'a Snapshot,
-        policy: &'a Policy,
-        nodes: Vec<NodeState<'a>>,
-    ) -> View<'a> {
-        let node_by_name: HashMap<&str, usize> =
-            nodes.iter().enumerate().map(|(i, n)| (n.node.name.as_str(), i)).collect();
+    pub fn new(snapshot: &'a Snapshot, policy: &'a Policy, nodes: Vec<NodeState<'a>>) -> View<'a> {
+        let node_by_name: HashMap<&str, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.node.name.as_str(), i))
+            .collect();
         let mut used = vec![Resources::default(); nodes.len()];
         let mut pod_node = Vec::with_capacity(snapshot.pods.len());
         let mut state = Vec::with_capacity(snapshot.pods.len());
@@ -92,14 +94,24 @@ impl<'a> View<'a> {
             .map(|(name, labels)| (name.as_str(), labels.clone()))
             .collect();
         for (index, pod) in snapshot.pods.iter().enumerate() {
-            let node = pod.node_name.as_deref().and_then(|name| node_by_name.get(name).copied());
+            let node = pod
+                .node_name
+                .as_deref()
+                .and_then(|name| node_by_name.get(name).copied());
             pod_node.push(node);
             let active = node.is_some() && !pod.is_gone();
-            state.push(if active { PodState::Active } else { PodState::Gone });
+            state.push(if active {
+                PodState::Active
+            } else {
+                PodState::Gone
+            });
             if let (true, Some(node)) = (active, node) {
                 used[node].add(&pod.requests);
             }
-            by_namespace.entry(pod.namespace.as_str()).or_default().push(index);
+            by_namespace
+                .entry(pod.namespace.as_str())
+                .or_default()
+                .push(index);
             for (key, value) in &pod.labels {
                 by_label
                     .entry(pod.namespace.as_str())
@@ -110,10 +122,15 @@ impl<'a> View<'a> {
                     .or_default()
                     .push(index);
             }
-            namespace_labels.entry(pod.namespace.as_str()).or_insert_with(|| {
-                // The API server labels every namespace with its name.
-                Labels::from([("kubernetes.io/metadata.name".to_string(), pod.namespace.clone())])
-            });
+            namespace_labels
+                .entry(pod.namespace.as_str())
+                .or_insert_with(|| {
+                    // The API server labels every namespace with its name.
+                    Labels::from([(
+                        "kubernetes.io/metadata.name".to_string(),
+                        pod.namespace.clone(),
+                    )])
+                });
         }
         let mut view = View {
             snapshot,
@@ -135,7 +152,10 @@ impl<'a> View<'a> {
         let mut holders: HashMap<Option<String>, Vec<Holder>> = HashMap::new();
         for (index, pod) in self.snapshot.pods.iter().enumerate() {
             for (term_index, term) in pod.anti_affinity.iter().enumerate() {
-                let holder = Holder { pod: index, term: term_index };
+                let holder = Holder {
+                    pod: index,
+                    term: term_index,
+                };
                 match self.term_namespaces(pod, term) {
                     None => holders.entry(None).or_default().push(holder),
                     Some(namespaces) => {
@@ -190,9 +210,14 @@ impl<'a> View<'a> {
             }
         }
         let pool = best.unwrap_or_else(|| {
-            self.by_namespace.get(namespace).cloned().unwrap_or_default()
+            self.by_namespace
+                .get(namespace)
+                .cloned()
+                .unwrap_or_default()
         });
-        pool.into_iter().filter(|&p| selector.matches(&self.pod(p).labels)).collect()
+        pool.into_iter()
+            .filter(|&p| selector.matches(&self.pod(p).labels))
+            .collect()
     }
 
     fn postings(&self, namespace: &str, key: &str, value: &str) -> &[usize] {
@@ -212,7 +237,10 @@ impl<'a> View<'a> {
 
     /// Pods of one namespace, in snapshot order.
     pub fn namespace_pods(&self, namespace: &str) -> &[usize] {
-        self.by_namespace.get(namespace).map(Vec::as_slice).unwrap_or(&[])
+        self.by_namespace
+            .get(namespace)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// The namespaces an affinity term of `owner` applies to; `None` means all of them.
@@ -245,11 +273,19 @@ impl<'a> View<'a> {
         };
         let namespaces = match self.term_namespaces(self.pod(owner), term) {
             Some(namespaces) => namespaces,
-            None => self.pod_namespaces().into_iter().map(str::to_string).collect(),
+            None => self
+                .pod_namespaces()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
         };
         let mut matches = Vec::new();
         for namespace in namespaces {
-            matches.extend(self.select(&namespace, selector).into_iter().filter(|&p| p != owner));
+            matches.extend(
+                self.select(&namespace, selector)
+                    .into_iter()
+                    .filter(|&p| p != owner),
+            );
         }
         matches
     }
@@ -268,7 +304,11 @@ impl<'a> View<'a> {
 
     /// Anti-affinity terms of other pods that may apply to a pod in `namespace`.
     pub fn holders_for(&self, namespace: &str) -> impl Iterator<Item = Holder> + '_ {
-        let own = self.holders.get(&Some(namespace.to_string())).into_iter().flatten();
+        let own = self
+            .holders
+            .get(&Some(namespace.to_string()))
+            .into_iter()
+            .flatten();
         let all = self.holders.get(&None).into_iter().flatten();
         own.chain(all).copied()
     }

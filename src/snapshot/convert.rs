@@ -27,7 +27,9 @@ pub enum ConvertError {
 }
 
 pub fn node(node: core::Node) -> Result<Node, ConvertError> {
-    let name = node.metadata.name.ok_or(ConvertError::Missing { field: "metadata.name" })?;
+    let name = node.metadata.name.ok_or(ConvertError::Missing {
+        field: "metadata.name",
+    })?;
     let spec = node.spec.unwrap_or_default();
     let status = node.status.unwrap_or_default();
     let ready = status
@@ -55,7 +57,10 @@ pub fn node(node: core::Node) -> Result<Node, ConvertError> {
         name,
         labels: node.metadata.labels.unwrap_or_default(),
         provider_id: spec.provider_id.filter(|id| !id.is_empty()),
-        system_uuid: status.node_info.map(|info| info.system_uuid).filter(|id| !id.is_empty()),
+        system_uuid: status
+            .node_info
+            .map(|info| info.system_uuid)
+            .filter(|id| !id.is_empty()),
         unschedulable: spec.unschedulable.unwrap_or(false),
         ready,
         taints,
@@ -65,7 +70,9 @@ pub fn node(node: core::Node) -> Result<Node, ConvertError> {
 
 pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
     let meta = pod.metadata;
-    let name = meta.name.ok_or(ConvertError::Missing { field: "metadata.name" })?;
+    let name = meta.name.ok_or(ConvertError::Missing {
+        field: "metadata.name",
+    })?;
     let namespace = meta.namespace.unwrap_or_else(|| "default".to_string());
     let labels = meta.labels.unwrap_or_default();
     let annotations = meta.annotations.unwrap_or_default();
@@ -106,7 +113,13 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
     let node_affinity = affinity
         .node_affinity
         .and_then(|a| a.required_during_scheduling_ignored_during_execution)
-        .map(|selector| selector.node_selector_terms.into_iter().map(node_selector_term).collect())
+        .map(|selector| {
+            selector
+                .node_selector_terms
+                .into_iter()
+                .map(node_selector_term)
+                .collect()
+        })
         .transpose()?;
     let anti_affinity = affinity
         .pod_anti_affinity
@@ -123,7 +136,11 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
         .collect::<Result<_, _>>()?;
 
     let volumes = spec.volumes.unwrap_or_default();
-    let mut images: Vec<String> = spec.containers.iter().filter_map(|c| c.image.clone()).collect();
+    let mut images: Vec<String> = spec
+        .containers
+        .iter()
+        .filter_map(|c| c.image.clone())
+        .collect();
     images.sort();
 
     Ok(Pod {
@@ -170,12 +187,20 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
         force_evict: annotations.contains_key("descheduler.alpha.kubernetes.io/evict"),
         prefer_no_eviction: annotations
             .contains_key("descheduler.alpha.kubernetes.io/prefer-no-eviction"),
-        local_storage: volumes.iter().any(|v| v.empty_dir.is_some() || v.host_path.is_some()),
+        local_storage: volumes
+            .iter()
+            .any(|v| v.empty_dir.is_some() || v.host_path.is_some()),
         claims: volumes
             .iter()
-            .filter_map(|v| v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()))
+            .filter_map(|v| {
+                v.persistent_volume_claim
+                    .as_ref()
+                    .map(|c| c.claim_name.clone())
+            })
             .collect(),
-        resource_claims: spec.resource_claims.is_some_and(|claims| !claims.is_empty()),
+        resource_claims: spec
+            .resource_claims
+            .is_some_and(|claims| !claims.is_empty()),
         namespace,
         name,
         labels,
@@ -185,16 +210,26 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
 pub fn pdb(pdb: PodDisruptionBudget) -> Result<Pdb, ConvertError> {
     let spec = pdb.spec.unwrap_or_default();
     Ok(Pdb {
-        namespace: pdb.metadata.namespace.unwrap_or_else(|| "default".to_string()),
-        name: pdb.metadata.name.ok_or(ConvertError::Missing { field: "metadata.name" })?,
-        selector: spec.selector.map(|s| selector(s, "spec.selector")).transpose()?,
+        namespace: pdb
+            .metadata
+            .namespace
+            .unwrap_or_else(|| "default".to_string()),
+        name: pdb.metadata.name.ok_or(ConvertError::Missing {
+            field: "metadata.name",
+        })?,
+        selector: spec
+            .selector
+            .map(|s| selector(s, "spec.selector"))
+            .transpose()?,
         // A PDB the controller has not processed yet allows nothing, as the API server treats it.
         disruptions_allowed: pdb.status.map(|s| s.disruptions_allowed).unwrap_or(0),
     })
 }
 
 pub fn namespace(namespace: core::Namespace) -> Result<(String, Labels), ConvertError> {
-    let name = namespace.metadata.name.ok_or(ConvertError::Missing { field: "metadata.name" })?;
+    let name = namespace.metadata.name.ok_or(ConvertError::Missing {
+        field: "metadata.name",
+    })?;
     Ok((name, namespace.metadata.labels.unwrap_or_default()))
 }
 
@@ -205,16 +240,23 @@ fn timestamp(t: k8s_openapi::jiff::Timestamp) -> Option<chrono::DateTime<chrono:
 
 /// A `LabelSelector` as a kube `Selector`.
 pub fn selector(selector: LabelSelector, field: &str) -> Result<Selector, ConvertError> {
-    Selector::try_from(selector)
-        .map_err(|e| ConvertError::Selector { field: field.to_string(), message: e.0 })
+    Selector::try_from(selector).map_err(|e| ConvertError::Selector {
+        field: field.to_string(),
+        message: e.0,
+    })
 }
 
-fn container_resources(container: &core::Container) -> Result<(Resources, Resources), ConvertError> {
+fn container_resources(
+    container: &core::Container,
+) -> Result<(Resources, Resources), ConvertError> {
     let Some(reqs) = &container.resources else {
         return Ok(Default::default());
     };
     let limits = resources(reqs.limits.clone().unwrap_or_default(), "resources.limits")?;
-    let mut requests = resources(reqs.requests.clone().unwrap_or_default(), "resources.requests")?;
+    let mut requests = resources(
+        reqs.requests.clone().unwrap_or_default(),
+        "resources.requests",
+    )?;
     // A limit without a request means request = limit, as the API server defaults it.
     for (name, amount) in &limits.0 {
         requests.0.entry(name.clone()).or_insert(*amount);
@@ -250,7 +292,10 @@ fn taint_effect(effect: &str, field: &str) -> Result<TaintEffect, ConvertError> 
         "NoSchedule" => Ok(TaintEffect::NoSchedule),
         "PreferNoSchedule" => Ok(TaintEffect::PreferNoSchedule),
         "NoExecute" => Ok(TaintEffect::NoExecute),
-        other => Err(ConvertError::Enum { field: field.to_string(), value: other.to_string() }),
+        other => Err(ConvertError::Enum {
+            field: field.to_string(),
+            value: other.to_string(),
+        }),
     }
 }
 
@@ -296,7 +341,11 @@ fn node_selector_term(term: core::NodeSelectorTerm) -> Result<NodeSelectorTerm, 
                         });
                     }
                 };
-                Ok(NodeRequirement { key: r.key, operator, values: r.values.unwrap_or_default() })
+                Ok(NodeRequirement {
+                    key: r.key,
+                    operator,
+                    values: r.values.unwrap_or_default(),
+                })
             })
             .collect::<Result<Vec<_>, _>>()
     };
@@ -328,9 +377,15 @@ fn with_label_keys(
     Some(selector)
 }
 
-fn affinity_term(term: core::PodAffinityTerm, labels: &Labels) -> Result<AffinityTerm, ConvertError> {
+fn affinity_term(
+    term: core::PodAffinityTerm,
+    labels: &Labels,
+) -> Result<AffinityTerm, ConvertError> {
     let field = "spec.affinity.podAntiAffinity";
-    let label_selector = term.label_selector.map(|s| selector(s, field)).transpose()?;
+    let label_selector = term
+        .label_selector
+        .map(|s| selector(s, field))
+        .transpose()?;
     Ok(AffinityTerm {
         selector: with_label_keys(
             label_selector,
@@ -339,7 +394,10 @@ fn affinity_term(term: core::PodAffinityTerm, labels: &Labels) -> Result<Affinit
             term.mismatch_label_keys,
         ),
         namespaces: term.namespaces.unwrap_or_default(),
-        namespace_selector: term.namespace_selector.map(|s| selector(s, field)).transpose()?,
+        namespace_selector: term
+            .namespace_selector
+            .map(|s| selector(s, field))
+            .transpose()?,
         topology_key: term.topology_key,
     })
 }

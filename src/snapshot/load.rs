@@ -33,7 +33,11 @@ pub enum SnapshotError {
     #[error("snapshot file {path}: vSphere cluster {cluster} appears more than once")]
     DuplicateCluster { path: PathBuf, cluster: String },
     #[error("snapshot file {path}: {kind} {name} appears more than once")]
-    Duplicate { path: PathBuf, kind: &'static str, name: String },
+    Duplicate {
+        path: PathBuf,
+        kind: &'static str,
+        name: String,
+    },
 }
 
 /// Objects read from snapshot files, before they are assembled into a `Snapshot`.
@@ -61,21 +65,31 @@ impl Objects {
 
 /// Read one snapshot file.
 pub fn read_file(path: &Path) -> Result<Objects, SnapshotError> {
-    let read_error = |source| SnapshotError::Read { path: path.to_path_buf(), source };
+    let read_error = |source| SnapshotError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     let size = std::fs::metadata(path).map_err(read_error)?.len();
     if size > MAX_FILE_BYTES {
-        return Err(SnapshotError::TooLarge { path: path.to_path_buf(), limit: MAX_FILE_BYTES });
+        return Err(SnapshotError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_FILE_BYTES,
+        });
     }
     let text = std::fs::read_to_string(path).map_err(read_error)?;
-    read_str(&text).map_err(|message| SnapshotError::Parse { path: path.to_path_buf(), message })
+    read_str(&text).map_err(|message| SnapshotError::Parse {
+        path: path.to_path_buf(),
+        message,
+    })
 }
 
 /// Read snapshot text (YAML or JSON, one or more documents).
 pub fn read_str(text: &str) -> Result<Objects, String> {
     let mut objects = Objects::default();
     if text.trim_start().starts_with(['{', '[']) {
-        for (index, document) in
-            serde_json::Deserializer::from_str(text).into_iter::<Document>().enumerate()
+        for (index, document) in serde_json::Deserializer::from_str(text)
+            .into_iter::<Document>()
+            .enumerate()
         {
             let document = document.map_err(|e| format!("document {}: {e}", index + 1))?;
             objects.extend(document.0);
@@ -130,7 +144,10 @@ impl<'de> Visitor<'de> for DocumentVisitor {
                 fields.insert(key, map.next_value::<Value>()?);
             }
         }
-        let kind = fields.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind = fields
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if had_items || kind == "List" || kind.ends_with("List") {
             return Ok(Document(objects));
         }
@@ -167,27 +184,43 @@ impl<'de> Deserialize<'de> for Items {
 
 /// Convert one object by its `apiVersion` and `kind`.
 fn object(value: Value) -> Result<Objects, String> {
-    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
-    let kind = value.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let name = object_name(&value);
     let mut objects = Objects::default();
     let described = |e: &dyn fmt::Display| format!("{kind} {name}: {e}");
     match (api_version.as_str(), kind.as_str()) {
         ("v1", "Node") => {
             let node = serde_json::from_value(value).map_err(|e| described(&e))?;
-            objects.nodes.push(convert::node(node).map_err(|e| described(&e))?);
+            objects
+                .nodes
+                .push(convert::node(node).map_err(|e| described(&e))?);
         }
         ("v1", "Pod") => {
             let pod = serde_json::from_value(value).map_err(|e| described(&e))?;
-            objects.pods.push(convert::pod(pod).map_err(|e| described(&e))?);
+            objects
+                .pods
+                .push(convert::pod(pod).map_err(|e| described(&e))?);
         }
         ("policy/v1", "PodDisruptionBudget") => {
             let pdb = serde_json::from_value(value).map_err(|e| described(&e))?;
-            objects.pdbs.push(convert::pdb(pdb).map_err(|e| described(&e))?);
+            objects
+                .pdbs
+                .push(convert::pdb(pdb).map_err(|e| described(&e))?);
         }
         ("v1", "Namespace") => {
             let namespace = serde_json::from_value(value).map_err(|e| described(&e))?;
-            objects.namespaces.push(convert::namespace(namespace).map_err(|e| described(&e))?);
+            objects
+                .namespaces
+                .push(convert::namespace(namespace).map_err(|e| described(&e))?);
         }
         (inventory::API_VERSION, inventory::KIND) => {
             let mut value = value;

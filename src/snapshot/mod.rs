@@ -47,7 +47,11 @@ pub fn assemble(
     let mut inventory: Option<Inventory> = None;
     let mut ignored = Vec::new();
     for (path, objects) in parts {
-        let duplicate = |kind, name| SnapshotError::Duplicate { path: path.clone(), kind, name };
+        let duplicate = |kind, name| SnapshotError::Duplicate {
+            path: path.clone(),
+            kind,
+            name,
+        };
         for node in objects.nodes {
             if let Some(node) = nodes.insert(node.name.clone(), node) {
                 return Err(duplicate("Node", node.name));
@@ -60,7 +64,10 @@ pub fn assemble(
         }
         for pdb in objects.pdbs {
             if let Some(pdb) = pdbs.insert((pdb.namespace.clone(), pdb.name.clone()), pdb) {
-                return Err(duplicate("PodDisruptionBudget", format!("{}/{}", pdb.namespace, pdb.name)));
+                return Err(duplicate(
+                    "PodDisruptionBudget",
+                    format!("{}/{}", pdb.namespace, pdb.name),
+                ));
             }
         }
         for (name, labels) in objects.namespaces {
@@ -72,7 +79,10 @@ pub fn assemble(
             let merged = inventory.get_or_insert_with(Inventory::default);
             for cluster in part.clusters {
                 if merged.clusters.iter().any(|c| c.name == cluster.name) {
-                    return Err(SnapshotError::DuplicateCluster { path: path.clone(), cluster: cluster.name });
+                    return Err(SnapshotError::DuplicateCluster {
+                        path: path.clone(),
+                        cluster: cluster.name,
+                    });
                 }
                 merged.clusters.push(cluster);
             }

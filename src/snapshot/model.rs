@@ -218,7 +218,9 @@ impl NodeSelectorTerm {
         if self.expressions.is_empty() && self.fields.is_empty() {
             return false;
         }
-        self.expressions.iter().all(|r| r.matches(labels.get(&r.key).map(String::as_str)))
+        self.expressions
+            .iter()
+            .all(|r| r.matches(labels.get(&r.key).map(String::as_str)))
             && self.fields.iter().all(|r| {
                 let value = (r.key == "metadata.name").then_some(node_name);
                 r.matches(value)
@@ -259,7 +261,11 @@ impl NodeRequirement {
                 ) else {
                     return false;
                 };
-                if self.operator == NodeOperator::Gt { actual > bound } else { actual < bound }
+                if self.operator == NodeOperator::Gt {
+                    actual > bound
+                } else {
+                    actual < bound
+                }
             }
         }
     }

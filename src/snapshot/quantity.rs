@@ -13,7 +13,11 @@ pub fn parse_milli(text: &str) -> Option<i64> {
     if whole.is_empty() && fraction.is_empty() {
         return None;
     }
-    if !whole.chars().chain(fraction.chars()).all(|c| c.is_ascii_digit()) {
+    if !whole
+        .chars()
+        .chain(fraction.chars())
+        .all(|c| c.is_ascii_digit())
+    {
         return None;
     }
     // Exact decimal: mantissa / 10^scale, times the suffix's multiplier, times 1000.
@@ -36,12 +40,17 @@ pub fn parse_milli(text: &str) -> Option<i64> {
 fn split_suffix(text: &str) -> (&str, &str) {
     // A decimal exponent (`1e3`, `2E-1`) is a suffix too.
     if let Some(at) = text.find(['e', 'E'])
-        && text[at + 1..].trim_start_matches(['+', '-']).chars().all(|c| c.is_ascii_digit())
+        && text[at + 1..]
+            .trim_start_matches(['+', '-'])
+            .chars()
+            .all(|c| c.is_ascii_digit())
         && at + 1 < text.len()
     {
         return (&text[..at], &text[at..]);
     }
-    let at = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+    let at = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
     (&text[..at], &text[at..])
 }
 
