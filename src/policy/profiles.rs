@@ -1,0 +1,300 @@
+//! `profiles:` of `descheduler/v1alpha2` and our format: plugin sets, plugin configs and their
+//! assembly into [`Profile`]s.
+//!
+//! Two differences from upstream, both on purpose:
+//! * A plugin enabled without a `pluginConfig` entry runs with its default args. Upstream refuses
+//!   to build such a profile ("unable to find plugin config") and silently skips it, which
+//!   leaves a policy that looks active doing nothing.
+//! * Unknown plugin names and plugins at the wrong extension point are problems, not silently
+//!   dropped keys.
+
+use std::collections::BTreeMap;
+
+use super::decode::{Decoder, Fields, index, unknown};
+use super::evictor::{DEFAULT_EVICTOR, evictor_args};
+use super::strategies::{ExtensionPoint, StrategyKind, supported_strategies};
+use super::yaml::{Node, Position};
+use super::{Profile, Strategy};
+
+const PROFILE_FIELDS: [&str; 3] = ["name", "pluginConfig", "plugins"];
+/// The plugin-set keys, exactly as upstream's JSON tags spell them (all lowercase).
+const PLUGIN_SETS: [&str; 6] = [
+    "presort",
+    "sort",
+    "deschedule",
+    "balance",
+    "filter",
+    "preevictionfilter",
+];
+
+/// Upstream plugins this tool does not implement; named so the message can say so plainly
+/// instead of "unknown plugin".
+const UPSTREAM_ONLY_PLUGINS: [&str; 7] = [
+    "LowNodeUtilization",
+    "HighNodeUtilization",
+    "RemovePodsViolatingNodeAffinity",
+    "RemovePodsViolatingNodeTaints",
+    "RemovePodsHavingTooManyRestarts",
+    "PodLifeTime",
+    "RemoveFailedPods",
+];
+
+/// Every plugin name this tool accepts.
+fn supported_plugins() -> Vec<&'static str> {
+    std::iter::once(DEFAULT_EVICTOR)
+        .chain(StrategyKind::ALL.map(StrategyKind::name))
+        .collect()
+}
+
+/// The problem with a plugin name this tool does not support.
+pub(super) fn unsupported_plugin(name: &str) -> String {
+    if UPSTREAM_ONLY_PLUGINS.contains(&name) {
+        format!(
+            "plugin {name:?} is an upstream descheduler plugin this tool does not implement; \
+             supported: {DEFAULT_EVICTOR} (filter), {}",
+            supported_strategies()
+        )
+    } else {
+        unknown("plugin", name, &supported_plugins())
+    }
+}
+
+/// Decodes the `profiles` list.
+pub(super) fn profiles(d: &mut Decoder, node: Option<&Node>, path: &str) -> Vec<Profile> {
+    let Some(node) = node else { return Vec::new() };
+    let mut profiles: Vec<Profile> = Vec::new();
+    let mut seen: BTreeMap<String, Option<Position>> = BTreeMap::new();
+    for (i, item) in d.list(node, path).iter().enumerate() {
+        let item_path = index(path, i);
+        let Some((profile, name_node)) = profile(d, item, &item_path) else {
+            continue;
+        };
+        if let Some(first) = seen.get(&profile.name) {
+            let first = first
+                .map(|p| format!(" (first at line {})", p.line))
+                .unwrap_or_default();
+            d.problem_at(
+                name_node,
+                &format!("{item_path}.name"),
+                format!("duplicate profile name {:?}{first}", profile.name),
+            );
+            continue;
+        }
+        seen.insert(profile.name.clone(), name_node.position);
+        profiles.push(profile);
+    }
+    profiles
+}
+
+/// One profile and the node of its name (for duplicate-name problems).
+fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, &'n Node)> {
+    let fields = d.fields(node, path, &PROFILE_FIELDS)?;
+    let name_node = fields.get("name");
+    let name = match name_node {
+        Some(name_node) => d.string(name_node, &fields.path("name")),
+        None => None,
+    };
+    if name_node.is_none() || name.as_deref() == Some("") {
+        d.problem(
+            name_node.and_then(|n| n.position).or(fields.position),
+            &fields.path("name"),
+            "a profile needs a name",
+        );
+    }
+
+    let configs = plugin_configs(d, &fields);
+    let enabled = match fields.get("plugins") {
+        Some(plugins) => enabled_strategies(d, plugins, &fields.path("plugins")),
+        None => Vec::new(),
+    };
+
+    let evictor = evictor_args(d, configs.evictor, &configs.evictor_path);
+    let mut profile = Profile {
+        name: name.unwrap_or_default(),
+        evictor,
+        deschedule: Vec::new(),
+        balance: Vec::new(),
+    };
+    for kind in &enabled {
+        let strategy = configs
+            .strategies
+            .get(kind)
+            .cloned()
+            .unwrap_or_else(|| kind.with_default_args());
+        match kind.extension_point() {
+            ExtensionPoint::Deschedule => profile.deschedule.push(strategy),
+            ExtensionPoint::Balance => profile.balance.push(strategy),
+        }
+    }
+    for (kind, node) in &configs.nodes {
+        if !enabled.contains(kind) {
+            d.warning_at(
+                node,
+                &fields.path("pluginConfig"),
+                format!(
+                    "{} is configured but not enabled; add it to plugins.{}.enabled to run it",
+                    kind.name(),
+                    kind.extension_point().key()
+                ),
+            );
+        }
+    }
+    if enabled.is_empty() {
+        d.warning_at(
+            node,
+            path,
+            format!(
+                "profile {:?} enables no strategy and has no effect",
+                profile.name
+            ),
+        );
+    }
+    Some((profile, name_node.unwrap_or(node)))
+}
+
+/// The `pluginConfig` entries of one profile, decoded.
+struct PluginConfigs<'n> {
+    evictor: Option<&'n Node>,
+    evictor_path: String,
+    strategies: BTreeMap<StrategyKind, Strategy>,
+    /// The name node of each strategy's entry, for "configured but not enabled" warnings.
+    nodes: BTreeMap<StrategyKind, &'n Node>,
+}
+
+fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n> {
+    let mut configs = PluginConfigs {
+        evictor: None,
+        evictor_path: String::new(),
+        strategies: BTreeMap::new(),
+        nodes: BTreeMap::new(),
+    };
+    let path = profile.path("pluginConfig");
+    let mut seen: BTreeMap<String, Option<Position>> = BTreeMap::new();
+    for (i, item) in profile.list(d, "pluginConfig").iter().enumerate() {
+        let item_path = index(&path, i);
+        let Some(entry) = d.fields(item, &item_path, &["name", "args"]) else {
+            continue;
+        };
+        let Some(name_node) = entry.get("name") else {
+            d.problem(
+                entry.position,
+                &entry.path("name"),
+                "a pluginConfig entry needs the plugin's name",
+            );
+            continue;
+        };
+        let Some(name) = d.string(name_node, &entry.path("name")) else {
+            continue;
+        };
+        if let Some(first) = seen.get(&name) {
+            let first = first
+                .map(|p| format!(" (first at line {})", p.line))
+                .unwrap_or_default();
+            d.problem_at(
+                name_node,
+                &entry.path("name"),
+                format!("{name} is configured twice{first}"),
+            );
+            continue;
+        }
+        seen.insert(name.clone(), name_node.position);
+        let args = entry.get("args");
+        let args_path = entry.path("args");
+        if name == DEFAULT_EVICTOR {
+            configs.evictor = args;
+            configs.evictor_path = args_path;
+        } else if let Some(kind) = StrategyKind::from_name(&name) {
+            configs
+                .strategies
+                .insert(kind, kind.decode_args(d, args, &args_path));
+            configs.nodes.insert(kind, name_node);
+        } else {
+            d.problem_at(name_node, &entry.path("name"), unsupported_plugin(&name));
+        }
+    }
+    configs
+}
+
+/// The strategies enabled under `plugins:`, deschedule ones first, each once.
+fn enabled_strategies(d: &mut Decoder, node: &Node, path: &str) -> Vec<StrategyKind> {
+    let mut enabled: Vec<StrategyKind> = Vec::new();
+    let Some(sets) = d.fields(node, path, &PLUGIN_SETS) else {
+        return enabled;
+    };
+    for set in PLUGIN_SETS {
+        let Some(set_node) = sets.get(set) else {
+            continue;
+        };
+        let set_path = sets.path(set);
+        let Some(set_fields) = d.fields(set_node, &set_path, &["enabled", "disabled"]) else {
+            continue;
+        };
+        let enabled_path = set_fields.path("enabled");
+        for (i, item) in set_fields.list(d, "enabled").iter().enumerate() {
+            let item_path = index(&enabled_path, i);
+            let Some(name) = d.string(item, &item_path) else {
+                continue;
+            };
+            match placement(set, &name) {
+                Ok(Some(kind)) if enabled.contains(&kind) => {
+                    d.problem_at(item, &item_path, format!("{name} is enabled twice"));
+                }
+                Ok(Some(kind)) => enabled.push(kind),
+                // DefaultEvictor as a filter: always there anyway.
+                Ok(None) => {}
+                Err(message) => d.problem_at(item, &item_path, message),
+            }
+        }
+        if let Some(disabled) = set_fields.get("disabled") {
+            let names = set_fields.strings(d, "disabled", |_| None);
+            if !names.is_empty() {
+                d.warning_at(
+                    disabled,
+                    &set_fields.path("disabled"),
+                    "disabled lists are ignored (as upstream): only the enabled plugins run",
+                );
+            }
+        }
+    }
+    // Deschedule plugins run before balance plugins whatever the order in the file.
+    enabled.sort_by_key(|kind| kind.extension_point() == ExtensionPoint::Balance);
+    enabled
+}
+
+/// Whether `name` may be enabled in plugin set `set`: the strategy it enables, `None` for the
+/// implicit DefaultEvictor filter, or the problem.
+fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
+    let is_filter = matches!(set, "filter" | "preevictionfilter");
+    if name == DEFAULT_EVICTOR {
+        return if is_filter {
+            Ok(None)
+        } else {
+            Err(format!(
+                "{DEFAULT_EVICTOR} is a filter plugin; it belongs under plugins.filter or \
+                 plugins.preevictionfilter (where it is always enabled anyway)"
+            ))
+        };
+    }
+    let Some(kind) = StrategyKind::from_name(name) else {
+        return Err(if is_filter && !UPSTREAM_ONLY_PLUGINS.contains(&name) {
+            match super::decode::suggestion(name, &[DEFAULT_EVICTOR]) {
+                Some(close) => format!(
+                    "unknown filter plugin {name:?}; did you mean {close:?}? only {DEFAULT_EVICTOR} is supported"
+                ),
+                None => {
+                    format!("unknown filter plugin {name:?}; only {DEFAULT_EVICTOR} is supported")
+                }
+            }
+        } else {
+            unsupported_plugin(name)
+        });
+    };
+    let point = kind.extension_point().key();
+    if set == point {
+        Ok(Some(kind))
+    } else {
+        Err(format!(
+            "{name} is a {point} plugin; list it under plugins.{point}.enabled"
+        ))
+    }
+}
