@@ -281,3 +281,249 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
     }
     decode(d, root)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::policy::testing::{FILE, OURS, load, problem, problems};
+
+    #[test]
+    fn every_example_policy_loads_without_problems_or_warnings() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+        let mut loaded = 0;
+        for entry in std::fs::read_dir(&dir).expect("policies/ exists") {
+            let path = entry.expect("readable directory").path();
+            if path.extension().is_some_and(|ext| ext == "yaml") {
+                let policy = load_file(&path).unwrap_or_else(|error| panic!("{error}"));
+                assert_eq!(policy.warnings, Vec::<String>::new(), "{}", path.display());
+                assert!(!policy.policy.profiles.is_empty(), "{}", path.display());
+                loaded += 1;
+            }
+        }
+        assert!(
+            loaded >= 3,
+            "expected the example policies in {}",
+            dir.display()
+        );
+    }
+
+    #[test]
+    fn a_file_with_several_problems_reports_all_of_them_with_positions() {
+        let text = "\
+apiVersion: vsphere-descheduler.io/v1alpha1
+kind: DeschedulerPolicy
+clusterName: Prod_East
+maxNoOfPodsToEvictPerNodes: 2
+profiles:
+  - name: broken
+    pluginConfig:
+      - name: DefaultEvictor
+        args:
+          minPodAge: soon
+          nodeFit: \"yes\"
+    plugins:
+      balance:
+        enabled: [LowNodeUtilization]
+";
+        assert_eq!(
+            problems(text),
+            [
+                "policy.yaml:3:14: clusterName: invalid cluster name \"Prod_East\": must consist \
+                 of lowercase alphanumeric characters or '-', and start and end with an \
+                 alphanumeric character",
+                "policy.yaml:4:1: maxNoOfPodsToEvictPerNodes: unknown field \
+                 \"maxNoOfPodsToEvictPerNodes\"; did you mean \"maxNoOfPodsToEvictPerNode\"? \
+                 valid: apiVersion, kind, profiles, nodeSelector, maxNoOfPodsToEvictPerNode, \
+                 maxNoOfPodsToEvictPerNamespace, maxNoOfPodsToEvictTotal, \
+                 evictionFailureEventNotification, gracePeriodSeconds, metricsCollector, \
+                 metricsProviders, clusterName, vsphere",
+                "policy.yaml:10:22: profiles[0].pluginConfig[0].args.minPodAge: invalid duration \
+                 \"soon\": expected a Go duration such as \"90s\", \"5m\" or \"1h30m\"",
+                "policy.yaml:11:20: profiles[0].pluginConfig[0].args.nodeFit: expected a boolean \
+                 (true or false), found a string",
+                "policy.yaml:14:19: profiles[0].plugins.balance.enabled[0]: plugin \
+                 \"LowNodeUtilization\" is an upstream descheduler plugin this tool does not \
+                 implement; supported: DefaultEvictor (filter), \
+                 RemovePodsViolatingInterPodAntiAffinity (deschedule), \
+                 RemovePodsViolatingTopologySpreadConstraint (balance), RemoveDuplicates \
+                 (balance)",
+                // No single node shows a missing field, so the problem has a path only.
+                "policy.yaml: clusterName: clusterName is required while \
+                 vsphere.drsRules.enabled is true (the default): it scopes the DRS rules this \
+                 Kubernetes cluster owns; set clusterName, or set vsphere.drsRules.enabled: false",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_error_counts_the_problems_and_lists_one_per_line() {
+        let error = load_str("p.yaml", "apiVersion: v1\nkind: Pod\n").expect_err("invalid");
+        assert_eq!(
+            error.to_string(),
+            "policy file p.yaml has 2 problems:\n\
+             p.yaml:1:13: apiVersion: unsupported apiVersion \"v1\"; supported: \
+             vsphere-descheduler.io/v1alpha1, descheduler/v1alpha2, descheduler/v1alpha1\n\
+             p.yaml:2:7: kind: unsupported kind \"Pod\"; expected DeschedulerPolicy"
+        );
+    }
+
+    #[test]
+    fn a_wrong_kind_hides_the_rest_of_the_file() {
+        let text =
+            "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: VSphereInventory\nclusters: []\n";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:2:7: kind: unsupported kind \"VSphereInventory\"; expected DeschedulerPolicy"
+        );
+    }
+
+    #[test]
+    fn a_missing_api_version_names_the_supported_ones() {
+        assert_eq!(
+            problem("kind: DeschedulerPolicy\n"),
+            "policy.yaml:1:1: apiVersion: apiVersion is required; supported: \
+             vsphere-descheduler.io/v1alpha1, descheduler/v1alpha2, descheduler/v1alpha1"
+        );
+    }
+
+    #[test]
+    fn yaml_syntax_errors_report_the_parser_position() {
+        let text = format!("{OURS}profiles:\n  - name: a\n   plugins: {{}}\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:6:4: while parsing a block collection, did not find expected '-' indicator"
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused() {
+        let text = format!("{OURS}maxNoOfPodsToEvictTotal: 1\nmaxNoOfPodsToEvictTotal: 2\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:5:1: duplicate key \"maxNoOfPodsToEvictTotal\": keys must be unique \
+             within a mapping"
+        );
+    }
+
+    #[test]
+    fn a_second_document_is_refused() {
+        let text = format!("{OURS}---\n{OURS}");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:4:1: a policy file holds exactly one YAML document; found a second one"
+        );
+    }
+
+    #[test]
+    fn an_empty_file_is_a_problem() {
+        assert_eq!(
+            problem("# nothing here\n"),
+            "policy.yaml: the file is empty; expected a DeschedulerPolicy"
+        );
+    }
+
+    #[test]
+    fn a_document_that_is_not_a_mapping_is_a_problem() {
+        assert_eq!(
+            problem("- apiVersion: descheduler/v1alpha2\n"),
+            "policy.yaml:1:1: expected a mapping (a DeschedulerPolicy), found a list"
+        );
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_quickly() {
+        // "Billion laughs": nine levels of nine aliases would expand to 9^9 strings.
+        let mut text = format!("{OURS}a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for (name, previous) in ('b'..='i').zip('a'..='h') {
+            let aliases = vec![format!("*{previous}"); 9].join(", ");
+            text.push_str(&format!("{name}: &{name} [{aliases}]\n"));
+        }
+        let started = Instant::now();
+        let problem = problem(&text);
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            problem.ends_with(
+                "too many aliases or anchors: alias expansion is limited so that a file cannot \
+                 multiply itself (\"billion laughs\")"
+            ),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = format!("{OURS}a: {}{}\n", "[".repeat(200), "]".repeat(200));
+        assert!(problem(&text).ends_with("nesting is deeper than 32 levels"));
+    }
+
+    #[test]
+    fn an_oversized_file_is_refused_before_parsing() {
+        let text = format!("{OURS}#{}\n", "x".repeat(MAX_FILE_BYTES));
+        assert_eq!(
+            problem(&text),
+            format!(
+                "policy.yaml: file is {} bytes; a policy file may be at most {MAX_FILE_BYTES} bytes",
+                text.len()
+            )
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_a_read_error() {
+        let error = load_file(Path::new("/nonexistent/policy.yaml")).expect_err("missing");
+        assert!(matches!(error, PolicyError::Read { .. }));
+        assert_eq!(
+            error.to_string(),
+            "cannot read policy file /nonexistent/policy.yaml"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_a_problem_at_the_first_bad_byte() {
+        let path =
+            std::env::temp_dir().join(format!("policy-not-utf8-{}.yaml", std::process::id()));
+        std::fs::write(&path, b"apiVersion: x\nkind: \xff\n").expect("temp file is writable");
+        let error = load_file(&path).expect_err("not UTF-8");
+        std::fs::remove_file(&path).expect("temp file is removable");
+        let PolicyError::Invalid { problems, .. } = error else {
+            panic!("{error}")
+        };
+        assert_eq!(problems[0].position, Some(Position { line: 2, column: 7 }));
+        assert_eq!(problems[0].message, "file is not valid UTF-8");
+    }
+
+    #[test]
+    fn problems_print_only_the_parts_they_have() {
+        let problem = |position, path: &str| Problem {
+            file: FILE.to_string(),
+            position,
+            path: path.to_string(),
+            message: "m".to_string(),
+        };
+        let at = Some(Position { line: 3, column: 7 });
+        assert_eq!(problem(at, "a.b").to_string(), "policy.yaml:3:7: a.b: m");
+        assert_eq!(problem(None, "a.b").to_string(), "policy.yaml: a.b: m");
+        assert_eq!(problem(at, "").to_string(), "policy.yaml:3:7: m");
+    }
+
+    #[test]
+    fn warnings_are_formatted_like_problems() {
+        let text = format!(
+            "{OURS}profiles:\n  - name: p\n    plugins:\n      deschedule:\n        \
+             enabled: [RemovePodsViolatingInterPodAntiAffinity]\n        disabled: [x]\n"
+        );
+        assert_eq!(
+            load(&text).warnings,
+            [
+                "policy.yaml:9:19: profiles[0].plugins.deschedule.disabled: disabled lists are \
+              ignored (as upstream): only the enabled plugins run"
+            ]
+        );
+    }
+}

@@ -12,6 +12,8 @@ mod names;
 mod profiles;
 mod selector;
 mod strategies;
+#[cfg(test)]
+mod testing;
 mod v1alpha1;
 mod v1alpha2;
 mod vsphere;
@@ -260,7 +262,6 @@ pub struct VsphereSettings {
     pub labels: LabelKeys,
     pub drs_rules: DrsRuleSettings,
 }
-
 
 /// Node label keys this tool owns. An empty cluster or datacenter key means "not written".
 #[derive(Clone, Debug, PartialEq, Eq)]
