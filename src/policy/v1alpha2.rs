@@ -188,3 +188,287 @@ fn prometheus_settings(d: &mut Decoder, node: &Node, path: &str) {
         let _ = reference.string(d, "name");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use kube::core::Expression;
+
+    use super::*;
+    use crate::policy::testing::{OURS, load, problem, problems};
+    use crate::policy::{
+        AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, EvictorArgs, LabelKeys, Namespaces,
+        PriorityThreshold, Profile, Protections, Strategy, TopologySpreadArgs, parse_selector,
+    };
+
+    #[test]
+    fn our_format_converts_to_the_expected_policy() {
+        let text = "\
+apiVersion: vsphere-descheduler.io/v1alpha1
+kind: DeschedulerPolicy
+clusterName: prod-east
+nodeSelector: node-role.kubernetes.io/worker
+maxNoOfPodsToEvictPerNode: 1
+maxNoOfPodsToEvictPerNamespace: 2
+maxNoOfPodsToEvictTotal: 3
+evictionFailureEventNotification: true
+gracePeriodSeconds: 30
+vsphere:
+  server: vcenter.example.com
+  insecureSkipVerify: true
+  caFile: /etc/ca.pem
+  datacenters: [dc1]
+  clusters: [c1, c2]
+  labels: {host: example.com/esxi, cluster: example.com/cluster, datacenter: \"\"}
+  drsRules: {enabled: true, namePrefix: k8s}
+profiles:
+  - name: availability
+    pluginConfig:
+      - name: DefaultEvictor
+        args: {nodeFit: false, minReplicas: 2}
+    plugins:
+      deschedule:
+        enabled: [RemovePodsViolatingInterPodAntiAffinity]
+      balance:
+        enabled: [RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint]
+";
+        let loaded = load(text);
+        assert_eq!(loaded.warnings, Vec::<String>::new());
+        let expected = Policy {
+            cluster_name: Some("prod-east".into()),
+            node_selector: Some(Expression::Exists("node-role.kubernetes.io/worker".into()).into()),
+            limits: Limits {
+                per_node: Some(1),
+                per_namespace: Some(2),
+                total: Some(3),
+            },
+            profiles: vec![Profile {
+                name: "availability".into(),
+                evictor: EvictorArgs {
+                    node_fit: false,
+                    min_replicas: 2,
+                    ..EvictorArgs::default()
+                },
+                deschedule: vec![Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())],
+                balance: vec![
+                    Strategy::Duplicates(DuplicatesArgs::default()),
+                    Strategy::TopologySpread(TopologySpreadArgs::default()),
+                ],
+            }],
+            vsphere: VsphereSettings {
+                server: Some("vcenter.example.com".into()),
+                insecure_skip_verify: true,
+                ca_file: Some("/etc/ca.pem".into()),
+                datacenters: vec!["dc1".into()],
+                clusters: vec!["c1".into(), "c2".into()],
+                labels: LabelKeys {
+                    host: "example.com/esxi".into(),
+                    cluster: Some("example.com/cluster".into()),
+                    datacenter: None,
+                },
+                drs_rules: DrsRuleSettings {
+                    enabled: true,
+                    name_prefix: "k8s".into(),
+                    // The default follows the custom host label key.
+                    topology_keys: vec!["example.com/esxi".into(), "kubernetes.io/hostname".into()],
+                },
+            },
+            eviction_failure_events: true,
+            grace_period_seconds: Some(30),
+        };
+        assert_eq!(loaded.policy, expected);
+    }
+
+    #[test]
+    fn our_format_with_only_a_cluster_name_takes_every_default() {
+        let policy = load(OURS).policy;
+        assert_eq!(
+            policy,
+            Policy {
+                cluster_name: Some("test".into()),
+                vsphere: VsphereSettings::default(),
+                ..Policy::default()
+            }
+        );
+        assert!(policy.vsphere.drs_rules.enabled);
+    }
+
+    #[test]
+    fn upstream_v1alpha2_converts_with_drs_rule_sync_off() {
+        let text = "\
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: \"env in (prod), !legacy\"
+maxNoOfPodsToEvictTotal: 10
+profiles:
+  - name: host-balance
+    pluginConfig:
+      - name: DefaultEvictor
+        args:
+          podProtections:
+            defaultDisabled: [PodsWithLocalStorage]
+            extraEnabled: [PodsWithoutPDB]
+          minPodAge: 5m
+          priorityThreshold: {value: 100000}
+      - name: RemovePodsViolatingInterPodAntiAffinity
+        args:
+          namespaces: {exclude: [kube-system]}
+      - name: RemovePodsViolatingTopologySpreadConstraint
+        args:
+          constraints: [DoNotSchedule, ScheduleAnyway]
+          topologyBalanceNodeFit: false
+      - name: RemoveDuplicates
+        args:
+          excludeOwnerKinds: [Job]
+    plugins:
+      filter:
+        enabled: [DefaultEvictor]
+      deschedule:
+        enabled: [RemovePodsViolatingInterPodAntiAffinity]
+      balance:
+        enabled: [RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates]
+";
+        let policy = load(text).policy;
+        let expected = Policy {
+            cluster_name: None,
+            node_selector: Some(parse_selector("env in (prod),!legacy").expect("valid")),
+            limits: Limits {
+                total: Some(10),
+                ..Limits::default()
+            },
+            profiles: vec![Profile {
+                name: "host-balance".into(),
+                evictor: EvictorArgs {
+                    priority_threshold: PriorityThreshold::Value(100_000),
+                    min_pod_age: Some(std::time::Duration::from_secs(300)),
+                    protections: Protections {
+                        pods_with_local_storage: false,
+                        pods_without_pdb: true,
+                        ..Protections::default()
+                    },
+                    ..EvictorArgs::default()
+                },
+                deschedule: vec![Strategy::InterPodAntiAffinity(AntiAffinityArgs {
+                    namespaces: Namespaces {
+                        include: vec![],
+                        exclude: vec!["kube-system".into()],
+                    },
+                    label_selector: None,
+                })],
+                balance: vec![
+                    Strategy::TopologySpread(TopologySpreadArgs {
+                        schedule_anyway: true,
+                        topology_balance_node_fit: false,
+                        ..TopologySpreadArgs::default()
+                    }),
+                    Strategy::Duplicates(DuplicatesArgs {
+                        exclude_owner_kinds: vec!["Job".into()],
+                        ..DuplicatesArgs::default()
+                    }),
+                ],
+            }],
+            vsphere: VsphereSettings {
+                drs_rules: DrsRuleSettings {
+                    enabled: false,
+                    ..DrsRuleSettings::default()
+                },
+                ..VsphereSettings::default()
+            },
+            ..Policy::default()
+        };
+        assert_eq!(policy, expected);
+    }
+
+    #[test]
+    fn nulls_are_absent_fields_in_every_format() {
+        let text = "\
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: null
+maxNoOfPodsToEvictPerNode: null
+gracePeriodSeconds: ~
+metricsCollector: null
+profiles:
+  - name: p
+    pluginConfig:
+      - name: DefaultEvictor
+        args: null
+      - name: RemoveDuplicates
+        args: {namespaces: null, excludeOwnerKinds: null}
+    plugins:
+      balance: {enabled: [RemoveDuplicates], disabled: null}
+      deschedule: null
+";
+        let policy = load(text).policy;
+        assert_eq!(policy.node_selector, None);
+        assert_eq!(policy.limits, Limits::default());
+        assert_eq!(policy.profiles[0].evictor, EvictorArgs::default());
+        assert_eq!(
+            policy.profiles[0].balance,
+            [Strategy::Duplicates(DuplicatesArgs::default())]
+        );
+    }
+
+    #[test]
+    fn vsphere_fields_in_an_upstream_file_point_to_our_format() {
+        let text = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nvsphere: {}\n";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:3:1: vsphere: vsphere is only valid with apiVersion \
+             vsphere-descheduler.io/v1alpha1; with descheduler/v1alpha2, vSphere settings come \
+             from flags and environment"
+        );
+    }
+
+    #[test]
+    fn unknown_top_level_fields_are_problems_unlike_upstream() {
+        let text = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprometheus: {}\n";
+        assert!(
+            problem(text)
+                .starts_with("policy.yaml:3:1: prometheus: unknown field \"prometheus\"; valid: ")
+        );
+    }
+
+    #[test]
+    fn limits_must_be_non_negative_integers() {
+        let text = format!(
+            "{OURS}maxNoOfPodsToEvictPerNode: -1\nmaxNoOfPodsToEvictTotal: \"3\"\ngracePeriodSeconds: -5\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:4:28: maxNoOfPodsToEvictPerNode: must not be negative",
+                "policy.yaml:5:26: maxNoOfPodsToEvictTotal: expected an integer, found a string",
+                "policy.yaml:6:21: gracePeriodSeconds: must not be negative",
+            ]
+        );
+    }
+
+    #[test]
+    fn metrics_settings_are_checked_then_ignored_with_a_warning() {
+        let text = format!(
+            "{OURS}metricsProviders:\n  - source: Prometheus\n    prometheus:\n      url: \
+             https://prometheus:9090\n      authToken: {{secretReference: {{namespace: ns, name: \
+             token}}}}\n"
+        );
+        assert_eq!(
+            load(&text).warnings,
+            [
+                "policy.yaml:5:5: metricsProviders: metricsProviders is ignored: only \
+              LowNodeUtilization and HighNodeUtilization use it"
+            ]
+        );
+        let text = format!(
+            "{OURS}metricsCollector: {{enabled: true}}\nmetricsProviders:\n  - source: \
+             KubernetesMetrics\n  - source: Graphite\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:6:5: metricsProviders[0].source: KubernetesMetrics cannot be \
+                 combined with metricsCollector.enabled (as upstream)",
+                "policy.yaml:7:13: metricsProviders[1].source: unknown metrics source \
+                 \"Graphite\"; valid: KubernetesMetrics, Prometheus",
+            ]
+        );
+    }
+}

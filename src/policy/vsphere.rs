@@ -303,3 +303,163 @@ fn default_topology_keys(labels: &LabelKeys) -> Vec<String> {
     }
     keys
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::testing::{load, problem, problems};
+
+    const HEADER: &str = "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\n";
+
+    #[test]
+    fn a_missing_cluster_name_is_a_problem_while_drs_rules_are_on_by_default() {
+        assert_eq!(
+            problem(HEADER),
+            "policy.yaml: clusterName: clusterName is required while vsphere.drsRules.enabled is \
+             true (the default): it scopes the DRS rules this Kubernetes cluster owns; set \
+             clusterName, or set vsphere.drsRules.enabled: false"
+        );
+    }
+
+    #[test]
+    fn a_missing_cluster_name_points_at_an_explicit_drs_switch() {
+        let text = format!("{HEADER}vsphere:\n  drsRules:\n    enabled: true\n");
+        assert!(
+            problem(&text).starts_with("policy.yaml:5:14: clusterName: clusterName is required")
+        );
+    }
+
+    #[test]
+    fn no_cluster_name_is_needed_without_drs_rules() {
+        let text = format!("{HEADER}vsphere:\n  drsRules: {{enabled: false}}\n");
+        let policy = load(&text).policy;
+        assert_eq!(policy.cluster_name, None);
+        assert!(!policy.vsphere.drs_rules.enabled);
+    }
+
+    #[test]
+    fn credentials_in_the_policy_are_refused_without_repeating_them() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  username: administrator@vsphere.local\n  \
+             Password: hunter2\n  server: https://admin:hunter2@vcenter.example.com/sdk\n"
+        );
+        let problems = problems(&text);
+        assert_eq!(
+            problems,
+            [
+                "policy.yaml:5:3: vsphere.username: username is refused: credentials never go in \
+                 the policy; they come only from VSPHERE_USERNAME/VSPHERE_PASSWORD or a \
+                 credentials directory (--vsphere-credentials-dir)",
+                "policy.yaml:6:3: vsphere.Password: Password is refused: credentials never go in \
+                 the policy; they come only from VSPHERE_USERNAME/VSPHERE_PASSWORD or a \
+                 credentials directory (--vsphere-credentials-dir)",
+                "policy.yaml:7:11: vsphere.server: the server address must not carry \
+                 credentials; they come only from VSPHERE_USERNAME/VSPHERE_PASSWORD or a \
+                 credentials directory (--vsphere-credentials-dir)",
+            ]
+        );
+        assert!(problems.iter().all(|problem| !problem.contains("hunter2")));
+    }
+
+    #[test]
+    fn empty_server_and_ca_file_mean_unset() {
+        let text = format!("{HEADER}clusterName: c\nvsphere: {{server: \"\", caFile: \"\"}}\n");
+        let vsphere = load(&text).policy.vsphere;
+        assert_eq!((vsphere.server, vsphere.ca_file), (None, None));
+    }
+
+    #[test]
+    fn explicit_topology_keys_replace_the_default() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  drsRules:\n    topologyKeys: [topology.example.com/rack, \
+             topology.example.com/rack]\n"
+        );
+        assert_eq!(
+            load(&text).policy.vsphere.drs_rules.topology_keys,
+            ["topology.example.com/rack"]
+        );
+    }
+
+    #[test]
+    fn label_keys_other_components_own_are_refused() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  labels:\n    host: node.cluster.x-k8s.io/esxi-host\n    \
+             cluster: topology.kubernetes.io/zone\n    datacenter: kubernetes.io/dc\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:6:11: vsphere.labels.host: label key \"node.cluster.x-k8s.io/esxi-host\" \
+                 is not ours to write: Cluster API writes them (node.cluster.x-k8s.io/*); choose a \
+                 key under your own prefix, such as vsphere-descheduler.io/host",
+                "policy.yaml:7:14: vsphere.labels.cluster: label key \"topology.kubernetes.io/zone\" \
+                 is not ours to write: the vSphere cloud provider writes them from vSphere tags \
+                 (topology.kubernetes.io/*); choose a key under your own prefix, such as \
+                 vsphere-descheduler.io/cluster",
+                "policy.yaml:8:17: vsphere.labels.datacenter: label key \"kubernetes.io/dc\" is in \
+                 the kubernetes.io namespace Kubernetes reserves for its own components; choose a \
+                 key under your own prefix, such as vsphere-descheduler.io/datacenter",
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_and_shared_label_keys_are_refused() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  labels: {{host: \"\", cluster: a/b/c, datacenter: \
+             vsphere-descheduler.io/host}}\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:5:18: vsphere.labels.host: the host label key must not be empty: it is \
+                 what this tool maintains",
+                "policy.yaml:5:31: vsphere.labels.cluster: invalid label key \"a/b/c\": must \
+                 contain at most one '/'",
+                "policy.yaml:5:50: vsphere.labels.datacenter: label key \
+                 \"vsphere-descheduler.io/host\" is used for two different labels",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_rule_name_prefix_is_short_and_plain() {
+        let text =
+            format!("{HEADER}clusterName: c\nvsphere:\n  drsRules: {{namePrefix: \"my rules\"}}\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:5:26: vsphere.drsRules.namePrefix: namePrefix must be 1 to 30 characters \
+             from A-Z, a-z, 0-9, '.', '_' and '-' (rule names are <namePrefix>:<clusterName>:…)"
+        );
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  drsRules: {{namePrefix: {}}}\n",
+            "p".repeat(31)
+        );
+        assert!(problem(&text).contains("namePrefix must be 1 to 30 characters"));
+    }
+
+    #[test]
+    fn prefix_and_cluster_name_must_leave_room_for_the_workload_in_rule_names() {
+        let text = format!("{HEADER}clusterName: {}\n", "c".repeat(45));
+        assert_eq!(
+            problem(&text),
+            format!(
+                "policy.yaml:3:14: clusterName: the DRS rule name prefix \
+                 \"vsphere-descheduler:{}:\" is 66 characters; namePrefix and clusterName together \
+                 may use at most 60 so that rule names (at most 80 characters in vCenter) keep \
+                 room for the workload",
+                "c".repeat(45)
+            )
+        );
+    }
+
+    #[test]
+    fn a_misspelt_vsphere_field_gets_a_suggestion() {
+        let text = format!("{HEADER}clusterName: c\nvsphere:\n  cluster: [a]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:5:3: vsphere.cluster: unknown field \"cluster\"; did you mean \
+             \"clusters\"? valid: server, insecureSkipVerify, caFile, datacenters, clusters, \
+             labels, drsRules"
+        );
+    }
+}
