@@ -468,7 +468,166 @@ fn protection_config(d: &mut Decoder, node: &Node, path: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use kube::core::Expression;
+
     use super::*;
+    use crate::policy::testing::{OURS, load, problem, problems};
+
+    fn with_args(args: &str) -> String {
+        format!(
+            "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: DefaultEvictor\n        \
+             args:\n{args}    plugins:\n      deschedule:\n        \
+             enabled: [RemovePodsViolatingInterPodAntiAffinity]\n"
+        )
+    }
+
+    fn evictor(args: &str) -> EvictorArgs {
+        load(&with_args(args)).policy.profiles.remove(0).evictor
+    }
+
+    #[test]
+    fn node_fit_is_on_by_default_unlike_upstream() {
+        assert!(evictor("          {}\n").node_fit);
+        assert!(!evictor("          nodeFit: false\n").node_fit);
+    }
+
+    #[test]
+    fn every_default_evictor_arg_converts() {
+        let args = "          nodeSelector: \"zone=a\"
+          labelSelector: {matchLabels: {tier: web}}
+          namespaceLabelSelector: {matchExpressions: [{key: team, operator: Exists}]}
+          priorityThreshold: {name: high-priority}
+          minReplicas: 3
+          minPodAge: 90s
+          noEvictionPolicy: Mandatory
+          podProtections:
+            defaultDisabled: [DaemonSetPods, FailedBarePods]
+            extraEnabled: [PodsWithPVC, PodsWithResourceClaims]
+            config:
+              PodsWithPVC:
+                protectedStorageClasses: [{name: local-path}]
+";
+        assert_eq!(
+            evictor(args),
+            EvictorArgs {
+                node_selector: Some(Expression::Equal("zone".into(), "a".into()).into()),
+                label_selector: Some(Expression::Equal("tier".into(), "web".into()).into()),
+                namespace_label_selector: Some(Expression::Exists("team".into()).into()),
+                priority_threshold: PriorityThreshold::Name("high-priority".into()),
+                node_fit: true,
+                min_replicas: 3,
+                min_pod_age: Some(Duration::from_secs(90)),
+                no_eviction_policy: NoEvictionPolicy::Mandatory,
+                protections: Protections {
+                    daemonset_pods: false,
+                    failed_bare_pods: false,
+                    pods_with_pvc: true,
+                    protected_storage_classes: vec!["local-path".into()],
+                    pods_with_resource_claims: true,
+                    ..Protections::default()
+                },
+            }
+        );
+    }
+
+    #[test]
+    fn deprecated_flags_still_set_protections_with_a_warning() {
+        let text =
+            with_args("          evictLocalStoragePods: true\n          ignorePvcPods: true\n");
+        let loaded = load(&text);
+        assert_eq!(
+            loaded.policy.profiles[0].evictor.protections,
+            Protections {
+                pods_with_local_storage: false,
+                pods_with_pvc: true,
+                ..Protections::default()
+            }
+        );
+        assert_eq!(
+            loaded.warnings,
+            [
+                "policy.yaml:9:34: profiles[0].pluginConfig[0].args.evictLocalStoragePods: \
+                 evictLocalStoragePods is deprecated upstream; use podProtections",
+                "policy.yaml:10:26: profiles[0].pluginConfig[0].args.ignorePvcPods: ignorePvcPods \
+                 is deprecated upstream; use podProtections",
+            ]
+        );
+    }
+
+    #[test]
+    fn deprecated_flags_and_pod_protections_do_not_mix() {
+        let text = with_args(
+            "          evictDaemonSetPods: true\n          podProtections: {defaultDisabled: [DaemonSetPods]}\n",
+        );
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:10:27: profiles[0].pluginConfig[0].args.podProtections: \
+             podProtections.defaultDisabled and extraEnabled cannot be combined with the deprecated \
+             evictLocalStoragePods, evictDaemonSetPods, evictSystemCriticalPods, \
+             evictFailedBarePods, ignorePvcPods, ignorePodsWithoutPDB; use podProtections alone"
+        );
+    }
+
+    #[test]
+    fn a_protection_in_the_wrong_list_says_which_list_it_belongs_to() {
+        let text = with_args(
+            "          podProtections:\n            defaultDisabled: [PodsWithoutPDB, PodsWithLocalStorge]\n            \
+             extraEnabled: [SystemCriticalPods]\n",
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:10:31: profiles[0].pluginConfig[0].args.podProtections.defaultDisabled[0]: \
+                 PodsWithoutPDB is an extra protection, off by default; to turn it on, list it \
+                 under extraEnabled",
+                "policy.yaml:10:47: profiles[0].pluginConfig[0].args.podProtections.defaultDisabled[1]: \
+                 unknown protection \"PodsWithLocalStorge\"; did you mean \"PodsWithLocalStorage\"? \
+                 valid: PodsWithLocalStorage, SystemCriticalPods, FailedBarePods, DaemonSetPods",
+                "policy.yaml:11:28: profiles[0].pluginConfig[0].args.podProtections.extraEnabled[0]: \
+                 SystemCriticalPods is a default protection, already on; to turn it off, list it \
+                 under defaultDisabled",
+            ]
+        );
+    }
+
+    #[test]
+    fn priority_thresholds_take_a_value_or_a_name_up_to_system_critical() {
+        let text = with_args("          priorityThreshold: {value: 10, name: low}\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:9:30: profiles[0].pluginConfig[0].args.priorityThreshold: set either a \
+             priority value or a PriorityClass name, not both"
+        );
+        let text = with_args("          priorityThreshold: {value: 2000000001}\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:9:38: profiles[0].pluginConfig[0].args.priorityThreshold.value: must be at \
+             most 2000000000 (the system-critical priority)"
+        );
+        assert_eq!(
+            evictor("          priorityThreshold: {value: -5}\n").priority_threshold,
+            PriorityThreshold::Value(-5)
+        );
+    }
+
+    #[test]
+    fn min_pod_age_must_not_be_negative() {
+        let text = with_args("          minPodAge: -1m\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:9:22: profiles[0].pluginConfig[0].args.minPodAge: must not be negative, \
+             found \"-1m\""
+        );
+    }
+
+    #[test]
+    fn unknown_evictor_args_are_problems() {
+        let text = with_args("          nodefit: true\n          evictSystemCriticalPod: true\n");
+        let problems = problems(&text);
+        assert_eq!(problems.len(), 2);
+        assert!(problems[0].contains("unknown field \"nodefit\"; did you mean \"nodeFit\"?"));
+        assert!(problems[1].contains("did you mean \"evictSystemCriticalPods\"?"));
+    }
 
     #[test]
     fn go_durations_are_parsed() {

@@ -298,3 +298,161 @@ fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::testing::{OURS, load, problem, problems};
+    use crate::policy::{AntiAffinityArgs, Strategy};
+
+    fn with_plugins(plugins: &str) -> String {
+        format!("{OURS}profiles:\n  - name: p\n    plugins:\n{plugins}")
+    }
+
+    #[test]
+    fn an_unsupported_plugin_lists_the_supported_ones() {
+        let text = with_plugins("      balance:\n        enabled: [HighNodeUtilization]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: plugin \
+             \"HighNodeUtilization\" is an upstream descheduler plugin this tool does not \
+             implement; supported: DefaultEvictor (filter), RemovePodsViolatingInterPodAntiAffinity \
+             (deschedule), RemovePodsViolatingTopologySpreadConstraint (balance), \
+             RemoveDuplicates (balance)"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_plugin_gets_a_suggestion() {
+        let text = with_plugins("      balance:\n        enabled: [RemoveDuplicate]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: unknown plugin \
+             \"RemoveDuplicate\"; did you mean \"RemoveDuplicates\"? valid: DefaultEvictor, \
+             RemovePodsViolatingInterPodAntiAffinity, RemovePodsViolatingTopologySpreadConstraint, \
+             RemoveDuplicates"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_plugin_set_gets_a_suggestion() {
+        let text = with_plugins("      preEvictionFilter:\n        enabled: [DefaultEvictor]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:7:7: profiles[0].plugins.preEvictionFilter: unknown field \
+             \"preEvictionFilter\"; did you mean \"preevictionfilter\"? valid: presort, sort, \
+             deschedule, balance, filter, preevictionfilter"
+        );
+    }
+
+    #[test]
+    fn a_strategy_at_the_wrong_extension_point_says_where_it_belongs() {
+        let text = with_plugins(
+            "      deschedule:\n        enabled: [RemovePodsViolatingTopologySpreadConstraint]\n      \
+             sort:\n        enabled: [RemovePodsViolatingInterPodAntiAffinity, DefaultEvictor]\n",
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:8:19: profiles[0].plugins.deschedule.enabled[0]: \
+                 RemovePodsViolatingTopologySpreadConstraint is a balance plugin; list it under \
+                 plugins.balance.enabled",
+                "policy.yaml:10:19: profiles[0].plugins.sort.enabled[0]: \
+                 RemovePodsViolatingInterPodAntiAffinity is a deschedule plugin; list it under \
+                 plugins.deschedule.enabled",
+                "policy.yaml:10:60: profiles[0].plugins.sort.enabled[1]: DefaultEvictor is a \
+                 filter plugin; it belongs under plugins.filter or plugins.preevictionfilter \
+                 (where it is always enabled anyway)",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_default_evictor_is_a_filter_plugin() {
+        let text = with_plugins("      filter:\n        enabled: [DefaultEvicter, MyEvictor]\n");
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:8:19: profiles[0].plugins.filter.enabled[0]: unknown filter plugin \
+                 \"DefaultEvicter\"; did you mean \"DefaultEvictor\"? only DefaultEvictor is supported",
+                "policy.yaml:8:35: profiles[0].plugins.filter.enabled[1]: unknown filter plugin \
+                 \"MyEvictor\"; only DefaultEvictor is supported",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_plugin_enabled_without_plugin_config_gets_default_args() {
+        let text = with_plugins(
+            "      filter:\n        enabled: [DefaultEvictor]\n      preevictionfilter:\n        \
+             enabled: [DefaultEvictor]\n      deschedule:\n        \
+             enabled: [RemovePodsViolatingInterPodAntiAffinity]\n",
+        );
+        let profile = &load(&text).policy.profiles[0];
+        assert_eq!(
+            profile.deschedule,
+            [Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())]
+        );
+        assert!(profile.evictor.node_fit);
+    }
+
+    #[test]
+    fn a_strategy_enabled_twice_is_a_problem() {
+        let text =
+            with_plugins("      balance:\n        enabled: [RemoveDuplicates, RemoveDuplicates]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:8:37: profiles[0].plugins.balance.enabled[1]: RemoveDuplicates is enabled twice"
+        );
+    }
+
+    #[test]
+    fn duplicate_profile_names_are_a_problem() {
+        let text = format!("{OURS}profiles:\n  - name: a\n  - name: b\n  - name: a\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:7:11: profiles[2].name: duplicate profile name \"a\" (first at line 5)"
+        );
+    }
+
+    #[test]
+    fn a_profile_needs_a_name() {
+        let text = format!("{OURS}profiles:\n  - plugins: {{}}\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:5:5: profiles[0].name: a profile needs a name"
+        );
+    }
+
+    #[test]
+    fn plugin_config_is_checked_even_for_plugins_that_are_not_enabled() {
+        let text = format!(
+            "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: RemoveDuplicates\n        \
+             args: {{excludeOwnerKind: [Job]}}\n      - name: RemoveDuplicates\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:8:16: profiles[0].pluginConfig[0].args.excludeOwnerKind: unknown \
+                 field \"excludeOwnerKind\"; did you mean \"excludeOwnerKinds\"? valid: \
+                 namespaces, excludeOwnerKinds",
+                "policy.yaml:9:15: profiles[0].pluginConfig[1].name: RemoveDuplicates is \
+                 configured twice (first at line 7)",
+            ]
+        );
+    }
+
+    #[test]
+    fn configured_but_not_enabled_strategies_and_empty_profiles_are_warned_about() {
+        let text = format!(
+            "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: RemoveDuplicates\n"
+        );
+        assert_eq!(
+            load(&text).warnings,
+            [
+                "policy.yaml:5:5: profiles[0]: profile \"p\" enables no strategy and has no effect",
+                "policy.yaml:7:15: profiles[0].pluginConfig: RemoveDuplicates is configured but not \
+                 enabled; add it to plugins.balance.enabled to run it",
+            ]
+        );
+    }
+}

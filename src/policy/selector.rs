@@ -410,6 +410,7 @@ mod tests {
     use kube::core::SelectorExt;
 
     use super::*;
+    use crate::policy::testing::{OURS, load, problems};
 
     fn set(values: &[&str]) -> BTreeSet<String> {
         values.iter().map(|v| v.to_string()).collect()
@@ -420,6 +421,65 @@ mod tests {
             .expect("valid selector")
             .into_iter()
             .collect()
+    }
+
+    fn policy_with_selector(selector: &str) -> String {
+        format!(
+            "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: DefaultEvictor\n        \
+             args:\n          labelSelector:\n{selector}"
+        )
+    }
+
+    #[test]
+    fn label_selector_mappings_become_selectors() {
+        let text = policy_with_selector(
+            "            matchLabels: {app: web, tier: \"\"}\n            matchExpressions:\n              \
+             - {key: env, operator: NotIn, values: [dev, test]}\n              \
+             - {key: canary, operator: DoesNotExist}\n",
+        );
+        let selector = load(&text).policy.profiles[0]
+            .evictor
+            .label_selector
+            .clone();
+        let expected: Selector = [
+            Expression::Equal("app".into(), "web".into()),
+            Expression::Equal("tier".into(), String::new()),
+            Expression::NotIn("env".into(), set(&["dev", "test"])),
+            Expression::DoesNotExist("canary".into()),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(selector, Some(expected));
+    }
+
+    #[test]
+    fn label_selector_mappings_are_validated_like_the_api_server_does() {
+        let text = policy_with_selector(
+            "            matchLabels: {\"bad key\": x, ok: \"bad value\"}\n            matchExpressions:\n              \
+             - {key: a, operator: In, values: []}\n              \
+             - {key: b, operator: Exists, values: [x]}\n              \
+             - {key: c, operator: Equals, values: [x]}\n              \
+             - {operator: Exists}\n",
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:10:27: profiles[0].pluginConfig[0].args.labelSelector.matchLabels.bad key: \
+                 invalid label key \"bad key\": must consist of alphanumeric characters, '-', '_' \
+                 or '.', and start and end with an alphanumeric character",
+                "policy.yaml:10:45: profiles[0].pluginConfig[0].args.labelSelector.matchLabels.ok: \
+                 invalid label value \"bad value\": must consist of alphanumeric characters, '-', \
+                 '_' or '.', and start and end with an alphanumeric character",
+                "policy.yaml:12:36: profiles[0].pluginConfig[0].args.labelSelector.matchExpressions[0].values: \
+                 operator In needs at least one value",
+                "policy.yaml:13:52: profiles[0].pluginConfig[0].args.labelSelector.matchExpressions[1].values: \
+                 operator Exists takes no values",
+                "policy.yaml:14:36: profiles[0].pluginConfig[0].args.labelSelector.matchExpressions[2].operator: \
+                 unknown operator \"Equals\"; valid: In, NotIn, Exists, DoesNotExist",
+                "policy.yaml:15:17: profiles[0].pluginConfig[0].args.labelSelector.matchExpressions[3]: \
+                 key is required",
+            ]
+        );
     }
 
     #[test]

@@ -211,3 +211,126 @@ pub(super) fn namespaces(d: &mut Decoder, node: Option<&Node>, path: &str) -> Na
     }
     Namespaces { include, exclude }
 }
+
+#[cfg(test)]
+mod tests {
+    use kube::core::Expression;
+
+    use crate::policy::testing::{OURS, load, problem, problems};
+    use crate::policy::{Namespaces, Strategy, TopologySpreadArgs};
+
+    fn with_args(plugin: &str, args: &str) -> String {
+        let point = if plugin == "RemovePodsViolatingInterPodAntiAffinity" {
+            "deschedule"
+        } else {
+            "balance"
+        };
+        format!(
+            "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: {plugin}\n        args:\n{args}    \
+             plugins:\n      {point}:\n        enabled: [{plugin}]\n"
+        )
+    }
+
+    fn strategy(plugin: &str, args: &str) -> Strategy {
+        let profile = load(&with_args(plugin, args)).policy.profiles.remove(0);
+        profile
+            .deschedule
+            .into_iter()
+            .chain(profile.balance)
+            .next()
+            .expect("one strategy")
+    }
+
+    #[test]
+    fn topology_spread_args_convert() {
+        let args = "          constraints: [ScheduleAnyway]\n          topologyBalanceNodeFit: false\n          \
+                    labelSelector: {matchLabels: {app: web}}\n          namespaces: {include: [shop]}\n";
+        assert_eq!(
+            strategy("RemovePodsViolatingTopologySpreadConstraint", args),
+            Strategy::TopologySpread(TopologySpreadArgs {
+                namespaces: Namespaces {
+                    include: vec!["shop".into()],
+                    exclude: vec![]
+                },
+                label_selector: Some(Expression::Equal("app".into(), "web".into()).into()),
+                do_not_schedule: false,
+                schedule_anyway: true,
+                topology_balance_node_fit: false,
+            })
+        );
+    }
+
+    #[test]
+    fn an_empty_constraints_list_means_do_not_schedule_only() {
+        let args = "          constraints: []\n";
+        assert_eq!(
+            strategy("RemovePodsViolatingTopologySpreadConstraint", args),
+            Strategy::TopologySpread(TopologySpreadArgs::default())
+        );
+    }
+
+    #[test]
+    fn the_old_include_soft_constraints_arg_says_what_replaced_it() {
+        let text = with_args(
+            "RemovePodsViolatingTopologySpreadConstraint",
+            "          includeSoftConstraints: true\n",
+        );
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:9:11: profiles[0].pluginConfig[0].args.includeSoftConstraints: \
+             includeSoftConstraints was replaced upstream by constraints; to balance soft \
+             constraints too, use constraints: [DoNotSchedule, ScheduleAnyway]"
+        );
+    }
+
+    #[test]
+    fn unknown_args_list_the_valid_ones() {
+        let text = with_args(
+            "RemovePodsViolatingInterPodAntiAffinity",
+            "          podSelector: {}\n",
+        );
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:9:11: profiles[0].pluginConfig[0].args.podSelector: unknown field \
+             \"podSelector\"; valid: namespaces, labelSelector"
+        );
+    }
+
+    #[test]
+    fn namespaces_may_be_included_or_excluded_but_not_both() {
+        let text = with_args(
+            "RemoveDuplicates",
+            "          namespaces:\n            include: [a]\n            exclude: [b, Kube_System]\n",
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:10:13: profiles[0].pluginConfig[0].args.namespaces: set either \
+                 include or exclude, not both",
+                "policy.yaml:11:26: profiles[0].pluginConfig[0].args.namespaces.exclude[1]: \
+                 invalid namespace name \"Kube_System\": must consist of lowercase alphanumeric \
+                 characters or '-', and start and end with an alphanumeric character",
+            ]
+        );
+    }
+
+    #[test]
+    fn constraints_and_owner_kinds_are_checked() {
+        let text = with_args(
+            "RemovePodsViolatingTopologySpreadConstraint",
+            "          constraints: [DoNotSchedul]\n",
+        );
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:9:25: profiles[0].pluginConfig[0].args.constraints[0]: unknown constraint \
+             \"DoNotSchedul\"; did you mean \"DoNotSchedule\"? valid: DoNotSchedule, ScheduleAnyway"
+        );
+        let text = with_args(
+            "RemoveDuplicates",
+            "          excludeOwnerKinds: [\"Replica Set\"]\n",
+        );
+        assert!(problem(&text).ends_with(
+            "invalid kind \"Replica Set\": expected a Kubernetes kind such as ReplicaSet or Job"
+        ));
+    }
+}

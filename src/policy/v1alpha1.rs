@@ -277,3 +277,298 @@ fn is_zero(node: &Node) -> bool {
         Value::Map(entries) => entries.iter().all(|(_, value)| is_zero(value)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testing::{load, problem, problems};
+    use crate::policy::{
+        DrsRuleSettings, Limits, Namespaces, PriorityThreshold, Protections, parse_selector,
+    };
+
+    /// Roughly what the OpenShift descheduler operator wrote before it moved to v1alpha2: every
+    /// parameter of every strategy, zero values included, and strategies it does not run.
+    const OPENSHIFT: &str = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+ignorePvcPods: true
+maxNoOfPodsToEvictPerNode: null
+maxNoOfPodsToEvictPerNamespace: null
+nodeSelector: null
+strategies:
+  RemovePodsViolatingTopologySpreadConstraint:
+    enabled: true
+    weight: 0
+    params:
+      excludedTaints: null
+      includePreferNoSchedule: false
+      includeSoftConstraints: true
+      includedTaints: null
+      labelSelector: null
+      namespaces:
+        exclude:
+        - kube-system
+        - openshift-monitoring
+        include: null
+      nodeAffinityType: null
+      nodeFit: false
+      nodeResourceUtilizationThresholds: null
+      podLifeTime: null
+      podsHavingTooManyRestarts: null
+      removeDuplicates: null
+      failedPods: null
+      thresholdPriority: null
+      thresholdPriorityClassName: \"\"
+  RemoveDuplicates:
+    enabled: true
+    params:
+      includePreferNoSchedule: false
+      includeSoftConstraints: false
+      labelSelector: null
+      namespaces: {exclude: [kube-system], include: null}
+      nodeFit: false
+      thresholdPriority: null
+      thresholdPriorityClassName: \"\"
+  LowNodeUtilization:
+    enabled: false
+    params:
+      nodeResourceUtilizationThresholds:
+        thresholds: {cpu: 20, memory: 20, pods: 20}
+        targetThresholds: {cpu: 50, memory: 50, pods: 50}
+  PodLifeTime:
+    enabled: false
+    params:
+      podLifeTime: {maxPodLifeTimeSeconds: 86400}
+";
+
+    #[test]
+    fn an_openshift_generated_file_with_nulls_everywhere_loads() {
+        let loaded = load(OPENSHIFT);
+        let evictor = EvictorArgs {
+            protections: Protections {
+                pods_with_pvc: true,
+                ..Protections::default()
+            },
+            ..EvictorArgs::default()
+        };
+        let expected = Policy {
+            profiles: vec![
+                Profile {
+                    name: "strategy-RemoveDuplicates-profile".into(),
+                    evictor: evictor.clone(),
+                    deschedule: vec![],
+                    balance: vec![Strategy::Duplicates(DuplicatesArgs {
+                        namespaces: Namespaces {
+                            include: vec![],
+                            exclude: vec!["kube-system".into()],
+                        },
+                        exclude_owner_kinds: vec![],
+                    })],
+                },
+                Profile {
+                    name: "strategy-RemovePodsViolatingTopologySpreadConstraint-profile".into(),
+                    evictor,
+                    deschedule: vec![],
+                    balance: vec![Strategy::TopologySpread(TopologySpreadArgs {
+                        namespaces: Namespaces {
+                            include: vec![],
+                            exclude: vec!["kube-system".into(), "openshift-monitoring".into()],
+                        },
+                        schedule_anyway: true,
+                        ..TopologySpreadArgs::default()
+                    })],
+                },
+            ],
+            vsphere: VsphereSettings {
+                drs_rules: DrsRuleSettings {
+                    enabled: false,
+                    ..DrsRuleSettings::default()
+                },
+                ..VsphereSettings::default()
+            },
+            ..Policy::default()
+        };
+        assert_eq!(loaded.policy, expected);
+        assert_eq!(
+            loaded.warnings,
+            [
+                "policy.yaml:1:13: apiVersion: descheduler/v1alpha1 is deprecated upstream \
+                 (removed in descheduler v0.31.0); each enabled strategy becomes its own profile; \
+                 consider converting the file to vsphere-descheduler.io/v1alpha1",
+                "policy.yaml:38:16: strategies.RemoveDuplicates.params.nodeFit: nodeFit: false is \
+                 read as unset in descheduler/v1alpha1 (Go wrote false for unset fields), so \
+                 nodeFit stays on; convert the file to vsphere-descheduler.io/v1alpha1 to turn it \
+                 off",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_upstream_example_converts_one_profile_per_strategy_in_name_order() {
+        let text = "\
+apiVersion: \"descheduler/v1alpha1\"
+kind: \"DeschedulerPolicy\"
+nodeSelector: \"node-role.kubernetes.io/worker\"
+evictLocalStoragePods: true
+evictSystemCriticalPods: true
+maxNoOfPodsToEvictPerNode: 2
+maxNoOfPodsToEvictPerNamespace: 3
+maxNoOfPodsToEvictTotal: 4
+strategies:
+  \"RemovePodsViolatingTopologySpreadConstraint\":
+    enabled: true
+    params:
+      nodeFit: true
+      thresholdPriorityClassName: \"system-cluster-critical\"
+      labelSelector: {matchLabels: {app: web}}
+  \"RemovePodsViolatingInterPodAntiAffinity\":
+    enabled: true
+    params:
+      thresholdPriority: 10000
+  \"RemoveDuplicates\":
+    enabled: true
+    params:
+      removeDuplicates:
+        excludeOwnerKinds: [\"Job\"]
+";
+        let policy = load(text).policy;
+        let protections = Protections {
+            pods_with_local_storage: false,
+            system_critical_pods: false,
+            ..Protections::default()
+        };
+        let evictor = |threshold| EvictorArgs {
+            priority_threshold: threshold,
+            protections: protections.clone(),
+            ..EvictorArgs::default()
+        };
+        assert_eq!(
+            policy.node_selector,
+            Some(parse_selector("node-role.kubernetes.io/worker").expect("valid"))
+        );
+        assert_eq!(
+            policy.limits,
+            Limits {
+                per_node: Some(2),
+                per_namespace: Some(3),
+                total: Some(4)
+            }
+        );
+        assert_eq!(
+            policy.profiles,
+            [
+                Profile {
+                    name: "strategy-RemoveDuplicates-profile".into(),
+                    evictor: evictor(PriorityThreshold::Value(2_000_000_000)),
+                    deschedule: vec![],
+                    balance: vec![Strategy::Duplicates(DuplicatesArgs {
+                        namespaces: Namespaces::default(),
+                        exclude_owner_kinds: vec!["Job".into()],
+                    })],
+                },
+                Profile {
+                    name: "strategy-RemovePodsViolatingInterPodAntiAffinity-profile".into(),
+                    evictor: evictor(PriorityThreshold::Value(10_000)),
+                    deschedule: vec![Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())],
+                    balance: vec![],
+                },
+                Profile {
+                    name: "strategy-RemovePodsViolatingTopologySpreadConstraint-profile".into(),
+                    evictor: evictor(PriorityThreshold::Name("system-cluster-critical".into())),
+                    deschedule: vec![],
+                    balance: vec![Strategy::TopologySpread(TopologySpreadArgs {
+                        label_selector: Some(parse_selector("app=web").expect("valid")),
+                        ..TopologySpreadArgs::default()
+                    })],
+                },
+            ]
+        );
+        assert_eq!(policy.cluster_name, None);
+        assert!(!policy.vsphere.drs_rules.enabled);
+    }
+
+    #[test]
+    fn an_enabled_strategy_this_tool_does_not_implement_is_a_problem() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  LowNodeUtilization:
+    enabled: true
+  RemoveDuplicate:
+    enabled: true
+";
+        assert_eq!(
+            problems(text),
+            [
+                "policy.yaml:4:3: strategies.LowNodeUtilization: plugin \"LowNodeUtilization\" is an \
+                 upstream descheduler plugin this tool does not implement; supported: \
+                 DefaultEvictor (filter), RemovePodsViolatingInterPodAntiAffinity (deschedule), \
+                 RemovePodsViolatingTopologySpreadConstraint (balance), RemoveDuplicates \
+                 (balance); set enabled: false or remove it",
+                "policy.yaml:6:3: strategies.RemoveDuplicate: unknown plugin \"RemoveDuplicate\"; \
+                 did you mean \"RemoveDuplicates\"? valid: DefaultEvictor, \
+                 RemovePodsViolatingInterPodAntiAffinity, \
+                 RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates; set enabled: \
+                 false or remove it",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_misspelt_strategy_field_is_caught_even_when_the_strategy_would_be_dropped() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  RemoveDuplicates:
+    enable: true
+";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:5:5: strategies.RemoveDuplicates.enable: unknown field \"enable\"; did you \
+             mean \"enabled\"? valid: enabled, weight, params"
+        );
+    }
+
+    #[test]
+    fn a_threshold_value_and_class_name_together_are_a_problem() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  RemovePodsViolatingInterPodAntiAffinity:
+    enabled: true
+    params: {thresholdPriority: 100, thresholdPriorityClassName: high}
+";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:6:13: strategies.RemovePodsViolatingInterPodAntiAffinity.params: set \
+             either a priority value or a PriorityClass name, not both"
+        );
+    }
+
+    #[test]
+    fn parameters_another_strategy_reads_are_ignored_with_a_warning() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  RemovePodsViolatingInterPodAntiAffinity:
+    enabled: true
+    params:
+      podLifeTime: {maxPodLifeTimeSeconds: 60}
+";
+        assert_eq!(
+            load(text).warnings[1],
+            "policy.yaml:7:20: strategies.RemovePodsViolatingInterPodAntiAffinity.params.podLifeTime: \
+             podLifeTime is not a parameter of RemovePodsViolatingInterPodAntiAffinity and is ignored"
+        );
+    }
+
+    #[test]
+    fn v1alpha2_fields_in_a_v1alpha1_file_are_unknown() {
+        let text = "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nprofiles: []\n";
+        assert!(problem(text).starts_with("policy.yaml:3:1: profiles: unknown field \"profiles\""));
+    }
+}
