@@ -155,6 +155,15 @@ impl Decoder {
     pub fn string(&mut self, node: &Node, path: &str) -> Option<String> {
         match &node.value {
             Value::Str(text) => Some(text.clone()),
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
+                let found = node.value.kind();
+                self.problem_at(
+                    node,
+                    path,
+                    format!("expected a string, found {found}; quote it to make it a string"),
+                );
+                None
+            }
             _ => {
                 self.expected(node, path, "a string");
                 None
@@ -279,7 +288,7 @@ fn out_of_range<T: Integer>(negative: bool) -> String {
 #[derive(Debug)]
 pub(super) struct Fields<'n> {
     pub path: String,
-    /// Where the mapping starts (its first key), for problems about the mapping as a whole.
+    /// Where the mapping starts, for problems about the mapping as a whole.
     pub position: Option<Position>,
     entries: Vec<(&'n str, &'n Node)>,
 }

@@ -413,11 +413,13 @@ fn protection_names(
         } else if other_list.contains(&name.as_str()) {
             let message = if list == "extraEnabled" {
                 format!(
-                    "{name} is a default protection, already on; to turn it off, list it under defaultDisabled"
+                    "{name} is a default protection, already on; to turn it off, list it under \
+                     defaultDisabled"
                 )
             } else {
                 format!(
-                    "{name} is an extra protection, off by default; to turn it on, list it under extraEnabled"
+                    "{name} is an extra protection, off by default; to turn it on, list it under \
+                     extraEnabled"
                 )
             };
             d.problem_at(item, &item_path, message);

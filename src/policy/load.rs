@@ -233,7 +233,7 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
             d.problem(
                 root.position,
                 "apiVersion",
-                format!("apiVersion is required; supported: {supported}"),
+                format!("required; supported: {supported}"),
             );
             None
         }
@@ -252,11 +252,7 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
             None => false,
         },
         None => {
-            d.problem(
-                root.position,
-                "kind",
-                format!("kind is required; expected {KIND}"),
-            );
+            d.problem(root.position, "kind", format!("required; expected {KIND}"));
             false
         }
     };
@@ -349,10 +345,6 @@ profiles:
                  RemovePodsViolatingInterPodAntiAffinity (deschedule), \
                  RemovePodsViolatingTopologySpreadConstraint (balance), RemoveDuplicates \
                  (balance)",
-                // No single node shows a missing field, so the problem has a path only.
-                "policy.yaml: clusterName: clusterName is required while \
-                 vsphere.drsRules.enabled is true (the default): it scopes the DRS rules this \
-                 Kubernetes cluster owns; set clusterName, or set vsphere.drsRules.enabled: false",
             ]
         );
     }
@@ -383,7 +375,7 @@ profiles:
     fn a_missing_api_version_names_the_supported_ones() {
         assert_eq!(
             problem("kind: DeschedulerPolicy\n"),
-            "policy.yaml:1:1: apiVersion: apiVersion is required; supported: \
+            "policy.yaml:1:1: apiVersion: required; supported: \
              vsphere-descheduler.io/v1alpha1, descheduler/v1alpha2, descheduler/v1alpha1"
         );
     }

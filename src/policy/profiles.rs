@@ -69,7 +69,8 @@ pub(super) fn profiles(d: &mut Decoder, node: Option<&Node>, path: &str) -> Vec<
         let Some((profile, name_node)) = profile(d, item, &item_path) else {
             continue;
         };
-        if let Some(first) = seen.get(&profile.name) {
+        // A missing name was reported already; it is no one's duplicate.
+        if let Some(first) = seen.get(&profile.name).filter(|_| !profile.name.is_empty()) {
             let first = first
                 .map(|p| format!(" (first at line {})", p.line))
                 .unwrap_or_default();
@@ -126,11 +127,11 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
             ExtensionPoint::Balance => profile.balance.push(strategy),
         }
     }
-    for (kind, node) in &configs.nodes {
+    for (kind, (node, entry_path)) in &configs.entries {
         if !enabled.contains(kind) {
             d.warning_at(
                 node,
-                &fields.path("pluginConfig"),
+                entry_path,
                 format!(
                     "{} is configured but not enabled; add it to plugins.{}.enabled to run it",
                     kind.name(),
@@ -157,8 +158,8 @@ struct PluginConfigs<'n> {
     evictor: Option<&'n Node>,
     evictor_path: String,
     strategies: BTreeMap<StrategyKind, Strategy>,
-    /// The name node of each strategy's entry, for "configured but not enabled" warnings.
-    nodes: BTreeMap<StrategyKind, &'n Node>,
+    /// Each strategy entry's name node and path, for "configured but not enabled" warnings.
+    entries: BTreeMap<StrategyKind, (&'n Node, String)>,
 }
 
 fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n> {
@@ -166,7 +167,7 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
         evictor: None,
         evictor_path: String::new(),
         strategies: BTreeMap::new(),
-        nodes: BTreeMap::new(),
+        entries: BTreeMap::new(),
     };
     let path = profile.path("pluginConfig");
     let mut seen: BTreeMap<String, Option<Position>> = BTreeMap::new();
@@ -207,7 +208,7 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
             configs
                 .strategies
                 .insert(kind, kind.decode_args(d, args, &args_path));
-            configs.nodes.insert(kind, name_node);
+            configs.entries.insert(kind, (name_node, item_path));
         } else {
             d.problem_at(name_node, &entry.path("name"), unsupported_plugin(&name));
         }
@@ -279,7 +280,8 @@ fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
         return Err(if is_filter && !UPSTREAM_ONLY_PLUGINS.contains(&name) {
             match super::decode::suggestion(name, &[DEFAULT_EVICTOR]) {
                 Some(close) => format!(
-                    "unknown filter plugin {name:?}; did you mean {close:?}? only {DEFAULT_EVICTOR} is supported"
+                    "unknown filter plugin {name:?}; did you mean {close:?}? only \
+                     {DEFAULT_EVICTOR} is supported"
                 ),
                 None => {
                     format!("unknown filter plugin {name:?}; only {DEFAULT_EVICTOR} is supported")
@@ -450,7 +452,7 @@ mod tests {
             load(&text).warnings,
             [
                 "policy.yaml:5:5: profiles[0]: profile \"p\" enables no strategy and has no effect",
-                "policy.yaml:7:15: profiles[0].pluginConfig: RemoveDuplicates is configured but not \
+                "policy.yaml:7:15: profiles[0].pluginConfig[0]: RemoveDuplicates is configured but not \
                  enabled; add it to plugins.balance.enabled to run it",
             ]
         );

@@ -22,7 +22,8 @@ pub enum SelectorParseError {
         found: String,
     },
     #[error(
-        "operator {operator:?} at offset {offset} is not supported (only =, ==, !=, in, notin, exists and !exists)"
+        "operator {operator:?} at offset {offset} is not supported (only =, ==, !=, in, notin, \
+         exists and !exists)"
     )]
     UnsupportedOperator { offset: usize, operator: String },
     #[error("invalid label key {key:?}")]
@@ -333,10 +334,9 @@ fn label_requirement(d: &mut Decoder, node: &Node, path: &str) -> Option<Express
     const OPERATORS: [&str; 4] = ["In", "NotIn", "Exists", "DoesNotExist"];
     let fields = d.fields(node, path, &["key", "operator", "values"])?;
     let key = match fields.get("key") {
-        Some(key_node) => {
-            let key = d.string(key_node, &fields.path("key"))?;
-            check_key(d, key_node, &fields.path("key"), &key).then_some(key)
-        }
+        Some(key_node) => d
+            .string(key_node, &fields.path("key"))
+            .filter(|key| check_key(d, key_node, &fields.path("key"), key)),
         None => {
             d.problem(fields.position, path, "key is required");
             None

@@ -16,11 +16,10 @@ use super::evictor::{LegacyFlags, legacy_flags, priority_threshold};
 use super::profiles::unsupported_plugin;
 use super::selector::{label_selector, selector_string};
 use super::strategies::{ExtensionPoint, StrategyKind, namespaces, owner_kinds};
-use super::v1alpha2::{VSPHERE_API_VERSION, limits};
+use super::v1alpha2::{VSPHERE_API_VERSION, limits, upstream_vsphere_settings};
 use super::yaml::{Node, Value};
 use super::{
     AntiAffinityArgs, DuplicatesArgs, EvictorArgs, Policy, Profile, Strategy, TopologySpreadArgs,
-    VsphereSettings,
 };
 
 /// The apiVersion of upstream's legacy format.
@@ -158,13 +157,7 @@ pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
         node_selector: selector_string(d, top.get("nodeSelector"), "nodeSelector"),
         limits: limits(d, &top),
         profiles,
-        vsphere: VsphereSettings {
-            drs_rules: super::DrsRuleSettings {
-                enabled: false,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
+        vsphere: upstream_vsphere_settings(),
         ..Policy::default()
     }
 }
@@ -283,7 +276,8 @@ mod tests {
     use super::*;
     use crate::policy::testing::{load, problem, problems};
     use crate::policy::{
-        DrsRuleSettings, Limits, Namespaces, PriorityThreshold, Protections, parse_selector,
+        DrsRuleSettings, Limits, Namespaces, PriorityThreshold, Protections, VsphereSettings,
+        parse_selector,
     };
 
     /// Roughly what the OpenShift descheduler operator wrote before it moved to v1alpha2: every

@@ -61,13 +61,7 @@ pub(super) fn decode(d: &mut Decoder, root: &Node, flavor: Flavor) -> Policy {
 
     let (cluster_name, vsphere) = match flavor {
         Flavor::Vsphere => vsphere(d, &top),
-        // vCenter details then come from flags and the environment; rule sync needs a cluster
-        // name, which only the command line can supply for an upstream file.
-        Flavor::Upstream => {
-            let mut settings = VsphereSettings::default();
-            settings.drs_rules.enabled = false;
-            (None, settings)
-        }
+        Flavor::Upstream => (None, upstream_vsphere_settings()),
     };
     let grace_period_seconds = top.integer::<i64>(d, "gracePeriodSeconds");
     if let (Some(seconds), Some(node)) = (grace_period_seconds, top.get("gracePeriodSeconds"))
@@ -89,6 +83,15 @@ pub(super) fn decode(d: &mut Decoder, root: &Node, flavor: Flavor) -> Policy {
     }
 }
 
+/// The vSphere settings of an upstream file, which has none: vCenter details come from flags
+/// and the environment, and DRS rule sync is off because it needs a cluster name, which only the
+/// command line can supply for such a file.
+pub(super) fn upstream_vsphere_settings() -> VsphereSettings {
+    let mut settings = VsphereSettings::default();
+    settings.drs_rules.enabled = false;
+    settings
+}
+
 /// `maxNoOfPodsToEvict{PerNode,PerNamespace,Total}`, shared with `descheduler/v1alpha1`.
 pub(super) fn limits(d: &mut Decoder, top: &Fields<'_>) -> Limits {
     Limits {
@@ -107,7 +110,7 @@ fn metrics(d: &mut Decoder, top: &Fields<'_>) {
         if let Some(fields) = d.fields(node, &path, &["enabled"]) {
             collector_enabled = fields.bool(d, "enabled").unwrap_or(false);
             if collector_enabled {
-                d.warning_at(node, &path, "metricsCollector is ignored: only LowNodeUtilization and HighNodeUtilization use it");
+                d.warning_at(node, &path, ignored_metrics("metricsCollector"));
             }
         }
     }
@@ -130,7 +133,7 @@ fn metrics(d: &mut Decoder, top: &Fields<'_>) {
                 d.problem(
                     fields.position,
                     &fields.path("source"),
-                    "source is required (KubernetesMetrics or Prometheus)",
+                    "required (KubernetesMetrics or Prometheus)",
                 );
                 None
             }
@@ -146,7 +149,8 @@ fn metrics(d: &mut Decoder, top: &Fields<'_>) {
                 d.problem(
                     fields.position,
                     &fields.path("source"),
-                    "KubernetesMetrics cannot be combined with metricsCollector.enabled (as upstream)",
+                    "KubernetesMetrics cannot be combined with metricsCollector.enabled (as \
+                     upstream)",
                 );
             }
             sources.push(source);
@@ -156,12 +160,12 @@ fn metrics(d: &mut Decoder, top: &Fields<'_>) {
         }
     }
     if let Some(first) = providers.first() {
-        d.warning_at(
-            first,
-            &path,
-            "metricsProviders is ignored: only LowNodeUtilization and HighNodeUtilization use it",
-        );
+        d.warning_at(first, &path, ignored_metrics("metricsProviders"));
     }
+}
+
+fn ignored_metrics(field: &str) -> String {
+    format!("{field} is ignored: only LowNodeUtilization and HighNodeUtilization use it")
 }
 
 /// `prometheus: {url, authToken: {secretReference: {namespace, name}}}`; shape only.

@@ -5,7 +5,7 @@ use super::names::{check_dns_label, check_label_key};
 use super::yaml::Node;
 use super::{
     DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN, MAX_OWNED_RULE_PREFIX_LEN,
-    VsphereSettings,
+    MAX_RULE_NAME_LEN, VsphereSettings,
 };
 
 const VSPHERE_FIELDS: [&str; 7] = [
@@ -33,6 +33,10 @@ const CREDENTIAL_FIELDS: [&str; 8] = [
     "apiKey",
 ];
 
+/// Where credentials come from instead, for messages.
+const CREDENTIALS_SOURCE: &str = "they come only from VSPHERE_USERNAME/VSPHERE_PASSWORD or a \
+                                  credentials directory (--vsphere-credentials-dir)";
+
 /// Label key prefixes other components own; writing them would fight their owner.
 const FOREIGN_LABEL_PREFIXES: [(&str, &str); 3] = [
     (
@@ -59,9 +63,7 @@ pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, Vsp
         let hint = |name: &str| {
             CREDENTIAL_FIELDS.iter().any(|field| field.eq_ignore_ascii_case(name)).then(|| {
                 format!(
-                    "{name} is refused: credentials never go in the policy; they come only from \
-                     VSPHERE_USERNAME/VSPHERE_PASSWORD or a credentials directory \
-                     (--vsphere-credentials-dir)"
+                    "{name} is refused: credentials never go in the policy; {CREDENTIALS_SOURCE}"
                 )
             })
         };
@@ -92,11 +94,12 @@ pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, Vsp
         settings.drs_rules.topology_keys = default_topology_keys(&settings.labels);
     }
     match &cluster_name {
-        None if settings.drs_rules.enabled => d.problem(
+        // An invalid name was reported as such; "required" would only confuse.
+        None if settings.drs_rules.enabled && top.get("clusterName").is_none() => d.problem(
             drs_enabled_node.and_then(|node| node.position),
             "clusterName",
-            "clusterName is required while vsphere.drsRules.enabled is true (the default): it \
-             scopes the DRS rules this Kubernetes cluster owns; set clusterName, or set \
+            "required while vsphere.drsRules.enabled is true (the default): it scopes the DRS \
+             rules this Kubernetes cluster owns; set clusterName, or set \
              vsphere.drsRules.enabled: false",
         ),
         Some(name) => {
@@ -109,10 +112,10 @@ pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, Vsp
                     "clusterName",
                     format!(
                         "the DRS rule name prefix {owned_prefix:?} is {} characters; namePrefix \
-                         and clusterName together may use at most {} so that rule names (at most \
-                         80 characters in vCenter) keep room for the workload",
+                         and clusterName together may use at most {MAX_OWNED_RULE_PREFIX_LEN} so \
+                         that rule names (at most {MAX_RULE_NAME_LEN} characters in vCenter) keep \
+                         room for the workload",
                         owned_prefix.len(),
-                        MAX_OWNED_RULE_PREFIX_LEN
                     ),
                 );
             }
@@ -164,8 +167,7 @@ fn server(d: &mut Decoder, fields: &Fields<'_>) -> Option<String> {
         d.problem_at(
             node,
             &path,
-            "the server address must not carry credentials; they come only from \
-             VSPHERE_USERNAME/VSPHERE_PASSWORD or a credentials directory (--vsphere-credentials-dir)",
+            format!("the server address must not carry credentials; {CREDENTIALS_SOURCE}"),
         );
         return None;
     }
@@ -232,7 +234,10 @@ fn owned_label_key(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> Option<O
         d.problem_at(
             node,
             &path,
-            format!("label key {key:?} is not ours to write: {owner} ({prefix}*); choose a key under your own prefix, such as vsphere-descheduler.io/{name}"),
+            format!(
+                "label key {key:?} is not ours to write: {owner} ({prefix}*); choose a key under \
+                 your own prefix, such as vsphere-descheduler.io/{name}"
+            ),
         );
         return None;
     }
@@ -240,7 +245,11 @@ fn owned_label_key(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> Option<O
         d.problem_at(
             node,
             &path,
-            format!("label key {key:?} is in the {reserved} namespace Kubernetes reserves for its own components; choose a key under your own prefix, such as vsphere-descheduler.io/{name}"),
+            format!(
+                "label key {key:?} is in the {reserved} namespace Kubernetes reserves for its own \
+                 components; choose a key under your own prefix, such as \
+                 vsphere-descheduler.io/{name}"
+            ),
         );
         return None;
     }
@@ -314,18 +323,16 @@ mod tests {
     fn a_missing_cluster_name_is_a_problem_while_drs_rules_are_on_by_default() {
         assert_eq!(
             problem(HEADER),
-            "policy.yaml: clusterName: clusterName is required while vsphere.drsRules.enabled is \
-             true (the default): it scopes the DRS rules this Kubernetes cluster owns; set \
-             clusterName, or set vsphere.drsRules.enabled: false"
+            "policy.yaml: clusterName: required while vsphere.drsRules.enabled is true (the \
+             default): it scopes the DRS rules this Kubernetes cluster owns; set clusterName, or \
+             set vsphere.drsRules.enabled: false"
         );
     }
 
     #[test]
     fn a_missing_cluster_name_points_at_an_explicit_drs_switch() {
         let text = format!("{HEADER}vsphere:\n  drsRules:\n    enabled: true\n");
-        assert!(
-            problem(&text).starts_with("policy.yaml:5:14: clusterName: clusterName is required")
-        );
+        assert!(problem(&text).starts_with("policy.yaml:5:14: clusterName: required while"));
     }
 
     #[test]

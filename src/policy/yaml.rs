@@ -126,7 +126,9 @@ fn options() -> serde_saphyr::Options {
         },
         duplicate_keys: DuplicateKeyPolicy::Error,
         merge_keys: MergeKeyPolicy::Merge,
-        // YAML 1.1 spellings such as `yes`/`on` stay strings: Kubernetes reads YAML 1.2 booleans.
+        // Only `true` and `false` are booleans. Go's YAML 1.1 reader would also take `yes` or
+        // `on`; here `nodeFit: yes` is a clear type problem instead, and a label value `on`
+        // stays the string it looks like.
         strict_booleans: true,
         // `.inf` and `.nan` stay strings, so they fail as "expected an integer" where it matters.
         non_finite_float_policy: NonFiniteFloatPolicy::AsString,
