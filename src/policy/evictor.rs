@@ -143,7 +143,7 @@ pub(super) fn evictor_args(d: &mut Decoder, node: Option<&Node>, path: &str) -> 
     for flag in DEPRECATED_FLAGS {
         if let Some(node) = fields
             .get(flag)
-            .filter(|node| node.value == super::yaml::Value::Bool(true))
+            .filter(|node| node.value == Value::Bool(true))
         {
             d.warning_at(
                 node,

@@ -115,9 +115,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
             Finding {
                 position: None,
                 path: String::new(),
-                message: format!(
-                    "file is larger than {MAX_FILE_BYTES} bytes, the most a policy file may be"
-                ),
+                message: yaml::too_large(),
             },
         ));
     }
@@ -459,11 +457,20 @@ profiles:
         let text = format!("{OURS}#{}\n", "x".repeat(MAX_FILE_BYTES));
         assert_eq!(
             problem(&text),
-            format!(
-                "policy.yaml: file is {} bytes; a policy file may be at most {MAX_FILE_BYTES} bytes",
-                text.len()
-            )
+            "policy.yaml: file is larger than 4194304 bytes, the most a policy file may be"
         );
+    }
+
+    #[test]
+    fn an_oversized_file_on_disk_is_refused_without_reading_it_all() {
+        let path = std::env::temp_dir().join(format!("policy-large-{}.yaml", std::process::id()));
+        std::fs::write(&path, vec![b'#'; MAX_FILE_BYTES + 10]).expect("temp file is writable");
+        let error = load_file(&path).expect_err("too large");
+        std::fs::remove_file(&path).expect("temp file is removable");
+        let PolicyError::Invalid { problems, .. } = error else {
+            panic!("{error}")
+        };
+        assert_eq!(problems[0].message, yaml::too_large());
     }
 
     #[test]

@@ -83,10 +83,7 @@ pub(super) fn parse(text: &str) -> Result<Node, SyntaxError> {
     if text.len() > MAX_FILE_BYTES {
         return Err(SyntaxError {
             position: None,
-            message: format!(
-                "file is {} bytes; a policy file may be at most {MAX_FILE_BYTES} bytes",
-                text.len()
-            ),
+            message: too_large(),
         });
     }
     let document: Option<Spanned<Value>> = serde_saphyr::from_str_with_options(text, options())
@@ -99,6 +96,11 @@ pub(super) fn parse(text: &str) -> Result<Node, SyntaxError> {
             value: Value::Null,
         },
     })
+}
+
+/// The problem with a file over [`MAX_FILE_BYTES`].
+pub(super) fn too_large() -> String {
+    format!("file is larger than {MAX_FILE_BYTES} bytes, the most a policy file may be")
 }
 
 /// Deepest nesting accepted; a policy nests about eight levels.
