@@ -1,0 +1,528 @@
+//! Reading a policy file: size cap, YAML parsing, format dispatch on `apiVersion`, and the
+//! problems and warnings that come out of it.
+
+use std::fmt;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::decode::{Decoder, Finding};
+use super::v1alpha2::{Flavor, UPSTREAM_API_VERSION, VSPHERE_API_VERSION};
+use super::yaml::{self, MAX_FILE_BYTES, Node, Position, Value};
+use super::{Policy, v1alpha1, v1alpha2};
+
+/// The `kind` every policy file has.
+const KIND: &str = "DeschedulerPolicy";
+
+/// A policy and what the reader should know about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    pub policy: Policy,
+    /// Things that are valid but probably not what the author meant (ignored fields, deprecated
+    /// formats), formatted like problems: `FILE:LINE:COL: PATH: MESSAGE`.
+    pub warnings: Vec<String>,
+}
+
+/// One thing wrong with a policy file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The file name as given to the loader.
+    pub file: String,
+    /// Where in the file; `None` for problems no single node shows (a missing field).
+    pub position: Option<Position>,
+    /// The field path, such as `profiles[0].pluginConfig[1].args.minPodAge`; empty for the
+    /// document as a whole.
+    pub path: String,
+    /// Lowercase, without trailing period.
+    pub message: String,
+}
+
+impl Problem {
+    fn new(file: &str, finding: Finding) -> Problem {
+        Problem {
+            file: file.to_string(),
+            position: finding.position,
+            path: finding.path,
+            message: finding.message,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    /// `FILE:LINE:COL: PATH: MESSAGE`, the shape editors and CI annotators understand; parts
+    /// that are unknown are left out.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(position) = self.position {
+            write!(f, ":{position}")?;
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Why a policy could not be loaded.
+#[derive(Debug, Error)]
+pub enum PolicyError {
+    #[error("cannot read policy file {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("policy file {file} has {}:\n{}", count(problems.len()), list(problems))]
+    Invalid {
+        file: String,
+        problems: Vec<Problem>,
+    },
+}
+
+fn count(n: usize) -> String {
+    if n == 1 {
+        "1 problem".to_string()
+    } else {
+        format!("{n} problems")
+    }
+}
+
+fn list(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(Problem::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Reads and resolves a policy file.
+pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
+    let file_name = path.display().to_string();
+    let read_error = |source| PolicyError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    // Read one byte past the cap so an oversized file is detected without reading it all.
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(invalid(
+            &file_name,
+            Finding {
+                position: None,
+                path: String::new(),
+                message: yaml::too_large(),
+            },
+        ));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => load_str(&file_name, &text),
+        Err(error) => {
+            let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+            let valid = std::str::from_utf8(valid).expect("valid_up_to marks a valid UTF-8 prefix");
+            Err(invalid(
+                &file_name,
+                Finding {
+                    position: Some(end_of(valid)),
+                    path: String::new(),
+                    message: "file is not valid UTF-8".to_string(),
+                },
+            ))
+        }
+    }
+}
+
+/// The position just after `text`.
+fn end_of(text: &str) -> Position {
+    let line = text.matches('\n').count() + 1;
+    let column = text
+        .rsplit('\n')
+        .next()
+        .map_or(0, |last| last.chars().count())
+        + 1;
+    Position {
+        line: u32::try_from(line).unwrap_or(u32::MAX),
+        column: u32::try_from(column).unwrap_or(u32::MAX),
+    }
+}
+
+/// Resolves a policy held in memory; `file_name` is only used in messages.
+pub fn load_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
+    let root = yaml::parse(text).map_err(|error| {
+        invalid(
+            file_name,
+            Finding {
+                position: error.position,
+                path: String::new(),
+                message: error.message,
+            },
+        )
+    })?;
+    let mut d = Decoder::default();
+    let policy = decode_document(&mut d, &root);
+    if !d.problems.is_empty() {
+        return Err(PolicyError::Invalid {
+            file: file_name.to_string(),
+            problems: sorted(file_name, d.problems),
+        });
+    }
+    let warnings = sorted(file_name, d.warnings)
+        .iter()
+        .map(Problem::to_string)
+        .collect();
+    Ok(Loaded { policy, warnings })
+}
+
+fn invalid(file_name: &str, finding: Finding) -> PolicyError {
+    PolicyError::Invalid {
+        file: file_name.to_string(),
+        problems: vec![Problem::new(file_name, finding)],
+    }
+}
+
+/// File order, then the problems without a position; stable, so one node's problems keep the
+/// order they were found in.
+fn sorted(file_name: &str, findings: Vec<Finding>) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = findings
+        .into_iter()
+        .map(|finding| Problem::new(file_name, finding))
+        .collect();
+    problems.sort_by_key(|problem| (problem.position.is_none(), problem.position));
+    problems.dedup();
+    problems
+}
+
+/// Checks `kind` and dispatches on `apiVersion`. When either is wrong nothing else is checked:
+/// the file is probably not a policy at all, and a list of "unknown field" problems would hide
+/// the one that matters.
+fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
+    let entries = match &root.value {
+        Value::Map(entries) => entries,
+        Value::Null => {
+            d.problem(None, "", "the file is empty; expected a DeschedulerPolicy");
+            return Policy::default();
+        }
+        _ => {
+            d.expected(root, "", "a mapping (a DeschedulerPolicy)");
+            return Policy::default();
+        }
+    };
+    let field = |name: &str| {
+        entries
+            .iter()
+            .find(|(key, value)| {
+                key.value == Value::Str(name.to_string()) && value.value != Value::Null
+            })
+            .map(|(_, value)| value)
+    };
+    let supported = [
+        VSPHERE_API_VERSION,
+        UPSTREAM_API_VERSION,
+        v1alpha1::API_VERSION,
+    ]
+    .join(", ");
+    let api_version = match field("apiVersion") {
+        Some(node) => d.string(node, "apiVersion").map(|version| (version, node)),
+        None => {
+            d.problem(
+                root.position,
+                "apiVersion",
+                format!("required; supported: {supported}"),
+            );
+            None
+        }
+    };
+    let kind_ok = match field("kind") {
+        Some(node) => match d.string(node, "kind") {
+            Some(kind) if kind == KIND => true,
+            Some(kind) => {
+                d.problem_at(
+                    node,
+                    "kind",
+                    format!("unsupported kind {kind:?}; expected {KIND}"),
+                );
+                false
+            }
+            None => false,
+        },
+        None => {
+            d.problem(root.position, "kind", format!("required; expected {KIND}"));
+            false
+        }
+    };
+    let Some((api_version, version_node)) = api_version else {
+        return Policy::default();
+    };
+    let decode: fn(&mut Decoder, &Node) -> Policy = match api_version.as_str() {
+        VSPHERE_API_VERSION => |d, root| v1alpha2::decode(d, root, Flavor::Vsphere),
+        UPSTREAM_API_VERSION => |d, root| v1alpha2::decode(d, root, Flavor::Upstream),
+        v1alpha1::API_VERSION => v1alpha1::decode,
+        other => {
+            d.problem_at(
+                version_node,
+                "apiVersion",
+                format!("unsupported apiVersion {other:?}; supported: {supported}"),
+            );
+            return Policy::default();
+        }
+    };
+    if !kind_ok {
+        return Policy::default();
+    }
+    decode(d, root)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::policy::testing::{FILE, OURS, load, problem, problems};
+
+    #[test]
+    fn every_example_policy_loads_without_problems_or_warnings() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+        let mut loaded = 0;
+        for entry in std::fs::read_dir(&dir).expect("policies/ exists") {
+            let path = entry.expect("readable directory").path();
+            if path.extension().is_some_and(|ext| ext == "yaml") {
+                let policy = load_file(&path).unwrap_or_else(|error| panic!("{error}"));
+                assert_eq!(policy.warnings, Vec::<String>::new(), "{}", path.display());
+                assert!(!policy.policy.profiles.is_empty(), "{}", path.display());
+                loaded += 1;
+            }
+        }
+        assert!(
+            loaded >= 3,
+            "expected the example policies in {}",
+            dir.display()
+        );
+    }
+
+    #[test]
+    fn a_file_with_several_problems_reports_all_of_them_with_positions() {
+        let text = "\
+apiVersion: vsphere-descheduler.io/v1alpha1
+kind: DeschedulerPolicy
+clusterName: Prod_East
+maxNoOfPodsToEvictPerNodes: 2
+profiles:
+  - name: broken
+    pluginConfig:
+      - name: DefaultEvictor
+        args:
+          minPodAge: soon
+          nodeFit: \"yes\"
+    plugins:
+      balance:
+        enabled: [LowNodeUtilization]
+";
+        assert_eq!(
+            problems(text),
+            [
+                "policy.yaml:3:14: clusterName: invalid cluster name \"Prod_East\": must consist \
+                 of lowercase alphanumeric characters or '-', and start and end with an \
+                 alphanumeric character",
+                "policy.yaml:4:1: maxNoOfPodsToEvictPerNodes: unknown field \
+                 \"maxNoOfPodsToEvictPerNodes\"; did you mean \"maxNoOfPodsToEvictPerNode\"? \
+                 valid: apiVersion, kind, profiles, nodeSelector, maxNoOfPodsToEvictPerNode, \
+                 maxNoOfPodsToEvictPerNamespace, maxNoOfPodsToEvictTotal, \
+                 evictionFailureEventNotification, gracePeriodSeconds, metricsCollector, \
+                 metricsProviders, clusterName, vsphere",
+                "policy.yaml:10:22: profiles[0].pluginConfig[0].args.minPodAge: invalid duration \
+                 \"soon\": expected a Go duration such as \"90s\", \"5m\" or \"1h30m\"",
+                "policy.yaml:11:20: profiles[0].pluginConfig[0].args.nodeFit: expected a boolean \
+                 (true or false), found a string",
+                "policy.yaml:14:19: profiles[0].plugins.balance.enabled[0]: plugin \
+                 \"LowNodeUtilization\" is an upstream descheduler plugin this tool does not \
+                 implement; supported: DefaultEvictor (filter), \
+                 RemovePodsViolatingInterPodAntiAffinity (deschedule), \
+                 RemovePodsViolatingTopologySpreadConstraint (balance), RemoveDuplicates \
+                 (balance)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_error_counts_the_problems_and_lists_one_per_line() {
+        let error = load_str("p.yaml", "apiVersion: v1\nkind: Pod\n").expect_err("invalid");
+        assert_eq!(
+            error.to_string(),
+            "policy file p.yaml has 2 problems:\n\
+             p.yaml:1:13: apiVersion: unsupported apiVersion \"v1\"; supported: \
+             vsphere-descheduler.io/v1alpha1, descheduler/v1alpha2, descheduler/v1alpha1\n\
+             p.yaml:2:7: kind: unsupported kind \"Pod\"; expected DeschedulerPolicy"
+        );
+    }
+
+    #[test]
+    fn a_wrong_kind_hides_the_rest_of_the_file() {
+        let text =
+            "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: VSphereInventory\nclusters: []\n";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:2:7: kind: unsupported kind \"VSphereInventory\"; expected DeschedulerPolicy"
+        );
+    }
+
+    #[test]
+    fn a_missing_api_version_names_the_supported_ones() {
+        assert_eq!(
+            problem("kind: DeschedulerPolicy\n"),
+            "policy.yaml:1:1: apiVersion: required; supported: \
+             vsphere-descheduler.io/v1alpha1, descheduler/v1alpha2, descheduler/v1alpha1"
+        );
+    }
+
+    #[test]
+    fn yaml_syntax_errors_report_the_parser_position() {
+        let text = format!("{OURS}profiles:\n  - name: a\n   plugins: {{}}\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:6:4: while parsing a block collection, did not find expected '-' indicator"
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused() {
+        let text = format!("{OURS}maxNoOfPodsToEvictTotal: 1\nmaxNoOfPodsToEvictTotal: 2\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:5:1: duplicate key \"maxNoOfPodsToEvictTotal\": keys must be unique \
+             within a mapping"
+        );
+    }
+
+    #[test]
+    fn a_second_document_is_refused() {
+        let text = format!("{OURS}---\n{OURS}");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:4:1: a policy file holds exactly one YAML document; found a second one"
+        );
+    }
+
+    #[test]
+    fn an_empty_file_is_a_problem() {
+        assert_eq!(
+            problem("# nothing here\n"),
+            "policy.yaml: the file is empty; expected a DeschedulerPolicy"
+        );
+    }
+
+    #[test]
+    fn a_document_that_is_not_a_mapping_is_a_problem() {
+        assert_eq!(
+            problem("- apiVersion: descheduler/v1alpha2\n"),
+            "policy.yaml:1:1: expected a mapping (a DeschedulerPolicy), found a list"
+        );
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_quickly() {
+        // "Billion laughs": nine levels of nine aliases would expand to 9^9 strings.
+        let mut text = format!("{OURS}a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for (name, previous) in ('b'..='i').zip('a'..='h') {
+            let aliases = vec![format!("*{previous}"); 9].join(", ");
+            text.push_str(&format!("{name}: &{name} [{aliases}]\n"));
+        }
+        let started = Instant::now();
+        let problem = problem(&text);
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            problem.ends_with(
+                "too many aliases or anchors: alias expansion is limited so that a file cannot \
+                 multiply itself (\"billion laughs\")"
+            ),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = format!("{OURS}a: {}{}\n", "[".repeat(200), "]".repeat(200));
+        assert!(problem(&text).ends_with("nesting is deeper than 32 levels"));
+    }
+
+    #[test]
+    fn an_oversized_file_is_refused_before_parsing() {
+        let text = format!("{OURS}#{}\n", "x".repeat(MAX_FILE_BYTES));
+        assert_eq!(
+            problem(&text),
+            "policy.yaml: file is larger than 4194304 bytes, the most a policy file may be"
+        );
+    }
+
+    #[test]
+    fn an_oversized_file_on_disk_is_refused_without_reading_it_all() {
+        let path = std::env::temp_dir().join(format!("policy-large-{}.yaml", std::process::id()));
+        std::fs::write(&path, vec![b'#'; MAX_FILE_BYTES + 10]).expect("temp file is writable");
+        let error = load_file(&path).expect_err("too large");
+        std::fs::remove_file(&path).expect("temp file is removable");
+        let PolicyError::Invalid { problems, .. } = error else {
+            panic!("{error}")
+        };
+        assert_eq!(problems[0].message, yaml::too_large());
+    }
+
+    #[test]
+    fn a_missing_file_is_a_read_error() {
+        let error = load_file(Path::new("/nonexistent/policy.yaml")).expect_err("missing");
+        assert!(matches!(error, PolicyError::Read { .. }));
+        assert_eq!(
+            error.to_string(),
+            "cannot read policy file /nonexistent/policy.yaml"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_a_problem_at_the_first_bad_byte() {
+        let path =
+            std::env::temp_dir().join(format!("policy-not-utf8-{}.yaml", std::process::id()));
+        std::fs::write(&path, b"apiVersion: x\nkind: \xff\n").expect("temp file is writable");
+        let error = load_file(&path).expect_err("not UTF-8");
+        std::fs::remove_file(&path).expect("temp file is removable");
+        let PolicyError::Invalid { problems, .. } = error else {
+            panic!("{error}")
+        };
+        assert_eq!(problems[0].position, Some(Position { line: 2, column: 7 }));
+        assert_eq!(problems[0].message, "file is not valid UTF-8");
+    }
+
+    #[test]
+    fn problems_print_only_the_parts_they_have() {
+        let problem = |position, path: &str| Problem {
+            file: FILE.to_string(),
+            position,
+            path: path.to_string(),
+            message: "m".to_string(),
+        };
+        let at = Some(Position { line: 3, column: 7 });
+        assert_eq!(problem(at, "a.b").to_string(), "policy.yaml:3:7: a.b: m");
+        assert_eq!(problem(None, "a.b").to_string(), "policy.yaml: a.b: m");
+        assert_eq!(problem(at, "").to_string(), "policy.yaml:3:7: m");
+    }
+
+    #[test]
+    fn warnings_are_formatted_like_problems() {
+        let text = format!(
+            "{OURS}profiles:\n  - name: p\n    plugins:\n      deschedule:\n        \
+             enabled: [RemovePodsViolatingInterPodAntiAffinity]\n        disabled: [x]\n"
+        );
+        assert_eq!(
+            load(&text).warnings,
+            [
+                "policy.yaml:9:19: profiles[0].plugins.deschedule.disabled: disabled lists are \
+              ignored (as upstream): only the enabled plugins run"
+            ]
+        );
+    }
+}

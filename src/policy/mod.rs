@@ -6,11 +6,23 @@
 //! resolved types and their defaults.
 
 mod decode;
+mod evictor;
 mod load;
+mod names;
+mod profiles;
 mod selector;
+mod strategies;
+#[cfg(test)]
+mod testing;
+mod v1alpha1;
+mod v1alpha2;
+mod vsphere;
+mod yaml;
 
-pub use load::{PolicyError, Problem, load_file, load_str};
+pub use load::{Loaded, PolicyError, Problem, load_file, load_str};
+pub use names::NameError;
 pub use selector::{SelectorParseError, parse_selector};
+pub use yaml::Position;
 
 use kube::core::Selector;
 
@@ -20,6 +32,13 @@ pub const DEFAULT_HOST_LABEL: &str = "vsphere-descheduler.io/host";
 pub const DEFAULT_RULE_PREFIX: &str = "vsphere-descheduler";
 /// The node-name topology key every node carries.
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
+/// Longest `vsphere.drsRules.namePrefix`.
+pub const MAX_NAME_PREFIX_LEN: usize = 30;
+/// Longest owned-rule prefix `<namePrefix>:<clusterName>:`, so that names keep at least 20 of
+/// vCenter's [`MAX_RULE_NAME_LEN`] characters for the workload (or its shortened form).
+pub const MAX_OWNED_RULE_PREFIX_LEN: usize = 60;
+/// Longest DRS rule name vCenter accepts.
+pub const MAX_RULE_NAME_LEN: usize = 80;
 
 /// Names of the strategies (upstream plugin names) this tool implements.
 pub const STRATEGY_NAMES: [&str; 3] = [
@@ -29,7 +48,7 @@ pub const STRATEGY_NAMES: [&str; 3] = [
 ];
 
 /// A resolved policy, whatever file format it came from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Policy {
     /// Name of this Kubernetes cluster; scopes the DRS rules it owns. Required when DRS rule sync
     /// is on (validation enforces it).
@@ -40,6 +59,10 @@ pub struct Policy {
     /// Profiles in file order. Deschedule strategies of all profiles run before balance ones.
     pub profiles: Vec<Profile>,
     pub vsphere: VsphereSettings,
+    /// `evictionFailureEventNotification`: emit a Warning event when an eviction fails.
+    pub eviction_failure_events: bool,
+    /// `gracePeriodSeconds`: sent in each Eviction's DeleteOptions (the pod's own when `None`).
+    pub grace_period_seconds: Option<i64>,
 }
 
 /// Per-run eviction caps (`maxNoOfPodsToEvict*`).
@@ -226,7 +249,7 @@ impl Default for Protections {
 }
 
 /// The `vsphere:` section.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VsphereSettings {
     /// vCenter address; `VSPHERE_SERVER` overrides nothing here, it fills in when absent.
     pub server: Option<String>,
@@ -240,20 +263,6 @@ pub struct VsphereSettings {
     pub drs_rules: DrsRuleSettings,
 }
 
-impl Default for VsphereSettings {
-    fn default() -> Self {
-        VsphereSettings {
-            server: None,
-            insecure_skip_verify: false,
-            ca_file: None,
-            datacenters: Vec::new(),
-            clusters: Vec::new(),
-            labels: LabelKeys::default(),
-            drs_rules: DrsRuleSettings::default(),
-        }
-    }
-}
-
 /// Node label keys this tool owns. An empty cluster or datacenter key means "not written".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabelKeys {
@@ -264,7 +273,11 @@ pub struct LabelKeys {
 
 impl Default for LabelKeys {
     fn default() -> Self {
-        LabelKeys { host: DEFAULT_HOST_LABEL.to_string(), cluster: None, datacenter: None }
+        LabelKeys {
+            host: DEFAULT_HOST_LABEL.to_string(),
+            cluster: None,
+            datacenter: None,
+        }
     }
 }
 

@@ -1,0 +1,460 @@
+//! `profiles:` of `descheduler/v1alpha2` and our format: plugin sets, plugin configs and their
+//! assembly into [`Profile`]s.
+//!
+//! Two differences from upstream, both on purpose:
+//! * A plugin enabled without a `pluginConfig` entry runs with its default args. Upstream refuses
+//!   to build such a profile ("unable to find plugin config") and silently skips it, which
+//!   leaves a policy that looks active doing nothing.
+//! * Unknown plugin names and plugins at the wrong extension point are problems, not silently
+//!   dropped keys.
+
+use std::collections::BTreeMap;
+
+use super::decode::{Decoder, Fields, index, unknown};
+use super::evictor::{DEFAULT_EVICTOR, evictor_args};
+use super::strategies::{ExtensionPoint, StrategyKind, supported_strategies};
+use super::yaml::{Node, Position};
+use super::{Profile, Strategy};
+
+const PROFILE_FIELDS: [&str; 3] = ["name", "pluginConfig", "plugins"];
+/// The plugin-set keys, exactly as upstream's JSON tags spell them (all lowercase).
+const PLUGIN_SETS: [&str; 6] = [
+    "presort",
+    "sort",
+    "deschedule",
+    "balance",
+    "filter",
+    "preevictionfilter",
+];
+
+/// Upstream plugins this tool does not implement; named so the message can say so plainly
+/// instead of "unknown plugin".
+const UPSTREAM_ONLY_PLUGINS: [&str; 7] = [
+    "LowNodeUtilization",
+    "HighNodeUtilization",
+    "RemovePodsViolatingNodeAffinity",
+    "RemovePodsViolatingNodeTaints",
+    "RemovePodsHavingTooManyRestarts",
+    "PodLifeTime",
+    "RemoveFailedPods",
+];
+
+/// Every plugin name this tool accepts.
+fn supported_plugins() -> Vec<&'static str> {
+    std::iter::once(DEFAULT_EVICTOR)
+        .chain(StrategyKind::ALL.map(StrategyKind::name))
+        .collect()
+}
+
+/// The problem with a plugin name this tool does not support.
+pub(super) fn unsupported_plugin(name: &str) -> String {
+    if UPSTREAM_ONLY_PLUGINS.contains(&name) {
+        format!(
+            "plugin {name:?} is an upstream descheduler plugin this tool does not implement; \
+             supported: {DEFAULT_EVICTOR} (filter), {}",
+            supported_strategies()
+        )
+    } else {
+        unknown("plugin", name, &supported_plugins())
+    }
+}
+
+/// Decodes the `profiles` list.
+pub(super) fn profiles(d: &mut Decoder, node: Option<&Node>, path: &str) -> Vec<Profile> {
+    let Some(node) = node else { return Vec::new() };
+    let mut profiles: Vec<Profile> = Vec::new();
+    let mut seen: BTreeMap<String, Option<Position>> = BTreeMap::new();
+    for (i, item) in d.list(node, path).iter().enumerate() {
+        let item_path = index(path, i);
+        let Some((profile, name_node)) = profile(d, item, &item_path) else {
+            continue;
+        };
+        // A missing name was reported already; it is no one's duplicate.
+        if let Some(first) = seen.get(&profile.name).filter(|_| !profile.name.is_empty()) {
+            let first = first
+                .map(|p| format!(" (first at line {})", p.line))
+                .unwrap_or_default();
+            d.problem_at(
+                name_node,
+                &format!("{item_path}.name"),
+                format!("duplicate profile name {:?}{first}", profile.name),
+            );
+            continue;
+        }
+        seen.insert(profile.name.clone(), name_node.position);
+        profiles.push(profile);
+    }
+    profiles
+}
+
+/// One profile and the node of its name (for duplicate-name problems).
+fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, &'n Node)> {
+    let fields = d.fields(node, path, &PROFILE_FIELDS)?;
+    let name_node = fields.get("name");
+    let name = match name_node {
+        Some(name_node) => d.string(name_node, &fields.path("name")),
+        None => None,
+    };
+    if name_node.is_none() || name.as_deref() == Some("") {
+        d.problem(
+            name_node.and_then(|n| n.position).or(fields.position),
+            &fields.path("name"),
+            "a profile needs a name",
+        );
+    }
+
+    let configs = plugin_configs(d, &fields);
+    let enabled = match fields.get("plugins") {
+        Some(plugins) => enabled_strategies(d, plugins, &fields.path("plugins")),
+        None => Vec::new(),
+    };
+
+    let evictor = evictor_args(d, configs.evictor, &configs.evictor_path);
+    let mut profile = Profile {
+        name: name.unwrap_or_default(),
+        evictor,
+        deschedule: Vec::new(),
+        balance: Vec::new(),
+    };
+    for kind in &enabled {
+        let strategy = configs
+            .strategies
+            .get(kind)
+            .cloned()
+            .unwrap_or_else(|| kind.with_default_args());
+        match kind.extension_point() {
+            ExtensionPoint::Deschedule => profile.deschedule.push(strategy),
+            ExtensionPoint::Balance => profile.balance.push(strategy),
+        }
+    }
+    for (kind, (node, entry_path)) in &configs.entries {
+        if !enabled.contains(kind) {
+            d.warning_at(
+                node,
+                entry_path,
+                format!(
+                    "{} is configured but not enabled; add it to plugins.{}.enabled to run it",
+                    kind.name(),
+                    kind.extension_point().key()
+                ),
+            );
+        }
+    }
+    if enabled.is_empty() {
+        d.warning_at(
+            node,
+            path,
+            format!(
+                "profile {:?} enables no strategy and has no effect",
+                profile.name
+            ),
+        );
+    }
+    Some((profile, name_node.unwrap_or(node)))
+}
+
+/// The `pluginConfig` entries of one profile, decoded.
+struct PluginConfigs<'n> {
+    evictor: Option<&'n Node>,
+    evictor_path: String,
+    strategies: BTreeMap<StrategyKind, Strategy>,
+    /// Each strategy entry's name node and path, for "configured but not enabled" warnings.
+    entries: BTreeMap<StrategyKind, (&'n Node, String)>,
+}
+
+fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n> {
+    let mut configs = PluginConfigs {
+        evictor: None,
+        evictor_path: String::new(),
+        strategies: BTreeMap::new(),
+        entries: BTreeMap::new(),
+    };
+    let path = profile.path("pluginConfig");
+    let mut seen: BTreeMap<String, Option<Position>> = BTreeMap::new();
+    for (i, item) in profile.list(d, "pluginConfig").iter().enumerate() {
+        let item_path = index(&path, i);
+        let Some(entry) = d.fields(item, &item_path, &["name", "args"]) else {
+            continue;
+        };
+        let Some(name_node) = entry.get("name") else {
+            d.problem(
+                entry.position,
+                &entry.path("name"),
+                "a pluginConfig entry needs the plugin's name",
+            );
+            continue;
+        };
+        let Some(name) = d.string(name_node, &entry.path("name")) else {
+            continue;
+        };
+        if let Some(first) = seen.get(&name) {
+            let first = first
+                .map(|p| format!(" (first at line {})", p.line))
+                .unwrap_or_default();
+            d.problem_at(
+                name_node,
+                &entry.path("name"),
+                format!("{name} is configured twice{first}"),
+            );
+            continue;
+        }
+        seen.insert(name.clone(), name_node.position);
+        let args = entry.get("args");
+        let args_path = entry.path("args");
+        if name == DEFAULT_EVICTOR {
+            configs.evictor = args;
+            configs.evictor_path = args_path;
+        } else if let Some(kind) = StrategyKind::from_name(&name) {
+            configs
+                .strategies
+                .insert(kind, kind.decode_args(d, args, &args_path));
+            configs.entries.insert(kind, (name_node, item_path));
+        } else {
+            d.problem_at(name_node, &entry.path("name"), unsupported_plugin(&name));
+        }
+    }
+    configs
+}
+
+/// The strategies enabled under `plugins:`, deschedule ones first, each once.
+fn enabled_strategies(d: &mut Decoder, node: &Node, path: &str) -> Vec<StrategyKind> {
+    let mut enabled: Vec<StrategyKind> = Vec::new();
+    let Some(sets) = d.fields(node, path, &PLUGIN_SETS) else {
+        return enabled;
+    };
+    for set in PLUGIN_SETS {
+        let Some(set_node) = sets.get(set) else {
+            continue;
+        };
+        let set_path = sets.path(set);
+        let Some(set_fields) = d.fields(set_node, &set_path, &["enabled", "disabled"]) else {
+            continue;
+        };
+        let enabled_path = set_fields.path("enabled");
+        for (i, item) in set_fields.list(d, "enabled").iter().enumerate() {
+            let item_path = index(&enabled_path, i);
+            let Some(name) = d.string(item, &item_path) else {
+                continue;
+            };
+            match placement(set, &name) {
+                Ok(Some(kind)) if enabled.contains(&kind) => {
+                    d.problem_at(item, &item_path, format!("{name} is enabled twice"));
+                }
+                Ok(Some(kind)) => enabled.push(kind),
+                // DefaultEvictor as a filter: always there anyway.
+                Ok(None) => {}
+                Err(message) => d.problem_at(item, &item_path, message),
+            }
+        }
+        if let Some(disabled) = set_fields.get("disabled") {
+            let names = set_fields.strings(d, "disabled", |_| None);
+            if !names.is_empty() {
+                d.warning_at(
+                    disabled,
+                    &set_fields.path("disabled"),
+                    "disabled lists are ignored (as upstream): only the enabled plugins run",
+                );
+            }
+        }
+    }
+    // Deschedule plugins run before balance plugins whatever the order in the file.
+    enabled.sort_by_key(|kind| kind.extension_point() == ExtensionPoint::Balance);
+    enabled
+}
+
+/// Whether `name` may be enabled in plugin set `set`: the strategy it enables, `None` for the
+/// implicit DefaultEvictor filter, or the problem.
+fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
+    let is_filter = matches!(set, "filter" | "preevictionfilter");
+    if name == DEFAULT_EVICTOR {
+        return if is_filter {
+            Ok(None)
+        } else {
+            Err(format!(
+                "{DEFAULT_EVICTOR} is a filter plugin; it belongs under plugins.filter or \
+                 plugins.preevictionfilter (where it is always enabled anyway)"
+            ))
+        };
+    }
+    let Some(kind) = StrategyKind::from_name(name) else {
+        return Err(if is_filter && !UPSTREAM_ONLY_PLUGINS.contains(&name) {
+            match super::decode::suggestion(name, &[DEFAULT_EVICTOR]) {
+                Some(close) => format!(
+                    "unknown filter plugin {name:?}; did you mean {close:?}? only \
+                     {DEFAULT_EVICTOR} is supported"
+                ),
+                None => {
+                    format!("unknown filter plugin {name:?}; only {DEFAULT_EVICTOR} is supported")
+                }
+            }
+        } else {
+            unsupported_plugin(name)
+        });
+    };
+    let point = kind.extension_point().key();
+    if set == point {
+        Ok(Some(kind))
+    } else {
+        Err(format!(
+            "{name} is a {point} plugin; list it under plugins.{point}.enabled"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::testing::{OURS, load, problem, problems};
+    use crate::policy::{AntiAffinityArgs, Strategy};
+
+    fn with_plugins(plugins: &str) -> String {
+        format!("{OURS}profiles:\n  - name: p\n    plugins:\n{plugins}")
+    }
+
+    #[test]
+    fn an_unsupported_plugin_lists_the_supported_ones() {
+        let text = with_plugins("      balance:\n        enabled: [HighNodeUtilization]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: plugin \
+             \"HighNodeUtilization\" is an upstream descheduler plugin this tool does not \
+             implement; supported: DefaultEvictor (filter), RemovePodsViolatingInterPodAntiAffinity \
+             (deschedule), RemovePodsViolatingTopologySpreadConstraint (balance), \
+             RemoveDuplicates (balance)"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_plugin_gets_a_suggestion() {
+        let text = with_plugins("      balance:\n        enabled: [RemoveDuplicate]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: unknown plugin \
+             \"RemoveDuplicate\"; did you mean \"RemoveDuplicates\"? valid: DefaultEvictor, \
+             RemovePodsViolatingInterPodAntiAffinity, RemovePodsViolatingTopologySpreadConstraint, \
+             RemoveDuplicates"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_plugin_set_gets_a_suggestion() {
+        let text = with_plugins("      preEvictionFilter:\n        enabled: [DefaultEvictor]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:7:7: profiles[0].plugins.preEvictionFilter: unknown field \
+             \"preEvictionFilter\"; did you mean \"preevictionfilter\"? valid: presort, sort, \
+             deschedule, balance, filter, preevictionfilter"
+        );
+    }
+
+    #[test]
+    fn a_strategy_at_the_wrong_extension_point_says_where_it_belongs() {
+        let text = with_plugins(
+            "      deschedule:\n        enabled: [RemovePodsViolatingTopologySpreadConstraint]\n      \
+             sort:\n        enabled: [RemovePodsViolatingInterPodAntiAffinity, DefaultEvictor]\n",
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:8:19: profiles[0].plugins.deschedule.enabled[0]: \
+                 RemovePodsViolatingTopologySpreadConstraint is a balance plugin; list it under \
+                 plugins.balance.enabled",
+                "policy.yaml:10:19: profiles[0].plugins.sort.enabled[0]: \
+                 RemovePodsViolatingInterPodAntiAffinity is a deschedule plugin; list it under \
+                 plugins.deschedule.enabled",
+                "policy.yaml:10:60: profiles[0].plugins.sort.enabled[1]: DefaultEvictor is a \
+                 filter plugin; it belongs under plugins.filter or plugins.preevictionfilter \
+                 (where it is always enabled anyway)",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_default_evictor_is_a_filter_plugin() {
+        let text = with_plugins("      filter:\n        enabled: [DefaultEvicter, MyEvictor]\n");
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:8:19: profiles[0].plugins.filter.enabled[0]: unknown filter plugin \
+                 \"DefaultEvicter\"; did you mean \"DefaultEvictor\"? only DefaultEvictor is supported",
+                "policy.yaml:8:35: profiles[0].plugins.filter.enabled[1]: unknown filter plugin \
+                 \"MyEvictor\"; only DefaultEvictor is supported",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_plugin_enabled_without_plugin_config_gets_default_args() {
+        let text = with_plugins(
+            "      filter:\n        enabled: [DefaultEvictor]\n      preevictionfilter:\n        \
+             enabled: [DefaultEvictor]\n      deschedule:\n        \
+             enabled: [RemovePodsViolatingInterPodAntiAffinity]\n",
+        );
+        let profile = &load(&text).policy.profiles[0];
+        assert_eq!(
+            profile.deschedule,
+            [Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())]
+        );
+        assert!(profile.evictor.node_fit);
+    }
+
+    #[test]
+    fn a_strategy_enabled_twice_is_a_problem() {
+        let text =
+            with_plugins("      balance:\n        enabled: [RemoveDuplicates, RemoveDuplicates]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:8:37: profiles[0].plugins.balance.enabled[1]: RemoveDuplicates is enabled twice"
+        );
+    }
+
+    #[test]
+    fn duplicate_profile_names_are_a_problem() {
+        let text = format!("{OURS}profiles:\n  - name: a\n  - name: b\n  - name: a\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:7:11: profiles[2].name: duplicate profile name \"a\" (first at line 5)"
+        );
+    }
+
+    #[test]
+    fn a_profile_needs_a_name() {
+        let text = format!("{OURS}profiles:\n  - plugins: {{}}\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:5:5: profiles[0].name: a profile needs a name"
+        );
+    }
+
+    #[test]
+    fn plugin_config_is_checked_even_for_plugins_that_are_not_enabled() {
+        let text = format!(
+            "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: RemoveDuplicates\n        \
+             args: {{excludeOwnerKind: [Job]}}\n      - name: RemoveDuplicates\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:8:16: profiles[0].pluginConfig[0].args.excludeOwnerKind: unknown \
+                 field \"excludeOwnerKind\"; did you mean \"excludeOwnerKinds\"? valid: \
+                 namespaces, excludeOwnerKinds",
+                "policy.yaml:9:15: profiles[0].pluginConfig[1].name: RemoveDuplicates is \
+                 configured twice (first at line 7)",
+            ]
+        );
+    }
+
+    #[test]
+    fn configured_but_not_enabled_strategies_and_empty_profiles_are_warned_about() {
+        let text = format!(
+            "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: RemoveDuplicates\n"
+        );
+        assert_eq!(
+            load(&text).warnings,
+            [
+                "policy.yaml:5:5: profiles[0]: profile \"p\" enables no strategy and has no effect",
+                "policy.yaml:7:15: profiles[0].pluginConfig[0]: RemoveDuplicates is configured but not \
+                 enabled; add it to plugins.balance.enabled to run it",
+            ]
+        );
+    }
+}

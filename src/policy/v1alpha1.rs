@@ -1,0 +1,568 @@
+//! Upstream's legacy `descheduler/v1alpha1` format (`strategies:`), converted as upstream's
+//! `V1alpha1ToInternal` did until v0.30, but deterministically: one profile per enabled
+//! strategy, named `strategy-<Name>-profile`, in strategy-name order (upstream followed Go map
+//! order, which changes from run to run).
+//!
+//! Files written by Go marshallers, such as the OpenShift descheduler operator's, carry every
+//! parameter of every strategy with its zero value (`thresholdPriority: null`,
+//! `thresholdPriorityClassName: ""`, `nodeFit: false`, …). Those are accepted as "unset".
+//! One consequence is deliberate: `nodeFit: false` cannot be told apart from an unset field, so
+//! it leaves this tool's default (nodeFit on) in place; a warning says so.
+
+use std::collections::BTreeMap;
+
+use super::decode::{Decoder, Fields};
+use super::evictor::{LegacyFlags, legacy_flags, priority_threshold};
+use super::profiles::unsupported_plugin;
+use super::selector::{label_selector, selector_string};
+use super::strategies::{ExtensionPoint, StrategyKind, namespaces, owner_kinds};
+use super::v1alpha2::{VSPHERE_API_VERSION, limits, upstream_vsphere_settings};
+use super::yaml::{Node, Value};
+use super::{
+    AntiAffinityArgs, DuplicatesArgs, EvictorArgs, Policy, Profile, Strategy, TopologySpreadArgs,
+};
+
+/// The apiVersion of upstream's legacy format.
+pub(super) const API_VERSION: &str = "descheduler/v1alpha1";
+
+const TOP_FIELDS: [&str; 12] = [
+    "apiVersion",
+    "kind",
+    "strategies",
+    "nodeSelector",
+    "evictFailedBarePods",
+    "evictLocalStoragePods",
+    "evictSystemCriticalPods",
+    "evictDaemonSetPods",
+    "ignorePvcPods",
+    "maxNoOfPodsToEvictPerNode",
+    "maxNoOfPodsToEvictPerNamespace",
+    // In the type shortly before v1alpha1 was removed, never converted upstream; honoured here.
+    "maxNoOfPodsToEvictTotal",
+];
+
+const STRATEGY_FIELDS: [&str; 3] = ["enabled", "weight", "params"];
+
+/// Every field of upstream's `StrategyParameters`.
+const PARAMS_FIELDS: [&str; 15] = [
+    "nodeResourceUtilizationThresholds",
+    "nodeAffinityType",
+    "podsHavingTooManyRestarts",
+    "podLifeTime",
+    "removeDuplicates",
+    "failedPods",
+    "includeSoftConstraints",
+    "namespaces",
+    "thresholdPriority",
+    "thresholdPriorityClassName",
+    "labelSelector",
+    "nodeFit",
+    "includePreferNoSchedule",
+    "excludedTaints",
+    "includedTaints",
+];
+
+/// The parameters every supported strategy reads (into its args or its DefaultEvictor).
+const COMMON_PARAMS: [&str; 4] = [
+    "namespaces",
+    "thresholdPriority",
+    "thresholdPriorityClassName",
+    "nodeFit",
+];
+
+/// The parameters a strategy reads beyond [`COMMON_PARAMS`].
+fn own_params(kind: StrategyKind) -> &'static [&'static str] {
+    match kind {
+        StrategyKind::InterPodAntiAffinity => &["labelSelector"],
+        StrategyKind::TopologySpread => &["labelSelector", "includeSoftConstraints"],
+        StrategyKind::Duplicates => &["removeDuplicates"],
+    }
+}
+
+/// Decodes a `descheduler/v1alpha1` document (apiVersion and kind already checked).
+pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
+    let Some(top) = d.fields(root, "", &TOP_FIELDS) else {
+        return Policy::default();
+    };
+    if let Some(version) = top.get("apiVersion") {
+        d.warning_at(
+            version,
+            "apiVersion",
+            format!(
+                "{API_VERSION} is deprecated upstream (removed in descheduler v0.31.0); each \
+                 enabled strategy becomes its own profile; consider converting the file to \
+                 {VSPHERE_API_VERSION}"
+            ),
+        );
+    }
+    // The top level has no `ignorePodsWithoutPDB`, so that flag reads as false.
+    let flags = legacy_flags(d, &top);
+    let no_params = Node {
+        position: None,
+        value: Value::Null,
+    };
+    let mut warned_node_fit = false;
+    let mut profiles = Vec::new();
+    if let Some(strategies) = top.get("strategies") {
+        // Sorted by name so that the profile order does not depend on the file's key order
+        // (upstream's depended on Go map iteration).
+        let entries: BTreeMap<&str, _> = d
+            .entries(strategies, "strategies")
+            .into_iter()
+            .map(|entry| (entry.name, entry))
+            .collect();
+        for (name, entry) in entries {
+            let Some(fields) = d.fields(entry.value, &entry.path, &STRATEGY_FIELDS) else {
+                continue;
+            };
+            let _ = fields.integer::<i64>(d, "weight");
+            let params_node = fields.get("params").unwrap_or(&no_params);
+            let params = d.fields(params_node, &fields.path("params"), &PARAMS_FIELDS);
+            if !fields.bool(d, "enabled").unwrap_or(false) {
+                // Dropped, as upstream: whatever a disabled strategy holds has no effect.
+                continue;
+            }
+            let Some(kind) = StrategyKind::from_name(name) else {
+                d.problem_at(
+                    entry.key,
+                    &entry.path,
+                    format!(
+                        "{}; set enabled: false or remove it",
+                        unsupported_plugin(name)
+                    ),
+                );
+                continue;
+            };
+            let Some(params) = params else { continue };
+            if !warned_node_fit
+                && let Some(node) = params
+                    .get("nodeFit")
+                    .filter(|node| node.value == Value::Bool(false))
+            {
+                warned_node_fit = true;
+                d.warning_at(
+                    node,
+                    &params.path("nodeFit"),
+                    format!(
+                        "nodeFit: false is read as unset in {API_VERSION} (Go wrote false for \
+                         unset fields), so nodeFit stays on; convert the file to \
+                         {VSPHERE_API_VERSION} to turn it off"
+                    ),
+                );
+            }
+            profiles.push(profile(d, kind, &params, flags));
+        }
+    }
+    Policy {
+        node_selector: selector_string(d, top.get("nodeSelector"), "nodeSelector"),
+        limits: limits(d, &top),
+        profiles,
+        vsphere: upstream_vsphere_settings(),
+        ..Policy::default()
+    }
+}
+
+/// The profile upstream made of one enabled strategy.
+fn profile(
+    d: &mut Decoder,
+    kind: StrategyKind,
+    params: &Fields<'_>,
+    flags: LegacyFlags,
+) -> Profile {
+    let threshold = priority_threshold(
+        d,
+        params.position,
+        &params.path,
+        params
+            .get("thresholdPriority")
+            .map(|node| (node, params.path("thresholdPriority"))),
+        params
+            .get("thresholdPriorityClassName")
+            .map(|node| (node, params.path("thresholdPriorityClassName"))),
+    );
+    // Validated even though false changes nothing (see the module comment).
+    let _ = params.bool(d, "nodeFit");
+    let evictor = EvictorArgs {
+        priority_threshold: threshold,
+        protections: flags.protections(),
+        ..EvictorArgs::default()
+    };
+    let namespaces = namespaces(d, params.get("namespaces"), &params.path("namespaces"));
+    let strategy = match kind {
+        StrategyKind::InterPodAntiAffinity => Strategy::InterPodAntiAffinity(AntiAffinityArgs {
+            namespaces,
+            label_selector: label_selector(
+                d,
+                params.get("labelSelector"),
+                &params.path("labelSelector"),
+            ),
+        }),
+        StrategyKind::TopologySpread => Strategy::TopologySpread(TopologySpreadArgs {
+            namespaces,
+            label_selector: label_selector(
+                d,
+                params.get("labelSelector"),
+                &params.path("labelSelector"),
+            ),
+            do_not_schedule: true,
+            schedule_anyway: params.bool(d, "includeSoftConstraints").unwrap_or(false),
+            topology_balance_node_fit: true,
+        }),
+        StrategyKind::Duplicates => Strategy::Duplicates(DuplicatesArgs {
+            namespaces,
+            exclude_owner_kinds: remove_duplicates(d, params),
+        }),
+    };
+    for field in PARAMS_FIELDS {
+        if COMMON_PARAMS.contains(&field) || own_params(kind).contains(&field) {
+            continue;
+        }
+        if let Some(node) = params.get(field).filter(|node| !is_zero(node)) {
+            d.warning_at(
+                node,
+                &params.path(field),
+                format!(
+                    "{field} is not a parameter of {} and is ignored",
+                    kind.name()
+                ),
+            );
+        }
+    }
+    let name = format!("strategy-{}-profile", kind.name());
+    let (deschedule, balance) = match kind.extension_point() {
+        ExtensionPoint::Deschedule => (vec![strategy], Vec::new()),
+        ExtensionPoint::Balance => (Vec::new(), vec![strategy]),
+    };
+    // Upstream also put DefaultEvictor in filter and preevictionfilter; it is implicit here.
+    Profile {
+        name,
+        evictor,
+        deschedule,
+        balance,
+    }
+}
+
+/// `removeDuplicates: {excludeOwnerKinds}`.
+fn remove_duplicates(d: &mut Decoder, params: &Fields<'_>) -> Vec<String> {
+    let Some(node) = params.get("removeDuplicates") else {
+        return Vec::new();
+    };
+    match d.fields(
+        node,
+        &params.path("removeDuplicates"),
+        &["excludeOwnerKinds"],
+    ) {
+        Some(fields) => owner_kinds(d, &fields, "excludeOwnerKinds"),
+        None => Vec::new(),
+    }
+}
+
+/// Whether a node holds only zero values (null, false, 0, "", empty or all-zero collections):
+/// what a Go marshaller writes for parameters nobody set.
+fn is_zero(node: &Node) -> bool {
+    match &node.value {
+        Value::Null => true,
+        Value::Bool(value) => !value,
+        Value::Int(value) => *value == 0,
+        Value::Float(value) => *value == 0.0,
+        Value::Str(value) => value.is_empty(),
+        Value::Seq(items) => items.iter().all(is_zero),
+        Value::Map(entries) => entries.iter().all(|(_, value)| is_zero(value)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testing::{load, problem, problems};
+    use crate::policy::{
+        DrsRuleSettings, Limits, Namespaces, PriorityThreshold, Protections, VsphereSettings,
+        parse_selector,
+    };
+
+    /// Roughly what the OpenShift descheduler operator wrote before it moved to v1alpha2: every
+    /// parameter of every strategy, zero values included, and strategies it does not run.
+    const OPENSHIFT: &str = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+ignorePvcPods: true
+maxNoOfPodsToEvictPerNode: null
+maxNoOfPodsToEvictPerNamespace: null
+nodeSelector: null
+strategies:
+  RemovePodsViolatingTopologySpreadConstraint:
+    enabled: true
+    weight: 0
+    params:
+      excludedTaints: null
+      includePreferNoSchedule: false
+      includeSoftConstraints: true
+      includedTaints: null
+      labelSelector: null
+      namespaces:
+        exclude:
+        - kube-system
+        - openshift-monitoring
+        include: null
+      nodeAffinityType: null
+      nodeFit: false
+      nodeResourceUtilizationThresholds: null
+      podLifeTime: null
+      podsHavingTooManyRestarts: null
+      removeDuplicates: null
+      failedPods: null
+      thresholdPriority: null
+      thresholdPriorityClassName: \"\"
+  RemoveDuplicates:
+    enabled: true
+    params:
+      includePreferNoSchedule: false
+      includeSoftConstraints: false
+      labelSelector: null
+      namespaces: {exclude: [kube-system], include: null}
+      nodeFit: false
+      thresholdPriority: null
+      thresholdPriorityClassName: \"\"
+  LowNodeUtilization:
+    enabled: false
+    params:
+      nodeResourceUtilizationThresholds:
+        thresholds: {cpu: 20, memory: 20, pods: 20}
+        targetThresholds: {cpu: 50, memory: 50, pods: 50}
+  PodLifeTime:
+    enabled: false
+    params:
+      podLifeTime: {maxPodLifeTimeSeconds: 86400}
+";
+
+    #[test]
+    fn an_openshift_generated_file_with_nulls_everywhere_loads() {
+        let loaded = load(OPENSHIFT);
+        let evictor = EvictorArgs {
+            protections: Protections {
+                pods_with_pvc: true,
+                ..Protections::default()
+            },
+            ..EvictorArgs::default()
+        };
+        let expected = Policy {
+            profiles: vec![
+                Profile {
+                    name: "strategy-RemoveDuplicates-profile".into(),
+                    evictor: evictor.clone(),
+                    deschedule: vec![],
+                    balance: vec![Strategy::Duplicates(DuplicatesArgs {
+                        namespaces: Namespaces {
+                            include: vec![],
+                            exclude: vec!["kube-system".into()],
+                        },
+                        exclude_owner_kinds: vec![],
+                    })],
+                },
+                Profile {
+                    name: "strategy-RemovePodsViolatingTopologySpreadConstraint-profile".into(),
+                    evictor,
+                    deschedule: vec![],
+                    balance: vec![Strategy::TopologySpread(TopologySpreadArgs {
+                        namespaces: Namespaces {
+                            include: vec![],
+                            exclude: vec!["kube-system".into(), "openshift-monitoring".into()],
+                        },
+                        schedule_anyway: true,
+                        ..TopologySpreadArgs::default()
+                    })],
+                },
+            ],
+            vsphere: VsphereSettings {
+                drs_rules: DrsRuleSettings {
+                    enabled: false,
+                    ..DrsRuleSettings::default()
+                },
+                ..VsphereSettings::default()
+            },
+            ..Policy::default()
+        };
+        assert_eq!(loaded.policy, expected);
+        assert_eq!(
+            loaded.warnings,
+            [
+                "policy.yaml:1:13: apiVersion: descheduler/v1alpha1 is deprecated upstream \
+                 (removed in descheduler v0.31.0); each enabled strategy becomes its own profile; \
+                 consider converting the file to vsphere-descheduler.io/v1alpha1",
+                "policy.yaml:38:16: strategies.RemoveDuplicates.params.nodeFit: nodeFit: false is \
+                 read as unset in descheduler/v1alpha1 (Go wrote false for unset fields), so \
+                 nodeFit stays on; convert the file to vsphere-descheduler.io/v1alpha1 to turn it \
+                 off",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_upstream_example_converts_one_profile_per_strategy_in_name_order() {
+        let text = "\
+apiVersion: \"descheduler/v1alpha1\"
+kind: \"DeschedulerPolicy\"
+nodeSelector: \"node-role.kubernetes.io/worker\"
+evictLocalStoragePods: true
+evictSystemCriticalPods: true
+maxNoOfPodsToEvictPerNode: 2
+maxNoOfPodsToEvictPerNamespace: 3
+maxNoOfPodsToEvictTotal: 4
+strategies:
+  \"RemovePodsViolatingTopologySpreadConstraint\":
+    enabled: true
+    params:
+      nodeFit: true
+      thresholdPriorityClassName: \"system-cluster-critical\"
+      labelSelector: {matchLabels: {app: web}}
+  \"RemovePodsViolatingInterPodAntiAffinity\":
+    enabled: true
+    params:
+      thresholdPriority: 10000
+  \"RemoveDuplicates\":
+    enabled: true
+    params:
+      removeDuplicates:
+        excludeOwnerKinds: [\"Job\"]
+";
+        let policy = load(text).policy;
+        let protections = Protections {
+            pods_with_local_storage: false,
+            system_critical_pods: false,
+            ..Protections::default()
+        };
+        let evictor = |threshold| EvictorArgs {
+            priority_threshold: threshold,
+            protections: protections.clone(),
+            ..EvictorArgs::default()
+        };
+        assert_eq!(
+            policy.node_selector,
+            Some(parse_selector("node-role.kubernetes.io/worker").expect("valid"))
+        );
+        assert_eq!(
+            policy.limits,
+            Limits {
+                per_node: Some(2),
+                per_namespace: Some(3),
+                total: Some(4)
+            }
+        );
+        assert_eq!(
+            policy.profiles,
+            [
+                Profile {
+                    name: "strategy-RemoveDuplicates-profile".into(),
+                    evictor: evictor(PriorityThreshold::Value(2_000_000_000)),
+                    deschedule: vec![],
+                    balance: vec![Strategy::Duplicates(DuplicatesArgs {
+                        namespaces: Namespaces::default(),
+                        exclude_owner_kinds: vec!["Job".into()],
+                    })],
+                },
+                Profile {
+                    name: "strategy-RemovePodsViolatingInterPodAntiAffinity-profile".into(),
+                    evictor: evictor(PriorityThreshold::Value(10_000)),
+                    deschedule: vec![Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())],
+                    balance: vec![],
+                },
+                Profile {
+                    name: "strategy-RemovePodsViolatingTopologySpreadConstraint-profile".into(),
+                    evictor: evictor(PriorityThreshold::Name("system-cluster-critical".into())),
+                    deschedule: vec![],
+                    balance: vec![Strategy::TopologySpread(TopologySpreadArgs {
+                        label_selector: Some(parse_selector("app=web").expect("valid")),
+                        ..TopologySpreadArgs::default()
+                    })],
+                },
+            ]
+        );
+        assert_eq!(policy.cluster_name, None);
+        assert!(!policy.vsphere.drs_rules.enabled);
+    }
+
+    #[test]
+    fn an_enabled_strategy_this_tool_does_not_implement_is_a_problem() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  LowNodeUtilization:
+    enabled: true
+  RemoveDuplicate:
+    enabled: true
+";
+        assert_eq!(
+            problems(text),
+            [
+                "policy.yaml:4:3: strategies.LowNodeUtilization: plugin \"LowNodeUtilization\" is an \
+                 upstream descheduler plugin this tool does not implement; supported: \
+                 DefaultEvictor (filter), RemovePodsViolatingInterPodAntiAffinity (deschedule), \
+                 RemovePodsViolatingTopologySpreadConstraint (balance), RemoveDuplicates \
+                 (balance); set enabled: false or remove it",
+                "policy.yaml:6:3: strategies.RemoveDuplicate: unknown plugin \"RemoveDuplicate\"; \
+                 did you mean \"RemoveDuplicates\"? valid: DefaultEvictor, \
+                 RemovePodsViolatingInterPodAntiAffinity, \
+                 RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates; set enabled: \
+                 false or remove it",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_misspelt_strategy_field_is_caught_even_when_the_strategy_would_be_dropped() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  RemoveDuplicates:
+    enable: true
+";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:5:5: strategies.RemoveDuplicates.enable: unknown field \"enable\"; did you \
+             mean \"enabled\"? valid: enabled, weight, params"
+        );
+    }
+
+    #[test]
+    fn a_threshold_value_and_class_name_together_are_a_problem() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  RemovePodsViolatingInterPodAntiAffinity:
+    enabled: true
+    params: {thresholdPriority: 100, thresholdPriorityClassName: high}
+";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:6:13: strategies.RemovePodsViolatingInterPodAntiAffinity.params: set \
+             either a priority value or a PriorityClass name, not both"
+        );
+    }
+
+    #[test]
+    fn parameters_another_strategy_reads_are_ignored_with_a_warning() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  RemovePodsViolatingInterPodAntiAffinity:
+    enabled: true
+    params:
+      podLifeTime: {maxPodLifeTimeSeconds: 60}
+";
+        assert_eq!(
+            load(text).warnings[1],
+            "policy.yaml:7:20: strategies.RemovePodsViolatingInterPodAntiAffinity.params.podLifeTime: \
+             podLifeTime is not a parameter of RemovePodsViolatingInterPodAntiAffinity and is ignored"
+        );
+    }
+
+    #[test]
+    fn v1alpha2_fields_in_a_v1alpha1_file_are_unknown() {
+        let text = "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nprofiles: []\n";
+        assert!(problem(text).starts_with("policy.yaml:3:1: profiles: unknown field \"profiles\""));
+    }
+}

@@ -1,0 +1,478 @@
+//! The top level of `descheduler/v1alpha2` files and of our `vsphere-descheduler.io/v1alpha1`,
+//! which is v1alpha2 plus `clusterName` and `vsphere:`.
+//!
+//! Upstream ignores unknown top-level keys (so `preEvictionFilter:` or a misspelt limit silently
+//! does nothing); here they are problems, in both formats.
+
+use super::decode::{Decoder, Fields, index};
+use super::profiles::profiles;
+use super::selector::selector_string;
+use super::vsphere::vsphere;
+use super::yaml::Node;
+use super::{Limits, Policy, VsphereSettings};
+
+/// The apiVersion of our format.
+pub(super) const VSPHERE_API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
+/// The apiVersion of upstream's current format.
+pub(super) const UPSTREAM_API_VERSION: &str = "descheduler/v1alpha2";
+
+const UPSTREAM_FIELDS: [&str; 11] = [
+    "apiVersion",
+    "kind",
+    "profiles",
+    "nodeSelector",
+    "maxNoOfPodsToEvictPerNode",
+    "maxNoOfPodsToEvictPerNamespace",
+    "maxNoOfPodsToEvictTotal",
+    "evictionFailureEventNotification",
+    "gracePeriodSeconds",
+    "metricsCollector",
+    "metricsProviders",
+];
+/// Fields only our format has.
+const VSPHERE_ONLY_FIELDS: [&str; 2] = ["clusterName", "vsphere"];
+
+/// Which of the two v1alpha2-shaped formats a file uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Flavor {
+    /// `vsphere-descheduler.io/v1alpha1`.
+    Vsphere,
+    /// `descheduler/v1alpha2`, as upstream writes it.
+    Upstream,
+}
+
+/// Decodes a v1alpha2-shaped document (apiVersion and kind already checked).
+pub(super) fn decode(d: &mut Decoder, root: &Node, flavor: Flavor) -> Policy {
+    let mut valid: Vec<&str> = UPSTREAM_FIELDS.to_vec();
+    if flavor == Flavor::Vsphere {
+        valid.extend(VSPHERE_ONLY_FIELDS);
+    }
+    let hint = |name: &str| {
+        (flavor == Flavor::Upstream && VSPHERE_ONLY_FIELDS.contains(&name)).then(|| {
+            format!(
+                "{name} is only valid with apiVersion {VSPHERE_API_VERSION}; with \
+                 {UPSTREAM_API_VERSION}, vSphere settings come from flags and environment"
+            )
+        })
+    };
+    let Some(top) = d.fields_with_hint(root, "", &valid, hint) else {
+        return Policy::default();
+    };
+
+    let (cluster_name, vsphere) = match flavor {
+        Flavor::Vsphere => vsphere(d, &top),
+        Flavor::Upstream => (None, upstream_vsphere_settings()),
+    };
+    let grace_period_seconds = top.integer::<i64>(d, "gracePeriodSeconds");
+    if let (Some(seconds), Some(node)) = (grace_period_seconds, top.get("gracePeriodSeconds"))
+        && seconds < 0
+    {
+        d.problem_at(node, "gracePeriodSeconds", "must not be negative");
+    }
+    metrics(d, &top);
+    Policy {
+        cluster_name,
+        node_selector: selector_string(d, top.get("nodeSelector"), "nodeSelector"),
+        limits: limits(d, &top),
+        profiles: profiles(d, top.get("profiles"), "profiles"),
+        vsphere,
+        eviction_failure_events: top
+            .bool(d, "evictionFailureEventNotification")
+            .unwrap_or(false),
+        grace_period_seconds: grace_period_seconds.filter(|seconds| *seconds >= 0),
+    }
+}
+
+/// The vSphere settings of an upstream file, which has none: vCenter details come from flags
+/// and the environment, and DRS rule sync is off because it needs a cluster name, which only the
+/// command line can supply for such a file.
+pub(super) fn upstream_vsphere_settings() -> VsphereSettings {
+    let mut settings = VsphereSettings::default();
+    settings.drs_rules.enabled = false;
+    settings
+}
+
+/// `maxNoOfPodsToEvict{PerNode,PerNamespace,Total}`, shared with `descheduler/v1alpha1`.
+pub(super) fn limits(d: &mut Decoder, top: &Fields<'_>) -> Limits {
+    Limits {
+        per_node: top.integer(d, "maxNoOfPodsToEvictPerNode"),
+        per_namespace: top.integer(d, "maxNoOfPodsToEvictPerNamespace"),
+        total: top.integer(d, "maxNoOfPodsToEvictTotal"),
+    }
+}
+
+/// `metricsCollector` and `metricsProviders` are checked as upstream checks them, then ignored:
+/// they only feed LowNodeUtilization and HighNodeUtilization, which this tool does not run.
+fn metrics(d: &mut Decoder, top: &Fields<'_>) {
+    let mut collector_enabled = false;
+    if let Some(node) = top.get("metricsCollector") {
+        let path = top.path("metricsCollector");
+        if let Some(fields) = d.fields(node, &path, &["enabled"]) {
+            collector_enabled = fields.bool(d, "enabled").unwrap_or(false);
+            if collector_enabled {
+                d.warning_at(node, &path, ignored_metrics("metricsCollector"));
+            }
+        }
+    }
+    let path = top.path("metricsProviders");
+    let providers = top.list(d, "metricsProviders");
+    let mut sources: Vec<String> = Vec::new();
+    for (i, provider) in providers.iter().enumerate() {
+        let item_path = index(&path, i);
+        let Some(fields) = d.fields(provider, &item_path, &["source", "prometheus"]) else {
+            continue;
+        };
+        let source = match fields.get("source") {
+            Some(node) => d.choice(
+                node,
+                &fields.path("source"),
+                "metrics source",
+                &["KubernetesMetrics", "Prometheus"],
+            ),
+            None => {
+                d.problem(
+                    fields.position,
+                    &fields.path("source"),
+                    "required (KubernetesMetrics or Prometheus)",
+                );
+                None
+            }
+        };
+        if let Some(source) = source {
+            if sources.contains(&source) {
+                d.problem(
+                    fields.position,
+                    &fields.path("source"),
+                    format!("metrics source {source} is listed twice"),
+                );
+            } else if source == "KubernetesMetrics" && collector_enabled {
+                d.problem(
+                    fields.position,
+                    &fields.path("source"),
+                    "KubernetesMetrics cannot be combined with metricsCollector.enabled (as \
+                     upstream)",
+                );
+            }
+            sources.push(source);
+        }
+        if let Some(prometheus) = fields.get("prometheus") {
+            prometheus_settings(d, prometheus, &fields.path("prometheus"));
+        }
+    }
+    if let Some(first) = providers.first() {
+        d.warning_at(first, &path, ignored_metrics("metricsProviders"));
+    }
+}
+
+fn ignored_metrics(field: &str) -> String {
+    format!("{field} is ignored: only LowNodeUtilization and HighNodeUtilization use it")
+}
+
+/// `prometheus: {url, authToken: {secretReference: {namespace, name}}}`; shape only.
+fn prometheus_settings(d: &mut Decoder, node: &Node, path: &str) {
+    let Some(fields) = d.fields(node, path, &["url", "authToken"]) else {
+        return;
+    };
+    let _ = fields.string(d, "url");
+    let Some(token) = fields.get("authToken") else {
+        return;
+    };
+    let Some(token) = d.fields(token, &fields.path("authToken"), &["secretReference"]) else {
+        return;
+    };
+    let Some(reference) = token.get("secretReference") else {
+        return;
+    };
+    if let Some(reference) = d.fields(
+        reference,
+        &token.path("secretReference"),
+        &["namespace", "name"],
+    ) {
+        let _ = reference.string(d, "namespace");
+        let _ = reference.string(d, "name");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::core::Expression;
+
+    use super::*;
+    use crate::policy::testing::{OURS, load, problem, problems};
+    use crate::policy::{
+        AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, EvictorArgs, LabelKeys, Namespaces,
+        PriorityThreshold, Profile, Protections, Strategy, TopologySpreadArgs, parse_selector,
+    };
+
+    #[test]
+    fn our_format_converts_to_the_expected_policy() {
+        let text = "\
+apiVersion: vsphere-descheduler.io/v1alpha1
+kind: DeschedulerPolicy
+clusterName: prod-east
+nodeSelector: node-role.kubernetes.io/worker
+maxNoOfPodsToEvictPerNode: 1
+maxNoOfPodsToEvictPerNamespace: 2
+maxNoOfPodsToEvictTotal: 3
+evictionFailureEventNotification: true
+gracePeriodSeconds: 30
+vsphere:
+  server: vcenter.example.com
+  insecureSkipVerify: true
+  caFile: /etc/ca.pem
+  datacenters: [dc1]
+  clusters: [c1, c2]
+  labels: {host: example.com/esxi, cluster: example.com/cluster, datacenter: \"\"}
+  drsRules: {enabled: true, namePrefix: k8s}
+profiles:
+  - name: availability
+    pluginConfig:
+      - name: DefaultEvictor
+        args: {nodeFit: false, minReplicas: 2}
+    plugins:
+      deschedule:
+        enabled: [RemovePodsViolatingInterPodAntiAffinity]
+      balance:
+        enabled: [RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint]
+";
+        let loaded = load(text);
+        assert_eq!(loaded.warnings, Vec::<String>::new());
+        let expected = Policy {
+            cluster_name: Some("prod-east".into()),
+            node_selector: Some(Expression::Exists("node-role.kubernetes.io/worker".into()).into()),
+            limits: Limits {
+                per_node: Some(1),
+                per_namespace: Some(2),
+                total: Some(3),
+            },
+            profiles: vec![Profile {
+                name: "availability".into(),
+                evictor: EvictorArgs {
+                    node_fit: false,
+                    min_replicas: 2,
+                    ..EvictorArgs::default()
+                },
+                deschedule: vec![Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())],
+                balance: vec![
+                    Strategy::Duplicates(DuplicatesArgs::default()),
+                    Strategy::TopologySpread(TopologySpreadArgs::default()),
+                ],
+            }],
+            vsphere: VsphereSettings {
+                server: Some("vcenter.example.com".into()),
+                insecure_skip_verify: true,
+                ca_file: Some("/etc/ca.pem".into()),
+                datacenters: vec!["dc1".into()],
+                clusters: vec!["c1".into(), "c2".into()],
+                labels: LabelKeys {
+                    host: "example.com/esxi".into(),
+                    cluster: Some("example.com/cluster".into()),
+                    datacenter: None,
+                },
+                drs_rules: DrsRuleSettings {
+                    enabled: true,
+                    name_prefix: "k8s".into(),
+                    // The default follows the custom host label key.
+                    topology_keys: vec!["example.com/esxi".into(), "kubernetes.io/hostname".into()],
+                },
+            },
+            eviction_failure_events: true,
+            grace_period_seconds: Some(30),
+        };
+        assert_eq!(loaded.policy, expected);
+    }
+
+    #[test]
+    fn our_format_with_only_a_cluster_name_takes_every_default() {
+        let policy = load(OURS).policy;
+        assert_eq!(
+            policy,
+            Policy {
+                cluster_name: Some("test".into()),
+                vsphere: VsphereSettings::default(),
+                ..Policy::default()
+            }
+        );
+        assert!(policy.vsphere.drs_rules.enabled);
+    }
+
+    #[test]
+    fn upstream_v1alpha2_converts_with_drs_rule_sync_off() {
+        let text = "\
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: \"env in (prod), !legacy\"
+maxNoOfPodsToEvictTotal: 10
+profiles:
+  - name: host-balance
+    pluginConfig:
+      - name: DefaultEvictor
+        args:
+          podProtections:
+            defaultDisabled: [PodsWithLocalStorage]
+            extraEnabled: [PodsWithoutPDB]
+          minPodAge: 5m
+          priorityThreshold: {value: 100000}
+      - name: RemovePodsViolatingInterPodAntiAffinity
+        args:
+          namespaces: {exclude: [kube-system]}
+      - name: RemovePodsViolatingTopologySpreadConstraint
+        args:
+          constraints: [DoNotSchedule, ScheduleAnyway]
+          topologyBalanceNodeFit: false
+      - name: RemoveDuplicates
+        args:
+          excludeOwnerKinds: [Job]
+    plugins:
+      filter:
+        enabled: [DefaultEvictor]
+      deschedule:
+        enabled: [RemovePodsViolatingInterPodAntiAffinity]
+      balance:
+        enabled: [RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates]
+";
+        let policy = load(text).policy;
+        let expected = Policy {
+            cluster_name: None,
+            node_selector: Some(parse_selector("env in (prod),!legacy").expect("valid")),
+            limits: Limits {
+                total: Some(10),
+                ..Limits::default()
+            },
+            profiles: vec![Profile {
+                name: "host-balance".into(),
+                evictor: EvictorArgs {
+                    priority_threshold: PriorityThreshold::Value(100_000),
+                    min_pod_age: Some(std::time::Duration::from_secs(300)),
+                    protections: Protections {
+                        pods_with_local_storage: false,
+                        pods_without_pdb: true,
+                        ..Protections::default()
+                    },
+                    ..EvictorArgs::default()
+                },
+                deschedule: vec![Strategy::InterPodAntiAffinity(AntiAffinityArgs {
+                    namespaces: Namespaces {
+                        include: vec![],
+                        exclude: vec!["kube-system".into()],
+                    },
+                    label_selector: None,
+                })],
+                balance: vec![
+                    Strategy::TopologySpread(TopologySpreadArgs {
+                        schedule_anyway: true,
+                        topology_balance_node_fit: false,
+                        ..TopologySpreadArgs::default()
+                    }),
+                    Strategy::Duplicates(DuplicatesArgs {
+                        exclude_owner_kinds: vec!["Job".into()],
+                        ..DuplicatesArgs::default()
+                    }),
+                ],
+            }],
+            vsphere: VsphereSettings {
+                drs_rules: DrsRuleSettings {
+                    enabled: false,
+                    ..DrsRuleSettings::default()
+                },
+                ..VsphereSettings::default()
+            },
+            ..Policy::default()
+        };
+        assert_eq!(policy, expected);
+    }
+
+    #[test]
+    fn nulls_are_absent_fields_in_every_format() {
+        let text = "\
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: null
+maxNoOfPodsToEvictPerNode: null
+gracePeriodSeconds: ~
+metricsCollector: null
+profiles:
+  - name: p
+    pluginConfig:
+      - name: DefaultEvictor
+        args: null
+      - name: RemoveDuplicates
+        args: {namespaces: null, excludeOwnerKinds: null}
+    plugins:
+      balance: {enabled: [RemoveDuplicates], disabled: null}
+      deschedule: null
+";
+        let policy = load(text).policy;
+        assert_eq!(policy.node_selector, None);
+        assert_eq!(policy.limits, Limits::default());
+        assert_eq!(policy.profiles[0].evictor, EvictorArgs::default());
+        assert_eq!(
+            policy.profiles[0].balance,
+            [Strategy::Duplicates(DuplicatesArgs::default())]
+        );
+    }
+
+    #[test]
+    fn vsphere_fields_in_an_upstream_file_point_to_our_format() {
+        let text = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nvsphere: {}\n";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:3:1: vsphere: vsphere is only valid with apiVersion \
+             vsphere-descheduler.io/v1alpha1; with descheduler/v1alpha2, vSphere settings come \
+             from flags and environment"
+        );
+    }
+
+    #[test]
+    fn unknown_top_level_fields_are_problems_unlike_upstream() {
+        let text = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprometheus: {}\n";
+        assert!(
+            problem(text)
+                .starts_with("policy.yaml:3:1: prometheus: unknown field \"prometheus\"; valid: ")
+        );
+    }
+
+    #[test]
+    fn limits_must_be_non_negative_integers() {
+        let text = format!(
+            "{OURS}maxNoOfPodsToEvictPerNode: -1\nmaxNoOfPodsToEvictTotal: \"3\"\ngracePeriodSeconds: -5\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:4:28: maxNoOfPodsToEvictPerNode: must not be negative",
+                "policy.yaml:5:26: maxNoOfPodsToEvictTotal: expected an integer, found a string",
+                "policy.yaml:6:21: gracePeriodSeconds: must not be negative",
+            ]
+        );
+    }
+
+    #[test]
+    fn metrics_settings_are_checked_then_ignored_with_a_warning() {
+        let text = format!(
+            "{OURS}metricsProviders:\n  - source: Prometheus\n    prometheus:\n      url: \
+             https://prometheus:9090\n      authToken: {{secretReference: {{namespace: ns, name: \
+             token}}}}\n"
+        );
+        assert_eq!(
+            load(&text).warnings,
+            [
+                "policy.yaml:5:5: metricsProviders: metricsProviders is ignored: only \
+              LowNodeUtilization and HighNodeUtilization use it"
+            ]
+        );
+        let text = format!(
+            "{OURS}metricsCollector: {{enabled: true}}\nmetricsProviders:\n  - source: \
+             KubernetesMetrics\n  - source: Graphite\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:6:5: metricsProviders[0].source: KubernetesMetrics cannot be \
+                 combined with metricsCollector.enabled (as upstream)",
+                "policy.yaml:7:13: metricsProviders[1].source: unknown metrics source \
+                 \"Graphite\"; valid: KubernetesMetrics, Prometheus",
+            ]
+        );
+    }
+}

@@ -1,0 +1,472 @@
+//! `clusterName` and the `vsphere:` section of our format.
+
+use super::decode::{Decoder, Fields, chain};
+use super::names::{check_dns_label, check_label_key};
+use super::yaml::Node;
+use super::{
+    DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN, MAX_OWNED_RULE_PREFIX_LEN,
+    MAX_RULE_NAME_LEN, VsphereSettings,
+};
+
+const VSPHERE_FIELDS: [&str; 7] = [
+    "server",
+    "insecureSkipVerify",
+    "caFile",
+    "datacenters",
+    "clusters",
+    "labels",
+    "drsRules",
+];
+const LABELS_FIELDS: [&str; 3] = ["host", "cluster", "datacenter"];
+const DRS_RULES_FIELDS: [&str; 3] = ["enabled", "namePrefix", "topologyKeys"];
+
+/// Field names that would hold credentials. They are refused, not ignored: a policy lives in a
+/// ConfigMap or a Git repository, where a password must never be.
+const CREDENTIAL_FIELDS: [&str; 8] = [
+    "username",
+    "user",
+    "password",
+    "passwd",
+    "credentials",
+    "token",
+    "secret",
+    "apiKey",
+];
+
+/// Where credentials come from instead, for messages.
+const CREDENTIALS_SOURCE: &str = "they come only from VSPHERE_USERNAME/VSPHERE_PASSWORD or a \
+                                  credentials directory (--vsphere-credentials-dir)";
+
+/// Label key prefixes other components own; writing them would fight their owner.
+const FOREIGN_LABEL_PREFIXES: [(&str, &str); 3] = [
+    (
+        "topology.kubernetes.io/",
+        "the vSphere cloud provider writes them from vSphere tags",
+    ),
+    (
+        "failure-domain.beta.kubernetes.io/",
+        "the vSphere cloud provider writes them from vSphere tags",
+    ),
+    ("node.cluster.x-k8s.io/", "Cluster API writes them"),
+];
+
+/// The `vsphere:` section and `clusterName`, resolved and checked together (the cluster name is
+/// required exactly when DRS rules are synchronised).
+pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, VsphereSettings) {
+    let cluster_name = cluster_name(d, top);
+    let mut settings = VsphereSettings::default();
+    // Filled in at the end unless the file lists keys: the default follows the host label key.
+    settings.drs_rules.topology_keys = Vec::new();
+    let mut drs_enabled_node = None;
+    if let Some(node) = top.get("vsphere") {
+        let path = top.path("vsphere");
+        let hint = |name: &str| {
+            CREDENTIAL_FIELDS.iter().any(|field| field.eq_ignore_ascii_case(name)).then(|| {
+                format!(
+                    "{name} is refused: credentials never go in the policy; {CREDENTIALS_SOURCE}"
+                )
+            })
+        };
+        if let Some(fields) = d.fields_with_hint(node, &path, &VSPHERE_FIELDS, hint) {
+            settings.server = server(d, &fields);
+            settings.insecure_skip_verify = fields.bool(d, "insecureSkipVerify").unwrap_or(false);
+            // "" counts as unset, as charts render an empty value for "not configured".
+            settings.ca_file = fields
+                .string(d, "caFile")
+                .filter(|file| !file.is_empty())
+                .map(std::path::PathBuf::from);
+            let non_empty = |name: &str| name.is_empty().then(|| "must not be empty".to_string());
+            settings.datacenters = fields.strings(d, "datacenters", non_empty);
+            settings.clusters = fields.strings(d, "clusters", non_empty);
+            if let Some(labels) = fields.get("labels") {
+                settings.labels = label_keys(d, labels, &fields.path("labels"));
+            }
+            if let Some(drs) = fields.get("drsRules") {
+                let drs_path = fields.path("drsRules");
+                if let Some(drs_fields) = d.fields(drs, &drs_path, &DRS_RULES_FIELDS) {
+                    drs_enabled_node = drs_fields.get("enabled");
+                    settings.drs_rules = drs_rules(d, &drs_fields);
+                }
+            }
+        }
+    }
+    if settings.drs_rules.topology_keys.is_empty() {
+        settings.drs_rules.topology_keys = default_topology_keys(&settings.labels);
+    }
+    match &cluster_name {
+        // An invalid name was reported as such; "required" would only confuse.
+        None if settings.drs_rules.enabled && top.get("clusterName").is_none() => d.problem(
+            drs_enabled_node.and_then(|node| node.position),
+            "clusterName",
+            "required while vsphere.drsRules.enabled is true (the default): it scopes the DRS \
+             rules this Kubernetes cluster owns; set clusterName, or set \
+             vsphere.drsRules.enabled: false",
+        ),
+        Some(name) => {
+            // Owned rules are `<namePrefix>:<clusterName>:<workload>`; the part before the
+            // workload must leave room for it in vCenter's 80-character limit.
+            let owned_prefix = format!("{}:{name}:", settings.drs_rules.name_prefix);
+            if owned_prefix.len() > MAX_OWNED_RULE_PREFIX_LEN {
+                d.problem(
+                    top.get("clusterName").and_then(|node| node.position),
+                    "clusterName",
+                    format!(
+                        "the DRS rule name prefix {owned_prefix:?} is {} characters; namePrefix \
+                         and clusterName together may use at most {MAX_OWNED_RULE_PREFIX_LEN} so \
+                         that rule names (at most {MAX_RULE_NAME_LEN} characters in vCenter) keep \
+                         room for the workload",
+                        owned_prefix.len(),
+                    ),
+                );
+            }
+        }
+        None => {}
+    }
+    (cluster_name, settings)
+}
+
+fn cluster_name(d: &mut Decoder, top: &Fields<'_>) -> Option<String> {
+    let node = top.get("clusterName")?;
+    let name = d.string(node, "clusterName")?;
+    match check_dns_label(&name) {
+        Ok(()) => Some(name),
+        Err(error) => {
+            d.problem_at(
+                node,
+                "clusterName",
+                format!("invalid cluster name {name:?}: {error}"),
+            );
+            None
+        }
+    }
+}
+
+fn server(d: &mut Decoder, fields: &Fields<'_>) -> Option<String> {
+    let node = fields.get("server")?;
+    let path = fields.path("server");
+    // "" counts as unset (then VSPHERE_SERVER applies), as charts render empty values.
+    let server = d.string(node, &path).filter(|server| !server.is_empty())?;
+    if server.chars().any(char::is_whitespace) {
+        d.problem_at(
+            node,
+            &path,
+            "expected a vCenter host name, host:port or https:// URL",
+        );
+        return None;
+    }
+    // `https://user:password@vcenter` would put credentials in the policy; the value is not
+    // repeated in the message for the same reason.
+    let authority = server
+        .split_once("://")
+        .map_or(server.as_str(), |(_, rest)| rest);
+    if authority
+        .split('/')
+        .next()
+        .is_some_and(|host| host.contains('@'))
+    {
+        d.problem_at(
+            node,
+            &path,
+            format!("the server address must not carry credentials; {CREDENTIALS_SOURCE}"),
+        );
+        return None;
+    }
+    Some(server)
+}
+
+fn label_keys(d: &mut Decoder, node: &Node, path: &str) -> LabelKeys {
+    let mut keys = LabelKeys::default();
+    let Some(fields) = d.fields(node, path, &LABELS_FIELDS) else {
+        return keys;
+    };
+    if let Some(host) = owned_label_key(d, &fields, "host") {
+        match host {
+            Some(host) => keys.host = host,
+            None => d.problem(
+                fields.get("host").and_then(|node| node.position),
+                &fields.path("host"),
+                "the host label key must not be empty: it is what this tool maintains",
+            ),
+        }
+    }
+    keys.cluster = owned_label_key(d, &fields, "cluster").flatten();
+    keys.datacenter = owned_label_key(d, &fields, "datacenter").flatten();
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, key) in [
+        ("cluster", keys.cluster.as_deref()),
+        ("datacenter", keys.datacenter.as_deref()),
+    ] {
+        if let Some(key) = key {
+            if key == keys.host || seen.contains(&key) {
+                d.problem(
+                    fields.get(name).and_then(|node| node.position),
+                    &fields.path(name),
+                    format!("label key {key:?} is used for two different labels"),
+                );
+            }
+            seen.push(key);
+        }
+    }
+    keys
+}
+
+/// One label key this tool will write: `None` when the field is absent or invalid,
+/// `Some(None)` for "" (do not write this label).
+fn owned_label_key(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> Option<Option<String>> {
+    let node = fields.get(name)?;
+    let path = fields.path(name);
+    let key = d.string(node, &path)?;
+    if key.is_empty() {
+        return Some(None);
+    }
+    if let Err(error) = check_label_key(&key) {
+        d.problem_at(
+            node,
+            &path,
+            format!("invalid label key {key:?}: {}", chain(&error)),
+        );
+        return None;
+    }
+    if let Some((prefix, owner)) = FOREIGN_LABEL_PREFIXES
+        .iter()
+        .find(|(prefix, _)| key.starts_with(prefix))
+    {
+        d.problem_at(
+            node,
+            &path,
+            format!(
+                "label key {key:?} is not ours to write: {owner} ({prefix}*); choose a key under \
+                 your own prefix, such as vsphere-descheduler.io/{name}"
+            ),
+        );
+        return None;
+    }
+    if let Some(reserved) = reserved_prefix(&key) {
+        d.problem_at(
+            node,
+            &path,
+            format!(
+                "label key {key:?} is in the {reserved} namespace Kubernetes reserves for its own \
+                 components; choose a key under your own prefix, such as \
+                 vsphere-descheduler.io/{name}"
+            ),
+        );
+        return None;
+    }
+    Some(Some(key))
+}
+
+/// `kubernetes.io` or `k8s.io` when the key's prefix is one of them or a subdomain of one.
+fn reserved_prefix(key: &str) -> Option<&'static str> {
+    let (prefix, _) = key.split_once('/')?;
+    ["kubernetes.io", "k8s.io"]
+        .into_iter()
+        .find(|reserved| prefix == *reserved || prefix.ends_with(&format!(".{reserved}")))
+}
+
+fn drs_rules(d: &mut Decoder, fields: &Fields<'_>) -> DrsRuleSettings {
+    let mut settings = DrsRuleSettings::default();
+    if let Some(enabled) = fields.bool(d, "enabled") {
+        settings.enabled = enabled;
+    }
+    if let Some(node) = fields.get("namePrefix") {
+        let path = fields.path("namePrefix");
+        if let Some(prefix) = d.string(node, &path) {
+            let valid_chars = prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+            if prefix.is_empty() || prefix.len() > MAX_NAME_PREFIX_LEN || !valid_chars {
+                d.problem_at(
+                    node,
+                    &path,
+                    format!(
+                        "namePrefix must be 1 to {MAX_NAME_PREFIX_LEN} characters from A-Z, a-z, \
+                         0-9, '.', '_' and '-' (rule names are <namePrefix>:<clusterName>:…)"
+                    ),
+                );
+            } else {
+                settings.name_prefix = prefix;
+            }
+        }
+    }
+    let mut keys: Vec<String> = Vec::new();
+    for key in fields.strings(d, "topologyKeys", |key| {
+        check_label_key(key)
+            .err()
+            .map(|error| format!("invalid label key {key:?}: {}", chain(&error)))
+    }) {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    // Empty means the default, which the caller fills in once the host label key is known.
+    settings.topology_keys = keys;
+    settings
+}
+
+/// The host label key and `kubernetes.io/hostname`.
+fn default_topology_keys(labels: &LabelKeys) -> Vec<String> {
+    let mut keys = vec![labels.host.clone()];
+    if labels.host != HOSTNAME_LABEL {
+        keys.push(HOSTNAME_LABEL.to_string());
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::testing::{load, problem, problems};
+
+    const HEADER: &str = "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\n";
+
+    #[test]
+    fn a_missing_cluster_name_is_a_problem_while_drs_rules_are_on_by_default() {
+        assert_eq!(
+            problem(HEADER),
+            "policy.yaml: clusterName: required while vsphere.drsRules.enabled is true (the \
+             default): it scopes the DRS rules this Kubernetes cluster owns; set clusterName, or \
+             set vsphere.drsRules.enabled: false"
+        );
+    }
+
+    #[test]
+    fn a_missing_cluster_name_points_at_an_explicit_drs_switch() {
+        let text = format!("{HEADER}vsphere:\n  drsRules:\n    enabled: true\n");
+        assert!(problem(&text).starts_with("policy.yaml:5:14: clusterName: required while"));
+    }
+
+    #[test]
+    fn no_cluster_name_is_needed_without_drs_rules() {
+        let text = format!("{HEADER}vsphere:\n  drsRules: {{enabled: false}}\n");
+        let policy = load(&text).policy;
+        assert_eq!(policy.cluster_name, None);
+        assert!(!policy.vsphere.drs_rules.enabled);
+    }
+
+    #[test]
+    fn credentials_in_the_policy_are_refused_without_repeating_them() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  username: administrator@vsphere.local\n  \
+             Password: hunter2\n  server: https://admin:hunter2@vcenter.example.com/sdk\n"
+        );
+        let problems = problems(&text);
+        assert_eq!(
+            problems,
+            [
+                "policy.yaml:5:3: vsphere.username: username is refused: credentials never go in \
+                 the policy; they come only from VSPHERE_USERNAME/VSPHERE_PASSWORD or a \
+                 credentials directory (--vsphere-credentials-dir)",
+                "policy.yaml:6:3: vsphere.Password: Password is refused: credentials never go in \
+                 the policy; they come only from VSPHERE_USERNAME/VSPHERE_PASSWORD or a \
+                 credentials directory (--vsphere-credentials-dir)",
+                "policy.yaml:7:11: vsphere.server: the server address must not carry \
+                 credentials; they come only from VSPHERE_USERNAME/VSPHERE_PASSWORD or a \
+                 credentials directory (--vsphere-credentials-dir)",
+            ]
+        );
+        assert!(problems.iter().all(|problem| !problem.contains("hunter2")));
+    }
+
+    #[test]
+    fn empty_server_and_ca_file_mean_unset() {
+        let text = format!("{HEADER}clusterName: c\nvsphere: {{server: \"\", caFile: \"\"}}\n");
+        let vsphere = load(&text).policy.vsphere;
+        assert_eq!((vsphere.server, vsphere.ca_file), (None, None));
+    }
+
+    #[test]
+    fn explicit_topology_keys_replace_the_default() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  drsRules:\n    topologyKeys: [topology.example.com/rack, \
+             topology.example.com/rack]\n"
+        );
+        assert_eq!(
+            load(&text).policy.vsphere.drs_rules.topology_keys,
+            ["topology.example.com/rack"]
+        );
+    }
+
+    #[test]
+    fn label_keys_other_components_own_are_refused() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  labels:\n    host: node.cluster.x-k8s.io/esxi-host\n    \
+             cluster: topology.kubernetes.io/zone\n    datacenter: kubernetes.io/dc\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:6:11: vsphere.labels.host: label key \"node.cluster.x-k8s.io/esxi-host\" \
+                 is not ours to write: Cluster API writes them (node.cluster.x-k8s.io/*); choose a \
+                 key under your own prefix, such as vsphere-descheduler.io/host",
+                "policy.yaml:7:14: vsphere.labels.cluster: label key \"topology.kubernetes.io/zone\" \
+                 is not ours to write: the vSphere cloud provider writes them from vSphere tags \
+                 (topology.kubernetes.io/*); choose a key under your own prefix, such as \
+                 vsphere-descheduler.io/cluster",
+                "policy.yaml:8:17: vsphere.labels.datacenter: label key \"kubernetes.io/dc\" is in \
+                 the kubernetes.io namespace Kubernetes reserves for its own components; choose a \
+                 key under your own prefix, such as vsphere-descheduler.io/datacenter",
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_and_shared_label_keys_are_refused() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  labels: {{host: \"\", cluster: a/b/c, datacenter: \
+             vsphere-descheduler.io/host}}\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:5:18: vsphere.labels.host: the host label key must not be empty: it is \
+                 what this tool maintains",
+                "policy.yaml:5:31: vsphere.labels.cluster: invalid label key \"a/b/c\": must \
+                 contain at most one '/'",
+                "policy.yaml:5:50: vsphere.labels.datacenter: label key \
+                 \"vsphere-descheduler.io/host\" is used for two different labels",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_rule_name_prefix_is_short_and_plain() {
+        let text =
+            format!("{HEADER}clusterName: c\nvsphere:\n  drsRules: {{namePrefix: \"my rules\"}}\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:5:26: vsphere.drsRules.namePrefix: namePrefix must be 1 to 30 characters \
+             from A-Z, a-z, 0-9, '.', '_' and '-' (rule names are <namePrefix>:<clusterName>:…)"
+        );
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  drsRules: {{namePrefix: {}}}\n",
+            "p".repeat(31)
+        );
+        assert!(problem(&text).contains("namePrefix must be 1 to 30 characters"));
+    }
+
+    #[test]
+    fn prefix_and_cluster_name_must_leave_room_for_the_workload_in_rule_names() {
+        let text = format!("{HEADER}clusterName: {}\n", "c".repeat(45));
+        assert_eq!(
+            problem(&text),
+            format!(
+                "policy.yaml:3:14: clusterName: the DRS rule name prefix \
+                 \"vsphere-descheduler:{}:\" is 66 characters; namePrefix and clusterName together \
+                 may use at most 60 so that rule names (at most 80 characters in vCenter) keep \
+                 room for the workload",
+                "c".repeat(45)
+            )
+        );
+    }
+
+    #[test]
+    fn a_misspelt_vsphere_field_gets_a_suggestion() {
+        let text = format!("{HEADER}clusterName: c\nvsphere:\n  cluster: [a]\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:5:3: vsphere.cluster: unknown field \"cluster\"; did you mean \
+             \"clusters\"? valid: server, insecureSkipVerify, caFile, datacenters, clusters, \
+             labels, drsRules"
+        );
+    }
+}
