@@ -281,6 +281,7 @@ pub fn policy_with(evictor: EvictorArgs, strategies: Vec<Strategy>) -> Policy {
             balance,
         }],
         vsphere: VsphereSettings::default(),
+        ..Policy::default()
     }
 }
 
