@@ -6,7 +6,7 @@
 //! under this run's `<namePrefix>:<clusterName>:` are ever updated or deleted; user rules,
 //! system rules and other Kubernetes clusters' rules are left alone.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
@@ -79,7 +79,7 @@ pub fn rule_name(
 
 /// A workload: the controller of a set of pods (a Deployment for ReplicaSets that carry the
 /// Deployment's `pod-template-hash`, so a rollout does not rename the rule).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct Workload {
     namespace: String,
     kind: String,
@@ -118,23 +118,29 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
     };
     let owned_prefix = format!("{}:{cluster_name}:", settings.name_prefix);
 
-    // Workloads whose pods exclude each other on a host-level key, and their VMs per cluster.
-    let mut wanted: BTreeSet<Workload> = BTreeSet::new();
+    // Workloads whose pods exclude each other on a host-level key…
+    let mut wanted: HashSet<Workload> = HashSet::new();
+    for (index, pod) in view.snapshot.pods.iter().enumerate() {
+        if view.state[index] != PodState::Active || pod.anti_affinity.is_empty() {
+            continue;
+        }
+        let keeps_apart = pod.anti_affinity.iter().any(|term| {
+            settings.topology_keys.contains(&term.topology_key)
+                && view.term_selects(index, term, index)
+        });
+        if keeps_apart && let Some(workload) = workload(pod) {
+            wanted.insert(workload);
+        }
+    }
+    // …and the VMs their pods run on, per cluster.
     let mut vms: BTreeMap<(String, Workload), BTreeSet<String>> = BTreeMap::new();
     for (index, pod) in view.snapshot.pods.iter().enumerate() {
         if view.state[index] != PodState::Active {
             continue;
         }
-        let Some(workload) = workload(pod) else {
+        let Some(workload) = workload(pod).filter(|w| wanted.contains(w)) else {
             continue;
         };
-        let keeps_apart = pod.anti_affinity.iter().any(|term| {
-            settings.topology_keys.contains(&term.topology_key)
-                && view.term_selects(index, term, index)
-        });
-        if keeps_apart {
-            wanted.insert(workload.clone());
-        }
         let placement = view.pod_node[index].and_then(|n| view.nodes[n].placement.as_ref());
         if let Some(placement) = placement {
             vms.entry((placement.cluster.name.clone(), workload))
@@ -145,7 +151,7 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
 
     let mut desired: BTreeMap<(String, String), (Workload, BTreeSet<String>)> = BTreeMap::new();
     for ((cluster, workload), vm_names) in vms {
-        if !wanted.contains(&workload) || vm_names.len() < 2 {
+        if vm_names.len() < 2 {
             continue;
         }
         let cluster_ref = inventory
@@ -207,9 +213,6 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
                     }
                 }
             };
-            if action != DrsAction::Keep {
-                enforcement_warnings(cluster, &vm_list, name, plan);
-            }
             changes.push(DrsRuleChange {
                 cluster: cluster.name.clone(),
                 name: name.clone(),
@@ -235,33 +238,48 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
             }
         }
         changes.sort_by(|a, b| a.name.cmp(&b.name));
+        enforcement_warnings(cluster, &changes, plan);
         plan.drs_rules.extend(changes);
     }
 }
 
-/// Warn when DRS will not act on a rule it is given.
-fn enforcement_warnings(cluster: &Cluster, vms: &[String], rule: &str, plan: &mut Plan) {
+/// Warn when DRS will not act on the rules it is given: once per cluster for its DRS
+/// settings, once per node VM with an override.
+fn enforcement_warnings(cluster: &Cluster, changes: &[DrsRuleChange], plan: &mut Plan) {
+    let acting: Vec<&DrsRuleChange> = changes
+        .iter()
+        .filter(|c| matches!(c.action, DrsAction::Create | DrsAction::Update))
+        .collect();
+    if acting.is_empty() {
+        return;
+    }
     if let Some(drs) = &cluster.drs {
         if !drs.enabled {
             plan.warnings.push(format!(
-                "DRS is disabled on cluster {}: rule {rule} will not be enforced",
-                cluster.name
+                "DRS is disabled on cluster {}: its {} new or changed rule(s) will not be enforced",
+                cluster.name,
+                acting.len()
             ));
         } else if drs.default_vm_behavior != "fullyAutomated" {
             plan.warnings.push(format!(
-                "DRS on cluster {} is {}: rule {rule} yields recommendations, not moves",
+                "DRS on cluster {} is {}: its rules yield recommendations, not moves",
                 cluster.name, drs.default_vm_behavior
             ));
         }
     }
-    for vm in cluster.vms.iter().filter(|vm| vms.contains(&vm.name)) {
+    let in_rules: HashSet<&str> = acting
+        .iter()
+        .flat_map(|c| c.vms.iter().map(String::as_str))
+        .collect();
+    for vm in &cluster.vms {
         if let Some(behavior) = vm
             .drs_behavior
             .as_deref()
             .filter(|b| *b != "fullyAutomated")
+            && in_rules.contains(vm.name.as_str())
         {
             plan.warnings.push(format!(
-                "VM {} has a DRS override ({behavior}): rule {rule} may not move it",
+                "VM {} has a DRS override ({behavior}): DRS may not move it to satisfy its rules",
                 vm.name
             ));
         }

@@ -8,11 +8,11 @@
 //! `DoNotSchedule` spread constraints, counting the pods already planned to land elsewhere.
 //! This is what keeps evictions from looping: a pod that would come back is not evicted.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use kube::core::SelectorExt;
 
-use super::view::View;
+use super::view::{Domains, View};
 use crate::policy::EvictorArgs;
 use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
@@ -34,19 +34,31 @@ pub fn find_node(
         .map(|c| SpreadCounts::new(view, pod_index, c))
         .collect();
 
-    let mut refusals: BTreeMap<String, usize> = BTreeMap::new();
-    for node in 0..view.nodes.len() {
+    // Start at a place that depends on the pod, so landings spread over the cluster instead
+    // of piling onto the first nodes (deterministic all the same).
+    let count = view.nodes.len();
+    let start = if count == 0 {
+        0
+    } else {
+        pod_index.wrapping_mul(2_654_435_761) % count
+    };
+    let mut refusals: Vec<(Refusal, usize)> = Vec::new();
+    for node in (start..count).chain(0..start) {
         if Some(node) == current {
             continue;
         }
         match refusal(view, pod, node, evictor, &excluded, &spreads) {
             None => return Ok(node),
-            Some(why) => *refusals.entry(why).or_insert(0) += 1,
+            Some(why) => match refusals.iter_mut().find(|(seen, _)| *seen == why) {
+                Some((_, tally)) => *tally += 1,
+                None => refusals.push((why, 1)),
+            },
         }
     }
     if refusals.is_empty() {
         return Err("no other node exists".to_string());
     }
+    refusals.sort();
     let summary: Vec<String> = refusals
         .into_iter()
         .map(|(why, count)| {
@@ -60,6 +72,38 @@ pub fn find_node(
         "no other node would take it: {}",
         summary.join("; ")
     ))
+}
+
+/// Why a node would not take the pod; rendered only for the summary of a pod that stays.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Refusal<'v> {
+    Node(&'static str),
+    EvictorSelector,
+    Admission(&'static str),
+    Resource(&'v str),
+    AntiAffinity(&'v str),
+    Spread(&'v str, i32),
+}
+
+impl std::fmt::Display for Refusal<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Node(why) | Refusal::Admission(why) => f.write_str(why),
+            Refusal::EvictorSelector => {
+                f.write_str("are not selected by the evictor's nodeSelector")
+            }
+            Refusal::Resource(name) => write!(f, "lack free {name}"),
+            Refusal::AntiAffinity(key) => {
+                write!(f, "are in a {key} domain where anti-affinity excludes it")
+            }
+            Refusal::Spread(key, max_skew) => {
+                write!(
+                    f,
+                    "would break its topology spread on {key} (maxSkew {max_skew})"
+                )
+            }
+        }
+    }
 }
 
 /// Whether a node passes the pod's node-level constraints: taints, node selector and required
@@ -100,51 +144,50 @@ fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
     })
 }
 
-fn refusal(
-    view: &View,
-    pod: &Pod,
+fn refusal<'v>(
+    view: &'v View,
+    pod: &'v Pod,
     node: usize,
     evictor: &EvictorArgs,
-    excluded: &HashSet<(String, String)>,
-    spreads: &[SpreadCounts],
-) -> Option<String> {
+    excluded: &[Excluded<'v>],
+    spreads: &[SpreadCounts<'v>],
+) -> Option<Refusal<'v>> {
     let state = &view.nodes[node];
     if !state.can_receive {
-        return Some(state.refusal.unwrap_or("cannot take pods").to_string());
+        return Some(Refusal::Node(state.refusal.unwrap_or("cannot take pods")));
+    }
+    // Cheapest checks first: domain ids before selectors and resource maps.
+    for excluded in excluded {
+        if excluded.domains.of_node[node].is_some_and(|id| excluded.ids.contains(&id)) {
+            return Some(Refusal::AntiAffinity(excluded.key));
+        }
+    }
+    for spread in spreads {
+        if !spread.admits(node) {
+            return Some(Refusal::Spread(
+                &spread.constraint.topology_key,
+                spread.constraint.max_skew,
+            ));
+        }
     }
     if evictor
         .node_selector
         .as_ref()
         .is_some_and(|s| !s.matches(&state.labels))
     {
-        return Some("are not selected by the evictor's nodeSelector".to_string());
+        return Some(Refusal::EvictorSelector);
     }
     if let Some(why) = node_admits(view, pod, node) {
-        return Some(why.to_string());
+        return Some(Refusal::Admission(why));
     }
     if let Some(resource) = short_resource(view, pod, node) {
-        return Some(format!("lack free {resource}"));
-    }
-    for (key, value) in &state.labels {
-        if excluded.contains(&(key.clone(), value.clone())) {
-            return Some(format!(
-                "are in {key}={value}, where anti-affinity excludes it"
-            ));
-        }
-    }
-    for spread in spreads {
-        if !spread.admits(view, node) {
-            return Some(format!(
-                "would break its topology spread on {} (maxSkew {})",
-                spread.constraint.topology_key, spread.constraint.max_skew
-            ));
-        }
+        return Some(Refusal::Resource(resource));
     }
     None
 }
 
 /// The first resource the pod requests that the node does not have free.
-fn short_resource(view: &View, pod: &Pod, node: usize) -> Option<String> {
+fn short_resource<'v>(view: &View, pod: &'v Pod, node: usize) -> Option<&'v str> {
     let allocatable = &view.nodes[node].node.allocatable;
     if allocatable.0.is_empty() {
         // Capacity not recorded (a hand-written snapshot): do not guess.
@@ -158,26 +201,35 @@ fn short_resource(view: &View, pod: &Pod, node: usize) -> Option<String> {
         );
         match allocatable.0.get(name) {
             None if standard => None,
-            None => Some(name.clone()),
-            Some(capacity) if capacity - used.get(name) < *amount => Some(name.clone()),
+            None => Some(name.as_str()),
+            Some(capacity) if capacity - used.get(name) < *amount => Some(name.as_str()),
             Some(_) => None,
         }
     })
 }
 
-/// Topology domains (key, value) the pod may not land in: where a pod its own required
-/// anti-affinity terms match is, and where a pod whose terms match it is. Planned landings
-/// count; the pod itself does not.
-fn excluded_domains(view: &View, pod_index: usize) -> HashSet<(String, String)> {
+/// Domains of one topology key the pod may not land in.
+struct Excluded<'v> {
+    key: &'v str,
+    domains: &'v Domains,
+    ids: HashSet<u32>,
+}
+
+/// Topology domains the pod may not land in: where a pod its own required anti-affinity terms
+/// match is, and where a pod whose terms match it is. Planned landings count; the pod itself
+/// does not.
+fn excluded_domains<'v>(view: &'v View, pod_index: usize) -> Vec<Excluded<'v>> {
     let pod = view.pod(pod_index);
-    let mut excluded = HashSet::new();
+    let mut excluded: BTreeMap<&'v str, HashSet<u32>> = BTreeMap::new();
+    let mut exclude = |key: &'v str, node: usize| {
+        if let Some(id) = view.domains(key).and_then(|d| d.of_node[node]) {
+            excluded.entry(key).or_default().insert(id);
+        }
+    };
     for term in &pod.anti_affinity {
         for other in view.term_matches(pod_index, term) {
-            if let Some(value) = view
-                .location(other, true)
-                .and_then(|node| view.domain(node, &term.topology_key))
-            {
-                excluded.insert((term.topology_key.clone(), value.to_string()));
+            if let Some(node) = view.location(other, true) {
+                exclude(&term.topology_key, node);
             }
         }
     }
@@ -186,56 +238,84 @@ fn excluded_domains(view: &View, pod_index: usize) -> HashSet<(String, String)> 
             continue;
         }
         let term = &view.pod(holder.pod).anti_affinity[holder.term];
-        if let Some(value) = view
-            .location(holder.pod, true)
-            .and_then(|node| view.domain(node, &term.topology_key))
+        if let Some(node) = view.location(holder.pod, true)
             && view.term_selects(holder.pod, term, pod_index)
         {
-            excluded.insert((term.topology_key.clone(), value.to_string()));
+            exclude(&term.topology_key, node);
         }
     }
     excluded
+        .into_iter()
+        .filter_map(|(key, ids)| {
+            Some(Excluded {
+                key,
+                domains: view.domains(key)?,
+                ids,
+            })
+        })
+        .collect()
 }
 
 /// Pod counts per domain for one spread constraint, as the scheduler computes them for the
 /// pod being placed.
 struct SpreadCounts<'c> {
     constraint: &'c SpreadConstraint,
-    counts: HashMap<String, i64>,
+    domains: Option<&'c Domains>,
+    /// Count per domain id; `None` for domains no eligible node is in.
+    counts: Vec<Option<i64>>,
     global_min: i64,
     self_match: i64,
 }
 
 impl<'c> SpreadCounts<'c> {
-    fn new(view: &View, pod_index: usize, constraint: &'c SpreadConstraint) -> SpreadCounts<'c> {
+    fn new(view: &'c View, pod_index: usize, constraint: &'c SpreadConstraint) -> SpreadCounts<'c> {
         let pod = view.pod(pod_index);
-        let eligible = |node: usize| eligible_node(view, pod, constraint, node);
-        let mut counts: HashMap<String, i64> = HashMap::new();
-        for node in 0..view.nodes.len() {
-            if eligible(node)
-                && let Some(value) = view.domain(node, &constraint.topology_key)
-            {
-                counts.entry(value.to_string()).or_insert(0);
+        let domains = view.domains(&constraint.topology_key);
+        let mut counts: Vec<Option<i64>> = vec![None; domains.map_or(0, |d| d.names.len())];
+        let simple = is_simple(view, pod, constraint);
+        if let Some(domains) = domains {
+            if simple {
+                // Common case: every Ready node with the key counts; no per-node scan.
+                for (id, ready) in domains.has_ready_node.iter().enumerate() {
+                    if *ready {
+                        counts[id] = Some(0);
+                    }
+                }
+            } else {
+                for node in 0..view.nodes.len() {
+                    if let Some(id) = domains.of_node[node]
+                        && eligible_node(view, pod, constraint, node)
+                    {
+                        counts[id as usize] = Some(0);
+                    }
+                }
+            }
+            if let Some(selector) = &constraint.selector {
+                for other in view.select(&pod.namespace, selector) {
+                    if other == pod_index {
+                        continue;
+                    }
+                    let Some(node) = view.location(other, true) else {
+                        continue;
+                    };
+                    let eligible = if simple {
+                        view.nodes[node].node.ready
+                    } else {
+                        eligible_node(view, pod, constraint, node)
+                    };
+                    if let (true, Some(id)) = (eligible, domains.of_node[node])
+                        && let Some(count) = &mut counts[id as usize]
+                    {
+                        *count += 1;
+                    }
+                }
             }
         }
-        if let Some(selector) = &constraint.selector {
-            for other in view.select(&pod.namespace, selector) {
-                if other == pod_index {
-                    continue;
-                }
-                if let Some(node) = view.location(other, true)
-                    && eligible(node)
-                    && let Some(value) = view.domain(node, &constraint.topology_key)
-                {
-                    *counts.entry(value.to_string()).or_insert(0) += 1;
-                }
-            }
-        }
-        let domains = counts.len() as i64;
-        let mut global_min = counts.values().copied().min().unwrap_or(0);
+        let present = counts.iter().flatten().count() as i64;
+        let mut global_min = counts.iter().flatten().copied().min().unwrap_or(0);
         if constraint
             .min_domains
-            .is_some_and(|min| domains < i64::from(min))
+            .is_some_and(|min| present < i64::from(min))
         {
             global_min = 0;
         }
@@ -245,20 +325,31 @@ impl<'c> SpreadCounts<'c> {
             .is_some_and(|s| s.matches(&pod.labels)) as i64;
         SpreadCounts {
             constraint,
+            domains,
             counts,
             global_min,
             self_match,
         }
     }
 
-    fn admits(&self, view: &View, node: usize) -> bool {
-        let Some(value) = view.domain(node, &self.constraint.topology_key) else {
-            // The scheduler does not place a pod with a hard constraint on a node lacking the key.
+    fn admits(&self, node: usize) -> bool {
+        // The scheduler does not place a pod with a hard constraint on a node lacking the key.
+        let Some(id) = self.domains.and_then(|d| d.of_node[node]) else {
             return false;
         };
-        let count = self.counts.get(value).copied().unwrap_or(0);
+        let count = self.counts[id as usize].unwrap_or(0);
         count + self.self_match - self.global_min <= i64::from(self.constraint.max_skew)
     }
+}
+
+/// Whether eligibility for a constraint is just "Ready and has the key": the pod has no node
+/// selection to honour and taints are ignored.
+pub fn is_simple(view: &View, pod: &Pod, constraint: &SpreadConstraint) -> bool {
+    let no_affinity = !constraint.honor_node_affinity
+        || (pod.node_selector.is_empty() && pod.node_affinity.is_none());
+    let no_taints =
+        !constraint.honor_node_taints || view.nodes.iter().all(|n| n.node.taints.is_empty());
+    no_affinity && no_taints
 }
 
 /// Whether a node's pods and domain count for a constraint (node inclusion policies).

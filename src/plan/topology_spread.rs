@@ -5,11 +5,11 @@
 //! evictable ones; `minDomains` is honoured; and pods move from the fullest domain one at a
 //! time, most-evictable first, each only when a node in a domain with room would take it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashSet};
 
 use kube::core::SelectorExt;
 
-use super::feasibility::eligible_node;
+use super::feasibility::{eligible_node, is_simple};
 use super::view::PodState;
 use super::{Attempt, Context, Planner};
 use crate::policy::TopologySpreadArgs;
@@ -35,6 +35,8 @@ fn constraints<'a>(
 ) -> Vec<(usize, &'a SpreadConstraint)> {
     let view = &planner.view;
     let mut seen = BTreeSet::new();
+    // Pods of one controller carry the same constraints: the cheap key skips the costly one.
+    let mut seen_owners: HashSet<(&str, usize)> = HashSet::new();
     let mut found = Vec::new();
     for &pod in view.namespace_pods(namespace) {
         if view.state[pod] != PodState::Active {
@@ -48,16 +50,24 @@ fn constraints<'a>(
         {
             continue;
         }
-        for constraint in &pod_ref.spread_constraints {
+        for (index, constraint) in pod_ref.spread_constraints.iter().enumerate() {
             let wanted = match constraint.when_unsatisfiable {
                 WhenUnsatisfiable::DoNotSchedule => args.do_not_schedule,
                 WhenUnsatisfiable::ScheduleAnyway => args.schedule_anyway,
             };
+            if !wanted {
+                continue;
+            }
+            if let Some(owner) = pod_ref.controller()
+                && !seen_owners.insert((owner.uid.as_str(), index))
+            {
+                continue;
+            }
             let identity = format!(
                 "{constraint:?}|{:?}|{:?}|{:?}",
                 pod_ref.node_selector, pod_ref.node_affinity, pod_ref.tolerations
             );
-            if wanted && seen.insert(identity) {
+            if seen.insert(identity) {
                 found.push((pod, constraint));
             }
         }
@@ -76,17 +86,28 @@ fn balance(
         return;
     };
     let view = &planner.view;
+    let Some(domains) = view.shared_domains(&constraint.topology_key) else {
+        return;
+    };
     let owner_pod = view.pod(owner);
+    let simple = is_simple(view, owner_pod, constraint);
     let eligible: Vec<bool> = (0..view.nodes.len())
-        .map(|n| eligible_node(view, owner_pod, constraint, n))
+        .map(|n| {
+            if simple {
+                view.nodes[n].node.ready && domains.of_node[n].is_some()
+            } else {
+                eligible_node(view, owner_pod, constraint, n)
+            }
+        })
         .collect();
-    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+    // Count and members per domain id; `None` for domains without an eligible node.
+    let mut counts: Vec<Option<i64>> = vec![None; domains.names.len()];
     for node in (0..view.nodes.len()).filter(|&n| eligible[n]) {
-        if let Some(value) = view.domain(node, &constraint.topology_key) {
-            counts.insert(value.to_string(), 0);
+        if let Some(id) = domains.of_node[node] {
+            counts[id as usize] = Some(0);
         }
     }
-    let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); domains.names.len()];
     for pod in view.select(&owner_pod.namespace, selector) {
         let Some(node) = view.location(pod, false) else {
             continue;
@@ -94,43 +115,48 @@ fn balance(
         if !eligible[node] {
             continue;
         }
-        let Some(value) = view.domain(node, &constraint.topology_key) else {
+        let Some(id) = domains.of_node[node] else {
             continue;
         };
-        *counts.entry(value.to_string()).or_insert(0) += 1;
-        members.entry(value.to_string()).or_default().push(pod);
+        if let Some(count) = &mut counts[id as usize] {
+            *count += 1;
+            members[id as usize].push(pod);
+        }
     }
-    if counts.is_empty() {
+    let present = counts.iter().flatten().count() as i64;
+    if present == 0 {
         return;
     }
     let max_skew = i64::from(constraint.max_skew);
     let fewer_domains_than_required = constraint
         .min_domains
-        .is_some_and(|min| (counts.len() as i64) < i64::from(min));
-    let mut tried: BTreeSet<usize> = BTreeSet::new();
+        .is_some_and(|min| present < i64::from(min));
+    let mut tried: HashSet<usize> = HashSet::new();
     loop {
         let global_min = if fewer_domains_than_required {
             0
         } else {
-            *counts.values().min().expect("non-empty")
+            counts.iter().flatten().copied().min().unwrap_or(0)
         };
         // Domains over the limit, fullest first (ties by name, for determinism).
-        let mut over: Vec<(&String, &i64)> = counts
+        let mut over: Vec<(usize, i64)> = counts
             .iter()
-            .filter(|(_, count)| **count - global_min > max_skew)
+            .enumerate()
+            .filter_map(|(id, count)| count.map(|c| (id, c)))
+            .filter(|(_, count)| count - global_min > max_skew)
             .collect();
         if over.is_empty() {
             return;
         }
-        over.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let over: Vec<(String, i64)> = over.into_iter().map(|(d, c)| (d.clone(), *c)).collect();
+        over.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then(domains.names[a.0].cmp(&domains.names[b.0]))
+        });
 
         let mut moved = false;
         'domains: for (domain, count) in over {
-            let mut candidates: Vec<usize> = members
-                .get(&domain)
-                .into_iter()
-                .flatten()
+            let mut candidates: Vec<usize> = members[domain]
+                .iter()
                 .copied()
                 .filter(|&p| planner.is_candidate(p) && !tried.contains(&p))
                 .filter(|&p| {
@@ -149,7 +175,7 @@ fn balance(
                 let reason = format!(
                     "{} {} holds {count} matching pods, {} more than the emptiest domain allows (maxSkew {max_skew}{})",
                     constraint.topology_key,
-                    domain,
+                    domains.names[domain],
                     count - global_min - max_skew,
                     if constraint.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway {
                         ", ScheduleAnyway"
@@ -161,21 +187,25 @@ fn balance(
                 let attempt =
                     planner.attempt(context, pod, reason, fix, args.topology_balance_node_fit);
                 if let Attempt::Evicted { landing } = attempt {
-                    *counts.get_mut(&domain).expect("domain counted") -= 1;
+                    if let Some(count) = &mut counts[domain] {
+                        *count -= 1;
+                    }
                     // Account the pod where it is expected to land (or, unchecked, in the
                     // emptiest domain, where the scheduler would put it).
                     let target = landing
-                        .and_then(|n| planner.view.domain(n, &constraint.topology_key))
-                        .map(str::to_string)
-                        .filter(|d| counts.contains_key(d))
+                        .and_then(|n| domains.of_node[n])
+                        .map(|id| id as usize)
+                        .filter(|&id| counts[id].is_some())
                         .or_else(|| {
                             counts
                                 .iter()
-                                .min_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0)))
-                                .map(|(d, _)| d.clone())
+                                .enumerate()
+                                .filter_map(|(id, c)| c.map(|c| (c, &domains.names[id], id)))
+                                .min()
+                                .map(|(_, _, id)| id)
                         });
-                    if let Some(target) = target {
-                        *counts.get_mut(&target).expect("domain counted") += 1;
+                    if let Some(count) = target.and_then(|id| counts[id].as_mut()) {
+                        *count += 1;
                     }
                     moved = true;
                     break 'domains;

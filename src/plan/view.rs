@@ -6,6 +6,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 use kube::core::{Expression, Selector, SelectorExt};
 
@@ -51,6 +52,17 @@ impl NodeState<'_> {
     }
 }
 
+/// The values one topology key takes across nodes, numbered, so hot loops compare integers.
+#[derive(Debug, Default)]
+pub struct Domains {
+    /// Domain id of each node; `None` where the node lacks the key.
+    pub of_node: Vec<Option<u32>>,
+    /// Whether each domain has a Ready node.
+    pub has_ready_node: Vec<bool>,
+    /// Value of each domain id.
+    pub names: Vec<String>,
+}
+
 /// A required anti-affinity term and the pod that carries it.
 #[derive(Clone, Copy, Debug)]
 pub struct Holder {
@@ -74,6 +86,9 @@ pub struct View<'a> {
     holders: HashMap<Option<String>, Vec<Holder>>,
     /// Labels of every namespace, known or inferred from its pods.
     pub namespace_labels: HashMap<&'a str, Labels>,
+    /// Numbered domains of every topology key a pod refers to.
+    /// Shared, because strategies hold them across evictions (they never change).
+    domains: HashMap<&'a str, Rc<Domains>>,
 }
 
 impl<'a> View<'a> {
@@ -143,9 +158,55 @@ impl<'a> View<'a> {
             by_label,
             holders: HashMap::new(),
             namespace_labels,
+            domains: HashMap::new(),
         };
         view.holders = view.index_holders();
+        view.domains = view.index_domains();
         view
+    }
+
+    fn index_domains(&self) -> HashMap<&'a str, Rc<Domains>> {
+        let mut keys: BTreeSet<&'a str> = BTreeSet::new();
+        for pod in &self.snapshot.pods {
+            keys.extend(pod.anti_affinity.iter().map(|t| t.topology_key.as_str()));
+            keys.extend(
+                pod.spread_constraints
+                    .iter()
+                    .map(|c| c.topology_key.as_str()),
+            );
+        }
+        let mut all = HashMap::new();
+        for key in keys {
+            let mut domains = Domains::default();
+            let mut ids: HashMap<&str, u32> = HashMap::new();
+            for state in &self.nodes {
+                let id = state.labels.get(key).map(|value| {
+                    *ids.entry(value.as_str()).or_insert_with(|| {
+                        domains.names.push(value.clone());
+                        domains.has_ready_node.push(false);
+                        (domains.names.len() - 1) as u32
+                    })
+                });
+                if let Some(id) = id
+                    && state.node.ready
+                {
+                    domains.has_ready_node[id as usize] = true;
+                }
+                domains.of_node.push(id);
+            }
+            all.insert(key, Rc::new(domains));
+        }
+        all
+    }
+
+    /// The numbered domains of a topology key some pod refers to.
+    pub fn domains(&self, key: &str) -> Option<&Domains> {
+        self.domains.get(key).map(Rc::as_ref)
+    }
+
+    /// The same, as a handle that outlives a borrow of the view.
+    pub fn shared_domains(&self, key: &str) -> Option<Rc<Domains>> {
+        self.domains.get(key).cloned()
     }
 
     fn index_holders(&self) -> HashMap<Option<String>, Vec<Holder>> {
@@ -296,10 +357,23 @@ impl<'a> View<'a> {
         let Some(selector) = &term.selector else {
             return false;
         };
-        selector.matches(&other_pod.labels)
-            && self
-                .term_namespaces(self.pod(owner), term)
-                .is_none_or(|namespaces| namespaces.contains(&other_pod.namespace))
+        self.term_covers(self.pod(owner), term, &other_pod.namespace)
+            && selector.matches(&other_pod.labels)
+    }
+
+    /// Whether an affinity term of `owner` applies to pods of `namespace` (no allocation:
+    /// this runs for every pod a term is held against).
+    fn term_covers(&self, owner: &Pod, term: &AffinityTerm, namespace: &str) -> bool {
+        if term.namespaces.iter().any(|n| n == namespace) {
+            return true;
+        }
+        match &term.namespace_selector {
+            Some(selector) => self
+                .namespace_labels
+                .get(namespace)
+                .is_some_and(|labels| selector.matches(labels)),
+            None => term.namespaces.is_empty() && owner.namespace == namespace,
+        }
     }
 
     /// Anti-affinity terms of other pods that may apply to a pod in `namespace`.
