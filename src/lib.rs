@@ -4,3 +4,4 @@
 
 pub mod inventory;
 pub mod policy;
+pub mod vsphere;
