@@ -181,7 +181,7 @@ pub(crate) fn build(
     for object in objects.of_kind("ClusterComputeResource") {
         let name = required_str(object, "name")?;
         let datacenter = datacenter_of(&objects, object);
-        let admitted = (datacenters.is_empty() || datacenters.iter().any(|d| *d == datacenter))
+        let admitted = (datacenters.is_empty() || datacenters.contains(&datacenter))
             && (clusters.is_empty() || clusters.iter().any(|c| c == name));
         if !admitted {
             continue;

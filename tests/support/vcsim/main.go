@@ -53,7 +53,9 @@ import (
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 )
 
@@ -194,12 +196,18 @@ func check(err error, what string) {
 	}
 }
 
+// connect logs in as the harness, marked by its user agent from the first request on.
 func connect(ctx context.Context, u *url.URL) (*govmomi.Client, error) {
-	client, err := govmomi.NewClient(ctx, u, true)
+	soapClient := soap.NewClient(u, true)
+	soapClient.UserAgent = harnessAgent
+	vimClient, err := vim25.NewClient(ctx, soapClient)
 	if err != nil {
 		return nil, err
 	}
-	client.Client.UserAgent = harnessAgent
+	client := &govmomi.Client{Client: vimClient, SessionManager: session.NewManager(vimClient)}
+	if err := client.Login(ctx, u.User); err != nil {
+		return nil, err
+	}
 	return client, nil
 }
 
