@@ -71,6 +71,18 @@ async fn observation_returns_the_inventory_the_simulator_was_built_from() {
     let observed = client.observe(&[], &[]).await.expect("observe");
     client.logout().await;
 
+    let calls = sim.calls();
+    assert_eq!(
+        calls.get("RetrievePropertiesEx"),
+        Some(&1),
+        "one pass: {calls:?}"
+    );
+    assert_eq!(
+        calls.get("DestroyView"),
+        calls.get("CreateContainerView"),
+        "no view is left behind"
+    );
+    assert_eq!(calls.get("Logout"), Some(&1));
     assert!(
         observed
             .clusters

@@ -475,3 +475,115 @@ fn resolve_vms(index: &ClusterIndex, names: &[String]) -> Result<Vec<MoRef>, Err
     }
     Ok(references)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::vsphere::observe::KnownRule;
+
+    /// The client is used from a multi-threaded runtime: its futures must be `Send`.
+    #[allow(dead_code)]
+    fn futures_are_send(client: &mut Client) {
+        fn send<T: Send>(_: T) {}
+        send(client.observe(&[], &[]));
+        send(client.apply_rule_changes("c", &[]));
+    }
+
+    #[test]
+    fn errors_cross_threads() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<Error>();
+    }
+
+    fn index() -> ClusterIndex {
+        let vm = |value: &str| MoRef::new("VirtualMachine", value);
+        ClusterIndex {
+            name: "lab".to_string(),
+            datacenter: "dc".to_string(),
+            moref: MoRef::new("ClusterComputeResource", "domain-c1"),
+            vms: BTreeMap::from([
+                ("worker-a".to_string(), vec![vm("vm-1")]),
+                ("worker-b".to_string(), vec![vm("vm-2")]),
+                ("twin".to_string(), vec![vm("vm-3"), vm("vm-4")]),
+            ]),
+            rules: BTreeMap::from([
+                (
+                    5,
+                    KnownRule {
+                        name: "owned".to_string(),
+                        kind: RuleKind::AntiAffinity,
+                        user_created: true,
+                        rule_uuid: Some("uuid-5".to_string()),
+                    },
+                ),
+                (
+                    6,
+                    KnownRule {
+                        name: "system".to_string(),
+                        kind: RuleKind::AntiAffinity,
+                        user_created: false,
+                        rule_uuid: None,
+                    },
+                ),
+            ]),
+        }
+    }
+
+    #[test]
+    fn owned_rules_are_sent_enabled_optional_and_user_created() {
+        let change = RuleChange::Edit {
+            key: 5,
+            name: "owned".to_string(),
+            vms: vec![
+                "worker-b".to_string(),
+                "worker-a".to_string(),
+                "worker-b".to_string(),
+            ],
+        };
+        let RuleOperation::Edit(rule) = operation(&index(), &change).expect("valid") else {
+            panic!("an edit");
+        };
+        assert_eq!(rule.key, Some(5));
+        assert!(rule.enabled && !rule.mandatory && rule.user_created);
+        assert_eq!(rule.rule_uuid.as_deref(), Some("uuid-5"));
+        assert_eq!(
+            rule.vms,
+            [
+                MoRef::new("VirtualMachine", "vm-2"),
+                MoRef::new("VirtualMachine", "vm-1")
+            ],
+            "order kept, duplicates dropped"
+        );
+    }
+
+    #[test]
+    fn ambiguous_and_unknown_vm_names_are_errors_naming_them() {
+        let add = |vm: &str| RuleChange::Add {
+            name: "r".to_string(),
+            vms: vec!["worker-a".to_string(), vm.to_string()],
+        };
+        let error = operation(&index(), &add("twin")).expect_err("two VMs are named twin");
+        assert_eq!(
+            error.to_string(),
+            "vm name twin is ambiguous in cluster lab: 2 VMs have it"
+        );
+        let error = operation(&index(), &add("ghost")).expect_err("no such VM");
+        assert_eq!(error.to_string(), "vm ghost is not in cluster lab");
+    }
+
+    #[test]
+    fn system_rules_and_unknown_keys_are_never_edited_or_removed() {
+        let error = operation(&index(), &RuleChange::Remove { key: 6 }).expect_err("system");
+        assert_eq!(
+            error.to_string(),
+            r#"rule "system" (key 6) of cluster lab is not a user-created VM anti-affinity rule"#
+        );
+        let error = operation(&index(), &RuleChange::Remove { key: 9 }).expect_err("unknown");
+        assert_eq!(
+            error.to_string(),
+            "rule key 9 is not a rule of cluster lab in the last observation"
+        );
+    }
+}

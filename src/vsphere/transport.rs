@@ -39,6 +39,9 @@ impl Transport {
             .timeout(config.timeout)
             .connect_timeout(config.timeout)
             .user_agent(concat!("vsphere-descheduler/", env!("CARGO_PKG_VERSION")))
+            // vCenter's SOAP endpoint does not redirect; following one would resend the login
+            // (or the session cookie) to wherever it points.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|source| Error::HttpClient { source })?;
         Ok(Transport {
