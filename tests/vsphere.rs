@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use support::vcsim::{self, Template, Vcsim};
+use support::vcsim::{self, Options, Template, Vcsim};
 use vsphere_descheduler::inventory::{Inventory, Rule};
 use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, Error, RuleChange};
 
@@ -63,7 +63,11 @@ async fn observation_returns_the_inventory_the_simulator_was_built_from() {
         cluster: LAB.to_string(),
         host: "lab-wcp-esxi-42.go-lab.jp".to_string(),
     };
-    let sim = Vcsim::start_with(&expected, &[template], vcsim::DEFAULT_READY_TIMEOUT);
+    let options = Options {
+        templates: vec![template],
+        ..Options::default()
+    };
+    let sim = Vcsim::start_with(&expected, &options);
     let mut client = Client::connect(&sim.connection_config())
         .await
         .expect("connect");
@@ -92,6 +96,31 @@ async fn observation_returns_the_inventory_the_simulator_was_built_from() {
         "every observed rule has its key"
     );
     // The fixture lists clusters by datacenter, hosts and VMs by name, like observation.
+    assert_eq!(without_rule_keys(observed), expected);
+}
+
+#[tokio::test]
+async fn paged_results_are_continued_until_the_last_page() {
+    let expected = lab();
+    let options = Options {
+        page_size: Some(4),
+        ..Options::default()
+    };
+    let sim = Vcsim::start_with(&expected, &options);
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+
+    let observed = client.observe(&[], &[]).await.expect("observe");
+    client.logout().await;
+
+    // 8 VMs, 6 hosts, 2 clusters and the folders and datacenters above them: several pages.
+    assert!(
+        sim.calls_of("ContinueRetrievePropertiesEx") >= 4,
+        "{:?}",
+        sim.calls()
+    );
+    assert_eq!(sim.calls_of("CancelRetrievePropertiesEx"), 0);
     assert_eq!(without_rule_keys(observed), expected);
 }
 

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::vcsim::Vcsim;
+use support::vcsim::{Options, Vcsim};
 use vsphere_descheduler::inventory::{Cluster, DrsConfig, Host, Inventory, Rule, RuleKind, Vm};
 use vsphere_descheduler::vsphere::Client;
 
@@ -69,7 +69,11 @@ fn large_inventory() -> Inventory {
 async fn observing_two_thousand_vms_on_sixty_four_hosts() {
     let inventory = large_inventory();
     let build_started = Instant::now();
-    let sim = Vcsim::start_with(&inventory, &[], Duration::from_secs(900));
+    let options = Options {
+        ready_timeout: Duration::from_secs(900),
+        ..Options::default()
+    };
+    let sim = Vcsim::start_with(&inventory, &options);
     let build_time = build_started.elapsed();
     let mut client = Client::connect(&sim.connection_config())
         .await

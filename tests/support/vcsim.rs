@@ -39,6 +39,27 @@ pub struct Template {
     pub host: String,
 }
 
+/// How to start the simulator besides its inventory.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// VM templates to create too.
+    pub templates: Vec<Template>,
+    /// Page property retrievals by this many objects, as real vCenter does.
+    pub page_size: Option<usize>,
+    /// How long building the inventory may take before the test fails.
+    pub ready_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            templates: Vec::new(),
+            page_size: None,
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+        }
+    }
+}
+
 /// What the harness builds: the inventory plus harness-only extras.
 #[derive(Serialize)]
 struct Scenario<'a> {
@@ -88,22 +109,18 @@ fn binary() -> &'static Path {
 
 impl Vcsim {
     pub fn start(inventory: &Inventory) -> Vcsim {
-        Vcsim::start_with(inventory, &[], DEFAULT_READY_TIMEOUT)
+        Vcsim::start_with(inventory, &Options::default())
     }
 
-    /// Starts the simulator with `inventory` and `templates`, waiting at most `ready_timeout`
-    /// for it to be built.
-    pub fn start_with(
-        inventory: &Inventory,
-        templates: &[Template],
-        ready_timeout: Duration,
-    ) -> Vcsim {
+    /// Starts the simulator with `inventory` and waits until it is built.
+    pub fn start_with(inventory: &Inventory, options: &Options) -> Vcsim {
+        let ready_timeout = options.ready_timeout;
         let binary = binary();
         let dir = tempfile::tempdir().expect("temporary directory");
         let inventory_path = dir.path().join("inventory.json");
         let scenario = Scenario {
             clusters: &inventory.clusters,
-            templates,
+            templates: &options.templates,
         };
         std::fs::write(
             &inventory_path,
@@ -114,7 +131,11 @@ impl Vcsim {
         let stderr_path = dir.path().join("stderr.txt");
         let stderr = std::fs::File::create(&stderr_path).expect("create stderr file");
 
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        if let Some(page_size) = options.page_size {
+            command.arg("-page-size").arg(page_size.to_string());
+        }
+        let mut child = command
             .arg("-inventory")
             .arg(&inventory_path)
             .arg("-ca-out")

@@ -14,6 +14,10 @@
 //	GET  /stats                    SOAP calls served so far, by method ({"Login": 1, ...})
 //	POST /sessions/terminate       end every client session, as an idle timeout would
 //
+// With -page-size N, property retrievals are paged by N objects behind a token and continued
+// with ContinueRetrievePropertiesEx, as real vCenter does (vcsim 0.24.2 never pages and lacks
+// that method).
+//
 // When ready it prints one JSON line on stdout: {"url": SOAP URL, "control": control URL}.
 // It stops when stdin closes or on SIGTERM/SIGINT.
 //
@@ -40,11 +44,13 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/signal"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -116,6 +122,7 @@ func main() {
 	username := flag.String("username", "user", "the only accepted user name")
 	password := flag.String("password", "pass", "the only accepted password")
 	caOut := flag.String("ca-out", "", "write the PEM of the CA that signed the server certificate here (required)")
+	pageSize := flag.Int("page-size", 0, "page RetrievePropertiesEx results by this many objects, as vCenter does (0: never)")
 	flag.Parse()
 	if *inventoryPath == "" || *caOut == "" {
 		log.Fatal("-inventory and -ca-out are required")
@@ -147,6 +154,9 @@ func main() {
 	defer server.Close()
 
 	counter := newCounter()
+	if *pageSize > 0 {
+		counter.pager = &pager{size: *pageSize, pages: map[string][]string{}}
+	}
 	// Wrapping before the URL is printed means no client request can be served unwrapped.
 	server.Server.Config.Handler = counter.wrap(server.Server.Config.Handler)
 
@@ -503,11 +513,13 @@ func setHostState(h *object.HostSystem, spec host) {
 	})
 }
 
-// counter counts the SOAP methods clients call and remembers their session cookies.
+// counter counts the SOAP methods clients call and remembers their session cookies. With a
+// pager it also pages property retrievals, which vcsim 0.24.2 never does.
 type counter struct {
 	mu       sync.Mutex
 	calls    map[string]int
 	sessions map[string]struct{}
+	pager    *pager
 }
 
 func newCounter() *counter {
@@ -527,17 +539,127 @@ func (c *counter) wrap(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = ioutil.NopCloser(bytes.NewReader(body))
+			method := ""
 			c.mu.Lock()
 			if m := methodPattern.FindSubmatch(body); m != nil {
-				c.calls[string(m[1])]++
+				method = string(m[1])
+				c.calls[method]++
 			}
 			if cookie, err := r.Cookie("vmware_soap_session"); err == nil {
 				c.sessions[cookie.Value] = struct{}{}
 			}
 			c.mu.Unlock()
+			if c.pager != nil {
+				switch method {
+				case "RetrievePropertiesEx":
+					c.pager.first(w, r, next)
+					return
+				case "ContinueRetrievePropertiesEx", "CancelRetrievePropertiesEx":
+					c.pager.rest(w, method, body)
+					return
+				}
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// pager splits RetrievePropertiesEx results into pages of `size` objects behind a token and
+// serves ContinueRetrievePropertiesEx and CancelRetrievePropertiesEx from them, the way real
+// vCenter pages. Continuations are served by the harness, so they skip vcsim's session check.
+type pager struct {
+	size  int
+	mu    sync.Mutex
+	next  int
+	pages map[string][]string
+}
+
+const envelopeStart = `<?xml version="1.0" encoding="UTF-8"?>
+<soapenv:Envelope xmlns:soapenc="http://schemas.xmlsoap.org/soap/encoding/" xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body>`
+const envelopeEnd = `</soapenv:Body></soapenv:Envelope>`
+
+var tokenPattern = regexp.MustCompile(`<token>([^<]*)</token>`)
+
+// splitObjects returns the <objects> elements of a RetrieveResult, which never nest.
+func splitObjects(inner string) []string {
+	var objects []string
+	for {
+		start := strings.Index(inner, "<objects>")
+		if start < 0 {
+			return objects
+		}
+		end := strings.Index(inner[start:], "</objects>")
+		if end < 0 {
+			return objects
+		}
+		end += start + len("</objects>")
+		objects = append(objects, inner[start:end])
+		inner = inner[end:]
+	}
+}
+
+// page takes one page off objects, storing the rest behind a new token ("" when none is left).
+func (p *pager) page(objects []string) (string, string) {
+	if len(objects) <= p.size {
+		return strings.Join(objects, ""), ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next++
+	token := fmt.Sprintf("page-%d", p.next)
+	p.pages[token] = objects[p.size:]
+	return strings.Join(objects[:p.size], ""), token
+}
+
+func (p *pager) first(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	recorder := httptest.NewRecorder()
+	next.ServeHTTP(recorder, r)
+	response := recorder.Body.String()
+	open := strings.Index(response, "<returnval>")
+	end := strings.LastIndex(response, "</returnval>")
+	if recorder.Code != http.StatusOK || open < 0 || end < open {
+		for k, v := range recorder.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(recorder.Code)
+		_, _ = w.Write(recorder.Body.Bytes())
+		return
+	}
+	open += len("<returnval>")
+	objects, token := p.page(splitObjects(response[open:end]))
+	if token != "" {
+		objects = "<token>" + token + "</token>" + objects
+	}
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, response[:open]+objects+response[end:])
+}
+
+func (p *pager) rest(w http.ResponseWriter, method string, body []byte) {
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	m := tokenPattern.FindSubmatch(body)
+	p.mu.Lock()
+	var objects []string
+	known := false
+	if m != nil {
+		objects, known = p.pages[string(m[1])]
+		delete(p.pages, string(m[1]))
+	}
+	p.mu.Unlock()
+	if !known {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, envelopeStart+`<soapenv:Fault><faultcode>ServerFaultCode</faultcode><faultstring>unknown token</faultstring><detail><InvalidArgumentFault xmlns="urn:vim25" xsi:type="InvalidArgument"><invalidProperty>token</invalidProperty></InvalidArgumentFault></detail></soapenv:Fault>`+envelopeEnd)
+		return
+	}
+	if method == "CancelRetrievePropertiesEx" {
+		_, _ = io.WriteString(w, envelopeStart+`<CancelRetrievePropertiesExResponse xmlns="urn:vim25"></CancelRetrievePropertiesExResponse>`+envelopeEnd)
+		return
+	}
+	page, token := p.page(objects)
+	if token != "" {
+		page = "<token>" + token + "</token>" + page
+	}
+	_, _ = io.WriteString(w, envelopeStart+`<ContinueRetrievePropertiesExResponse xmlns="urn:vim25"><returnval>`+page+`</returnval></ContinueRetrievePropertiesExResponse>`+envelopeEnd)
 }
 
 type harness struct {
