@@ -3,14 +3,16 @@
 //! [`Client::observe`] reads every cluster's hosts, VMs, DRS configuration and rules in one
 //! property-collector pass and returns the same [`Inventory`](crate::inventory::Inventory) that
 //! snapshot files hold. [`Client::apply_rule_changes`] adds, edits and removes VM-VM
-//! anti-affinity rules of one cluster in one reconfiguration task. Only [`soap`] knows XML.
+//! anti-affinity rules of one cluster in one reconfiguration task. Only the private `soap`
+//! module knows XML.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), vsphere_descheduler::vsphere::Error> {
 //! use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, RuleChange};
 //!
 //! let credentials = Credentials::from_env_or_dir(None)?;
-//! let mut client = Client::connect(&ConnectionConfig::new("vcenter.example.com", credentials)).await?;
+//! let config = ConnectionConfig::new("vcenter.example.com", credentials);
+//! let mut client = Client::connect(&config).await?;
 //! let inventory = client.observe(&[], &["cluster-a".to_string()]).await?;
 //! client
 //!     .apply_rule_changes("cluster-a", &[RuleChange::Add {
