@@ -88,7 +88,9 @@ pub struct Vm {
     pub host: String,
     #[serde(default = "powered_on")]
     pub power_state: String,
-    /// Per-VM DRS override (`drsVmConfig.behavior`) when one is set.
+    /// Per-VM DRS override when one is set: its automation level (`drsVmConfig.behavior`:
+    /// `fullyAutomated`, `partiallyAutomated`, `manual`), or `disabled` when the override turns
+    /// DRS off for this VM (`drsVmConfig.enabled: false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drs_behavior: Option<String>,
 }

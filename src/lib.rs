@@ -9,3 +9,4 @@ pub mod plan;
 pub mod policy;
 pub mod report;
 pub mod snapshot;
+pub mod vsphere;

@@ -1,0 +1,189 @@
+//! Errors of the vSphere adapter. Messages name the object and the call; the cause is only in
+//! the source chain. No variant holds a password or a session cookie.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::soap::ParseError;
+
+/// A vim25 fault: its type (`InvalidLogin`, `NotAuthenticated`, `InvalidArgument`, …) and the
+/// server's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub name: String,
+    pub message: String,
+}
+
+impl Fault {
+    /// `NotAuthenticated`: the session expired or was terminated.
+    pub fn is_not_authenticated(&self) -> bool {
+        self.name == "NotAuthenticated"
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.message.is_empty() {
+            write!(f, "{}", self.name)
+        } else {
+            write!(f, "{}: {}", self.name, self.message)
+        }
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// Everything that can go wrong talking to vCenter.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("vSphere credential {name} is not set")]
+    MissingCredential { name: String },
+    #[error("vSphere credential {name} is empty")]
+    EmptyCredential { name: String },
+    #[error("failed to read vSphere credential file {path}")]
+    ReadCredential {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("vSphere credential file {path} is not UTF-8")]
+    CredentialNotUtf8 { path: PathBuf },
+    /// The address itself is not echoed: it may hold credentials.
+    #[error("vCenter server address must not contain a user name or password")]
+    CredentialsInServerAddress,
+    #[error("invalid vCenter server address {server:?}: {problem}")]
+    InvalidServer {
+        server: String,
+        problem: &'static str,
+    },
+    #[error("failed to read CA file {path}")]
+    ReadCaFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("CA file {path} holds no PEM certificate")]
+    NoCaCertificate { path: PathBuf },
+    #[error("CA file {path} holds an unusable certificate")]
+    InvalidCaCertificate {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("failed to set up TLS for vCenter")]
+    Tls {
+        #[source]
+        source: rustls::Error,
+    },
+    #[error("failed to set up the HTTP client for vCenter")]
+    HttpClient {
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("{method} request to vCenter {server} failed")]
+    Request {
+        method: &'static str,
+        server: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("{method} request to vCenter {server} timed out after {timeout:?}")]
+    Timeout {
+        method: &'static str,
+        server: String,
+        timeout: Duration,
+    },
+    #[error("{method} request to vCenter {server} answered HTTP {status}")]
+    Status {
+        method: &'static str,
+        server: String,
+        status: u16,
+    },
+    #[error("unreadable {method} response from vCenter {server}")]
+    Response {
+        method: &'static str,
+        server: String,
+        #[source]
+        source: ParseError,
+    },
+    #[error("{method} on {object} failed")]
+    Fault {
+        method: &'static str,
+        object: String,
+        #[source]
+        fault: Fault,
+    },
+    #[error("login to vCenter {server} as {username} failed")]
+    Login {
+        server: String,
+        username: String,
+        #[source]
+        fault: Fault,
+    },
+    #[error("task {task} ({method} on {object}) failed")]
+    Task {
+        task: String,
+        method: &'static str,
+        object: String,
+        #[source]
+        fault: Fault,
+    },
+    #[error("task {task} ({method} on {object}) did not finish within {waited:?}")]
+    TaskTimeout {
+        task: String,
+        method: &'static str,
+        object: String,
+        waited: Duration,
+    },
+    /// A property observation cannot do without was absent, or unreadable (the fault says why,
+    /// e.g. `NoPermission`).
+    #[error("{object} has no readable {property}")]
+    MissingProperty {
+        object: String,
+        property: &'static str,
+        #[source]
+        fault: Option<Fault>,
+    },
+    #[error("cluster {cluster} was not in the last observation")]
+    UnknownCluster { cluster: String },
+    #[error("cluster name {cluster} is ambiguous: it exists in datacenters {datacenters:?}")]
+    AmbiguousCluster {
+        cluster: String,
+        datacenters: Vec<String>,
+    },
+    #[error("vm {vm} is not in cluster {cluster}")]
+    UnknownVm { vm: String, cluster: String },
+    #[error("vm name {vm} is ambiguous in cluster {cluster}: {count} VMs have it")]
+    AmbiguousVm {
+        vm: String,
+        cluster: String,
+        count: usize,
+    },
+    #[error("rule key {key} is not a rule of cluster {cluster} in the last observation")]
+    UnknownRule { key: i32, cluster: String },
+    /// Only user-created VM anti-affinity rules are ever edited or removed.
+    #[error(
+        "rule {name:?} (key {key}) of cluster {cluster} is not a user-created VM anti-affinity rule"
+    )]
+    ProtectedRule {
+        key: i32,
+        name: String,
+        cluster: String,
+    },
+}
+
+impl Error {
+    /// The vim25 fault behind this error, if vCenter answered with one.
+    pub fn fault(&self) -> Option<&Fault> {
+        match self {
+            Error::Fault { fault, .. } | Error::Login { fault, .. } | Error::Task { fault, .. } => {
+                Some(fault)
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_not_authenticated(&self) -> bool {
+        self.fault().is_some_and(Fault::is_not_authenticated)
+    }
+}

@@ -1,0 +1,40 @@
+//! The vSphere adapter: a small vim25 SOAP client for what this tool needs from vCenter.
+//!
+//! [`Client::observe`] reads every cluster's hosts, VMs, DRS configuration and rules in one
+//! property-collector pass and returns the same [`Inventory`](crate::inventory::Inventory) that
+//! snapshot files hold. [`Client::apply_rule_changes`] adds, edits and removes VM-VM
+//! anti-affinity rules of one cluster in one reconfiguration task. Only the private `soap`
+//! module knows XML.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), vsphere_descheduler::vsphere::Error> {
+//! use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, RuleChange};
+//!
+//! let credentials = Credentials::from_env_or_dir(None)?;
+//! let config = ConnectionConfig::new("vcenter.example.com", credentials);
+//! let mut client = Client::connect(&config).await?;
+//! let inventory = client.observe(&[], &["cluster-a".to_string()]).await?;
+//! client
+//!     .apply_rule_changes("cluster-a", &[RuleChange::Add {
+//!         name: "vsphere-descheduler:prod:shop:Deployment/web".to_string(),
+//!         vms: vec!["worker-a".to_string(), "worker-b".to_string()],
+//!     }])
+//!     .await?;
+//! client.logout().await;
+//! # let _ = inventory;
+//! # Ok(())
+//! # }
+//! ```
+
+mod client;
+mod config;
+mod error;
+mod observe;
+mod soap;
+mod tls;
+mod transport;
+
+pub use client::{Client, RuleChange, TASK_WAIT_LIMIT};
+pub use config::{ConnectionConfig, Credentials, DEFAULT_TIMEOUT, PASSWORD_ENV, USERNAME_ENV};
+pub use error::{Error, Fault};
+pub use soap::ParseError;

@@ -1,0 +1,357 @@
+//! Typed values read from vim25 responses: the envelope and its faults, the service content, and
+//! property-collector results with the few data object types observation needs.
+
+use super::xml::{Element, ParseError, parse};
+use super::{Fault, MoRef};
+
+/// The service content singletons this client uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ServiceContent {
+    pub root_folder: MoRef,
+    pub property_collector: MoRef,
+    pub view_manager: MoRef,
+    pub session_manager: MoRef,
+    /// `about.apiVersion`, e.g. `8.0.3.0`; selects the wire version in `SOAPAction`.
+    pub api_version: String,
+    /// `about.fullName`, for logs.
+    pub full_name: String,
+}
+
+/// One page of `RetrievePropertiesEx` / `ContinueRetrievePropertiesEx`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct RetrieveResult {
+    /// Set when more pages follow.
+    pub token: Option<String>,
+    pub objects: Vec<ObjectContent>,
+}
+
+/// The requested properties of one managed object.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ObjectContent {
+    pub obj: MoRef,
+    /// Properties that are set; unset ones are absent, as on the wire.
+    pub properties: Vec<(String, Value)>,
+    /// Properties the server could not read (`missingSet`), with the reason.
+    pub missing: Vec<(String, Fault)>,
+}
+
+impl ObjectContent {
+    pub fn property(&self, path: &str) -> Option<&Value> {
+        self.properties
+            .iter()
+            .find(|(name, _)| name == path)
+            .map(|(_, value)| value)
+    }
+}
+
+/// A property value, typed by its `xsi:type`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    /// `xsd:string` and enumerations (`VirtualMachinePowerState`, `TaskInfoState`, …).
+    String(String),
+    Boolean(bool),
+    Reference(MoRef),
+    ClusterConfig(ClusterConfig),
+    /// `LocalizedMethodFault`, e.g. a task's `info.error`.
+    Fault(Fault),
+    /// Any other data object, which this client does not read; the type name is kept for
+    /// messages.
+    Other(String),
+}
+
+impl Value {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Boolean(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_reference(&self) -> Option<&MoRef> {
+        match self {
+            Value::Reference(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// The parts of `ClusterConfigInfoEx` that decide whether DRS enforces rules.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ClusterConfig {
+    /// `drsConfig.enabled`; `None` when the server left it out.
+    pub drs_enabled: Option<bool>,
+    /// `drsConfig.defaultVmBehavior`.
+    pub drs_default_vm_behavior: Option<String>,
+    /// `drsVmConfig`: per-VM overrides.
+    pub drs_vm_overrides: Vec<DrsVmOverride>,
+    pub rules: Vec<RuleInfo>,
+}
+
+/// One `ClusterDrsVmConfigInfo`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DrsVmOverride {
+    pub vm: MoRef,
+    pub enabled: Option<bool>,
+    pub behavior: Option<String>,
+}
+
+/// The kind of a cluster rule, from its `xsi:type`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum RuleType {
+    /// `ClusterAntiAffinityRuleSpec`.
+    AntiAffinity,
+    /// `ClusterAffinityRuleSpec`.
+    Affinity,
+    /// VM-Host, dependency and any future rule type, by type name. Kept so it is known and never
+    /// rewritten.
+    Other(String),
+}
+
+/// One `ClusterRuleInfo` of any kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RuleInfo {
+    pub kind: RuleType,
+    pub key: Option<i32>,
+    pub name: String,
+    pub enabled: Option<bool>,
+    pub mandatory: Option<bool>,
+    pub user_created: Option<bool>,
+    pub rule_uuid: Option<String>,
+    /// Member VMs of VM-VM rules; empty for other kinds.
+    pub vms: Vec<MoRef>,
+}
+
+/// The `<Method>Response` element of a successful call, read by the functions below.
+#[derive(Clone, Debug)]
+pub(crate) struct Response(Element);
+
+/// What a reply held: the method's response, or a SOAP fault.
+pub(crate) enum Reply {
+    Response(Response),
+    Fault(Fault),
+}
+
+/// Reads an envelope: the first element of the body is either a fault or `<Method>Response`.
+pub(crate) fn envelope(document: &[u8]) -> Result<Reply, ParseError> {
+    let root = parse(document)?;
+    let body = root
+        .children
+        .into_iter()
+        .find(|c| c.name == "Body")
+        .ok_or_else(|| ParseError::Missing {
+            parent: "Envelope".to_string(),
+            child: "Body".to_string(),
+        })?;
+    let first = body
+        .children
+        .into_iter()
+        .next()
+        .ok_or_else(|| ParseError::Missing {
+            parent: "Body".to_string(),
+            child: "a response".to_string(),
+        })?;
+    if first.name == "Fault" {
+        return Ok(Reply::Fault(soap_fault(&first)));
+    }
+    Ok(Reply::Response(Response(first)))
+}
+
+/// `<soapenv:Fault>`: `faultstring` and `detail/<XFault xsi:type="X">`.
+fn soap_fault(fault: &Element) -> Fault {
+    let message = fault
+        .child_text("faultstring")
+        .unwrap_or_default()
+        .to_string();
+    let name = fault
+        .child("detail")
+        .and_then(|detail| detail.children.first())
+        .map(fault_type)
+        .unwrap_or_else(|| {
+            // No detail: a fault of the SOAP layer itself, e.g. a request the server could not
+            // read.
+            fault
+                .child_text("faultcode")
+                .map(|code| code.rsplit(':').next().unwrap_or(code).to_string())
+                .unwrap_or_else(|| "SoapFault".to_string())
+        });
+    Fault { name, message }
+}
+
+/// The vim25 fault type of a detail element: its `xsi:type`, else its name without the `Fault`
+/// suffix the wire adds (`InvalidLoginFault` → `InvalidLogin`).
+fn fault_type(detail: &Element) -> String {
+    detail.xsi_type.clone().unwrap_or_else(|| {
+        detail
+            .name
+            .strip_suffix("Fault")
+            .unwrap_or(&detail.name)
+            .to_string()
+    })
+}
+
+/// `LocalizedMethodFault`: `fault` (typed) and `localizedMessage`.
+fn localized_fault(element: &Element) -> Fault {
+    let name = element
+        .child("fault")
+        .map(fault_type)
+        .unwrap_or_else(|| "MethodFault".to_string());
+    let message = element
+        .child_text("localizedMessage")
+        .unwrap_or_default()
+        .to_string();
+    Fault { name, message }
+}
+
+pub(crate) fn reference(element: &Element) -> Result<MoRef, ParseError> {
+    let kind = element
+        .attribute("type")
+        .ok_or_else(|| ParseError::Missing {
+            parent: element.name.clone(),
+            child: "@type".to_string(),
+        })?;
+    Ok(MoRef::new(kind, element.text.trim()))
+}
+
+/// `returnval` holding a managed object reference (`CreateContainerView`, `*_Task`).
+pub(crate) fn returned_reference(response: &Response) -> Result<MoRef, ParseError> {
+    reference(response.0.required("returnval")?)
+}
+
+pub(crate) fn service_content(response: &Response) -> Result<ServiceContent, ParseError> {
+    let content = response.0.required("returnval")?;
+    let about = content.required("about")?;
+    Ok(ServiceContent {
+        root_folder: reference(content.required("rootFolder")?)?,
+        property_collector: reference(content.required("propertyCollector")?)?,
+        view_manager: reference(content.required("viewManager")?)?,
+        session_manager: reference(content.required("sessionManager")?)?,
+        api_version: about.required("apiVersion")?.text.trim().to_string(),
+        full_name: about.child_text("fullName").unwrap_or_default().to_string(),
+    })
+}
+
+/// `RetrievePropertiesExResponse` or `ContinueRetrievePropertiesExResponse`. An empty response
+/// (no `returnval`) means no object matched.
+pub(crate) fn retrieve_result(response: &Response) -> Result<RetrieveResult, ParseError> {
+    let Some(result) = response.0.child("returnval") else {
+        return Ok(RetrieveResult::default());
+    };
+    let token = result
+        .child_text("token")
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string);
+    let objects = result
+        .children_named("objects")
+        .map(object_content)
+        .collect::<Result<_, _>>()?;
+    Ok(RetrieveResult { token, objects })
+}
+
+fn object_content(objects: &Element) -> Result<ObjectContent, ParseError> {
+    let obj = reference(objects.required("obj")?)?;
+    let mut properties = Vec::new();
+    for property in objects.children_named("propSet") {
+        let name = property.required("name")?.text.clone();
+        let Some(val) = property.child("val") else {
+            continue;
+        };
+        properties.push((name, value(val)?));
+    }
+    let missing = objects
+        .children_named("missingSet")
+        .map(|missing| {
+            let path = missing.child_text("path").unwrap_or_default().to_string();
+            let fault = missing
+                .child("fault")
+                .map(localized_fault)
+                .unwrap_or_else(|| Fault {
+                    name: "MethodFault".to_string(),
+                    message: String::new(),
+                });
+            (path, fault)
+        })
+        .collect();
+    Ok(ObjectContent {
+        obj,
+        properties,
+        missing,
+    })
+}
+
+fn value(val: &Element) -> Result<Value, ParseError> {
+    let kind = val.xsi_type.as_deref().unwrap_or("string");
+    Ok(match kind {
+        "boolean" => Value::Boolean(val.boolean()?),
+        "ManagedObjectReference" => Value::Reference(reference(val)?),
+        "ClusterConfigInfoEx" => Value::ClusterConfig(cluster_config(val)?),
+        "LocalizedMethodFault" => Value::Fault(localized_fault(val)),
+        // Strings and enumerations are leaves; anything with structure is a data object.
+        _ if val.children.is_empty() => Value::String(val.text.clone()),
+        other => Value::Other(other.to_string()),
+    })
+}
+
+fn cluster_config(config: &Element) -> Result<ClusterConfig, ParseError> {
+    let drs = config.child("drsConfig");
+    let drs_enabled = drs
+        .map(|d| d.child_boolean("enabled"))
+        .transpose()?
+        .flatten();
+    let drs_default_vm_behavior = drs
+        .and_then(|d| d.child_text("defaultVmBehavior"))
+        .map(str::to_string);
+    let drs_vm_overrides = config
+        .children_named("drsVmConfig")
+        .map(|o| {
+            Ok(DrsVmOverride {
+                vm: reference(o.required("key")?)?,
+                enabled: o.child_boolean("enabled")?,
+                behavior: o.child_text("behavior").map(str::to_string),
+            })
+        })
+        .collect::<Result<_, ParseError>>()?;
+    let rules = config
+        .children_named("rule")
+        .map(rule_info)
+        .collect::<Result<_, _>>()?;
+    Ok(ClusterConfig {
+        drs_enabled,
+        drs_default_vm_behavior,
+        drs_vm_overrides,
+        rules,
+    })
+}
+
+fn rule_info(rule: &Element) -> Result<RuleInfo, ParseError> {
+    let kind = match rule.xsi_type.as_deref() {
+        Some("ClusterAntiAffinityRuleSpec") => RuleType::AntiAffinity,
+        Some("ClusterAffinityRuleSpec") => RuleType::Affinity,
+        Some(other) => RuleType::Other(other.to_string()),
+        None => RuleType::Other("ClusterRuleInfo".to_string()),
+    };
+    let vms = match kind {
+        RuleType::AntiAffinity | RuleType::Affinity => rule
+            .children_named("vm")
+            .map(reference)
+            .collect::<Result<_, _>>()?,
+        RuleType::Other(_) => Vec::new(),
+    };
+    Ok(RuleInfo {
+        kind,
+        key: rule.child("key").map(Element::int).transpose()?,
+        name: rule.child_text("name").unwrap_or_default().to_string(),
+        enabled: rule.child_boolean("enabled")?,
+        mandatory: rule.child_boolean("mandatory")?,
+        user_created: rule.child_boolean("userCreated")?,
+        rule_uuid: rule.child_text("ruleUuid").map(str::to_string),
+        vms,
+    })
+}

@@ -1,0 +1,157 @@
+//! TLS for the vCenter connection: rustls on the *ring* provider (as kube uses; no aws-lc/cmake).
+//!
+//! Verification is on by default against the system's roots, plus the certificates of `ca_file`
+//! for a private CA. `insecure_skip_verify` accepts any certificate, but handshake signatures
+//! are still checked so the connection is at least internally consistent.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+
+use super::{ConnectionConfig, Error};
+
+/// The rustls client configuration for `config`.
+pub(crate) fn client_config(config: &ConnectionConfig) -> Result<ClientConfig, Error> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|source| Error::Tls { source })?;
+    let verifier: Arc<dyn ServerCertVerifier> = if config.insecure_skip_verify {
+        Arc::new(AcceptAnyCertificate { provider })
+    } else {
+        let extra_roots = match &config.ca_file {
+            Some(path) => read_ca_file(path)?,
+            None => Vec::new(),
+        };
+        let verifier =
+            rustls_platform_verifier::Verifier::new_with_extra_roots(extra_roots, provider)
+                .map_err(|source| match &config.ca_file {
+                    Some(path) => Error::InvalidCaCertificate {
+                        path: path.clone(),
+                        source: Box::new(source),
+                    },
+                    None => Error::Tls { source },
+                })?;
+        Arc::new(verifier)
+    };
+    Ok(builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth())
+}
+
+fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, Error> {
+    let pem = std::fs::read(path).map_err(|source| Error::ReadCaFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let certificates = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| Error::InvalidCaCertificate {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        })?;
+    if certificates.is_empty() {
+        return Err(Error::NoCaCertificate {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(certificates)
+}
+
+/// Accepts any server certificate; used only with `insecure_skip_verify`.
+#[derive(Debug)]
+struct AcceptAnyCertificate {
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vsphere::Credentials;
+
+    fn config_with_ca(contents: &str) -> (tempfile::TempDir, ConnectionConfig) {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let path = dir.path().join("ca.pem");
+        std::fs::write(&path, contents).expect("write");
+        let mut config = ConnectionConfig::new("vc", Credentials::new("u", "p"));
+        config.ca_file = Some(path);
+        (dir, config)
+    }
+
+    #[test]
+    fn a_ca_file_without_certificates_is_an_error_naming_it() {
+        let (_dir, config) = config_with_ca("not a certificate\n");
+        let error = client_config(&config).expect_err("no certificate");
+        assert!(matches!(error, Error::NoCaCertificate { .. }));
+        assert!(error.to_string().contains("ca.pem"));
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_an_error_naming_it() {
+        let mut config = ConnectionConfig::new("vc", Credentials::new("u", "p"));
+        config.ca_file = Some("/nonexistent/ca.pem".into());
+        let error = client_config(&config).expect_err("missing file");
+        assert!(matches!(error, Error::ReadCaFile { .. }));
+        assert!(error.to_string().contains("/nonexistent/ca.pem"));
+    }
+
+    #[test]
+    fn insecure_mode_needs_no_roots() {
+        let mut config = ConnectionConfig::new("vc", Credentials::new("u", "p"));
+        config.insecure_skip_verify = true;
+        client_config(&config).expect("any certificate accepted");
+    }
+}

@@ -1,0 +1,784 @@
+// Command vcsim is the vCenter simulator the integration tests talk to.
+//
+// It runs govmomi's simulator (Debian's golang-github-vmware-govmomi-dev, 0.24.2) on 127.0.0.1
+// and builds in it the inventory given as JSON: the camelCase form of the crate's `Inventory`
+// (clusters with their datacenter, DRS configuration, hosts, VMs pinned to hosts with fixed BIOS
+// uuids, and rules), plus harness-only `templates`. It enforces one username and password and
+// serves https with a leaf certificate signed by a CA it generates, because rustls refuses the
+// simulator's built-in CA:TRUE certificate.
+//
+// A second, plain-http listener is the control endpoint for tests:
+//
+//	POST /move?vm=NAME&host=NAME   relocate a VM with RelocateVM_Task (what a DRS vMotion does;
+//	                               vcsim 0.24.2 has no MigrateVM_Task)
+//	GET  /stats                    SOAP calls served so far, by method ({"Login": 1, ...})
+//	POST /sessions/terminate       end every client session, as an idle timeout would
+//
+// With -page-size N, property retrievals are paged by N objects behind a token and continued
+// with ContinueRetrievePropertiesEx, as real vCenter does (vcsim 0.24.2 never pages and lacks
+// that method).
+//
+// When ready it prints one JSON line on stdout: {"url": SOAP URL, "control": control URL}.
+// It stops when stdin closes or on SIGTERM/SIGINT.
+//
+// Build: GOPATH=/usr/share/gocode GO111MODULE=off go build -o target/vcsim/vcsim ./tests/support/vcsim
+// (scripts/build-vcsim.sh does this).
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"io"
+	"io/ioutil"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/signal"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// harnessAgent marks the harness's own SOAP calls so they are neither counted nor terminated.
+const harnessAgent = "vsphere-descheduler-vcsim-harness"
+
+type inventory struct {
+	Clusters  []cluster  `json:"clusters"`
+	Templates []template `json:"templates"`
+}
+
+type cluster struct {
+	Name       string `json:"name"`
+	Datacenter string `json:"datacenter"`
+	Drs        *drs   `json:"drs"`
+	Hosts      []host `json:"hosts"`
+	Vms        []vm   `json:"vms"`
+	Rules      []rule `json:"rules"`
+}
+
+type drs struct {
+	Enabled           bool   `json:"enabled"`
+	DefaultVMBehavior string `json:"defaultVmBehavior"`
+}
+
+type host struct {
+	Name              string `json:"name"`
+	ConnectionState   string `json:"connectionState"`
+	InMaintenanceMode bool   `json:"inMaintenanceMode"`
+}
+
+type vm struct {
+	Name        string  `json:"name"`
+	UUID        string  `json:"uuid"`
+	Host        string  `json:"host"`
+	PowerState  string  `json:"powerState"`
+	DrsBehavior *string `json:"drsBehavior"`
+}
+
+type rule struct {
+	Name        string   `json:"name"`
+	Type        string   `json:"type"`
+	Enabled     bool     `json:"enabled"`
+	Mandatory   bool     `json:"mandatory"`
+	UserCreated *bool    `json:"userCreated"`
+	Vms         []string `json:"vms"`
+}
+
+// template is a VM template, which observation must leave out.
+type template struct {
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Host    string `json:"host"`
+}
+
+func main() {
+	inventoryPath := flag.String("inventory", "", "JSON inventory to build (required)")
+	username := flag.String("username", "user", "the only accepted user name")
+	password := flag.String("password", "pass", "the only accepted password")
+	caOut := flag.String("ca-out", "", "write the PEM of the CA that signed the server certificate here (required)")
+	pageSize := flag.Int("page-size", 0, "page RetrievePropertiesEx results by this many objects, as vCenter does (0: never)")
+	flag.Parse()
+	if *inventoryPath == "" || *caOut == "" {
+		log.Fatal("-inventory and -ca-out are required")
+	}
+
+	raw, err := ioutil.ReadFile(*inventoryPath)
+	check(err, "read inventory")
+	var inv inventory
+	check(json.Unmarshal(raw, &inv), "parse inventory")
+
+	leaf, err := writeCertificates(*caOut)
+	check(err, "generate certificates")
+
+	model := simulator.VPX()
+	model.Datacenter = 0
+	model.Cluster = 0
+	model.ClusterHost = 0
+	model.Host = 0
+	model.Machine = 0
+	model.Pool = 0
+	model.Datastore = 0
+	model.Portgroup = 0
+	check(model.Create(), "create model")
+	defer model.Remove()
+
+	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}}
+	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(*username, *password)}
+	server := model.Service.NewServer()
+	defer server.Close()
+
+	counter := newCounter()
+	if *pageSize > 0 {
+		counter.pager = &pager{size: *pageSize, pages: map[string][]string{}}
+	}
+	// Wrapping before the URL is printed means no client request can be served unwrapped.
+	server.Server.Config.Handler = counter.wrap(server.Server.Config.Handler)
+
+	soapURL := *server.URL
+	soapURL.User = nil
+	admin := &url.URL{Scheme: soapURL.Scheme, Host: soapURL.Host, Path: soapURL.Path, User: url.UserPassword(*username, *password)}
+
+	ctx := context.Background()
+	tmp, err := ioutil.TempDir("", "vcsim-datastore-")
+	check(err, "create datastore directory")
+	defer os.RemoveAll(tmp)
+
+	client, err := connect(ctx, admin)
+	check(err, "log in to the simulator")
+	check(build(ctx, client, &inv, tmp), "build inventory")
+	_ = client.Logout(ctx)
+
+	control, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err, "listen for control")
+	harness := &harness{admin: admin, counter: counter}
+	go func() { _ = http.Serve(control, harness.routes()) }()
+
+	ready, err := json.Marshal(map[string]string{
+		"url":     soapURL.String(),
+		"control": "http://" + control.Addr().String(),
+	})
+	check(err, "encode readiness")
+	fmt.Println(string(ready))
+
+	// Stop when the test process goes away (stdin closes) or on a signal.
+	stop := make(chan struct{}, 1)
+	go func() {
+		_, _ = io.Copy(ioutil.Discard, os.Stdin)
+		stop <- struct{}{}
+	}()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case <-stop:
+	case <-signals:
+	}
+}
+
+func check(err error, what string) {
+	if err != nil {
+		log.Fatalf("%s: %v", what, err)
+	}
+}
+
+// connect logs in as the harness, marked by its user agent from the first request on.
+func connect(ctx context.Context, u *url.URL) (*govmomi.Client, error) {
+	soapClient := soap.NewClient(u, true)
+	soapClient.UserAgent = harnessAgent
+	vimClient, err := vim25.NewClient(ctx, soapClient)
+	if err != nil {
+		return nil, err
+	}
+	client := &govmomi.Client{Client: vimClient, SessionManager: session.NewManager(vimClient)}
+	if err := client.Login(ctx, u.User); err != nil {
+		return nil, err
+	}
+	return client, nil
+}
+
+// writeCertificates makes a CA and a leaf for 127.0.0.1/localhost signed by it, writes the CA
+// certificate as PEM to caPath, and returns the leaf for the server.
+func writeCertificates(caPath string) (tls.Certificate, error) {
+	notBefore := time.Now().Add(-time.Hour)
+	notAfter := notBefore.Add(48 * time.Hour)
+
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	caTemplate := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "vcsim test CA"},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	leafTemplate := &x509.Certificate{
+		SerialNumber:          big.NewInt(2),
+		Subject:               pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		BasicConstraintsValid: true,
+		IsCA:                  false,
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTemplate, caCert, &leafKey.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	if err := ioutil.WriteFile(caPath, caPEM, 0o644); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey, Leaf: nil}, nil
+}
+
+func build(ctx context.Context, c *govmomi.Client, inv *inventory, datastoreDir string) error {
+	root := object.NewRootFolder(c.Client)
+	datacenters := map[string]*object.Datacenter{}
+	clusters := map[string]*object.ClusterComputeResource{}
+	hosts := map[string]*object.HostSystem{}
+	vms := map[string]*object.VirtualMachine{}
+
+	for _, cl := range inv.Clusters {
+		dc, ok := datacenters[cl.Datacenter]
+		if !ok {
+			var err error
+			if dc, err = root.CreateDatacenter(ctx, cl.Datacenter); err != nil {
+				return fmt.Errorf("datacenter %s: %w", cl.Datacenter, err)
+			}
+			datacenters[cl.Datacenter] = dc
+		}
+		folders, err := dc.Folders(ctx)
+		if err != nil {
+			return err
+		}
+		cluster, err := folders.HostFolder.CreateCluster(ctx, cl.Name, types.ClusterConfigSpecEx{})
+		if err != nil {
+			return fmt.Errorf("cluster %s: %w", cl.Name, err)
+		}
+		clusters[cl.Name] = cluster
+
+		for _, h := range cl.Hosts {
+			task, err := cluster.AddHost(ctx, types.HostConnectSpec{HostName: h.Name}, true, nil, nil)
+			if err != nil {
+				return fmt.Errorf("host %s: %w", h.Name, err)
+			}
+			info, err := task.WaitForResult(ctx, nil)
+			if err != nil {
+				return fmt.Errorf("host %s: %w", h.Name, err)
+			}
+			hs := object.NewHostSystem(c.Client, info.Result.(types.ManagedObjectReference))
+			dss, err := hs.ConfigManager().DatastoreSystem(ctx)
+			if err != nil {
+				return err
+			}
+			// One directory under the same datastore name on every host: a shared datastore.
+			if _, err := dss.CreateLocalDatastore(ctx, "LocalDS_0", datastoreDir); err != nil {
+				return fmt.Errorf("datastore on %s: %w", h.Name, err)
+			}
+			hosts[h.Name] = hs
+		}
+
+		pool, err := cluster.ResourcePool(ctx)
+		if err != nil {
+			return err
+		}
+		for _, v := range cl.Vms {
+			ref, err := createVM(ctx, folders.VmFolder, pool, hosts[v.Host], v.Name, v.UUID)
+			if err != nil {
+				return fmt.Errorf("vm %s: %w", v.Name, err)
+			}
+			machine := object.NewVirtualMachine(c.Client, ref)
+			if err := setPowerState(ctx, machine, v.PowerState); err != nil {
+				return fmt.Errorf("power state of vm %s: %w", v.Name, err)
+			}
+			vms[v.Name] = machine
+		}
+	}
+
+	for _, t := range inv.Templates {
+		dc := datacenters[clusterDatacenter(inv, t.Cluster)]
+		if dc == nil {
+			return fmt.Errorf("template %s: unknown cluster %s", t.Name, t.Cluster)
+		}
+		folders, err := dc.Folders(ctx)
+		if err != nil {
+			return err
+		}
+		pool, err := clusters[t.Cluster].ResourcePool(ctx)
+		if err != nil {
+			return err
+		}
+		ref, err := createVM(ctx, folders.VmFolder, pool, hosts[t.Host], t.Name, "")
+		if err != nil {
+			return fmt.Errorf("template %s: %w", t.Name, err)
+		}
+		if err := object.NewVirtualMachine(c.Client, ref).MarkAsTemplate(ctx); err != nil {
+			return fmt.Errorf("template %s: %w", t.Name, err)
+		}
+	}
+
+	for _, cl := range inv.Clusters {
+		if err := configureCluster(ctx, clusters[cl.Name], cl, vms); err != nil {
+			return fmt.Errorf("cluster %s: %w", cl.Name, err)
+		}
+		for _, h := range cl.Hosts {
+			setHostState(hosts[h.Name], h)
+		}
+	}
+	return nil
+}
+
+func clusterDatacenter(inv *inventory, name string) string {
+	for _, cl := range inv.Clusters {
+		if cl.Name == name {
+			return cl.Datacenter
+		}
+	}
+	return ""
+}
+
+func createVM(ctx context.Context, folder *object.Folder, pool *object.ResourcePool, host *object.HostSystem, name, uuid string) (types.ManagedObjectReference, error) {
+	if host == nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("unknown host")
+	}
+	// Without an explicit host vcsim places a cluster VM on a random host, so always pin it.
+	spec := types.VirtualMachineConfigSpec{
+		Name:     name,
+		Uuid:     uuid,
+		GuestId:  string(types.VirtualMachineGuestOsIdentifierOtherLinux64Guest),
+		NumCPUs:  2,
+		MemoryMB: 2048,
+		Files:    &types.VirtualMachineFileInfo{VmPathName: "[LocalDS_0]"},
+	}
+	task, err := folder.CreateVM(ctx, spec, pool, host)
+	if err != nil {
+		return types.ManagedObjectReference{}, err
+	}
+	info, err := task.WaitForResult(ctx, nil)
+	if err != nil {
+		return types.ManagedObjectReference{}, err
+	}
+	return info.Result.(types.ManagedObjectReference), nil
+}
+
+func setPowerState(ctx context.Context, machine *object.VirtualMachine, state string) error {
+	if state == "poweredOff" {
+		return nil
+	}
+	task, err := machine.PowerOn(ctx)
+	if err != nil {
+		return err
+	}
+	if err := task.Wait(ctx); err != nil {
+		return err
+	}
+	if state == "suspended" {
+		task, err := machine.Suspend(ctx)
+		if err != nil {
+			return err
+		}
+		return task.Wait(ctx)
+	}
+	return nil
+}
+
+// configureCluster applies the rules and DRS overrides through ReconfigureComputeResource_Task,
+// as a user would, and the DRS configuration directly, because vcsim ignores drsConfig edits.
+func configureCluster(ctx context.Context, cluster *object.ClusterComputeResource, cl cluster, vms map[string]*object.VirtualMachine) error {
+	spec := &types.ClusterConfigSpecEx{}
+	for _, r := range cl.Rules {
+		var refs []types.ManagedObjectReference
+		for _, name := range r.Vms {
+			machine, ok := vms[name]
+			if !ok {
+				return fmt.Errorf("rule %s: unknown vm %s", r.Name, name)
+			}
+			refs = append(refs, machine.Reference())
+		}
+		userCreated := true
+		if r.UserCreated != nil {
+			userCreated = *r.UserCreated
+		}
+		base := types.ClusterRuleInfo{
+			Name:        r.Name,
+			Enabled:     types.NewBool(r.Enabled),
+			Mandatory:   types.NewBool(r.Mandatory),
+			UserCreated: types.NewBool(userCreated),
+		}
+		var info types.BaseClusterRuleInfo
+		switch r.Type {
+		case "antiAffinity":
+			info = &types.ClusterAntiAffinityRuleSpec{ClusterRuleInfo: base, Vm: refs}
+		case "affinity":
+			info = &types.ClusterAffinityRuleSpec{ClusterRuleInfo: base, Vm: refs}
+		default:
+			// Any other kind stands for VM-Host and other rules the tool must leave alone.
+			info = &types.ClusterVmHostRuleInfo{ClusterRuleInfo: base, VmGroupName: "vms", AffineHostGroupName: "hosts"}
+		}
+		spec.RulesSpec = append(spec.RulesSpec, types.ClusterRuleSpec{
+			ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
+			Info:            info,
+		})
+	}
+	for _, v := range cl.Vms {
+		if v.DrsBehavior == nil {
+			continue
+		}
+		info := &types.ClusterDrsVmConfigInfo{Key: vms[v.Name].Reference()}
+		if *v.DrsBehavior == "disabled" {
+			info.Enabled = types.NewBool(false)
+		} else {
+			info.Enabled = types.NewBool(true)
+			info.Behavior = types.DrsBehavior(*v.DrsBehavior)
+		}
+		spec.DrsVmConfigSpec = append(spec.DrsVmConfigSpec, types.ClusterDrsVmConfigSpec{
+			ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
+			Info:            info,
+		})
+	}
+	task, err := cluster.Reconfigure(ctx, spec, true)
+	if err != nil {
+		return err
+	}
+	if err := task.Wait(ctx); err != nil {
+		return err
+	}
+
+	if cl.Drs != nil {
+		obj := simulator.Map.Get(cluster.Reference()).(*simulator.ClusterComputeResource)
+		simulator.Map.WithLock(obj, func() {
+			cfg := obj.ConfigurationEx.(*types.ClusterConfigInfoEx)
+			cfg.DrsConfig.Enabled = types.NewBool(cl.Drs.Enabled)
+			cfg.DrsConfig.DefaultVmBehavior = types.DrsBehavior(cl.Drs.DefaultVMBehavior)
+		})
+	}
+	return nil
+}
+
+func setHostState(h *object.HostSystem, spec host) {
+	obj := simulator.Map.Get(h.Reference())
+	state := types.HostSystemConnectionStateConnected
+	if spec.ConnectionState != "" {
+		state = types.HostSystemConnectionState(spec.ConnectionState)
+	}
+	simulator.Map.Update(obj, []types.PropertyChange{
+		{Name: "runtime.connectionState", Val: state},
+		{Name: "runtime.inMaintenanceMode", Val: spec.InMaintenanceMode},
+	})
+}
+
+// counter counts the SOAP methods clients call and remembers their session cookies. With a
+// pager it also pages property retrievals, which vcsim 0.24.2 never does.
+type counter struct {
+	mu       sync.Mutex
+	calls    map[string]int
+	sessions map[string]struct{}
+	pager    *pager
+}
+
+func newCounter() *counter {
+	return &counter{calls: map[string]int{}, sessions: map[string]struct{}{}}
+}
+
+// methodPattern finds the first element inside the SOAP Body: the method name.
+var methodPattern = regexp.MustCompile(`<(?:[A-Za-z_][\w.-]*:)?Body[^>]*>\s*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w]*)`)
+
+func (c *counter) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.UserAgent() != harnessAgent {
+			body, err := ioutil.ReadAll(r.Body)
+			_ = r.Body.Close()
+			if err != nil {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			r.Body = ioutil.NopCloser(bytes.NewReader(body))
+			method := ""
+			c.mu.Lock()
+			if m := methodPattern.FindSubmatch(body); m != nil {
+				method = string(m[1])
+				c.calls[method]++
+			}
+			if cookie, err := r.Cookie("vmware_soap_session"); err == nil {
+				c.sessions[cookie.Value] = struct{}{}
+			}
+			c.mu.Unlock()
+			if c.pager != nil {
+				switch method {
+				case "RetrievePropertiesEx":
+					c.pager.first(w, r, next)
+					return
+				case "ContinueRetrievePropertiesEx", "CancelRetrievePropertiesEx":
+					c.pager.rest(w, method, body)
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// pager splits RetrievePropertiesEx results into pages of `size` objects behind a token and
+// serves ContinueRetrievePropertiesEx and CancelRetrievePropertiesEx from them, the way real
+// vCenter pages. Continuations are served by the harness, so they skip vcsim's session check.
+type pager struct {
+	size  int
+	mu    sync.Mutex
+	next  int
+	pages map[string][]string
+}
+
+const envelopeStart = `<?xml version="1.0" encoding="UTF-8"?>
+<soapenv:Envelope xmlns:soapenc="http://schemas.xmlsoap.org/soap/encoding/" xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body>`
+const envelopeEnd = `</soapenv:Body></soapenv:Envelope>`
+
+var tokenPattern = regexp.MustCompile(`<token>([^<]*)</token>`)
+
+// splitObjects returns the <objects> elements of a RetrieveResult, which never nest.
+func splitObjects(inner string) []string {
+	var objects []string
+	for {
+		start := strings.Index(inner, "<objects>")
+		if start < 0 {
+			return objects
+		}
+		end := strings.Index(inner[start:], "</objects>")
+		if end < 0 {
+			return objects
+		}
+		end += start + len("</objects>")
+		objects = append(objects, inner[start:end])
+		inner = inner[end:]
+	}
+}
+
+// page takes one page off objects, storing the rest behind a new token ("" when none is left).
+func (p *pager) page(objects []string) (string, string) {
+	if len(objects) <= p.size {
+		return strings.Join(objects, ""), ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next++
+	token := fmt.Sprintf("page-%d", p.next)
+	p.pages[token] = objects[p.size:]
+	return strings.Join(objects[:p.size], ""), token
+}
+
+func (p *pager) first(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	recorder := httptest.NewRecorder()
+	next.ServeHTTP(recorder, r)
+	response := recorder.Body.String()
+	open := strings.Index(response, "<returnval>")
+	end := strings.LastIndex(response, "</returnval>")
+	if recorder.Code != http.StatusOK || open < 0 || end < open {
+		for k, v := range recorder.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(recorder.Code)
+		_, _ = w.Write(recorder.Body.Bytes())
+		return
+	}
+	open += len("<returnval>")
+	objects, token := p.page(splitObjects(response[open:end]))
+	if token != "" {
+		objects = "<token>" + token + "</token>" + objects
+	}
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, response[:open]+objects+response[end:])
+}
+
+func (p *pager) rest(w http.ResponseWriter, method string, body []byte) {
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	m := tokenPattern.FindSubmatch(body)
+	p.mu.Lock()
+	var objects []string
+	known := false
+	if m != nil {
+		objects, known = p.pages[string(m[1])]
+		delete(p.pages, string(m[1]))
+	}
+	p.mu.Unlock()
+	if !known {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, envelopeStart+`<soapenv:Fault><faultcode>ServerFaultCode</faultcode><faultstring>unknown token</faultstring><detail><InvalidArgumentFault xmlns="urn:vim25" xsi:type="InvalidArgument"><invalidProperty>token</invalidProperty></InvalidArgumentFault></detail></soapenv:Fault>`+envelopeEnd)
+		return
+	}
+	if method == "CancelRetrievePropertiesEx" {
+		_, _ = io.WriteString(w, envelopeStart+`<CancelRetrievePropertiesExResponse xmlns="urn:vim25"></CancelRetrievePropertiesExResponse>`+envelopeEnd)
+		return
+	}
+	page, token := p.page(objects)
+	if token != "" {
+		page = "<token>" + token + "</token>" + page
+	}
+	_, _ = io.WriteString(w, envelopeStart+`<ContinueRetrievePropertiesExResponse xmlns="urn:vim25"><returnval>`+page+`</returnval></ContinueRetrievePropertiesExResponse>`+envelopeEnd)
+}
+
+type harness struct {
+	admin   *url.URL
+	counter *counter
+}
+
+func (h *harness) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/move", h.move)
+	mux.HandleFunc("/stats", h.stats)
+	mux.HandleFunc("/sessions/terminate", h.terminate)
+	return mux
+}
+
+func reply(w http.ResponseWriter, status int, value interface{}) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(value)
+}
+
+func fail(w http.ResponseWriter, err error) {
+	reply(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+}
+
+// move relocates a VM to a host with RelocateVM_Task, in a session of its own.
+func (h *harness) move(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	vmName, hostName := r.URL.Query().Get("vm"), r.URL.Query().Get("host")
+	ctx := r.Context()
+	c, err := connect(ctx, h.admin)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer func() { _ = c.Logout(context.Background()) }()
+
+	from, to, err := relocate(ctx, c, vmName, hostName)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, map[string]string{"vm": vmName, "from": from, "to": to})
+}
+
+func relocate(ctx context.Context, c *govmomi.Client, vmName, hostName string) (string, string, error) {
+	var machine, target types.ManagedObjectReference
+	for _, e := range simulator.Map.All("VirtualMachine") {
+		if e.Entity().Name == vmName {
+			machine = e.Reference()
+		}
+	}
+	for _, e := range simulator.Map.All("HostSystem") {
+		if e.Entity().Name == hostName {
+			target = e.Reference()
+		}
+	}
+	if machine.Value == "" || target.Value == "" {
+		return "", "", fmt.Errorf("unknown vm %q or host %q", vmName, hostName)
+	}
+	source := simulator.Map.Get(machine).(*simulator.VirtualMachine).Runtime.Host
+	task, err := object.NewVirtualMachine(c.Client, machine).Relocate(ctx,
+		types.VirtualMachineRelocateSpec{Host: &target}, types.VirtualMachineMovePriorityDefaultPriority)
+	if err != nil {
+		return "", "", err
+	}
+	if err := task.Wait(ctx); err != nil {
+		return "", "", err
+	}
+	from := ""
+	if source != nil {
+		from = simulator.Map.Get(*source).(mo.Entity).Entity().Name
+	}
+	return from, hostName, nil
+}
+
+func (h *harness) stats(w http.ResponseWriter, r *http.Request) {
+	h.counter.mu.Lock()
+	calls := make(map[string]int, len(h.counter.calls))
+	for k, v := range h.counter.calls {
+		calls[k] = v
+	}
+	h.counter.mu.Unlock()
+	reply(w, http.StatusOK, calls)
+}
+
+// terminate ends every session a client has used, with SessionManager.TerminateSession, so the
+// next call of that client fails with NotAuthenticated as after an idle timeout.
+func (h *harness) terminate(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	ctx := r.Context()
+	c, err := connect(ctx, h.admin)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer func() { _ = c.Logout(context.Background()) }()
+
+	h.counter.mu.Lock()
+	var ids []string
+	for id := range h.counter.sessions {
+		ids = append(ids, id)
+	}
+	h.counter.mu.Unlock()
+	sort.Strings(ids)
+
+	manager := session.NewManager(c.Client)
+	terminated := []string{}
+	for _, id := range ids {
+		// One at a time: a session already logged out answers NotFound and would stop the rest.
+		if err := manager.TerminateSession(ctx, []string{id}); err == nil {
+			terminated = append(terminated, id)
+		}
+	}
+	reply(w, http.StatusOK, map[string]int{"terminated": len(terminated)})
+}

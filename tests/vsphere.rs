@@ -1,0 +1,557 @@
+//! The vSphere adapter against the real vCenter simulator (govmomi's vcsim, built from
+//! `tests/support/vcsim/main.go`): observation, DRS moves, rule changes, sessions, faults, TLS
+//! and timeouts. Nothing on our side is faked.
+
+mod support;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use support::vcsim::{self, Options, Template, Vcsim};
+use vsphere_descheduler::inventory::{Inventory, Rule};
+use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, Error, RuleChange};
+
+fn lab() -> Inventory {
+    vcsim::load_inventory("vsphere/lab-inventory.yaml")
+}
+
+/// Rule keys are assigned by vCenter; fixtures have none.
+fn without_rule_keys(mut inventory: Inventory) -> Inventory {
+    for cluster in &mut inventory.clusters {
+        for rule in &mut cluster.rules {
+            rule.key = None;
+        }
+    }
+    inventory
+}
+
+fn rules_of<'a>(inventory: &'a Inventory, cluster: &str) -> &'a [Rule] {
+    &inventory
+        .clusters
+        .iter()
+        .find(|c| c.name == cluster)
+        .unwrap_or_else(|| panic!("cluster {cluster} observed"))
+        .rules
+}
+
+fn rule<'a>(inventory: &'a Inventory, cluster: &str, name: &str) -> Option<&'a Rule> {
+    rules_of(inventory, cluster).iter().find(|r| r.name == name)
+}
+
+fn names(vms: &[&str]) -> Vec<String> {
+    vms.iter().map(|vm| vm.to_string()).collect()
+}
+
+const LAB: &str = "wcp-cluster-41";
+const OWNED_PREFIX: &str = "vsphere-descheduler:lab:";
+
+/// Every rule of the cluster that this Kubernetes cluster does not own.
+fn foreign_rules(inventory: &Inventory) -> Vec<Rule> {
+    rules_of(inventory, LAB)
+        .iter()
+        .filter(|r| !r.name.starts_with(OWNED_PREFIX))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn observation_returns_the_inventory_the_simulator_was_built_from() {
+    let expected = lab();
+    let template = Template {
+        name: "ubuntu-2404-template".to_string(),
+        cluster: LAB.to_string(),
+        host: "lab-wcp-esxi-42.go-lab.jp".to_string(),
+    };
+    let options = Options {
+        templates: vec![template],
+        ..Options::default()
+    };
+    let sim = Vcsim::start_with(&expected, &options);
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+
+    let observed = client.observe(&[], &[]).await.expect("observe");
+    client.logout().await;
+
+    let calls = sim.calls();
+    assert_eq!(
+        calls.get("RetrievePropertiesEx"),
+        Some(&1),
+        "one pass: {calls:?}"
+    );
+    assert_eq!(
+        calls.get("DestroyView"),
+        calls.get("CreateContainerView"),
+        "no view is left behind"
+    );
+    assert_eq!(calls.get("Logout"), Some(&1));
+    assert!(
+        observed
+            .clusters
+            .iter()
+            .flat_map(|c| &c.rules)
+            .all(|r| r.key.is_some()),
+        "every observed rule has its key"
+    );
+    // The fixture lists clusters by datacenter, hosts and VMs by name, like observation.
+    assert_eq!(without_rule_keys(observed), expected);
+}
+
+#[tokio::test]
+async fn paged_results_are_continued_until_the_last_page() {
+    let expected = lab();
+    let options = Options {
+        page_size: Some(4),
+        ..Options::default()
+    };
+    let sim = Vcsim::start_with(&expected, &options);
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+
+    let observed = client.observe(&[], &[]).await.expect("observe");
+    client.logout().await;
+
+    // 8 VMs, 6 hosts, 2 clusters and the folders and datacenters above them: several pages.
+    assert!(
+        sim.calls_of("ContinueRetrievePropertiesEx") >= 4,
+        "{:?}",
+        sim.calls()
+    );
+    assert_eq!(sim.calls_of("CancelRetrievePropertiesEx"), 0);
+    assert_eq!(without_rule_keys(observed), expected);
+}
+
+#[tokio::test]
+async fn observation_is_limited_to_the_given_datacenters_and_clusters() {
+    let sim = Vcsim::start(&lab());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+
+    let by_datacenter = client
+        .observe(&["dc-2".to_string()], &[])
+        .await
+        .expect("observe dc-2");
+    let by_cluster = client
+        .observe(&[], &[LAB.to_string()])
+        .await
+        .expect("observe the lab cluster");
+    let nothing = client
+        .observe(&["dc-2".to_string()], &[LAB.to_string()])
+        .await
+        .expect("observe nothing");
+    client.logout().await;
+
+    let cluster_names = |inventory: &Inventory| -> Vec<String> {
+        inventory.clusters.iter().map(|c| c.name.clone()).collect()
+    };
+    assert_eq!(cluster_names(&by_datacenter), ["edge"]);
+    assert_eq!(cluster_names(&by_cluster), [LAB]);
+    assert!(nothing.clusters.is_empty());
+}
+
+#[tokio::test]
+async fn a_vm_moved_by_relocation_is_observed_on_its_new_host() {
+    let sim = Vcsim::start(&lab());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    let host_of = |inventory: &Inventory, vm: &str| -> String {
+        inventory
+            .clusters
+            .iter()
+            .flat_map(|c| &c.vms)
+            .find(|v| v.name == vm)
+            .map(|v| v.host.clone())
+            .unwrap_or_else(|| panic!("vm {vm} observed"))
+    };
+
+    let before = client.observe(&[], &[]).await.expect("observe");
+    assert_eq!(host_of(&before, "worker-c"), "lab-wcp-esxi-43.go-lab.jp");
+
+    sim.move_vm("worker-c", "lab-wcp-esxi-41.go-lab.jp");
+    let after = client.observe(&[], &[]).await.expect("observe again");
+    client.logout().await;
+
+    assert_eq!(host_of(&after, "worker-c"), "lab-wcp-esxi-41.go-lab.jp");
+    assert_eq!(host_of(&after, "worker-a"), "lab-wcp-esxi-41.go-lab.jp");
+}
+
+#[tokio::test]
+async fn owned_rules_are_created_updated_and_deleted_while_other_rules_survive() {
+    let sim = Vcsim::start(&lab());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    let initial = client.observe(&[], &[]).await.expect("observe");
+    let untouchable = foreign_rules(&initial);
+    assert_eq!(
+        untouchable.len(),
+        4,
+        "user, other cluster's, affinity and system rules"
+    );
+    let web = "vsphere-descheduler:lab:shop:Deployment/web";
+    let api = "vsphere-descheduler:lab:shop:Deployment/api";
+
+    // Create.
+    client
+        .apply_rule_changes(
+            LAB,
+            &[RuleChange::Add {
+                name: web.to_string(),
+                vms: names(&["worker-b", "worker-a"]),
+            }],
+        )
+        .await
+        .expect("add");
+    let created = client.observe(&[], &[]).await.expect("observe");
+    let created_rule = rule(&created, LAB, web).expect("created rule").clone();
+    assert_eq!(created_rule.vms, names(&["worker-a", "worker-b"]));
+    assert!(created_rule.enabled && !created_rule.mandatory && created_rule.user_created);
+    assert_eq!(foreign_rules(&created), untouchable);
+
+    // Update one rule, remove another, in one reconfiguration.
+    let web_key = created_rule.key.expect("key");
+    let api_key = rule(&created, LAB, api)
+        .and_then(|r| r.key)
+        .expect("api key");
+    let reconfigures = sim.calls_of("ReconfigureComputeResource_Task");
+    client
+        .apply_rule_changes(
+            LAB,
+            &[
+                RuleChange::Edit {
+                    key: web_key,
+                    name: web.to_string(),
+                    vms: names(&["worker-a", "worker-b", "worker-c"]),
+                },
+                RuleChange::Remove { key: api_key },
+            ],
+        )
+        .await
+        .expect("edit and remove");
+    assert_eq!(
+        sim.calls_of("ReconfigureComputeResource_Task"),
+        reconfigures + 1,
+        "all changes of a cluster go in one reconfiguration"
+    );
+    let updated = client.observe(&[], &[]).await.expect("observe");
+    let updated_rule = rule(&updated, LAB, web).expect("updated rule");
+    assert_eq!(updated_rule.key, Some(web_key));
+    assert_eq!(
+        updated_rule.vms,
+        names(&["worker-a", "worker-b", "worker-c"])
+    );
+    assert!(updated_rule.enabled && !updated_rule.mandatory && updated_rule.user_created);
+    assert!(rule(&updated, LAB, api).is_none());
+    assert_eq!(foreign_rules(&updated), untouchable);
+
+    // Delete.
+    client
+        .apply_rule_changes(LAB, &[RuleChange::Remove { key: web_key }])
+        .await
+        .expect("remove");
+    let deleted = client.observe(&[], &[]).await.expect("observe");
+    client.logout().await;
+    assert!(rule(&deleted, LAB, web).is_none());
+    assert_eq!(foreign_rules(&deleted), untouchable);
+    assert_eq!(rules_of(&deleted, LAB).len(), untouchable.len());
+}
+
+#[tokio::test]
+async fn an_empty_change_list_makes_no_call() {
+    let sim = Vcsim::start(&lab());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    client.observe(&[], &[]).await.expect("observe");
+    let before = sim.calls();
+
+    client
+        .apply_rule_changes(LAB, &[])
+        .await
+        .expect("nothing to do");
+
+    assert_eq!(sim.calls(), before);
+    client.logout().await;
+}
+
+#[tokio::test]
+async fn rule_changes_naming_unknown_vms_or_foreign_rules_are_refused_before_any_call() {
+    let sim = Vcsim::start(&lab());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    let inventory = client.observe(&[], &[]).await.expect("observe");
+    let key_of = |name: &str| {
+        rule(&inventory, LAB, name)
+            .and_then(|r| r.key)
+            .expect("key")
+    };
+    let before = sim.calls();
+
+    let error = client
+        .apply_rule_changes(
+            LAB,
+            &[RuleChange::Add {
+                name: "vsphere-descheduler:lab:shop:Deployment/web".to_string(),
+                vms: names(&["worker-a", "edge-worker-1"]),
+            }],
+        )
+        .await
+        .expect_err("edge-worker-1 is in another cluster");
+    assert_eq!(
+        error.to_string(),
+        "vm edge-worker-1 is not in cluster wcp-cluster-41"
+    );
+
+    for protected in ["vCLS (System Managed)", "keep-cache-with-app"] {
+        let error = client
+            .apply_rule_changes(
+                LAB,
+                &[RuleChange::Remove {
+                    key: key_of(protected),
+                }],
+            )
+            .await
+            .expect_err("system and affinity rules are never touched");
+        assert!(matches!(error, Error::ProtectedRule { .. }), "{error}");
+    }
+
+    let error = client
+        .apply_rule_changes("no-such-cluster", &[RuleChange::Remove { key: 1 }])
+        .await
+        .expect_err("unknown cluster");
+    assert_eq!(
+        error.to_string(),
+        "cluster no-such-cluster was not in the last observation"
+    );
+
+    assert_eq!(sim.calls(), before, "nothing was sent");
+    client.logout().await;
+}
+
+#[tokio::test]
+async fn a_failed_reconfiguration_task_is_an_error_naming_the_fault() {
+    let sim = Vcsim::start(&lab());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    client.observe(&[], &[]).await.expect("observe");
+
+    // vcsim refuses a second rule with an existing name, as a failed task.
+    let error = client
+        .apply_rule_changes(
+            LAB,
+            &[RuleChange::Add {
+                name: "user-db-separation".to_string(),
+                vms: names(&["worker-a", "worker-b"]),
+            }],
+        )
+        .await
+        .expect_err("duplicate name");
+    client.logout().await;
+
+    assert!(matches!(error, Error::Task { .. }), "{error:?}");
+    assert_eq!(
+        error.fault().map(|f| f.name.as_str()),
+        Some("InvalidArgument")
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("ReconfigureComputeResource_Task on ClusterComputeResource:"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_session_is_renewed_once_and_the_call_retried() {
+    let sim = Vcsim::start(&lab());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    client.observe(&[], &[]).await.expect("observe");
+    let logins = sim.calls_of("Login");
+
+    assert!(sim.terminate_sessions() >= 1);
+    let inventory = client
+        .observe(&[], &[])
+        .await
+        .expect("observe after the session ended");
+
+    assert_eq!(sim.calls_of("Login"), logins + 1);
+    assert_eq!(without_rule_keys(inventory), lab());
+
+    assert!(sim.terminate_sessions() >= 1);
+    client
+        .apply_rule_changes(
+            LAB,
+            &[RuleChange::Add {
+                name: "vsphere-descheduler:lab:shop:Deployment/web".to_string(),
+                vms: names(&["worker-a", "worker-b"]),
+            }],
+        )
+        .await
+        .expect("rule change after the session ended");
+    assert_eq!(sim.calls_of("Login"), logins + 2);
+    client.logout().await;
+}
+
+/// A tracing writer that keeps everything logged, to search it afterwards.
+#[derive(Clone, Default)]
+struct CapturedLogs(Arc<Mutex<Vec<u8>>>);
+
+impl Write for CapturedLogs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("log buffer").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl CapturedLogs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("log buffer")).into_owned()
+    }
+}
+
+/// The error and its causes, as `main` prints them.
+fn chain(error: &Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str("\ncaused by: ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[tokio::test]
+async fn a_wrong_password_is_an_invalid_login_that_never_shows_the_password() {
+    let sim = Vcsim::start(&lab());
+    let logs = CapturedLogs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let wrong_password = "Wr0ng&Pa55<word>";
+    let mut config = sim.connection_config();
+    config.credentials = Credentials::new(vcsim::USERNAME, wrong_password);
+    let error = Client::connect(&config).await.expect_err("wrong password");
+
+    let text = chain(&error);
+    assert!(matches!(error, Error::Login { .. }), "{error:?}");
+    assert_eq!(error.fault().map(|f| f.name.as_str()), Some("InvalidLogin"));
+    assert!(text.contains("InvalidLogin"), "{text}");
+    assert!(text.contains(vcsim::USERNAME), "{text}");
+    for shown in [text, format!("{error:?}"), format!("{config:?}")] {
+        assert!(!shown.contains(wrong_password), "{shown}");
+        assert!(!shown.contains("Wr0ng"), "{shown}");
+    }
+
+    // A successful session, logged at the most verbose level, shows neither password.
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    client.observe(&[], &[]).await.expect("observe");
+    assert!(!format!("{client:?}").contains(vcsim::PASSWORD));
+    client.logout().await;
+
+    let logged = logs.text();
+    assert!(logged.contains("Login"), "calls are logged: {logged}");
+    assert!(!logged.contains("Wr0ng"), "{logged}");
+    assert!(!logged.contains("S3cret"), "{logged}");
+}
+
+#[tokio::test]
+async fn a_server_that_is_down_fails_fast() {
+    // A port that was just free: nothing listens on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("free port")
+        .port();
+    let mut config = ConnectionConfig::new(
+        format!("127.0.0.1:{port}"),
+        Credentials::new("user", "password"),
+    );
+    config.timeout = Duration::from_secs(2);
+
+    let started = Instant::now();
+    let error = Client::connect(&config).await.expect_err("nothing listens");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(error, Error::Request { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        format!("RetrieveServiceContent request to vCenter 127.0.0.1:{port} failed")
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_within_the_timeout() {
+    // Accepts connections (the kernel does) but never speaks TLS.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("address").port();
+    let mut config = ConnectionConfig::new(
+        format!("127.0.0.1:{port}"),
+        Credentials::new("user", "password"),
+    );
+    config.timeout = Duration::from_secs(1);
+
+    let started = Instant::now();
+    let error = Client::connect(&config).await.expect_err("no answer");
+    let elapsed = started.elapsed();
+    drop(listener);
+
+    assert!(matches!(error, Error::Timeout { .. }), "{error:?}");
+    assert!(
+        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_secs(3),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
+    let sim = Vcsim::start(&lab());
+
+    // With the simulator's CA: verified, works (every other test does this too).
+    let client = Client::connect(&sim.connection_config())
+        .await
+        .expect("verified connection");
+    client.logout().await;
+
+    // Without it, the certificate is not trusted and nothing is sent past the handshake.
+    let mut config = sim.connection_config();
+    config.ca_file = None;
+    let error = Client::connect(&config)
+        .await
+        .expect_err("untrusted certificate");
+    let text = chain(&error);
+    assert!(matches!(error, Error::Request { .. }), "{text}");
+    assert!(text.contains("certificate"), "{text}");
+    assert_eq!(
+        sim.calls_of("Login"),
+        1,
+        "only the verified client logged in"
+    );
+
+    // Only when asked, any certificate is accepted.
+    config.insecure_skip_verify = true;
+    let client = Client::connect(&config)
+        .await
+        .expect("unverified connection when asked");
+    client.logout().await;
+}
