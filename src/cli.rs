@@ -58,6 +58,10 @@ pub struct PlanArgs {
     /// The instant to plan at (RFC 3339), for reproducible pod ages; default: now.
     #[arg(long, value_name = "TIME")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
+
+    /// CI gate: exit with code 3 when the plan evicts more than this many pods.
+    #[arg(long, value_name = "N")]
+    pub max_evictions: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -9,6 +9,10 @@ use crate::cli::PlanArgs;
 use crate::report::{Mode, OutputFormat, Report};
 use crate::{plan, policy, snapshot};
 
+/// Exit code of `plan --max-evictions N` when the plan evicts more than N pods: distinct from
+/// 1 (failure) and 2 (invalid input) so a CI job can tell a budget breach from a broken file.
+pub const EXCEEDS_MAX_EVICTIONS: u8 = 3;
+
 pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let loaded = policy::load_file(&args.policy).map_err(Error::Policy)?;
     for warning in &loaded.warnings {
@@ -20,8 +24,18 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
         info!(count = snapshot.ignored.len(), first = %snapshot.ignored[0], "ignored objects of kinds planning does not use");
     }
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
+    let evictions = plan.evictions.len();
     Report::planned(Mode::Plan, plan)
         .print(output)
         .map_err(Error::Output)?;
-    Ok(ExitCode::SUCCESS)
+    match args.max_evictions {
+        Some(max) if evictions > max => {
+            warn!(
+                evictions,
+                max, "the plan evicts more pods than --max-evictions allows"
+            );
+            Ok(ExitCode::from(EXCEEDS_MAX_EVICTIONS))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }

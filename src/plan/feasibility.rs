@@ -74,7 +74,8 @@ pub fn find_node(
     ))
 }
 
-/// Why a node would not take the pod; rendered only for the summary of a pod that stays.
+/// Why a node would not take the pod, as a phrase after "N nodes"; rendered only for the
+/// summary of a pod that stays.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Refusal<'v> {
     Node(&'static str),
@@ -89,17 +90,15 @@ impl std::fmt::Display for Refusal<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Refusal::Node(why) | Refusal::Admission(why) => f.write_str(why),
-            Refusal::EvictorSelector => {
-                f.write_str("are not selected by the evictor's nodeSelector")
-            }
-            Refusal::Resource(name) => write!(f, "lack free {name}"),
+            Refusal::EvictorSelector => f.write_str("not selected by the evictor's nodeSelector"),
+            Refusal::Resource(name) => write!(f, "short of free {name}"),
             Refusal::AntiAffinity(key) => {
-                write!(f, "are in a {key} domain where anti-affinity excludes it")
+                write!(f, "in a {key} domain that anti-affinity excludes")
             }
             Refusal::Spread(key, max_skew) => {
                 write!(
                     f,
-                    "would break its topology spread on {key} (maxSkew {max_skew})"
+                    "breaking its topology spread on {key} (maxSkew {max_skew})"
                 )
             }
         }
@@ -117,10 +116,10 @@ pub fn node_admits(view: &View, pod: &Pod, node: usize) -> Option<&'static str> 
         ) && !pod.tolerations.iter().any(|t| t.tolerates(taint))
     });
     if untolerated {
-        return Some("have a taint the pod does not tolerate");
+        return Some("with a taint the pod does not tolerate");
     }
     if !matches_node_affinity(pod, &state.node.name, &state.labels) {
-        return Some("do not match the pod's node selector or affinity");
+        return Some("outside the pod's node selector or affinity");
     }
     None
 }
@@ -154,7 +153,9 @@ fn refusal<'v>(
 ) -> Option<Refusal<'v>> {
     let state = &view.nodes[node];
     if !state.can_receive {
-        return Some(Refusal::Node(state.refusal.unwrap_or("cannot take pods")));
+        return Some(Refusal::Node(
+            state.refusal.unwrap_or("unable to take pods"),
+        ));
     }
     // Cheapest checks first: domain ids before selectors and resource maps.
     for excluded in excluded {

@@ -202,15 +202,15 @@ fn refresh_nodes<'a>(
             .and_then(|p| p.host)
             .is_some_and(|h| h.is_usable());
         let refusal = if !node.ready {
-            Some("are not Ready")
+            Some("not Ready")
         } else if node.unschedulable {
-            Some("are cordoned")
+            Some("cordoned")
         } else if !selected {
-            Some("are not selected by the policy's nodeSelector")
+            Some("not selected by the policy's nodeSelector")
         } else if mapping.is_some() && placement.is_none() {
-            Some("are not mapped to a vSphere VM")
+            Some("not mapped to a vSphere VM")
         } else if mapping.is_some() && !host_usable {
-            Some("run on an ESXi host that is disconnected, not responding or in maintenance")
+            Some("on an ESXi host that is disconnected, not responding or in maintenance")
         } else {
             None
         };
