@@ -1,0 +1,166 @@
+//! The binary as users and scripts see it: exit codes, stdout for results, stderr for
+//! everything else, and error messages that name the file and the object.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"));
+    command.env_remove("RUST_LOG").env_remove("VSPHERE_DESCHEDULER_OUTPUT");
+    command
+}
+
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path)
+}
+
+fn run(command: &mut Command) -> (i32, String, String) {
+    let Output { status, stdout, stderr } = command.output().expect("the binary runs");
+    (
+        status.code().expect("exited, not killed"),
+        String::from_utf8(stdout).expect("UTF-8 stdout"),
+        String::from_utf8(stderr).expect("UTF-8 stderr"),
+    )
+}
+
+fn plan_case(case: &str) -> Command {
+    let mut command = binary();
+    command
+        .arg("plan")
+        .arg("--snapshot")
+        .arg(fixture(&format!("plan/{case}/snapshot.yaml")))
+        .arg("--policy")
+        .arg(fixture(&format!("plan/{case}/policy.yaml")))
+        .args(["--now", "2026-11-21T09:00:00Z"]);
+    command
+}
+
+#[test]
+fn demo_explains_the_seed_lab_in_plain_words() {
+    let (code, stdout, _) = run(binary().arg("demo"));
+    assert_eq!(code, 0);
+    for expected in [
+        "worker-b  vsphere-descheduler.io/host: lab-wcp-esxi-42.go-lab.jp -> lab-wcp-esxi-41.go-lab.jp",
+        "Evictions (1)",
+        "lab-ns-01/demo-httpd-68979c6d58-dhrpc",
+        "fits:  worker-c (lab-wcp-esxi-43.go-lab.jp)",
+        "create vsphere-descheduler:lab:db:StatefulSet/pg",
+    ] {
+        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+    }
+}
+
+#[test]
+fn json_output_is_exactly_one_report_document_even_with_debug_logs() {
+    let (code, stdout, stderr) = run(plan_case("drs-moved-worker").args(["--output", "json"]).env("RUST_LOG", "debug"));
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is one JSON document");
+    assert_eq!(report["kind"], "Report");
+    assert_eq!(report["mode"], "plan");
+    assert_eq!(report["evictions"].as_array().map(Vec::len), Some(1));
+    assert_eq!(report["evictions"][0]["result"], "planned");
+}
+
+#[test]
+fn demo_json_is_a_report_too() {
+    let (code, stdout, _) = run(binary().args(["demo", "--output", "json"]));
+    assert_eq!(code, 0);
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(report["labelChanges"][0]["node"], "worker-b");
+}
+
+#[test]
+fn max_evictions_gate_exits_3_when_the_plan_evicts_more() {
+    let (code, _, stderr) = run(plan_case("drs-moved-worker").args(["--max-evictions", "0"]));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("max"), "{stderr}");
+    let (code, _, _) = run(plan_case("drs-moved-worker").args(["--max-evictions", "1"]));
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_missing_snapshot_file_exits_2_naming_it() {
+    let (code, stdout, stderr) = run(binary().args([
+        "plan",
+        "--snapshot",
+        "/nonexistent/cluster.yaml",
+        "--policy",
+    ])
+    .arg(fixture("plan/drs-moved-worker/policy.yaml")));
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty(), "nothing on stdout for a failure: {stdout}");
+    assert!(stderr.contains("/nonexistent/cluster.yaml"), "{stderr}");
+}
+
+#[test]
+fn a_bad_object_in_a_snapshot_exits_2_naming_file_and_object() {
+    let (code, _, stderr) = run(binary()
+        .arg("plan")
+        .arg("--snapshot")
+        .arg(fixture("cli/bad-quantity.yaml"))
+        .arg("--policy")
+        .arg(fixture("plan/drs-moved-worker/policy.yaml")));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("bad-quantity.yaml"), "{stderr}");
+    assert!(stderr.contains("Pod shop/web-1"), "{stderr}");
+    assert!(stderr.contains("\"lots\""), "{stderr}");
+}
+
+#[test]
+fn an_invalid_policy_makes_plan_exit_2_with_positions() {
+    let (code, _, stderr) = run(binary()
+        .arg("plan")
+        .arg("--snapshot")
+        .arg(fixture("plan/drs-moved-worker/snapshot.yaml"))
+        .arg("--policy")
+        .arg(fixture("cli/bad-policy.yaml")));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("bad-policy.yaml:4:1"), "{stderr}");
+}
+
+#[test]
+fn validate_reports_every_problem_with_its_position_and_exits_1() {
+    let (code, stdout, _) = run(binary().arg("validate").arg(fixture("cli/bad-policy.yaml")));
+    assert_eq!(code, 1);
+    // The misspelt limit (did you mean), the unsupported plugin (with the supported ones),
+    // and the bad duration: all three, not just the first.
+    assert!(stdout.contains("bad-policy.yaml:4:1"), "{stdout}");
+    assert!(stdout.contains("maxNoOfPodsToEvictPerNode"), "{stdout}");
+    assert!(stdout.contains("bad-policy.yaml:10:9"), "{stdout}");
+    assert!(stdout.contains("RemovePodsViolatingInterPodAntiAffinity"), "{stdout}");
+    assert!(stdout.contains("bad-policy.yaml:14:18"), "{stdout}");
+}
+
+#[test]
+fn validate_accepts_every_example_policy() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+    let mut command = binary();
+    command.arg("validate");
+    for entry in std::fs::read_dir(examples).expect("policies/ exists") {
+        command.arg(entry.expect("an entry").path());
+    }
+    let (code, stdout, _) = run(&mut command);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn validate_json_lists_each_file_with_its_verdict() {
+    let (code, stdout, _) = run(binary()
+        .args(["validate", "--output", "json"])
+        .arg(fixture("cli/bad-policy.yaml"))
+        .arg(fixture("plan/drs-moved-worker/policy.yaml")));
+    assert_eq!(code, 1);
+    let results: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(results[0]["valid"], false);
+    assert!(results[0]["problems"].as_array().map_or(0, Vec::len) >= 3);
+    assert_eq!(results[1]["valid"], true);
+}
+
+#[test]
+fn unknown_commands_and_missing_arguments_are_usage_errors() {
+    let (code, _, _) = run(binary().arg("frobnicate"));
+    assert_eq!(code, 2);
+    let (code, _, stderr) = run(binary().arg("plan"));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--snapshot"), "{stderr}");
+}
