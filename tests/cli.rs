@@ -6,16 +6,24 @@ use std::process::{Command, Output};
 
 fn binary() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"));
-    command.env_remove("RUST_LOG").env_remove("VSPHERE_DESCHEDULER_OUTPUT");
+    command
+        .env_remove("RUST_LOG")
+        .env_remove("VSPHERE_DESCHEDULER_OUTPUT");
     command
 }
 
 fn fixture(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
 }
 
 fn run(command: &mut Command) -> (i32, String, String) {
-    let Output { status, stdout, stderr } = command.output().expect("the binary runs");
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = command.output().expect("the binary runs");
     (
         status.code().expect("exited, not killed"),
         String::from_utf8(stdout).expect("UTF-8 stdout"),
@@ -46,15 +54,21 @@ fn demo_explains_the_seed_lab_in_plain_words() {
         "fits:  worker-c (lab-wcp-esxi-43.go-lab.jp)",
         "create vsphere-descheduler:lab:db:StatefulSet/pg",
     ] {
-        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
     }
 }
 
 #[test]
 fn json_output_is_exactly_one_report_document_even_with_debug_logs() {
-    let (code, stdout, stderr) = run(plan_case("drs-moved-worker").args(["--output", "json"]).env("RUST_LOG", "debug"));
+    let (code, stdout, stderr) = run(plan_case("drs-moved-worker")
+        .args(["--output", "json"])
+        .env("RUST_LOG", "debug"));
     assert_eq!(code, 0, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is one JSON document");
+    let report: serde_json::Value =
+        serde_json::from_str(&stdout).expect("stdout is one JSON document");
     assert_eq!(report["kind"], "Report");
     assert_eq!(report["mode"], "plan");
     assert_eq!(report["evictions"].as_array().map(Vec::len), Some(1));
@@ -80,15 +94,19 @@ fn max_evictions_gate_exits_3_when_the_plan_evicts_more() {
 
 #[test]
 fn a_missing_snapshot_file_exits_2_naming_it() {
-    let (code, stdout, stderr) = run(binary().args([
-        "plan",
-        "--snapshot",
-        "/nonexistent/cluster.yaml",
-        "--policy",
-    ])
-    .arg(fixture("plan/drs-moved-worker/policy.yaml")));
+    let (code, stdout, stderr) = run(binary()
+        .args([
+            "plan",
+            "--snapshot",
+            "/nonexistent/cluster.yaml",
+            "--policy",
+        ])
+        .arg(fixture("plan/drs-moved-worker/policy.yaml")));
     assert_eq!(code, 2);
-    assert!(stdout.is_empty(), "nothing on stdout for a failure: {stdout}");
+    assert!(
+        stdout.is_empty(),
+        "nothing on stdout for a failure: {stdout}"
+    );
     assert!(stderr.contains("/nonexistent/cluster.yaml"), "{stderr}");
 }
 
@@ -127,7 +145,10 @@ fn validate_reports_every_problem_with_its_position_and_exits_1() {
     assert!(stdout.contains("bad-policy.yaml:4:1"), "{stdout}");
     assert!(stdout.contains("maxNoOfPodsToEvictPerNode"), "{stdout}");
     assert!(stdout.contains("bad-policy.yaml:10:9"), "{stdout}");
-    assert!(stdout.contains("RemovePodsViolatingInterPodAntiAffinity"), "{stdout}");
+    assert!(
+        stdout.contains("RemovePodsViolatingInterPodAntiAffinity"),
+        "{stdout}"
+    );
     assert!(stdout.contains("bad-policy.yaml:14:18"), "{stdout}");
 }
 
