@@ -121,7 +121,7 @@ fn main() {
     let mut made = 0;
     let mut workload = 0;
     while made < o.pods {
-        let replicas = (2 + rng.below(49)).min(o.pods - made).max(1);
+        let mut replicas = (2 + rng.below(49)).min(o.pods - made).max(1);
         let namespace = format!("team-{:03}", workload % namespaces);
         let app = format!("app-{workload:05}");
         let statefulset = rng.chance(20);
@@ -132,16 +132,22 @@ fn main() {
             50..60 => (false, Some("topology.kubernetes.io/zone")),
             _ => (false, None),
         };
+        if anti_affinity {
+            // Nobody asks for one replica per host with more replicas than hosts.
+            replicas = replicas.min(o.hosts.saturating_sub(1).max(1));
+        }
         let hash = format!("{:010x}", rng.next() & 0xff_ffff_ffff);
-        let violating = rng.chance(o.violation_percent * 4);
+        let violating = rng.chance(o.violation_percent);
         for r in 0..replicas {
-            // Spread replicas over hosts by picking nodes on distinct hosts; a violating
-            // workload puts its last replica next to its first.
-            let node = if anti_affinity && !(violating && r == replicas - 1) {
+            // Constrained workloads start out spread (one replica per host, round robin), as
+            // the scheduler placed them; a violating one has its last replica next to its first.
+            // Unconstrained ones land anywhere.
+            let spread_out = anti_affinity || spread_key.is_some();
+            let node = if violating && r == replicas - 1 && r > 0 {
+                workload * 7 % o.hosts + o.hosts * rng.below((o.nodes / o.hosts).max(1))
+            } else if spread_out {
                 let host = (workload * 7 + r) % o.hosts;
                 host + o.hosts * rng.below((o.nodes / o.hosts).max(1))
-            } else if violating && r == replicas - 1 {
-                workload * 7 % o.hosts
             } else {
                 rng.below(o.nodes)
             }
