@@ -6,7 +6,7 @@
 //! under this run's `<namePrefix>:<clusterName>:` are ever updated or deleted; user rules,
 //! system rules and other Kubernetes clusters' rules are left alone.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -119,7 +119,8 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
     let owned_prefix = format!("{}:{cluster_name}:", settings.name_prefix);
 
     // Workloads whose pods exclude each other on a host-level key…
-    let mut wanted: HashSet<Workload> = HashSet::new();
+    // Keyed by controller uid, so the second pass over every pod does not build names.
+    let mut wanted: HashMap<&str, Workload> = HashMap::new();
     for (index, pod) in view.snapshot.pods.iter().enumerate() {
         if view.state[index] != PodState::Active || pod.anti_affinity.is_empty() {
             continue;
@@ -128,8 +129,10 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
             settings.topology_keys.contains(&term.topology_key)
                 && view.term_selects(index, term, index)
         });
-        if keeps_apart && let Some(workload) = workload(pod) {
-            wanted.insert(workload);
+        if keeps_apart
+            && let (Some(owner), Some(workload)) = (pod.controller(), workload(pod))
+        {
+            wanted.insert(owner.uid.as_str(), workload);
         }
     }
     // …and the VMs their pods run on, per cluster.
@@ -138,12 +141,12 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         if view.state[index] != PodState::Active {
             continue;
         }
-        let Some(workload) = workload(pod).filter(|w| wanted.contains(w)) else {
+        let Some(workload) = pod.controller().and_then(|o| wanted.get(o.uid.as_str())) else {
             continue;
         };
         let placement = view.pod_node[index].and_then(|n| view.nodes[n].placement.as_ref());
         if let Some(placement) = placement {
-            vms.entry((placement.cluster.name.clone(), workload))
+            vms.entry((placement.cluster.name.clone(), workload.clone()))
                 .or_default()
                 .insert(placement.vm.name.clone());
         }

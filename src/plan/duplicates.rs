@@ -6,15 +6,19 @@
 //! node over its share gives up the excess. Unlike upstream the excess is chosen by the
 //! eviction order, and each pod needs a node that would take it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::feasibility::node_admits;
 use super::{Context, Planner};
 use crate::policy::DuplicatesArgs;
 
+/// Pods are duplicates when they share namespace, owners and images.
+type GroupKey<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [String]);
+
 pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
-    // Owner key → pods on each node (node index → pods), live pods only.
-    let mut groups: BTreeMap<String, BTreeMap<usize, Vec<usize>>> = BTreeMap::new();
+    // Group → pods on each node (node index → pods), live pods only. Keys borrow from the
+    // snapshot: this runs over every pod.
+    let mut groups: HashMap<GroupKey, BTreeMap<usize, Vec<usize>>> = HashMap::new();
     let view = &planner.view;
     for pod in 0..view.snapshot.pods.len() {
         let Some(node) = view.location(pod, false) else {
@@ -23,37 +27,26 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
         let pod_ref = view.pod(pod);
         if pod_ref.owners.is_empty()
             || !args.namespaces.admits(&pod_ref.namespace)
-            || pod_ref
-                .owners
-                .iter()
-                .any(|o| args.exclude_owner_kinds.contains(&o.kind))
+            || pod_ref.owners.iter().any(|o| args.exclude_owner_kinds.contains(&o.kind))
         {
             continue;
         }
-        let mut owners: Vec<String> = pod_ref
-            .owners
-            .iter()
-            .map(|o| format!("{}/{}", o.kind, o.name))
-            .collect();
-        owners.sort();
-        let key = format!(
-            "{}/{}#{}",
-            pod_ref.namespace,
-            owners.join(","),
-            pod_ref.images.join("#")
-        );
-        groups
-            .entry(key)
-            .or_default()
-            .entry(node)
-            .or_default()
-            .push(pod);
+        let mut owners: Vec<(&str, &str)> =
+            pod_ref.owners.iter().map(|o| (o.kind.as_str(), o.name.as_str())).collect();
+        owners.sort_unstable();
+        let key = (pod_ref.namespace.as_str(), owners, pod_ref.images.as_slice());
+        groups.entry(key).or_default().entry(node).or_default().push(pod);
     }
+    // Only groups with two pods on one node matter; in key order, for determinism.
+    let mut groups: Vec<(GroupKey, BTreeMap<usize, Vec<usize>>)> = groups
+        .into_iter()
+        .filter(|(_, by_node)| by_node.values().any(|pods| pods.len() > 1))
+        .collect();
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
 
-    for (key, by_node) in groups {
-        if !by_node.values().any(|pods| pods.len() > 1) {
-            continue;
-        }
+    for ((namespace, owners, _), by_node) in groups {
+        let owner_names: Vec<String> = owners.iter().map(|(kind, name)| format!("{kind}/{name}")).collect();
+        let owner = format!("{namespace}/{}", owner_names.join(","));
         let view = &planner.view;
         let sample = view.pod(
             *by_node
@@ -80,7 +73,6 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
                     .eviction_order(context.evictor.no_eviction_policy, a, b)
             });
             let mut excess = pods.len() - share;
-            let owner = key.split('#').next().unwrap_or(&key).to_string();
             for pod in pods {
                 if excess == 0 {
                     break;

@@ -252,30 +252,36 @@ impl<'a> View<'a> {
     /// Pods of a namespace whose labels match a selector, in snapshot order (whatever their
     /// state). Uses the label index through the selector's most specific equality.
     pub fn select(&self, namespace: &str, selector: &Selector) -> Vec<usize> {
-        let mut best: Option<Vec<usize>> = None;
-        for expression in selector.clone() {
-            let postings: Vec<usize> = match &expression {
-                Expression::Equal(key, value) => self.postings(namespace, key, value).to_vec(),
-                Expression::In(key, values) => {
-                    let mut merged: Vec<usize> = values
-                        .iter()
-                        .flat_map(|value| self.postings(namespace, key, value).iter().copied())
-                        .collect();
-                    merged.sort_unstable();
-                    merged
-                }
-                _ => continue,
-            };
-            if best.as_ref().is_none_or(|b| postings.len() < b.len()) {
-                best = Some(postings);
+        let expressions: Vec<Expression> = selector.clone().into_iter().collect();
+        // The expression with the fewest candidates, by posting-list length.
+        let size = |expression: &Expression| match expression {
+            Expression::Equal(key, value) => Some(self.postings(namespace, key, value).len()),
+            Expression::In(key, values) => {
+                Some(values.iter().map(|v| self.postings(namespace, key, v).len()).sum())
             }
+            _ => None,
+        };
+        let best = expressions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| size(e).map(|n| (n, i)))
+            .min();
+        let pool: Vec<usize> = match best.map(|(_, i)| &expressions[i]) {
+            Some(Expression::Equal(key, value)) => self.postings(namespace, key, value).to_vec(),
+            Some(Expression::In(key, values)) => {
+                let mut merged: Vec<usize> = values
+                    .iter()
+                    .flat_map(|value| self.postings(namespace, key, value).iter().copied())
+                    .collect();
+                merged.sort_unstable();
+                merged
+            }
+            _ => self.namespace_pods(namespace).to_vec(),
+        };
+        if best.is_some() && expressions.len() == 1 {
+            // The posting list is the answer: every pod in it matches the one expression.
+            return pool;
         }
-        let pool = best.unwrap_or_else(|| {
-            self.by_namespace
-                .get(namespace)
-                .cloned()
-                .unwrap_or_default()
-        });
         pool.into_iter()
             .filter(|&p| selector.matches(&self.pod(p).labels))
             .collect()
