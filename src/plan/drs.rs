@@ -129,9 +129,7 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
             settings.topology_keys.contains(&term.topology_key)
                 && view.term_selects(index, term, index)
         });
-        if keeps_apart
-            && let (Some(owner), Some(workload)) = (pod.controller(), workload(pod))
-        {
+        if keeps_apart && let (Some(owner), Some(workload)) = (pod.controller(), workload(pod)) {
             wanted.insert(owner.uid.as_str(), workload);
         }
     }

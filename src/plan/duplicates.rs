@@ -27,15 +27,30 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
         let pod_ref = view.pod(pod);
         if pod_ref.owners.is_empty()
             || !args.namespaces.admits(&pod_ref.namespace)
-            || pod_ref.owners.iter().any(|o| args.exclude_owner_kinds.contains(&o.kind))
+            || pod_ref
+                .owners
+                .iter()
+                .any(|o| args.exclude_owner_kinds.contains(&o.kind))
         {
             continue;
         }
-        let mut owners: Vec<(&str, &str)> =
-            pod_ref.owners.iter().map(|o| (o.kind.as_str(), o.name.as_str())).collect();
+        let mut owners: Vec<(&str, &str)> = pod_ref
+            .owners
+            .iter()
+            .map(|o| (o.kind.as_str(), o.name.as_str()))
+            .collect();
         owners.sort_unstable();
-        let key = (pod_ref.namespace.as_str(), owners, pod_ref.images.as_slice());
-        groups.entry(key).or_default().entry(node).or_default().push(pod);
+        let key = (
+            pod_ref.namespace.as_str(),
+            owners,
+            pod_ref.images.as_slice(),
+        );
+        groups
+            .entry(key)
+            .or_default()
+            .entry(node)
+            .or_default()
+            .push(pod);
     }
     // Only groups with two pods on one node matter; in key order, for determinism.
     let mut groups: Vec<(GroupKey, BTreeMap<usize, Vec<usize>>)> = groups
@@ -45,7 +60,10 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
     groups.sort_by(|a, b| a.0.cmp(&b.0));
 
     for ((namespace, owners, _), by_node) in groups {
-        let owner_names: Vec<String> = owners.iter().map(|(kind, name)| format!("{kind}/{name}")).collect();
+        let owner_names: Vec<String> = owners
+            .iter()
+            .map(|(kind, name)| format!("{kind}/{name}"))
+            .collect();
         let owner = format!("{namespace}/{}", owner_names.join(","));
         let view = &planner.view;
         let sample = view.pod(

@@ -256,9 +256,12 @@ impl<'a> View<'a> {
         // The expression with the fewest candidates, by posting-list length.
         let size = |expression: &Expression| match expression {
             Expression::Equal(key, value) => Some(self.postings(namespace, key, value).len()),
-            Expression::In(key, values) => {
-                Some(values.iter().map(|v| self.postings(namespace, key, v).len()).sum())
-            }
+            Expression::In(key, values) => Some(
+                values
+                    .iter()
+                    .map(|v| self.postings(namespace, key, v).len())
+                    .sum(),
+            ),
             _ => None,
         };
         let best = expressions

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::convert::{self, ConvertError};
 use super::model::{Labels, Node, Pdb, Pod};
@@ -87,12 +88,26 @@ pub fn read_file(path: &Path) -> Result<Objects, SnapshotError> {
 pub fn read_str(text: &str) -> Result<Objects, String> {
     let mut objects = Objects::default();
     if text.trim_start().starts_with(['{', '[']) {
+        // JSON is read without building trees: each document, and each list item, is kept as
+        // its raw text and decoded straight into its type once its kind is known.
         for (index, document) in serde_json::Deserializer::from_str(text)
-            .into_iter::<Document>()
+            .into_iter::<&RawValue>()
             .enumerate()
         {
-            let document = document.map_err(|e| format!("document {}: {e}", index + 1))?;
-            objects.extend(document.0);
+            let in_document = |e: &dyn fmt::Display| format!("document {}: {e}", index + 1);
+            let document = document.map_err(|e| in_document(&e))?;
+            let list: ListHeader =
+                serde_json::from_str(document.get()).map_err(|e| in_document(&e))?;
+            match list.items {
+                Some(items) => {
+                    for item in items {
+                        objects
+                            .extend(object(Source::Raw(item.get())).map_err(|e| in_document(&e))?);
+                    }
+                }
+                None => objects
+                    .extend(object(Source::Raw(document.get())).map_err(|e| in_document(&e))?),
+            }
         }
     } else {
         let options = serde_saphyr::options! {
@@ -151,7 +166,7 @@ impl<'de> Visitor<'de> for DocumentVisitor {
         if had_items || kind == "List" || kind.ends_with("List") {
             return Ok(Document(objects));
         }
-        objects.extend(object(Value::Object(fields)).map_err(de::Error::custom)?);
+        objects.extend(object(Source::Tree(Value::Object(fields))).map_err(de::Error::custom)?);
         Ok(Document(objects))
     }
 }
@@ -173,7 +188,7 @@ impl<'de> Deserialize<'de> for Items {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
                 let mut objects = Objects::default();
                 while let Some(item) = seq.next_element::<Value>()? {
-                    objects.extend(object(item).map_err(de::Error::custom)?);
+                    objects.extend(object(Source::Tree(item)).map_err(de::Error::custom)?);
                 }
                 Ok(Items(objects))
             }
@@ -182,48 +197,98 @@ impl<'de> Deserialize<'de> for Items {
     }
 }
 
+/// The items of a JSON `List`, left as raw text.
+#[derive(serde::Deserialize)]
+struct ListHeader<'a> {
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
+}
+
+/// What identifies an object, read without decoding the rest.
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Header {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: HeaderMetadata,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct HeaderMetadata {
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
+/// One object: a tree (from YAML) or raw JSON text (decoded straight into its type).
+enum Source<'a> {
+    Tree(Value),
+    Raw(&'a str),
+}
+
+impl Source<'_> {
+    fn header(&self) -> Result<Header, String> {
+        match self {
+            Source::Tree(value) => Header::deserialize(value).map_err(|e| e.to_string()),
+            Source::Raw(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
+        }
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, serde_json::Error> {
+        match self {
+            Source::Tree(value) => serde_json::from_value(value),
+            Source::Raw(text) => serde_json::from_str(text),
+        }
+    }
+
+    fn into_value(self) -> Result<Value, serde_json::Error> {
+        match self {
+            Source::Tree(value) => Ok(value),
+            Source::Raw(text) => serde_json::from_str(text),
+        }
+    }
+}
+
 /// Convert one object by its `apiVersion` and `kind`.
-fn object(value: Value) -> Result<Objects, String> {
-    let api_version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let kind = value
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let name = object_name(&value);
+fn object(source: Source) -> Result<Objects, String> {
+    let header = source.header()?;
+    let (api_version, kind) = (header.api_version.as_str(), header.kind.as_str());
+    let name = match (&header.metadata.namespace, &header.metadata.name) {
+        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, Some(name)) => name.clone(),
+        _ => "(unnamed)".to_string(),
+    };
     let mut objects = Objects::default();
     let described = |e: &dyn fmt::Display| format!("{kind} {name}: {e}");
-    match (api_version.as_str(), kind.as_str()) {
+    match (api_version, kind) {
         ("v1", "Node") => {
-            let node = serde_json::from_value(value).map_err(|e| described(&e))?;
+            let node = source.decode().map_err(|e| described(&e))?;
             objects
                 .nodes
                 .push(convert::node(node).map_err(|e| described(&e))?);
         }
         ("v1", "Pod") => {
-            let pod = serde_json::from_value(value).map_err(|e| described(&e))?;
+            let pod = source.decode().map_err(|e| described(&e))?;
             objects
                 .pods
                 .push(convert::pod(pod).map_err(|e| described(&e))?);
         }
         ("policy/v1", "PodDisruptionBudget") => {
-            let pdb = serde_json::from_value(value).map_err(|e| described(&e))?;
+            let pdb = source.decode().map_err(|e| described(&e))?;
             objects
                 .pdbs
                 .push(convert::pdb(pdb).map_err(|e| described(&e))?);
         }
         ("v1", "Namespace") => {
-            let namespace = serde_json::from_value(value).map_err(|e| described(&e))?;
+            let namespace = source.decode().map_err(|e| described(&e))?;
             objects
                 .namespaces
                 .push(convert::namespace(namespace).map_err(|e| described(&e))?);
         }
         (inventory::API_VERSION, inventory::KIND) => {
-            let mut value = value;
+            let mut value = source.into_value().map_err(|e| format!("{kind}: {e}"))?;
             if let Some(fields) = value.as_object_mut() {
                 fields.remove("apiVersion");
                 fields.remove("kind");
@@ -245,14 +310,4 @@ fn object(value: Value) -> Result<Objects, String> {
         _ => objects.ignored.push(format!("{api_version} {kind} {name}")),
     }
     Ok(objects)
-}
-
-fn object_name(value: &Value) -> String {
-    let metadata = value.get("metadata");
-    let field = |name| metadata.and_then(|m| m.get(name)).and_then(Value::as_str);
-    match (field("namespace"), field("name")) {
-        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
-        (None, Some(name)) => name.to_string(),
-        _ => "(unnamed)".to_string(),
-    }
 }
