@@ -634,6 +634,12 @@ REJECTED = [
     ("suspend-not-a-boolean", {"suspend": "false"}, helm.HelmValuesError, "/suspend"),
     ("deadline-not-below-interval", {"activeDeadlineSeconds": 120}, helm.HelmRenderError, "activeDeadlineSeconds 120 must be shorter"),
     ("no-cluster-name", {"clusterName": ""}, helm.HelmRenderError, "clusterName is required"),
+    (
+        "rule-name-prefix-too-long",
+        {"clusterName": "a" * 40},
+        helm.HelmRenderError,
+        "namePrefix and clusterName together may use at most 60",
+    ),
     ("no-server", {"vsphere": {"server": ""}}, helm.HelmRenderError, "vsphere.server is required"),
     (
         "two-cluster-names",

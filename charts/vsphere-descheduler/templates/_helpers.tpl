@@ -145,6 +145,16 @@ what to change. Included by the CronJob; renders nothing.
 {{- fail "clusterName is required: a DNS label naming this Kubernetes cluster; it scopes the DRS rules this cluster owns" }}
 {{- end }}
 
+{{- /* Owned DRS rule names must leave room for the workload within vCenter's 80 characters. */}}
+{{- $clusterName := default (toString $policy.clusterName) .Values.clusterName }}
+{{- $drsRules := $policyVsphere.drsRules | default dict }}
+{{- $drsRules = kindIs "map" $drsRules | ternary $drsRules dict }}
+{{- $namePrefix := toString (get $drsRules "namePrefix" | default "vsphere-descheduler") }}
+{{- $ownedPrefix := printf "%s:%s:" $namePrefix $clusterName }}
+{{- if and $ownFormat (ne (toString (get $drsRules "enabled")) "false") (gt (len $ownedPrefix) 60) }}
+{{- fail (printf "clusterName: DRS rule names start with %q, %d characters; namePrefix and clusterName together may use at most 60 so that names keep room for the workload" $ownedPrefix (len $ownedPrefix)) }}
+{{- end }}
+
 {{- /* Helm merges an object policy with the default one, which is in our format. */}}
 {{- if and (not $ownFormat) (kindIs "map" .Values.policy) (or (hasKey $policy "vsphere") (hasKey $policy "clusterName")) }}
 {{- fail (printf "policy: apiVersion %s has no clusterName or vsphere fields, but Helm merged them in from the chart's default policy; set policy.vsphere and policy.clusterName to null, or give the policy as a string" (toString $policy.apiVersion)) }}
