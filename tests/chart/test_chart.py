@@ -593,16 +593,13 @@ def test_a_policy_the_binary_rejects_fails_this_check(binary, tmp_path):
 
 
 def test_an_upstream_format_policy_renders_once_the_merged_defaults_are_dropped(binary, tmp_path):
-    upstream = {
-        "apiVersion": "descheduler/v1alpha2",
-        "vsphere": None,
-        "clusterName": None,
-        "maxNoOfPodsToEvictTotal": None,
-    }
+    # maxNoOfPodsToEvictPerNode is in no default: Helm keeps that null, and the chart drops it.
+    upstream = {"apiVersion": "descheduler/v1alpha2", "vsphere": None, "maxNoOfPodsToEvictPerNode": None}
     text = policy_text(objects({"policy": upstream}))
     rendered = yaml.safe_load(text)
     assert rendered["apiVersion"] == "descheduler/v1alpha2"
-    assert "vsphere" not in rendered and "clusterName" not in rendered
+    assert not {"vsphere", "clusterName", "maxNoOfPodsToEvictPerNode"} & rendered.keys()
+    assert flag(container(objects({"policy": upstream}))["args"], "cluster-name") == "prod-east"
     result = validate(binary, write_policy(tmp_path, text))
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -677,7 +674,13 @@ REJECTED = [
         "upstream-policy-with-merged-vsphere-defaults",
         {"policy": {"apiVersion": "descheduler/v1alpha2"}},
         helm.HelmRenderError,
-        "set policy.vsphere and policy.clusterName to null",
+        "set policy.vsphere to null",
+    ),
+    (
+        "upstream-policy-with-a-cluster-name",
+        {"policy": {"apiVersion": "descheduler/v1alpha2", "vsphere": None, "clusterName": "prod-east"}},
+        helm.HelmRenderError,
+        "has no clusterName field",
     ),
     ("policy-string-not-yaml", {"policy": "profiles: [unclosed"}, helm.HelmRenderError, "not a YAML document"),
 ]

@@ -105,6 +105,10 @@ it); a string policy is mounted as it is.
 {{- .Values.policy | trimSuffix "\n" }}
 {{- else }}
 {{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- /* Helm keeps a null it could not use to delete a default; null means absent here. */}}
+{{- range $key, $value := deepCopy $policy }}
+{{- if kindIs "invalid" $value }}{{ $_ := unset $policy $key }}{{ end }}
+{{- end }}
 {{- if include "vsphere-descheduler.ownFormat" . }}
 {{- if .Values.clusterName }}
 {{- $_ := set $policy "clusterName" .Values.clusterName }}
@@ -156,8 +160,11 @@ what to change. Included by the CronJob; renders nothing.
 {{- end }}
 
 {{- /* Helm merges an object policy with the default one, which is in our format. */}}
-{{- if and (not $ownFormat) (kindIs "map" .Values.policy) (or (hasKey $policy "vsphere") (hasKey $policy "clusterName")) }}
-{{- fail (printf "policy: apiVersion %s has no clusterName or vsphere fields, but Helm merged them in from the chart's default policy; set policy.vsphere and policy.clusterName to null, or give the policy as a string" (toString $policy.apiVersion)) }}
+{{- if and (not $ownFormat) (kindIs "map" .Values.policy) (not (kindIs "invalid" $policy.vsphere)) }}
+{{- fail (printf "policy: apiVersion %s has no vsphere field, but Helm merged it in from the chart's default policy; set policy.vsphere to null, or give the policy as a string" (toString $policy.apiVersion)) }}
+{{- end }}
+{{- if and (not $ownFormat) (not (kindIs "invalid" $policy.clusterName)) }}
+{{- fail (printf "policy: apiVersion %s has no clusterName field; set the clusterName value instead" (toString $policy.apiVersion)) }}
 {{- end }}
 
 {{- /* Credentials: from a Secret, never a literal. */}}
