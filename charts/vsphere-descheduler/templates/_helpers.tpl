@@ -1,0 +1,210 @@
+{{/*
+Chart name, truncated like every chart does.
+*/}}
+{{- define "vsphere-descheduler.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name of the release's objects. 52 characters at most, not 63: the CronJob controller
+appends an 11-character suffix to Job names, and Job names are limited to 63.
+*/}}
+{{- define "vsphere-descheduler.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "vsphere-descheduler.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Labels on every object.
+*/}}
+{{- define "vsphere-descheduler.labels" -}}
+helm.sh/chart: {{ include "vsphere-descheduler.chart" . }}
+{{ include "vsphere-descheduler.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: descheduler
+{{- end }}
+
+{{- define "vsphere-descheduler.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "vsphere-descheduler.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "vsphere-descheduler.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "vsphere-descheduler.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "vsphere-descheduler.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- end }}
+{{- end }}
+
+{{/*
+The lease the runs take so that two never act at once (a manual run next to a scheduled one).
+The binary's lock name; not configurable, since the lease Role names it.
+*/}}
+{{- define "vsphere-descheduler.leaseName" -}}
+vsphere-descheduler
+{{- end }}
+
+{{/* Where the pod finds its files. */}}
+{{- define "vsphere-descheduler.policyDir" -}}/etc/vsphere-descheduler/policy{{- end }}
+{{- define "vsphere-descheduler.credentialsDir" -}}/etc/vsphere-descheduler/credentials{{- end }}
+{{- define "vsphere-descheduler.caDir" -}}/etc/vsphere-descheduler/ca{{- end }}
+
+{{/*
+The policy as a dictionary, whichever way it was given (a string is parsed; its text is still
+mounted as it is). Fails on a string that is not YAML.
+*/}}
+{{- define "vsphere-descheduler.policyObject" -}}
+{{- $policy := .Values.policy }}
+{{- if kindIs "string" $policy }}
+{{- $parsed := fromYaml $policy }}
+{{- if hasKey $parsed "Error" }}
+{{- fail (printf "policy: the string is not a YAML document: %s" $parsed.Error) }}
+{{- end }}
+{{- toJson $parsed }}
+{{- else }}
+{{- toJson (default dict $policy) }}
+{{- end }}
+{{- end }}
+
+{{/* Whether the policy is in our format, the only one with clusterName and vsphere:. */}}
+{{- define "vsphere-descheduler.ownFormat" -}}
+{{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- if eq (toString $policy.apiVersion) "vsphere-descheduler.io/v1alpha1" }}true{{ end }}
+{{- end }}
+
+{{/*
+The text of policy.yaml. An object policy in our format gets clusterName and vsphere.server from
+the values, so the mounted file is complete on its own (`vsphere-descheduler validate` passes on
+it); a string policy is mounted as it is.
+*/}}
+{{- define "vsphere-descheduler.policyText" -}}
+{{- if kindIs "string" .Values.policy }}
+{{- .Values.policy | trimSuffix "\n" }}
+{{- else }}
+{{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- /* Helm keeps a null it could not use to delete a default; null means absent here. */}}
+{{- range $key, $value := deepCopy $policy }}
+{{- if kindIs "invalid" $value }}{{ $_ := unset $policy $key }}{{ end }}
+{{- end }}
+{{- if include "vsphere-descheduler.ownFormat" . }}
+{{- if .Values.clusterName }}
+{{- $_ := set $policy "clusterName" .Values.clusterName }}
+{{- end }}
+{{- if .Values.vsphere.server }}
+{{- $vsphere := default dict $policy.vsphere }}
+{{- $_ := set $vsphere "server" .Values.vsphere.server }}
+{{- $_ := set $policy "vsphere" $vsphere }}
+{{- end }}
+{{- end }}
+{{- /* apiVersion and kind first, as people write them; toYaml sorts the rest. */}}
+{{- with $policy.apiVersion }}apiVersion: {{ . }}{{ "\n" }}{{ end }}
+{{- with $policy.kind }}kind: {{ . }}{{ "\n" }}{{ end }}
+{{- toYaml (omit $policy "apiVersion" "kind") }}
+{{- end }}
+{{- end }}
+
+{{/*
+Checks that need more than one value, so values.schema.json cannot make them. Each failure says
+what to change. Included by the CronJob; renders nothing.
+*/}}
+{{- define "vsphere-descheduler.validate" -}}
+{{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- $ownFormat := include "vsphere-descheduler.ownFormat" . }}
+{{- $policyVsphere := default dict $policy.vsphere }}
+
+{{- /* One cluster name and one server, wherever they are written. */}}
+{{- if and .Values.clusterName $policy.clusterName (ne (toString $policy.clusterName) .Values.clusterName) }}
+{{- fail (printf "clusterName %q and the policy's clusterName %q differ; set one of them" .Values.clusterName (toString $policy.clusterName)) }}
+{{- end }}
+{{- if and .Values.vsphere.server $policyVsphere.server (ne (toString $policyVsphere.server) .Values.vsphere.server) }}
+{{- fail (printf "vsphere.server %q and the policy's vsphere.server %q differ; set one of them" .Values.vsphere.server (toString $policyVsphere.server)) }}
+{{- end }}
+{{- if not (or .Values.vsphere.server $policyVsphere.server) }}
+{{- fail "vsphere.server is required: the vCenter address (host, host:port or https URL)" }}
+{{- end }}
+{{- if not (or .Values.clusterName $policy.clusterName) }}
+{{- fail "clusterName is required: a DNS label naming this Kubernetes cluster; it scopes the DRS rules this cluster owns" }}
+{{- end }}
+
+{{- /* Owned DRS rule names must leave room for the workload within vCenter's 80 characters. */}}
+{{- $clusterName := default (toString $policy.clusterName) .Values.clusterName }}
+{{- $drsRules := $policyVsphere.drsRules | default dict }}
+{{- $drsRules = kindIs "map" $drsRules | ternary $drsRules dict }}
+{{- $namePrefix := toString (get $drsRules "namePrefix" | default "vsphere-descheduler") }}
+{{- $ownedPrefix := printf "%s:%s:" $namePrefix $clusterName }}
+{{- if and $ownFormat (ne (toString (get $drsRules "enabled")) "false") (gt (len $ownedPrefix) 60) }}
+{{- fail (printf "clusterName: DRS rule names start with %q, %d characters; namePrefix and clusterName together may use at most 60 so that names keep room for the workload" $ownedPrefix (len $ownedPrefix)) }}
+{{- end }}
+
+{{- /* Helm merges an object policy with the default one, which is in our format. */}}
+{{- if and (not $ownFormat) (kindIs "map" .Values.policy) (not (kindIs "invalid" $policy.vsphere)) }}
+{{- fail (printf "policy: apiVersion %s has no vsphere field, but Helm merged it in from the chart's default policy; set policy.vsphere to null, or give the policy as a string" (toString $policy.apiVersion)) }}
+{{- end }}
+{{- if and (not $ownFormat) (not (kindIs "invalid" $policy.clusterName)) }}
+{{- fail (printf "policy: apiVersion %s has no clusterName field; set the clusterName value instead" (toString $policy.apiVersion)) }}
+{{- end }}
+
+{{- /* Credentials: from a Secret, never a literal. */}}
+{{- $policyText := include "vsphere-descheduler.policyText" . }}
+{{- if regexMatch "(?im)^\\s*(-\\s+)?(password|username)\\s*:" $policyText }}
+{{- fail "policy: vCenter credentials never go in the policy; create a Secret and set vsphere.credentials.existingSecret" }}
+{{- end }}
+{{- $envNames := list }}
+{{- range .Values.extraEnv }}
+{{- $envNames = append $envNames .name }}
+{{- if and (eq .name "VSPHERE_PASSWORD") (hasKey . "value") }}
+{{- fail "extraEnv: VSPHERE_PASSWORD must come from valueFrom.secretKeyRef, not a literal value" }}
+{{- end }}
+{{- end }}
+{{- if not .Values.vsphere.credentials.enabled }}
+{{- $fromEnv := and (has "VSPHERE_USERNAME" $envNames) (has "VSPHERE_PASSWORD" $envNames) }}
+{{- $fromFiles := false }}
+{{- range .Values.extraArgs }}
+{{- if hasPrefix "--vsphere-credentials-dir" . }}{{ $fromFiles = true }}{{ end }}
+{{- end }}
+{{- if not (or $fromEnv $fromFiles) }}
+{{- fail "vsphere.credentials.enabled is false: provide VSPHERE_USERNAME and VSPHERE_PASSWORD through extraEnv, or --vsphere-credentials-dir through extraArgs and extraVolumes" }}
+{{- end }}
+{{- end }}
+
+{{- /* TLS: either trust a CA or trust nothing, not both. */}}
+{{- $ca := .Values.vsphere.caBundle }}
+{{- if and $ca.configMap $ca.secret }}
+{{- fail "vsphere.caBundle: set configMap or secret, not both" }}
+{{- end }}
+{{- if and .Values.vsphere.insecureSkipVerify (or $ca.configMap $ca.secret) }}
+{{- fail "vsphere.insecureSkipVerify and vsphere.caBundle exclude each other: with a CA bundle, verification works" }}
+{{- end }}
+
+{{- /* A run must end before the next one is due, or Forbid skips that one. */}}
+{{- $every := regexFind "^\\*/[0-9]+ \\* \\* \\* \\*$" .Values.schedule }}
+{{- if $every }}
+{{- $minutes := $every | trimPrefix "*/" | splitList " " | first | atoi }}
+{{- if and (gt $minutes 0) (ge (int .Values.activeDeadlineSeconds) (mul $minutes 60)) }}
+{{- fail (printf "activeDeadlineSeconds %d must be shorter than the schedule's interval (%d s for %q), or a slow run delays the next" (int .Values.activeDeadlineSeconds) (mul $minutes 60) .Values.schedule) }}
+{{- end }}
+{{- end }}
+{{- end }}

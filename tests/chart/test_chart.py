@@ -1,0 +1,708 @@
+"""Tests of the Helm chart in charts/vsphere-descheduler.
+
+The chart is rendered and linted by Helm's own Go engine (helm-python-sdk binds Helm v4's SDK),
+every rendered object is validated against Kubernetes' OpenAPI schemas (kubernetes-validate,
+strict: unknown fields are errors), and the rendered policy is checked by the binary itself
+(`vsphere-descheduler validate`). Run through scripts/chart-test.sh.
+
+Under CI=true a missing prerequisite (a Python package, the binary) fails the run; nothing here
+is ever skipped.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import helm_python as helm
+import kubernetes_validate
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "vsphere-descheduler"
+DEFAULT_POLICY_FILE = REPO / "policies" / "host-anti-affinity.yaml"
+CI = os.environ.get("CI", "").lower() in ("true", "1")
+
+RELEASE = "vsd"
+NAMESPACE = "kube-system"
+FULLNAME = "vsd-vsphere-descheduler"
+
+# The oldest Kubernetes the chart declares (Chart.yaml kubeVersion) and the newest the
+# validator knows: a field that one of them lacks or renamed fails here.
+OLDEST_KUBERNETES = "1.27"
+NEWEST_KUBERNETES = ".".join(kubernetes_validate.latest_version().split(".")[:2])
+
+# The values without a usable default; everything else is the chart's default.
+REQUIRED: dict[str, Any] = {
+    "clusterName": "prod-east",
+    "vsphere": {
+        "server": "vcenter.example.com",
+        "credentials": {"existingSecret": "vsphere-credentials"},
+    },
+}
+
+# One value set that moves every knob away from its default.
+NON_DEFAULT: dict[str, Any] = {
+    "dryRun": True,
+    "output": "text",
+    "logFormat": "plain",
+    "logLevel": "debug",
+    "vsphere": {
+        "credentials": {
+            "existingSecret": "vcenter-login",
+            "usernameKey": "user",
+            "passwordKey": "pass",
+        },
+        "caBundle": {"configMap": "vcenter-ca", "key": "root.pem"},
+    },
+    "schedule": "*/5 * * * *",
+    "timeZone": "Europe/Berlin",
+    "suspend": True,
+    "startingDeadlineSeconds": 60,
+    "successfulJobsHistoryLimit": 5,
+    "failedJobsHistoryLimit": 2,
+    "activeDeadlineSeconds": 240,
+    "backoffLimit": 1,
+    "ttlSecondsAfterFinished": 86400,
+    "image": {
+        "repository": "registry.example.com/platform/vsphere-descheduler",
+        "tag": "0.1.0-rc.1",
+        "pullPolicy": "Always",
+    },
+    "imagePullSecrets": [{"name": "regcred"}],
+    "serviceAccount": {"name": "descheduler-runner", "annotations": {"team": "platform"}},
+    "priorityClassName": "system-cluster-critical",
+    "resources": {
+        "requests": {"cpu": "200m", "memory": "256Mi"},
+        "limits": {"cpu": "1", "memory": "1Gi"},
+    },
+    "nodeSelector": {"node-role.kubernetes.io/control-plane": ""},
+    "tolerations": [
+        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}
+    ],
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}
+                ]
+            }
+        }
+    },
+    "podLabels": {"team": "platform"},
+    "podAnnotations": {"example.com/owner": "platform"},
+    "extraArgs": ["--some-future-flag=1"],
+    "extraEnv": [
+        {"name": "HTTPS_PROXY", "value": "http://proxy.example.com:3128"},
+        {"name": "NO_PROXY", "value": "10.0.0.0/8"},
+    ],
+    "extraVolumes": [{"name": "scratch", "emptyDir": {}}],
+    "extraVolumeMounts": [{"name": "scratch", "mountPath": "/scratch"}],
+}
+
+VALUE_SETS = {"required-only": {}, "non-default": NON_DEFAULT}
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def merged(*layers: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merges value layers, later ones winning, as `helm -f a -f b` does."""
+    result: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if isinstance(value, dict) and isinstance(result.get(key), dict):
+                result[key] = merged(result[key], value)
+            else:
+                result[key] = copy.deepcopy(value)
+    return result
+
+
+def values(*overrides: dict[str, Any]) -> dict[str, Any]:
+    return merged(REQUIRED, *overrides)
+
+
+def render(overrides: dict[str, Any] | None = None, *, release: str = RELEASE) -> dict[str, str]:
+    """Renders the chart like `helm template` and returns template path → text."""
+    with helm.Chart.load(CHART) as chart:
+        return chart.render(values(overrides or {}), name=release, namespace=NAMESPACE, is_install=True)
+
+
+def objects(overrides: dict[str, Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+    documents = []
+    for path, text in render(overrides, **kwargs).items():
+        if path.endswith("NOTES.txt"):
+            continue
+        documents.extend(doc for doc in yaml.safe_load_all(text) if doc)
+    return documents
+
+
+def notes(overrides: dict[str, Any] | None = None) -> str:
+    return render(overrides)["vsphere-descheduler/templates/NOTES.txt"]
+
+
+def only(documents: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [doc for doc in documents if doc["kind"] == kind]
+    assert len(found) == 1, f"expected one {kind}, found {len(found)}"
+    return found[0]
+
+
+def pod_spec(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    return only(documents, "CronJob")["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+
+
+def container(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    (single,) = pod_spec(documents)["containers"]
+    return single
+
+
+def flag(args: list[str], name: str) -> str | None:
+    """The value of `--name=value` in args, or None."""
+    values_found = [arg.split("=", 1)[1] for arg in args if arg.startswith(f"--{name}=")]
+    assert len(values_found) <= 1, f"--{name} given {len(values_found)} times"
+    return values_found[0] if values_found else None
+
+
+def mount_path(documents: list[dict[str, Any]], volume: str) -> str:
+    (mount,) = [m for m in container(documents)["volumeMounts"] if m["name"] == volume]
+    return mount["mountPath"]
+
+
+def volume(documents: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    (found,) = [v for v in pod_spec(documents)["volumes"] if v["name"] == name]
+    return found
+
+
+def policy_text(documents: list[dict[str, Any]]) -> str:
+    return only(documents, "ConfigMap")["data"]["policy.yaml"]
+
+
+def schedule_interval_seconds(schedule: str) -> int:
+    """The interval of a `*/N * * * *` schedule; other shapes are not used in these tests."""
+    match = re.fullmatch(r"\*/(\d+) \* \* \* \*", schedule)
+    assert match, f"unexpected schedule shape {schedule!r}"
+    return int(match.group(1)) * 60
+
+
+def rbac_rules(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, tuple[str, ...]]]:
+    """Flattens rules to (apiGroup, resource, verb, resourceNames) so that grouping does not matter."""
+    flat = set()
+    for rule in rules:
+        for group in rule.get("apiGroups", []):
+            for resource in rule.get("resources", []):
+                for verb in rule.get("verbs", []):
+                    flat.add((group, resource, verb, tuple(sorted(rule.get("resourceNames", [])))))
+    return flat
+
+
+def write_policy(tmp_path: Path, text: str, name: str = "policy.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# --- the binary --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def binary() -> Path:
+    """The vsphere-descheduler binary: VSPHERE_DESCHEDULER_BIN, else target/release.
+
+    Outside CI a missing default binary is built with cargo; under CI=true it is a failure,
+    since CI builds it first and a missing one means the pipeline is broken.
+    """
+    configured = os.environ.get("VSPHERE_DESCHEDULER_BIN")
+    path = Path(configured or "target/release/vsphere-descheduler")
+    if not path.is_absolute():
+        path = REPO / path
+    if path.is_file():
+        return path
+    if CI or configured:
+        pytest.fail(
+            f"vsphere-descheduler binary not found at {path}: run `cargo build --release` "
+            "or point VSPHERE_DESCHEDULER_BIN at the binary"
+        )
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.fail(f"{path} is missing and cargo is not on PATH to build it")
+    subprocess.run([cargo, "build", "--release", "--locked", "--bin", "vsphere-descheduler"], cwd=REPO, check=True)
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    built = (target if target.is_absolute() else REPO / target) / "release" / "vsphere-descheduler"
+    assert built.is_file(), f"cargo build succeeded but {built} does not exist"
+    return built
+
+
+def validate(binary: Path, policy: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(binary), "validate", str(policy)], capture_output=True, text=True, timeout=60
+    )
+
+
+# --- chart metadata and lint -------------------------------------------------------------------
+
+
+def test_chart_metadata_is_helm_v3_or_later_with_the_app_version():
+    with helm.Chart.load(CHART) as chart:
+        metadata = chart.metadata
+    assert metadata["apiVersion"] == "v2"
+    assert metadata["name"] == "vsphere-descheduler"
+    assert metadata["appVersion"] == "0.1.0"
+    assert metadata["kubeVersion"] == f">={OLDEST_KUBERNETES}.0-0"
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_lint_is_clean_even_in_strict_mode(value_set):
+    report = helm.lint(CHART, values(VALUE_SETS[value_set]), strict=True, namespace=NAMESPACE)
+    problems = [m for m in report["messages"] if m["severity"] >= 2]
+    assert report["errors"] == [] and problems == [], report
+
+
+def test_lint_fails_without_the_credentials_secret_name():
+    report = helm.lint(CHART, {"clusterName": "prod-east", "vsphere": {"server": "vcenter.example.com"}})
+    assert any("existingSecret" in error for error in report["errors"]), report
+
+
+# --- every object is valid Kubernetes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("kubernetes", [OLDEST_KUBERNETES, NEWEST_KUBERNETES])
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_every_rendered_object_matches_the_kubernetes_schema(value_set, kubernetes):
+    documents = objects(VALUE_SETS[value_set])
+    assert documents
+    for document in documents:
+        try:
+            kubernetes_validate.validate(document, kubernetes, strict=True)
+        except kubernetes_validate.ValidationError as error:
+            pytest.fail(f"{document['kind']}/{document['metadata']['name']} on {kubernetes}: {error.message}")
+
+
+def test_the_chart_renders_exactly_these_objects():
+    kinds = sorted((doc["kind"], doc["metadata"]["name"]) for doc in objects())
+    assert kinds == [
+        ("ClusterRole", FULLNAME),
+        ("ClusterRoleBinding", FULLNAME),
+        ("ConfigMap", f"{FULLNAME}-policy"),
+        ("CronJob", FULLNAME),
+        ("Role", f"{FULLNAME}-lease"),
+        ("RoleBinding", f"{FULLNAME}-lease"),
+        ("ServiceAccount", FULLNAME),
+    ]
+    namespaced = [doc for doc in objects() if not doc["kind"].startswith("Cluster")]
+    assert {doc["metadata"]["namespace"] for doc in namespaced} == {NAMESPACE}
+
+
+def test_names_stay_short_enough_for_the_jobs_the_cronjob_creates():
+    release = "a-release-name-that-is-rather-long-for-a-cluster-tool"
+    cronjob = only(objects(release=release), "CronJob")
+    # The controller appends an 11-character suffix; Job names are limited to 63.
+    assert len(cronjob["metadata"]["name"]) <= 52
+
+
+# --- the CronJob -------------------------------------------------------------------------------
+
+
+def test_cronjob_runs_every_two_minutes_one_run_at_a_time():
+    spec = only(objects(), "CronJob")["spec"]
+    job = spec["jobTemplate"]["spec"]
+    assert spec["schedule"] == "*/2 * * * *"
+    assert spec["concurrencyPolicy"] == "Forbid"
+    assert spec["suspend"] is False
+    assert "timeZone" not in spec and "startingDeadlineSeconds" not in spec
+    assert job["template"]["spec"]["restartPolicy"] == "Never"
+    assert job["backoffLimit"] == 0
+    assert "ttlSecondsAfterFinished" not in job
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_history_is_bounded_and_a_run_ends_before_the_next_is_due(value_set):
+    spec = only(objects(VALUE_SETS[value_set]), "CronJob")["spec"]
+    assert 1 <= spec["successfulJobsHistoryLimit"] <= 10
+    assert 1 <= spec["failedJobsHistoryLimit"] <= 10
+    deadline = spec["jobTemplate"]["spec"]["activeDeadlineSeconds"]
+    assert 0 < deadline < schedule_interval_seconds(spec["schedule"])
+
+
+def test_non_default_schedule_settings_reach_the_cronjob():
+    spec = only(objects(NON_DEFAULT), "CronJob")["spec"]
+    job = spec["jobTemplate"]["spec"]
+    assert spec["schedule"] == "*/5 * * * *"
+    assert spec["timeZone"] == "Europe/Berlin"
+    assert spec["suspend"] is True
+    assert spec["startingDeadlineSeconds"] == 60
+    assert (spec["successfulJobsHistoryLimit"], spec["failedJobsHistoryLimit"]) == (5, 2)
+    assert (job["activeDeadlineSeconds"], job["backoffLimit"], job["ttlSecondsAfterFinished"]) == (240, 1, 86400)
+
+
+def test_zero_starting_deadline_is_kept_not_dropped_as_empty():
+    spec = only(objects({"startingDeadlineSeconds": 0}), "CronJob")["spec"]
+    assert spec["startingDeadlineSeconds"] == 0
+
+
+def test_default_run_arguments():
+    documents = objects()
+    args = container(documents)["args"]
+    assert args[0] == "run"
+    assert "--dry-run" not in args
+    assert flag(args, "output") == "json"
+    assert flag(args, "log-format") == "json"
+    assert flag(args, "cluster-name") == "prod-east"
+    assert flag(args, "vsphere-server") == "vcenter.example.com"
+    assert flag(args, "vsphere-ca-file") is None
+    # --policy names the key of the mounted ConfigMap the chart renders.
+    assert flag(args, "policy") == mount_path(documents, "policy") + "/policy.yaml"
+    assert volume(documents, "policy")["configMap"]["name"] == only(documents, "ConfigMap")["metadata"]["name"]
+    assert container(documents)["image"] == "vsphere-descheduler:0.1.0"
+
+
+def test_non_default_run_arguments_and_pod_settings():
+    documents = objects(NON_DEFAULT)
+    pod = pod_spec(documents)
+    main = container(documents)
+    args = main["args"]
+    assert "--dry-run" in args
+    assert flag(args, "output") == "text"
+    assert flag(args, "log-format") == "plain"
+    assert args[-1] == "--some-future-flag=1", "extraArgs come last, so they can override"
+    assert main["image"] == "registry.example.com/platform/vsphere-descheduler:0.1.0-rc.1"
+    assert main["imagePullPolicy"] == "Always"
+    assert main["resources"] == NON_DEFAULT["resources"]
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+    assert pod["tolerations"] == NON_DEFAULT["tolerations"]
+    assert pod["nodeSelector"] == NON_DEFAULT["nodeSelector"]
+    assert pod["affinity"] == NON_DEFAULT["affinity"]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    env = {e["name"]: e for e in main["env"]}
+    assert env["RUST_LOG"]["value"] == "debug"
+    assert env["HTTPS_PROXY"]["value"] == "http://proxy.example.com:3128"
+    template = only(documents, "CronJob")["spec"]["jobTemplate"]["spec"]["template"]
+    assert template["metadata"]["labels"]["team"] == "platform"
+    assert template["metadata"]["annotations"] == {"example.com/owner": "platform"}
+    assert mount_path(documents, "scratch") == "/scratch"
+
+
+def test_image_by_digest_wins_over_the_tag():
+    digest = "sha256:" + "ab" * 32
+    main = container(objects({"image": {"tag": "0.1.0", "digest": digest}}))
+    assert main["image"] == f"vsphere-descheduler@{digest}"
+
+
+def test_pod_namespace_comes_from_the_downward_api():
+    env = {e["name"]: e for e in container(objects())["env"]}
+    assert env["POD_NAMESPACE"] == {
+        "name": "POD_NAMESPACE",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+    }
+    assert "VSPHERE_INSECURE" not in env
+
+
+def test_insecure_skip_verify_is_an_environment_switch_and_a_warning():
+    env = {e["name"]: e for e in container(objects({"vsphere": {"insecureSkipVerify": True}}))["env"]}
+    assert env["VSPHERE_INSECURE"]["value"] == "true"
+    assert "not verified" in notes({"vsphere": {"insecureSkipVerify": True}})
+
+
+# --- security ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_pod_runs_restricted(value_set):
+    documents = objects(VALUE_SETS[value_set])
+    pod = pod_spec(documents)["securityContext"]
+    assert pod["runAsNonRoot"] is True
+    assert pod["runAsUser"] == 65532
+    assert pod["seccompProfile"] == {"type": "RuntimeDefault"}
+    main = container(documents)["securityContext"]
+    assert main["readOnlyRootFilesystem"] is True
+    assert main["allowPrivilegeEscalation"] is False
+    assert main["capabilities"] == {"drop": ["ALL"]}
+    assert main.get("privileged", False) is False
+    assert main.get("runAsUser", 65532) == 65532
+
+
+def test_credentials_come_from_an_existing_secret_mounted_as_files():
+    documents = objects(NON_DEFAULT)
+    assert not [doc for doc in documents if doc["kind"] == "Secret"], "the chart must never create the Secret"
+    secret = volume(documents, "credentials")["secret"]
+    assert secret["secretName"] == "vcenter-login"
+    assert secret["items"] == [{"key": "user", "path": "username"}, {"key": "pass", "path": "password"}]
+    assert secret["defaultMode"] == 0o440
+    assert flag(container(documents)["args"], "vsphere-credentials-dir") == mount_path(documents, "credentials")
+    mount = [m for m in container(documents)["volumeMounts"] if m["name"] == "credentials"]
+    assert mount[0]["readOnly"] is True
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_no_password_in_any_configmap_or_environment(value_set):
+    documents = objects(VALUE_SETS[value_set])
+    for configmap in (doc for doc in documents if doc["kind"] == "ConfigMap"):
+        for key, text in configmap.get("data", {}).items():
+            assert not re.search("password|username", key + text, re.IGNORECASE), (
+                f"ConfigMap {configmap['metadata']['name']} key {key} mentions credentials"
+            )
+    for variable in container(documents)["env"]:
+        if variable["name"] in ("VSPHERE_USERNAME", "VSPHERE_PASSWORD"):
+            assert "value" not in variable, f"{variable['name']} is a literal"
+
+
+def test_credentials_may_come_from_extra_env_instead():
+    secret_ref = {"secretKeyRef": {"name": "vault-synced", "key": "password"}}
+    user_ref = {"secretKeyRef": {"name": "vault-synced", "key": "username"}}
+    documents = objects(
+        {
+            "vsphere": {"credentials": {"enabled": False, "existingSecret": ""}},
+            "extraEnv": [
+                {"name": "VSPHERE_USERNAME", "valueFrom": user_ref},
+                {"name": "VSPHERE_PASSWORD", "valueFrom": secret_ref},
+            ],
+        }
+    )
+    assert flag(container(documents)["args"], "vsphere-credentials-dir") is None
+    assert "credentials" not in {v["name"] for v in pod_spec(documents)["volumes"]}
+
+
+@pytest.mark.parametrize(
+    ("ca_source", "volume_kind", "name_field"),
+    [("configMap", "configMap", "name"), ("secret", "secret", "secretName")],
+)
+def test_ca_bundle_is_mounted_and_passed_to_the_binary(ca_source, volume_kind, name_field):
+    documents = objects({"vsphere": {"caBundle": {ca_source: "vcenter-ca", "key": "root.pem"}}})
+    source = volume(documents, "ca-bundle")[volume_kind]
+    assert source[name_field] == "vcenter-ca"
+    assert source["items"] == [{"key": "root.pem", "path": "ca.pem"}]
+    assert flag(container(documents)["args"], "vsphere-ca-file") == mount_path(documents, "ca-bundle") + "/ca.pem"
+
+
+# --- RBAC --------------------------------------------------------------------------------------
+
+EXPECTED_CLUSTER_RULES = {
+    ("", "nodes", "get", ()),
+    ("", "nodes", "list", ()),
+    ("", "nodes", "patch", ()),
+    ("", "pods", "get", ()),
+    ("", "pods", "list", ()),
+    ("", "pods/eviction", "create", ()),
+    ("policy", "poddisruptionbudgets", "list", ()),
+    ("", "namespaces", "list", ()),
+    ("events.k8s.io", "events", "create", ()),
+}
+EXPECTED_LEASE_RULES = {
+    ("coordination.k8s.io", "leases", "get", ("vsphere-descheduler",)),
+    ("coordination.k8s.io", "leases", "update", ("vsphere-descheduler",)),
+    ("coordination.k8s.io", "leases", "create", ()),
+}
+
+
+def test_cluster_role_grants_exactly_what_a_run_calls():
+    assert rbac_rules(only(objects(), "ClusterRole")["rules"]) == EXPECTED_CLUSTER_RULES
+
+
+def test_lease_role_grants_only_the_lock_in_the_release_namespace():
+    documents = objects()
+    role = only(documents, "Role")
+    assert role["metadata"]["namespace"] == NAMESPACE
+    assert rbac_rules(role["rules"]) == EXPECTED_LEASE_RULES
+    # The lock namespace is POD_NAMESPACE, the pod's own: the CronJob's namespace.
+    assert only(documents, "CronJob")["metadata"]["namespace"] == NAMESPACE
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_no_wildcard_anywhere_in_rbac(value_set):
+    for document in objects(VALUE_SETS[value_set]):
+        for rule in document.get("rules", []):
+            for field in ("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"):
+                assert not any("*" in item for item in rule.get(field, [])), (document["kind"], rule)
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_bindings_tie_the_roles_to_the_pods_service_account(value_set):
+    documents = objects(VALUE_SETS[value_set])
+    account = pod_spec(documents)["serviceAccountName"]
+    assert only(documents, "ServiceAccount")["metadata"]["name"] == account
+    for binding_kind, role_kind in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
+        binding = only(documents, binding_kind)
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": role_kind,
+            "name": only(documents, role_kind)["metadata"]["name"],
+        }
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
+
+
+def test_custom_service_account_name():
+    documents = objects(NON_DEFAULT)
+    assert pod_spec(documents)["serviceAccountName"] == "descheduler-runner"
+    assert only(documents, "ServiceAccount")["metadata"]["annotations"] == {"team": "platform"}
+
+
+def test_an_existing_service_account_and_rbac_can_be_brought_along():
+    documents = objects({"serviceAccount": {"create": False, "name": "prepared"}, "rbac": {"create": False}})
+    assert sorted(doc["kind"] for doc in documents) == ["ConfigMap", "CronJob"]
+    assert pod_spec(documents)["serviceAccountName"] == "prepared"
+
+
+# --- the policy --------------------------------------------------------------------------------
+
+
+def site_independent(policy: dict[str, Any]) -> dict[str, Any]:
+    """A policy without what differs between sites (cluster name, vCenter, cluster filter)."""
+    policy = copy.deepcopy(policy)
+    policy.pop("clusterName", None)
+    for key in ("server", "clusters", "insecureSkipVerify", "caFile"):
+        policy.get("vsphere", {}).pop(key, None)
+    return policy
+
+
+def test_default_policy_is_the_host_anti_affinity_example():
+    rendered = yaml.safe_load(policy_text(objects()))
+    example = yaml.safe_load(DEFAULT_POLICY_FILE.read_text())
+    assert site_independent(rendered) == site_independent(example)
+    assert rendered["clusterName"] == "prod-east"
+    assert rendered["vsphere"]["server"] == "vcenter.example.com"
+    assert rendered["vsphere"]["clusters"] == []
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_rendered_policy_passes_the_binarys_validate(value_set, binary, tmp_path):
+    policy = write_policy(tmp_path, policy_text(objects(VALUE_SETS[value_set])))
+    result = validate(binary, policy)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_policy_given_as_a_string_is_mounted_as_written(binary, tmp_path):
+    text = DEFAULT_POLICY_FILE.read_text()
+    documents = objects({"policy": text, "clusterName": "prod-east", "vsphere": {"server": ""}})
+    assert policy_text(documents) == text, "comments and layout survive"
+    assert flag(container(documents)["args"], "cluster-name") == "prod-east"
+    assert flag(container(documents)["args"], "vsphere-server") is None, "the policy names the server"
+    result = validate(binary, write_policy(tmp_path, policy_text(documents)))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_policy_the_binary_rejects_fails_this_check(binary, tmp_path):
+    # The chart cannot know every policy rule; this is what the validate test above guards.
+    documents = objects({"policy": {"maxNoOfPodsToEvictTotal": "five"}})
+    result = validate(binary, write_policy(tmp_path, policy_text(documents)))
+    assert result.returncode == 1, result.stdout + result.stderr
+
+
+def test_an_upstream_format_policy_renders_once_the_merged_defaults_are_dropped(binary, tmp_path):
+    # maxNoOfPodsToEvictPerNode is in no default: Helm keeps that null, and the chart drops it.
+    upstream = {"apiVersion": "descheduler/v1alpha2", "vsphere": None, "maxNoOfPodsToEvictPerNode": None}
+    text = policy_text(objects({"policy": upstream}))
+    rendered = yaml.safe_load(text)
+    assert rendered["apiVersion"] == "descheduler/v1alpha2"
+    assert not {"vsphere", "clusterName", "maxNoOfPodsToEvictPerNode"} & rendered.keys()
+    assert flag(container(objects({"policy": upstream}))["args"], "cluster-name") == "prod-east"
+    result = validate(binary, write_policy(tmp_path, text))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- values the chart refuses ------------------------------------------------------------------
+
+# (id, overrides, error type, fragment of the message). HelmValuesError: values.schema.json;
+# HelmRenderError: a check in templates/_helpers.tpl.
+REJECTED = [
+    ("schedule-not-a-string", {"schedule": 5}, helm.HelmValuesError, "/schedule"),
+    ("schedule-with-tz-prefix", {"schedule": "TZ=UTC */2 * * * *"}, helm.HelmValuesError, "/schedule"),
+    ("schedule-with-four-fields", {"schedule": "*/2 * * *"}, helm.HelmValuesError, "/schedule"),
+    ("dry-run-not-a-boolean", {"dryRun": "yes"}, helm.HelmValuesError, "/dryRun"),
+    ("unknown-output", {"output": "yaml"}, helm.HelmValuesError, "/output"),
+    ("unknown-log-format", {"logFormat": "logfmt"}, helm.HelmValuesError, "/logFormat"),
+    ("misspelt-top-level-value", {"dryrun": True}, helm.HelmValuesError, "dryrun"),
+    ("secret-name-missing", {"vsphere": {"credentials": {"existingSecret": ""}}}, helm.HelmValuesError, "existingSecret"),
+    ("secret-name-invalid", {"vsphere": {"credentials": {"existingSecret": "Bad_Name"}}}, helm.HelmValuesError, "existingSecret"),
+    ("cluster-name-not-a-dns-label", {"clusterName": "Prod_East"}, helm.HelmValuesError, "/clusterName"),
+    ("server-with-credentials", {"vsphere": {"server": "admin@vcenter"}}, helm.HelmValuesError, "/vsphere/server"),
+    ("time-zone-with-space", {"timeZone": "Europe/ Berlin"}, helm.HelmValuesError, "/timeZone"),
+    ("deadline-as-string", {"activeDeadlineSeconds": "110"}, helm.HelmValuesError, "/activeDeadlineSeconds"),
+    ("deadline-zero", {"activeDeadlineSeconds": 0}, helm.HelmValuesError, "/activeDeadlineSeconds"),
+    ("negative-history", {"failedJobsHistoryLimit": -1}, helm.HelmValuesError, "/failedJobsHistoryLimit"),
+    ("unknown-pull-policy", {"image": {"pullPolicy": "Sometimes"}}, helm.HelmValuesError, "/image/pullPolicy"),
+    ("pull-secret-as-string", {"imagePullSecrets": ["regcred"]}, helm.HelmValuesError, "/imagePullSecrets"),
+    ("bad-digest", {"image": {"digest": "latest"}}, helm.HelmValuesError, "/image/digest"),
+    ("policy-of-another-kind", {"policy": {"kind": "Policy"}}, helm.HelmValuesError, "/policy"),
+    ("policy-not-an-object-or-string", {"policy": 3}, helm.HelmValuesError, "/policy"),
+    ("suspend-not-a-boolean", {"suspend": "false"}, helm.HelmValuesError, "/suspend"),
+    ("deadline-not-below-interval", {"activeDeadlineSeconds": 120}, helm.HelmRenderError, "activeDeadlineSeconds 120 must be shorter"),
+    ("no-cluster-name", {"clusterName": ""}, helm.HelmRenderError, "clusterName is required"),
+    (
+        "rule-name-prefix-too-long",
+        {"clusterName": "a" * 40},
+        helm.HelmRenderError,
+        "namePrefix and clusterName together may use at most 60",
+    ),
+    ("no-server", {"vsphere": {"server": ""}}, helm.HelmRenderError, "vsphere.server is required"),
+    (
+        "two-cluster-names",
+        {"policy": {"clusterName": "prod-west"}},
+        helm.HelmRenderError,
+        'clusterName "prod-east" and the policy\'s clusterName "prod-west" differ',
+    ),
+    ("two-ca-sources", {"vsphere": {"caBundle": {"configMap": "a", "secret": "b"}}}, helm.HelmRenderError, "not both"),
+    (
+        "ca-and-insecure",
+        {"vsphere": {"insecureSkipVerify": True, "caBundle": {"secret": "b"}}},
+        helm.HelmRenderError,
+        "exclude each other",
+    ),
+    (
+        "password-in-the-policy",
+        {"policy": {"vsphere": {"password": "hunter2"}}},
+        helm.HelmRenderError,
+        "credentials never go in the policy",
+    ),
+    (
+        "literal-password-in-extra-env",
+        {"extraEnv": [{"name": "VSPHERE_PASSWORD", "value": "hunter2"}]},
+        helm.HelmRenderError,
+        "VSPHERE_PASSWORD must come from valueFrom.secretKeyRef",
+    ),
+    (
+        "credentials-disabled-without-a-source",
+        {"vsphere": {"credentials": {"enabled": False, "existingSecret": ""}}},
+        helm.HelmRenderError,
+        "vsphere.credentials.enabled is false",
+    ),
+    (
+        "upstream-policy-with-merged-vsphere-defaults",
+        {"policy": {"apiVersion": "descheduler/v1alpha2"}},
+        helm.HelmRenderError,
+        "set policy.vsphere to null",
+    ),
+    (
+        "upstream-policy-with-a-cluster-name",
+        {"policy": {"apiVersion": "descheduler/v1alpha2", "vsphere": None, "clusterName": "prod-east"}},
+        helm.HelmRenderError,
+        "has no clusterName field",
+    ),
+    ("policy-string-not-yaml", {"policy": "profiles: [unclosed"}, helm.HelmRenderError, "not a YAML document"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "error", "fragment"), [case[1:] for case in REJECTED], ids=[case[0] for case in REJECTED])
+def test_bad_values_fail_to_render(overrides, error, fragment):
+    with pytest.raises(error) as raised:
+        render(overrides)
+    assert fragment in str(raised.value)
+
+
+# --- NOTES -------------------------------------------------------------------------------------
+
+
+def test_notes_tell_how_to_read_the_last_runs_report():
+    text = notes()
+    assert f"kubectl -n {NAMESPACE} get jobs -l app.kubernetes.io/instance={RELEASE}" in text
+    assert f"kubectl -n {NAMESPACE} logs job/$JOB" in text
+    assert f"create job --from=cronjob/{FULLNAME}" in text
+    assert "DRY RUN" not in text
+
+
+def test_notes_say_when_runs_change_nothing():
+    assert "DRY RUN" in notes({"dryRun": True})
