@@ -400,17 +400,6 @@ async fn an_expired_session_is_renewed_once_and_the_call_retried() {
 }
 
 /// A tracing writer that keeps everything logged, to search it afterwards.
-/// An error with its causes, as `main` prints it.
-fn chain(error: &Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str("\ncaused by: ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
 
 #[tokio::test]
 async fn a_server_that_is_down_fails_fast() {
@@ -478,7 +467,7 @@ async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
     let error = Client::connect(&config)
         .await
         .expect_err("untrusted certificate");
-    let text = chain(&error);
+    let text = support::error_chain(&error);
     assert!(matches!(error, Error::Request { .. }), "{text}");
     assert!(text.contains("certificate"), "{text}");
     assert_eq!(

@@ -37,18 +37,6 @@ impl CapturedLogs {
     }
 }
 
-/// The error and its causes, as `main` prints them.
-fn chain(error: &Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str("\ncaused by: ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 #[tokio::test]
 async fn a_wrong_password_is_an_invalid_login_that_never_shows_the_password() {
     let sim = Vcsim::start(&lab());
@@ -66,7 +54,7 @@ async fn a_wrong_password_is_an_invalid_login_that_never_shows_the_password() {
     config.credentials = Credentials::new(vcsim::USERNAME, wrong_password);
     let error = Client::connect(&config).await.expect_err("wrong password");
 
-    let text = chain(&error);
+    let text = support::error_chain(&error);
     assert!(matches!(error, Error::Login { .. }), "{error:?}");
     assert_eq!(error.fault().map(|f| f.name.as_str()), Some("InvalidLogin"));
     assert!(text.contains("InvalidLogin"), "{text}");

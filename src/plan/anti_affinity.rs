@@ -78,6 +78,16 @@ mod tests {
     use crate::plan::testing::*;
     use crate::policy::{EvictorArgs, Protections};
 
+    /// Two hosts: w1 and w2 on esxi-1, w3 on esxi-2.
+    fn crowded() -> Lab {
+        Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+    }
+
     fn web(name: &str, node: &str, age: i64) -> PodBuilder {
         pod(&format!("shop/{name}"))
             .app("web")
@@ -88,12 +98,7 @@ mod tests {
 
     #[test]
     fn replicas_sharing_a_host_lose_exactly_the_newest_one() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
+        let snapshot = crowded()
             .pod(web("web-old", "w1", 60))
             .pod(web("web-new", "w2", 5))
             .build();
@@ -126,12 +131,7 @@ mod tests {
 
     #[test]
     fn a_pod_with_nowhere_better_to_go_stays_and_says_why() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
+        let snapshot = crowded()
             .pod(web("web-a", "w1", 30))
             .pod(web("web-b", "w2", 20))
             .pod(web("web-c", "w3", 10))
@@ -154,12 +154,7 @@ mod tests {
 
     #[test]
     fn when_the_preferred_pod_is_protected_its_partner_goes_instead() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
+        let snapshot = crowded()
             .pod(web("web-old", "w1", 60))
             .pod(web("web-new", "w2", 5).with(|p| p.local_storage = true))
             .build();
@@ -170,12 +165,7 @@ mod tests {
 
     #[test]
     fn a_terminating_partner_is_not_a_peer() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
+        let snapshot = crowded()
             .pod(web("web-old", "w1", 60).with(|p| p.terminating = true))
             .pod(web("web-new", "w2", 5))
             .build();
@@ -209,12 +199,7 @@ mod tests {
 
     #[test]
     fn pods_on_unmapped_nodes_are_not_peers_and_unmapped_nodes_are_not_targets() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
+        let snapshot = crowded()
             .with(|s| {
                 // w2 has no VM any more (e.g. a bare-metal node joined with the same labels).
                 let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
@@ -232,12 +217,7 @@ mod tests {
 
     #[test]
     fn without_an_inventory_host_labels_are_not_trusted() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
+        let snapshot = crowded()
             .pod(web("web-old", "w1", 60))
             .pod(web("web-new", "w2", 5))
             .with(|s| s.inventory = None)
@@ -275,12 +255,7 @@ mod tests {
 
     #[test]
     fn the_force_evict_annotation_overrides_protections() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
+        let snapshot = crowded()
             .pod(web("web-old", "w1", 60).with(|p| p.local_storage = true))
             .pod(web("web-new", "w2", 5).with(|p| {
                 p.local_storage = true;
