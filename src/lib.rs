@@ -9,5 +9,6 @@ pub mod kube;
 pub mod plan;
 pub mod policy;
 pub mod report;
+pub mod run;
 pub mod snapshot;
 pub mod vsphere;
