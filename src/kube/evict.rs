@@ -127,43 +127,22 @@ pub fn classify(answer: Result<Status, ::kube::Error>, dry_run: bool) -> Evictio
 
 #[cfg(test)]
 mod tests {
-    use kube::core::response::{StatusCause, StatusDetails, StatusSummary};
+    use serde_json::{Value, json};
 
     use super::*;
 
-    fn failure(code: u16, reason: &str, message: &str, details: Option<StatusDetails>) -> Status {
-        Status {
-            status: Some(StatusSummary::Failure),
-            code,
-            message: message.to_string(),
-            reason: reason.to_string(),
-            details,
-            metadata: None,
-        }
-    }
-
-    fn budget_cause(message: &str) -> StatusDetails {
-        StatusDetails {
-            causes: vec![StatusCause {
-                reason: "DisruptionBudget".to_string(),
-                message: message.to_string(),
-                field: String::new(),
-            }],
-            ..StatusDetails::default()
-        }
-    }
-
-    fn answer(status: Status) -> Result<Status, ::kube::Error> {
+    /// The answer kube gives for an error body exactly as the API server sends it.
+    fn answer(body: Value) -> Result<Status, ::kube::Error> {
+        let status: Status = serde_json::from_value(body).expect("a Status body");
         Err(::kube::Error::Api(Box::new(status)))
     }
 
     #[test]
     fn created_means_evicted_or_on_a_dry_run_would_be() {
-        let success = Status {
-            status: Some(StatusSummary::Success),
-            code: 201,
-            ..Status::default()
-        };
+        let success: Status = serde_json::from_value(
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+        )
+        .expect("a Status body");
         assert_eq!(
             classify(Ok(success.clone()), false),
             EvictionResult::Evicted
@@ -173,16 +152,16 @@ mod tests {
 
     #[test]
     fn a_pdb_refusal_is_blocked_with_the_budgets_words() {
-        let status = failure(
-            429,
-            "TooManyRequests",
-            "Cannot evict pod as it would violate the pod's disruption budget.",
-            Some(budget_cause(
-                "The disruption budget web needs 2 healthy pods and has 2 currently",
-            )),
-        );
+        let body = json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+            "reason": "TooManyRequests",
+            "details": {"causes": [{"reason": "DisruptionBudget",
+                "message": "The disruption budget web needs 2 healthy pods and has 2 currently"}]},
+            "code": 429
+        });
         assert_eq!(
-            classify(answer(status), false),
+            classify(answer(body), false),
             EvictionResult::Blocked(
                 "The disruption budget web needs 2 healthy pods and has 2 currently".to_string()
             )
@@ -191,11 +170,13 @@ mod tests {
 
     #[test]
     fn a_stale_pdb_is_blocked_and_says_when_to_look_again() {
-        let mut details =
-            budget_cause("The disruption budget web is still being processed by the server.");
-        details.retry_after_seconds = 10;
-        let status = failure(429, "TooManyRequests", "Cannot evict pod", Some(details));
-        let EvictionResult::Blocked(message) = classify(answer(status), false) else {
+        let body = json!({
+            "status": "Failure", "reason": "TooManyRequests", "code": 429,
+            "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+            "details": {"retryAfterSeconds": 10, "causes": [{"reason": "DisruptionBudget",
+                "message": "The disruption budget web is still being processed by the server."}]}
+        });
+        let EvictionResult::Blocked(message) = classify(answer(body), false) else {
             panic!("blocked");
         };
         assert!(
@@ -206,14 +187,11 @@ mod tests {
 
     #[test]
     fn throttling_without_a_budget_cause_is_a_failure() {
-        let status = failure(
-            429,
-            "TooManyRequests",
-            "too many requests, please try again later",
-            None,
-        );
+        let body = json!({"status": "Failure", "reason": "TooManyRequests", "code": 429,
+            "message": "too many requests, please try again later",
+            "details": {"retryAfterSeconds": 1}});
         assert_eq!(
-            classify(answer(status), false),
+            classify(answer(body), false),
             EvictionResult::Failed(
                 "HTTP 429 TooManyRequests: too many requests, please try again later".to_string()
             )
@@ -222,14 +200,11 @@ mod tests {
 
     #[test]
     fn several_pdbs_fail_with_the_servers_message() {
-        let status = failure(
-            500,
-            "",
-            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
-            None,
-        );
+        let body = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+            "code": 500});
         assert_eq!(
-            classify(answer(status), false),
+            classify(answer(body), false),
             EvictionResult::Failed(
                 "HTTP 500: This pod has more than one PodDisruptionBudget, which the eviction \
                  subresource does not support."
@@ -240,18 +215,15 @@ mod tests {
 
     #[test]
     fn a_missing_or_replaced_pod_is_gone() {
-        let missing = failure(404, "NotFound", "pods \"web-1\" not found", None);
+        let missing = json!({"status": "Failure", "reason": "NotFound", "code": 404,
+            "message": "pods \"web-1\" not found", "details": {"name": "web-1", "kind": "pods"}});
         assert!(matches!(
             classify(answer(missing), false),
             EvictionResult::Gone(_)
         ));
-        let replaced = failure(
-            409,
-            "Conflict",
-            "Operation cannot be fulfilled on Pod \"web-1\": the UID in the precondition (a) does \
-             not match the UID in record (b). The object might have been deleted and then recreated",
-            None,
-        );
+        let replaced = json!({"status": "Failure", "reason": "Conflict", "code": 409,
+            "message": "Operation cannot be fulfilled on Pod \"web-1\": the UID in the precondition (a) does not match the UID in record (b). The object might have been deleted and then recreated",
+            "details": {"name": "web-1", "kind": "Pod"}});
         assert!(matches!(
             classify(answer(replaced), false),
             EvictionResult::Gone(_)
@@ -260,27 +232,16 @@ mod tests {
 
     #[test]
     fn a_negative_budget_is_blocked_but_a_missing_permission_fails() {
-        let negative = failure(
-            403,
-            "Forbidden",
-            "poddisruptionbudget.policy \"web\" is forbidden: pdb disruptions allowed is negative",
-            Some(StatusDetails {
-                name: "web".to_string(),
-                group: "policy".to_string(),
-                kind: "poddisruptionbudget".to_string(),
-                ..StatusDetails::default()
-            }),
-        );
+        let negative = json!({"status": "Failure", "reason": "Forbidden", "code": 403,
+            "message": "poddisruptionbudget.policy \"web\" is forbidden: pdb disruptions allowed is negative",
+            "details": {"name": "web", "group": "policy", "kind": "poddisruptionbudget"}});
         assert!(matches!(
             classify(answer(negative), false),
             EvictionResult::Blocked(_)
         ));
-        let rbac = failure(
-            403,
-            "Forbidden",
-            "pods \"web-1\" is forbidden: User cannot create resource",
-            None,
-        );
+        let rbac = json!({"status": "Failure", "reason": "Forbidden", "code": 403,
+            "message": "pods \"web-1\" is forbidden: User \"x\" cannot create resource \"pods/eviction\"",
+            "details": {"name": "web-1", "kind": "pods"}});
         assert!(matches!(
             classify(answer(rbac), false),
             EvictionResult::Failed(_)
@@ -299,7 +260,7 @@ mod tests {
         let body = serde_json::to_value(request.body()).expect("serialises");
         assert_eq!(
             body,
-            serde_json::json!({
+            json!({
                 "apiVersion": "policy/v1",
                 "kind": "Eviction",
                 "metadata": {"name": "web-1", "namespace": "shop"},
