@@ -161,3 +161,67 @@ pub fn snapshot_policy(path: Option<&PathBuf>) -> Result<(Policy, Vec<String>), 
         None => Ok((Policy::default(), Vec::new())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Args, Command};
+
+    /// `run` arguments as the command line gives them, with credentials from a directory.
+    fn resolve(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join("username"), "admin\n").expect("write");
+        std::fs::write(dir.path().join("password"), "secret\n").expect("write");
+        let credentials = dir.path().display().to_string();
+        let mut argv = vec![
+            "vsphere-descheduler",
+            "run",
+            "--vsphere-server",
+            "vc.example.com",
+            "--vsphere-credentials-dir",
+            credentials.as_str(),
+        ];
+        argv.extend_from_slice(extra);
+        let Command::Run(args) = Args::try_parse_from(argv).expect("valid arguments").command
+        else {
+            panic!("the run command");
+        };
+        RunConfig::resolve(&args)
+    }
+
+    #[test]
+    fn without_a_policy_hosts_are_labelled_and_drs_sync_waits_for_a_cluster_name() {
+        let config = resolve(&[]).expect("valid");
+        assert!(!config.policy.vsphere.drs_rules.enabled);
+        assert_eq!(config.policy.profiles.len(), 1);
+        assert_eq!(config.lock.name, LEASE_NAME);
+        assert_eq!(config.vsphere.server, "vc.example.com");
+
+        let config = resolve(&["--cluster-name", "prod-east"]).expect("valid");
+        assert!(config.policy.vsphere.drs_rules.enabled);
+        assert_eq!(config.policy.cluster_name.as_deref(), Some("prod-east"));
+    }
+
+    #[test]
+    fn an_invalid_cluster_name_is_a_usage_error() {
+        let error = resolve(&["--cluster-name", "Prod_East"]).expect_err("not a DNS label");
+        assert!(matches!(error, ConfigError::ClusterName { .. }), "{error}");
+    }
+
+    #[test]
+    fn two_runs_on_one_machine_have_different_lock_holders() {
+        let first = resolve(&[]).expect("valid").lock.holder;
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second = resolve(&[]).expect("valid").lock.holder;
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn the_password_never_shows_in_the_resolved_configuration() {
+        let config = resolve(&["--dry-run"]).expect("valid");
+        assert!(config.dry_run);
+        assert!(!format!("{config:?}").contains("secret"));
+    }
+}
