@@ -41,14 +41,15 @@ pub async fn run(config: &RunConfig, stop: &Stop) -> Result<Report, Error> {
         .await
         .map_err(Error::Kubernetes)?;
     // A dry run writes nothing, not even the lock.
-    let lock = match config.dry_run {
-        true => None,
-        false => Some(
+    let lock = if config.dry_run {
+        None
+    } else {
+        Some(
             kubernetes
                 .acquire_lock(config.lock.clone())
                 .await
                 .map_err(Error::Lock)?,
-        ),
+        )
     };
     let outcome = observe_plan_act(config, &kubernetes, lock.as_ref(), stop).await;
     let release = match lock {

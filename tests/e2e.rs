@@ -431,6 +431,41 @@ fn drs_rules_are_created_and_stale_owned_ones_deleted_while_others_stay() {
         names,
         sorted(after.iter().map(|r| r.name.clone()).collect())
     );
+
+    let json = lab.dir.path().join("recorded.json");
+    let recorded = outcome_of(
+        lab.command(&[
+            "--output",
+            "json",
+            "snapshot",
+            "-o",
+            json.to_str().expect("UTF-8"),
+        ])
+        .output()
+        .expect("the binary runs"),
+    );
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    assert_eq!(recorded.report["pods"], 3);
+    let loaded = vsphere_descheduler::snapshot::load_files(&[json], chrono::Utc::now())
+        .expect("plan reads JSON snapshots too")
+        .snapshot;
+    assert_eq!(loaded.pods.len(), 3);
+    assert!(loaded.inventory.is_some());
+}
+
+#[test]
+fn a_dry_run_reports_which_evictions_a_pdb_would_block() {
+    let lab = Lab::start("pdb-stale");
+    let state = lab.kubernetes_state();
+    let outcome = lab.run(&["--dry-run"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(
+        outcome.evictions_with("blocked").len(),
+        1,
+        "{}",
+        outcome.stdout
+    );
+    assert_eq!(lab.kubernetes_state(), state);
 }
 
 fn outcome_of(output: Output) -> Outcome {
