@@ -491,3 +491,26 @@ fn of_two_runs_racing_for_the_lock_one_wins() {
     assert!(matches!(loser, kube::Error::LockRace { .. }), "{loser}");
     runtime.block_on(winner.release()).expect("released");
 }
+
+#[test]
+fn list_items_carry_no_kind_and_pages_say_what_remains() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let text = runtime().block_on(async {
+        let request = axum::http::Request::get("/api/v1/pods?&limit=2")
+            .body(Vec::new())
+            .expect("a request");
+        server.client().request_text(request).await.expect("a page")
+    });
+    let page: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(page["kind"], "PodList");
+    assert_eq!(page["items"].as_array().expect("items").len(), 2);
+    assert!(page["items"][0].get("kind").is_none());
+    assert!(page["items"][0].get("apiVersion").is_none());
+    assert_eq!(page["items"][0]["metadata"]["name"], "web-1");
+    assert_eq!(page["metadata"]["remainingItemCount"], 1);
+    assert!(
+        page["metadata"]["continue"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
+    );
+}

@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{FakeCluster, Request, object, status};
+use super::{FakeCluster, Request, status};
 
 /// List snapshots kept for continuation.
 const MAX_SNAPSHOTS: usize = 32;
@@ -96,13 +96,13 @@ fn freeze(cluster: &FakeCluster, kind: Kind, namespace: Option<&str>) -> Frozen 
     }
 }
 
-/// Items after `start` (exclusive), at most `limit`, without kind and apiVersion; and whether
-/// more remain, with the count.
+/// Items after `start` (exclusive), at most `limit`, as JSON without kind and apiVersion; the
+/// last key served when more remain; how many remain.
 fn page<T: Serialize>(
     items: &[(String, Arc<T>)],
     start: Option<&str>,
     limit: Option<usize>,
-) -> (Vec<Value>, Option<String>, usize) {
+) -> (Vec<String>, Option<String>, usize) {
     let first = match start {
         Some(start) => items.partition_point(|(key, _)| key.as_str() <= start),
         None => 0,
@@ -111,23 +111,40 @@ fn page<T: Serialize>(
     let values = items[first..end]
         .iter()
         .map(|(_, object)| {
-            let mut value = serde_json::to_value(object.as_ref()).expect("objects serialise");
-            if let Some(fields) = value.as_object_mut() {
-                fields.remove("apiVersion");
-                fields.remove("kind");
-            }
-            value
+            without_type(serde_json::to_string(object.as_ref()).expect("objects serialise"))
         })
         .collect();
     let last = (end < items.len() && end > first).then(|| items[end - 1].0.clone());
     (values, last, items.len() - end)
 }
 
+/// List items carry no kind or apiVersion. k8s-openapi writes both first, so they are cut from
+/// the text (much cheaper than a round trip through `Value` for 150,000 pods).
+fn without_type(json: String) -> String {
+    let Some(mut rest) = json.strip_prefix('{') else {
+        return json;
+    };
+    for field in ["\"apiVersion\":\"", "\"kind\":\""] {
+        // Both values are plain strings without escapes.
+        let Some(value) = rest.strip_prefix(field) else {
+            return json;
+        };
+        let Some(close) = value.find('"') else {
+            return json;
+        };
+        let Some(tail) = value[close + 1..].strip_prefix(',') else {
+            return json;
+        };
+        rest = tail;
+    }
+    format!("{{{rest}")
+}
+
 fn page_of(
     frozen: &Frozen,
     start: Option<&str>,
     limit: Option<usize>,
-) -> (Vec<Value>, Option<String>, usize) {
+) -> (Vec<String>, Option<String>, usize) {
     match frozen {
         Frozen::Nodes(items) => page(items, start, limit),
         Frozen::Pods(items) => page(items, start, limit),
@@ -270,13 +287,9 @@ pub fn serve(
         metadata["remainingItemCount"] = json!(remaining);
     }
     let (api_version, list_kind) = kind.list_kind();
-    object(
-        StatusCode::OK,
-        &json!({
-            "kind": list_kind,
-            "apiVersion": api_version,
-            "metadata": metadata,
-            "items": items,
-        }),
-    )
+    let body = format!(
+        r#"{{"kind":"{list_kind}","apiVersion":"{api_version}","metadata":{metadata},"items":[{}]}}"#,
+        items.join(",")
+    );
+    (StatusCode::OK, [("content-type", "application/json")], body).into_response()
 }
