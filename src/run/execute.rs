@@ -180,11 +180,15 @@ impl<'a> Executor<'a> {
     /// Evicts in plan order (on a dry run: asks the server whether it would). Each answer is the
     /// entry's result; refusals are not retried.
     pub async fn evict(&mut self, report: &mut Report, labels_written: bool) {
-        let mut not_attempted: Option<String> = (!labels_written).then(|| {
-            "not attempted: node labels could not be written, so the scheduler would place the \
-             pod by stale host labels"
-                .to_string()
-        });
+        let mut not_attempted: Option<String> = match &self.halted {
+            Some(reason) => Some(format!("not attempted: {reason}")),
+            None if !labels_written => Some(
+                "not attempted: node labels could not be written, so the scheduler would place \
+                 the pod by stale host labels"
+                    .to_string(),
+            ),
+            None => None,
+        };
         for index in 0..report.evictions.len() {
             if not_attempted.is_none() && !self.may_act(report) {
                 not_attempted = self
