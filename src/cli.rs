@@ -42,6 +42,11 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Show the plan of a built-in scenario: DRS moved a worker VM next to its replica's VM.
     Demo,
+    /// The job: observe vCenter and Kubernetes, label nodes, plan, evict, sync DRS rules, report.
+    Run(RunArgs),
+    /// Record the live state (nodes, pods, PDBs, namespaces, vSphere inventory) into a file
+    /// that `plan --snapshot` reads.
+    Snapshot(SnapshotArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -69,6 +74,86 @@ pub struct ValidateArgs {
     /// Policy files to check.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The policy file. Without one: label nodes with their ESXi host and evict pods that
+    /// violate required anti-affinity; DRS rules are synced when --cluster-name is given.
+    #[arg(long, value_name = "FILE", env = "VSPHERE_DESCHEDULER_POLICY")]
+    pub policy: Option<PathBuf>,
+
+    /// Change nothing anywhere: no labels, no evictions (each is checked by the API server with
+    /// dryRun=All, so PDB blocks show), no DRS rules, no events, no lock.
+    #[arg(long, env = "VSPHERE_DESCHEDULER_DRY_RUN")]
+    pub dry_run: bool,
+
+    /// Name of this Kubernetes cluster, scoping the DRS rules it owns (overrides the policy's
+    /// clusterName; turns DRS rule sync on for upstream descheduler policies).
+    #[arg(long, value_name = "NAME", env = "VSPHERE_DESCHEDULER_CLUSTER_NAME")]
+    pub cluster_name: Option<String>,
+
+    /// Namespace of the run lock (a Lease named vsphere-descheduler).
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        env = "POD_NAMESPACE",
+        default_value = "kube-system"
+    )]
+    pub lock_namespace: String,
+
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SnapshotArgs {
+    /// The file to write: JSON when its name ends in .json, YAML otherwise.
+    #[arg(short = 'o', long = "output-file", value_name = "FILE")]
+    pub output_file: PathBuf,
+
+    /// A policy file, for its vCenter settings (server, CA, datacenter and cluster filters).
+    #[arg(long, value_name = "FILE", env = "VSPHERE_DESCHEDULER_POLICY")]
+    pub policy: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+/// How to reach vCenter and the API server. Credentials never come from flags.
+#[derive(Debug, clap::Args)]
+pub struct ConnectionArgs {
+    /// vCenter address (host, host:port or https URL), used when the policy names none.
+    #[arg(long, value_name = "SERVER", env = "VSPHERE_SERVER")]
+    pub vsphere_server: Option<String>,
+
+    /// Directory holding `username` and `password` files (a mounted Secret). Without it the
+    /// credentials come from VSPHERE_USERNAME and VSPHERE_PASSWORD.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "VSPHERE_DESCHEDULER_VSPHERE_CREDENTIALS_DIR"
+    )]
+    pub vsphere_credentials_dir: Option<PathBuf>,
+
+    /// PEM file of a private CA that signed vCenter's certificate, used when the policy names
+    /// none.
+    #[arg(long, value_name = "FILE", env = "VSPHERE_DESCHEDULER_VSPHERE_CA_FILE")]
+    pub vsphere_ca_file: Option<PathBuf>,
+
+    /// Do not verify vCenter's TLS certificate (a warning is logged). For labs only.
+    #[arg(long, env = "VSPHERE_INSECURE")]
+    pub vsphere_insecure: bool,
+
+    /// Time limit of each request to the API server and to vCenter, in seconds.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        env = "VSPHERE_DESCHEDULER_REQUEST_TIMEOUT",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub request_timeout: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]

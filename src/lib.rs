@@ -5,8 +5,10 @@
 pub mod cli;
 pub mod command;
 pub mod inventory;
+pub mod kube;
 pub mod plan;
 pub mod policy;
 pub mod report;
+pub mod run;
 pub mod snapshot;
 pub mod vsphere;

@@ -1,5 +1,10 @@
 //! The report: what a run planned or did, as text for people or one JSON document for
 //! machines (the contract in DESIGN §7). The only module that writes to stdout.
+//!
+//! Results of evictions: `planned` (plan, dry-run, or a run that stopped before getting to it;
+//! `message` then says why), `evicted`, `blocked` (a PodDisruptionBudget refused it), `gone`
+//! (the pod was deleted or replaced before we got to it), `failed`. DRS rule entries: `planned`,
+//! `applied` (for `keep`: nothing needed writing), `failed`.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -28,6 +33,8 @@ pub enum Outcome {
     Evicted,
     Applied,
     Blocked,
+    /// The pod was not there any more (deleted, or replaced under the same name).
+    Gone,
     Failed,
 }
 
@@ -47,6 +54,8 @@ pub struct DrsRuleEntry {
     #[serde(flatten)]
     pub change: DrsRuleChange,
     pub result: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// The report document.
@@ -89,6 +98,7 @@ impl Report {
                 .map(|change| DrsRuleEntry {
                     change,
                     result: Outcome::Planned,
+                    message: None,
                 })
                 .collect(),
             unmapped_nodes: plan.unmapped_nodes,
@@ -188,6 +198,9 @@ impl Report {
                     rule.cluster,
                     rule.vms.join(", ")
                 );
+                if let Some(message) = &entry.message {
+                    let _ = writeln!(out, "         note: {message}");
+                }
             }
         });
         if !self.unmapped_nodes.is_empty() {
@@ -230,6 +243,45 @@ impl Report {
     }
 }
 
+/// What the `snapshot` command recorded.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotSummary {
+    pub file: String,
+    pub nodes: usize,
+    pub pods: usize,
+    pub pod_disruption_budgets: usize,
+    pub namespaces: usize,
+    /// vSphere clusters in the recorded inventory.
+    pub vsphere_clusters: usize,
+    pub vms: usize,
+}
+
+impl SnapshotSummary {
+    /// Write the summary to stdout in the chosen format.
+    pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
+        let text = match format {
+            OutputFormat::Json => {
+                serde_json::to_string_pretty(self).expect("a summary always serializes") + "\n"
+            }
+            OutputFormat::Text => format!(
+                "Recorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s) and \
+                 {} vSphere cluster(s) with {} VM(s) in {}\n",
+                self.nodes,
+                self.pods,
+                self.pod_disruption_budgets,
+                self.namespaces,
+                self.vsphere_clusters,
+                self.vms,
+                self.file
+            ),
+        };
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()
+    }
+}
+
 /// `--output`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -265,6 +317,7 @@ fn outcome(outcome: Outcome) -> &'static str {
         Outcome::Evicted => "evicted",
         Outcome::Applied => "applied",
         Outcome::Blocked => "blocked",
+        Outcome::Gone => "gone",
         Outcome::Failed => "failed",
     }
 }

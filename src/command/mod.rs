@@ -2,12 +2,17 @@
 
 mod demo;
 mod plan;
+mod run;
+mod snapshot;
 mod validate;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cli::{Args, Command};
 use crate::policy::PolicyError;
+use crate::report::Report;
+use crate::run::ConfigError;
 use crate::snapshot::SnapshotError;
 
 /// Why a command could not do its job.
@@ -19,15 +24,47 @@ pub enum Error {
     Snapshot(#[source] SnapshotError),
     #[error("cannot write the report to stdout")]
     Output(#[source] std::io::Error),
+    #[error("invalid configuration")]
+    Config(#[source] Box<ConfigError>),
+    #[error("cannot start the async runtime")]
+    Runtime(#[source] std::io::Error),
+    #[error("the run failed")]
+    Run(#[source] Box<crate::run::Error>),
+    #[error("cannot read the Kubernetes cluster")]
+    Kubernetes(#[source] Box<crate::kube::Error>),
+    #[error("cannot observe vCenter")]
+    Vsphere(#[source] crate::vsphere::Error),
+    #[error("cannot write snapshot file {path}")]
+    WriteSnapshot {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl Error {
     /// DESIGN §5: 2 for invalid input or usage, 1 for failed actions or backends.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Policy(_) | Error::Snapshot(_) => 2,
-            Error::Output(_) => 1,
+            Error::Policy(_) | Error::Snapshot(_) | Error::Config(_) => 2,
+            Error::Output(_)
+            | Error::Runtime(_)
+            | Error::Run(_)
+            | Error::Kubernetes(_)
+            | Error::Vsphere(_)
+            | Error::WriteSnapshot { .. } => 1,
         }
+    }
+}
+
+/// The verdict of a live run that produced a report: 0 when everything planned was carried out
+/// or refused as expected (a PDB block is a normal outcome), 1 when an action or a backend
+/// failed, or the run was stopped early.
+pub fn report_exit_code(report: &Report) -> ExitCode {
+    if report.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 
@@ -37,5 +74,15 @@ pub fn execute(args: Args) -> Result<ExitCode, Error> {
         Command::Plan(plan_args) => plan::execute(&plan_args, args.output),
         Command::Validate(validate_args) => validate::execute(&validate_args, args.output),
         Command::Demo => demo::execute(args.output),
+        Command::Run(run_args) => run::execute(&run_args, args.output),
+        Command::Snapshot(snapshot_args) => snapshot::execute(&snapshot_args, args.output),
     }
+}
+
+/// The runtime of the live commands.
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)
 }

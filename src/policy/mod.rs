@@ -20,7 +20,7 @@ mod vsphere;
 mod yaml;
 
 pub use load::{Loaded, PolicyError, Problem, load_file, load_str};
-pub use names::NameError;
+pub use names::{NameError, check_dns_label};
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;
 

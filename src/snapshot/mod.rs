@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-pub use convert::{ConvertError, selector};
+pub use convert::{ConvertError, namespace, node, pdb, pod, selector};
 pub use load::{Objects, SnapshotError, read_str};
 pub use model::*;
 

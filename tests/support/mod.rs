@@ -1,8 +1,10 @@
-//! Test support shared by integration tests (`mod support;`).
+//! Test support shared by integration tests (`mod support;`) and the lab example (which
+//! includes this file with `#[path]`).
 
 // Each test binary uses only part of the support code.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
+pub mod fake_apiserver;
 pub mod vcsim;
 
 /// An error with its causes, one per line, as `main` prints it.

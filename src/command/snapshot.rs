@@ -1,0 +1,140 @@
+//! `snapshot -o FILE`: records nodes, pods, PodDisruptionBudgets and namespaces (each kind a
+//! `v1 List`, `managedFields` removed) and the observed `VSphereInventory` into one file that
+//! `plan --snapshot` reads. JSON when the file name ends in `.json`, YAML otherwise. The file is
+//! written next to its destination and renamed into place, so a failed run leaves no half file.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::json;
+use tracing::warn;
+
+use super::Error;
+use crate::cli::SnapshotArgs;
+use crate::inventory::{self, Inventory};
+use crate::kube::{self, RawObjects};
+use crate::report::{OutputFormat, SnapshotSummary};
+use crate::run;
+use crate::vsphere;
+
+pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Error> {
+    let (policy, warnings) =
+        run::snapshot_policy(args.policy.as_ref()).map_err(|e| Error::Config(Box::new(e)))?;
+    for warning in &warnings {
+        warn!("{warning}");
+    }
+    let connection = run::connection_config(&args.connection, &policy.vsphere)
+        .map_err(|e| Error::Config(Box::new(e)))?;
+    let timeout = Duration::from_secs(args.connection.request_timeout);
+    let runtime = super::runtime()?;
+    let (objects, inventory) = runtime.block_on(async {
+        let kubernetes = kube::Client::connect(timeout)
+            .await
+            .map_err(|e| Error::Kubernetes(Box::new(e)))?;
+        let settings = &policy.vsphere;
+        let vcenter = async {
+            let mut client = vsphere::Client::connect(&connection).await?;
+            let observed = client
+                .observe(&settings.datacenters, &settings.clusters)
+                .await;
+            client.logout().await;
+            observed
+        };
+        let (objects, inventory) = tokio::join!(kubernetes.list_objects(), vcenter);
+        Ok::<_, Error>((
+            objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
+            inventory.map_err(Error::Vsphere)?,
+        ))
+    })?;
+    write(&args.output_file, &objects, &inventory).map_err(|source| Error::WriteSnapshot {
+        path: args.output_file.clone(),
+        source,
+    })?;
+    let summary = SnapshotSummary {
+        file: args.output_file.display().to_string(),
+        nodes: objects.nodes.len(),
+        pods: objects.pods.len(),
+        pod_disruption_budgets: objects.pdbs.len(),
+        namespaces: objects.namespaces.len(),
+        vsphere_clusters: inventory.clusters.len(),
+        vms: inventory.clusters.iter().map(|c| c.vms.len()).sum(),
+    };
+    summary.print(output).map_err(Error::Output)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A `v1 List` of already typed objects (each carries its own apiVersion and kind).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct List<'a, T> {
+    api_version: &'static str,
+    kind: &'static str,
+    items: &'a [T],
+}
+
+fn list<T>(items: &[T]) -> List<'_, T> {
+    List {
+        api_version: "v1",
+        kind: "List",
+        items,
+    }
+}
+
+fn write(path: &Path, objects: &RawObjects, inventory: &Inventory) -> std::io::Result<()> {
+    let inventory = json!({
+        "apiVersion": inventory::API_VERSION,
+        "kind": inventory::KIND,
+        "clusters": inventory.clusters,
+    });
+    let json = path
+        .extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
+    let temporary = path.with_file_name(format!(
+        ".{}.partial",
+        path.file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    ));
+    let file = std::fs::File::create(&temporary)?;
+    let mut out = std::io::BufWriter::new(file);
+    let result = (|| {
+        if json {
+            // Concatenated JSON documents, as `plan --snapshot` reads them.
+            serde_json::to_writer(&mut out, &list(&objects.nodes))?;
+            out.write_all(b"\n")?;
+            serde_json::to_writer(&mut out, &list(&objects.pods))?;
+            out.write_all(b"\n")?;
+            serde_json::to_writer(&mut out, &list(&objects.pdbs))?;
+            out.write_all(b"\n")?;
+            serde_json::to_writer(&mut out, &list(&objects.namespaces))?;
+            out.write_all(b"\n")?;
+            serde_json::to_writer(&mut out, &inventory)?;
+            out.write_all(b"\n")?;
+        } else {
+            let yaml =
+                |error: serde_saphyr::SerializeError| std::io::Error::other(error.to_string());
+            out.write_all(b"# Recorded by vsphere-descheduler snapshot\n")?;
+            serde_saphyr::to_io_writer(&mut out, &list(&objects.nodes)).map_err(yaml)?;
+            out.write_all(b"---\n")?;
+            serde_saphyr::to_io_writer(&mut out, &list(&objects.pods)).map_err(yaml)?;
+            out.write_all(b"---\n")?;
+            serde_saphyr::to_io_writer(&mut out, &list(&objects.pdbs)).map_err(yaml)?;
+            out.write_all(b"---\n")?;
+            serde_saphyr::to_io_writer(&mut out, &list(&objects.namespaces)).map_err(yaml)?;
+            out.write_all(b"---\n")?;
+            serde_saphyr::to_io_writer(&mut out, &inventory).map_err(yaml)?;
+        }
+        out.flush()?;
+        out.get_ref().sync_all()
+    })();
+    match result {
+        Ok(()) => std::fs::rename(&temporary, path),
+        Err(error) => {
+            let _ = std::fs::remove_file(&temporary);
+            Err(error)
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Paginated lists of nodes, pods, PodDisruptionBudgets and namespaces.
+//!
+//! kube has no auto-pager: pages of [`PAGE_SIZE`] are followed by their `continue` token until it
+//! is empty (pages may be short, even empty, and still carry one). A `410 Expired` token means the
+//! server compacted the list's snapshot; the list then starts again from scratch, so every kind
+//! is one consistent read.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ListParams};
+use serde::de::DeserializeOwned;
+
+use super::labels::NodeIdentity;
+use super::{Client, Error, PAGE_SIZE, api_status, retry};
+use crate::snapshot::{self, Objects};
+
+/// How often one kind is listed again from scratch after `410 Expired` before giving up.
+const MAX_RESTARTS: u32 = 3;
+
+/// The cluster as the planner reads it, plus what writing labels needs to know of each node.
+#[derive(Debug, Default)]
+pub struct Observation {
+    pub objects: Objects,
+    /// Every listed node by name.
+    pub nodes: BTreeMap<String, NodeIdentity>,
+}
+
+/// The objects as the API returned them, `managedFields` removed.
+#[derive(Debug, Default)]
+pub struct RawObjects {
+    pub nodes: Vec<Node>,
+    pub pods: Vec<Pod>,
+    pub pdbs: Vec<PodDisruptionBudget>,
+    pub namespaces: Vec<Namespace>,
+}
+
+impl Client {
+    /// Lists everything planning reads, converted to the planner's types as each page arrives
+    /// (so a large cluster never sits in memory as API objects).
+    pub async fn observe(&self) -> Result<Observation, Error> {
+        let client = &self.client;
+        let (nodes, pods, pdbs, namespaces) = tokio::try_join!(
+            list_all(Api::<Node>::all(client.clone()), "nodes", |node| {
+                let identity = NodeIdentity::of(&node);
+                let converted = snapshot::node(node).map_err(|source| Error::Convert {
+                    kind: "node",
+                    name: identity.name.clone(),
+                    source,
+                })?;
+                Ok((converted, identity))
+            }),
+            list_all(Api::<Pod>::all(client.clone()), "pods", |pod| {
+                let name = object_name(&pod.metadata);
+                snapshot::pod(pod).map_err(|source| Error::Convert {
+                    kind: "pod",
+                    name,
+                    source,
+                })
+            }),
+            list_all(
+                Api::<PodDisruptionBudget>::all(client.clone()),
+                "poddisruptionbudgets",
+                |pdb| {
+                    let name = object_name(&pdb.metadata);
+                    snapshot::pdb(pdb).map_err(|source| Error::Convert {
+                        kind: "poddisruptionbudget",
+                        name,
+                        source,
+                    })
+                }
+            ),
+            list_all(
+                Api::<Namespace>::all(client.clone()),
+                "namespaces",
+                |namespace| {
+                    let name = object_name(&namespace.metadata);
+                    snapshot::namespace(namespace).map_err(|source| Error::Convert {
+                        kind: "namespace",
+                        name,
+                        source,
+                    })
+                }
+            ),
+        )?;
+        let mut observation = Observation::default();
+        for (node, identity) in nodes {
+            observation.nodes.insert(identity.name.clone(), identity);
+            observation.objects.nodes.push(node);
+        }
+        observation.objects.pods = pods;
+        observation.objects.pdbs = pdbs;
+        observation.objects.namespaces = namespaces;
+        tracing::info!(
+            nodes = observation.objects.nodes.len(),
+            pods = observation.objects.pods.len(),
+            pdbs = observation.objects.pdbs.len(),
+            namespaces = observation.objects.namespaces.len(),
+            "listed Kubernetes objects"
+        );
+        Ok(observation)
+    }
+
+    /// Lists the same objects as [`Client::observe`], as the API returns them (for snapshot
+    /// files), without `managedFields`.
+    pub async fn list_objects(&self) -> Result<RawObjects, Error> {
+        let client = &self.client;
+        let (nodes, pods, pdbs, namespaces) = tokio::try_join!(
+            list_all(Api::<Node>::all(client.clone()), "nodes", |mut node| {
+                node.metadata.managed_fields = None;
+                Ok(node)
+            }),
+            list_all(Api::<Pod>::all(client.clone()), "pods", |mut pod| {
+                pod.metadata.managed_fields = None;
+                Ok(pod)
+            }),
+            list_all(
+                Api::<PodDisruptionBudget>::all(client.clone()),
+                "poddisruptionbudgets",
+                |mut pdb| {
+                    pdb.metadata.managed_fields = None;
+                    Ok(pdb)
+                }
+            ),
+            list_all(
+                Api::<Namespace>::all(client.clone()),
+                "namespaces",
+                |mut namespace| {
+                    namespace.metadata.managed_fields = None;
+                    Ok(namespace)
+                }
+            ),
+        )?;
+        Ok(RawObjects {
+            nodes,
+            pods,
+            pdbs,
+            namespaces,
+        })
+    }
+}
+
+/// Every object of one kind, page by page, each passed through `keep` as its page arrives.
+async fn list_all<K, T>(
+    api: Api<K>,
+    kind: &'static str,
+    mut keep: impl FnMut(K) -> Result<T, Error>,
+) -> Result<Vec<T>, Error>
+where
+    K: Clone + DeserializeOwned + Debug,
+{
+    let mut restarts = 0;
+    'from_scratch: loop {
+        let mut items = Vec::new();
+        let mut params = ListParams::default().limit(PAGE_SIZE);
+        let mut pages = 0u32;
+        loop {
+            let page = match retry::idempotent(kind, || api.list(&params)).await {
+                Ok(page) => page,
+                Err(error) if api_status(&error).is_some_and(|s| s.code == 410) => {
+                    restarts += 1;
+                    if restarts > MAX_RESTARTS {
+                        return Err(Error::ListExpired {
+                            kind,
+                            attempts: restarts,
+                        });
+                    }
+                    tracing::info!(
+                        kind,
+                        pages,
+                        "list continue token expired; listing again from the start"
+                    );
+                    continue 'from_scratch;
+                }
+                Err(source) => return Err(Error::List { kind, source }),
+            };
+            pages += 1;
+            items.reserve(page.items.len());
+            for item in page.items {
+                items.push(keep(item)?);
+            }
+            match page.metadata.continue_ {
+                Some(token) if !token.is_empty() => params = params.continue_token(&token),
+                _ => {
+                    tracing::debug!(kind, pages, items = items.len(), "listed");
+                    return Ok(items);
+                }
+            }
+        }
+    }
+}
+
+fn object_name(metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    match (&metadata.namespace, &metadata.name) {
+        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, Some(name)) => name.clone(),
+        _ => "(unnamed)".to_string(),
+    }
+}

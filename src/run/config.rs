@@ -1,0 +1,227 @@
+//! Command line + policy file + environment → the settings of one run, all checked before
+//! anything is contacted. Problems here are usage errors (exit code 2).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cli::{ConnectionArgs, RunArgs};
+use crate::kube::{LEASE_DURATION, LEASE_NAME, LockSettings};
+use crate::policy::{
+    self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, VsphereSettings,
+};
+use crate::vsphere::{self, ConnectionConfig, Credentials};
+
+/// The policy used when `run` is given none: keep host anti-affinity, label every node with its
+/// ESXi host; DRS rule sync follows `--cluster-name`.
+const DEFAULT_POLICY: &str = "\
+apiVersion: vsphere-descheduler.io/v1alpha1
+kind: DeschedulerPolicy
+vsphere:
+  drsRules:
+    enabled: false
+profiles:
+- name: default
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingInterPodAntiAffinity]
+";
+
+/// Why the run's settings are unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("invalid policy")]
+    Policy(#[source] PolicyError),
+    #[error("invalid --cluster-name {name:?}")]
+    ClusterName {
+        name: String,
+        #[source]
+        problem: NameError,
+    },
+    #[error(
+        "--cluster-name {name:?} makes the DRS rule prefix {prefix:?} longer than \
+         {MAX_OWNED_RULE_PREFIX_LEN} characters"
+    )]
+    ClusterNameTooLong { name: String, prefix: String },
+    #[error(
+        "no vCenter server: set vsphere.server in the policy, --vsphere-server or VSPHERE_SERVER"
+    )]
+    NoServer,
+    #[error("vCenter credentials are unusable")]
+    Credentials(#[source] vsphere::Error),
+}
+
+/// Everything one run needs to know, resolved.
+#[derive(Debug)]
+pub struct RunConfig {
+    pub policy: Policy,
+    /// Things in the policy that are valid but probably not meant.
+    pub policy_warnings: Vec<String>,
+    pub dry_run: bool,
+    pub vsphere: ConnectionConfig,
+    pub lock: LockSettings,
+    /// Time limit of each Kubernetes request.
+    pub timeout: Duration,
+}
+
+impl RunConfig {
+    pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
+        let (mut policy, policy_warnings) = load_policy(args.policy.as_deref())?;
+        if let Some(name) = &args.cluster_name {
+            policy::check_dns_label(name).map_err(|problem| ConfigError::ClusterName {
+                name: name.clone(),
+                problem,
+            })?;
+            let prefix = format!("{}:{name}:", policy.vsphere.drs_rules.name_prefix);
+            if prefix.len() > MAX_OWNED_RULE_PREFIX_LEN {
+                return Err(ConfigError::ClusterNameTooLong {
+                    name: name.clone(),
+                    prefix,
+                });
+            }
+            // A policy without its own cluster name (upstream formats, or the default) had DRS
+            // sync off only for want of one.
+            if policy.cluster_name.is_none() {
+                policy.vsphere.drs_rules.enabled = true;
+            }
+            policy.cluster_name = Some(name.clone());
+        }
+        let vsphere = connection_config(&args.connection, &policy.vsphere)?;
+        Ok(RunConfig {
+            policy,
+            policy_warnings,
+            dry_run: args.dry_run,
+            vsphere,
+            lock: LockSettings {
+                namespace: args.lock_namespace.clone(),
+                name: LEASE_NAME.to_string(),
+                holder: holder_identity(),
+                duration: LEASE_DURATION,
+            },
+            timeout: Duration::from_secs(args.connection.request_timeout),
+        })
+    }
+}
+
+/// The policy file, or the built-in default.
+pub fn load_policy(path: Option<&Path>) -> Result<(Policy, Vec<String>), ConfigError> {
+    let loaded = match path {
+        Some(path) => policy::load_file(path),
+        None => policy::load_str("(built-in default policy)", DEFAULT_POLICY),
+    }
+    .map_err(ConfigError::Policy)?;
+    Ok((loaded.policy, loaded.warnings))
+}
+
+/// How to reach vCenter: the policy's server and CA first, the command line and environment
+/// where it has none; credentials only from the environment or a credentials directory.
+pub fn connection_config(
+    args: &ConnectionArgs,
+    settings: &VsphereSettings,
+) -> Result<ConnectionConfig, ConfigError> {
+    let server = settings
+        .server
+        .clone()
+        .or_else(|| args.vsphere_server.clone())
+        .filter(|server| !server.trim().is_empty())
+        .ok_or(ConfigError::NoServer)?;
+    let credentials = Credentials::from_env_or_dir(args.vsphere_credentials_dir.as_deref())
+        .map_err(ConfigError::Credentials)?;
+    let mut config = ConnectionConfig::new(server, credentials);
+    config.ca_file = settings
+        .ca_file
+        .clone()
+        .or_else(|| args.vsphere_ca_file.clone());
+    config.insecure_skip_verify = settings.insecure_skip_verify || args.vsphere_insecure;
+    if config.insecure_skip_verify {
+        tracing::warn!(
+            server = %config.server,
+            "TLS verification of vCenter is disabled: any server can pose as vCenter and read \
+             the credentials"
+        );
+    }
+    config.timeout = Duration::from_secs(args.request_timeout);
+    Ok(config)
+}
+
+/// `holderIdentity` and `reportingInstance`: the pod name (HOSTNAME in a pod) or host, the
+/// process id and the start time, so two runs on one machine differ too.
+fn holder_identity() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "vsphere-descheduler".to_string());
+    let started = chrono::Utc::now().timestamp_micros();
+    format!("{host}_{}_{started:x}", std::process::id())
+}
+
+/// The snapshot command's policy path, if any, for its vCenter settings.
+pub fn snapshot_policy(path: Option<&PathBuf>) -> Result<(Policy, Vec<String>), ConfigError> {
+    match path {
+        Some(path) => load_policy(Some(path)),
+        None => Ok((Policy::default(), Vec::new())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Args, Command};
+
+    /// `run` arguments as the command line gives them, with credentials from a directory.
+    fn resolve(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join("username"), "admin\n").expect("write");
+        std::fs::write(dir.path().join("password"), "secret\n").expect("write");
+        let credentials = dir.path().display().to_string();
+        let mut argv = vec![
+            "vsphere-descheduler",
+            "run",
+            "--vsphere-server",
+            "vc.example.com",
+            "--vsphere-credentials-dir",
+            credentials.as_str(),
+        ];
+        argv.extend_from_slice(extra);
+        let Command::Run(args) = Args::try_parse_from(argv).expect("valid arguments").command
+        else {
+            panic!("the run command");
+        };
+        RunConfig::resolve(&args)
+    }
+
+    #[test]
+    fn without_a_policy_hosts_are_labelled_and_drs_sync_waits_for_a_cluster_name() {
+        let config = resolve(&[]).expect("valid");
+        assert!(!config.policy.vsphere.drs_rules.enabled);
+        assert_eq!(config.policy.profiles.len(), 1);
+        assert_eq!(config.lock.name, LEASE_NAME);
+        assert_eq!(config.vsphere.server, "vc.example.com");
+
+        let config = resolve(&["--cluster-name", "prod-east"]).expect("valid");
+        assert!(config.policy.vsphere.drs_rules.enabled);
+        assert_eq!(config.policy.cluster_name.as_deref(), Some("prod-east"));
+    }
+
+    #[test]
+    fn an_invalid_cluster_name_is_a_usage_error() {
+        let error = resolve(&["--cluster-name", "Prod_East"]).expect_err("not a DNS label");
+        assert!(matches!(error, ConfigError::ClusterName { .. }), "{error}");
+    }
+
+    #[test]
+    fn two_runs_on_one_machine_have_different_lock_holders() {
+        let first = resolve(&[]).expect("valid").lock.holder;
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second = resolve(&[]).expect("valid").lock.holder;
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn the_password_never_shows_in_the_resolved_configuration() {
+        let config = resolve(&["--dry-run"]).expect("valid");
+        assert!(config.dry_run);
+        assert!(!format!("{config:?}").contains("secret"));
+    }
+}

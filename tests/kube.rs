@@ -1,0 +1,516 @@
+//! The Kubernetes adapter against the fake API server, through the real kube client: paging,
+//! label writes, evictions, events and the run lock. Each test sets up state, acts through the
+//! adapter, and checks the state the fake holds afterwards.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use axum::http::Method;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use serde_json::json;
+use support::fake_apiserver::{FakeApiServer, FakeCluster, Fault, FaultAction, KubeObjects};
+use vsphere_descheduler::kube::{
+    self, EventKind, EventSpec, EvictionRequest, EvictionResult, FIELD_MANAGER, LabelUpdate,
+    LockSettings, NodeIdentity,
+};
+
+const HOST: &str = "vsphere-descheduler.io/host";
+
+fn node(name: &str, labels: serde_json::Value) -> Node {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+    }))
+    .expect("a node")
+}
+
+fn pod(namespace: &str, name: &str, app: &str, node: &str) -> Pod {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": app},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-rs"),
+                "uid": format!("{app}-rs-uid"), "controller": true}]},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "app:1"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    }))
+    .expect("a pod")
+}
+
+fn pdb(namespace: &str, name: &str, app: &str, min_available: i32) -> PodDisruptionBudget {
+    serde_json::from_value(json!({
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": {"app": app}}, "minAvailable": min_available}
+    }))
+    .expect("a PDB")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+fn client(server: &FakeApiServer) -> kube::Client {
+    kube::Client::new(server.client())
+}
+
+fn labels_of(server: &FakeApiServer, node: &str) -> BTreeMap<String, String> {
+    server.cluster().nodes[node]
+        .metadata
+        .labels
+        .clone()
+        .unwrap_or_default()
+}
+
+fn identity(server: &FakeApiServer, node: &str) -> NodeIdentity {
+    NodeIdentity::of(&server.cluster().nodes[node])
+}
+
+#[test]
+fn a_large_listing_is_read_page_by_page_into_the_planners_types() {
+    let objects = KubeObjects {
+        nodes: (0..3).map(|i| node(&format!("n{i}"), json!({}))).collect(),
+        pods: (0..1203)
+            .map(|i| pod("shop", &format!("web-{i:04}"), "web", "n0"))
+            .collect(),
+        ..KubeObjects::default()
+    };
+    let server = FakeApiServer::start(FakeCluster::new(objects));
+    let observation = runtime()
+        .block_on(async { client(&server).observe().await })
+        .expect("observed");
+    assert_eq!(observation.objects.pods.len(), 1203);
+    assert_eq!(observation.objects.nodes.len(), 3);
+    assert_eq!(observation.nodes.len(), 3);
+    // 1203 pods at 500 a page.
+    assert_eq!(server.cluster().count("GET", "/api/v1/pods"), 3);
+}
+
+#[test]
+fn an_expired_continue_token_restarts_the_listing_from_scratch() {
+    let objects = KubeObjects {
+        pods: (0..1100)
+            .map(|i| pod("shop", &format!("web-{i:04}"), "web", "n0"))
+            .collect(),
+        ..KubeObjects::default()
+    };
+    let server = FakeApiServer::start(FakeCluster::new(objects));
+    // The second page request finds the snapshot compacted, once.
+    server.cluster().inject(
+        Fault::action(
+            Some(Method::GET),
+            "/api/v1/pods",
+            FaultAction::ExpireListSnapshots,
+        )
+        .after(1)
+        .times(1),
+    );
+    let observation = runtime()
+        .block_on(async { client(&server).observe().await })
+        .expect("observed");
+    assert_eq!(
+        observation.objects.pods.len(),
+        1100,
+        "no pod lost or doubled"
+    );
+    let statuses: Vec<u16> = server
+        .cluster()
+        .requests
+        .iter()
+        .filter(|r| r.path == "/api/v1/pods")
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, [200, 410, 200, 200, 200]);
+}
+
+#[test]
+fn transient_list_failures_are_retried_but_not_forever() {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        nodes: vec![node("n0", json!({}))],
+        ..KubeObjects::default()
+    }));
+    server
+        .cluster()
+        .inject(Fault::status(Some(Method::GET), "/api/v1/nodes", 503).times(2));
+    let observation = runtime()
+        .block_on(async { client(&server).observe().await })
+        .expect("the third attempt succeeds");
+    assert_eq!(observation.objects.nodes.len(), 1);
+
+    server
+        .cluster()
+        .inject(Fault::status(Some(Method::GET), "/api/v1/nodes", 500));
+    let error = runtime()
+        .block_on(async { client(&server).observe().await })
+        .expect_err("always failing");
+    assert_eq!(error.to_string(), "failed to list nodes");
+}
+
+#[test]
+fn applying_labels_sets_our_key_and_takes_it_over_from_a_manual_label() {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        nodes: vec![node(
+            "worker-b",
+            json!({"kubernetes.io/hostname": "worker-b", HOST: "esxi-42"}),
+        )],
+        ..KubeObjects::default()
+    }));
+    let update = LabelUpdate {
+        node: identity(&server, "worker-b"),
+        present: BTreeMap::from([(HOST.to_string(), "esxi-41".to_string())]),
+        absent: BTreeSet::new(),
+    };
+    runtime()
+        .block_on(async { client(&server).apply_labels(&update).await })
+        .expect("applied");
+    let labels = labels_of(&server, "worker-b");
+    assert_eq!(labels[HOST], "esxi-41");
+    assert_eq!(
+        labels["kubernetes.io/hostname"], "worker-b",
+        "others' labels stay"
+    );
+    let owners = server.cluster().label_owners("worker-b");
+    let ours = owners
+        .iter()
+        .find(|o| o.manager == FIELD_MANAGER)
+        .expect("we own a key");
+    assert_eq!(ours.operation, "Apply");
+    assert_eq!(ours.keys, BTreeSet::from([HOST.to_string()]));
+    assert!(
+        owners
+            .iter()
+            .filter(|o| o.manager != FIELD_MANAGER)
+            .all(|o| !o.keys.contains(HOST)),
+        "the forced apply took the key over: {owners:?}"
+    );
+    // The listing shows what we own now.
+    assert!(
+        identity(&server, "worker-b")
+            .applied_label_keys
+            .contains(HOST)
+    );
+}
+
+#[test]
+fn a_key_left_out_is_removed_whether_we_own_it_alone_or_not() {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        nodes: vec![node(
+            "worker-a",
+            json!({"vsphere-descheduler.io/cluster": "old"}),
+        )],
+        ..KubeObjects::default()
+    }));
+    let runtime = runtime();
+    let apply = |present: &[(&str, &str)], absent: &[&str]| {
+        let update = LabelUpdate {
+            node: identity(&server, "worker-a"),
+            present: present
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            absent: absent.iter().map(|k| k.to_string()).collect(),
+        };
+        runtime
+            .block_on(async { client(&server).apply_labels(&update).await })
+            .expect("applied");
+    };
+    apply(&[(HOST, "esxi-41")], &[]);
+    assert_eq!(labels_of(&server, "worker-a")[HOST], "esxi-41");
+    // Ours alone: dropping it from the apply removes it.
+    apply(&[], &[HOST]);
+    assert!(!labels_of(&server, "worker-a").contains_key(HOST));
+    // Set by someone else (kubelet here): removed by the explicit merge patch.
+    apply(&[], &["vsphere-descheduler.io/cluster"]);
+    assert!(!labels_of(&server, "worker-a").contains_key("vsphere-descheduler.io/cluster"));
+}
+
+#[test]
+fn labels_of_a_node_that_vanished_are_not_written_and_the_node_is_not_created() {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        nodes: vec![node("worker-c", json!({}))],
+        ..KubeObjects::default()
+    }));
+    let listed = identity(&server, "worker-c");
+    server.cluster().nodes.remove("worker-c");
+    let update = LabelUpdate {
+        node: listed.clone(),
+        present: BTreeMap::from([(HOST.to_string(), "esxi-43".to_string())]),
+        absent: BTreeSet::new(),
+    };
+    let runtime = runtime();
+    let error = runtime
+        .block_on(async { client(&server).apply_labels(&update).await })
+        .expect_err("the node is gone");
+    assert!(
+        matches!(error, kube::Error::NodeReplaced { .. }),
+        "{error:?}"
+    );
+    assert!(!server.cluster().nodes.contains_key("worker-c"));
+
+    // Recreated under the same name: a different node, left alone too.
+    server.cluster().load(KubeObjects {
+        nodes: vec![node("worker-c", json!({}))],
+        ..KubeObjects::default()
+    });
+    let error = runtime
+        .block_on(async { client(&server).apply_labels(&update).await })
+        .expect_err("another node now");
+    assert!(
+        matches!(error, kube::Error::NodeReplaced { .. }),
+        "{error:?}"
+    );
+    assert!(!labels_of(&server, "worker-c").contains_key(HOST));
+}
+
+fn web_cluster(min_available: i32) -> FakeCluster {
+    FakeCluster::new(KubeObjects {
+        nodes: vec![node("n0", json!({})), node("n1", json!({}))],
+        pods: vec![
+            pod("shop", "web-1", "web", "n0"),
+            pod("shop", "web-2", "web", "n0"),
+            pod("shop", "web-3", "web", "n1"),
+        ],
+        pdbs: vec![pdb("shop", "web", "web", min_available)],
+        ..KubeObjects::default()
+    })
+}
+
+fn evict(server: &FakeApiServer, name: &str, grace: Option<i64>, dry_run: bool) -> EvictionResult {
+    let uid = server.cluster().pods[&("shop".to_string(), name.to_string())]
+        .metadata
+        .uid
+        .clone();
+    let request = EvictionRequest {
+        namespace: "shop",
+        name,
+        uid: uid.as_deref(),
+        grace_period_seconds: grace,
+        dry_run,
+    };
+    runtime().block_on(async { client(server).evict(&request).await })
+}
+
+#[test]
+fn an_eviction_spends_the_budget_and_the_next_one_is_blocked() {
+    let server = FakeApiServer::start(web_cluster(2));
+    assert_eq!(
+        evict(&server, "web-1", Some(5), false),
+        EvictionResult::Evicted
+    );
+    {
+        let cluster = server.cluster();
+        let evicted = &cluster.pods[&("shop".to_string(), "web-1".to_string())];
+        assert_eq!(
+            evicted.metadata.deletion_grace_period_seconds,
+            Some(5),
+            "the policy's grace period reached the server"
+        );
+        let status = cluster.pdbs[&("shop".to_string(), "web".to_string())]
+            .status
+            .clone()
+            .expect("a status");
+        assert_eq!(status.disruptions_allowed, 0);
+    }
+    let EvictionResult::Blocked(message) = evict(&server, "web-2", None, false) else {
+        panic!("the budget is spent");
+    };
+    assert!(
+        message.contains("needs 2 healthy pods and has 2"),
+        "{message}"
+    );
+    assert!(
+        server.cluster().pods[&("shop".to_string(), "web-2".to_string())]
+            .metadata
+            .deletion_timestamp
+            .is_none()
+    );
+    // A second eviction of the terminating pod skips the budget.
+    assert_eq!(
+        evict(&server, "web-1", None, false),
+        EvictionResult::Evicted
+    );
+}
+
+#[test]
+fn a_dry_run_eviction_answers_without_changing_anything() {
+    let server = FakeApiServer::start(web_cluster(2));
+    let before = server.cluster().pods.clone();
+    assert_eq!(
+        evict(&server, "web-1", None, true),
+        EvictionResult::WouldEvict
+    );
+    assert_eq!(server.cluster().pods, before);
+    let server = FakeApiServer::start(web_cluster(3));
+    assert!(matches!(
+        evict(&server, "web-1", None, true),
+        EvictionResult::Blocked(_)
+    ));
+}
+
+#[test]
+fn a_missing_pod_is_gone_and_several_budgets_fail_with_the_servers_words() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let request = EvictionRequest {
+        namespace: "shop",
+        name: "nope",
+        uid: None,
+        grace_period_seconds: None,
+        dry_run: false,
+    };
+    assert!(matches!(
+        runtime().block_on(async { client(&server).evict(&request).await }),
+        EvictionResult::Gone(_)
+    ));
+    server.cluster().load(KubeObjects {
+        pdbs: vec![pdb("shop", "web-too", "web", 1)],
+        ..KubeObjects::default()
+    });
+    let EvictionResult::Failed(message) = evict(&server, "web-1", None, false) else {
+        panic!("two budgets");
+    };
+    assert!(
+        message.contains("more than one PodDisruptionBudget"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_pdb_refusal_returns_at_once_even_when_the_server_asks_to_wait() {
+    let mut cluster = web_cluster(1);
+    // A budget the controller has not processed yet: 429 with Retry-After: 10.
+    let pdb = cluster
+        .pdbs
+        .get_mut(&("shop".to_string(), "web".to_string()))
+        .expect("the PDB");
+    std::sync::Arc::make_mut(pdb).metadata.generation = Some(2);
+    let server = FakeApiServer::start(cluster);
+    let started = std::time::Instant::now();
+    assert!(matches!(
+        evict(&server, "web-1", None, false),
+        EvictionResult::Blocked(_)
+    ));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        server.cluster().count("POST", "/eviction"),
+        1,
+        "not retried"
+    );
+}
+
+#[test]
+fn events_pass_the_servers_validation() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let spec = EventSpec {
+        namespace: "shop".to_string(),
+        pod: "web-1".to_string(),
+        pod_uid: None,
+        kind: EventKind::Normal,
+        reason: "RemovePodsViolatingInterPodAntiAffinity".to_string(),
+        action: "Descheduled".to_string(),
+        note: "pod evicted from node n0 (ESXi host esxi-41) by vsphere-descheduler".to_string(),
+    };
+    runtime()
+        .block_on(async { client(&server).publish_event(&spec, "run-1").await })
+        .expect("accepted");
+    let cluster = server.cluster();
+    let event = cluster.events.values().next().expect("one event");
+    assert_eq!(
+        event.reason.as_deref(),
+        Some("RemovePodsViolatingInterPodAntiAffinity")
+    );
+    assert_eq!(event.type_.as_deref(), Some("Normal"));
+}
+
+fn lock(holder: &str) -> LockSettings {
+    LockSettings {
+        namespace: "kube-system".to_string(),
+        name: kube::LEASE_NAME.to_string(),
+        holder: holder.to_string(),
+        duration: kube::LEASE_DURATION,
+    }
+}
+
+#[test]
+fn the_run_lock_is_exclusive_until_released() {
+    let server = FakeApiServer::start(FakeCluster::default());
+    let runtime = runtime();
+    let first = runtime
+        .block_on(async { client(&server).acquire_lock(lock("run-1")).await })
+        .expect("free");
+    let error = runtime
+        .block_on(async { client(&server).acquire_lock(lock("run-2")).await })
+        .expect_err("held");
+    assert!(
+        matches!(error, kube::Error::LockHeld { ref holder, .. } if holder == "run-1"),
+        "{error}"
+    );
+    runtime.block_on(first.release()).expect("released");
+    let lease: Lease = (*server.cluster().leases
+        [&("kube-system".to_string(), kube::LEASE_NAME.to_string())])
+        .clone();
+    assert_eq!(lease.spec.and_then(|s| s.holder_identity), None);
+    let second = runtime
+        .block_on(async { client(&server).acquire_lock(lock("run-2")).await })
+        .expect("free again");
+    runtime.block_on(second.release()).expect("released");
+}
+
+#[test]
+fn of_two_runs_racing_for_the_lock_one_wins() {
+    let server = FakeApiServer::start(FakeCluster::default());
+    let runtime = runtime();
+    // Both read "no lease"; the second create is refused with 409 AlreadyExists.
+    server.cluster().inject(
+        Fault::action(
+            Some(Method::GET),
+            "/leases/",
+            FaultAction::Delay(Duration::from_millis(200)),
+        )
+        .times(2),
+    );
+    let (a, b) = runtime.block_on(async {
+        let a = client(&server);
+        let b = client(&server);
+        tokio::join!(a.acquire_lock(lock("run-a")), b.acquire_lock(lock("run-b")))
+    });
+    let (winner, loser) = match (a, b) {
+        (Ok(winner), Err(loser)) | (Err(loser), Ok(winner)) => (winner, loser),
+        other => panic!("exactly one must win: {other:?}"),
+    };
+    assert!(matches!(loser, kube::Error::LockRace { .. }), "{loser}");
+    runtime.block_on(winner.release()).expect("released");
+}
+
+#[test]
+fn list_items_carry_no_kind_and_pages_say_what_remains() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let text = runtime().block_on(async {
+        let request = axum::http::Request::get("/api/v1/pods?&limit=2")
+            .body(Vec::new())
+            .expect("a request");
+        server.client().request_text(request).await.expect("a page")
+    });
+    let page: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(page["kind"], "PodList");
+    assert_eq!(page["items"].as_array().expect("items").len(), 2);
+    assert!(page["items"][0].get("kind").is_none());
+    assert!(page["items"][0].get("apiVersion").is_none());
+    assert_eq!(page["items"][0]["metadata"]["name"], "web-1");
+    assert_eq!(page["metadata"]["remainingItemCount"], 1);
+    assert!(
+        page["metadata"]["continue"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
+    );
+}

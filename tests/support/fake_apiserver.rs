@@ -1,0 +1,657 @@
+//! A fake Kubernetes API server for tests and the local lab: stateful, HTTP on 127.0.0.1, driven
+//! through the real `kube` client, reproducing the server behaviour this tool relies on
+//! (`shared/reference/kube-semantics.md`) for every call it makes:
+//!
+//! * lists of nodes, pods, PodDisruptionBudgets, namespaces, leases and events, paged with
+//!   `limit`/`continue` from a snapshot fixed by the first page; `410 Expired` (with a fresh
+//!   token) once snapshots are expired, 400 for malformed tokens and for `continue` with a
+//!   `resourceVersion`;
+//! * node label writes: server-side apply with per-key ownership under field managers
+//!   (conflicts, `force`, removal of keys only their applier owned, creation of a missing node
+//!   unless the applied object names a `uid`), and merge patches with `null` deletion;
+//! * the Eviction subresource, step by step as the real handler (PDB arithmetic, 201/429/403/
+//!   404/500, `dryRun=All`, the PDB bypass for pending, finished and terminating pods, stale-PDB
+//!   429 with `Retry-After`, `deleteOptions` read from the camelCase key only), the PDB status it
+//!   writes, graceful pod deletion, and a PDB controller that re-computes budgets;
+//! * `events.k8s.io/v1` Event creation with the server's validation;
+//! * Leases: create, get, PUT with `resourceVersion` preconditions (409), delete;
+//! * fault injection per method and path (status codes, delays, dropped connections, expired
+//!   continue tokens) and a log of every request.
+//!
+//! Known approximations, all documented where they apply: only the label part of
+//! `managedFields` is modelled (loaded objects keep no other field ownership); a PDB's
+//! `expectedPods` for percentages and `maxUnavailable` counts the selected pods that have a
+//! controller instead of the controllers' replicas; selectors on lists are not supported (400).
+//!
+//! Tests assert the state this leaves behind (`FakeApiServer::cluster`), not the calls made.
+
+#[path = "fake_apiserver/apply.rs"]
+mod apply;
+#[path = "fake_apiserver/eviction.rs"]
+mod eviction;
+#[path = "fake_apiserver/leases_events.rs"]
+mod leases_events;
+#[path = "fake_apiserver/list.rs"]
+mod list;
+#[path = "fake_apiserver/objects.rs"]
+mod objects;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use serde_json::{Value, json};
+
+pub use apply::LabelOwner;
+pub use objects::{KubeObjects, read_objects};
+
+/// What the fake holds. Lock it through [`FakeApiServer::cluster`] to set up or inspect state.
+#[derive(Default)]
+pub struct FakeCluster {
+    /// The global `resourceVersion`, bumped by every change.
+    revision: u64,
+    uids: u64,
+    pub nodes: BTreeMap<String, Arc<Node>>,
+    /// By `(namespace, name)`.
+    pub pods: BTreeMap<(String, String), Arc<Pod>>,
+    pub pdbs: BTreeMap<(String, String), Arc<PodDisruptionBudget>>,
+    pub namespaces: BTreeMap<String, Arc<Namespace>>,
+    pub leases: BTreeMap<(String, String), Arc<Lease>>,
+    pub events: BTreeMap<(String, String), Arc<Event>>,
+    /// Label ownership of each node (the label part of `managedFields`).
+    label_owners: BTreeMap<String, Vec<LabelOwner>>,
+    /// Frozen list results by (path kind, revision), for paging.
+    list_snapshots: BTreeMap<(String, u64), list::Frozen>,
+    /// While set, PDB statuses are left as they are (a stalled disruption controller).
+    pub pdb_controller_frozen: bool,
+    /// When set, pods given a grace period are removed at once, as if the kubelet had finished.
+    pub kubelet_finishes_terminations: bool,
+    faults: Vec<Fault>,
+    /// Every request, in arrival order.
+    pub requests: Vec<RequestRecord>,
+}
+
+/// One request the fake answered (or dropped).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestRecord {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    /// 0 when the connection was dropped.
+    pub status: u16,
+}
+
+/// A fault to inject into matching requests.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    /// Only requests of this method (any when `None`).
+    pub method: Option<Method>,
+    /// Only requests whose path contains this.
+    pub path_contains: String,
+    /// Let this many matching requests through first.
+    pub skip: usize,
+    /// Inject into at most this many (after `skip`); `None` for every one.
+    pub times: Option<usize>,
+    pub action: FaultAction,
+}
+
+/// What a fault does.
+#[derive(Clone, Debug)]
+pub enum FaultAction {
+    /// Answer with this status code and a Failure `Status`; nothing is changed.
+    Status {
+        code: u16,
+        reason: String,
+        message: String,
+        retry_after_seconds: u32,
+    },
+    /// Wait this long, then handle the request normally (if the client is still there).
+    Delay(Duration),
+    /// Close the connection without a valid response.
+    Drop,
+    /// Expire every list snapshot before handling the request (its continue token gets 410).
+    ExpireListSnapshots,
+}
+
+impl Fault {
+    /// Every matching request fails with `code`.
+    pub fn status(method: Option<Method>, path_contains: &str, code: u16) -> Fault {
+        let reason = match code {
+            409 => "Conflict",
+            429 => "TooManyRequests",
+            500 => "InternalError",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "",
+        };
+        Fault {
+            method,
+            path_contains: path_contains.to_string(),
+            skip: 0,
+            times: None,
+            action: FaultAction::Status {
+                code,
+                reason: reason.to_string(),
+                message: format!("injected fault: HTTP {code}"),
+                retry_after_seconds: 0,
+            },
+        }
+    }
+
+    pub fn action(method: Option<Method>, path_contains: &str, action: FaultAction) -> Fault {
+        Fault {
+            method,
+            path_contains: path_contains.to_string(),
+            skip: 0,
+            times: None,
+            action,
+        }
+    }
+
+    /// Only after `skip` matching requests went through.
+    pub fn after(mut self, skip: usize) -> Fault {
+        self.skip = skip;
+        self
+    }
+
+    /// Only `times` matching requests.
+    pub fn times(mut self, times: usize) -> Fault {
+        self.times = Some(times);
+        self
+    }
+
+    fn matches(&self, method: &Method, path: &str) -> bool {
+        self.method.as_ref().is_none_or(|m| m == method) && path.contains(&self.path_contains)
+    }
+}
+
+impl FakeCluster {
+    /// A cluster holding `objects` as if created in that order.
+    pub fn new(objects: KubeObjects) -> FakeCluster {
+        let mut cluster = FakeCluster::default();
+        cluster.load(objects);
+        cluster
+    }
+
+    /// The next `resourceVersion`.
+    fn bump(&mut self) -> String {
+        self.revision += 1;
+        self.revision.to_string()
+    }
+
+    fn new_uid(&mut self) -> String {
+        self.uids += 1;
+        format!("fa4e0000-0000-4000-8000-{:012x}", self.uids)
+    }
+
+    /// Adds a fault; faults are checked in the order added, the first match applies.
+    pub fn inject(&mut self, fault: Fault) {
+        self.faults.push(fault);
+    }
+
+    pub fn clear_faults(&mut self) {
+        self.faults.clear();
+    }
+
+    /// Expires every list snapshot: continuing a paged list now gets 410.
+    pub fn expire_list_snapshots(&mut self) {
+        self.list_snapshots.clear();
+    }
+
+    /// Requests so far whose method is `method` and whose path contains `path_contains`.
+    pub fn count(&self, method: &str, path_contains: &str) -> usize {
+        self.requests
+            .iter()
+            .filter(|r| r.method == method && r.path.contains(path_contains))
+            .count()
+    }
+
+    /// A node's label ownership.
+    pub fn label_owners(&self, node: &str) -> Vec<LabelOwner> {
+        self.label_owners.get(node).cloned().unwrap_or_default()
+    }
+
+    /// Removes every pod that is terminating, as the kubelet does once containers stopped.
+    pub fn finish_terminations(&mut self) {
+        let terminating: Vec<(String, String)> = self
+            .pods
+            .iter()
+            .filter(|(_, pod)| pod.metadata.deletion_timestamp.is_some())
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in terminating {
+            if let Some(pod) = self.pods.remove(&key) {
+                self.bump();
+                self.pod_changed(&pod);
+            }
+        }
+    }
+
+    fn fault_for(&mut self, method: &Method, path: &str) -> Option<FaultAction> {
+        for fault in &mut self.faults {
+            if !fault.matches(method, path) {
+                continue;
+            }
+            if fault.skip > 0 {
+                fault.skip -= 1;
+                continue;
+            }
+            match &mut fault.times {
+                Some(0) => continue,
+                Some(times) => *times -= 1,
+                None => {}
+            }
+            return Some(fault.action.clone());
+        }
+        None
+    }
+}
+
+/// A running fake API server. Stops when dropped.
+pub struct FakeApiServer {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    state: Arc<Mutex<FakeCluster>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeApiServer {
+    /// Serves `cluster` on a free port of 127.0.0.1, from a thread of its own (so tests need no
+    /// runtime of their own).
+    pub fn start(cluster: FakeCluster) -> FakeApiServer {
+        FakeApiServer::start_on(cluster, "127.0.0.1:0".parse().expect("a socket address"))
+    }
+
+    pub fn start_on(cluster: FakeCluster, address: SocketAddr) -> FakeApiServer {
+        let state = Arc::new(Mutex::new(cluster));
+        let (ready_sender, ready) = std::sync::mpsc::channel();
+        let (shutdown, shutdown_signal) = tokio::sync::oneshot::channel::<()>();
+        let shared = state.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a runtime for the fake API server");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind(address)
+                    .await
+                    .expect("bind the fake API server");
+                let bound = listener.local_addr().expect("a bound address");
+                ready_sender.send(bound).expect("the starter waits");
+                let app = axum::Router::new().fallback(handle).with_state(shared);
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = shutdown_signal.await;
+                    })
+                    .await
+                    .expect("the fake API server serves");
+            });
+        });
+        let bound = ready
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the fake API server starts");
+        FakeApiServer {
+            url: format!("http://{bound}"),
+            state,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    /// The state, locked. Keep the guard short: requests wait for it.
+    pub fn cluster(&self) -> MutexGuard<'_, FakeCluster> {
+        self.state
+            .lock()
+            .expect("the fake's state is never poisoned")
+    }
+
+    /// A kubeconfig that points kubectl or kube at this server (no credentials).
+    pub fn kubeconfig(&self) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {}\n\
+             users:\n- name: fake\n  user: {{}}\ncontexts:\n- name: fake\n  context:\n    \
+             cluster: fake\n    user: fake\n    namespace: default\ncurrent-context: fake\n",
+            self.url
+        )
+    }
+
+    /// Writes [`FakeApiServer::kubeconfig`] to `path`.
+    pub fn write_kubeconfig(&self, path: &Path) {
+        std::fs::write(path, self.kubeconfig()).expect("write the kubeconfig");
+    }
+
+    /// A kube client for this server, without kube's retry layer (as the tool builds it).
+    pub fn client(&self) -> kube::Client {
+        let mut config = kube::Config::new(self.url.parse().expect("a URI"));
+        config.default_retry = false;
+        config.read_timeout = Some(Duration::from_secs(10));
+        kube::Client::try_from(config).expect("a client")
+    }
+}
+
+impl Drop for FakeApiServer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A parsed request, as the handlers see it.
+pub(crate) struct Request {
+    pub method: Method,
+    pub segments: Vec<String>,
+    pub query: BTreeMap<String, String>,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Request {
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query.get(name).map(String::as_str)
+    }
+}
+
+/// The one handler: faults, routing, logging.
+async fn handle(
+    State(state): State<Arc<Mutex<FakeCluster>>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_string();
+    let raw_query = uri.query().unwrap_or_default().to_string();
+    let fault = state
+        .lock()
+        .expect("the fake's state is never poisoned")
+        .fault_for(&method, &path);
+    let record = |status: u16| {
+        state
+            .lock()
+            .expect("the fake's state is never poisoned")
+            .requests
+            .push(RequestRecord {
+                method: method.to_string(),
+                path: path.clone(),
+                query: raw_query.clone(),
+                status,
+            });
+    };
+    match fault {
+        Some(FaultAction::Status {
+            code,
+            reason,
+            message,
+            retry_after_seconds,
+        }) => {
+            record(code);
+            let details = (retry_after_seconds > 0)
+                .then(|| json!({"retryAfterSeconds": retry_after_seconds}));
+            return status(code, &reason, &message, details);
+        }
+        Some(FaultAction::Delay(delay)) => tokio::time::sleep(delay).await,
+        Some(FaultAction::Drop) => {
+            record(0);
+            return dropped();
+        }
+        Some(FaultAction::ExpireListSnapshots) => state
+            .lock()
+            .expect("the fake's state is never poisoned")
+            .expire_list_snapshots(),
+        None => {}
+    }
+    let request = Request {
+        method: method.clone(),
+        segments: path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        query: parse_query(&raw_query),
+        headers,
+        body,
+    };
+    let response = {
+        let mut cluster = state.lock().expect("the fake's state is never poisoned");
+        route(&mut cluster, &request)
+    };
+    record(response.status().as_u16());
+    response
+}
+
+/// Tolerates an empty query, a leading `&` and percent-encoding (kube sends `?&a=b`).
+fn parse_query(query: &str) -> BTreeMap<String, String> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(key), percent_decode(value))
+        })
+        .collect()
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(byte) => {
+                        out.push(byte);
+                        i += 3;
+                        continue;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            byte => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Dispatch by path. Only the endpoints the tool calls (and tests inspect) exist.
+fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
+    let segments: Vec<&str> = request.segments.iter().map(String::as_str).collect();
+    let method = &request.method;
+    match (method, segments.as_slice()) {
+        (&Method::GET, ["api", "v1", "nodes"]) => {
+            list::serve(cluster, request, list::Kind::Nodes, None)
+        }
+        (&Method::GET, ["api", "v1", "pods"]) => {
+            list::serve(cluster, request, list::Kind::Pods, None)
+        }
+        (&Method::GET, ["api", "v1", "namespaces"]) => {
+            list::serve(cluster, request, list::Kind::Namespaces, None)
+        }
+        (&Method::GET, ["api", "v1", "namespaces", ns, "pods"]) => {
+            list::serve(cluster, request, list::Kind::Pods, Some(ns))
+        }
+        (&Method::GET, ["apis", "policy", "v1", "poddisruptionbudgets"]) => {
+            list::serve(cluster, request, list::Kind::Pdbs, None)
+        }
+        (
+            &Method::GET,
+            [
+                "apis",
+                "policy",
+                "v1",
+                "namespaces",
+                ns,
+                "poddisruptionbudgets",
+            ],
+        ) => list::serve(cluster, request, list::Kind::Pdbs, Some(ns)),
+        (
+            &Method::GET,
+            [
+                "apis",
+                "coordination.k8s.io",
+                "v1",
+                "namespaces",
+                ns,
+                "leases",
+            ],
+        ) => list::serve(cluster, request, list::Kind::Leases, Some(ns)),
+        (&Method::GET, ["apis", "events.k8s.io", "v1", "events"]) => {
+            list::serve(cluster, request, list::Kind::Events, None)
+        }
+        (&Method::GET, ["apis", "events.k8s.io", "v1", "namespaces", ns, "events"]) => {
+            list::serve(cluster, request, list::Kind::Events, Some(ns))
+        }
+        (&Method::GET, ["api", "v1", "nodes", name]) => match cluster.nodes.get(*name) {
+            Some(node) => object(StatusCode::OK, node.as_ref()),
+            None => not_found("nodes", "", name),
+        },
+        (&Method::GET, ["api", "v1", "namespaces", ns, "pods", name]) => {
+            match cluster.pods.get(&(ns.to_string(), name.to_string())) {
+                Some(pod) => object(StatusCode::OK, pod.as_ref()),
+                None => not_found("pods", "", name),
+            }
+        }
+        (&Method::PATCH, ["api", "v1", "nodes", name]) => apply::patch_node(cluster, request, name),
+        (&Method::POST, ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => {
+            eviction::evict(cluster, request, ns, name)
+        }
+        (&Method::POST, ["apis", "events.k8s.io", "v1", "namespaces", ns, "events"]) => {
+            leases_events::create_event(cluster, request, ns)
+        }
+        (
+            method,
+            [
+                "apis",
+                "coordination.k8s.io",
+                "v1",
+                "namespaces",
+                ns,
+                "leases",
+                rest @ ..,
+            ],
+        ) => leases_events::lease(cluster, request, method, ns, rest.first().copied()),
+        _ => status(
+            404,
+            "NotFound",
+            &format!(
+                "the fake API server does not serve {} {}",
+                request.method,
+                request.segments.join("/")
+            ),
+            None,
+        ),
+    }
+}
+
+/// A Failure `Status` with the HTTP status equal to its code; `Retry-After` when the details
+/// ask for a wait.
+pub(crate) fn status(code: u16, reason: &str, message: &str, details: Option<Value>) -> Response {
+    let mut body = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "code": code,
+    });
+    if !reason.is_empty() {
+        body["reason"] = json!(reason);
+    }
+    let retry_after = details
+        .as_ref()
+        .and_then(|d| d.get("retryAfterSeconds"))
+        .and_then(Value::as_u64)
+        .filter(|seconds| *seconds > 0);
+    if let Some(details) = details {
+        body["details"] = details;
+    }
+    let mut response = (
+        StatusCode::from_u16(code).expect("a valid status code"),
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    if let Some(seconds) = retry_after {
+        response.headers_mut().insert(
+            "retry-after",
+            seconds.to_string().parse().expect("a header value"),
+        );
+    }
+    response
+}
+
+/// A Success `Status` (evictions and deletes answer with one).
+pub(crate) fn success(code: u16) -> Response {
+    (
+        StatusCode::from_u16(code).expect("a valid status code"),
+        [("content-type", "application/json")],
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code})
+            .to_string(),
+    )
+        .into_response()
+}
+
+/// `404 NotFound` for `resource` (plural, with `group` when not core).
+pub(crate) fn not_found(resource: &str, group: &str, name: &str) -> Response {
+    let qualified = if group.is_empty() {
+        resource.to_string()
+    } else {
+        format!("{resource}.{group}")
+    };
+    let mut details = json!({"name": name, "kind": resource});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    status(
+        404,
+        "NotFound",
+        &format!("{qualified} \"{name}\" not found"),
+        Some(details),
+    )
+}
+
+/// An object as JSON.
+pub(crate) fn object<T: serde::Serialize>(code: StatusCode, value: &T) -> Response {
+    (
+        code,
+        [("content-type", "application/json")],
+        serde_json::to_string(value).expect("objects serialise"),
+    )
+        .into_response()
+}
+
+/// A response whose body fails: the client sees the connection break mid-response.
+fn dropped() -> Response {
+    let failing = futures_util::stream::once(async {
+        Err::<Bytes, std::io::Error>(std::io::Error::other("injected fault: connection dropped"))
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/json")
+        .body(Body::from_stream(failing))
+        .expect("a response")
+}
+
+/// The current time as the API's `Time`.
+pub(crate) fn now() -> k8s_openapi::jiff::Timestamp {
+    k8s_openapi::jiff::Timestamp::now()
+}
