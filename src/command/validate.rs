@@ -37,7 +37,7 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
             Err(error) => FileResult {
                 file: file.display().to_string(),
                 valid: false,
-                problems: vec![error_chain(&error)],
+                problems: vec![crate::run::error_chain(&error)],
                 warnings: Vec::new(),
             },
         };
@@ -79,14 +79,4 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
     } else {
         ExitCode::from(1)
     })
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
