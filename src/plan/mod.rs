@@ -20,6 +20,7 @@ mod testing;
 
 use std::collections::BTreeSet;
 
+use kube::core::SelectorExt;
 use serde::Serialize;
 
 pub use drs::{DrsAction, DrsRuleChange, rule_name};
@@ -193,10 +194,10 @@ fn refresh_nodes<'a>(
                 }
             }
         }
-        let selected = policy.node_selector.as_ref().is_none_or(|s| {
-            use kube::core::SelectorExt;
-            s.matches(&node_labels)
-        });
+        let selected = policy
+            .node_selector
+            .as_ref()
+            .is_none_or(|s| s.matches(&node_labels));
         let host_usable = placement
             .as_ref()
             .and_then(|p| p.host)
