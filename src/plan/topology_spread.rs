@@ -235,13 +235,7 @@ mod tests {
 
     #[test]
     fn a_skewed_host_gives_one_pod_to_the_empty_host() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .host("esxi-3")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-2")
-            .node("w3", "esxi-3")
+        let snapshot = three_hosts()
             .pod(api("api-a", "w1", 60))
             .pod(api("api-b", "w2", 60))
             .pod(api("api-c", "w2", 3))
@@ -333,13 +327,7 @@ mod tests {
 
     #[test]
     fn spread_and_duplicates_together_move_one_pod_not_two() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .host("esxi-3")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-2")
-            .node("w3", "esxi-3")
+        let snapshot = three_hosts()
             .pod(api("api-a", "w1", 60))
             .pod(api("api-b", "w2", 60))
             .pod(api("api-c", "w2", 3))
