@@ -42,7 +42,11 @@ fn violation(planner: &Planner, pod: usize) -> Option<String> {
     let node = view.pod_node[pod]?;
     let host_key = &view.policy.vsphere.labels.host;
     for term in &view.pod(pod).anti_affinity {
-        let Some(value) = view.domain(node, &term.topology_key) else {
+        // Domains are numbered per key: the inner loop compares integers.
+        let Some(domains) = view.domains(&term.topology_key) else {
+            continue;
+        };
+        let Some(domain) = domains.of_node[node] else {
             continue;
         };
         for other in view.term_matches(pod, term) {
@@ -52,9 +56,10 @@ fn violation(planner: &Planner, pod: usize) -> Option<String> {
             let Some(other_node) = view.pod_node[other] else {
                 continue;
             };
-            if view.domain(other_node, &term.topology_key) != Some(value) {
+            if domains.of_node[other_node] != Some(domain) {
                 continue;
             }
+            let value = &domains.names[domain as usize];
             let other_pod = view.pod(other);
             let other_node_name = &view.nodes[other_node].node.name;
             let place = if &term.topology_key == host_key {

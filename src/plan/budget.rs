@@ -7,8 +7,6 @@
 
 use std::collections::HashMap;
 
-use kube::core::SelectorExt;
-
 use super::SkipReason;
 use super::view::View;
 use crate::policy::Limits;
@@ -16,8 +14,6 @@ use crate::policy::Limits;
 pub struct Budget {
     /// Disruptions left per PDB (indexed like the snapshot's PDBs).
     remaining: Vec<i32>,
-    /// PDB indices by namespace.
-    pdbs_by_namespace: HashMap<String, Vec<usize>>,
     limits: Limits,
     per_node: HashMap<String, u32>,
     per_namespace: HashMap<String, u32>,
@@ -26,13 +22,6 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(view: &View) -> Budget {
-        let mut pdbs_by_namespace: HashMap<String, Vec<usize>> = HashMap::new();
-        for (index, pdb) in view.snapshot.pdbs.iter().enumerate() {
-            pdbs_by_namespace
-                .entry(pdb.namespace.clone())
-                .or_default()
-                .push(index);
-        }
         Budget {
             remaining: view
                 .snapshot
@@ -40,7 +29,6 @@ impl Budget {
                 .iter()
                 .map(|pdb| pdb.disruptions_allowed)
                 .collect(),
-            pdbs_by_namespace,
             limits: view.policy.limits.clone(),
             per_node: HashMap::new(),
             per_namespace: HashMap::new(),
@@ -48,26 +36,9 @@ impl Budget {
         }
     }
 
-    /// PDBs whose selector matches the pod.
-    fn pdbs_of(&self, view: &View, pod: usize) -> Vec<usize> {
-        let pod = view.pod(pod);
-        self.pdbs_by_namespace
-            .get(&pod.namespace)
-            .into_iter()
-            .flatten()
-            .copied()
-            .filter(|&i| {
-                view.snapshot.pdbs[i]
-                    .selector
-                    .as_ref()
-                    .is_some_and(|s| s.matches(&pod.labels))
-            })
-            .collect()
-    }
-
     /// Whether evicting the pod fits the PDBs and limits; the reason and detail when not.
     pub fn check(&self, view: &View, pod: usize) -> Result<(), (SkipReason, String)> {
-        let pdbs = self.pdbs_of(view, pod);
+        let pdbs = view.pdbs_of(pod);
         let name = |i: usize| view.snapshot.pdbs[i].name.clone();
         match pdbs.as_slice() {
             [] => {}
@@ -137,7 +108,7 @@ impl Budget {
 
     /// Record an eviction: spend its PDB and count it against the limits.
     pub fn spend(&mut self, view: &View, pod: usize) {
-        for pdb in self.pdbs_of(view, pod) {
+        for pdb in view.pdbs_of(pod) {
             self.remaining[pdb] -= 1;
         }
         let pod = view.pod(pod);

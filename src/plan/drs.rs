@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::Plan;
 use super::labels::fnv1a32;
 use super::view::{PodState, View};
-use crate::inventory::{Cluster, RuleKind};
+use crate::inventory::{Cluster, Rule, RuleKind};
 use crate::snapshot::Pod;
 
 /// vCenter rejects longer rule names.
@@ -133,8 +133,10 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
             wanted.insert(owner.uid.as_str(), workload);
         }
     }
-    // …and the VMs their pods run on, per cluster.
-    let mut vms: BTreeMap<(String, Workload), BTreeSet<String>> = BTreeMap::new();
+    // …and the VMs their pods run on, per cluster (borrowed keys: this visits every pod).
+    // Keyed by workload, not controller: two ReplicaSets of a Deployment mid-rollout share
+    // one rule.
+    let mut vms: BTreeMap<(&str, &Workload), BTreeSet<&str>> = BTreeMap::new();
     for (index, pod) in view.snapshot.pods.iter().enumerate() {
         if view.state[index] != PodState::Active {
             continue;
@@ -144,23 +146,28 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         };
         let placement = view.pod_node[index].and_then(|n| view.nodes[n].placement.as_ref());
         if let Some(placement) = placement {
-            vms.entry((placement.cluster.name.clone(), workload.clone()))
+            vms.entry((placement.cluster.name.as_str(), workload))
                 .or_default()
-                .insert(placement.vm.name.clone());
+                .insert(placement.vm.name.as_str());
         }
     }
 
-    let mut desired: BTreeMap<(String, String), (Workload, BTreeSet<String>)> = BTreeMap::new();
+    let usable_hosts: HashMap<&str, usize> = inventory
+        .clusters
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.hosts.iter().filter(|h| h.is_usable()).count(),
+            )
+        })
+        .collect();
+    let mut desired: BTreeMap<(&str, String), (&Workload, BTreeSet<&str>)> = BTreeMap::new();
     for ((cluster, workload), vm_names) in vms {
         if vm_names.len() < 2 {
             continue;
         }
-        let cluster_ref = inventory
-            .clusters
-            .iter()
-            .find(|c| c.name == cluster)
-            .expect("placed in a known cluster");
-        let usable = cluster_ref.hosts.iter().filter(|h| h.is_usable()).count();
+        let usable = usable_hosts[cluster];
         let name = rule_name(
             &settings.name_prefix,
             cluster_name,
@@ -184,22 +191,24 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
 
     for cluster in &inventory.clusters {
         let mut changes = Vec::new();
-        let owned: Vec<_> = cluster
+        let owned: HashMap<&str, &Rule> = cluster
             .rules
             .iter()
             .filter(|r| r.user_created && r.name.starts_with(&owned_prefix))
+            .map(|r| (r.name.as_str(), r))
             .collect();
         for ((rule_cluster, name), (workload, vm_names)) in &desired {
-            if rule_cluster != &cluster.name {
+            if *rule_cluster != cluster.name {
                 continue;
             }
-            let vm_list: Vec<String> = vm_names.iter().cloned().collect();
-            let existing = owned.iter().find(|r| &r.name == name);
+            let vm_list: Vec<String> = vm_names.iter().map(|vm| vm.to_string()).collect();
+            let existing = owned.get(name.as_str()).copied();
             let action = match existing {
                 None => DrsAction::Create,
                 Some(rule) => {
                     let same = rule.kind == RuleKind::AntiAffinity
-                        && rule.vms.iter().cloned().collect::<BTreeSet<_>>() == *vm_names;
+                        && rule.vms.iter().map(String::as_str).collect::<BTreeSet<_>>()
+                            == *vm_names;
                     if same && !rule.enabled {
                         plan.warnings.push(format!(
                             "DRS rule {name} in cluster {} is disabled by vCenter (a conflicting rule?): \
@@ -226,8 +235,8 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
                 )),
             });
         }
-        for rule in owned {
-            if !desired.contains_key(&(cluster.name.clone(), rule.name.clone())) {
+        for rule in owned.into_values() {
+            if !desired.contains_key(&(cluster.name.as_str(), rule.name.clone())) {
                 changes.push(DrsRuleChange {
                     cluster: cluster.name.clone(),
                     name: rule.name.clone(),

@@ -79,7 +79,7 @@ pub fn protections(
     if protections.pods_with_resource_claims && pod.resource_claims {
         reasons.push("uses resource claims".to_string());
     }
-    if protections.pods_without_pdb && !has_pdb(view, pod) {
+    if protections.pods_without_pdb && view.pdbs_of(index).is_empty() {
         reasons.push("no PodDisruptionBudget covers it".to_string());
     }
     if args
@@ -124,16 +124,6 @@ pub fn protections(
         }
     }
     reasons
-}
-
-fn has_pdb(view: &View, pod: &Pod) -> bool {
-    view.snapshot.pdbs.iter().any(|pdb| {
-        pdb.namespace == pod.namespace
-            && pdb
-                .selector
-                .as_ref()
-                .is_some_and(|s| s.matches(&pod.labels))
-    })
 }
 
 /// Live pods of the namespace with the same first owner (upstream counts by owner UID).

@@ -234,7 +234,7 @@ fn excluded_domains<'v>(view: &'v View, pod_index: usize) -> Vec<Excluded<'v>> {
             }
         }
     }
-    for holder in view.holders_for(&pod.namespace) {
+    for holder in view.holders_for(pod) {
         if holder.pod == pod_index {
             continue;
         }
@@ -348,8 +348,7 @@ impl<'c> SpreadCounts<'c> {
 pub fn is_simple(view: &View, pod: &Pod, constraint: &SpreadConstraint) -> bool {
     let no_affinity = !constraint.honor_node_affinity
         || (pod.node_selector.is_empty() && pod.node_affinity.is_none());
-    let no_taints =
-        !constraint.honor_node_taints || view.nodes.iter().all(|n| n.node.taints.is_empty());
+    let no_taints = !constraint.honor_node_taints || !view.any_taints;
     no_affinity && no_taints
 }
 

@@ -12,6 +12,9 @@ mod duplicates;
 mod evictor;
 mod feasibility;
 pub mod labels;
+#[doc(hidden)]
+pub mod phases;
+mod selector_index;
 mod topology_spread;
 mod view;
 
@@ -103,52 +106,9 @@ impl SkipReason {
 
 /// Plan a run. Pure: the same snapshot and policy always give the same plan.
 pub fn plan(snapshot: &Snapshot, policy: &Policy) -> Plan {
-    let mut plan = Plan::default();
-    let nodes = refresh_nodes(snapshot, policy, &mut plan);
-    let view = View::new(snapshot, policy, nodes);
-    let budget = Budget::new(&view);
-    let mut planner = Planner {
-        view,
-        budget,
-        plan,
-        tried: BTreeSet::new(),
-    };
-
-    let ready = planner.view.nodes.iter().filter(|n| n.considered).count();
-    if ready < 2 {
-        // As upstream: with fewer than two candidate nodes there is nowhere to move anything.
-        planner.plan.warnings.push(format!(
-            "only {ready} Ready node(s) selected: no pod can move, eviction strategies skipped"
-        ));
-    } else {
-        for phase in [Phase::Deschedule, Phase::Balance] {
-            for profile in &policy.profiles {
-                let strategies = match phase {
-                    Phase::Deschedule => &profile.deschedule,
-                    Phase::Balance => &profile.balance,
-                };
-                let context = planner.context(profile);
-                for strategy in strategies {
-                    let context = Context {
-                        strategy: strategy.name(),
-                        ..context.clone()
-                    };
-                    match strategy {
-                        Strategy::InterPodAntiAffinity(args) => {
-                            anti_affinity::run(&mut planner, &context, args)
-                        }
-                        Strategy::TopologySpread(args) => {
-                            topology_spread::run(&mut planner, &context, args)
-                        }
-                        Strategy::Duplicates(args) => duplicates::run(&mut planner, &context, args),
-                    }
-                }
-            }
-        }
-    }
-    let Planner { view, mut plan, .. } = planner;
-    drs::plan_rules(&view, &mut plan);
-    plan
+    let mut planner = Planner::new(snapshot, policy);
+    planner.run_strategies();
+    planner.finish()
 }
 
 #[derive(Clone, Copy)]
@@ -257,6 +217,63 @@ pub(crate) enum Attempt {
 }
 
 impl<'a> Planner<'a> {
+    /// Map nodes to VMs, refresh their labels and build the working state.
+    fn new(snapshot: &'a Snapshot, policy: &'a Policy) -> Planner<'a> {
+        let mut plan = Plan::default();
+        let nodes = refresh_nodes(snapshot, policy, &mut plan);
+        let view = View::new(snapshot, policy, nodes);
+        let budget = Budget::new(&view);
+        Planner {
+            view,
+            budget,
+            plan,
+            tried: BTreeSet::new(),
+        }
+    }
+
+    /// Every profile's deschedule strategies, then every profile's balance strategies.
+    fn run_strategies(&mut self) {
+        let ready = self.view.nodes.iter().filter(|n| n.considered).count();
+        if ready < 2 {
+            // As upstream: with fewer than two candidate nodes there is nowhere to move anything.
+            self.plan.warnings.push(format!(
+                "only {ready} Ready node(s) selected: no pod can move, eviction strategies skipped"
+            ));
+            return;
+        }
+        let policy = self.view.policy;
+        for phase in [Phase::Deschedule, Phase::Balance] {
+            for profile in &policy.profiles {
+                let strategies = match phase {
+                    Phase::Deschedule => &profile.deschedule,
+                    Phase::Balance => &profile.balance,
+                };
+                for strategy in strategies {
+                    self.run_strategy(profile, strategy);
+                }
+            }
+        }
+    }
+
+    fn run_strategy(&mut self, profile: &Profile, strategy: &Strategy) {
+        let context = Context {
+            strategy: strategy.name(),
+            ..self.context(profile)
+        };
+        match strategy {
+            Strategy::InterPodAntiAffinity(args) => anti_affinity::run(self, &context, args),
+            Strategy::TopologySpread(args) => topology_spread::run(self, &context, args),
+            Strategy::Duplicates(args) => duplicates::run(self, &context, args),
+        }
+    }
+
+    /// Derive the DRS rules the final placement needs.
+    fn finish(self) -> Plan {
+        let Planner { view, mut plan, .. } = self;
+        drs::plan_rules(&view, &mut plan);
+        plan
+    }
+
     fn context<'p>(&self, profile: &'p Profile) -> Context<'p> {
         Context {
             profile: &profile.name,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
-use kube::core::{Expression, Selector};
+use kube::core::Expression;
 
 use crate::inventory::{Cluster, DrsConfig, Host, Inventory, Rule, RuleKind, Vm};
 use crate::policy::{
@@ -12,8 +12,8 @@ use crate::policy::{
     TopologySpreadArgs, VsphereSettings,
 };
 use crate::snapshot::{
-    AffinityTerm, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Resources, Snapshot, SpreadConstraint,
-    WhenUnsatisfiable,
+    AffinityTerm, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements, Resources, Snapshot,
+    SpreadConstraint, WhenUnsatisfiable,
 };
 
 pub const HOST: &str = DEFAULT_HOST_LABEL;
@@ -151,8 +151,8 @@ impl Lab {
     }
 }
 
-pub fn app_selector(app: &str) -> Selector {
-    Selector::from(Expression::Equal("app".to_string(), app.to_string()))
+pub fn app_selector(app: &str) -> Requirements {
+    Requirements::from(Expression::Equal("app".to_string(), app.to_string()))
 }
 
 /// A pod under construction.

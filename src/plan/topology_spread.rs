@@ -91,28 +91,38 @@ fn balance(
     };
     let owner_pod = view.pod(owner);
     let simple = is_simple(view, owner_pod, constraint);
-    let eligible: Vec<bool> = (0..view.nodes.len())
-        .map(|n| {
-            if simple {
-                view.nodes[n].node.ready && domains.of_node[n].is_some()
-            } else {
-                eligible_node(view, owner_pod, constraint, n)
-            }
-        })
-        .collect();
     // Count and members per domain id; `None` for domains without an eligible node.
     let mut counts: Vec<Option<i64>> = vec![None; domains.names.len()];
-    for node in (0..view.nodes.len()).filter(|&n| eligible[n]) {
-        if let Some(id) = domains.of_node[node] {
-            counts[id as usize] = Some(0);
+    // In the common case eligibility is "Ready with the key": known per domain without
+    // looking at every node, which would make balancing every workload quadratic.
+    let eligible: Option<Vec<bool>> = if simple {
+        for (id, ready) in domains.has_ready_node.iter().enumerate() {
+            if *ready {
+                counts[id] = Some(0);
+            }
         }
-    }
+        None
+    } else {
+        let eligible: Vec<bool> = (0..view.nodes.len())
+            .map(|n| eligible_node(view, owner_pod, constraint, n))
+            .collect();
+        for node in (0..view.nodes.len()).filter(|&n| eligible[n]) {
+            if let Some(id) = domains.of_node[node] {
+                counts[id as usize] = Some(0);
+            }
+        }
+        Some(eligible)
+    };
+    let is_eligible = |node: usize| match &eligible {
+        Some(eligible) => eligible[node],
+        None => view.nodes[node].node.ready,
+    };
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); domains.names.len()];
     for pod in view.select(&owner_pod.namespace, selector) {
         let Some(node) = view.location(pod, false) else {
             continue;
         };
-        if !eligible[node] {
+        if !is_eligible(node) {
             continue;
         }
         let Some(id) = domains.of_node[node] else {

@@ -8,11 +8,12 @@ use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
-use kube::core::{Expression, Selector, SelectorExt};
+use kube::core::Expression;
 
 use super::labels::Placement;
+use super::selector_index::SelectorIndex;
 use crate::policy::{NoEvictionPolicy, Policy};
-use crate::snapshot::{AffinityTerm, Labels, Node, Pod, Resources, Snapshot};
+use crate::snapshot::{AffinityTerm, Labels, Node, Pod, Requirements, Resources, Snapshot};
 
 /// What became of a pod in this plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,11 +80,17 @@ pub struct View<'a> {
     pub state: Vec<PodState>,
     /// Requests of the pods counted on each node, including landings.
     pub used: Vec<Resources>,
+    /// Whether any node has a taint (so taint-aware checks can skip the node scan).
+    pub any_taints: bool,
     by_namespace: HashMap<&'a str, Vec<usize>>,
-    /// namespace → label key → label value → pods.
-    by_label: HashMap<&'a str, HashMap<&'a str, HashMap<&'a str, Vec<usize>>>>,
-    /// Anti-affinity terms by a namespace they apply to; `None` = every namespace.
-    holders: HashMap<Option<String>, Vec<Holder>>,
+    /// (namespace, label key, label value) → pods.
+    by_label: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
+    /// Every required anti-affinity term with a selector, and an index to find those that
+    /// may apply to a pod.
+    holders: Vec<Holder>,
+    holder_index: SelectorIndex<'a>,
+    /// PodDisruptionBudgets by the labels they select.
+    pub pdb_index: SelectorIndex<'a>,
     /// Labels of every namespace, known or inferred from its pods.
     pub namespace_labels: HashMap<&'a str, Labels>,
     /// Numbered domains of every topology key a pod refers to.
@@ -102,7 +109,7 @@ impl<'a> View<'a> {
         let mut pod_node = Vec::with_capacity(snapshot.pods.len());
         let mut state = Vec::with_capacity(snapshot.pods.len());
         let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
-        let mut by_label: HashMap<&str, HashMap<&str, HashMap<&str, Vec<usize>>>> = HashMap::new();
+        let mut by_label: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
         let mut namespace_labels: HashMap<&str, Labels> = snapshot
             .namespaces
             .iter()
@@ -129,11 +136,7 @@ impl<'a> View<'a> {
                 .push(index);
             for (key, value) in &pod.labels {
                 by_label
-                    .entry(pod.namespace.as_str())
-                    .or_default()
-                    .entry(key.as_str())
-                    .or_default()
-                    .entry(value.as_str())
+                    .entry((pod.namespace.as_str(), key.as_str(), value.as_str()))
                     .or_default()
                     .push(index);
             }
@@ -147,20 +150,30 @@ impl<'a> View<'a> {
                     )])
                 });
         }
+        let any_taints = nodes.iter().any(|n| !n.node.taints.is_empty());
         let mut view = View {
             snapshot,
             policy,
             nodes,
+            any_taints,
             pod_node,
             state,
             used,
             by_namespace,
             by_label,
-            holders: HashMap::new(),
+            holders: Vec::new(),
+            holder_index: SelectorIndex::default(),
+            pdb_index: SelectorIndex::default(),
             namespace_labels,
             domains: HashMap::new(),
         };
-        view.holders = view.index_holders();
+        view.index_holders();
+        for (index, pdb) in snapshot.pdbs.iter().enumerate() {
+            if let Some(selector) = &pdb.selector {
+                view.pdb_index
+                    .insert(Some(pdb.namespace.as_str()), selector, index);
+            }
+        }
         view.domains = view.index_domains();
         view
     }
@@ -209,25 +222,28 @@ impl<'a> View<'a> {
         self.domains.get(key).cloned()
     }
 
-    fn index_holders(&self) -> HashMap<Option<String>, Vec<Holder>> {
-        let mut holders: HashMap<Option<String>, Vec<Holder>> = HashMap::new();
-        for (index, pod) in self.snapshot.pods.iter().enumerate() {
+    fn index_holders(&mut self) {
+        let snapshot = self.snapshot;
+        for (index, pod) in snapshot.pods.iter().enumerate() {
             for (term_index, term) in pod.anti_affinity.iter().enumerate() {
-                let holder = Holder {
+                // Without a labelSelector a term matches no pod.
+                let Some(selector) = &term.selector else {
+                    continue;
+                };
+                let scopes: Vec<Option<&str>> = match self.term_namespaces(pod, term) {
+                    None => vec![None],
+                    Some(namespaces) => namespaces.into_iter().map(Some).collect(),
+                };
+                for scope in scopes {
+                    self.holder_index
+                        .insert(scope, selector, self.holders.len());
+                }
+                self.holders.push(Holder {
                     pod: index,
                     term: term_index,
-                };
-                match self.term_namespaces(pod, term) {
-                    None => holders.entry(None).or_default().push(holder),
-                    Some(namespaces) => {
-                        for namespace in namespaces {
-                            holders.entry(Some(namespace)).or_default().push(holder);
-                        }
-                    }
-                }
+                });
             }
         }
-        holders
     }
 
     pub fn pod(&self, index: usize) -> &'a Pod {
@@ -244,15 +260,10 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The value of a topology key on a node (refreshed labels).
-    pub fn domain(&self, node: usize, key: &str) -> Option<&str> {
-        self.nodes[node].labels.get(key).map(String::as_str)
-    }
-
     /// Pods of a namespace whose labels match a selector, in snapshot order (whatever their
     /// state). Uses the label index through the selector's most specific equality.
-    pub fn select(&self, namespace: &str, selector: &Selector) -> Vec<usize> {
-        let expressions: Vec<Expression> = selector.clone().into_iter().collect();
+    pub fn select(&self, namespace: &'a str, selector: &'a Requirements) -> Vec<usize> {
+        let expressions = selector.expressions();
         // The expression with the fewest candidates, by posting-list length.
         let size = |expression: &Expression| match expression {
             Expression::Equal(key, value) => Some(self.postings(namespace, key, value).len()),
@@ -290,11 +301,9 @@ impl<'a> View<'a> {
             .collect()
     }
 
-    fn postings(&self, namespace: &str, key: &str, value: &str) -> &[usize] {
+    fn postings(&self, namespace: &'a str, key: &'a str, value: &'a str) -> &[usize] {
         self.by_label
-            .get(namespace)
-            .and_then(|keys| keys.get(key))
-            .and_then(|values| values.get(value))
+            .get(&(namespace, key, value))
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
@@ -313,23 +322,20 @@ impl<'a> View<'a> {
             .unwrap_or(&[])
     }
 
-    /// The namespaces an affinity term of `owner` applies to; `None` means all of them.
-    pub fn term_namespaces(&self, owner: &Pod, term: &AffinityTerm) -> Option<Vec<String>> {
-        let mut namespaces: BTreeSet<String> = term.namespaces.iter().cloned().collect();
+    /// The namespaces an affinity term of `owner` applies to, sorted; `None` means all of them.
+    pub fn term_namespaces(&self, owner: &'a Pod, term: &'a AffinityTerm) -> Option<Vec<&'a str>> {
+        let mut namespaces: BTreeSet<&'a str> =
+            term.namespaces.iter().map(String::as_str).collect();
         match &term.namespace_selector {
             Some(selector) if selector.selects_all() => return None,
-            Some(selector) => {
-                let mut known: Vec<(&&str, &Labels)> = self.namespace_labels.iter().collect();
-                known.sort();
-                namespaces.extend(
-                    known
-                        .into_iter()
-                        .filter(|(_, labels)| selector.matches(labels))
-                        .map(|(name, _)| name.to_string()),
-                );
-            }
+            Some(selector) => namespaces.extend(
+                self.namespace_labels
+                    .iter()
+                    .filter(|(_, labels)| selector.matches(labels))
+                    .map(|(name, _)| *name),
+            ),
             None if namespaces.is_empty() => {
-                namespaces.insert(owner.namespace.clone());
+                namespaces.insert(owner.namespace.as_str());
             }
             None => {}
         }
@@ -337,22 +343,24 @@ impl<'a> View<'a> {
     }
 
     /// Pods (other than `owner`) an affinity term of `owner` matches, in any state.
-    pub fn term_matches(&self, owner: usize, term: &AffinityTerm) -> Vec<usize> {
+    pub fn term_matches(&self, owner: usize, term: &'a AffinityTerm) -> Vec<usize> {
         let Some(selector) = &term.selector else {
             return Vec::new();
         };
-        let namespaces = match self.term_namespaces(self.pod(owner), term) {
-            Some(namespaces) => namespaces,
-            None => self
-                .pod_namespaces()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
-        };
+        let owner_pod = self.pod(owner);
+        if term.namespace_selector.is_none() && term.namespaces.is_empty() {
+            // The common case, answered without building a namespace list.
+            let mut matches = self.select(&owner_pod.namespace, selector);
+            matches.retain(|&p| p != owner);
+            return matches;
+        }
+        let namespaces = self
+            .term_namespaces(owner_pod, term)
+            .unwrap_or_else(|| self.pod_namespaces());
         let mut matches = Vec::new();
         for namespace in namespaces {
             matches.extend(
-                self.select(&namespace, selector)
+                self.select(namespace, selector)
                     .into_iter()
                     .filter(|&p| p != owner),
             );
@@ -385,15 +393,29 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Anti-affinity terms of other pods that may apply to a pod in `namespace`.
-    pub fn holders_for(&self, namespace: &str) -> impl Iterator<Item = Holder> + '_ {
-        let own = self
-            .holders
-            .get(&Some(namespace.to_string()))
-            .into_iter()
-            .flatten();
-        let all = self.holders.get(&None).into_iter().flatten();
-        own.chain(all).copied()
+    /// Anti-affinity terms of any pod that may apply to `pod` (confirm with
+    /// [`View::term_selects`]).
+    pub fn holders_for(&self, pod: &'a Pod) -> impl Iterator<Item = Holder> + '_ {
+        self.holder_index
+            .candidates(&pod.namespace, &pod.labels)
+            .map(|i| self.holders[i])
+    }
+
+    /// PodDisruptionBudgets whose selector matches the pod, in snapshot order.
+    pub fn pdbs_of(&self, pod: usize) -> Vec<usize> {
+        let pod = self.pod(pod);
+        let mut pdbs: Vec<usize> = self
+            .pdb_index
+            .candidates(&pod.namespace, &pod.labels)
+            .filter(|&i| {
+                self.snapshot.pdbs[i]
+                    .selector
+                    .as_ref()
+                    .is_some_and(|s| s.matches(&pod.labels))
+            })
+            .collect();
+        pdbs.sort_unstable();
+        pdbs
     }
 
     /// The order pods are chosen in, most evictable first: lowest priority, then BestEffort

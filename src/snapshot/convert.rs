@@ -9,7 +9,8 @@ use kube::core::{Expression, Selector};
 
 use super::model::{
     AffinityTerm, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm, Owner, Pdb, Phase,
-    Pod, Qos, Resources, SpreadConstraint, Taint, TaintEffect, Toleration, WhenUnsatisfiable,
+    Pod, Qos, Requirements, Resources, SpreadConstraint, Taint, TaintEffect, Toleration,
+    WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
 
@@ -238,12 +239,14 @@ fn timestamp(t: k8s_openapi::jiff::Timestamp) -> Option<chrono::DateTime<chrono:
     chrono::DateTime::from_timestamp(t.as_second(), t.subsec_nanosecond().try_into().ok()?)
 }
 
-/// A `LabelSelector` as a kube `Selector`.
-pub fn selector(selector: LabelSelector, field: &str) -> Result<Selector, ConvertError> {
-    Selector::try_from(selector).map_err(|e| ConvertError::Selector {
-        field: field.to_string(),
-        message: e.0,
-    })
+/// A `LabelSelector` as its requirements.
+pub fn selector(selector: LabelSelector, field: &str) -> Result<Requirements, ConvertError> {
+    Selector::try_from(selector)
+        .map(Requirements::from)
+        .map_err(|e| ConvertError::Selector {
+            field: field.to_string(),
+            message: e.0,
+        })
 }
 
 fn container_resources(
@@ -358,20 +361,20 @@ fn node_selector_term(term: core::NodeSelectorTerm) -> Result<NodeSelectorTerm, 
 /// Fold `matchLabelKeys` (and `mismatchLabelKeys`) into the selector with the owning pod's
 /// values, as the scheduler does; keys the pod lacks are ignored.
 fn with_label_keys(
-    selector: Option<Selector>,
+    selector: Option<Requirements>,
     labels: &Labels,
     match_keys: Option<Vec<String>>,
     mismatch_keys: Option<Vec<String>>,
-) -> Option<Selector> {
+) -> Option<Requirements> {
     let mut selector = selector?;
     for key in match_keys.unwrap_or_default() {
         if let Some(value) = labels.get(&key) {
-            selector.extend(Expression::In(key, [value.clone()].into()));
+            selector.push(Expression::In(key, [value.clone()].into()));
         }
     }
     for key in mismatch_keys.unwrap_or_default() {
         if let Some(value) = labels.get(&key) {
-            selector.extend(Expression::NotIn(key, [value.clone()].into()));
+            selector.push(Expression::NotIn(key, [value.clone()].into()));
         }
     }
     Some(selector)

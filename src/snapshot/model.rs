@@ -4,13 +4,50 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use kube::core::Selector;
+use kube::core::{Expression, Selector, SelectorExt};
 use serde::Serialize;
 
 use crate::inventory::Inventory;
 
 /// Labels (or annotations) of an object, ordered so output is deterministic.
 pub type Labels = BTreeMap<String, String>;
+
+/// A label selector as its requirements, all of which must hold; empty selects everything.
+///
+/// kube's `Selector` hides its expressions; the planner needs to read them to answer a
+/// selector from its label index (the most selective `key=value` first) without a copy.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Requirements(Vec<Expression>);
+
+impl Requirements {
+    pub fn matches(&self, labels: &Labels) -> bool {
+        self.0.iter().all(|expression| expression.matches(labels))
+    }
+
+    pub fn selects_all(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn expressions(&self) -> &[Expression] {
+        &self.0
+    }
+
+    pub fn push(&mut self, expression: Expression) {
+        self.0.push(expression);
+    }
+}
+
+impl From<Selector> for Requirements {
+    fn from(selector: Selector) -> Requirements {
+        Requirements(selector.into_iter().collect())
+    }
+}
+
+impl From<Expression> for Requirements {
+    fn from(expression: Expression) -> Requirements {
+        Requirements(vec![expression])
+    }
+}
 
 /// Everything `plan()` needs to know about the world at one instant.
 #[derive(Clone, Debug, Default)]
@@ -276,10 +313,10 @@ impl NodeRequirement {
 #[derive(Clone, Debug, PartialEq)]
 pub struct AffinityTerm {
     /// `None` (no labelSelector) matches no pod.
-    pub selector: Option<Selector>,
+    pub selector: Option<Requirements>,
     pub namespaces: Vec<String>,
     /// `None` = not set; `Some(empty selector)` = every namespace.
-    pub namespace_selector: Option<Selector>,
+    pub namespace_selector: Option<Requirements>,
     pub topology_key: String,
 }
 
@@ -297,7 +334,7 @@ pub struct SpreadConstraint {
     pub topology_key: String,
     pub when_unsatisfiable: WhenUnsatisfiable,
     /// `None` (no labelSelector) matches no pod.
-    pub selector: Option<Selector>,
+    pub selector: Option<Requirements>,
     pub min_domains: Option<i32>,
     /// `nodeAffinityPolicy: Honor` (the default).
     pub honor_node_affinity: bool,
@@ -311,6 +348,6 @@ pub struct Pdb {
     pub namespace: String,
     pub name: String,
     /// `None` (no selector) matches no pod; an empty selector matches every pod of the namespace.
-    pub selector: Option<Selector>,
+    pub selector: Option<Requirements>,
     pub disruptions_allowed: i32,
 }
