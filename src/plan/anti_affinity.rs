@@ -24,7 +24,7 @@ pub fn run(planner: &mut Planner, context: &Context, args: &AntiAffinityArgs) {
                 .is_none_or(|s| s.matches(&view.pod(p).labels))
         })
         .collect();
-    candidates.sort_by(|&a, &b| view.eviction_order(context.evictor.no_eviction_policy, a, b));
+    view.sort_for_eviction(context.evictor.no_eviction_policy, &mut candidates);
 
     for pod in candidates {
         if planner.view.state[pod] != PodState::Active {

@@ -59,6 +59,10 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
         .collect();
     groups.sort_by(|a, b| a.0.cmp(&b.0));
 
+    // Nodes that could take a pod that selects no node, on an untainted cluster: the usual
+    // group, counted once instead of once per group.
+    let view = &planner.view;
+    let open_nodes = view.nodes.iter().filter(|n| n.can_receive).count();
     for ((namespace, owners, _), by_node) in groups {
         let owner_names: Vec<String> = owners
             .iter()
@@ -73,9 +77,16 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
                 .and_then(|p| p.first())
                 .expect("non-empty group"),
         );
-        let targets = (0..view.nodes.len())
-            .filter(|&n| view.nodes[n].can_receive && node_admits(view, sample, n).is_none())
-            .count();
+        let targets = if sample.node_selector.is_empty()
+            && sample.node_affinity.is_none()
+            && !view.any_taints
+        {
+            open_nodes
+        } else {
+            (0..view.nodes.len())
+                .filter(|&n| view.nodes[n].can_receive && node_admits(view, sample, n).is_none())
+                .count()
+        };
         if targets < 2 {
             continue;
         }
@@ -85,11 +96,9 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
             if pods.len() <= share || !planner.view.nodes[node].considered {
                 continue;
             }
-            pods.sort_by(|&a, &b| {
-                planner
-                    .view
-                    .eviction_order(context.evictor.no_eviction_policy, a, b)
-            });
+            planner
+                .view
+                .sort_for_eviction(context.evictor.no_eviction_policy, &mut pods);
             let mut excess = pods.len() - share;
             for pod in pods {
                 if excess == 0 {

@@ -175,11 +175,9 @@ fn balance(
                         .is_none_or(|s| s.matches(&planner.view.pod(p).labels))
                 })
                 .collect();
-            candidates.sort_by(|&a, &b| {
-                planner
-                    .view
-                    .eviction_order(context.evictor.no_eviction_policy, a, b)
-            });
+            planner
+                .view
+                .sort_for_eviction(context.evictor.no_eviction_policy, &mut candidates);
             for pod in candidates {
                 tried.insert(pod);
                 let reason = format!(

@@ -4,7 +4,7 @@
 //! One `View` lives through a whole `plan()`, so a pod chosen by one strategy is gone for the
 //! next, and budgets (PDBs, limits, free resources) are spent as decisions are made.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -100,6 +100,12 @@ pub struct View<'a> {
 
 impl<'a> View<'a> {
     pub fn new(snapshot: &'a Snapshot, policy: &'a Policy, nodes: Vec<NodeState<'a>>) -> View<'a> {
+        debug_assert!(
+            snapshot
+                .pods
+                .is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)),
+            "snapshot pods are sorted by namespace and name"
+        );
         let node_by_name: HashMap<&str, usize> = nodes
             .iter()
             .enumerate()
@@ -418,18 +424,16 @@ impl<'a> View<'a> {
         pdbs
     }
 
-    /// The order pods are chosen in, most evictable first: lowest priority, then BestEffort
-    /// before Burstable before Guaranteed, then (when asked) pods not preferring to stay, then
-    /// the most recently created, then namespace and name.
-    pub fn eviction_order(&self, preference: NoEvictionPolicy, a: usize, b: usize) -> Ordering {
-        let (pa, pb) = (self.pod(a), self.pod(b));
-        let stays = |pod: &Pod| preference == NoEvictionPolicy::Preferred && pod.prefer_no_eviction;
-        pa.priority
-            .cmp(&pb.priority)
-            .then(pa.qos.cmp(&pb.qos))
-            .then(stays(pa).cmp(&stays(pb)))
-            .then(pb.created.cmp(&pa.created))
-            .then(pa.namespace.cmp(&pb.namespace))
-            .then(pa.name.cmp(&pb.name))
+    /// Sort pods into the order they are chosen in, most evictable first: lowest priority,
+    /// then BestEffort before Burstable before Guaranteed, then (when asked) pods not
+    /// preferring to stay, then the most recently created, then namespace and name.
+    pub fn sort_for_eviction(&self, preference: NoEvictionPolicy, pods: &mut [usize]) {
+        // Pods are indexed in namespace/name order (a snapshot invariant), so the index is
+        // the last tie-break: the key is all integers and the sort compares no strings.
+        pods.sort_unstable_by_key(|&index| {
+            let pod = self.pod(index);
+            let stays = preference == NoEvictionPolicy::Preferred && pod.prefer_no_eviction;
+            (pod.priority, pod.qos, stays, Reverse(pod.created), index)
+        });
     }
 }
