@@ -125,11 +125,18 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         if view.state[index] != PodState::Active || pod.anti_affinity.is_empty() {
             continue;
         }
+        let Some(owner) = pod.controller() else {
+            continue;
+        };
+        if wanted.contains_key(owner.uid.as_str()) {
+            // Already wanted: its other replicas cannot change that.
+            continue;
+        }
         let keeps_apart = pod.anti_affinity.iter().any(|term| {
             settings.topology_keys.contains(&term.topology_key)
                 && view.term_selects(index, term, index)
         });
-        if keeps_apart && let (Some(owner), Some(workload)) = (pod.controller(), workload(pod)) {
+        if keeps_apart && let Some(workload) = workload(pod) {
             wanted.insert(owner.uid.as_str(), workload);
         }
     }

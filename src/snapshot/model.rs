@@ -134,20 +134,29 @@ impl Resources {
 
     pub fn add(&mut self, other: &Resources) {
         for (name, amount) in &other.0 {
-            *self.0.entry(name.clone()).or_insert(0) += amount;
+            *self.amount_mut(name) += amount;
         }
     }
 
     pub fn subtract(&mut self, other: &Resources) {
         for (name, amount) in &other.0 {
-            *self.0.entry(name.clone()).or_insert(0) -= amount;
+            *self.amount_mut(name) -= amount;
         }
+    }
+
+    /// The amount of a resource, inserted as 0 when absent. `entry` would copy the name on
+    /// every call; this runs once per pod and resource when a plan starts.
+    fn amount_mut(&mut self, name: &str) -> &mut i64 {
+        if !self.0.contains_key(name) {
+            self.0.insert(name.to_string(), 0);
+        }
+        self.0.get_mut(name).expect("just inserted")
     }
 
     /// Raise every amount to at least the other's (init containers run one at a time).
     pub fn max_with(&mut self, other: &Resources) {
         for (name, amount) in &other.0 {
-            let mine = self.0.entry(name.clone()).or_insert(0);
+            let mine = self.amount_mut(name);
             *mine = (*mine).max(*amount);
         }
     }
