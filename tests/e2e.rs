@@ -4,6 +4,10 @@
 //! the simulator's rules observed afresh), not only what the report claims.
 
 mod support;
+// The benchmarks' generator; this file uses JSON only, not its YAML writer.
+#[allow(dead_code)]
+#[path = "../benches/support/cluster.rs"]
+mod cluster;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,11 +79,16 @@ impl Lab {
         let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/e2e")
             .join(story);
-        let mut objects = read_objects(&folder.join("snapshot.yaml"));
+        Lab::from_snapshot(&folder.join("snapshot.yaml"), folder.join("policy.yaml"))
+    }
+
+    /// A lab loaded from any snapshot file (Kubernetes objects plus a VSphereInventory).
+    fn from_snapshot(snapshot: &Path, policy: PathBuf) -> Lab {
+        let mut objects = read_objects(snapshot);
         let inventory = objects
             .inventory
             .take()
-            .expect("the story has an inventory");
+            .expect("the snapshot has an inventory");
         let simulator = Vcsim::start(&inventory);
         let server = FakeApiServer::start(FakeCluster::new(objects));
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -87,7 +96,7 @@ impl Lab {
         Lab {
             simulator,
             server,
-            policy: folder.join("policy.yaml"),
+            policy,
             dir,
         }
     }
@@ -768,4 +777,78 @@ fn a_run_lock_held_by_another_run_is_honoured() {
         outcome.stderr
     );
     assert_eq!(lab.kubernetes_state(), state);
+}
+
+/// Kubernetes traffic grows with the cluster only through list pages: a run reads every
+/// collection in pages of 500 and then makes one request per action it takes (label patch,
+/// eviction, event) plus the lock's. Nothing is requested per pod × node or retried blindly.
+#[test]
+fn requests_are_list_pages_plus_one_per_action() {
+    let shape = cluster::Shape {
+        nodes: 60,
+        pods: 3_000,
+        hosts: 6,
+        ..cluster::Shape::default()
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let snapshot = dir.path().join("snapshot.json");
+    std::fs::write(&snapshot, cluster::generate(&shape).json()).expect("write the snapshot");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\nclusterName: scale\n\
+         profiles:\n- name: spread\n  plugins:\n    deschedule: {enabled: [RemovePodsViolatingInterPodAntiAffinity]}\n    \
+         balance: {enabled: [RemovePodsViolatingTopologySpreadConstraint]}\n",
+    )
+    .expect("write the policy");
+    let lab = Lab::from_snapshot(&snapshot, policy);
+
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let cluster = lab.server.cluster();
+    let (pods, nodes, pdbs, namespaces) = (
+        cluster.pods.len(),
+        cluster.nodes.len(),
+        cluster.pdbs.len(),
+        cluster.namespaces.len(),
+    );
+    assert_eq!((pods, nodes), (shape.pods, shape.nodes));
+    let pages = |objects: usize| objects.div_ceil(500).max(1);
+    let lists = cluster
+        .requests
+        .iter()
+        .filter(|r| r.method == "GET" && r.query.contains("limit=500"))
+        .count();
+    assert!(
+        lists <= pages(pods) + pages(nodes) + pages(pdbs) + pages(namespaces),
+        "{lists} list requests for {pods} pods, {nodes} nodes, {pdbs} PDBs, {namespaces} namespaces"
+    );
+
+    let report = &outcome.report;
+    let count = |key: &str| report[key].as_array().map_or(0, Vec::len);
+    let relabelled: std::collections::BTreeSet<&str> = report["labelChanges"]
+        .as_array()
+        .expect("labelChanges")
+        .iter()
+        .filter_map(|c| c["node"].as_str())
+        .collect();
+    assert!(
+        !relabelled.is_empty() && count("evictions") > 0,
+        "the run acts"
+    );
+    assert_eq!(cluster.count("PATCH", "/api/v1/nodes/"), relabelled.len());
+    assert_eq!(cluster.count("POST", "/eviction"), count("evictions"));
+    assert_eq!(cluster.count("POST", "/events"), count("evictions"));
+    let lock = cluster
+        .requests
+        .iter()
+        .filter(|r| r.path.contains("/leases"))
+        .count();
+    // Take, release, and a renewal every 20 s of a run that takes a few seconds.
+    assert!(lock <= 6, "{lock} lease requests");
+    assert_eq!(
+        cluster.requests.len(),
+        lists + relabelled.len() + 2 * count("evictions") + lock,
+        "every request is a list page, an action or the lock"
+    );
 }
