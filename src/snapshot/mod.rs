@@ -40,36 +40,25 @@ pub fn assemble(
     parts: Vec<(PathBuf, Objects)>,
     now: DateTime<Utc>,
 ) -> Result<Loaded, SnapshotError> {
-    let mut nodes = BTreeMap::new();
-    let mut pods = BTreeMap::new();
-    let mut pdbs = BTreeMap::new();
+    // Sorted once at the end rather than kept in maps: a big snapshot is mostly pods, and
+    // sorting their indices compares names in place and moves each object once (kubectl
+    // lists come sorted already).
+    let mut files = Vec::with_capacity(parts.len());
+    let mut nodes = Vec::new();
+    let mut pods = Vec::new();
+    let mut pdbs = Vec::new();
     let mut namespaces = BTreeMap::new();
     let mut inventory: Option<Inventory> = None;
     let mut ignored = Vec::new();
-    for (path, objects) in parts {
+    for (file, (path, objects)) in parts.into_iter().enumerate() {
         let duplicate = |kind, name| SnapshotError::Duplicate {
             path: path.clone(),
             kind,
             name,
         };
-        for node in objects.nodes {
-            if let Some(node) = nodes.insert(node.name.clone(), node) {
-                return Err(duplicate("Node", node.name));
-            }
-        }
-        for pod in objects.pods {
-            if let Some(pod) = pods.insert((pod.namespace.clone(), pod.name.clone()), pod) {
-                return Err(duplicate("Pod", pod.key()));
-            }
-        }
-        for pdb in objects.pdbs {
-            if let Some(pdb) = pdbs.insert((pdb.namespace.clone(), pdb.name.clone()), pdb) {
-                return Err(duplicate(
-                    "PodDisruptionBudget",
-                    format!("{}/{}", pdb.namespace, pdb.name),
-                ));
-            }
-        }
+        nodes.extend(objects.nodes.into_iter().map(|node| (file, node)));
+        pods.extend(objects.pods.into_iter().map(|pod| (file, pod)));
+        pdbs.extend(objects.pdbs.into_iter().map(|pdb| (file, pdb)));
         for (name, labels) in objects.namespaces {
             if namespaces.insert(name.clone(), labels).is_some() {
                 return Err(duplicate("Namespace", name));
@@ -88,21 +77,63 @@ pub fn assemble(
             }
         }
         ignored.extend(objects.ignored);
+        files.push(path);
     }
+    let duplicate = |kind, (file, name): (usize, String)| SnapshotError::Duplicate {
+        path: files[file].clone(),
+        kind,
+        name,
+    };
+    let nodes = sorted_unique(nodes, |n| ("", n.name.as_str()))
+        .map_err(|(file, node)| duplicate("Node", (file, node.name)))?;
+    let pods = sorted_unique(pods, |p| (p.namespace.as_str(), p.name.as_str()))
+        .map_err(|(file, pod)| duplicate("Pod", (file, pod.key())))?;
+    let pdbs = sorted_unique(pdbs, |p| (p.namespace.as_str(), p.name.as_str())).map_err(
+        |(file, pdb)| {
+            duplicate(
+                "PodDisruptionBudget",
+                (file, format!("{}/{}", pdb.namespace, pdb.name)),
+            )
+        },
+    )?;
     if let Some(inventory) = &mut inventory {
         inventory.clusters.sort_by(|a, b| a.name.cmp(&b.name));
     }
     Ok(Loaded {
         snapshot: Snapshot {
             now,
-            nodes: nodes.into_values().collect(),
-            pods: pods.into_values().collect(),
-            pdbs: pdbs.into_values().collect(),
+            nodes,
+            pods,
+            pdbs,
             namespaces,
             inventory,
         },
         ignored,
     })
+}
+
+/// Objects (with the file each came from) sorted by key; `Err` carries the second copy of the
+/// first key read twice.
+fn sorted_unique<T>(
+    items: Vec<(usize, T)>,
+    key: for<'t> fn(&'t T) -> (&'t str, &'t str),
+) -> Result<Vec<T>, (usize, T)> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    // Stable: of two copies, the one read first sorts first and the later one is reported.
+    order.sort_by(|&a, &b| key(&items[a].1).cmp(&key(&items[b].1)));
+    if let Some(pair) = order
+        .windows(2)
+        .find(|pair| key(&items[pair[0]].1) == key(&items[pair[1]].1))
+    {
+        let later = pair[1];
+        let mut items = items;
+        return Err(items.swap_remove(later));
+    }
+    let mut slots: Vec<Option<(usize, T)>> = items.into_iter().map(Some).collect();
+    Ok(order
+        .into_iter()
+        .map(|index| slots[index].take().expect("every index once").1)
+        .collect())
 }
 
 /// Convenience for tests and the demo: a snapshot from text.
@@ -112,4 +143,58 @@ pub fn from_str(text: &str, now: DateTime<Utc>) -> Result<Snapshot, SnapshotErro
         message,
     })?;
     Ok(assemble(vec![(Path::new("(inline)").to_path_buf(), objects)], now)?.snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pods(names: &[&str]) -> Objects {
+        let text: String = names
+            .iter()
+            .map(|key| {
+                let (namespace, name) = key.split_once('/').expect("namespace/name");
+                format!(
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: {namespace}}}\n\
+                     spec: {{containers: [{{name: main, image: app}}]}}\n"
+                )
+            })
+            .collect();
+        read_str(&text).expect("valid pods")
+    }
+
+    #[test]
+    fn objects_of_several_files_come_out_in_namespace_and_name_order() {
+        let parts = vec![
+            (PathBuf::from("b.yaml"), pods(&["shop/web-2", "db/main"])),
+            (PathBuf::from("a.yaml"), pods(&["shop/web-1", "shop/api"])),
+        ];
+        let loaded = assemble(parts, Utc::now()).expect("no duplicates");
+        let keys: Vec<String> = loaded.snapshot.pods.iter().map(Pod::key).collect();
+        assert_eq!(keys, ["db/main", "shop/api", "shop/web-1", "shop/web-2"]);
+    }
+
+    #[test]
+    fn an_object_read_twice_is_refused_naming_the_file_of_the_second_copy() {
+        let parts = vec![
+            (
+                PathBuf::from("first.yaml"),
+                pods(&["shop/web-1", "shop/web-2"]),
+            ),
+            (
+                PathBuf::from("second.yaml"),
+                pods(&["db/main", "shop/web-2"]),
+            ),
+        ];
+        let error = assemble(parts, Utc::now()).expect_err("a duplicate");
+        assert_eq!(
+            error.to_string(),
+            SnapshotError::Duplicate {
+                path: PathBuf::from("second.yaml"),
+                kind: "Pod",
+                name: "shop/web-2".to_string(),
+            }
+            .to_string()
+        );
+    }
 }
