@@ -14,7 +14,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use criterion::measurement::WallTime;
 use criterion::{
-    BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+    BatchSize, Bencher, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group,
+    criterion_main,
 };
 use vsphere_descheduler::plan::phases::{self, Phases};
 use vsphere_descheduler::policy::{self, Policy};
@@ -200,29 +201,29 @@ fn decode(c: &mut Criterion) {
     group.finish();
 }
 
-fn mapping(c: &mut Criterion) {
-    let mut group = c.benchmark_group("mapping");
+/// A group with one benchmark per size, each given that size's decoded snapshot.
+fn per_size(c: &mut Criterion, name: &str, mut bench: impl FnMut(&mut Bencher<'_>, &Snapshot)) {
+    let mut group = c.benchmark_group(name);
     for size in sizes() {
         configure(&mut group, size);
         group.bench_function(BenchmarkId::from_parameter(size.label), |b| {
-            let snapshot = &size.cluster().snapshot;
-            b.iter(|| phases::map_nodes(snapshot));
+            bench(b, &size.cluster().snapshot)
         });
     }
     group.finish();
 }
 
+fn mapping(c: &mut Criterion) {
+    per_size(c, "mapping", |b, snapshot| {
+        b.iter(|| phases::map_nodes(snapshot))
+    });
+}
+
 fn prepare(c: &mut Criterion) {
     let policy = full_policy();
-    let mut group = c.benchmark_group("prepare");
-    for size in sizes() {
-        configure(&mut group, size);
-        group.bench_function(BenchmarkId::from_parameter(size.label), |b| {
-            let snapshot = &size.cluster().snapshot;
-            b.iter_with_large_drop(|| Phases::new(snapshot, &policy));
-        });
-    }
-    group.finish();
+    per_size(c, "prepare", |b, snapshot| {
+        b.iter_with_large_drop(|| Phases::new(snapshot, &policy))
+    });
 }
 
 fn strategies(c: &mut Criterion) {
@@ -249,50 +250,33 @@ fn strategies(c: &mut Criterion) {
 
 fn feasibility(c: &mut Criterion) {
     let policy = full_policy();
-    let mut group = c.benchmark_group("feasibility");
-    for size in sizes() {
-        configure(&mut group, size);
-        group.bench_function(BenchmarkId::from_parameter(size.label), |b| {
-            let state = Phases::new(&size.cluster().snapshot, &policy);
-            b.iter(|| state.feasible(100));
-        });
-    }
-    group.finish();
+    per_size(c, "feasibility", |b, snapshot| {
+        let state = Phases::new(snapshot, &policy);
+        b.iter(|| state.feasible(100));
+    });
 }
 
 fn drs(c: &mut Criterion) {
     let policy = full_policy();
-    let mut group = c.benchmark_group("drs");
-    for size in sizes() {
-        configure(&mut group, size);
-        group.bench_function(BenchmarkId::from_parameter(size.label), |b| {
-            let snapshot = &size.cluster().snapshot;
-            // As in `plan()`: rules for the placement the strategies leave.
-            b.iter_batched(
-                || {
-                    let mut state = Phases::new(snapshot, &policy);
-                    state.run_strategies();
-                    state
-                },
-                Phases::drs_rules,
-                BatchSize::LargeInput,
-            );
-        });
-    }
-    group.finish();
+    per_size(c, "drs", |b, snapshot| {
+        // As in `plan()`: rules for the placement the strategies leave.
+        b.iter_batched(
+            || {
+                let mut state = Phases::new(snapshot, &policy);
+                state.run_strategies();
+                state
+            },
+            Phases::drs_rules,
+            BatchSize::LargeInput,
+        );
+    });
 }
 
 fn plan(c: &mut Criterion) {
     let policy = full_policy();
-    let mut group = c.benchmark_group("plan");
-    for size in sizes() {
-        configure(&mut group, size);
-        group.bench_function(BenchmarkId::from_parameter(size.label), |b| {
-            let snapshot = &size.cluster().snapshot;
-            b.iter(|| vsphere_descheduler::plan::plan(snapshot, &policy));
-        });
-    }
-    group.finish();
+    per_size(c, "plan", |b, snapshot| {
+        b.iter(|| vsphere_descheduler::plan::plan(snapshot, &policy))
+    });
 }
 
 fn config() -> Criterion {
