@@ -198,18 +198,23 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
 
     for cluster in &inventory.clusters {
         let mut changes = Vec::new();
-        let owned: HashMap<&str, &Rule> = cluster
+        let owned: Vec<&Rule> = cluster
             .rules
             .iter()
             .filter(|r| r.user_created && r.name.starts_with(&owned_prefix))
-            .map(|r| (r.name.as_str(), r))
             .collect();
+        // Looked up by name; of two owned rules with one name, the first is the one kept or
+        // edited.
+        let mut owned_by_name: HashMap<&str, &Rule> = HashMap::new();
+        for rule in &owned {
+            owned_by_name.entry(rule.name.as_str()).or_insert(rule);
+        }
         for ((rule_cluster, name), (workload, vm_names)) in &desired {
             if *rule_cluster != cluster.name {
                 continue;
             }
             let vm_list: Vec<String> = vm_names.iter().map(|vm| vm.to_string()).collect();
-            let existing = owned.get(name.as_str()).copied();
+            let existing = owned_by_name.get(name.as_str()).copied();
             let action = match existing {
                 None => DrsAction::Create,
                 Some(rule) => {
@@ -242,7 +247,7 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
                 )),
             });
         }
-        for rule in owned.into_values() {
+        for rule in owned {
             if !desired.contains_key(&(cluster.name.as_str(), rule.name.clone())) {
                 changes.push(DrsRuleChange {
                     cluster: cluster.name.clone(),
@@ -354,6 +359,20 @@ mod tests {
                 vec!["w1".into(), "w2".into(), "w3".into()]
             )]
         );
+    }
+
+    #[test]
+    fn of_two_owned_rules_with_one_name_the_first_is_edited_and_the_other_left_alone() {
+        let plan = plan(
+            &pg(three_hosts())
+                .rule(PG_RULE, 7, &["w1", "w2"])
+                .rule(PG_RULE, 8, &["w1"])
+                .build(),
+            &policy(vec![]),
+        );
+        let changes: Vec<(DrsAction, Option<i32>)> =
+            plan.drs_rules.iter().map(|c| (c.action, c.key)).collect();
+        assert_eq!(changes, [(DrsAction::Update, Some(7))]);
     }
 
     #[test]
