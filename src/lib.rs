@@ -12,3 +12,16 @@ pub mod report;
 pub mod run;
 pub mod snapshot;
 pub mod vsphere;
+
+/// An error and its causes on one line (`error: cause: cause`), for reports and problem
+/// messages. `main` prints its own chain, one cause per line.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -13,8 +13,8 @@ mod stop;
 
 use std::path::PathBuf;
 
+pub use crate::error_chain;
 pub use config::{ConfigError, RunConfig, connection_config, load_policy, snapshot_policy};
-pub use execute::error_chain;
 pub use stop::Stop;
 
 use crate::inventory::Inventory;

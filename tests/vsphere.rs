@@ -467,7 +467,7 @@ async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
     let error = Client::connect(&config)
         .await
         .expect_err("untrusted certificate");
-    let text = support::error_chain(&error);
+    let text = vsphere_descheduler::error_chain(&error);
     assert!(matches!(error, Error::Request { .. }), "{text}");
     assert!(text.contains("certificate"), "{text}");
     assert_eq!(

@@ -54,7 +54,7 @@ async fn a_wrong_password_is_an_invalid_login_that_never_shows_the_password() {
     config.credentials = Credentials::new(vcsim::USERNAME, wrong_password);
     let error = Client::connect(&config).await.expect_err("wrong password");
 
-    let text = support::error_chain(&error);
+    let text = vsphere_descheduler::error_chain(&error);
     assert!(matches!(error, Error::Login { .. }), "{error:?}");
     assert_eq!(error.fault().map(|f| f.name.as_str()), Some("InvalidLogin"));
     assert!(text.contains("InvalidLogin"), "{text}");

@@ -10,8 +10,6 @@
 //! marshallers are full of `null`s), and unknown fields are problems, with a suggestion when the
 //! name is a near miss of a valid one.
 
-use std::error::Error;
-
 use super::yaml::{Node, Position, Value};
 
 /// A problem or warning before it is tied to a file.
@@ -425,18 +423,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
         std::mem::swap(&mut previous, &mut current);
     }
     previous[b.len()]
-}
-
-/// An error and its causes on one line, for a problem message.
-pub(super) fn chain(error: &dyn Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }
 
 #[cfg(test)]

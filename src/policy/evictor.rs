@@ -8,13 +8,14 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::decode::{Decoder, Fields, chain, index, unknown};
+use super::decode::{Decoder, Fields, index, unknown};
 use super::names::check_dns_subdomain;
 use super::selector::{label_selector, selector_string};
 use super::yaml::{Node, Position, Value};
 use super::{
     EvictorArgs, NoEvictionPolicy, PriorityThreshold, Protections, SYSTEM_CRITICAL_PRIORITY,
 };
+use crate::error_chain;
 
 /// The plugin name, as upstream spells it.
 pub(super) const DEFAULT_EVICTOR: &str = "DefaultEvictor";
@@ -461,7 +462,10 @@ fn protection_config(d: &mut Decoder, node: &Node, path: &str) -> Vec<String> {
             Err(error) => d.problem_at(
                 name_node,
                 &class.path("name"),
-                format!("invalid StorageClass name {name:?}: {}", chain(&error)),
+                format!(
+                    "invalid StorageClass name {name:?}: {}",
+                    error_chain(&error)
+                ),
             ),
         }
     }

@@ -8,9 +8,10 @@ use std::collections::BTreeSet;
 use kube::core::{Expression, Selector};
 use thiserror::Error;
 
-use super::decode::{Decoder, chain, index};
+use super::decode::{Decoder, index};
 use super::names::{NameError, check_label_key, check_label_value};
 use super::yaml::{Node, Value};
+use crate::error_chain;
 
 /// Why a `labels.Parse` selector string was refused. Offsets count characters from 0.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
@@ -290,7 +291,7 @@ pub(super) fn selector_string(
             d.problem_at(
                 node,
                 path,
-                format!("invalid label selector: {}", chain(&error)),
+                format!("invalid label selector: {}", error_chain(&error)),
             );
             None
         }

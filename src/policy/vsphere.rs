@@ -1,12 +1,13 @@
 //! `clusterName` and the `vsphere:` section of our format.
 
-use super::decode::{Decoder, Fields, chain};
+use super::decode::{Decoder, Fields};
 use super::names::{check_dns_label, check_label_key};
 use super::yaml::Node;
 use super::{
     DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN, MAX_OWNED_RULE_PREFIX_LEN,
     MAX_RULE_NAME_LEN, VsphereSettings,
 };
+use crate::error_chain;
 
 const VSPHERE_FIELDS: [&str; 7] = [
     "server",
@@ -223,7 +224,7 @@ fn owned_label_key(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> Option<O
         d.problem_at(
             node,
             &path,
-            format!("invalid label key {key:?}: {}", chain(&error)),
+            format!("invalid label key {key:?}: {}", error_chain(&error)),
         );
         return None;
     }
@@ -293,7 +294,7 @@ fn drs_rules(d: &mut Decoder, fields: &Fields<'_>) -> DrsRuleSettings {
     for key in fields.strings(d, "topologyKeys", |key| {
         check_label_key(key)
             .err()
-            .map(|error| format!("invalid label key {key:?}: {}", chain(&error)))
+            .map(|error| format!("invalid label key {key:?}: {}", error_chain(&error)))
     }) {
         if !keys.contains(&key) {
             keys.push(key);

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::error_chain;
 use crate::kube::{
     self, EventKind, EventSpec, EvictionRequest, EvictionResult, LabelUpdate, Lock, NodeIdentity,
 };
@@ -373,16 +374,4 @@ impl<'a> Executor<'a> {
         }
         report.warnings.extend(warnings);
     }
-}
-
-/// An error and its causes on one line, for the report.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
