@@ -10,12 +10,13 @@ use std::fmt::Debug;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::Resource;
 use kube::api::{Api, ListParams};
 use serde::de::DeserializeOwned;
 
 use super::labels::NodeIdentity;
 use super::{Client, Error, PAGE_SIZE, api_status, retry};
-use crate::snapshot::{self, Objects};
+use crate::snapshot::{self, ConvertError, Objects};
 
 /// How often one kind is listed again from scratch after `410 Expired` before giving up.
 const MAX_RESTARTS: u32 = 3;
@@ -52,37 +53,20 @@ impl Client {
                 })?;
                 Ok((converted, identity))
             }),
-            list_all(Api::<Pod>::all(client.clone()), "pods", |pod| {
-                let name = object_name(&pod.metadata);
-                snapshot::pod(pod).map_err(|source| Error::Convert {
-                    kind: "pod",
-                    name,
-                    source,
-                })
-            }),
+            list_all(
+                Api::<Pod>::all(client.clone()),
+                "pods",
+                converting("pod", snapshot::pod)
+            ),
             list_all(
                 Api::<PodDisruptionBudget>::all(client.clone()),
                 "poddisruptionbudgets",
-                |pdb| {
-                    let name = object_name(&pdb.metadata);
-                    snapshot::pdb(pdb).map_err(|source| Error::Convert {
-                        kind: "poddisruptionbudget",
-                        name,
-                        source,
-                    })
-                }
+                converting("poddisruptionbudget", snapshot::pdb)
             ),
             list_all(
                 Api::<Namespace>::all(client.clone()),
                 "namespaces",
-                |namespace| {
-                    let name = object_name(&namespace.metadata);
-                    snapshot::namespace(namespace).map_err(|source| Error::Convert {
-                        kind: "namespace",
-                        name,
-                        source,
-                    })
-                }
+                converting("namespace", snapshot::namespace)
             ),
         )?;
         let mut observation = Observation::default();
@@ -189,6 +173,17 @@ where
                 }
             }
         }
+    }
+}
+
+/// Convert each listed object, naming the one that does not convert.
+fn converting<K: Resource, T>(
+    kind: &'static str,
+    convert: fn(K) -> Result<T, ConvertError>,
+) -> impl FnMut(K) -> Result<T, Error> {
+    move |object| {
+        let name = object_name(object.meta());
+        convert(object).map_err(|source| Error::Convert { kind, name, source })
     }
 }
 
