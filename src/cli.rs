@@ -93,6 +93,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", env = "VSPHERE_DESCHEDULER_CLUSTER_NAME")]
     pub cluster_name: Option<String>,
 
+    /// Bound the whole run: when this much time has passed (e.g. `100s`, `5m`, `1m30s`), every
+    /// wait ends, the report is printed and the lock released (allow 5s more for that). The
+    /// first SIGTERM/SIGINT stops the run the same way but lets a request in flight finish; a
+    /// second exits at once with 130. Set it below the Job's activeDeadlineSeconds.
+    #[arg(long, value_name = "DURATION", env = "VSPHERE_DESCHEDULER_DEADLINE")]
+    pub deadline: Option<Deadline>,
+
     /// Namespace of the run lock (a Lease named vsphere-descheduler).
     #[arg(
         long,
@@ -156,9 +163,81 @@ pub struct ConnectionArgs {
     pub request_timeout: u64,
 }
 
+/// `--deadline`: whole hours, minutes, seconds as `1h`, `5m`, `90s`, `1m30s`, or bare seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deadline(pub std::time::Duration);
+
+/// Why a `--deadline` value is not a duration.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DeadlineError {
+    #[error("{0:?} is not a duration such as 100s, 5m or 1m30s")]
+    Malformed(String),
+    #[error("a deadline of zero leaves no time to act")]
+    Zero,
+}
+
+impl std::str::FromStr for Deadline {
+    type Err = DeadlineError;
+
+    fn from_str(text: &str) -> Result<Deadline, DeadlineError> {
+        let malformed = || DeadlineError::Malformed(text.to_string());
+        let mut seconds: u64 = 0;
+        let mut rest = text.trim();
+        if rest.is_empty() {
+            return Err(malformed());
+        }
+        if rest.bytes().all(|b| b.is_ascii_digit()) {
+            rest = "";
+            seconds = text.trim().parse().map_err(|_| malformed())?;
+        }
+        while !rest.is_empty() {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let number: u64 = rest[..digits].parse().map_err(|_| malformed())?;
+            let unit = match rest[digits..].chars().next() {
+                Some('h') => 3600,
+                Some('m') => 60,
+                Some('s') => 1,
+                _ => return Err(malformed()),
+            };
+            seconds = number
+                .checked_mul(unit)
+                .and_then(|part| seconds.checked_add(part))
+                .ok_or_else(malformed)?;
+            rest = &rest[digits + 1..];
+        }
+        match seconds {
+            0 => Err(DeadlineError::Zero),
+            _ => Ok(Deadline(std::time::Duration::from_secs(seconds))),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     #[default]
     Plain,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn deadlines_read_as_kubernetes_and_go_write_durations() {
+        let parse = |text: &str| text.parse::<Deadline>().map(|d| d.0);
+        assert_eq!(parse("100s"), Ok(Duration::from_secs(100)));
+        assert_eq!(parse("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse("1h2m3s"), Ok(Duration::from_secs(3723)));
+        assert_eq!(parse("0s"), Err(DeadlineError::Zero));
+        for bad in ["", "s", "1.5m", "5 m", "-5s", "5d", "99999999999999999999h"] {
+            assert!(
+                matches!(parse(bad), Err(DeadlineError::Malformed(_))),
+                "{bad:?}"
+            );
+        }
+    }
 }

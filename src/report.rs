@@ -3,8 +3,11 @@
 //!
 //! Results of evictions: `planned` (plan, dry-run, or a run that stopped before getting to it;
 //! `message` then says why), `evicted`, `blocked` (a PodDisruptionBudget refused it), `gone`
-//! (the pod was deleted or replaced before we got to it), `failed`. DRS rule entries: `planned`,
-//! `applied` (for `keep`: nothing needed writing), `failed`.
+//! (the pod was deleted or replaced before we got to it), `failed`, `unknown` (the request was
+//! sent but the run stopped waiting for its answer at the deadline: the pod may have been
+//! evicted). DRS rule entries: `planned`, `applied` (for `keep`: nothing needed writing),
+//! `failed`, `unknown` (the reconfiguration was submitted to vCenter, which completes it on its
+//! own, but the run stopped waiting for it).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -36,6 +39,9 @@ pub enum Outcome {
     /// The pod was not there any more (deleted, or replaced under the same name).
     Gone,
     Failed,
+    /// Sent, but its answer was not awaited (the run was stopped): it may or may not have
+    /// taken effect.
+    Unknown,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -72,6 +78,10 @@ pub struct Report {
     pub unmapped_nodes: Vec<String>,
     pub warnings: Vec<String>,
     pub errors: Vec<String>,
+    /// The exit code of a `run` (0 done, 1 some action or backend failed or the run stopped
+    /// early, 2 invalid settings), so a report read from logs says how the run ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<u8>,
 }
 
 impl Report {
@@ -104,7 +114,13 @@ impl Report {
             unmapped_nodes: plan.unmapped_nodes,
             warnings: plan.warnings,
             errors: Vec::new(),
+            exit_code: None,
         }
+    }
+
+    /// A report with nothing planned: what a run that could not plan prints, with its errors.
+    pub fn empty(mode: Mode) -> Report {
+        Report::planned(mode, Plan::default())
     }
 
     pub fn to_json(&self) -> String {
@@ -319,5 +335,6 @@ fn outcome(outcome: Outcome) -> &'static str {
         Outcome::Blocked => "blocked",
         Outcome::Gone => "gone",
         Outcome::Failed => "failed",
+        Outcome::Unknown => "unknown",
     }
 }

@@ -1,21 +1,24 @@
 //! One run, in the order of DESIGN §1: take the run lock, observe vCenter and Kubernetes, plan,
 //! label nodes, evict, sync DRS rules, record events, release the lock; the report says what
-//! became of each action.
+//! became of each action. A report is always the result, also of a run that failed before it
+//! could plan (its `errors` say why).
 //!
 //! Degraded modes, all reported as errors (exit code 1): when vCenter cannot be observed the
 //! plan runs without an inventory (no label is changed, host labels are not trusted, no DRS
-//! rule is touched); on SIGTERM/SIGINT or a lost lock no further change is made; a failed DRS
-//! task fails the DRS step and leaves the evictions as they are.
+//! rule is touched); on SIGTERM/SIGINT, at the deadline, or once the run lock is lost or expired,
+//! no further change is made (see [`Stop`]); a failed DRS task fails the DRS step and leaves the
+//! evictions as they are. The lock is released whatever happened, within [`RELEASE_LIMIT`].
 
 mod config;
 mod execute;
 mod stop;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub use crate::error_chain;
 pub use config::{ConfigError, RunConfig, connection_config, load_policy, snapshot_policy};
-pub use stop::Stop;
+pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 
 use crate::inventory::Inventory;
 use crate::report::{Mode, Report};
@@ -23,7 +26,11 @@ use crate::snapshot::{self, Objects, SnapshotError};
 use crate::{kube, plan, vsphere};
 use execute::Executor;
 
-/// Why a run could not get as far as a report.
+/// How long releasing the lock and logging out of vCenter may take at the end, even after the
+/// deadline: `--deadline` should leave this much before the pod is killed.
+pub const RELEASE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Why a run could not get as far as planning.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot observe the Kubernetes cluster")]
@@ -32,28 +39,52 @@ pub enum Error {
     Lock(#[source] kube::Error),
     #[error("the observed state cannot be planned on")]
     Snapshot(#[source] SnapshotError),
+    #[error("{0} before anything was planned; nothing was changed")]
+    Stopped(StopReason),
 }
 
-/// Runs once and reports. `Err` only when nothing could be planned; every later failure is an
-/// entry in the report's `errors`.
-pub async fn run(config: &RunConfig, stop: &Stop) -> Result<Report, Error> {
+/// Runs once and reports. A run that could not plan reports why in `errors`, with nothing else.
+pub async fn run(config: &RunConfig, stop: &Stop) -> Report {
+    let mut report = match locked_run(config, stop).await {
+        Ok(report) => report,
+        Err(error) => {
+            tracing::error!(error = %error_chain(&error), "the run failed before planning");
+            let mut report = Report::empty(mode(config));
+            report.errors.push(error_chain(&error));
+            report
+        }
+    };
+    report.warnings.splice(0..0, config.warnings.iter().cloned());
+    report
+}
+
+fn mode(config: &RunConfig) -> Mode {
+    if config.dry_run {
+        Mode::DryRun
+    } else {
+        Mode::Run
+    }
+}
+
+/// Takes the lock (not on a dry run: it writes nothing), acts, releases the lock.
+async fn locked_run(config: &RunConfig, stop: &Stop) -> Result<Report, Error> {
     let kubernetes = kube::Client::connect(config.timeout)
         .await
         .map_err(Error::Kubernetes)?;
-    // A dry run writes nothing, not even the lock.
     let lock = if config.dry_run {
         None
     } else {
-        Some(
-            kubernetes
-                .acquire_lock(config.lock.clone())
-                .await
-                .map_err(Error::Lock)?,
-        )
+        let acquired = stop
+            .unless_halted(kubernetes.acquire_lock(config.lock.clone()))
+            .await
+            .map_err(Error::Stopped)?;
+        Some(acquired.map_err(Error::Lock)?)
     };
     let outcome = observe_plan_act(config, &kubernetes, lock.as_ref(), stop).await;
     let release = match lock {
-        Some(lock) => lock.release().await,
+        Some(lock) => tokio::time::timeout(RELEASE_LIMIT, lock.release())
+            .await
+            .unwrap_or_else(|_| Err(kube::Error::ReleaseTimedOut { limit: RELEASE_LIMIT })),
         None => Ok(()),
     };
     let mut report = outcome?;
@@ -72,21 +103,23 @@ async fn observe_plan_act(
     lock: Option<&kube::Lock>,
     stop: &Stop,
 ) -> Result<Report, Error> {
-    let (vcenter, cluster) = tokio::join!(observe_vcenter(config), kubernetes.observe());
+    // Reads only: abandoned at once when the run halts.
+    let (vcenter, cluster) = stop
+        .unless_halted(async { tokio::join!(observe_vcenter(config), kubernetes.observe()) })
+        .await
+        .map_err(Error::Stopped)?;
     let cluster = cluster.map_err(Error::Kubernetes)?;
     let (mut vsphere, inventory, vcenter_error) = match vcenter {
         Ok((client, inventory)) => (Some(client), Some(inventory), None),
         Err(error) => (None, None, Some(error)),
     };
+    if let Some(client) = &mut vsphere {
+        client.stop_waiting_on(stop.halt_token().clone());
+    }
 
     let snapshot = assemble(cluster.objects, inventory)?;
     let plan = plan::plan(&snapshot, &config.policy);
-    let mode = if config.dry_run {
-        Mode::DryRun
-    } else {
-        Mode::Run
-    };
-    let mut report = Report::planned(mode, plan);
+    let mut report = Report::planned(mode(config), plan);
     if let Some(error) = vcenter_error {
         report.errors.push(format!(
             "vCenter could not be observed, so no node label was changed, host labels were not \
@@ -109,8 +142,10 @@ async fn observe_plan_act(
     executor.evict(&mut report, labels_written).await;
     executor.sync_drs_rules(&mut report, vsphere.as_mut()).await;
     executor.publish_events(&mut report).await;
-    if let Some(client) = vsphere {
-        client.logout().await;
+    if let Some(client) = vsphere
+        && tokio::time::timeout(RELEASE_LIMIT, client.logout()).await.is_err()
+    {
+        tracing::warn!("logging out of vCenter took too long; the session expires on its own");
     }
     Ok(report)
 }

@@ -28,8 +28,6 @@ pub enum Error {
     Config(#[source] Box<ConfigError>),
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
-    #[error("the run failed")]
-    Run(#[source] Box<crate::run::Error>),
     #[error("cannot read the Kubernetes cluster")]
     Kubernetes(#[source] Box<crate::kube::Error>),
     #[error("cannot observe vCenter")]
@@ -49,7 +47,6 @@ impl Error {
             Error::Policy(_) | Error::Snapshot(_) | Error::Config(_) => 2,
             Error::Output(_)
             | Error::Runtime(_)
-            | Error::Run(_)
             | Error::Kubernetes(_)
             | Error::Vsphere(_)
             | Error::WriteSnapshot { .. } => 1,
@@ -57,15 +54,11 @@ impl Error {
     }
 }
 
-/// The verdict of a live run that produced a report: 0 when everything planned was carried out
+/// The verdict of a live run, from its report: 0 when everything planned was carried out
 /// or refused as expected (a PDB block is a normal outcome), 1 when an action or a backend
 /// failed, or the run was stopped early.
-pub fn report_exit_code(report: &Report) -> ExitCode {
-    if report.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+pub fn report_exit_code(report: &Report) -> u8 {
+    if report.errors.is_empty() { 0 } else { 1 }
 }
 
 /// Run the chosen command; the exit code on success is the command's verdict.

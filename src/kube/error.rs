@@ -79,11 +79,18 @@ pub enum Error {
     },
     #[error("another run took lease {namespace}/{name} at the same moment; not acting")]
     LockRace { namespace: String, name: String },
-    #[error("lease {namespace}/{name} was taken over by {holder}; stopped acting")]
-    LockLost {
+    #[error("the run lock was not released within {limit:?}")]
+    ReleaseTimedOut { limit: std::time::Duration },
+    #[error("lease {namespace}/{name} was taken over by another run; stopped acting")]
+    LockLost { namespace: String, name: String },
+    #[error(
+        "lease {namespace}/{name} could not be renewed for {unrenewed_seconds}s, so another run \
+         may take it; stopped acting"
+    )]
+    LockExpired {
         namespace: String,
         name: String,
-        holder: String,
+        unrenewed_seconds: u64,
     },
 }
 

@@ -4,12 +4,22 @@
 //! Acquiring is create-or-compare-and-swap: a missing lease is created; an existing one is taken
 //! over only when it is free, ours or expired, with a PUT carrying the `resourceVersion` we read,
 //! so of two runs racing for it exactly one wins and the other sees 409. An unexpired lease of
-//! another holder is honoured. While held, the lease is renewed in the background; if renewal
-//! finds another holder, the lock reports itself lost and the run stops acting. Release clears
-//! the holder.
+//! another holder is honoured.
+//!
+//! The lock fails closed. What we hold is a claim with an expiry: the instant our last
+//! successful write of the lease was *sent*, plus the lease duration, minus a margin for clocks
+//! that disagree. [`Lock::check`] compares it with the clock, and the run checks before every
+//! write, so a run whose renewals fail stops acting before anyone else may take the lease —
+//! without waiting to be told. A renewal answered 409 means another run wrote the lease: the
+//! claim is lost at once. Renewals go on in the background (every third of the duration, sooner
+//! after a failure); a renewal that succeeds after the claim expired is safe to trust again,
+//! because its compare-and-swap proves nobody wrote the lease in between. Release clears the
+//! holder.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -40,16 +50,60 @@ pub struct LockSettings {
 pub struct Lock {
     settings: LockSettings,
     api: Api<Lease>,
-    state: Arc<Mutex<State>>,
+    claim: Arc<Mutex<Claim>>,
     renewer: tokio::task::JoinHandle<()>,
 }
 
+/// What we hold, and until when.
 #[derive(Debug)]
-struct State {
+struct Claim {
+    /// The lease as last written by us (its `resourceVersion` is the one to renew against).
     lease: Lease,
-    /// Who took the lease from us, once someone did.
-    lost_to: Option<String>,
+    /// When the write that produced `lease` was sent.
+    renewed_at: Instant,
+    /// After this instant no write may start.
+    valid_until: Instant,
+    /// Another run wrote the lease.
+    taken_over: bool,
 }
+
+impl Claim {
+    fn new(lease: Lease, sent_at: Instant, duration: Duration) -> Claim {
+        Claim {
+            lease,
+            renewed_at: sent_at,
+            valid_until: sent_at + duration - expiry_margin(duration),
+            taken_over: false,
+        }
+    }
+
+    /// `Err` once the claim is lost or expired at `now`.
+    fn check(&self, now: Instant, settings: &LockSettings) -> Result<(), Error> {
+        if self.taken_over {
+            return Err(Error::LockLost {
+                namespace: settings.namespace.clone(),
+                name: settings.name.clone(),
+            });
+        }
+        if now >= self.valid_until {
+            return Err(Error::LockExpired {
+                namespace: settings.namespace.clone(),
+                name: settings.name.clone(),
+                unrenewed_seconds: (now - self.renewed_at).as_secs(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// How long before the lease expires we stop acting: others judge expiry by their own clocks
+/// (with [`CLOCK_SKEW`] on top), and a write we start must not land after someone took over.
+fn expiry_margin(duration: Duration) -> Duration {
+    (duration / 6).min(Duration::from_secs(10))
+}
+
+/// Pause before trying again after a failed renewal.
+const RENEWAL_RETRY: Duration = Duration::from_secs(5);
 
 /// Who may take a lease now.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,6 +209,7 @@ impl Client {
             .await
             .map_err(read_error)?;
         let now = Utc::now();
+        let sent_at = Instant::now();
         let lease = match existing {
             None => {
                 let lease = held_lease(None, &settings, now);
@@ -195,73 +250,65 @@ impl Client {
             holder = %settings.holder,
             "took the run lock"
         );
-        let state = Arc::new(Mutex::new(State {
-            lease,
-            lost_to: None,
-        }));
-        let renewer = tokio::spawn(renew(api.clone(), settings.clone(), state.clone()));
+        let claim = Arc::new(Mutex::new(Claim::new(lease, sent_at, settings.duration)));
+        let renewer = tokio::spawn(renew(api.clone(), settings.clone(), claim.clone()));
         Ok(Lock {
             settings,
             api,
-            state,
+            claim,
             renewer,
         })
     }
 }
 
-/// Renews the lease every third of its duration until aborted or lost.
-async fn renew(api: Api<Lease>, settings: LockSettings, state: Arc<Mutex<State>>) {
+/// Renews the lease every third of its duration (sooner after a failure) until aborted or taken
+/// over.
+async fn renew(api: Api<Lease>, settings: LockSettings, claim: Arc<Mutex<Claim>>) {
     let interval = settings.duration / 3;
-    let mut last_renewal = Utc::now();
+    let mut pause = interval;
     loop {
-        tokio::time::sleep(interval).await;
-        let current = state
-            .lock()
-            .expect("lock state is never poisoned")
-            .lease
-            .clone();
-        let now = Utc::now();
-        let renewed = held_lease(Some(&current), &settings, now);
+        tokio::time::sleep(pause).await;
+        let current = lock_claim(&claim).lease.clone();
+        let sent_at = Instant::now();
+        let renewed = held_lease(Some(&current), &settings, Utc::now());
         let outcome = api
             .replace(&settings.name, &PostParams::default(), &renewed)
             .await;
-        let mut state = state.lock().expect("lock state is never poisoned");
+        let mut claim = lock_claim(&claim);
         match outcome {
             Ok(lease) => {
-                state.lease = lease;
-                last_renewal = now;
+                *claim = Claim::new(lease, sent_at, settings.duration);
+                pause = interval;
+            }
+            Err(error) if api_status(&error).is_some_and(|s| s.code == 409) => {
+                tracing::warn!(
+                    error = %describe(&error),
+                    "another run wrote the run lock: making no further change"
+                );
+                claim.taken_over = true;
+                return;
             }
             Err(error) => {
-                let conflict = api_status(&error).is_some_and(|s| s.code == 409);
-                let expired = now - last_renewal
-                    > chrono::TimeDelta::from_std(settings.duration).unwrap_or_default();
-                tracing::warn!(error = %describe(&error), "failed to renew the run lock");
-                if conflict || expired {
-                    // Whoever wrote it last holds it now; we must not act any more.
-                    state.lost_to = Some(if conflict {
-                        "another run".to_string()
-                    } else {
-                        "nobody (our lease expired unrenewed)".to_string()
-                    });
-                    return;
-                }
+                let left = claim.valid_until.saturating_duration_since(Instant::now());
+                tracing::warn!(
+                    error = %describe(&error),
+                    valid_for_seconds = left.as_secs(),
+                    "failed to renew the run lock"
+                );
+                pause = RENEWAL_RETRY.min(interval);
             }
         }
     }
 }
 
+fn lock_claim(claim: &Mutex<Claim>) -> std::sync::MutexGuard<'_, Claim> {
+    claim.lock().expect("the claim is never poisoned")
+}
+
 impl Lock {
-    /// `Err` once the lease was lost: the run must not make further changes.
+    /// `Ok` while the lock may be acted under: not taken over, and not expired by the clock.
     pub fn check(&self) -> Result<(), Error> {
-        let state = self.state.lock().expect("lock state is never poisoned");
-        match &state.lost_to {
-            None => Ok(()),
-            Some(holder) => Err(Error::LockLost {
-                namespace: self.settings.namespace.clone(),
-                name: self.settings.name.clone(),
-                holder: holder.clone(),
-            }),
-        }
+        lock_claim(&self.claim).check(Instant::now(), &self.settings)
     }
 
     /// Stops renewing and clears the holder, so the next run need not wait for expiry.
@@ -269,13 +316,15 @@ impl Lock {
         self.renewer.abort();
         // Wait for the renewer to stop, so it cannot write after the release.
         let _ = self.renewer.await;
-        let (mut lease, lost) = {
-            let state = self.state.lock().expect("lock state is never poisoned");
-            (state.lease.clone(), state.lost_to.is_some())
+        let (mut lease, taken_over) = {
+            let claim = lock_claim(&self.claim);
+            (claim.lease.clone(), claim.taken_over)
         };
-        if lost {
+        if taken_over {
             return Ok(());
         }
+        // Even an expired claim is cleared: the write carries the resourceVersion we last wrote,
+        // so it fails (409) if anyone wrote the lease since.
         if let Some(spec) = &mut lease.spec {
             spec.holder_identity = None;
             spec.lease_duration_seconds = Some(1);
@@ -370,6 +419,41 @@ mod tests {
         assert_eq!(spec.lease_transitions, Some(4));
         assert_eq!(spec.lease_duration_seconds, Some(60));
         assert_eq!(spec.acquire_time, spec.renew_time);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_claim_expires_a_margin_before_the_lease_unless_renewed() {
+        let settings = settings();
+        let sent = Instant::now();
+        let claim = Claim::new(lease("me", 0), sent, settings.duration);
+        assert!(claim.check(sent + Duration::from_secs(49), &settings).is_ok());
+        let error = claim
+            .check(sent + Duration::from_secs(50), &settings)
+            .expect_err("60 s lease, 10 s margin");
+        assert!(
+            matches!(error, Error::LockExpired { unrenewed_seconds: 50, .. }),
+            "{error}"
+        );
+        let renewed = Claim::new(lease("me", 0), sent + Duration::from_secs(40), settings.duration);
+        assert!(renewed.check(sent + Duration::from_secs(89), &settings).is_ok());
+    }
+
+    #[test]
+    fn short_leases_keep_most_of_their_duration() {
+        assert_eq!(expiry_margin(Duration::from_secs(60)), Duration::from_secs(10));
+        assert_eq!(expiry_margin(Duration::from_secs(6)), Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_claim_taken_over_is_lost_whatever_the_clock_says() {
+        let settings = settings();
+        let now = Instant::now();
+        let mut claim = Claim::new(lease("me", 0), now, settings.duration);
+        claim.taken_over = true;
+        assert!(matches!(
+            claim.check(now, &settings),
+            Err(Error::LockLost { .. })
+        ));
     }
 
     #[test]

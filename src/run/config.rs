@@ -50,12 +50,18 @@ pub enum ConfigError {
     Credentials(#[source] vsphere::Error),
 }
 
+const INSECURE_WARNING: &str = "TLS verification of vCenter is disabled: any server can pose \
+                                as vCenter and read the credentials";
+
 /// Everything one run needs to know, resolved.
 #[derive(Debug)]
 pub struct RunConfig {
     pub policy: Policy,
-    /// Things in the policy that are valid but probably not meant.
-    pub policy_warnings: Vec<String>,
+    /// Valid but risky settings (the policy's, TLS verification off): logged, and the first
+    /// warnings of the report.
+    pub warnings: Vec<String>,
+    /// `--deadline`: the whole run's time limit.
+    pub deadline: Option<Duration>,
     pub dry_run: bool,
     pub vsphere: ConnectionConfig,
     pub lock: LockSettings,
@@ -65,7 +71,7 @@ pub struct RunConfig {
 
 impl RunConfig {
     pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
-        let (mut policy, policy_warnings) = load_policy(args.policy.as_deref())?;
+        let (mut policy, mut warnings) = load_policy(args.policy.as_deref())?;
         if let Some(name) = &args.cluster_name {
             policy::check_dns_label(name).map_err(|problem| ConfigError::ClusterName {
                 name: name.clone(),
@@ -86,9 +92,13 @@ impl RunConfig {
             policy.cluster_name = Some(name.clone());
         }
         let vsphere = connection_config(&args.connection, &policy.vsphere)?;
+        if vsphere.insecure_skip_verify {
+            warnings.push(INSECURE_WARNING.to_string());
+        }
         Ok(RunConfig {
             policy,
-            policy_warnings,
+            warnings,
+            deadline: args.deadline.map(|deadline| deadline.0),
             dry_run: args.dry_run,
             vsphere,
             lock: LockSettings {
@@ -133,11 +143,7 @@ pub fn connection_config(
         .or_else(|| args.vsphere_ca_file.clone());
     config.insecure_skip_verify = settings.insecure_skip_verify || args.vsphere_insecure;
     if config.insecure_skip_verify {
-        tracing::warn!(
-            server = %config.server,
-            "TLS verification of vCenter is disabled: any server can pose as vCenter and read \
-             the credentials"
-        );
+        tracing::warn!(server = %config.server, "{INSECURE_WARNING}");
     }
     config.timeout = Duration::from_secs(args.request_timeout);
     Ok(config)
@@ -223,5 +229,19 @@ mod tests {
         let config = resolve(&["--dry-run"]).expect("valid");
         assert!(config.dry_run);
         assert!(!format!("{config:?}").contains("secret"));
+    }
+
+    #[test]
+    fn tls_verification_off_is_a_warning_of_the_report() {
+        assert!(resolve(&[]).expect("valid").warnings.is_empty());
+        let config = resolve(&["--vsphere-insecure"]).expect("valid");
+        assert_eq!(config.warnings, [INSECURE_WARNING]);
+    }
+
+    #[test]
+    fn the_deadline_comes_from_the_command_line() {
+        assert_eq!(resolve(&[]).expect("valid").deadline, None);
+        let config = resolve(&["--deadline", "1m35s"]).expect("valid");
+        assert_eq!(config.deadline, Some(Duration::from_secs(95)));
     }
 }

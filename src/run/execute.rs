@@ -65,8 +65,8 @@ impl<'a> Executor<'a> {
         if self.halted.is_some() {
             return false;
         }
-        let reason = if let Some(signal) = self.stop.requested() {
-            Some(format!("the run was stopped by {signal}"))
+        let reason = if let Some(reason) = self.stop.halted() {
+            Some(reason.to_string())
         } else if let Some(Err(error)) = self.lock.map(Lock::check) {
             Some(error_chain(&error))
         } else {
@@ -108,7 +108,23 @@ impl<'a> Executor<'a> {
                 all_written = false;
                 continue;
             };
-            match self.kubernetes.apply_labels(&update).await {
+            // Label writes are idempotent: one abandoned when the run halts is written again by
+            // the next run.
+            let written = self
+                .stop
+                .unless_halted(self.kubernetes.apply_labels(&update))
+                .await;
+            let written = match written {
+                Ok(written) => written,
+                Err(reason) => {
+                    report.errors.push(format!(
+                        "label change(s) {} of node {node} not confirmed: {reason}",
+                        keys.join(", ")
+                    ));
+                    return false;
+                }
+            };
+            match written {
                 Ok(()) => tracing::info!(
                     node,
                     labels = ?update.present,
@@ -210,8 +226,24 @@ impl<'a> Executor<'a> {
                 grace_period_seconds: self.policy.grace_period_seconds,
                 dry_run: self.dry_run,
             };
-            let result = self.kubernetes.evict(&request).await;
             let pod = format!("{}/{}", eviction.namespace, eviction.pod);
+            let Ok(result) = self
+                .stop
+                .unless_aborted(self.kubernetes.evict(&request))
+                .await
+            else {
+                let reason = self.stop.halted().map(|r| r.to_string()).unwrap_or_default();
+                let entry = &mut report.evictions[index];
+                entry.result = Outcome::Unknown;
+                entry.message = Some(format!(
+                    "sent, but {reason} before the API server answered: the pod may have been \
+                     evicted"
+                ));
+                report.errors.push(format!(
+                    "eviction of pod {pod} was not confirmed: {reason}"
+                ));
+                continue;
+            };
             let (outcome, message) = match result {
                 EvictionResult::Evicted => {
                     tracing::info!(pod, node = %eviction.node, "evicted");
@@ -300,9 +332,27 @@ impl<'a> Executor<'a> {
                 }
                 continue;
             }
-            let (outcome, message) = match vsphere.apply_rule_changes(&cluster, &changes).await {
-                Ok(()) => (Outcome::Applied, None),
-                Err(error) => {
+            let applied = self
+                .stop
+                .unless_aborted(vsphere.apply_rule_changes(&cluster, &changes))
+                .await
+                .map_err(|reason| format!("{reason} before vCenter answered"));
+            let (outcome, message) = match applied {
+                Ok(Ok(())) => (Outcome::Applied, None),
+                Err(reason) => {
+                    report.errors.push(format!(
+                        "DRS rule changes of vSphere cluster {cluster} were not confirmed: {reason}"
+                    ));
+                    (Outcome::Unknown, Some(reason))
+                }
+                Ok(Err(error @ vsphere::Error::TaskNotAwaited { .. })) => {
+                    let message = error_chain(&error);
+                    report.errors.push(format!(
+                        "DRS rule changes of vSphere cluster {cluster} were not confirmed: {message}"
+                    ));
+                    (Outcome::Unknown, Some(message))
+                }
+                Ok(Err(error)) => {
                     let message = error_chain(&error);
                     report.errors.push(format!(
                         "DRS rules of vSphere cluster {cluster} were not changed: {message}"
@@ -322,6 +372,12 @@ impl<'a> Executor<'a> {
     /// Written even after a stop signal: they record what was done, they change nothing.
     /// A failed event is a warning, not a failed run.
     pub async fn publish_events(&self, report: &mut Report) {
+        if self.stop.aborted() {
+            report.warnings.push(
+                "no events were recorded: the run's deadline passed".to_string(),
+            );
+            return;
+        }
         if self.dry_run {
             return;
         }
@@ -363,7 +419,15 @@ impl<'a> Executor<'a> {
                 action: ACTION.to_string(),
                 note,
             };
-            if let Err(error) = self.kubernetes.publish_event(&spec, self.instance).await {
+            let published = self
+                .stop
+                .unless_aborted(self.kubernetes.publish_event(&spec, self.instance))
+                .await;
+            let Ok(published) = published else {
+                warnings.push("the remaining events were not recorded: the run's deadline passed".to_string());
+                break;
+            };
+            if let Err(error) = published {
                 warnings.push(format!(
                     "no event recorded for pod {}/{}: {}",
                     eviction.namespace,

@@ -7,6 +7,8 @@
 
 use std::time::{Duration, Instant};
 
+use tokio_util::sync::CancellationToken;
+
 use crate::inventory::{Inventory, RuleKind};
 
 use super::observe::{self, ClusterIndex, Observation};
@@ -56,6 +58,8 @@ pub struct Client {
     session_generation: u64,
     /// Clusters of the last observation, to address rule changes.
     index: Vec<ClusterIndex>,
+    /// Ends waits for tasks when cancelled (the run was asked to stop).
+    stop_waiting: CancellationToken,
 }
 
 impl std::fmt::Debug for Client {
@@ -85,6 +89,7 @@ impl Client {
             credentials: config.credentials.clone(),
             session_generation: 0,
             index: Vec::new(),
+            stop_waiting: CancellationToken::new(),
         };
         client.login().await?;
         tracing::info!(
@@ -317,8 +322,33 @@ impl Client {
         self.cluster_position(cluster).map(|i| &self.index[i])
     }
 
-    /// Polls `info.state` until the task succeeds or fails, at most [`TASK_WAIT_LIMIT`].
+    /// From now on, waits for vCenter tasks end (with [`Error::TaskNotAwaited`]) when `token` is
+    /// cancelled. Requests themselves are bounded by the request timeout.
+    pub fn stop_waiting_on(&mut self, token: CancellationToken) {
+        self.stop_waiting = token;
+    }
+
+    /// Polls `info.state` until the task succeeds or fails, at most [`TASK_WAIT_LIMIT`], or
+    /// until the run stops waiting.
     async fn wait_for_task(
+        &mut self,
+        task: &MoRef,
+        method: &'static str,
+        object: &MoRef,
+    ) -> Result<(), Error> {
+        let stop_waiting = self.stop_waiting.clone();
+        tokio::select! {
+            biased;
+            () = stop_waiting.cancelled() => Err(Error::TaskNotAwaited {
+                task: task.to_string(),
+                method,
+                object: object.to_string(),
+            }),
+            outcome = self.poll_task(task, method, object) => outcome,
+        }
+    }
+
+    async fn poll_task(
         &mut self,
         task: &MoRef,
         method: &'static str,

@@ -128,6 +128,16 @@ pub enum Error {
         #[source]
         fault: Fault,
     },
+    /// The run was asked to stop while the task ran; vCenter carries it out regardless.
+    #[error(
+        "task {task} ({method} on {object}) was submitted, but the run stopped waiting for it \
+         before it finished; vCenter completes it on its own"
+    )]
+    TaskNotAwaited {
+        task: String,
+        method: &'static str,
+        object: String,
+    },
     #[error("task {task} ({method} on {object}) did not finish within {waited:?}")]
     TaskTimeout {
         task: String,
