@@ -98,7 +98,17 @@ pub struct RunArgs {
     /// first SIGTERM/SIGINT stops the run the same way but lets a request in flight finish; a
     /// second exits at once with 130. Set it below the Job's activeDeadlineSeconds.
     #[arg(long, value_name = "DURATION", env = "VSPHERE_DESCHEDULER_DEADLINE")]
-    pub deadline: Option<Deadline>,
+    pub deadline: Option<HumanDuration>,
+
+    /// How long the run lock (a Lease) lasts unrenewed. It is renewed every third of that; the
+    /// run stops acting a sixth of it (at most 10s) before it would expire unrenewed.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        env = "VSPHERE_DESCHEDULER_LOCK_DURATION",
+        default_value = "60s"
+    )]
+    pub lock_duration: HumanDuration,
 
     /// Namespace of the run lock (a Lease named vsphere-descheduler).
     #[arg(
@@ -163,24 +173,25 @@ pub struct ConnectionArgs {
     pub request_timeout: u64,
 }
 
-/// `--deadline`: whole hours, minutes, seconds as `1h`, `5m`, `90s`, `1m30s`, or bare seconds.
+/// A duration on the command line: whole hours, minutes, seconds as `1h`, `5m`, `90s`, `1m30s`,
+/// or bare seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Deadline(pub std::time::Duration);
+pub struct HumanDuration(pub std::time::Duration);
 
-/// Why a `--deadline` value is not a duration.
+/// Why a duration on the command line is not one.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum DeadlineError {
+pub enum DurationError {
     #[error("{0:?} is not a duration such as 100s, 5m or 1m30s")]
     Malformed(String),
-    #[error("a deadline of zero leaves no time to act")]
+    #[error("a duration of zero leaves no time to act")]
     Zero,
 }
 
-impl std::str::FromStr for Deadline {
-    type Err = DeadlineError;
+impl std::str::FromStr for HumanDuration {
+    type Err = DurationError;
 
-    fn from_str(text: &str) -> Result<Deadline, DeadlineError> {
-        let malformed = || DeadlineError::Malformed(text.to_string());
+    fn from_str(text: &str) -> Result<HumanDuration, DurationError> {
+        let malformed = || DurationError::Malformed(text.to_string());
         let mut seconds: u64 = 0;
         let mut rest = text.trim();
         if rest.is_empty() {
@@ -206,8 +217,8 @@ impl std::str::FromStr for Deadline {
             rest = &rest[digits + 1..];
         }
         match seconds {
-            0 => Err(DeadlineError::Zero),
-            _ => Ok(Deadline(std::time::Duration::from_secs(seconds))),
+            0 => Err(DurationError::Zero),
+            _ => Ok(HumanDuration(std::time::Duration::from_secs(seconds))),
         }
     }
 }
@@ -226,16 +237,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deadlines_read_as_kubernetes_and_go_write_durations() {
-        let parse = |text: &str| text.parse::<Deadline>().map(|d| d.0);
+    fn durations_read_as_kubernetes_and_go_write_them() {
+        let parse = |text: &str| text.parse::<HumanDuration>().map(|d| d.0);
         assert_eq!(parse("100s"), Ok(Duration::from_secs(100)));
         assert_eq!(parse("90"), Ok(Duration::from_secs(90)));
         assert_eq!(parse("5m"), Ok(Duration::from_secs(300)));
         assert_eq!(parse("1h2m3s"), Ok(Duration::from_secs(3723)));
-        assert_eq!(parse("0s"), Err(DeadlineError::Zero));
+        assert_eq!(parse("0s"), Err(DurationError::Zero));
         for bad in ["", "s", "1.5m", "5 m", "-5s", "5d", "99999999999999999999h"] {
             assert!(
-                matches!(parse(bad), Err(DeadlineError::Malformed(_))),
+                matches!(parse(bad), Err(DurationError::Malformed(_))),
                 "{bad:?}"
             );
         }

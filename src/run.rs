@@ -54,7 +54,9 @@ pub async fn run(config: &RunConfig, stop: &Stop) -> Report {
             report
         }
     };
-    report.warnings.splice(0..0, config.warnings.iter().cloned());
+    report
+        .warnings
+        .splice(0..0, config.warnings.iter().cloned());
     report
 }
 
@@ -84,7 +86,11 @@ async fn locked_run(config: &RunConfig, stop: &Stop) -> Result<Report, Error> {
     let release = match lock {
         Some(lock) => tokio::time::timeout(RELEASE_LIMIT, lock.release())
             .await
-            .unwrap_or_else(|_| Err(kube::Error::ReleaseTimedOut { limit: RELEASE_LIMIT })),
+            .unwrap_or_else(|_| {
+                Err(kube::Error::ReleaseTimedOut {
+                    limit: RELEASE_LIMIT,
+                })
+            }),
         None => Ok(()),
     };
     let mut report = outcome?;
@@ -143,7 +149,9 @@ async fn observe_plan_act(
     executor.sync_drs_rules(&mut report, vsphere.as_mut()).await;
     executor.publish_events(&mut report).await;
     if let Some(client) = vsphere
-        && tokio::time::timeout(RELEASE_LIMIT, client.logout()).await.is_err()
+        && tokio::time::timeout(RELEASE_LIMIT, client.logout())
+            .await
+            .is_err()
     {
         tracing::warn!("logging out of vCenter took too long; the session expires on its own");
     }

@@ -20,7 +20,7 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use serde_json::Value;
-use support::fake_apiserver::{FakeApiServer, FakeCluster, Fault, FaultAction, read_objects};
+use support::fake_apiserver::{FakeApiServer, FakeCluster, Fault, FaultAction, Gate, read_objects};
 use support::vcsim::{self, Vcsim};
 use vsphere_descheduler::inventory::{Inventory, Rule};
 use vsphere_descheduler::vsphere;
@@ -682,65 +682,249 @@ fn with_vcenter_down_no_label_changes_and_no_host_level_decision_is_taken() {
     assert_eq!(lab.server.cluster().count("PATCH", "/nodes/"), 0);
 }
 
-#[test]
-fn sigterm_between_evictions_stops_before_the_next_one() {
-    let lab = Lab::start("several-violations");
-    lab.server.cluster().inject(Fault::action(
-        Some(Method::POST),
-        "/eviction",
-        FaultAction::Delay(Duration::from_millis(700)),
-    ));
-    let policy = lab.policy.display().to_string();
-    let child = lab
-        .command(&["--output", "json", "run", "--policy", &policy])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while lab.evicted_pods().is_empty() {
-        assert!(Instant::now() < deadline, "no eviction happened");
-        std::thread::sleep(Duration::from_millis(20));
+/// The binary running in the background, its stderr read as it comes so a test can wait for a
+/// log line (a barrier: the binary said it got there) instead of for time to pass.
+struct Running {
+    child: std::process::Child,
+    log: std::sync::mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
+    started: Instant,
+}
+
+impl Running {
+    fn start(lab: &Lab, args: &[&str]) -> Running {
+        let policy = lab.policy.display().to_string();
+        let mut all = vec!["--output", "json", "run", "--policy", policy.as_str()];
+        all.extend_from_slice(args);
+        let mut child = lab
+            .command(&all)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (sender, log) = std::sync::mpsc::channel();
+        let stderr = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+                let line = line.unwrap_or_default();
+                let _ = sender.send(line.clone());
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        Running {
+            child,
+            log,
+            stderr,
+            started: Instant::now(),
+        }
     }
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    let outcome = outcome_of(child.wait_with_output().expect("the binary ends"));
-    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
-    let evicted = outcome.evictions_with("evicted");
-    assert!(
-        !evicted.is_empty() && evicted.len() < 3,
-        "{}",
-        outcome.stdout
+
+    /// Waits until the binary logs a line containing `needle`.
+    fn wait_for_log(&self, needle: &str) {
+        let limit = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = limit.saturating_duration_since(Instant::now());
+            match self.log.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return,
+                Ok(_) => {}
+                Err(error) => panic!("the binary never logged {needle:?}: {error}"),
+            }
+        }
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    fn finish(self) -> Outcome {
+        let Running {
+            child,
+            stderr,
+            started,
+            ..
+        } = self;
+        let mut output = child.wait_with_output().expect("the binary ends");
+        output.stderr = stderr.join().expect("stderr was read").into_bytes();
+        outcome(output, started.elapsed())
+    }
+}
+
+/// Holds evictions at a gate after `first_through` went through.
+fn hold_evictions(lab: &Lab, first_through: usize) -> Gate {
+    let gate = Gate::new();
+    lab.server.cluster().inject(
+        Fault::action(
+            Some(Method::POST),
+            "/eviction",
+            FaultAction::Hold(gate.clone()),
+        )
+        .after(first_through),
     );
-    assert_eq!(
-        sorted(evicted.clone()),
-        lab.evicted_pods(),
-        "the report tells what was done"
-    );
-    let not_attempted: Vec<&Value> = outcome.report["evictions"]
+    gate
+}
+
+fn not_attempted(outcome: &Outcome) -> Vec<String> {
+    outcome.report["evictions"]
         .as_array()
         .expect("evictions")
         .iter()
         .filter(|e| e["result"] == "planned")
-        .collect();
-    assert_eq!(not_attempted.len(), 3 - evicted.len());
-    assert!(not_attempted.iter().all(|e| {
-        e["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("SIGTERM")
-    }));
-    assert!(outcome.errors().iter().any(|e| e.contains("SIGTERM")));
-    budgets_hold(&lab);
+        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn lock_holder(lab: &Lab) -> Option<String> {
     let cluster = lab.server.cluster();
     let lease = cluster.leases.values().next().expect("the run lock");
+    lease.spec.as_ref().and_then(|s| s.holder_identity.clone())
+}
+
+#[test]
+fn sigterm_between_evictions_lets_the_one_in_flight_finish_and_starts_no_other() {
+    let lab = Lab::start("several-violations");
+    let gate = hold_evictions(&lab, 1);
+    let run = Running::start(&lab, &[]);
+    gate.wait_for_arrivals(1, Duration::from_secs(60));
+    run.signal("-TERM");
+    run.wait_for_log("asked to stop");
+    gate.open();
+    let outcome = run.finish();
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.report["exitCode"], 1);
+    let evicted = outcome.evictions_with("evicted");
+    assert_eq!(evicted.len(), 2, "{}", outcome.stdout);
     assert_eq!(
-        lease.spec.as_ref().and_then(|s| s.holder_identity.clone()),
-        None,
-        "released"
+        sorted(evicted),
+        lab.evicted_pods(),
+        "the report tells what was done"
+    );
+    let not_attempted = not_attempted(&outcome);
+    assert_eq!(not_attempted.len(), 1, "{}", outcome.stdout);
+    assert!(not_attempted[0].contains("not attempted: the run was stopped by SIGTERM"));
+    assert_eq!(lab.server.cluster().count("POST", "/eviction"), 2);
+    budgets_hold(&lab);
+    assert_eq!(lock_holder(&lab), None, "released");
+}
+
+#[test]
+fn a_second_signal_exits_at_once() {
+    let lab = Lab::start("several-violations");
+    let gate = hold_evictions(&lab, 0);
+    let run = Running::start(&lab, &[]);
+    gate.wait_for_arrivals(1, Duration::from_secs(60));
+    run.signal("-INT");
+    run.wait_for_log("asked to stop");
+    run.signal("-INT");
+    let outcome = run.finish();
+    gate.open();
+    assert_eq!(outcome.code, 130, "{}", outcome.stderr);
+    assert!(outcome.stdout.is_empty(), "{}", outcome.stdout);
+}
+
+#[test]
+fn at_the_deadline_a_run_stuck_on_a_request_reports_and_releases_the_lock() {
+    let lab = Lab::start("several-violations");
+    let gate = hold_evictions(&lab, 0);
+    let run = Running::start(&lab, &["--deadline", "10s"]);
+    gate.wait_for_arrivals(1, Duration::from_secs(60));
+    let outcome = run.finish();
+    gate.open();
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert!(
+        outcome.elapsed < Duration::from_secs(10 + 5 + 5),
+        "{:?}",
+        outcome.elapsed
+    );
+    let unknown = outcome.evictions_with("unknown");
+    assert_eq!(unknown.len(), 1, "{}", outcome.stdout);
+    let not_attempted = not_attempted(&outcome);
+    assert_eq!(not_attempted.len(), 2, "{}", outcome.stdout);
+    assert!(
+        not_attempted
+            .iter()
+            .all(|m| m.contains("the run's deadline of 10s passed")),
+        "{not_attempted:?}"
+    );
+    assert!(
+        outcome.report["warnings"]
+            .as_array()
+            .expect("warnings")
+            .iter()
+            .any(|w| w
+                .as_str()
+                .unwrap_or_default()
+                .contains("no events were recorded")),
+        "{}",
+        outcome.stdout
+    );
+    assert_eq!(lock_holder(&lab), None, "released after the deadline");
+}
+
+#[test]
+fn a_run_whose_lock_cannot_be_renewed_starts_no_write_after_the_claim_expires() {
+    let lab = Lab::start("several-violations");
+    // Every lease write after the first (the acquisition) fails: renewals and the release.
+    lab.server
+        .cluster()
+        .inject(Fault::status(Some(Method::PUT), "/leases/", 500));
+    let gate = hold_evictions(&lab, 0);
+    // A 6 s lease: the run may act for 5 s after taking it.
+    let run = Running::start(&lab, &["--lock-duration", "6s"]);
+    gate.wait_for_arrivals(1, Duration::from_secs(60));
+    // The lock was taken before the eviction arrived, so its claim has expired after this
+    // however slowly the run got here: the eviction in flight straddles the expiry.
+    std::thread::sleep(Duration::from_secs(6));
+    gate.open();
+    let outcome = run.finish();
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(
+        outcome.evictions_with("evicted").len(),
+        1,
+        "{}",
+        outcome.stdout
+    );
+    let not_attempted = not_attempted(&outcome);
+    assert_eq!(not_attempted.len(), 2, "{}", outcome.stdout);
+    assert!(
+        not_attempted
+            .iter()
+            .all(|m| m.contains("could not be renewed")),
+        "{not_attempted:?}"
+    );
+    assert_eq!(lab.server.cluster().count("POST", "/eviction"), 1);
+}
+
+#[test]
+fn a_run_whose_lock_was_taken_over_makes_no_further_change() {
+    let lab = Lab::start("several-violations");
+    lab.server
+        .cluster()
+        .inject(Fault::status(Some(Method::PUT), "/leases/", 409));
+    let gate = hold_evictions(&lab, 0);
+    let run = Running::start(&lab, &["--lock-duration", "6s"]);
+    gate.wait_for_arrivals(1, Duration::from_secs(60));
+    run.wait_for_log("another run wrote the run lock");
+    gate.open();
+    let outcome = run.finish();
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    let not_attempted = not_attempted(&outcome);
+    assert_eq!(not_attempted.len(), 2, "{}", outcome.stdout);
+    assert!(
+        not_attempted.iter().all(|m| m.contains("taken over")),
+        "{not_attempted:?}"
+    );
+    assert_eq!(lab.server.cluster().count("POST", "/eviction"), 1);
+    assert_eq!(
+        lab.server.cluster().count("POST", "/events"),
+        1,
+        "what was done is still recorded"
     );
 }
 
@@ -775,6 +959,23 @@ fn a_run_lock_held_by_another_run_is_honoured() {
         outcome.stderr.contains("cronjob-pod-1234"),
         "{}",
         outcome.stderr
+    );
+    // A machine reading stdout learns why too.
+    assert_eq!(outcome.report["kind"], "Report");
+    assert_eq!(outcome.report["exitCode"], 1);
+    assert!(
+        outcome
+            .errors()
+            .iter()
+            .any(|e| e.contains("cronjob-pod-1234")),
+        "{}",
+        outcome.stdout
+    );
+    assert!(
+        outcome.report["evictions"]
+            .as_array()
+            .expect("evictions")
+            .is_empty()
     );
     assert_eq!(lab.kubernetes_state(), state);
 }

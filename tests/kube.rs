@@ -12,7 +12,9 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::json;
-use support::fake_apiserver::{FakeApiServer, FakeCluster, Fault, FaultAction, KubeObjects};
+use support::fake_apiserver::{
+    self, FakeApiServer, FakeCluster, Fault, FaultAction, Gate, KubeObjects,
+};
 use vsphere_descheduler::kube::{
     self, EventKind, EventSpec, EvictionRequest, EvictionResult, FIELD_MANAGER, LabelUpdate,
     LockSettings, NodeIdentity,
@@ -470,26 +472,125 @@ fn the_run_lock_is_exclusive_until_released() {
 fn of_two_runs_racing_for_the_lock_one_wins() {
     let server = FakeApiServer::start(FakeCluster::default());
     let runtime = runtime();
-    // Both read "no lease"; the second create is refused with 409 AlreadyExists.
+    // Both reads are held until both arrived, so both see "no lease"; of the two creates that
+    // follow, the server refuses the second with 409 AlreadyExists.
+    let gate = Gate::new();
     server.cluster().inject(
         Fault::action(
             Some(Method::GET),
             "/leases/",
-            FaultAction::Delay(Duration::from_millis(200)),
+            FaultAction::Hold(gate.clone()),
         )
         .times(2),
     );
+    let opener = std::thread::spawn(move || {
+        gate.wait_for_arrivals(2, Duration::from_secs(60));
+        gate.open();
+    });
     let (a, b) = runtime.block_on(async {
         let a = client(&server);
         let b = client(&server);
         tokio::join!(a.acquire_lock(lock("run-a")), b.acquire_lock(lock("run-b")))
     });
+    opener.join().expect("the gate opened");
     let (winner, loser) = match (a, b) {
         (Ok(winner), Err(loser)) | (Err(loser), Ok(winner)) => (winner, loser),
         other => panic!("exactly one must win: {other:?}"),
     };
     assert!(matches!(loser, kube::Error::LockRace { .. }), "{loser}");
     runtime.block_on(winner.release()).expect("released");
+}
+
+/// The lock against the fake in this runtime, so the test can pause the clock: renewals and
+/// expiry then happen at exact instants, however busy the machine is.
+async fn lock_in_process(
+    holder: &str,
+) -> (
+    kube::Lock,
+    std::sync::Arc<std::sync::Mutex<FakeCluster>>,
+    tokio::time::Instant,
+) {
+    let (client, state) = fake_apiserver::in_process(FakeCluster::default());
+    let acquired = tokio::time::Instant::now();
+    let lock = kube::Client::new(client)
+        .acquire_lock(lock(holder))
+        .await
+        .expect("free");
+    (lock, state, acquired)
+}
+
+/// Sleeps until `at` (paused time), then says whether the lock may still be acted under.
+async fn lock_valid_at(lock: &kube::Lock, at: tokio::time::Instant) -> Result<(), kube::Error> {
+    tokio::time::sleep_until(at).await;
+    lock.check()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lock_whose_renewals_fail_stops_acting_before_the_lease_expires() {
+    let (lock, state, acquired) = lock_in_process("run-1").await;
+    state
+        .lock()
+        .expect("state")
+        .inject(Fault::status(Some(Method::PUT), "/leases/", 500));
+    let seconds = |s: u64| acquired + Duration::from_secs(s);
+    assert!(lock_valid_at(&lock, seconds(49)).await.is_ok());
+    let error = lock_valid_at(&lock, seconds(50))
+        .await
+        .expect_err("expired");
+    assert!(matches!(error, kube::Error::LockExpired { .. }), "{error}");
+    // Renewed every 20 s, retried every 5 s after a failure: at 20, 25, … 45.
+    assert_eq!(state.lock().expect("state").count("PUT", "/leases/"), 6);
+    assert!(
+        lock.release().await.is_err(),
+        "the release fails like the renewals"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewal_that_succeeds_after_the_expiry_is_trusted_again() {
+    let (lock, state, acquired) = lock_in_process("run-1").await;
+    // Renewals at 20, 25, … 50 fail; the one at 55 succeeds.
+    state
+        .lock()
+        .expect("state")
+        .inject(Fault::status(Some(Method::PUT), "/leases/", 500).times(7));
+    let seconds = |s: u64| acquired + Duration::from_secs(s);
+    assert!(lock_valid_at(&lock, seconds(52)).await.is_err());
+    assert!(lock_valid_at(&lock, seconds(56)).await.is_ok());
+    // Valid until 50 s after the renewal was sent.
+    assert!(lock_valid_at(&lock, seconds(104)).await.is_ok());
+    lock.release().await.expect("released");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lock_another_run_wrote_is_lost_at_the_next_renewal() {
+    let (lock, state, acquired) = lock_in_process("run-1").await;
+    state
+        .lock()
+        .expect("state")
+        .inject(Fault::status(Some(Method::PUT), "/leases/", 409));
+    let seconds = |s: u64| acquired + Duration::from_secs(s);
+    assert!(lock_valid_at(&lock, seconds(19)).await.is_ok());
+    let error = lock_valid_at(&lock, seconds(21)).await.expect_err("lost");
+    assert!(matches!(error, kube::Error::LockLost { .. }), "{error}");
+    assert!(
+        lock_valid_at(&lock, seconds(600)).await.is_err(),
+        "lost for good"
+    );
+    assert_eq!(state.lock().expect("state").count("PUT", "/leases/"), 1);
+    lock.release().await.expect("nothing of ours to clear");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewed_lock_stays_valid_for_as_long_as_the_run_lasts() {
+    let (lock, state, acquired) = lock_in_process("run-1").await;
+    assert!(
+        lock_valid_at(&lock, acquired + Duration::from_secs(3610))
+            .await
+            .is_ok()
+    );
+    assert_eq!(state.lock().expect("state").count("PUT", "/leases/"), 180);
+    lock.release().await.expect("released");
 }
 
 #[test]

@@ -16,7 +16,11 @@ pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> 
         Ok(config) => config,
         Err(error) => {
             let error = Error::Config(Box::new(error));
-            let mode = if args.dry_run { Mode::DryRun } else { Mode::Run };
+            let mode = if args.dry_run {
+                Mode::DryRun
+            } else {
+                Mode::Run
+            };
             let mut report = Report::empty(mode);
             report.errors.push(error_chain(&error));
             report.exit_code = Some(error.exit_code());

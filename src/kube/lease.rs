@@ -426,22 +426,46 @@ mod tests {
         let settings = settings();
         let sent = Instant::now();
         let claim = Claim::new(lease("me", 0), sent, settings.duration);
-        assert!(claim.check(sent + Duration::from_secs(49), &settings).is_ok());
+        assert!(
+            claim
+                .check(sent + Duration::from_secs(49), &settings)
+                .is_ok()
+        );
         let error = claim
             .check(sent + Duration::from_secs(50), &settings)
             .expect_err("60 s lease, 10 s margin");
         assert!(
-            matches!(error, Error::LockExpired { unrenewed_seconds: 50, .. }),
+            matches!(
+                error,
+                Error::LockExpired {
+                    unrenewed_seconds: 50,
+                    ..
+                }
+            ),
             "{error}"
         );
-        let renewed = Claim::new(lease("me", 0), sent + Duration::from_secs(40), settings.duration);
-        assert!(renewed.check(sent + Duration::from_secs(89), &settings).is_ok());
+        let renewed = Claim::new(
+            lease("me", 0),
+            sent + Duration::from_secs(40),
+            settings.duration,
+        );
+        assert!(
+            renewed
+                .check(sent + Duration::from_secs(89), &settings)
+                .is_ok()
+        );
     }
 
     #[test]
     fn short_leases_keep_most_of_their_duration() {
-        assert_eq!(expiry_margin(Duration::from_secs(60)), Duration::from_secs(10));
-        assert_eq!(expiry_margin(Duration::from_secs(6)), Duration::from_secs(1));
+        assert_eq!(
+            expiry_margin(Duration::from_secs(60)),
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            expiry_margin(Duration::from_secs(6)),
+            Duration::from_secs(1)
+        );
     }
 
     #[tokio::test(start_paused = true)]

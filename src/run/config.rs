@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::{ConnectionArgs, RunArgs};
-use crate::kube::{LEASE_DURATION, LEASE_NAME, LockSettings};
+use crate::kube::{LEASE_NAME, LockSettings};
 use crate::policy::{
     self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, VsphereSettings,
 };
@@ -105,7 +105,7 @@ impl RunConfig {
                 namespace: args.lock_namespace.clone(),
                 name: LEASE_NAME.to_string(),
                 holder: holder_identity(),
-                duration: LEASE_DURATION,
+                duration: args.lock_duration.0,
             },
             timeout: Duration::from_secs(args.connection.request_timeout),
         })
@@ -203,6 +203,7 @@ mod tests {
         assert!(!config.policy.vsphere.drs_rules.enabled);
         assert_eq!(config.policy.profiles.len(), 1);
         assert_eq!(config.lock.name, LEASE_NAME);
+        assert_eq!(config.lock.duration, crate::kube::LEASE_DURATION);
         assert_eq!(config.vsphere.server, "vc.example.com");
 
         let config = resolve(&["--cluster-name", "prod-east"]).expect("valid");

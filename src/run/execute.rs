@@ -232,16 +232,20 @@ impl<'a> Executor<'a> {
                 .unless_aborted(self.kubernetes.evict(&request))
                 .await
             else {
-                let reason = self.stop.halted().map(|r| r.to_string()).unwrap_or_default();
+                let reason = self
+                    .stop
+                    .halted()
+                    .map(|r| r.to_string())
+                    .unwrap_or_default();
                 let entry = &mut report.evictions[index];
                 entry.result = Outcome::Unknown;
                 entry.message = Some(format!(
                     "sent, but {reason} before the API server answered: the pod may have been \
                      evicted"
                 ));
-                report.errors.push(format!(
-                    "eviction of pod {pod} was not confirmed: {reason}"
-                ));
+                report
+                    .errors
+                    .push(format!("eviction of pod {pod} was not confirmed: {reason}"));
                 continue;
             };
             let (outcome, message) = match result {
@@ -373,9 +377,9 @@ impl<'a> Executor<'a> {
     /// A failed event is a warning, not a failed run.
     pub async fn publish_events(&self, report: &mut Report) {
         if self.stop.aborted() {
-            report.warnings.push(
-                "no events were recorded: the run's deadline passed".to_string(),
-            );
+            report
+                .warnings
+                .push("no events were recorded: the run's deadline passed".to_string());
             return;
         }
         if self.dry_run {
@@ -424,7 +428,9 @@ impl<'a> Executor<'a> {
                 .unless_aborted(self.kubernetes.publish_event(&spec, self.instance))
                 .await;
             let Ok(published) = published else {
-                warnings.push("the remaining events were not recorded: the run's deadline passed".to_string());
+                warnings.push(
+                    "the remaining events were not recorded: the run's deadline passed".to_string(),
+                );
                 break;
             };
             if let Err(error) = published {

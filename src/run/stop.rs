@@ -81,9 +81,11 @@ impl Stop {
         let mut interrupt = signal(SignalKind::interrupt())?;
         let listener = stop.clone();
         tokio::spawn(async move {
-            let mut next = async || tokio::select! {
-                _ = terminate.recv() => Signal::Terminate,
-                _ = interrupt.recv() => Signal::Interrupt,
+            let mut next = async || {
+                tokio::select! {
+                    _ = terminate.recv() => Signal::Terminate,
+                    _ = interrupt.recv() => Signal::Interrupt,
+                }
             };
             let first = next().await;
             tracing::warn!(
@@ -175,11 +177,11 @@ mod tests {
         assert_eq!(seen.halted(), None);
         stop.halt(StopReason::Signal(Signal::Terminate));
         stop.halt(StopReason::Signal(Signal::Interrupt));
-        assert_eq!(
-            seen.halted(),
-            Some(StopReason::Signal(Signal::Terminate))
+        assert_eq!(seen.halted(), Some(StopReason::Signal(Signal::Terminate)));
+        assert!(
+            !seen.aborted(),
+            "a signal does not abort requests in flight"
         );
-        assert!(!seen.aborted(), "a signal does not abort requests in flight");
     }
 
     #[tokio::test(start_paused = true)]
@@ -209,10 +211,7 @@ mod tests {
             halter.halt(StopReason::Signal(Signal::Terminate));
         });
         let wait = stop.unless_halted(tokio::time::sleep(Duration::from_secs(60)));
-        assert_eq!(
-            wait.await,
-            Err(StopReason::Signal(Signal::Terminate))
-        );
+        assert_eq!(wait.await, Err(StopReason::Signal(Signal::Terminate)));
         let request = stop.unless_aborted(async {
             tokio::time::sleep(Duration::from_secs(5)).await;
             "answered"

@@ -16,7 +16,12 @@
 //! * `events.k8s.io/v1` Event creation with the server's validation;
 //! * Leases: create, get, PUT with `resourceVersion` preconditions (409), delete;
 //! * fault injection per method and path (status codes, delays, dropped connections, expired
-//!   continue tokens) and a log of every request.
+//!   continue tokens, requests held at a gate until the test opens it) and a log of every
+//!   request.
+//!
+//! It serves on a socket of its own ([`FakeApiServer::start`]) or inside the test's runtime
+//! ([`in_process`]): the kube client then calls the router directly, with no I/O, so a test can
+//! pause tokio's clock and every timer — the client's, the fake's delays — runs on paused time.
 //!
 //! Known approximations, all documented where they apply: only the label part of
 //! `managedFields` is modelled (loaded objects keep no other field ownership); a PDB's
@@ -121,6 +126,68 @@ pub enum FaultAction {
     Drop,
     /// Expire every list snapshot before handling the request (its continue token gets 410).
     ExpireListSnapshots,
+    /// Wait at the gate until the test opens it, then handle the request normally.
+    Hold(Gate),
+}
+
+/// Holds requests until opened, and tells the test how many arrived: a barrier between a test
+/// and the binary it drives, so no test depends on a delay winning a race.
+#[derive(Clone)]
+pub struct Gate(Arc<GateState>);
+
+struct GateState {
+    arrived: Mutex<usize>,
+    arrival: std::sync::Condvar,
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate").finish_non_exhaustive()
+    }
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate(Arc::new(GateState {
+            arrived: Mutex::new(0),
+            arrival: std::sync::Condvar::new(),
+            open: tokio::sync::watch::channel(false).0,
+        }))
+    }
+}
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    /// Blocks until `count` requests arrived at the gate; panics after `limit`.
+    pub fn wait_for_arrivals(&self, count: usize, limit: Duration) {
+        let arrived = self.0.arrived.lock().expect("the gate is never poisoned");
+        let (arrived, timeout) = self
+            .0
+            .arrival
+            .wait_timeout_while(arrived, limit, |arrived| *arrived < count)
+            .expect("the gate is never poisoned");
+        assert!(
+            !timeout.timed_out(),
+            "{} of {count} requests arrived at the gate within {limit:?}",
+            *arrived
+        );
+    }
+
+    /// Lets every held request, and every later one, through.
+    pub fn open(&self) {
+        self.0.open.send_replace(true);
+    }
+
+    async fn pass(&self) {
+        let mut open = self.0.open.subscribe();
+        *self.0.arrived.lock().expect("the gate is never poisoned") += 1;
+        self.0.arrival.notify_all();
+        let _ = open.wait_for(|open| *open).await;
+    }
 }
 
 impl Fault {
@@ -257,6 +324,18 @@ impl FakeCluster {
     }
 }
 
+fn router(state: Arc<Mutex<FakeCluster>>) -> axum::Router {
+    axum::Router::new().fallback(handle).with_state(state)
+}
+
+/// The fake inside the caller's runtime: a kube client whose requests go straight to the router
+/// (no socket, no timeouts of its own), and the state it serves.
+pub fn in_process(cluster: FakeCluster) -> (kube::Client, Arc<Mutex<FakeCluster>>) {
+    let state = Arc::new(Mutex::new(cluster));
+    let client = kube::Client::new(router(state.clone()), "default");
+    (client, state)
+}
+
 /// A running fake API server. Stops when dropped.
 pub struct FakeApiServer {
     /// `http://127.0.0.1:PORT`.
@@ -290,7 +369,7 @@ impl FakeApiServer {
                     .expect("bind the fake API server");
                 let bound = listener.local_addr().expect("a bound address");
                 ready_sender.send(bound).expect("the starter waits");
-                let app = axum::Router::new().fallback(handle).with_state(shared);
+                let app = router(shared);
                 axum::serve(listener, app)
                     .with_graceful_shutdown(async {
                         let _ = shutdown_signal.await;
@@ -406,6 +485,7 @@ async fn handle(
             return status(code, &reason, &message, details);
         }
         Some(FaultAction::Delay(delay)) => tokio::time::sleep(delay).await,
+        Some(FaultAction::Hold(gate)) => gate.pass().await,
         Some(FaultAction::Drop) => {
             record(0);
             return dropped();
