@@ -185,3 +185,72 @@ fn unknown_commands_and_missing_arguments_are_usage_errors() {
     assert_eq!(code, 2);
     assert!(stderr.contains("--snapshot"), "{stderr}");
 }
+
+/// `run` against servers that are not there: the API server and vCenter at a closed port.
+fn run_against_nothing(dir: &Path) -> Command {
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: \
+         http://127.0.0.1:9\nusers:\n- name: gone\n  user: {}\ncontexts:\n- name: gone\n  \
+         context:\n    cluster: gone\n    user: gone\ncurrent-context: gone\n",
+    )
+    .expect("write the kubeconfig");
+    let mut command = binary();
+    command
+        .env("KUBECONFIG", &kubeconfig)
+        .env("VSPHERE_SERVER", "https://127.0.0.1:9/sdk")
+        .env("VSPHERE_USERNAME", "admin")
+        .env("VSPHERE_PASSWORD", "not-printed")
+        .args(["--output", "json", "run", "--request-timeout", "2"]);
+    command
+}
+
+#[test]
+fn a_run_that_cannot_reach_the_api_server_still_prints_one_json_report() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (code, stdout, stderr) =
+        run(run_against_nothing(dir.path()).env("VSPHERE_INSECURE", "true"));
+    assert_eq!(code, 1, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(report["kind"], "Report");
+    assert_eq!(report["mode"], "run");
+    assert_eq!(report["exitCode"], 1);
+    let errors = report["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{report}");
+    assert!(
+        errors[0]
+            .as_str()
+            .is_some_and(|e| e.starts_with("cannot take the run lock")),
+        "{report}"
+    );
+    let warnings = report["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("TLS verification"))),
+        "{report}"
+    );
+    assert!(!stdout.contains("not-printed") && !stderr.contains("not-printed"));
+}
+
+#[test]
+fn a_run_with_an_invalid_policy_prints_a_json_report_and_exits_2() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let policy = fixture("cli/bad-policy.yaml");
+    let (code, stdout, stderr) = run(run_against_nothing(dir.path())
+        .arg("--dry-run")
+        .arg("--policy")
+        .arg(&policy));
+    assert_eq!(code, 2, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(report["mode"], "dry-run");
+    assert_eq!(report["exitCode"], 2);
+    assert!(
+        report["errors"][0]
+            .as_str()
+            .is_some_and(|e| e.contains("invalid policy")),
+        "{report}"
+    );
+    assert!(stderr.contains("error: invalid configuration"), "{stderr}");
+}

@@ -329,6 +329,15 @@ def test_history_is_bounded_and_a_run_ends_before_the_next_is_due(value_set):
     assert 0 < deadline < schedule_interval_seconds(spec["schedule"])
 
 
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_the_run_reports_before_the_job_deadline_stops_it(value_set):
+    values = VALUE_SETS[value_set]
+    job = only(objects(values), "CronJob")["spec"]["jobTemplate"]["spec"]
+    deadline = flag(container(objects(values))["args"], "deadline")
+    margin = values.get("deadlineMarginSeconds", 20)
+    assert deadline == f"{job['activeDeadlineSeconds'] - margin}s"
+
+
 def test_non_default_schedule_settings_reach_the_cronjob():
     spec = only(objects(NON_DEFAULT), "CronJob")["spec"]
     job = spec["jobTemplate"]["spec"]
@@ -631,6 +640,8 @@ REJECTED = [
     ("policy-not-an-object-or-string", {"policy": 3}, helm.HelmValuesError, "/policy"),
     ("suspend-not-a-boolean", {"suspend": "false"}, helm.HelmValuesError, "/suspend"),
     ("deadline-not-below-interval", {"activeDeadlineSeconds": 120}, helm.HelmRenderError, "activeDeadlineSeconds 120 must be shorter"),
+    ("margin-below-release-time", {"deadlineMarginSeconds": 5}, helm.HelmValuesError, "/deadlineMarginSeconds"),
+    ("no-time-left-to-run", {"activeDeadlineSeconds": 25}, helm.HelmRenderError, "activeDeadlineSeconds 25 leaves the run less than 10 s"),
     ("no-cluster-name", {"clusterName": ""}, helm.HelmRenderError, "clusterName is required"),
     (
         "rule-name-prefix-too-long",

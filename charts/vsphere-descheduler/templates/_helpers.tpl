@@ -199,6 +199,10 @@ what to change. Included by the CronJob; renders nothing.
 {{- fail "vsphere.insecureSkipVerify and vsphere.caBundle exclude each other: with a CA bundle, verification works" }}
 {{- end }}
 
+{{- if lt (int (include "vsphere-descheduler.runDeadline" .)) 10 }}
+{{- fail (printf "activeDeadlineSeconds %d leaves the run less than 10 s once deadlineMarginSeconds %d are kept for its start and end" (int .Values.activeDeadlineSeconds) (int .Values.deadlineMarginSeconds)) }}
+{{- end }}
+
 {{- /* A run must end before the next one is due, or Forbid skips that one. */}}
 {{- $every := regexFind "^\\*/[0-9]+ \\* \\* \\* \\*$" .Values.schedule }}
 {{- if $every }}
@@ -207,4 +211,12 @@ what to change. Included by the CronJob; renders nothing.
 {{- fail (printf "activeDeadlineSeconds %d must be shorter than the schedule's interval (%d s for %q), or a slow run delays the next" (int .Values.activeDeadlineSeconds) (mul $minutes 60) .Values.schedule) }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+The run's own deadline in seconds: it reports and releases its lock before the Job's
+activeDeadlineSeconds stops the pod.
+*/}}
+{{- define "vsphere-descheduler.runDeadline" -}}
+{{- sub (int .Values.activeDeadlineSeconds) (int .Values.deadlineMarginSeconds) -}}
 {{- end }}
