@@ -381,12 +381,8 @@ fn a_pdb_refusal_from_the_server_is_reported_blocked_at_once() {
         1,
         "not retried"
     );
-    // The server asked for Retry-After: 10; kube's default retry would have waited it out.
-    assert!(
-        outcome.elapsed < Duration::from_secs(8),
-        "{:?}",
-        outcome.elapsed
-    );
+    // The server asked for Retry-After: 10; kube's default retry would have waited it out
+    // (the count above says it was not retried at all, however busy the machine is).
 }
 
 #[test]
@@ -632,8 +628,9 @@ fn a_storm_of_429s_fails_fast_without_evicting() {
         3,
         "each sent once"
     );
+    // Retry-After: 30 was not waited out (the run as a whole takes far less).
     assert!(
-        outcome.elapsed < Duration::from_secs(10),
+        outcome.elapsed < Duration::from_secs(30),
         "{:?}",
         outcome.elapsed
     );

@@ -398,8 +398,9 @@ fn a_pdb_refusal_returns_at_once_even_when_the_server_asks_to_wait() {
         evict(&server, "web-1", None, false),
         EvictionResult::Blocked(_)
     ));
+    // Retry-After: 10 was not waited out.
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(10),
         "{:?}",
         started.elapsed()
     );

@@ -412,12 +412,13 @@ async fn a_server_that_is_down_fails_fast() {
         format!("127.0.0.1:{port}"),
         Credentials::new("user", "password"),
     );
-    config.timeout = Duration::from_secs(2);
+    config.timeout = Duration::from_secs(60);
 
     let started = Instant::now();
     let error = Client::connect(&config).await.expect_err("nothing listens");
+    // Refused at once, not waited out to the timeout.
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(30),
         "{:?}",
         started.elapsed()
     );
@@ -445,8 +446,9 @@ async fn a_server_that_never_answers_times_out_within_the_timeout() {
     drop(listener);
 
     assert!(matches!(error, Error::Timeout { .. }), "{error:?}");
+    // Not before the timeout; and well before "hangs" (the slack is for a busy machine).
     assert!(
-        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_secs(3),
+        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_secs(15),
         "{elapsed:?}"
     );
 }
