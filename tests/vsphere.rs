@@ -485,3 +485,33 @@ async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
         .expect("unverified connection when asked");
     client.logout().await;
 }
+
+#[tokio::test]
+async fn a_run_that_stopped_waiting_is_told_its_task_was_submitted_not_awaited() {
+    let sim = Vcsim::start(&lab());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    client.observe(&[], &[]).await.expect("observe");
+    let stop = tokio_util::sync::CancellationToken::new();
+    client.stop_waiting_on(stop.clone());
+    // Stopped before the task is even polled: the reconfiguration is sent, its wait ends at once.
+    stop.cancel();
+    let web = "vsphere-descheduler:lab:shop:Deployment/web";
+    let error = client
+        .apply_rule_changes(
+            LAB,
+            &[RuleChange::Add {
+                name: web.to_string(),
+                vms: names(&["worker-a", "worker-b"]),
+            }],
+        )
+        .await
+        .expect_err("not awaited");
+    assert!(matches!(error, Error::TaskNotAwaited { .. }), "{error:?}");
+    assert_eq!(sim.calls_of("ReconfigureComputeResource_Task"), 1);
+    // vCenter carried it out on its own.
+    let observed = client.observe(&[], &[]).await.expect("observe");
+    assert!(rule(&observed, LAB, web).is_some());
+    client.logout().await;
+}
