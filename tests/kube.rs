@@ -435,6 +435,64 @@ fn events_pass_the_servers_validation() {
     assert_eq!(event.type_.as_deref(), Some("Normal"));
 }
 
+#[test]
+fn an_event_about_a_pod_with_the_longest_name_is_accepted() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let pod = format!("{}-{}", "w".repeat(240), "x".repeat(12));
+    let spec = EventSpec {
+        namespace: "shop".to_string(),
+        pod: pod.clone(),
+        pod_uid: None,
+        kind: EventKind::Normal,
+        reason: "RemovePodsViolatingInterPodAntiAffinity".to_string(),
+        action: "Descheduled".to_string(),
+        note: "pod evicted".to_string(),
+    };
+    runtime()
+        .block_on(async { client(&server).publish_event(&spec, "run-1").await })
+        .expect("accepted");
+    let cluster = server.cluster();
+    let event = cluster.events.values().next().expect("one event");
+    let name = event.metadata.name.as_deref().expect("a name");
+    assert!(name.len() <= 253 && name.starts_with(&"w".repeat(236)), "{name}");
+    assert_eq!(
+        event.regarding.as_ref().and_then(|r| r.name.as_deref()),
+        Some(pod.as_str()),
+        "the event still names the whole pod"
+    );
+}
+
+#[test]
+fn the_fake_refuses_event_names_the_api_server_refuses() {
+    let server = FakeApiServer::start(FakeCluster::default());
+    for (name, expected) in [
+        ("x".repeat(254), "must be no more than 253 characters"),
+        ("Web-1.abc".to_string(), "a lowercase RFC 1123 subdomain"),
+        ("web-.abc".to_string(), "a lowercase RFC 1123 subdomain"),
+    ] {
+        let body = json!({
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": name, "namespace": "shop"},
+            "eventTime": "2026-11-21T20:49:09.123456Z", "type": "Normal",
+            "reportingController": "vsphere-descheduler.io/vsphere-descheduler",
+            "reportingInstance": "run-1", "action": "Descheduled", "reason": "Test",
+            "regarding": {"apiVersion": "v1", "kind": "Pod", "name": "web-1", "namespace": "shop"}
+        });
+        let request = axum::http::Request::post("/apis/events.k8s.io/v1/namespaces/shop/events")
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(&body).expect("JSON"))
+            .expect("a request");
+        let error = runtime()
+            .block_on(async { server.client().request_text(request).await })
+            .expect_err("refused");
+        let ::kube::Error::Api(status) = &error else {
+            panic!("{error}");
+        };
+        assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+        assert!(status.message.contains(expected), "{}", status.message);
+    }
+}
+
 fn lock(holder: &str) -> LockSettings {
     LockSettings {
         namespace: "kube-system".to_string(),

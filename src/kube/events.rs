@@ -38,7 +38,7 @@ impl EventSpec {
     /// The Event object: named `<pod>.<hex nanoseconds>` like client-go's recorder.
     pub fn to_event(&self, now: chrono::DateTime<chrono::Utc>, instance: &str) -> Event {
         let nanos = now.timestamp_nanos_opt().unwrap_or_default();
-        let name = format!("{}.{:x}", self.pod, nanos);
+        let name = event_name(&self.pod, nanos);
         let event_time = k8s_openapi::jiff::Timestamp::new(
             now.timestamp(),
             i32::try_from(now.timestamp_subsec_nanos()).expect("sub-second nanoseconds fit"),
@@ -94,6 +94,23 @@ impl Client {
 }
 
 /// At most `limit` bytes, cut at a character boundary, marked with `…` when cut.
+/// The longest object name the API server accepts (a DNS subdomain).
+const MAX_NAME: usize = 253;
+
+/// `<pod>.<hex nanoseconds>`, the pod's part shortened when the whole would pass [`MAX_NAME`]:
+/// pod names may use all 253 characters themselves. The cut keeps the name a DNS subdomain (a
+/// pod name is one, so only a trailing `-` or `.` left by the cut needs trimming).
+fn event_name(pod: &str, nanos: i64) -> String {
+    let suffix = format!(".{nanos:x}");
+    let room = MAX_NAME - suffix.len();
+    let prefix = if pod.len() <= room {
+        pod
+    } else {
+        pod[..room].trim_end_matches(['-', '.'])
+    };
+    format!("{prefix}{suffix}")
+}
+
 fn truncate(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_string();
@@ -119,6 +136,22 @@ mod tests {
             action: "Descheduled".to_string(),
             note,
         }
+    }
+
+    #[test]
+    fn event_names_stay_dns_subdomains_for_the_longest_pod_names() {
+        let nanos = 0x1879_3a2b_4c5d_6e7f;
+        assert_eq!(event_name("web-1", nanos), "web-1.18793a2b4c5d6e7f");
+        // 253 characters, with a `-` where the cut falls.
+        let longest = format!("{}-{}", "a".repeat(235), "b".repeat(17));
+        let name = event_name(&longest, nanos);
+        assert!(name.len() <= MAX_NAME, "{}", name.len());
+        assert_eq!(name, format!("{}.18793a2b4c5d6e7f", "a".repeat(235)));
+        let dotted = format!("{}.{}", "c".repeat(235), "d".repeat(17));
+        assert_eq!(
+            event_name(&dotted, nanos),
+            format!("{}.18793a2b4c5d6e7f", "c".repeat(235))
+        );
     }
 
     #[test]

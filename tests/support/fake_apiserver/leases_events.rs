@@ -214,6 +214,19 @@ pub fn lease(
     }
 }
 
+/// The characters of an RFC 1123 subdomain (the length is checked on its own): dot-separated
+/// labels of lowercase alphanumerics and `-`, each starting and ending alphanumeric.
+fn is_dns_subdomain(text: &str) -> bool {
+    text.split('.').all(|label| {
+        !label.is_empty()
+            && label
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+    })
+}
+
 /// A qualified name: optional DNS-subdomain prefix and `/`, then at most 63 of `[A-Za-z0-9_.-]`
 /// starting and ending alphanumeric.
 fn is_qualified_name(text: &str) -> bool {
@@ -255,6 +268,25 @@ pub fn create_event(cluster: &mut FakeCluster, request: &Request, namespace: &st
             "metadata.name",
             "Required value: name or generateName is required",
         );
+    }
+    if !name.is_empty() {
+        if name.len() > 253 {
+            problem(
+                "metadata.name",
+                &format!("Invalid value: \"{name}\": must be no more than 253 characters"),
+            );
+        }
+        if !is_dns_subdomain(&name) {
+            problem(
+                "metadata.name",
+                &format!(
+                    "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of \
+                     lower case alphanumeric characters, '-' or '.', and must start and end with \
+                     an alphanumeric character (e.g. 'example.com', regex used for validation is \
+                     '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+                ),
+            );
+        }
     }
     if event
         .metadata
