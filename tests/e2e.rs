@@ -1049,4 +1049,14 @@ fn requests_are_list_pages_plus_one_per_action() {
         lists + relabelled.len() + 2 * count("evictions") + lock,
         "every request is a list page, an action or the lock"
     );
+    let agent = concat!("vsphere-descheduler/", env!("CARGO_PKG_VERSION"));
+    let strangers: Vec<_> = cluster
+        .requests
+        .iter()
+        .filter(|r| r.user_agent != agent)
+        .collect();
+    assert!(
+        strangers.is_empty(),
+        "requests without our User-Agent: {strangers:?}"
+    );
 }

@@ -454,7 +454,10 @@ fn an_event_about_a_pod_with_the_longest_name_is_accepted() {
     let cluster = server.cluster();
     let event = cluster.events.values().next().expect("one event");
     let name = event.metadata.name.as_deref().expect("a name");
-    assert!(name.len() <= 253 && name.starts_with(&"w".repeat(236)), "{name}");
+    assert!(
+        name.len() <= 253 && name.starts_with(&"w".repeat(236)),
+        "{name}"
+    );
     assert_eq!(
         event.regarding.as_ref().and_then(|r| r.name.as_deref()),
         Some(pod.as_str()),

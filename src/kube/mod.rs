@@ -37,6 +37,9 @@ pub use list::{Observation, RawObjects};
 /// under it.
 pub const FIELD_MANAGER: &str = "vsphere-descheduler";
 
+/// The `User-Agent` of every request to the API server.
+pub const USER_AGENT: &str = concat!("vsphere-descheduler/", env!("CARGO_PKG_VERSION"));
+
 /// Objects per list page.
 pub const PAGE_SIZE: u32 = 500;
 
@@ -63,6 +66,11 @@ impl Client {
             .await
             .map_err(|source| Error::Config { source })?;
         config.default_retry = false;
+        // Audit logs, and the field manager of writes without one (Lease, Event), name us.
+        config.headers.push((
+            reqwest::header::USER_AGENT,
+            reqwest::header::HeaderValue::from_static(USER_AGENT),
+        ));
         config.connect_timeout = Some(timeout);
         config.read_timeout = Some(timeout);
         config.write_timeout = Some(timeout);

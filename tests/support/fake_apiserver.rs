@@ -94,6 +94,9 @@ pub struct RequestRecord {
     pub query: String,
     /// 0 when the connection was dropped.
     pub status: u16,
+    /// The `User-Agent` header ("" when absent): the real server names the field manager of a
+    /// write without `fieldManager` after it, and audit logs show it.
+    pub user_agent: String,
 }
 
 /// A fault to inject into matching requests.
@@ -456,6 +459,11 @@ async fn handle(
 ) -> Response {
     let path = uri.path().to_string();
     let raw_query = uri.query().unwrap_or_default().to_string();
+    let user_agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
     let fault = state
         .lock()
         .expect("the fake's state is never poisoned")
@@ -470,6 +478,7 @@ async fn handle(
                 path: path.clone(),
                 query: raw_query.clone(),
                 status,
+                user_agent: user_agent.clone(),
             });
     };
     match fault {
