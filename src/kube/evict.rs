@@ -118,11 +118,21 @@ pub fn classify(answer: Result<Status, ::kube::Error>, dry_run: bool) -> Evictio
             EvictionResult::Blocked(budget_cause.unwrap_or_else(|| status.message.clone()))
         }
         404 => EvictionResult::Gone("the pod no longer exists".to_string()),
-        409 if status.message.contains("UID") => EvictionResult::Gone(
+        // We send only a uid precondition, so a conflict on the pod itself means its uid
+        // changed: another pod of the same name. (A conflict on the PDB's status names the PDB.)
+        409 if conflict_on_pod(status) => EvictionResult::Gone(
             "the pod was replaced by another of the same name since it was planned".to_string(),
         ),
         _ => EvictionResult::Failed(describe(&error)),
     }
+}
+
+/// Whether a 409 is about the pod (`details.kind` `Pod` or `pods`, as the server names it).
+fn conflict_on_pod(status: &::kube::core::Status) -> bool {
+    status
+        .details
+        .as_ref()
+        .is_some_and(|details| matches!(details.kind.as_str(), "Pod" | "pods"))
 }
 
 #[cfg(test)]
@@ -227,6 +237,25 @@ mod tests {
         assert!(matches!(
             classify(answer(replaced), false),
             EvictionResult::Gone(_)
+        ));
+        // The storage layer's wording of the same conflict.
+        let replaced = json!({"status": "Failure", "reason": "Conflict", "code": 409,
+            "message": "Operation cannot be fulfilled on pods \"web-1\": Precondition failed: UID in precondition: a, UID in object meta: b",
+            "details": {"name": "web-1", "kind": "pods"}});
+        assert!(matches!(
+            classify(answer(replaced), false),
+            EvictionResult::Gone(_)
+        ));
+    }
+
+    #[test]
+    fn a_conflict_on_the_budget_fails_whatever_its_message_says() {
+        let conflict = json!({"status": "Failure", "reason": "Conflict", "code": 409,
+            "message": "Operation cannot be fulfilled on poddisruptionbudgets.policy \"web\" (UID web-uid): the object has been modified; please apply your changes to the latest version and try again",
+            "details": {"name": "web", "group": "policy", "kind": "poddisruptionbudgets"}});
+        assert!(matches!(
+            classify(answer(conflict), false),
+            EvictionResult::Failed(_)
         ));
     }
 
