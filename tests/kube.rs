@@ -534,13 +534,15 @@ fn the_run_lock_is_exclusive_until_released() {
 fn of_two_runs_racing_for_the_lock_one_wins() {
     let server = FakeApiServer::start(FakeCluster::default());
     let runtime = runtime();
-    // Both reads are held until both arrived, so both see "no lease"; of the two creates that
-    // follow, the server refuses the second with 409 AlreadyExists.
+    // Both creates are held until both arrived: so both runs read "no lease" (neither create
+    // was handled yet), and of the two creates the server refuses the second with 409
+    // AlreadyExists, however the two runs are scheduled. (Holding the reads instead is not
+    // enough: one run's create can be handled before the other's read.)
     let gate = Gate::new();
     server.cluster().inject(
         Fault::action(
-            Some(Method::GET),
-            "/leases/",
+            Some(Method::POST),
+            "/leases",
             FaultAction::Hold(gate.clone()),
         )
         .times(2),
@@ -559,7 +561,11 @@ fn of_two_runs_racing_for_the_lock_one_wins() {
         (Ok(winner), Err(loser)) | (Err(loser), Ok(winner)) => (winner, loser),
         other => panic!("exactly one must win: {other:?}"),
     };
-    assert!(matches!(loser, kube::Error::LockRace { .. }), "{loser}");
+    assert!(
+        matches!(loser, kube::Error::LockRace { .. }),
+        "{loser} {:?}",
+        server.cluster().requests
+    );
     runtime.block_on(winner.release()).expect("released");
 }
 
