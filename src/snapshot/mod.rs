@@ -4,6 +4,7 @@
 mod convert;
 mod load;
 mod model;
+pub mod prune;
 mod quantity;
 
 use std::collections::BTreeMap;
