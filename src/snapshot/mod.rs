@@ -26,7 +26,7 @@ pub struct Loaded {
     pub ignored: Vec<String>,
 }
 
-/// [`load_files_within`] the default limit, [`FileSizeLimit::DEFAULT`].
+/// [`load_files_within`] with the default limit, [`FileSizeLimit::DEFAULT`].
 pub fn load_files(paths: &[PathBuf], now: DateTime<Utc>) -> Result<Loaded, SnapshotError> {
     load_files_within(paths, now, FileSizeLimit::DEFAULT)
 }
