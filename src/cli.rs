@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::report::OutputFormat;
+use crate::snapshot::FileSizeLimit;
 
 /// Keep Kubernetes workloads spread across the ESXi hosts under their node VMs.
 #[derive(Debug, Parser)]
@@ -67,6 +68,16 @@ pub struct PlanArgs {
     /// CI gate: exit with code 3 when the plan evicts more than this many pods.
     #[arg(long, value_name = "N")]
     pub max_evictions: Option<usize>,
+
+    /// The most one snapshot file may hold, as a Kubernetes quantity (`512Mi`, `4Gi`): a bigger
+    /// file, or a device or pipe that gives more, is refused before it fills memory.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value_t = FileSizeLimit::DEFAULT,
+        env = "VSPHERE_DESCHEDULER_MAX_SNAPSHOT_SIZE"
+    )]
+    pub max_snapshot_size: FileSizeLimit,
 }
 
 #[derive(Debug, clap::Args)]

@@ -254,3 +254,146 @@ fn a_run_with_an_invalid_policy_prints_a_json_report_and_exits_2() {
     );
     assert!(stderr.contains("error: invalid configuration"), "{stderr}");
 }
+
+/// `plan` with the drs-moved-worker policy on these snapshot files.
+fn plan_on(snapshot: &Path) -> Command {
+    let mut command = binary();
+    command
+        .arg("plan")
+        .arg("--snapshot")
+        .arg(snapshot)
+        .arg("--policy")
+        .arg(fixture("plan/drs-moved-worker/policy.yaml"));
+    command
+}
+
+#[test]
+fn a_snapshot_file_over_the_size_limit_exits_2_naming_the_file_the_limit_and_the_flag() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let huge = dir.path().join("huge.json");
+    // Sparse: one byte over the default limit without writing a gigabyte.
+    std::fs::File::create(&huge)
+        .and_then(|file| file.set_len((1 << 30) + 1))
+        .expect("a sparse file");
+    let (code, stdout, stderr) = run(&mut plan_on(&huge));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    for expected in [
+        huge.display().to_string().as_str(),
+        "larger than 1Gi (1073741824 bytes)",
+        "--max-snapshot-size",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+    }
+}
+
+#[test]
+fn max_snapshot_size_lowers_and_raises_the_limit() {
+    let snapshot = fixture("plan/drs-moved-worker/snapshot.yaml");
+    let (code, _, stderr) = run(plan_on(&snapshot).args(["--max-snapshot-size", "1Ki"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("larger than 1Ki (1024 bytes)"), "{stderr}");
+    let (code, _, stderr) = run(plan_on(&snapshot).args(["--max-snapshot-size", "1Mi"]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(plan_on(&snapshot).args(["--max-snapshot-size", "lots"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("512Mi"),
+        "the error shows the syntax: {stderr}"
+    );
+}
+
+/// Regression (issue 10): `/dev/urandom` as a snapshot grew to 1.9 GB before anything stopped it.
+#[test]
+fn dev_urandom_as_a_snapshot_exits_2_within_its_first_megabyte() {
+    let (code, stdout, stderr) = run(&mut plan_on(Path::new("/dev/urandom")));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("snapshot file /dev/urandom is not YAML or JSON text"),
+        "{stderr}"
+    );
+    // Reads are checked a megabyte at a time: the first bad byte ends the read.
+    let offset: u64 = stderr
+        .split("at byte ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|number| number.parse().ok())
+        .unwrap_or_else(|| panic!("an offset in {stderr}"));
+    assert!(offset < 1 << 20, "{offset}");
+}
+
+#[test]
+fn a_pipe_that_gives_more_than_the_limit_is_stopped_at_the_limit() {
+    let mut child = plan_on(Path::new("/dev/stdin"))
+        .args(["--max-snapshot-size", "64Ki"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stdin = child.stdin.take().expect("a piped stdin");
+    // Valid YAML (comments) until the reader hangs up; 64 MiB at most, so an unbounded reader
+    // ends too, with another error, instead of hanging the test.
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let line = b"# padding that is valid YAML\n".repeat(1024);
+        let mut written = 0;
+        while written < 64 << 20 && stdin.write_all(&line).is_ok() {
+            written += line.len();
+        }
+        written
+    });
+    let output = child.wait_with_output().expect("the binary ends");
+    let written = writer.join().expect("the writer ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("snapshot file /dev/stdin is larger than 64Ki (65536 bytes)"),
+        "{stderr}"
+    );
+    assert!(
+        written < 64 << 20,
+        "the reader stopped early: {written} bytes written"
+    );
+}
+
+#[test]
+fn an_empty_snapshot_exits_2_with_nothing_to_plan_on() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let empty = dir.path().join("empty.yaml");
+    std::fs::write(&empty, "").expect("writable");
+    let (code, stdout, stderr) = run(&mut plan_on(&empty));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(&format!(
+            "nothing to plan on: snapshot file {} holds no object",
+            empty.display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_snapshot_without_nodes_exits_2_with_nothing_to_plan_on_naming_the_files() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let pods = dir.path().join("pods.yaml");
+    std::fs::write(
+        &pods,
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: web-1, namespace: shop}}\n",
+    )
+    .expect("writable");
+    let inventory = fixture("vsphere/lab-inventory.yaml");
+    let (code, stdout, stderr) = run(plan_on(&pods).arg("--snapshot").arg(&inventory));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(&format!(
+            "nothing to plan on: snapshot files {}, {} hold no Node",
+            pods.display(),
+            inventory.display()
+        )),
+        "{stderr}"
+    );
+}

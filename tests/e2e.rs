@@ -1060,3 +1060,122 @@ fn requests_are_list_pages_plus_one_per_action() {
         "requests without our User-Agent: {strangers:?}"
     );
 }
+
+/// Every `PLANTED-…` string in a text.
+fn planted_strings(text: &str) -> std::collections::BTreeSet<String> {
+    text.match_indices("PLANTED-")
+        .map(|(at, _)| {
+            text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || *c == '-')
+                .collect()
+        })
+        .collect()
+}
+
+/// Issue 10: a recorded snapshot can be attached to a bug report. Strings planted where the
+/// planner never looks (env values, envFrom, commands and args, unread container and node
+/// fields, last-applied-configuration and unknown annotations) are nowhere in the file, and
+/// planning on it gives the plan of the objects as the API server serves them, unpruned.
+#[test]
+fn a_recorded_snapshot_holds_no_planted_secret_and_plans_like_the_originals() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/e2e/planted-secrets/snapshot.yaml");
+    let planted = planted_strings(&std::fs::read_to_string(fixture).expect("the fixture"));
+    assert!(planted.len() >= 15, "{planted:?}");
+    let lab = Lab::start("planted-secrets");
+    fn json<T: serde::Serialize>(object: &T) -> Value {
+        serde_json::to_value(object).expect("Kubernetes objects serialize")
+    }
+    let served: Vec<Value> = {
+        let cluster = lab.server.cluster();
+        cluster
+            .nodes
+            .values()
+            .map(|node| json(node.as_ref()))
+            .chain(cluster.pods.values().map(|pod| json(pod.as_ref())))
+            .chain(cluster.pdbs.values().map(|pdb| json(pdb.as_ref())))
+            .chain(cluster.namespaces.values().map(|ns| json(ns.as_ref())))
+            .collect()
+    };
+    let served_text = serde_json::to_string(&served).expect("JSON");
+    for secret in &planted {
+        assert!(
+            served_text.contains(secret),
+            "{secret} is served by the API"
+        );
+    }
+
+    let record = |name: &str| {
+        let path = lab.dir.path().join(name);
+        let recorded = outcome_of(
+            lab.command(&["snapshot", "-o", path.to_str().expect("UTF-8")])
+                .output()
+                .expect("the binary runs"),
+        );
+        assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+        let text = std::fs::read_to_string(&path).expect("the snapshot file");
+        assert_eq!(planted_strings(&text), Default::default(), "in {name}");
+        path
+    };
+    let yaml = record("recorded.yaml");
+    let json = record("recorded.json");
+
+    // Our field manager's label ownership is kept, and nobody else's.
+    let recorded = read_objects(&json);
+    let managers: BTreeMap<String, Vec<String>> = recorded
+        .nodes
+        .iter()
+        .map(|node| {
+            let managers = node.metadata.managed_fields.iter().flatten();
+            let names = managers.filter_map(|entry| entry.manager.clone()).collect();
+            (node.metadata.name.clone().unwrap_or_default(), names)
+        })
+        .collect();
+    assert_eq!(managers["worker-a"], ["vsphere-descheduler"]);
+    assert!(managers["worker-b"].is_empty(), "{managers:?}");
+
+    // The originals: every object as served, with the inventory the snapshot recorded.
+    let originals = lab.dir.path().join("originals.json");
+    let inventory = recorded.inventory.expect("the inventory is recorded");
+    let documents = [
+        serde_json::json!({"apiVersion": "v1", "kind": "List", "items": served}),
+        serde_json::json!({
+            "apiVersion": vsphere_descheduler::inventory::API_VERSION,
+            "kind": vsphere_descheduler::inventory::KIND,
+            "clusters": inventory.clusters,
+        }),
+    ];
+    let text: Vec<String> = documents.iter().map(Value::to_string).collect();
+    std::fs::write(&originals, text.join("\n")).expect("write the originals");
+
+    let policy = lab.policy.display().to_string();
+    let plan = |snapshot: &Path| -> Value {
+        let snapshot = snapshot.display().to_string();
+        let planned = outcome_of(
+            lab.command(&[
+                "--output",
+                "json",
+                "plan",
+                "--now",
+                "2026-11-21T09:00:00Z",
+                "--policy",
+                &policy,
+                "--snapshot",
+                &snapshot,
+            ])
+            .output()
+            .expect("the binary runs"),
+        );
+        assert_eq!(planned.code, 0, "{}", planned.stderr);
+        planned.report
+    };
+    let expected = plan(&originals);
+    assert_eq!(expected["labelChanges"][0]["node"], "worker-b");
+    assert_eq!(
+        expected["evictions"][0]["pod"], "web-5d8f9c7b6-d3e4f",
+        "{expected:#}"
+    );
+    assert_eq!(plan(&yaml), expected);
+    assert_eq!(plan(&json), expected);
+}

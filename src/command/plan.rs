@@ -19,7 +19,8 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
         warn!(policy = %args.policy.display(), "{warning}");
     }
     let now = args.now.unwrap_or_else(chrono::Utc::now);
-    let snapshot = snapshot::load_files(&args.snapshot, now).map_err(Error::Snapshot)?;
+    let snapshot = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
+        .map_err(Error::Snapshot)?;
     if !snapshot.ignored.is_empty() {
         info!(count = snapshot.ignored.len(), first = %snapshot.ignored[0], "ignored objects of kinds planning does not use");
     }

@@ -1,7 +1,8 @@
 //! `snapshot -o FILE`: records nodes, pods, PodDisruptionBudgets and namespaces (each kind a
-//! `v1 List`, `managedFields` removed) and the observed `VSphereInventory` into one file that
-//! `plan --snapshot` reads. JSON when the file name ends in `.json`, YAML otherwise. The file is
-//! written next to its destination and renamed into place, so a failed run leaves no half file.
+//! `v1 List` of objects pruned to the fields planning reads, see `snapshot::prune`) and the
+//! observed `VSphereInventory` into one file that `plan --snapshot` reads. JSON when the file
+//! name ends in `.json`, YAML otherwise. The file is written next to its destination and
+//! renamed into place, so a failed run leaves no half file.
 
 use std::io::Write;
 use std::path::Path;

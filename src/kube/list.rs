@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 
 use super::labels::NodeIdentity;
 use super::{Client, Error, PAGE_SIZE, api_status, retry};
+use crate::snapshot::prune::{self, Pruned};
 use crate::snapshot::{self, ConvertError, Objects};
 
 /// How often one kind is listed again from scratch after `410 Expired` before giving up.
@@ -29,13 +30,14 @@ pub struct Observation {
     pub nodes: BTreeMap<String, NodeIdentity>,
 }
 
-/// The objects as the API returned them, `managedFields` removed.
+/// The objects as the API returned them, pruned to the fields planning reads (for snapshot
+/// files: see [`prune`]).
 #[derive(Debug, Default)]
 pub struct RawObjects {
-    pub nodes: Vec<Node>,
-    pub pods: Vec<Pod>,
-    pub pdbs: Vec<PodDisruptionBudget>,
-    pub namespaces: Vec<Namespace>,
+    pub nodes: Vec<Pruned>,
+    pub pods: Vec<Pruned>,
+    pub pdbs: Vec<Pruned>,
+    pub namespaces: Vec<Pruned>,
 }
 
 impl Client {
@@ -87,34 +89,26 @@ impl Client {
         Ok(observation)
     }
 
-    /// Lists the same objects as [`Client::observe`], as the API returns them (for snapshot
-    /// files), without `managedFields`.
+    /// Lists the same objects as [`Client::observe`] for a snapshot file, each pruned as its
+    /// page arrives to what planning reads.
     pub async fn list_objects(&self) -> Result<RawObjects, Error> {
         let client = &self.client;
         let (nodes, pods, pdbs, namespaces) = tokio::try_join!(
-            list_all(Api::<Node>::all(client.clone()), "nodes", |mut node| {
-                node.metadata.managed_fields = None;
-                Ok(node)
-            }),
-            list_all(Api::<Pod>::all(client.clone()), "pods", |mut pod| {
-                pod.metadata.managed_fields = None;
-                Ok(pod)
-            }),
+            list_all(Api::<Node>::all(client.clone()), "nodes", |node| Ok(
+                prune::node(node)
+            )),
+            list_all(Api::<Pod>::all(client.clone()), "pods", |pod| Ok(
+                prune::pod(pod)
+            )),
             list_all(
                 Api::<PodDisruptionBudget>::all(client.clone()),
                 "poddisruptionbudgets",
-                |mut pdb| {
-                    pdb.metadata.managed_fields = None;
-                    Ok(pdb)
-                }
+                |pdb| Ok(prune::pdb(pdb))
             ),
             list_all(
                 Api::<Namespace>::all(client.clone()),
                 "namespaces",
-                |mut namespace| {
-                    namespace.metadata.managed_fields = None;
-                    Ok(namespace)
-                }
+                |namespace| Ok(prune::namespace(namespace))
             ),
         )?;
         Ok(RawObjects {

@@ -14,6 +14,13 @@ use super::model::{
 };
 use super::quantity::parse_milli;
 
+/// Pod annotations the planner reads; every other annotation is ignored (and not recorded).
+pub(super) const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
+pub(super) const CONFIG_SOURCE_ANNOTATION: &str = "kubernetes.io/config.source";
+pub(super) const EVICT_ANNOTATION: &str = "descheduler.alpha.kubernetes.io/evict";
+pub(super) const PREFER_NO_EVICTION_ANNOTATION: &str =
+    "descheduler.alpha.kubernetes.io/prefer-no-eviction";
+
 /// Why an object could not be understood; the loader adds the file and object name.
 #[derive(Debug, thiserror::Error)]
 pub enum ConvertError {
@@ -183,11 +190,10 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
             .collect::<Result<_, _>>()?,
         anti_affinity,
         spread_constraints,
-        mirror: annotations.contains_key("kubernetes.io/config.mirror"),
-        config_source: annotations.get("kubernetes.io/config.source").cloned(),
-        force_evict: annotations.contains_key("descheduler.alpha.kubernetes.io/evict"),
-        prefer_no_eviction: annotations
-            .contains_key("descheduler.alpha.kubernetes.io/prefer-no-eviction"),
+        mirror: annotations.contains_key(MIRROR_ANNOTATION),
+        config_source: annotations.get(CONFIG_SOURCE_ANNOTATION).cloned(),
+        force_evict: annotations.contains_key(EVICT_ANNOTATION),
+        prefer_no_eviction: annotations.contains_key(PREFER_NO_EVICTION_ANNOTATION),
         local_storage: volumes
             .iter()
             .any(|v| v.empty_dir.is_some() || v.host_path.is_some()),

@@ -5,7 +5,9 @@
 //! a time, so a 150,000-pod `kubectl get pods -o json` never exists as a tree in memory.
 
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -13,10 +15,8 @@ use serde_json::value::RawValue;
 
 use super::convert::{self, ConvertError};
 use super::model::{Labels, Node, Pdb, Pod};
+use super::quantity::parse_milli;
 use crate::inventory::{self, Inventory};
-
-/// Largest snapshot file read, so a wrong path (a disk image, /dev/zero) fails fast.
-const MAX_FILE_BYTES: u64 = 4 << 30;
 
 /// Why a snapshot could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -27,8 +27,18 @@ pub enum SnapshotError {
         #[source]
         source: std::io::Error,
     },
-    #[error("snapshot file {path} is larger than {limit} bytes")]
-    TooLarge { path: PathBuf, limit: u64 },
+    #[error(
+        "snapshot file {path} is larger than {limit} ({} bytes), the most one file may hold; \
+         raise the limit with --max-snapshot-size or split the objects over several files",
+        limit.bytes()
+    )]
+    TooLarge { path: PathBuf, limit: FileSizeLimit },
+    #[error("snapshot file {path} is not YAML or JSON text: {problem} at byte {offset}")]
+    NotText {
+        path: PathBuf,
+        offset: u64,
+        problem: NotText,
+    },
     #[error("invalid snapshot file {path}: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("snapshot file {path}: vSphere cluster {cluster} appears more than once")]
@@ -39,6 +49,88 @@ pub enum SnapshotError {
         kind: &'static str,
         name: String,
     },
+    #[error("nothing to plan on: {} no object", holding(.paths))]
+    Empty { paths: Vec<PathBuf> },
+    #[error(
+        "nothing to plan on: {} no Node; record the nodes too (`vsphere-descheduler snapshot -o FILE`, \
+         or `kubectl get nodes -o yaml`)",
+        holding(.paths)
+    )]
+    NoNode { paths: Vec<PathBuf> },
+}
+
+/// "snapshot file a holds" or "snapshot files a, b hold".
+fn holding(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    match names.as_slice() {
+        [one] => format!("snapshot file {one} holds"),
+        many => format!("snapshot files {} hold", many.join(", ")),
+    }
+}
+
+/// Why the bytes of a file are not snapshot text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotText {
+    #[error("invalid UTF-8")]
+    InvalidUtf8,
+    /// Neither YAML nor JSON allows a raw control character other than tab, CR and LF.
+    #[error("control character {0:#04x}")]
+    ControlCharacter(u8),
+}
+
+/// The most bytes one snapshot file may hold, so a wrong path (a disk image, a device, a pipe
+/// that never ends) fails at a known size instead of exhausting memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileSizeLimit {
+    bytes: u64,
+}
+
+impl FileSizeLimit {
+    /// 1 GiB: four times the generated 300,000-pod benchmark cluster as YAML (README,
+    /// "What a snapshot contains", has the measurements).
+    pub const DEFAULT: FileSizeLimit = FileSizeLimit { bytes: 1 << 30 };
+
+    pub fn bytes(self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Default for FileSizeLimit {
+    fn default() -> FileSizeLimit {
+        FileSizeLimit::DEFAULT
+    }
+}
+
+/// A size that is not a positive whole number of bytes.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "invalid size {0:?}: expected a positive Kubernetes quantity of bytes such as 512Mi or 2Gi"
+)]
+pub struct InvalidFileSize(String);
+
+impl FromStr for FileSizeLimit {
+    type Err = InvalidFileSize;
+
+    /// A Kubernetes quantity (`512Mi`, `2Gi`, `1500000000`), as resource sizes are written.
+    fn from_str(text: &str) -> Result<FileSizeLimit, InvalidFileSize> {
+        parse_milli(text)
+            .filter(|milli| *milli > 0 && milli % 1000 == 0)
+            .and_then(|milli| u64::try_from(milli / 1000).ok())
+            .map(|bytes| FileSizeLimit { bytes })
+            .ok_or_else(|| InvalidFileSize(text.to_string()))
+    }
+}
+
+impl fmt::Display for FileSizeLimit {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let unit = [("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)]
+            .into_iter()
+            .find(|(_, size)| self.bytes.is_multiple_of(*size));
+        match unit {
+            Some((suffix, size)) => write!(f, "{}{suffix}", self.bytes / size),
+            None => write!(f, "{}", self.bytes),
+        }
+    }
 }
 
 /// Objects read from snapshot files, before they are assembled into a `Snapshot`.
@@ -64,24 +156,95 @@ impl Objects {
     }
 }
 
-/// Read one snapshot file.
-pub fn read_file(path: &Path) -> Result<Objects, SnapshotError> {
-    let read_error = |source| SnapshotError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let size = std::fs::metadata(path).map_err(read_error)?.len();
-    if size > MAX_FILE_BYTES {
-        return Err(SnapshotError::TooLarge {
-            path: path.to_path_buf(),
-            limit: MAX_FILE_BYTES,
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(read_error)?;
+/// Read one snapshot file of at most `limit` bytes.
+pub fn read_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotError> {
+    let text = read_text(path, limit)?;
     read_str(&text).map_err(|message| SnapshotError::Parse {
         path: path.to_path_buf(),
         message,
     })
+}
+
+/// How much is read at a time; each piece is checked to be text before the next is read.
+const CHUNK_BYTES: u64 = 1 << 20;
+
+/// The text of a file, read through a bounded reader: a regular file over the limit is refused
+/// by its size, anything else (a device, a pipe) once it has given one byte more than the limit.
+/// A byte that cannot be YAML or JSON stops the read where it is, so `/dev/urandom` fails in
+/// its first chunk.
+fn read_text(path: &Path, limit: FileSizeLimit) -> Result<String, SnapshotError> {
+    let read_error = |source| SnapshotError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let too_large = || SnapshotError::TooLarge {
+        path: path.to_path_buf(),
+        limit,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let metadata = file.metadata().map_err(read_error)?;
+    if metadata.is_file() && metadata.len() > limit.bytes() {
+        return Err(too_large());
+    }
+    let expected = if metadata.is_file() {
+        metadata.len()
+    } else {
+        0
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
+    let mut reader = file.take(limit.bytes() + 1);
+    let mut checked = 0;
+    loop {
+        let read = (&mut reader)
+            .take(CHUNK_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(read_error)?;
+        if read == 0 {
+            break;
+        }
+        checked =
+            check_text(&bytes, checked).map_err(|(offset, problem)| SnapshotError::NotText {
+                path: path.to_path_buf(),
+                offset: offset as u64,
+                problem,
+            })?;
+    }
+    if bytes.len() as u64 > limit.bytes() {
+        return Err(too_large());
+    }
+    if checked < bytes.len() {
+        // The file ends inside a character.
+        return Err(SnapshotError::NotText {
+            path: path.to_path_buf(),
+            offset: checked as u64,
+            problem: NotText::InvalidUtf8,
+        });
+    }
+    Ok(String::from_utf8(bytes).expect("checked as it was read"))
+}
+
+/// Checks `bytes[from..]` and returns how far they are valid text: the end, or the start of a
+/// character the next chunk completes. `Err` has the offset of the first byte that is not text.
+fn check_text(bytes: &[u8], from: usize) -> Result<usize, (usize, NotText)> {
+    let unchecked = &bytes[from..];
+    let control = unchecked
+        .iter()
+        .position(|&byte| byte < 0x20 && !matches!(byte, b'\t' | b'\n' | b'\r'))
+        .map(|at| (from + at, NotText::ControlCharacter(unchecked[at])));
+    let utf8 = match std::str::from_utf8(unchecked) {
+        Ok(_) => Ok(bytes.len()),
+        Err(error) if error.error_len().is_none() => Ok(from + error.valid_up_to()),
+        Err(error) => Err((from + error.valid_up_to(), NotText::InvalidUtf8)),
+    };
+    match (control, utf8) {
+        (Some(control), Err(invalid)) => Err(if control.0 < invalid.0 {
+            control
+        } else {
+            invalid
+        }),
+        (Some(control), Ok(_)) => Err(control),
+        (None, utf8) => utf8,
+    }
 }
 
 /// Read snapshot text (YAML or JSON, one or more documents).
@@ -344,7 +507,95 @@ fn object(source: Source) -> Result<Objects, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{PARALLEL_ITEMS, read_str};
+    use std::io::Write;
+
+    use super::{
+        FileSizeLimit, NotText, PARALLEL_ITEMS, SnapshotError, check_text, read_str, read_text,
+    };
+
+    #[test]
+    fn a_size_limit_is_a_kubernetes_quantity_of_whole_bytes() {
+        let limit = |text: &str| text.parse::<FileSizeLimit>().map(FileSizeLimit::bytes).ok();
+        assert_eq!(limit("512Mi"), Some(512 << 20));
+        assert_eq!(limit("2G"), Some(2_000_000_000));
+        assert_eq!(limit("1500"), Some(1500));
+        for invalid in ["0", "-1Gi", "1.5", "lots", ""] {
+            assert_eq!(limit(invalid), None, "{invalid:?}");
+        }
+        for shown in ["1Gi", "512Mi", "3Ki", "1500"] {
+            let parsed: FileSizeLimit = shown.parse().expect("valid");
+            assert_eq!(parsed.to_string(), shown);
+        }
+        assert_eq!(FileSizeLimit::DEFAULT.to_string(), "1Gi");
+    }
+
+    #[test]
+    fn text_is_utf8_without_control_characters_other_than_tab_cr_and_lf() {
+        assert_eq!(check_text(b"a: b\r\n\tc\n", 0), Ok(9));
+        assert_eq!(check_text("é".as_bytes(), 0), Ok(2));
+        assert_eq!(
+            check_text(b"a: \x00", 0),
+            Err((3, NotText::ControlCharacter(0)))
+        );
+        assert_eq!(check_text(b"ab\xff\x01", 0), Err((2, NotText::InvalidUtf8)));
+        assert_eq!(
+            check_text(b"ab\x01\xff", 0),
+            Err((2, NotText::ControlCharacter(1)))
+        );
+    }
+
+    #[test]
+    fn a_character_split_between_two_reads_is_checked_once_whole() {
+        let text = "name: café".as_bytes();
+        let (first, _) = text.split_at(text.len() - 1);
+        let checked = check_text(first, 0).expect("valid so far");
+        assert_eq!(checked, first.len() - 1, "the half character waits");
+        assert_eq!(check_text(text, checked), Ok(text.len()));
+    }
+
+    fn file_with(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
+        file.write_all(bytes).expect("writable");
+        file
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_naming_it_the_limit_and_the_way_out() {
+        let file = file_with(&[b'#'; 2049]);
+        let limit: FileSizeLimit = "2Ki".parse().expect("valid");
+        let error = read_text(file.path(), limit).expect_err("too large");
+        assert!(matches!(error, SnapshotError::TooLarge { .. }), "{error:?}");
+        let message = error.to_string();
+        for expected in [
+            &file.path().display().to_string(),
+            "2Ki (2048 bytes)",
+            "--max-snapshot-size",
+        ] {
+            assert!(message.contains(expected), "{expected:?} in {message}");
+        }
+        let file = file_with(&[b'#'; 2048]);
+        assert_eq!(
+            read_text(file.path(), limit).expect("at the limit").len(),
+            2048
+        );
+    }
+
+    #[test]
+    fn a_file_ending_inside_a_character_is_not_text() {
+        let file = file_with(&"a: é".as_bytes()[..4]);
+        let error = read_text(file.path(), FileSizeLimit::DEFAULT).expect_err("cut short");
+        assert!(
+            matches!(
+                error,
+                SnapshotError::NotText {
+                    offset: 3,
+                    problem: NotText::InvalidUtf8,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+    }
 
     fn namespace_list(count: usize, bad_at: Option<usize>) -> String {
         let items: Vec<String> = (0..count)

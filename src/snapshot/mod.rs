@@ -4,6 +4,7 @@
 mod convert;
 mod load;
 mod model;
+pub mod prune;
 mod quantity;
 
 use std::collections::BTreeMap;
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 pub use convert::{ConvertError, namespace, node, pdb, pod, selector};
-pub use load::{Objects, SnapshotError, read_str};
+pub use load::{FileSizeLimit, InvalidFileSize, NotText, Objects, SnapshotError, read_str};
 pub use model::*;
 
 use crate::inventory::Inventory;
@@ -25,13 +26,39 @@ pub struct Loaded {
     pub ignored: Vec<String>,
 }
 
-/// Read and assemble snapshot files. `now` is the instant to plan at.
+/// [`load_files_within`] with the default limit, [`FileSizeLimit::DEFAULT`].
 pub fn load_files(paths: &[PathBuf], now: DateTime<Utc>) -> Result<Loaded, SnapshotError> {
+    load_files_within(paths, now, FileSizeLimit::DEFAULT)
+}
+
+/// Read and assemble snapshot files of at most `limit` each. `now` is the instant to plan at.
+/// Files that hold no Node are refused: there is nothing to plan on, and a plan of nothing
+/// would pass a CI gate.
+pub fn load_files_within(
+    paths: &[PathBuf],
+    now: DateTime<Utc>,
+    limit: FileSizeLimit,
+) -> Result<Loaded, SnapshotError> {
     let mut parts = Vec::with_capacity(paths.len());
     for path in paths {
-        parts.push((path.clone(), load::read_file(path)?));
+        parts.push((path.clone(), load::read_file(path, limit)?));
     }
-    assemble(parts, now)
+    let loaded = assemble(parts, now)?;
+    if loaded.snapshot.nodes.is_empty() {
+        let snapshot = &loaded.snapshot;
+        let empty = snapshot.pods.is_empty()
+            && snapshot.pdbs.is_empty()
+            && snapshot.namespaces.is_empty()
+            && snapshot.inventory.is_none()
+            && loaded.ignored.is_empty();
+        let paths = paths.to_vec();
+        return Err(if empty {
+            SnapshotError::Empty { paths }
+        } else {
+            SnapshotError::NoNode { paths }
+        });
+    }
+    Ok(loaded)
 }
 
 /// Assemble objects (with the file each came from, for error messages) into a snapshot:
@@ -195,6 +222,39 @@ mod tests {
                 name: "shop/web-2".to_string(),
             }
             .to_string()
+        );
+    }
+
+    #[test]
+    fn files_without_a_node_are_nothing_to_plan_on_naming_every_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let pods = dir.path().join("pods.yaml");
+        std::fs::write(
+            &pods,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: shop}\n",
+        )
+        .expect("writable");
+        let empty = dir.path().join("empty.yaml");
+        std::fs::write(&empty, "# nothing recorded\n").expect("writable");
+
+        let error = load_files(&[pods.clone(), empty.clone()], Utc::now()).expect_err("no node");
+        assert!(matches!(error, SnapshotError::NoNode { .. }), "{error:?}");
+        let expected = format!(
+            "nothing to plan on: snapshot files {}, {} hold no Node",
+            pods.display(),
+            empty.display()
+        );
+        assert!(error.to_string().starts_with(&expected), "{error}");
+
+        let error =
+            load_files(std::slice::from_ref(&empty), Utc::now()).expect_err("nothing at all");
+        assert!(matches!(error, SnapshotError::Empty { .. }), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "nothing to plan on: snapshot file {} holds no object",
+                empty.display()
+            )
         );
     }
 }
