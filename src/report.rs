@@ -14,7 +14,7 @@ use std::io::Write as _;
 
 use serde::Serialize;
 
-use crate::plan::{DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip};
+use crate::plan::{DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, Plan, Skip};
 
 /// How the report was produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -72,6 +72,9 @@ pub struct Report {
     pub kind: &'static str,
     pub mode: Mode,
     pub label_changes: Vec<LabelChange>,
+    /// The plan's label writes, which the executor carries out; `labelChanges` reports them.
+    #[serde(skip)]
+    pub label_applies: Vec<LabelApply>,
     pub evictions: Vec<EvictionEntry>,
     pub skipped: Vec<Skip>,
     pub drs_rules: Vec<DrsRuleEntry>,
@@ -92,6 +95,7 @@ impl Report {
             kind: "Report",
             mode,
             label_changes: plan.label_changes,
+            label_applies: plan.label_applies,
             evictions: plan
                 .evictions
                 .into_iter()
@@ -196,7 +200,7 @@ impl Report {
         let acting = self
             .drs_rules
             .iter()
-            .filter(|r| r.change.action != DrsAction::Keep)
+            .filter(|r| !matches!(r.change.action, DrsAction::Keep { .. }))
             .count();
         section(&mut out, "DRS rules", acting, "to change", |out| {
             for entry in &self.drs_rules {

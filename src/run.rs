@@ -123,7 +123,7 @@ async fn observe_plan_act(
         client.stop_waiting_on(stop.halt_token().clone());
     }
 
-    let snapshot = assemble(cluster.objects, inventory)?;
+    let snapshot = assemble(cluster, inventory)?;
     let plan = plan::plan(&snapshot, &config.policy);
     let mut report = Report::planned(mode(config), plan);
     if let Some(error) = vcenter_error {
@@ -136,16 +136,14 @@ async fn observe_plan_act(
 
     let mut executor = Executor::new(
         kubernetes,
-        &snapshot,
-        &cluster.nodes,
         &config.policy,
         config.dry_run,
         stop,
         lock,
         &config.lock.holder,
     );
-    let labels_written = executor.apply_labels(&mut report).await;
-    executor.evict(&mut report, labels_written).await;
+    let unwritten = executor.apply_labels(&mut report).await;
+    executor.evict(&mut report, &unwritten).await;
     executor.sync_drs_rules(&mut report, vsphere.as_mut()).await;
     executor.publish_events(&mut report).await;
     if let Some(client) = vsphere

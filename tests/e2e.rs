@@ -558,15 +558,83 @@ fn failing_label_writes_stop_the_evictions_that_depend_on_them() {
     assert_eq!(outcome.code, 1);
     assert_eq!(lab.node_label("worker-b").as_deref(), Some(ESXI_42));
     assert!(lab.evicted_pods().is_empty());
+    // The one eviction runs from (or next to) the relabelled worker-b: it waits for its labels.
     let entry = &outcome.report["evictions"][0];
     assert_eq!(entry["result"], "planned");
+    assert_eq!(entry["dependsOnLabelsOf"], serde_json::json!(["worker-b"]));
     assert!(
         entry["message"]
             .as_str()
             .unwrap_or_default()
-            .contains("not attempted"),
+            .contains("not attempted: the labels of node worker-b could not be written"),
         "{entry}"
     );
+}
+
+const HTTPD_ON_WORKER_A: &str = "lab-ns-01/demo-httpd-68979c6d58-bvlgx";
+const API_ON_WORKER_C: &str = "lab-ns-01/demo-api-7c4f9d5b8f-m7q4w";
+
+/// The report's eviction entry of `namespace/pod`.
+fn eviction_entry<'a>(outcome: &'a Outcome, key: &str) -> &'a Value {
+    outcome.report["evictions"]
+        .as_array()
+        .expect("evictions")
+        .iter()
+        .find(|e| {
+            format!(
+                "{}/{}",
+                e["namespace"].as_str().unwrap_or_default(),
+                e["pod"].as_str().unwrap_or_default()
+            ) == key
+        })
+        .unwrap_or_else(|| panic!("no eviction of {key}: {}", outcome.stdout))
+}
+
+#[test]
+fn a_label_write_failing_for_one_node_holds_back_only_the_evictions_relying_on_it() {
+    let lab = Lab::start("label-write-fails");
+    // The autoscaler deleted worker-b between our list and our write: the apply's uid
+    // precondition fails, answered as the API server answers it for a missing node.
+    lab.server.cluster().inject(Fault {
+        action: FaultAction::Status {
+            code: 409,
+            reason: "Conflict".to_string(),
+            message: "Precondition failed: UID in precondition: \
+                      53d19daf-cd4e-01bd-59cb-d0d59ebf4ab6, UID in object meta: "
+                .to_string(),
+            retry_after_seconds: 0,
+        },
+        ..Fault::status(Some(Method::PATCH), "/api/v1/nodes/worker-b", 409)
+    });
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    assert!(
+        outcome
+            .errors()
+            .iter()
+            .any(|e| e.contains("node worker-b not applied") && e.contains("deleted or replaced")),
+        "{:?}",
+        outcome.errors()
+    );
+    assert_eq!(lab.node_label("worker-b").as_deref(), Some(ESXI_42));
+
+    // The httpd replica on worker-a shares a host with worker-b only by worker-b's new label.
+    let httpd = eviction_entry(&outcome, HTTPD_ON_WORKER_A);
+    assert_eq!(httpd["result"], "planned");
+    assert_eq!(httpd["dependsOnLabelsOf"], serde_json::json!(["worker-b"]));
+    assert!(
+        httpd["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("not attempted: the labels of node worker-b could not be written"),
+        "{httpd}"
+    );
+    // The api replica's decision involves no relabelled node: it goes all the same.
+    let api = eviction_entry(&outcome, API_ON_WORKER_C);
+    assert!(api.get("dependsOnLabelsOf").is_none(), "{api}");
+    assert_eq!(api["result"], "evicted");
+    assert_eq!(lab.evicted_pods(), [API_ON_WORKER_C]);
+    assert_eq!(lab.server.cluster().count("POST", "/eviction"), 1);
 }
 
 #[test]

@@ -16,9 +16,10 @@ use support::fake_apiserver::{
     self, FakeApiServer, FakeCluster, Fault, FaultAction, Gate, KubeObjects,
 };
 use vsphere_descheduler::kube::{
-    self, EventKind, EventSpec, EvictionRequest, EvictionResult, FIELD_MANAGER, LabelUpdate,
-    LockSettings, NodeIdentity,
+    self, EventKind, EventSpec, EvictionRequest, EvictionResult, FIELD_MANAGER, LockSettings,
 };
+use vsphere_descheduler::plan::LabelApply;
+use vsphere_descheduler::snapshot;
 
 const HOST: &str = "vsphere-descheduler.io/host";
 
@@ -71,8 +72,22 @@ fn labels_of(server: &FakeApiServer, node: &str) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-fn identity(server: &FakeApiServer, node: &str) -> NodeIdentity {
-    NodeIdentity::of(&server.cluster().nodes[node])
+/// The node as a listing gives it to the planner: with its uid and the label keys we applied.
+fn listed(server: &FakeApiServer, node: &str) -> snapshot::Node {
+    snapshot::node(server.cluster().nodes[node].as_ref().clone()).expect("a node converts")
+}
+
+/// A label write for a listed node.
+fn label_apply(node: &snapshot::Node, set: &[(&str, &str)], remove: &[&str]) -> LabelApply {
+    LabelApply {
+        node: node.name.clone(),
+        uid: node.uid.clone(),
+        set: set
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        remove: remove.iter().map(|k| k.to_string()).collect(),
+    }
 }
 
 #[test]
@@ -88,8 +103,7 @@ fn a_large_listing_is_read_page_by_page_into_the_planners_types() {
     let observation = runtime()
         .block_on(async { client(&server).observe().await })
         .expect("observed");
-    assert_eq!(observation.objects.pods.len(), 1203);
-    assert_eq!(observation.objects.nodes.len(), 3);
+    assert_eq!(observation.pods.len(), 1203);
     assert_eq!(observation.nodes.len(), 3);
     // 1203 pods at 500 a page.
     assert_eq!(server.cluster().count("GET", "/api/v1/pods"), 3);
@@ -117,11 +131,7 @@ fn an_expired_continue_token_restarts_the_listing_from_scratch() {
     let observation = runtime()
         .block_on(async { client(&server).observe().await })
         .expect("observed");
-    assert_eq!(
-        observation.objects.pods.len(),
-        1100,
-        "no pod lost or doubled"
-    );
+    assert_eq!(observation.pods.len(), 1100, "no pod lost or doubled");
     let statuses: Vec<u16> = server
         .cluster()
         .requests
@@ -144,7 +154,7 @@ fn transient_list_failures_are_retried_but_not_forever() {
     let observation = runtime()
         .block_on(async { client(&server).observe().await })
         .expect("the third attempt succeeds");
-    assert_eq!(observation.objects.nodes.len(), 1);
+    assert_eq!(observation.nodes.len(), 1);
 
     server
         .cluster()
@@ -164,13 +174,9 @@ fn applying_labels_sets_our_key_and_takes_it_over_from_a_manual_label() {
         )],
         ..KubeObjects::default()
     }));
-    let update = LabelUpdate {
-        node: identity(&server, "worker-b"),
-        present: BTreeMap::from([(HOST.to_string(), "esxi-41".to_string())]),
-        absent: BTreeSet::new(),
-    };
+    let apply = label_apply(&listed(&server, "worker-b"), &[(HOST, "esxi-41")], &[]);
     runtime()
-        .block_on(async { client(&server).apply_labels(&update).await })
+        .block_on(async { client(&server).apply_labels(&apply).await })
         .expect("applied");
     let labels = labels_of(&server, "worker-b");
     assert_eq!(labels[HOST], "esxi-41");
@@ -194,7 +200,7 @@ fn applying_labels_sets_our_key_and_takes_it_over_from_a_manual_label() {
     );
     // The listing shows what we own now.
     assert!(
-        identity(&server, "worker-b")
+        listed(&server, "worker-b")
             .applied_label_keys
             .contains(HOST)
     );
@@ -211,16 +217,9 @@ fn a_key_left_out_is_removed_whether_we_own_it_alone_or_not() {
     }));
     let runtime = runtime();
     let apply = |present: &[(&str, &str)], absent: &[&str]| {
-        let update = LabelUpdate {
-            node: identity(&server, "worker-a"),
-            present: present
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            absent: absent.iter().map(|k| k.to_string()).collect(),
-        };
+        let apply = label_apply(&listed(&server, "worker-a"), present, absent);
         runtime
-            .block_on(async { client(&server).apply_labels(&update).await })
+            .block_on(async { client(&server).apply_labels(&apply).await })
             .expect("applied");
     };
     apply(&[(HOST, "esxi-41")], &[]);
@@ -239,16 +238,11 @@ fn labels_of_a_node_that_vanished_are_not_written_and_the_node_is_not_created() 
         nodes: vec![node("worker-c", json!({}))],
         ..KubeObjects::default()
     }));
-    let listed = identity(&server, "worker-c");
+    let apply = label_apply(&listed(&server, "worker-c"), &[(HOST, "esxi-43")], &[]);
     server.cluster().nodes.remove("worker-c");
-    let update = LabelUpdate {
-        node: listed.clone(),
-        present: BTreeMap::from([(HOST.to_string(), "esxi-43".to_string())]),
-        absent: BTreeSet::new(),
-    };
     let runtime = runtime();
     let error = runtime
-        .block_on(async { client(&server).apply_labels(&update).await })
+        .block_on(async { client(&server).apply_labels(&apply).await })
         .expect_err("the node is gone");
     assert!(
         matches!(error, kube::Error::NodeReplaced { .. }),
@@ -262,7 +256,7 @@ fn labels_of_a_node_that_vanished_are_not_written_and_the_node_is_not_created() 
         ..KubeObjects::default()
     });
     let error = runtime
-        .block_on(async { client(&server).apply_labels(&update).await })
+        .block_on(async { client(&server).apply_labels(&apply).await })
         .expect_err("another node now");
     assert!(
         matches!(error, kube::Error::NodeReplaced { .. }),

@@ -5,7 +5,6 @@
 //! server compacted the list's snapshot; the list then starts again from scratch, so every kind
 //! is one consistent read.
 
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
@@ -14,21 +13,12 @@ use kube::Resource;
 use kube::api::{Api, ListParams};
 use serde::de::DeserializeOwned;
 
-use super::labels::NodeIdentity;
 use super::{Client, Error, PAGE_SIZE, api_status, retry};
 use crate::snapshot::prune::{self, Pruned};
 use crate::snapshot::{self, ConvertError, Objects};
 
 /// How often one kind is listed again from scratch after `410 Expired` before giving up.
 const MAX_RESTARTS: u32 = 3;
-
-/// The cluster as the planner reads it, plus what writing labels needs to know of each node.
-#[derive(Debug, Default)]
-pub struct Observation {
-    pub objects: Objects,
-    /// Every listed node by name.
-    pub nodes: BTreeMap<String, NodeIdentity>,
-}
 
 /// The objects as the API returned them, pruned to the fields planning reads (for snapshot
 /// files: see [`prune`]).
@@ -43,18 +33,14 @@ pub struct RawObjects {
 impl Client {
     /// Lists everything planning reads, converted to the planner's types as each page arrives
     /// (so a large cluster never sits in memory as API objects).
-    pub async fn observe(&self) -> Result<Observation, Error> {
+    pub async fn observe(&self) -> Result<Objects, Error> {
         let client = &self.client;
         let (nodes, pods, pdbs, namespaces) = tokio::try_join!(
-            list_all(Api::<Node>::all(client.clone()), "nodes", |node| {
-                let identity = NodeIdentity::of(&node);
-                let converted = snapshot::node(node).map_err(|source| Error::Convert {
-                    kind: "node",
-                    name: identity.name.clone(),
-                    source,
-                })?;
-                Ok((converted, identity))
-            }),
+            list_all(
+                Api::<Node>::all(client.clone()),
+                "nodes",
+                converting("node", snapshot::node)
+            ),
             list_all(
                 Api::<Pod>::all(client.clone()),
                 "pods",
@@ -71,22 +57,20 @@ impl Client {
                 converting("namespace", snapshot::namespace)
             ),
         )?;
-        let mut observation = Observation::default();
-        for (node, identity) in nodes {
-            observation.nodes.insert(identity.name.clone(), identity);
-            observation.objects.nodes.push(node);
-        }
-        observation.objects.pods = pods;
-        observation.objects.pdbs = pdbs;
-        observation.objects.namespaces = namespaces;
         tracing::info!(
-            nodes = observation.objects.nodes.len(),
-            pods = observation.objects.pods.len(),
-            pdbs = observation.objects.pdbs.len(),
-            namespaces = observation.objects.namespaces.len(),
+            nodes = nodes.len(),
+            pods = pods.len(),
+            pdbs = pdbs.len(),
+            namespaces = namespaces.len(),
             "listed Kubernetes objects"
         );
-        Ok(observation)
+        Ok(Objects {
+            nodes,
+            pods,
+            pdbs,
+            namespaces,
+            ..Objects::default()
+        })
     }
 
     /// Lists the same objects as [`Client::observe`] for a snapshot file, each pruned as its

@@ -29,9 +29,8 @@ use std::time::Duration;
 pub use error::{Error, api_status, describe};
 pub use events::{EventKind, EventSpec};
 pub use evict::{EvictionRequest, EvictionResult};
-pub use labels::{LabelUpdate, NodeIdentity};
 pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
-pub use list::{Observation, RawObjects};
+pub use list::RawObjects;
 
 /// The field manager of every write this tool makes; server-side apply tracks our label keys
 /// under it.

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::Plan;
 use super::labels::fnv1a32;
@@ -19,9 +19,9 @@ use crate::snapshot::Pod;
 /// vCenter rejects longer rule names.
 const MAX_RULE_NAME: usize = 80;
 
-/// A change to one DRS rule.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A change to one DRS rule. Edits and removals carry vCenter's rule key in the action, so
+/// whoever carries the change out never meets a rule it cannot address.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DrsRuleChange {
     /// vSphere cluster.
     pub cluster: String,
@@ -29,31 +29,81 @@ pub struct DrsRuleChange {
     pub action: DrsAction,
     /// The rule's VMs after the change (for `delete`, the VMs it had).
     pub vms: Vec<String>,
-    /// vCenter's rule key, for `update`, `delete` and `keep`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<i32>,
     /// `namespace/Kind/name` of the workload the rule keeps apart.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// What is done to a rule; `key` is vCenter's rule key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DrsAction {
     Create,
+    Update {
+        key: i32,
+    },
+    Delete {
+        key: i32,
+    },
+    /// Nothing to write; the key is known unless the inventory (a snapshot file) omitted it.
+    Keep {
+        key: Option<i32>,
+    },
+    /// An update or delete of an owned rule recorded without its key (snapshot files may omit
+    /// keys; vCenter always reports them). vCenter addresses rules by key, so it is shown as
+    /// planned, with a warning, and never carried out.
+    Unaddressable(Edit),
+}
+
+/// The actions that address an existing rule by its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Edit {
     Update,
     Delete,
-    Keep,
 }
 
 impl DrsAction {
     pub fn as_str(self) -> &'static str {
         match self {
             DrsAction::Create => "create",
-            DrsAction::Update => "update",
-            DrsAction::Delete => "delete",
-            DrsAction::Keep => "keep",
+            DrsAction::Update { .. } => "update",
+            DrsAction::Delete { .. } => "delete",
+            DrsAction::Keep { .. } => "keep",
+            DrsAction::Unaddressable(Edit::Update) => "update",
+            DrsAction::Unaddressable(Edit::Delete) => "delete",
         }
+    }
+
+    /// vCenter's rule key, for every action but `create` (and those it is unknown for).
+    pub fn key(self) -> Option<i32> {
+        match self {
+            DrsAction::Create | DrsAction::Unaddressable(_) => None,
+            DrsAction::Update { key } | DrsAction::Delete { key } => Some(key),
+            DrsAction::Keep { key } => key,
+        }
+    }
+
+    /// Whether DRS gets a new or changed rule to enforce from it.
+    pub fn is_create_or_update(self) -> bool {
+        matches!(self, DrsAction::Create | DrsAction::Update { .. })
+    }
+}
+
+/// The report's shape (DESIGN §7): `action` as a word, the key beside it when known.
+impl Serialize for DrsRuleChange {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let key = self.action.key();
+        let fields = 4 + usize::from(key.is_some()) + usize::from(self.workload.is_some());
+        let mut map = serializer.serialize_map(Some(fields))?;
+        map.serialize_entry("cluster", &self.cluster)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("action", self.action.as_str())?;
+        map.serialize_entry("vms", &self.vms)?;
+        if let Some(key) = key {
+            map.serialize_entry("key", &key)?;
+        }
+        if let Some(workload) = &self.workload {
+            map.serialize_entry("workload", workload)?;
+        }
+        map.end()
     }
 }
 
@@ -228,10 +278,14 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
                             cluster.name
                         ));
                     }
-                    if same {
-                        DrsAction::Keep
-                    } else {
-                        DrsAction::Update
+                    match (same, rule.key) {
+                        (true, key) => DrsAction::Keep { key },
+                        (false, Some(key)) => DrsAction::Update { key },
+                        (false, None) => {
+                            plan.warnings
+                                .push(without_key(rule, &cluster.name, "updated"));
+                            DrsAction::Unaddressable(Edit::Update)
+                        }
                     }
                 }
             };
@@ -240,7 +294,6 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
                 name: name.clone(),
                 action,
                 vms: vm_list,
-                key: existing.and_then(|r| r.key),
                 workload: Some(format!(
                     "{}/{}/{}",
                     workload.namespace, workload.kind, workload.name
@@ -248,16 +301,24 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
             });
         }
         for rule in owned {
-            if !desired.contains_key(&(cluster.name.as_str(), rule.name.clone())) {
-                changes.push(DrsRuleChange {
-                    cluster: cluster.name.clone(),
-                    name: rule.name.clone(),
-                    action: DrsAction::Delete,
-                    vms: rule.vms.clone(),
-                    key: rule.key,
-                    workload: None,
-                });
+            if desired.contains_key(&(cluster.name.as_str(), rule.name.clone())) {
+                continue;
             }
+            let action = match rule.key {
+                Some(key) => DrsAction::Delete { key },
+                None => {
+                    plan.warnings
+                        .push(without_key(rule, &cluster.name, "deleted"));
+                    DrsAction::Unaddressable(Edit::Delete)
+                }
+            };
+            changes.push(DrsRuleChange {
+                cluster: cluster.name.clone(),
+                name: rule.name.clone(),
+                action,
+                vms: rule.vms.clone(),
+                workload: None,
+            });
         }
         changes.sort_by(|a, b| a.name.cmp(&b.name));
         enforcement_warnings(cluster, &changes, plan);
@@ -265,12 +326,21 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
     }
 }
 
+/// An owned rule needs a change that can only address it by key, and the inventory has none.
+fn without_key(rule: &Rule, cluster: &str, change: &str) -> String {
+    format!(
+        "DRS rule {} in cluster {cluster} is recorded without its key: it would be {change}, but \
+         a change cannot address it, so none is carried out",
+        rule.name
+    )
+}
+
 /// Warn when DRS will not act on the rules it is given: once per cluster for its DRS
 /// settings, once per node VM with an override.
 fn enforcement_warnings(cluster: &Cluster, changes: &[DrsRuleChange], plan: &mut Plan) {
     let acting: Vec<&DrsRuleChange> = changes
         .iter()
-        .filter(|c| matches!(c.action, DrsAction::Create | DrsAction::Update))
+        .filter(|c| c.action.is_create_or_update())
         .collect();
     if acting.is_empty() {
         return;
@@ -310,7 +380,7 @@ fn enforcement_warnings(cluster: &Cluster, changes: &[DrsRuleChange], plan: &mut
 
 #[cfg(test)]
 mod tests {
-    use super::{DrsAction, rule_name};
+    use super::{DrsAction, DrsRuleChange, Edit, rule_name};
     use crate::inventory::Rule;
     use crate::plan::plan;
     use crate::plan::testing::*;
@@ -370,9 +440,8 @@ mod tests {
                 .build(),
             &policy(vec![]),
         );
-        let changes: Vec<(DrsAction, Option<i32>)> =
-            plan.drs_rules.iter().map(|c| (c.action, c.key)).collect();
-        assert_eq!(changes, [(DrsAction::Update, Some(7))]);
+        let changes: Vec<DrsAction> = plan.drs_rules.iter().map(|c| c.action).collect();
+        assert_eq!(changes, [DrsAction::Update { key: 7 }]);
     }
 
     #[test]
@@ -383,13 +452,12 @@ mod tests {
                 .build(),
             &policy(vec![]),
         );
-        assert_eq!(kept.drs_rules[0].action, DrsAction::Keep);
+        assert_eq!(kept.drs_rules[0].action, DrsAction::Keep { key: Some(7) });
         let updated = plan(
             &pg(three_hosts()).rule(PG_RULE, 7, &["w1", "w2"]).build(),
             &policy(vec![]),
         );
-        assert_eq!(updated.drs_rules[0].action, DrsAction::Update);
-        assert_eq!(updated.drs_rules[0].key, Some(7));
+        assert_eq!(updated.drs_rules[0].action, DrsAction::Update { key: 7 });
     }
 
     #[test]
@@ -420,7 +488,7 @@ mod tests {
             actions(&plan),
             [(
                 "vsphere-descheduler:k8s:db:StatefulSet/gone".to_string(),
-                DrsAction::Delete,
+                DrsAction::Delete { key: 1 },
                 vec!["w1".into(), "w2".into()]
             )]
         );
@@ -451,7 +519,7 @@ mod tests {
             .with(|s| s.inventory.as_mut().expect("inventory").clusters[0].rules[0].enabled = false)
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
-        assert_eq!(plan.drs_rules[0].action, DrsAction::Keep);
+        assert_eq!(plan.drs_rules[0].action, DrsAction::Keep { key: Some(7) });
         assert!(
             plan.warnings
                 .iter()
@@ -509,6 +577,103 @@ mod tests {
             "{:?}",
             plan.warnings
         );
+    }
+
+    /// The inventory of a snapshot file may record owned rules without their keys.
+    fn without_keys(lab: Lab) -> Lab {
+        lab.with(|s| {
+            for rule in &mut s.inventory.as_mut().expect("inventory").clusters[0].rules {
+                rule.key = None;
+            }
+        })
+    }
+
+    #[test]
+    fn an_owned_rule_without_a_key_is_shown_as_an_update_that_cannot_be_carried_out() {
+        let snapshot = without_keys(pg(three_hosts()).rule(PG_RULE, 7, &["w1", "w2"])).build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert_eq!(
+            actions(&plan),
+            [(
+                PG_RULE.to_string(),
+                DrsAction::Unaddressable(Edit::Update),
+                vec!["w1".into(), "w2".into(), "w3".into()]
+            )]
+        );
+        assert!(
+            plan.warnings.iter().any(|w| w.contains(PG_RULE)
+                && w.contains("without its key")
+                && w.contains("would be updated")),
+            "{:?}",
+            plan.warnings
+        );
+    }
+
+    #[test]
+    fn a_stale_owned_rule_without_a_key_is_shown_as_a_delete_that_cannot_be_carried_out() {
+        let gone = "vsphere-descheduler:k8s:db:StatefulSet/gone";
+        let snapshot = without_keys(three_hosts().rule(gone, 1, &["w1", "w2"])).build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert_eq!(
+            plan.drs_rules[0].action,
+            DrsAction::Unaddressable(Edit::Delete)
+        );
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.contains(gone) && w.contains("would be deleted")),
+            "{:?}",
+            plan.warnings
+        );
+        // The report still says what a run would do.
+        let json = serde_json::to_value(&plan.drs_rules[0]).expect("serializes");
+        assert_eq!(json["action"], "delete");
+        assert!(json.get("key").is_none());
+    }
+
+    #[test]
+    fn an_unchanged_owned_rule_without_a_key_is_kept_without_one() {
+        let snapshot =
+            without_keys(pg(three_hosts()).rule(PG_RULE, 7, &["w1", "w2", "w3"])).build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert_eq!(actions(&plan)[0].1, DrsAction::Keep { key: None });
+        assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+    }
+
+    #[test]
+    fn the_report_shape_keeps_action_as_a_word_and_the_key_beside_it() {
+        let change = |action| DrsRuleChange {
+            cluster: "c1".to_string(),
+            name: PG_RULE.to_string(),
+            action,
+            vms: vec!["w1".to_string(), "w2".to_string()],
+            workload: Some("db/StatefulSet/pg".to_string()),
+        };
+        assert_eq!(
+            serde_json::to_value(change(DrsAction::Update { key: 7 })).expect("serializes"),
+            serde_json::json!({
+                "cluster": "c1",
+                "name": PG_RULE,
+                "action": "update",
+                "vms": ["w1", "w2"],
+                "key": 7,
+                "workload": "db/StatefulSet/pg"
+            })
+        );
+        let created = serde_json::to_value(DrsRuleChange {
+            workload: None,
+            ..change(DrsAction::Create)
+        })
+        .expect("serializes");
+        assert_eq!(
+            created,
+            serde_json::json!({
+                "cluster": "c1", "name": PG_RULE, "action": "create", "vms": ["w1", "w2"]
+            })
+        );
+        let kept = serde_json::to_value(change(DrsAction::Keep { key: None })).expect("serializes");
+        assert_eq!(kept["action"], "keep");
+        assert!(kept.get("key").is_none());
     }
 
     #[test]

@@ -124,7 +124,8 @@ pub fn node_admits(view: &View, pod: &Pod, node: usize) -> Option<&'static str> 
     None
 }
 
-fn matches_node_affinity(pod: &Pod, node_name: &str, labels: &crate::snapshot::Labels) -> bool {
+/// Whether the node's labels satisfy the pod's node selector and required node affinity.
+pub fn matches_node_affinity(pod: &Pod, node_name: &str, labels: &crate::snapshot::Labels) -> bool {
     pod.node_selector
         .iter()
         .all(|(key, value)| labels.get(key) == Some(value))
@@ -134,7 +135,8 @@ fn matches_node_affinity(pod: &Pod, node_name: &str, labels: &crate::snapshot::L
             .is_none_or(|terms| terms.iter().any(|term| term.matches(node_name, labels)))
 }
 
-fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
+/// Whether the pod tolerates the node's `NoSchedule` and `NoExecute` taints.
+pub fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
     view.nodes[node].node.taints.iter().all(|taint| {
         !matches!(
             taint.effect,

@@ -5,7 +5,7 @@
 //! then the node name. A node that matches no VM, or several, is unmapped: its labels are left
 //! alone and it is never a place to move a pod to.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -38,6 +38,58 @@ pub struct LabelChange {
     pub key: String,
     pub old: Option<String>,
     pub new: Option<String>,
+}
+
+/// One node's label write, complete: every key of ours that should be on the node afterwards
+/// (server-side apply removes a key of ours left out, so unchanged keys are restated) and the
+/// keys of ours to remove.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelApply {
+    pub node: String,
+    /// The node's uid when listed: the write is refused for a node deleted or recreated since.
+    /// Snapshot files may lack it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// Our keys present after the write, with their values.
+    pub set: BTreeMap<String, String>,
+    /// Our keys absent after the write.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub remove: BTreeSet<String>,
+}
+
+/// The write that carries out one node's label changes. An owned key the changes do not touch
+/// keeps its current value; one that ends up without a value is removed only if we applied it
+/// before or the changes remove it: any other needs no write at all.
+pub fn apply<'k>(
+    node: &Node,
+    owned: impl IntoIterator<Item = &'k str>,
+    changes: &[LabelChange],
+) -> LabelApply {
+    let mut set = BTreeMap::new();
+    let mut remove = BTreeSet::new();
+    for key in owned {
+        let change = changes.iter().find(|change| change.key == key);
+        let value = match change {
+            Some(change) => change.new.as_ref(),
+            None => node.labels.get(key),
+        };
+        match value {
+            Some(value) => {
+                set.insert(key.to_string(), value.clone());
+            }
+            None if change.is_some() || node.applied_label_keys.contains(key) => {
+                remove.insert(key.to_string());
+            }
+            None => {}
+        }
+    }
+    LabelApply {
+        node: node.name.clone(),
+        uid: node.uid.clone(),
+        set,
+        remove,
+    }
 }
 
 /// Map every node to its VM.
@@ -364,5 +416,115 @@ mod tests {
         }
         assert_ne!(label_value(&long_a), label_value(&long_b));
         assert_ne!(label_value("fd00::12"), label_value("fd00:-12"));
+    }
+
+    const CLUSTER: &str = "vsphere-descheduler.io/cluster";
+    const DATACENTER: &str = "vsphere-descheduler.io/datacenter";
+
+    fn change(key: &str, old: Option<&str>, new: Option<&str>) -> LabelChange {
+        LabelChange {
+            node: "w1".to_string(),
+            key: key.to_string(),
+            old: old.map(str::to_string),
+            new: new.map(str::to_string),
+        }
+    }
+
+    /// `w1`, labelled by an earlier run with host `esxi-2` and cluster `c1`.
+    fn labelled_earlier() -> Node {
+        let mut node = Lab::new().host("esxi-2").node("w1", "esxi-2").build().nodes[0].clone();
+        node.labels.insert(CLUSTER.to_string(), "c1".to_string());
+        node.applied_label_keys = [HOST, CLUSTER].map(str::to_string).into();
+        node
+    }
+
+    #[test]
+    fn a_label_apply_restates_our_unchanged_keys_and_sets_the_changed_ones() {
+        let node = labelled_earlier();
+        let apply = apply(
+            &node,
+            [HOST, CLUSTER, DATACENTER],
+            &[change(HOST, Some("esxi-2"), Some("esxi-1"))],
+        );
+        assert_eq!(apply.node, "w1");
+        assert_eq!(apply.uid.as_deref(), Some("uid-w1"));
+        assert_eq!(
+            apply.set,
+            BTreeMap::from([
+                (HOST.to_string(), "esxi-1".to_string()),
+                (CLUSTER.to_string(), "c1".to_string()),
+            ])
+        );
+        // Never applied, not on the node, not changed: nothing to write.
+        assert!(apply.remove.is_empty(), "{:?}", apply.remove);
+    }
+
+    #[test]
+    fn a_key_we_applied_earlier_and_no_longer_want_is_removed() {
+        let node = labelled_earlier();
+        let apply = apply(
+            &node,
+            [HOST, CLUSTER, DATACENTER],
+            &[change(CLUSTER, Some("c1"), None)],
+        );
+        assert_eq!(
+            apply.set,
+            BTreeMap::from([(HOST.to_string(), "esxi-2".to_string())])
+        );
+        assert_eq!(apply.remove, BTreeSet::from([CLUSTER.to_string()]));
+    }
+
+    #[test]
+    fn a_key_we_applied_that_is_gone_from_the_node_is_removed_and_others_absent_are_not() {
+        let mut node = labelled_earlier();
+        node.labels.remove(CLUSTER);
+        let apply = apply(
+            &node,
+            [HOST, CLUSTER, DATACENTER],
+            &[change(HOST, Some("esxi-2"), Some("esxi-1"))],
+        );
+        assert_eq!(apply.remove, BTreeSet::from([CLUSTER.to_string()]));
+    }
+
+    #[test]
+    fn a_node_recorded_without_uid_gets_an_apply_without_one() {
+        let mut node = labelled_earlier();
+        node.uid = None;
+        let apply = apply(
+            &node,
+            [HOST],
+            &[change(HOST, Some("esxi-2"), Some("esxi-1"))],
+        );
+        assert_eq!(apply.uid, None);
+        assert_eq!(
+            apply.set,
+            BTreeMap::from([(HOST.to_string(), "esxi-1".to_string())])
+        );
+    }
+
+    #[test]
+    fn the_plan_holds_one_apply_per_relabelled_node_and_none_for_the_others() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .with(|s| {
+                s.nodes[1]
+                    .labels
+                    .insert(HOST.to_string(), "esxi-2".to_string());
+            })
+            .build();
+        let plan = crate::plan::plan(&snapshot, &policy(vec![]));
+        assert_eq!(plan.label_changes.len(), 1);
+        assert_eq!(
+            plan.label_applies,
+            [LabelApply {
+                node: "w2".to_string(),
+                uid: Some("uid-w2".to_string()),
+                set: BTreeMap::from([(HOST.to_string(), "esxi-1".to_string())]),
+                remove: BTreeSet::new(),
+            }]
+        );
     }
 }

@@ -7,6 +7,7 @@
 
 mod anti_affinity;
 mod budget;
+mod dependencies;
 mod drs;
 mod duplicates;
 mod evictor;
@@ -26,8 +27,8 @@ use std::collections::BTreeSet;
 use kube::core::SelectorExt;
 use serde::Serialize;
 
-pub use drs::{DrsAction, DrsRuleChange, rule_name};
-pub use labels::LabelChange;
+pub use drs::{DrsAction, DrsRuleChange, Edit, rule_name};
+pub use labels::{LabelApply, LabelChange};
 
 use crate::policy::{
     EvictorArgs, Policy, PriorityThreshold, Profile, SYSTEM_CRITICAL_PRIORITY, Strategy,
@@ -41,6 +42,8 @@ use view::{NodeState, PodState, View};
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     pub label_changes: Vec<LabelChange>,
+    /// The label changes as writes, one per node, in node order.
+    pub label_applies: Vec<LabelApply>,
     /// In the order they are to be carried out.
     pub evictions: Vec<Eviction>,
     pub skipped: Vec<Skip>,
@@ -64,6 +67,18 @@ pub struct Eviction {
     pub reason: String,
     /// A node that would take the pod (what the feasibility check found), when checked.
     pub fits_on: Option<String>,
+    /// The pod's uid when planned: the eviction's precondition, so a pod recreated under the
+    /// same name is not evicted. Snapshot files may lack it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// The policy's `gracePeriodSeconds`; the pod's own when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace_period_seconds: Option<i64>,
+    /// Relabelled nodes whose new labels the decision relies on (the rule is in the
+    /// `dependencies` module): if one of their label writes fails, this eviction is not
+    /// attempted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub depends_on_labels_of: Vec<String>,
 }
 
 /// A candidate that is not evicted.
@@ -142,8 +157,12 @@ fn refresh_nodes<'a>(
         match &placement {
             Some(placement) => {
                 let desired = labels::desired_labels(keys, placement);
-                plan.label_changes
-                    .extend(labels::changes(&node.name, &node.labels, &desired));
+                let changes = labels::changes(&node.name, &node.labels, &desired);
+                if !changes.is_empty() {
+                    plan.label_applies
+                        .push(labels::apply(node, keys.owned(), &changes));
+                }
+                plan.label_changes.extend(changes);
                 node_labels.extend(desired);
             }
             None => {
@@ -207,6 +226,8 @@ pub(crate) struct Planner<'a> {
     pub plan: Plan,
     /// (pod, strategy) pairs already skipped, so a pod is reported once per strategy.
     tried: BTreeSet<(usize, &'static str)>,
+    /// Nodes with planned label changes, which evictions may depend on.
+    relabelled: Vec<dependencies::Relabelled>,
 }
 
 /// What became of one attempt.
@@ -223,11 +244,13 @@ impl<'a> Planner<'a> {
         let nodes = refresh_nodes(snapshot, policy, &mut plan);
         let view = View::new(snapshot, policy, nodes);
         let budget = Budget::new(&view);
+        let relabelled = dependencies::relabelled(&view, &plan.label_changes);
         Planner {
             view,
             budget,
             plan,
             tried: BTreeSet::new(),
+            relabelled,
         }
     }
 
@@ -335,6 +358,7 @@ impl<'a> Planner<'a> {
             return self.skip(context, pod, reason, detail);
         }
         self.budget.spend(&self.view, pod);
+        let depends_on_labels_of = dependencies::of(&self.view, &self.relabelled, pod);
         let pod_ref = self.view.pod(pod);
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
         self.view.used[from].subtract(&pod_ref.requests);
@@ -352,6 +376,9 @@ impl<'a> Planner<'a> {
             profile: context.profile.to_string(),
             reason,
             fits_on: landing.map(|n| describe_node(&self.view, n)),
+            uid: Some(pod_ref.uid.clone()).filter(|uid| !uid.is_empty()),
+            grace_period_seconds: self.view.policy.grace_period_seconds,
+            depends_on_labels_of,
         });
         Attempt::Evicted { landing }
     }

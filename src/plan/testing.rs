@@ -1,7 +1,7 @@
 //! Builders for planner tests: `Lab::new().host("esxi-1").node("w1", "esxi-1")` and
 //! `pod("ns/a").on("w1").app("web").anti_affinity(HOST)`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
@@ -93,6 +93,8 @@ impl Lab {
         });
         self.snapshot.nodes.push(Node {
             name: name.to_string(),
+            uid: Some(format!("uid-{name}")),
+            applied_label_keys: BTreeSet::new(),
             labels: Labels::from([
                 (HOSTNAME.to_string(), name.to_string()),
                 (HOST.to_string(), host.to_string()),

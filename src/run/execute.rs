@@ -1,18 +1,16 @@
-//! Carrying out a plan: label changes, then evictions in plan order, then DRS rule changes, each
+//! Carrying out a plan: label applies, then evictions in plan order, then DRS rule changes, each
 //! outcome recorded in the report. Nothing here decides anything the plan did not; the only
-//! judgement is when to stop: on a signal, on losing the run lock, and before evicting when node
-//! labels could not be written (the scheduler would place the pods by the stale labels).
+//! judgement is when to stop: on a signal, on losing the run lock, and before an eviction whose
+//! decision relied on node labels that could not be written (the scheduler would place the pod
+//! by the stale labels).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::error_chain;
-use crate::kube::{
-    self, EventKind, EventSpec, EvictionRequest, EvictionResult, LabelUpdate, Lock, NodeIdentity,
-};
-use crate::plan::{DrsAction, LabelChange};
+use crate::kube::{self, EventKind, EventSpec, EvictionRequest, EvictionResult, Lock};
+use crate::plan::{DrsAction, DrsRuleChange};
 use crate::policy::Policy;
 use crate::report::{Outcome, Report};
-use crate::snapshot::Snapshot;
 use crate::vsphere::{self, RuleChange};
 
 use super::Stop;
@@ -23,8 +21,6 @@ const ACTION: &str = "Descheduled";
 /// What the executor acts with and on.
 pub struct Executor<'a> {
     pub kubernetes: &'a kube::Client,
-    pub snapshot: &'a Snapshot,
-    pub nodes: &'a BTreeMap<String, NodeIdentity>,
     pub policy: &'a Policy,
     pub dry_run: bool,
     pub stop: &'a Stop,
@@ -36,11 +32,8 @@ pub struct Executor<'a> {
 }
 
 impl<'a> Executor<'a> {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         kubernetes: &'a kube::Client,
-        snapshot: &'a Snapshot,
-        nodes: &'a BTreeMap<String, NodeIdentity>,
         policy: &'a Policy,
         dry_run: bool,
         stop: &'a Stop,
@@ -49,8 +42,6 @@ impl<'a> Executor<'a> {
     ) -> Executor<'a> {
         Executor {
             kubernetes,
-            snapshot,
-            nodes,
             policy,
             dry_run,
             stop,
@@ -82,148 +73,101 @@ impl<'a> Executor<'a> {
         true
     }
 
-    /// Writes the label changes, one server-side apply per node. Returns whether all succeeded.
-    pub async fn apply_labels(&mut self, report: &mut Report) -> bool {
+    /// Writes the plan's label applies, one per node. Returns the nodes whose labels were not
+    /// written.
+    pub async fn apply_labels(&mut self, report: &mut Report) -> BTreeSet<String> {
+        let mut unwritten = BTreeSet::new();
         if self.dry_run {
-            return true;
+            return unwritten;
         }
-        let mut by_node: Vec<(String, Vec<LabelChange>)> = Vec::new();
-        for change in &report.label_changes {
-            match by_node.iter_mut().find(|(node, _)| *node == change.node) {
-                Some((_, changes)) => changes.push(change.clone()),
-                None => by_node.push((change.node.clone(), vec![change.clone()])),
-            }
-        }
-        let mut all_written = true;
-        for (node, changes) in by_node {
+        // Taken for the loop, which also writes errors into the report; put back below.
+        let applies = std::mem::take(&mut report.label_applies);
+        for apply in &applies {
             if !self.may_act(report) {
-                return false;
+                break;
             }
-            let keys: Vec<&str> = changes.iter().map(|c| c.key.as_str()).collect();
-            let Some(update) = self.label_update(&node, &changes) else {
-                report.errors.push(format!(
-                    "label change(s) {} of node {node} not applied: the node was not listed",
-                    keys.join(", ")
-                ));
-                all_written = false;
-                continue;
-            };
             // Label writes are idempotent: one abandoned when the run halts is written again by
             // the next run.
             let written = self
                 .stop
-                .unless_halted(self.kubernetes.apply_labels(&update))
+                .unless_halted(self.kubernetes.apply_labels(apply))
                 .await;
             let written = match written {
                 Ok(written) => written,
                 Err(reason) => {
                     report.errors.push(format!(
-                        "label change(s) {} of node {node} not confirmed: {reason}",
-                        keys.join(", ")
+                        "the label changes of node {} were not confirmed: {reason}",
+                        apply.node
                     ));
-                    return false;
+                    unwritten.insert(apply.node.clone());
+                    break;
                 }
             };
             match written {
                 Ok(()) => tracing::info!(
-                    node,
-                    labels = ?update.present,
-                    removed = ?update.absent,
+                    node = apply.node,
+                    labels = ?apply.set,
+                    removed = ?apply.remove,
                     "labelled node"
                 ),
                 Err(error) => {
                     let error = error_chain(&error);
-                    tracing::warn!(node, error, "failed to label node");
+                    tracing::warn!(node = apply.node, error, "failed to label node");
+                    let keys: Vec<&str> = report
+                        .label_changes
+                        .iter()
+                        .filter(|change| change.node == apply.node)
+                        .map(|change| change.key.as_str())
+                        .collect();
                     report.errors.push(format!(
-                        "label change(s) {} of node {node} not applied: {error}",
-                        keys.join(", ")
+                        "label change(s) {} of node {} not applied: {error}",
+                        keys.join(", "),
+                        apply.node
                     ));
-                    all_written = false;
+                    unwritten.insert(apply.node.clone());
                 }
             }
         }
-        all_written
-    }
-
-    /// Every one of our keys that should be on the node after the change, and those that should
-    /// not: a complete apply configuration, so keys we own stay.
-    fn label_update(&self, node: &str, changes: &[LabelChange]) -> Option<LabelUpdate> {
-        let identity = self.nodes.get(node)?;
-        let current = self
-            .snapshot
-            .nodes
-            .binary_search_by(|n| n.name.as_str().cmp(node))
-            .ok()
-            .map(|index| &self.snapshot.nodes[index].labels);
-        let mut present = BTreeMap::new();
-        let mut absent = BTreeSet::new();
-        for key in self.policy.vsphere.labels.owned() {
-            let value = match changes.iter().find(|change| change.key == key) {
-                Some(change) => change.new.clone(),
-                None => current.and_then(|labels| labels.get(key)).cloned(),
-            };
-            match value {
-                Some(value) => {
-                    present.insert(key.to_string(), value);
-                }
-                None => {
-                    absent.insert(key.to_string());
-                }
-            }
-        }
-        // Keys we never applied and nobody asked to remove need no write at all.
-        absent.retain(|key| {
-            identity.applied_label_keys.contains(key)
-                || changes.iter().any(|change| change.key == *key)
-        });
-        Some(LabelUpdate {
-            node: identity.clone(),
-            present,
-            absent,
-        })
-    }
-
-    /// The uid a pod had when listed (snapshots from files may lack it).
-    fn pod_uid(&self, namespace: &str, name: &str) -> Option<&'a str> {
-        let pods = &self.snapshot.pods;
-        pods.binary_search_by(|pod| {
-            (pod.namespace.as_str(), pod.name.as_str()).cmp(&(namespace, name))
-        })
-        .ok()
-        .map(|found| pods[found].uid.as_str())
-        .filter(|uid| !uid.is_empty())
+        report.label_applies = applies;
+        unwritten
     }
 
     /// Evicts in plan order (on a dry run: asks the server whether it would). Each answer is the
-    /// entry's result; refusals are not retried.
-    pub async fn evict(&mut self, report: &mut Report, labels_written: bool) {
-        let mut not_attempted: Option<String> = match &self.halted {
-            Some(reason) => Some(format!("not attempted: {reason}")),
-            None if !labels_written => Some(
-                "not attempted: node labels could not be written, so the scheduler would place \
-                 the pod by stale host labels"
-                    .to_string(),
-            ),
-            None => None,
-        };
+    /// entry's result; refusals are not retried. An eviction that depends on the labels of a
+    /// node in `unwritten` is not attempted; the others are.
+    pub async fn evict(&mut self, report: &mut Report, unwritten: &BTreeSet<String>) {
+        let mut halted: Option<String> = self
+            .halted
+            .as_ref()
+            .map(|reason| format!("not attempted: {reason}"));
         for index in 0..report.evictions.len() {
-            if not_attempted.is_none() && !self.may_act(report) {
-                not_attempted = self
+            if halted.is_none() && !self.may_act(report) {
+                halted = self
                     .halted
                     .as_ref()
                     .map(|reason| format!("not attempted: {reason}"));
             }
-            if let Some(message) = &not_attempted {
+            if let Some(message) = &halted {
                 report.evictions[index].message = Some(message.clone());
                 continue;
             }
             let eviction = &report.evictions[index].eviction;
-            let uid = self.pod_uid(&eviction.namespace, &eviction.pod);
+            let stale = eviction
+                .depends_on_labels_of
+                .iter()
+                .find(|node| unwritten.contains(*node));
+            if let Some(node) = stale {
+                report.evictions[index].message = Some(format!(
+                    "not attempted: the labels of node {node} could not be written, so the \
+                     scheduler would place the pod by stale host labels"
+                ));
+                continue;
+            }
             let request = EvictionRequest {
                 namespace: &eviction.namespace,
                 name: &eviction.pod,
-                uid,
-                grace_period_seconds: self.policy.grace_period_seconds,
+                uid: eviction.uid.as_deref(),
+                grace_period_seconds: eviction.grace_period_seconds,
                 dry_run: self.dry_run,
             };
             let pod = format!("{}/{}", eviction.namespace, eviction.pod);
@@ -302,26 +246,13 @@ impl<'a> Executor<'a> {
                 if change.cluster != cluster {
                     continue;
                 }
-                let translated = match (change.action, change.key) {
-                    (DrsAction::Keep, _) => {
+                let Some(translated) = rule_change(change) else {
+                    // Keep needs no write; an unaddressable change stays planned, and the
+                    // plan's warning says why.
+                    if let DrsAction::Keep { .. } = change.action {
                         entry.result = Outcome::Applied;
-                        continue;
                     }
-                    (DrsAction::Create, _) => RuleChange::Add {
-                        name: change.name.clone(),
-                        vms: change.vms.clone(),
-                    },
-                    (DrsAction::Update, Some(key)) => RuleChange::Edit {
-                        key,
-                        name: change.name.clone(),
-                        vms: change.vms.clone(),
-                    },
-                    (DrsAction::Delete, Some(key)) => RuleChange::Remove { key },
-                    (DrsAction::Update | DrsAction::Delete, None) => {
-                        entry.result = Outcome::Failed;
-                        entry.message = Some("vCenter reported no key for this rule".to_string());
-                        continue;
-                    }
+                    continue;
                 };
                 changes.push(translated);
                 entries.push(index);
@@ -376,13 +307,13 @@ impl<'a> Executor<'a> {
     /// Written even after a stop signal: they record what was done, they change nothing.
     /// A failed event is a warning, not a failed run.
     pub async fn publish_events(&self, report: &mut Report) {
+        if self.dry_run {
+            return;
+        }
         if self.stop.aborted() {
             report
                 .warnings
                 .push("no events were recorded: the run's deadline passed".to_string());
-            return;
-        }
-        if self.dry_run {
             return;
         }
         let mut warnings = Vec::new();
@@ -411,13 +342,10 @@ impl<'a> Executor<'a> {
                 ),
                 _ => continue,
             };
-            let uid = self
-                .pod_uid(&eviction.namespace, &eviction.pod)
-                .map(str::to_string);
             let spec = EventSpec {
                 namespace: eviction.namespace.clone(),
                 pod: eviction.pod.clone(),
-                pod_uid: uid,
+                pod_uid: eviction.uid.clone(),
                 kind,
                 reason,
                 action: ACTION.to_string(),
@@ -443,5 +371,23 @@ impl<'a> Executor<'a> {
             }
         }
         report.warnings.extend(warnings);
+    }
+}
+
+/// The vCenter call that carries out a rule change; `keep` needs none, and a change the plan
+/// could not give a key has none.
+fn rule_change(change: &DrsRuleChange) -> Option<RuleChange> {
+    match change.action {
+        DrsAction::Keep { .. } | DrsAction::Unaddressable(_) => None,
+        DrsAction::Create => Some(RuleChange::Add {
+            name: change.name.clone(),
+            vms: change.vms.clone(),
+        }),
+        DrsAction::Update { key } => Some(RuleChange::Edit {
+            key,
+            name: change.name.clone(),
+            vms: change.vms.clone(),
+        }),
+        DrsAction::Delete { key } => Some(RuleChange::Remove { key }),
     }
 }

@@ -1,11 +1,12 @@
 //! Kubernetes API objects (as `kubectl get -o yaml|json` prints them) → the planner's types.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ManagedFieldsEntry};
 use kube::core::{Expression, Selector};
+use serde_json::Value;
 
 use super::model::{
     AffinityTerm, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm, Owner, Pdb, Phase,
@@ -13,6 +14,7 @@ use super::model::{
     WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
+use crate::kube::FIELD_MANAGER;
 
 /// Pod annotations the planner reads; every other annotation is ignored (and not recorded).
 pub(super) const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
@@ -35,7 +37,8 @@ pub enum ConvertError {
 }
 
 pub fn node(node: core::Node) -> Result<Node, ConvertError> {
-    let name = node.metadata.name.ok_or(ConvertError::Missing {
+    let meta = node.metadata;
+    let name = meta.name.ok_or(ConvertError::Missing {
         field: "metadata.name",
     })?;
     let spec = node.spec.unwrap_or_default();
@@ -63,7 +66,9 @@ pub fn node(node: core::Node) -> Result<Node, ConvertError> {
     )?;
     Ok(Node {
         name,
-        labels: node.metadata.labels.unwrap_or_default(),
+        uid: meta.uid.filter(|uid| !uid.is_empty()),
+        labels: meta.labels.unwrap_or_default(),
+        applied_label_keys: applied_label_keys(meta.managed_fields.as_deref().unwrap_or_default()),
         provider_id: spec.provider_id.filter(|id| !id.is_empty()),
         system_uuid: status
             .node_info
@@ -74,6 +79,30 @@ pub fn node(node: core::Node) -> Result<Node, ConvertError> {
         taints,
         allocatable,
     })
+}
+
+/// Label keys our field manager holds through server-side apply: those in the `fieldsV1` of
+/// its `Apply` entries (`{"f:metadata":{"f:labels":{"f:KEY":{}}}}`). Keys it wrote with an
+/// update-style patch are not counted: an apply that leaves them out would not remove them.
+fn applied_label_keys(entries: &[ManagedFieldsEntry]) -> BTreeSet<String> {
+    entries
+        .iter()
+        .filter(|entry| {
+            entry.manager.as_deref() == Some(FIELD_MANAGER)
+                && entry.operation.as_deref() == Some("Apply")
+        })
+        .filter_map(|entry| entry.fields_v1.as_ref())
+        .filter_map(|fields| {
+            fields
+                .0
+                .get("f:metadata")
+                .and_then(|metadata| metadata.get("f:labels"))
+                .and_then(Value::as_object)
+        })
+        .flat_map(|labels| labels.keys())
+        .filter_map(|key| key.strip_prefix("f:"))
+        .map(str::to_string)
+        .collect()
 }
 
 pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
@@ -444,4 +473,67 @@ fn spread_constraint(
         honor_node_taints: policy(c.node_taints_policy, false, "nodeTaintsPolicy")?,
         topology_key: c.topology_key,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ObjectMeta};
+    use serde_json::json;
+
+    use super::*;
+
+    fn entry(manager: &str, operation: &str, keys: &[&str]) -> ManagedFieldsEntry {
+        let labels: serde_json::Map<String, Value> = keys
+            .iter()
+            .map(|key| (format!("f:{key}"), json!({})))
+            .collect();
+        ManagedFieldsEntry {
+            manager: Some(manager.to_string()),
+            operation: Some(operation.to_string()),
+            fields_type: Some("FieldsV1".to_string()),
+            fields_v1: Some(FieldsV1(json!({"f:metadata": {"f:labels": labels}}))),
+            ..ManagedFieldsEntry::default()
+        }
+    }
+
+    fn named(metadata: ObjectMeta) -> core::Node {
+        core::Node {
+            metadata: ObjectMeta {
+                name: Some("worker-a".to_string()),
+                ..metadata
+            },
+            ..core::Node::default()
+        }
+    }
+
+    #[test]
+    fn only_keys_our_manager_applied_count_as_ours() {
+        let converted = node(named(ObjectMeta {
+            uid: Some("u-1".to_string()),
+            managed_fields: Some(vec![
+                entry(FIELD_MANAGER, "Apply", &["vsphere-descheduler.io/host"]),
+                entry(FIELD_MANAGER, "Update", &["vsphere-descheduler.io/cluster"]),
+                entry("kubelet", "Update", &["kubernetes.io/hostname"]),
+                entry("other-tool", "Apply", &["example.com/zone"]),
+            ]),
+            ..ObjectMeta::default()
+        }))
+        .expect("converts");
+        assert_eq!(converted.uid.as_deref(), Some("u-1"));
+        assert_eq!(
+            converted.applied_label_keys,
+            BTreeSet::from(["vsphere-descheduler.io/host".to_string()])
+        );
+    }
+
+    #[test]
+    fn a_node_recorded_without_managed_fields_or_uid_has_neither() {
+        let converted = node(named(ObjectMeta {
+            uid: Some(String::new()),
+            ..ObjectMeta::default()
+        }))
+        .expect("converts");
+        assert_eq!(converted.uid, None);
+        assert!(converted.applied_label_keys.is_empty());
+    }
 }

@@ -1,7 +1,7 @@
 //! The typed view of cluster state the planner works on: only what planning needs, already
 //! parsed (selectors, quantities, timestamps), so `plan()` never touches raw API objects.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use kube::core::{Expression, Selector, SelectorExt};
@@ -71,7 +71,12 @@ pub struct Snapshot {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     pub name: String,
+    /// `metadata.uid`; snapshot files may lack it.
+    pub uid: Option<String>,
     pub labels: Labels,
+    /// Label keys our field manager holds through server-side apply, from
+    /// `metadata.managedFields`; empty when the object came without them (snapshot files).
+    pub applied_label_keys: BTreeSet<String>,
     pub provider_id: Option<String>,
     pub system_uuid: Option<String>,
     /// `spec.unschedulable` (cordoned).
