@@ -1,6 +1,7 @@
 //! Planner golden tests: every folder in `tests/fixtures/plan/` holds a `snapshot.yaml` and a
 //! `policy.yaml`; the JSON report of planning one against the other must equal the committed
-//! insta snapshot `tests/snapshots/plan__<folder>.snap`. One folder per behaviour (or bug).
+//! insta snapshot `tests/snapshots/<folder>.snap`. One folder per behaviour (or bug); every
+//! changed plan is reported, not only the first.
 //!
 //! Review a changed plan with `cargo insta review`; never accept one you cannot explain.
 
@@ -37,20 +38,26 @@ fn report(case: &Path) -> serde_json::Value {
     serde_json::from_str(&Report::planned(Mode::Plan, plan).to_json()).expect("the report is JSON")
 }
 
+/// One snapshot per fixture; insta's `glob!` checks every fixture and reports every changed one
+/// (not only the first) before failing.
 #[test]
 fn every_fixture_plans_as_recorded() {
-    let cases = cases();
-    assert!(cases.len() >= 10, "fixtures went missing: {cases:?}");
-    for case in cases {
+    assert!(cases().len() >= 10, "fixtures went missing: {:?}", cases());
+    insta::glob!("fixtures/plan/*/snapshot.yaml", |path| {
+        let case = path.parent().expect("a fixture folder");
         let name = case
             .file_name()
             .and_then(|n| n.to_str())
-            .expect("a UTF-8 folder name")
-            .to_string();
-        insta::with_settings!({ description => description(&case), omit_expression => true }, {
-            insta::assert_yaml_snapshot!(name, report(&case));
+            .expect("a UTF-8 folder name");
+        insta::with_settings!({
+            description => description(case),
+            omit_expression => true,
+            prepend_module_to_snapshot => false,
+            snapshot_suffix => "",
+        }, {
+            insta::assert_yaml_snapshot!(name, report(case));
         });
-    }
+    });
 }
 
 #[test]
