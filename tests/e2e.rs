@@ -20,7 +20,9 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use serde_json::Value;
-use support::fake_apiserver::{FakeApiServer, FakeCluster, Fault, FaultAction, Gate, read_objects};
+use support::fake_apiserver::{
+    FakeApiServer, FakeCluster, Fault, FaultAction, Gate, KubeObjects, read_objects,
+};
 use support::vcsim::{self, Vcsim};
 use vsphere_descheduler::inventory::{Inventory, Rule};
 use vsphere_descheduler::vsphere;
@@ -593,21 +595,49 @@ fn eviction_entry<'a>(outcome: &'a Outcome, key: &str) -> &'a Value {
 #[test]
 fn a_label_write_failing_for_one_node_holds_back_only_the_evictions_relying_on_it() {
     let lab = Lab::start("label-write-fails");
-    // The autoscaler deleted worker-b between our list and our write: the apply's uid
-    // precondition fails, answered as the API server answers it for a missing node.
-    lab.server.cluster().inject(Fault {
-        action: FaultAction::Status {
-            code: 409,
-            reason: "Conflict".to_string(),
-            message: "Precondition failed: UID in precondition: \
-                      53d19daf-cd4e-01bd-59cb-d0d59ebf4ab6, UID in object meta: "
-                .to_string(),
-            retry_after_seconds: 0,
-        },
-        ..Fault::status(Some(Method::PATCH), "/api/v1/nodes/worker-b", 409)
-    });
-    let outcome = lab.run(&[]);
+    // The autoscaler deleted worker-b between our list and our write, and a new machine joined
+    // under the same name: the apply names the old uid and the server refuses it (422 Invalid on
+    // metadata.uid, as kube-apiserver 1.32 answers). The write is held until the node is replaced.
+    let gate = Gate::new();
+    lab.server.cluster().inject(Fault::action(
+        Some(Method::PATCH),
+        "/api/v1/nodes/worker-b",
+        FaultAction::Hold(gate.clone()),
+    ));
+    let run = Running::start(&lab, &[]);
+    gate.wait_for_arrivals(1, Duration::from_secs(60));
+    let replacement = {
+        let mut cluster = lab.server.cluster();
+        let old = cluster
+            .nodes
+            .remove("worker-b")
+            .expect("worker-b was listed");
+        let mut new = old.as_ref().clone();
+        new.metadata.uid = None;
+        new.metadata.managed_fields = None;
+        cluster.load(KubeObjects {
+            nodes: vec![new],
+            ..KubeObjects::default()
+        });
+        assert_ne!(cluster.nodes["worker-b"].metadata.uid, old.metadata.uid);
+        cluster.nodes["worker-b"].metadata.uid.clone()
+    };
+    gate.open();
+    let outcome = run.finish();
     assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let patches: Vec<u16> = lab
+        .server
+        .cluster()
+        .requests
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path == "/api/v1/nodes/worker-b")
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(
+        patches,
+        [422],
+        "one apply, refused as the real server refuses it"
+    );
     assert!(
         outcome
             .errors()
@@ -616,7 +646,18 @@ fn a_label_write_failing_for_one_node_holds_back_only_the_evictions_relying_on_i
         "{:?}",
         outcome.errors()
     );
-    assert_eq!(lab.node_label("worker-b").as_deref(), Some(ESXI_42));
+    let cluster = lab.server.cluster();
+    let new = &cluster.nodes["worker-b"];
+    assert_eq!(new.metadata.uid, replacement, "the new node is left alone");
+    assert_eq!(
+        new.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(HOST_LABEL))
+            .map(String::as_str),
+        Some(ESXI_42)
+    );
+    drop(cluster);
 
     // The httpd replica on worker-a shares a host with worker-b only by worker-b's new label.
     let httpd = eviction_entry(&outcome, HTTPD_ON_WORKER_A);

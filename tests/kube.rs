@@ -232,36 +232,65 @@ fn a_key_left_out_is_removed_whether_we_own_it_alone_or_not() {
     assert!(!labels_of(&server, "worker-a").contains_key("vsphere-descheduler.io/cluster"));
 }
 
+/// The status the fake answered the last PATCH of `node` with.
+fn last_patch_status(server: &FakeApiServer, node: &str) -> u16 {
+    let path = format!("/api/v1/nodes/{node}");
+    server
+        .cluster()
+        .requests
+        .iter()
+        .rev()
+        .find(|r| r.method == "PATCH" && r.path == path)
+        .expect("a patch of the node")
+        .status
+}
+
 #[test]
-fn labels_of_a_node_that_vanished_are_not_written_and_the_node_is_not_created() {
+fn labels_of_a_node_deleted_since_it_was_listed_are_not_written_and_it_is_not_created() {
     let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
         nodes: vec![node("worker-c", json!({}))],
         ..KubeObjects::default()
     }));
     let apply = label_apply(&listed(&server, "worker-c"), &[(HOST, "esxi-43")], &[]);
     server.cluster().nodes.remove("worker-c");
-    let runtime = runtime();
-    let error = runtime
+    let error = runtime()
         .block_on(async { client(&server).apply_labels(&apply).await })
         .expect_err("the node is gone");
     assert!(
         matches!(error, kube::Error::NodeReplaced { .. }),
         "{error:?}"
     );
+    // kube-apiserver 1.32: "uid mismatch: ... no existing object was found", 409 Conflict.
+    assert_eq!(last_patch_status(&server, "worker-c"), 409);
     assert!(!server.cluster().nodes.contains_key("worker-c"));
+}
 
-    // Recreated under the same name: a different node, left alone too.
+#[test]
+fn labels_of_a_node_recreated_under_the_same_name_are_not_written() {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        nodes: vec![node("worker-c", json!({}))],
+        ..KubeObjects::default()
+    }));
+    let apply = label_apply(&listed(&server, "worker-c"), &[(HOST, "esxi-43")], &[]);
+    server.cluster().nodes.remove("worker-c");
     server.cluster().load(KubeObjects {
         nodes: vec![node("worker-c", json!({}))],
         ..KubeObjects::default()
     });
-    let error = runtime
+    assert_ne!(
+        listed(&server, "worker-c").uid,
+        apply.uid,
+        "another node of the same name"
+    );
+    let error = runtime()
         .block_on(async { client(&server).apply_labels(&apply).await })
         .expect_err("another node now");
     assert!(
         matches!(error, kube::Error::NodeReplaced { .. }),
         "{error:?}"
     );
+    // kube-apiserver 1.32: 422 Invalid, "metadata.uid: ... field is immutable".
+    assert_eq!(last_patch_status(&server, "worker-c"), 422);
     assert!(!labels_of(&server, "worker-c").contains_key(HOST));
 }
 

@@ -4,8 +4,10 @@
 //! Each apply carries the complete set of our keys that should be on the node: keys owned only
 //! by us and left out are removed by the server, keys others own are never touched, and
 //! `force` takes over a key someone set by hand. The applied object names the node's `uid`, which
-//! makes the apply a precondition rather than a create: an apply to a node that was deleted (or
-//! deleted and recreated) since it was listed is refused with 409 instead of creating a bare Node.
+//! makes the apply an update of that very node rather than a create: an apply to a node that was
+//! deleted since it was listed is refused with 409 Conflict, and one to a node deleted and
+//! recreated under the same name with 422 Invalid on `metadata.uid` (the uid is immutable),
+//! instead of creating a bare Node or labelling a different one.
 //! A key we must remove but do not own alone (someone else co-owns it) is removed with a merge
 //! patch `null`, which answers 404 for a missing node and so never creates one either.
 
@@ -72,7 +74,7 @@ impl Client {
             retry::idempotent("remove node label", || nodes.patch(name, &params, &patch))
                 .await
                 .map_err(|source| match api_status(&source) {
-                    Some(status) if status.code == 404 => Error::NodeReplaced {
+                    Some(status) if node_vanished(status) => Error::NodeReplaced {
                         node: name.to_string(),
                     },
                     _ => Error::RemoveLabel {
@@ -86,10 +88,11 @@ impl Client {
     }
 }
 
-/// 409 (the uid precondition) and 404 both mean the node we listed is not there any more.
+/// Turns a refused label write into [`Error::NodeReplaced`] when the node we listed is not there
+/// any more, and into [`Error::ApplyLabels`] otherwise.
 fn node_error(node: &str, source: ::kube::Error) -> Error {
     match api_status(&source) {
-        Some(status) if status.code == 404 || status.code == 409 => Error::NodeReplaced {
+        Some(status) if node_vanished(status) => Error::NodeReplaced {
             node: node.to_string(),
         },
         _ => Error::ApplyLabels {
@@ -99,11 +102,87 @@ fn node_error(node: &str, source: ::kube::Error) -> Error {
     }
 }
 
+/// Whether the server's answer says the listed node is gone, judged by code, reason and causes
+/// (never by message text, which servers reword):
+/// * 404 NotFound: deleted (the merge patch, which has no uid);
+/// * 409 Conflict naming no field (an apply with our `force` has no field-manager conflicts, and
+///   we send no `resourceVersion`): the uid names a node that no longer exists;
+/// * 422 Invalid whose causes are all on `metadata.uid`: a node of the same name but another
+///   uid exists, deleted and recreated since we listed it.
+fn node_vanished(status: &::kube::core::Status) -> bool {
+    let causes = status
+        .details
+        .as_ref()
+        .map(|details| details.causes.as_slice())
+        .unwrap_or_default();
+    match status.code {
+        404 => true,
+        409 => status.reason == "Conflict" && causes.iter().all(|cause| cause.field.is_empty()),
+        422 => {
+            status.reason == "Invalid"
+                && !causes.is_empty()
+                && causes.iter().all(|cause| cause.field == "metadata.uid")
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
+
+    fn status(body: Value) -> ::kube::core::Status {
+        serde_json::from_value(body).expect("a Status body")
+    }
+
+    #[test]
+    fn a_node_recreated_under_the_same_name_is_a_422_on_the_uid_alone() {
+        // As kube-apiserver 1.32 answered an apply naming the old uid.
+        let recreated = status(json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Node \"worker-b\" is invalid: metadata.uid: Invalid value: \"u-1\": field is immutable",
+            "reason": "Invalid",
+            "details": {"name": "worker-b", "kind": "Node", "causes": [{"reason": "FieldValueInvalid",
+                "message": "Invalid value: \"u-1\": field is immutable", "field": "metadata.uid"}]},
+            "code": 422
+        }));
+        assert!(node_vanished(&recreated));
+        // Invalid for another reason too: not only a replaced node, so reported as it is.
+        let mut other = recreated.clone();
+        if let Some(details) = other.details.as_mut() {
+            let mut label = details.causes[0].clone();
+            label.field = "metadata.labels".to_string();
+            details.causes.push(label);
+        }
+        assert!(!node_vanished(&other));
+        let mut no_causes = recreated;
+        no_causes.details = None;
+        assert!(!node_vanished(&no_causes));
+    }
+
+    #[test]
+    fn a_deleted_node_is_a_409_naming_no_field_or_a_404() {
+        let deleted = status(json!({
+            "status": "Failure", "reason": "Conflict", "code": 409,
+            "message": "Operation cannot be fulfilled on nodes \"worker-b\": uid mismatch: the provided object specified uid u-1, and no existing object was found",
+            "details": {"name": "worker-b", "kind": "nodes"}
+        }));
+        assert!(node_vanished(&deleted));
+        let missing = status(
+            json!({"status": "Failure", "reason": "NotFound", "code": 404,
+            "message": "nodes \"worker-b\" not found", "details": {"name": "worker-b", "kind": "nodes"}}),
+        );
+        assert!(node_vanished(&missing));
+        let manager_conflict = status(json!({
+            "status": "Failure", "reason": "Conflict", "code": 409,
+            "message": "Apply failed with 1 conflict: conflict with \"kubectl\": .metadata.labels.k",
+            "details": {"causes": [{"reason": "FieldManagerConflict",
+                "message": "conflict with \"kubectl\"", "field": ".metadata.labels.k"}]}
+        }));
+        assert!(!node_vanished(&manager_conflict));
+    }
 
     #[test]
     fn the_applied_configuration_holds_present_keys_and_the_uid_precondition() {

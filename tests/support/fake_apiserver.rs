@@ -8,7 +8,9 @@
 //!   `resourceVersion`;
 //! * node label writes: server-side apply with per-key ownership under field managers
 //!   (conflicts, `force`, removal of keys only their applier owned, creation of a missing node
-//!   unless the applied object names a `uid`), and merge patches with `null` deletion;
+//!   unless the applied object names a `uid`: then 409 for a missing node and 422 Invalid on
+//!   `metadata.uid` for one recreated under the same name), and merge patches with `null`
+//!   deletion;
 //! * the Eviction subresource, step by step as the real handler (PDB arithmetic, 201/429/403/
 //!   404/500, `dryRun=All`, the PDB bypass for pending, finished and terminating pods, stale-PDB
 //!   429 with `Retry-After`, `deleteOptions` read from the camelCase key only), the PDB status it

@@ -207,6 +207,22 @@ fn conflict(name: &str, message: &str) -> Response {
     )
 }
 
+/// What the real server answers an apply whose uid is not the live node's (a node deleted and
+/// recreated under the same name): the update's validation refuses to change the uid, 422.
+fn uid_immutable(name: &str, uid: &str) -> Response {
+    let problem = format!("Invalid value: \"{uid}\": field is immutable");
+    status(
+        422,
+        "Invalid",
+        &format!("Node \"{name}\" is invalid: metadata.uid: {problem}"),
+        Some(json!({
+            "name": name,
+            "kind": "Node",
+            "causes": [{"reason": "FieldValueInvalid", "message": problem, "field": "metadata.uid"}]
+        })),
+    )
+}
+
 /// Server-side apply of a label set by `manager` (kube-semantics §4.2).
 fn apply(
     cluster: &mut FakeCluster,
@@ -276,10 +292,13 @@ fn apply(
 
     let Some(existing) = cluster.nodes.get(name).cloned() else {
         if let Some(uid) = uid {
-            // The uid is a precondition: a missing object is not created.
+            // A uid makes the apply an update of that object: a missing one is not created.
             return conflict(
                 name,
-                &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: "),
+                &format!(
+                    "uid mismatch: the provided object specified uid {uid}, and no existing \
+                     object was found"
+                ),
             );
         }
         let node = Node {
@@ -308,12 +327,7 @@ fn apply(
     if let Some(uid) = uid
         && uid != live_uid
     {
-        return conflict(
-            name,
-            &format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {live_uid}"
-            ),
-        );
+        return uid_immutable(name, uid);
     }
     if let Some(version) = metadata.get("resourceVersion").and_then(Value::as_str)
         && Some(version) != existing.metadata.resource_version.as_deref()
