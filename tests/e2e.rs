@@ -1170,6 +1170,126 @@ fn requests_are_list_pages_plus_one_per_action() {
     );
 }
 
+/// One request as RBAC authorizes it: API group (`core` for the core group), resource (with its
+/// subresource), verb, and the namespace and name it names.
+#[derive(Debug)]
+struct ApiCall {
+    group: String,
+    resource: String,
+    verb: &'static str,
+    namespace: Option<String>,
+    name: Option<String>,
+}
+
+/// How the API server's authorizer sees a request the fake recorded (the paths this tool uses:
+/// no watch, no collection deletes).
+fn api_call(method: &str, path: &str) -> ApiCall {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let (group, rest) = match segments.as_slice() {
+        ["api", _version, rest @ ..] => ("core", rest),
+        ["apis", group, _version, rest @ ..] => (*group, rest),
+        _ => panic!("not a Kubernetes API path: {path}"),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", namespace, resource, rest @ ..] => (
+            Some(namespace.to_string()),
+            [&[*resource][..], rest].concat(),
+        ),
+        other => (None, other.to_vec()),
+    };
+    let (resource, name) = match rest.as_slice() {
+        [resource] => (resource.to_string(), None),
+        [resource, name] => (resource.to_string(), Some(name.to_string())),
+        [resource, name, sub] => (format!("{resource}/{sub}"), Some(name.to_string())),
+        _ => panic!("unexpected path {path}"),
+    };
+    let verb = match (method, name.is_some()) {
+        ("GET", true) => "get",
+        ("GET", false) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", _) => "delete",
+        _ => panic!("unexpected method {method} {path}"),
+    };
+    ApiCall {
+        group: group.to_string(),
+        resource,
+        verb,
+        namespace,
+        name,
+    }
+}
+
+/// The lines of `kube::API_CALLS`: (group, resource, verb) and the grant.
+fn listed_api_calls() -> BTreeMap<(String, String, String), String> {
+    vsphere_descheduler::kube::API_CALLS
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            let [group, resource, verb, grant] = columns.as_slice() else {
+                panic!("four columns: {line}");
+            };
+            (
+                (group.to_string(), resource.to_string(), verb.to_string()),
+                grant.to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_request_is_a_listed_api_call_and_every_listed_call_is_made() {
+    let lab = Lab::start("label-write-fails");
+    let lock_namespace = "kube-system";
+    let dry_run = lab.run(&["--dry-run", "--lock-namespace", lock_namespace]);
+    assert_eq!(dry_run.code, 0, "{}", dry_run.stderr);
+    let file = lab.dir.path().join("recorded.yaml");
+    let snapshot = outcome_of(
+        lab.command(&["snapshot", "-o", file.to_str().expect("UTF-8")])
+            .output()
+            .expect("the binary runs"),
+    );
+    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
+    let run = lab.run(&["--lock-namespace", lock_namespace]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.evictions_with("evicted").is_empty()
+            && !run.report["labelChanges"]
+                .as_array()
+                .expect("labelChanges")
+                .is_empty(),
+        "the run acts: {}",
+        run.stdout
+    );
+
+    let listed = listed_api_calls();
+    let mut used = std::collections::BTreeSet::new();
+    for request in &lab.server.cluster().requests {
+        let call = api_call(&request.method, &request.path);
+        let key = (
+            call.group.clone(),
+            call.resource.clone(),
+            call.verb.to_string(),
+        );
+        let grant = listed
+            .get(&key)
+            .unwrap_or_else(|| panic!("{request:?} is {call:?}, not in src/kube/api_calls.txt"));
+        // What the grant allows: a Role reaches only the lock namespace, a Role/NAME only NAME.
+        if let Some(role) = grant.strip_prefix("Role") {
+            assert_eq!(call.namespace.as_deref(), Some(lock_namespace), "{call:?}");
+            if let Some(name) = role.strip_prefix('/') {
+                assert_eq!(call.name.as_deref(), Some(name), "{call:?}");
+            }
+        }
+        used.insert(key);
+    }
+    let unused: Vec<_> = listed.keys().filter(|call| !used.contains(*call)).collect();
+    assert!(unused.is_empty(), "listed but never called: {unused:?}");
+}
+
 /// Every `PLANTED-…` string in a text.
 fn planted_strings(text: &str) -> std::collections::BTreeSet<String> {
     text.match_indices("PLANTED-")

@@ -12,6 +12,8 @@
 //! * [`Client::publish_event`] records an `events.k8s.io/v1` Event.
 //! * [`Client::acquire_lock`] takes the run lock, a `coordination.k8s.io/v1` Lease.
 //!
+//! [`API_CALLS`] lists these calls as RBAC sees them.
+//!
 //! The client is built without kube's default retry layer: it would turn one PDB refusal (429)
 //! into minutes of backoff. Reads and idempotent applies are retried here, briefly and
 //! explicitly; evictions and other writes are sent once.
@@ -38,6 +40,13 @@ pub const FIELD_MANAGER: &str = "vsphere-descheduler";
 
 /// The `User-Agent` of every request to the API server.
 pub const USER_AGENT: &str = concat!("vsphere-descheduler/", env!("CARGO_PKG_VERSION"));
+
+/// Every Kubernetes API call this adapter makes: lines of API group (`core` for the core group),
+/// resource, verb and the role that grants it (`ClusterRole`, `Role` in the lock namespace, or
+/// `Role/NAME` for the one object NAME), `#` comments. One list for the chart's RBAC and the code:
+/// the chart test compares the rendered rules with it, the end-to-end tests every request the
+/// binary sends against it.
+pub const API_CALLS: &str = include_str!("api_calls.txt");
 
 /// Objects per list page.
 pub const PAGE_SIZE: u32 = 500;
@@ -82,5 +91,36 @@ impl Client {
     /// Wraps a client built elsewhere. It should have no retry layer (see the module docs).
     pub fn new(client: ::kube::Client) -> Client {
         Client { client }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_call_list_is_well_formed_and_restricts_only_the_run_lock_by_name() {
+        let lines: Vec<Vec<&str>> = API_CALLS
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .map(|line| line.split_whitespace().collect())
+            .collect();
+        assert!(!lines.is_empty());
+        for line in &lines {
+            let [_, _, verb, grant] = line.as_slice() else {
+                panic!("four columns: {line:?}");
+            };
+            assert!(
+                matches!(*verb, "get" | "list" | "create" | "update" | "patch"),
+                "{line:?}"
+            );
+            match grant.strip_prefix("Role/") {
+                Some(name) => assert_eq!(name, LEASE_NAME, "{line:?}"),
+                None => assert!(matches!(*grant, "ClusterRole" | "Role"), "{line:?}"),
+            }
+        }
+        let unique: std::collections::BTreeSet<_> = lines.iter().map(|l| &l[..3]).collect();
+        assert_eq!(unique.len(), lines.len(), "each call once");
     }
 }

@@ -490,33 +490,48 @@ def test_ca_bundle_is_mounted_and_passed_to_the_binary(ca_source, volume_kind, n
 
 # --- RBAC --------------------------------------------------------------------------------------
 
-EXPECTED_CLUSTER_RULES = {
-    ("", "nodes", "get", ()),
-    ("", "nodes", "list", ()),
-    ("", "nodes", "patch", ()),
-    ("", "pods", "get", ()),
-    ("", "pods", "list", ()),
-    ("", "pods/eviction", "create", ()),
-    ("policy", "poddisruptionbudgets", "list", ()),
-    ("", "namespaces", "list", ()),
-    ("events.k8s.io", "events", "create", ()),
-}
-EXPECTED_LEASE_RULES = {
-    ("coordination.k8s.io", "leases", "get", ("vsphere-descheduler",)),
-    ("coordination.k8s.io", "leases", "update", ("vsphere-descheduler",)),
-    ("coordination.k8s.io", "leases", "create", ()),
-}
+API_CALLS = REPO / "src" / "kube" / "api_calls.txt"
+
+
+def api_calls() -> list[tuple[str, str, str, str]]:
+    """The calls the code makes (src/kube/api_calls.txt): (group, resource, verb, grant)."""
+    calls = []
+    for line in API_CALLS.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        group, resource, verb, grant = line.split()
+        calls.append(("" if group == "core" else group, resource, verb, grant))
+    return calls
+
+
+def expected_rules(role_kind: str) -> set[tuple[str, str, str, tuple[str, ...]]]:
+    """The rules of `role_kind` that the call list asks for, flattened as rbac_rules does."""
+    rules = set()
+    for group, resource, verb, grant in api_calls():
+        kind, _, name = grant.partition("/")
+        if kind == role_kind:
+            rules.add((group, resource, verb, (name,) if name else ()))
+    return rules
+
+
+def test_the_call_list_names_each_call_once_and_every_grant_is_a_role_or_cluster_role():
+    calls = api_calls()
+    assert calls, "the call list is empty"
+    assert len({call[:3] for call in calls}) == len(calls)
+    assert {grant.partition("/")[0] for *_, grant in calls} == {"ClusterRole", "Role"}
 
 
 def test_cluster_role_grants_exactly_what_a_run_calls():
-    assert rbac_rules(only(objects(), "ClusterRole")["rules"]) == EXPECTED_CLUSTER_RULES
+    assert rbac_rules(only(objects(), "ClusterRole")["rules"]) == expected_rules("ClusterRole")
 
 
 def test_lease_role_grants_only_the_lock_in_the_release_namespace():
     documents = objects()
     role = only(documents, "Role")
     assert role["metadata"]["namespace"] == NAMESPACE
-    assert rbac_rules(role["rules"]) == EXPECTED_LEASE_RULES
+    # Read and renew only the lock by name; create any Lease here (see role.yaml for why).
+    assert rbac_rules(role["rules"]) == expected_rules("Role")
     # The lock namespace is POD_NAMESPACE, the pod's own: the CronJob's namespace.
     assert only(documents, "CronJob")["metadata"]["namespace"] == NAMESPACE
 
