@@ -70,6 +70,7 @@ impl Size {
                 hosts,
                 seed: 1,
                 violation_percent: 5,
+                controllers: false,
             },
             yaml,
             cluster: OnceLock::new(),

@@ -1095,6 +1095,8 @@ fn requests_are_list_pages_plus_one_per_action() {
         nodes: 60,
         pods: 3_000,
         hosts: 6,
+        // The PDBs (maxUnavailable) count their controllers' replicas, as the real controller.
+        controllers: true,
         ..cluster::Shape::default()
     };
     let dir = tempfile::tempdir().expect("a temporary directory");

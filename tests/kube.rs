@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::json;
 use support::fake_apiserver::{
-    self, FakeApiServer, FakeCluster, Fault, FaultAction, Gate, KubeObjects,
+    self, FakeApiServer, FakeCluster, Fault, FaultAction, Gate, KubeObjects, Workload,
 };
 use vsphere_descheduler::kube::{
     self, EventKind, EventSpec, EvictionRequest, EvictionResult, FIELD_MANAGER, LockSettings,
@@ -705,4 +705,256 @@ fn list_items_carry_no_kind_and_pages_say_what_remains() {
             .as_str()
             .is_some_and(|t| !t.is_empty())
     );
+}
+
+// --- the fake's disruption controller (kube-semantics §2.4 and §9) --------------------------
+
+/// A pod of app `web` in `shop`, controlled by `owner` (kind, name, uid) when given.
+fn web_pod(name: &str, owner: Option<(&str, &str, &str)>, ready: bool, terminating: bool) -> Pod {
+    let mut pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "shop", "labels": {"app": "web"}},
+        "spec": {"nodeName": "n0", "containers": [{"name": "main", "image": "app:1"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}]}
+    });
+    if let Some((kind, owner, uid)) = owner {
+        pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": kind,
+            "name": owner, "uid": uid, "controller": true}]);
+    }
+    if terminating {
+        pod["metadata"]["deletionTimestamp"] = json!("2026-11-23T10:00:00Z");
+    }
+    serde_json::from_value(pod).expect("a pod")
+}
+
+/// A budget over app `web` with `spec` (minAvailable or maxUnavailable).
+fn web_pdb(spec: serde_json::Value) -> PodDisruptionBudget {
+    let mut spec = spec;
+    spec["selector"] = json!({"matchLabels": {"app": "web"}});
+    serde_json::from_value(json!({
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "shop"}, "spec": spec
+    }))
+    .expect("a PDB")
+}
+
+const REPLICA_SET: (&str, &str, &str) = ("ReplicaSet", "web-6d4f", "web-6d4f-uid");
+
+/// A Deployment `web` of `replicas` and its ReplicaSet, which the pods name as controller.
+fn deployment(replicas: i32) -> Vec<Workload> {
+    vec![
+        Workload::new("Deployment", "shop", "web", "web-uid", replicas, None),
+        // The ReplicaSet's own replicas are not what counts: its Deployment's are.
+        Workload::new(
+            "ReplicaSet",
+            "shop",
+            REPLICA_SET.1,
+            REPLICA_SET.2,
+            replicas + 5,
+            Some(("web", "web-uid")),
+        ),
+    ]
+}
+
+/// A budget's (expectedPods, desiredHealthy, currentHealthy, disruptionsAllowed).
+type Budget = (i32, i32, i32, i32);
+
+/// One worked example: what it shows, the budget, the pods, their controllers, the status.
+type Row = (
+    &'static str,
+    PodDisruptionBudget,
+    Vec<Pod>,
+    Vec<Workload>,
+    Budget,
+);
+
+/// The status the fake's controller computes for `pdb` over `pods` and `workloads`.
+fn budget(pdb: PodDisruptionBudget, pods: Vec<Pod>, workloads: Vec<Workload>) -> Budget {
+    let cluster = FakeCluster::new(KubeObjects {
+        pods,
+        pdbs: vec![pdb],
+        workloads,
+        ..KubeObjects::default()
+    });
+    let status = cluster.pdbs[&("shop".to_string(), "web".to_string())]
+        .status
+        .clone()
+        .expect("the controller wrote a status");
+    (
+        status.expected_pods,
+        status.desired_healthy,
+        status.current_healthy,
+        status.disruptions_allowed,
+    )
+}
+
+#[test]
+fn the_fake_pdb_controller_computes_every_worked_example_of_the_disruption_controller() {
+    let managed = |name: &str| web_pod(name, Some(REPLICA_SET), true, false);
+    let stateful = |name: &str| {
+        web_pod(
+            name,
+            Some(("StatefulSet", "web", "web-sts-uid")),
+            true,
+            false,
+        )
+    };
+    let bare = |name: &str| web_pod(name, None, true, false);
+    let three = |make: &dyn Fn(&str) -> Pod| vec![make("web-0"), make("web-1"), make("web-2")];
+    let four = |make: &dyn Fn(&str) -> Pod| {
+        vec![make("web-0"), make("web-1"), make("web-2"), make("web-3")]
+    };
+    let rows: Vec<Row> = vec![
+        (
+            "minAvailable 2, 3 pods (Deployment replicas 3)",
+            web_pdb(json!({"minAvailable": 2})),
+            three(&managed),
+            deployment(3),
+            (3, 2, 3, 1),
+        ),
+        (
+            "minAvailable 2, 2 Ready + 1 not Ready",
+            web_pdb(json!({"minAvailable": 2})),
+            vec![
+                managed("web-0"),
+                managed("web-1"),
+                web_pod("web-2", Some(REPLICA_SET), false, false),
+            ],
+            deployment(3),
+            (3, 2, 2, 0),
+        ),
+        (
+            "maxUnavailable 1, Deployment replicas 3, 3 pods, 1 terminating",
+            web_pdb(json!({"maxUnavailable": 1})),
+            vec![
+                managed("web-0"),
+                managed("web-1"),
+                web_pod("web-2", Some(REPLICA_SET), true, true),
+            ],
+            deployment(3),
+            (3, 2, 2, 0),
+        ),
+        (
+            "maxUnavailable 1, 3 bare pods",
+            web_pdb(json!({"maxUnavailable": 1})),
+            three(&bare),
+            vec![],
+            (0, 0, 3, 0),
+        ),
+        (
+            "maxUnavailable 50%, StatefulSet replicas 3",
+            web_pdb(json!({"maxUnavailable": "50%"})),
+            three(&stateful),
+            vec![Workload::new(
+                "StatefulSet",
+                "shop",
+                "web",
+                "web-sts-uid",
+                3,
+                None,
+            )],
+            (3, 1, 3, 2),
+        ),
+        (
+            "minAvailable 100%, Deployment replicas 4",
+            web_pdb(json!({"minAvailable": "100%"})),
+            four(&managed),
+            deployment(4),
+            (4, 4, 4, 0),
+        ),
+        (
+            "maxUnavailable 0, Deployment replicas 4",
+            web_pdb(json!({"maxUnavailable": 0})),
+            four(&managed),
+            deployment(4),
+            (4, 4, 4, 0),
+        ),
+        (
+            "minAvailable 0, 2 pods",
+            web_pdb(json!({"minAvailable": 0})),
+            vec![bare("web-0"), bare("web-1")],
+            vec![],
+            (2, 0, 2, 2),
+        ),
+        (
+            // Measured on kube-apiserver 1.32 (§9): the owner's replicas, not the pods that exist.
+            "maxUnavailable 1, bare ReplicaSet replicas 3 with 2 pods",
+            web_pdb(json!({"maxUnavailable": 1})),
+            vec![managed("web-0"), managed("web-1")],
+            vec![Workload::new(
+                "ReplicaSet",
+                "shop",
+                REPLICA_SET.1,
+                REPLICA_SET.2,
+                3,
+                None,
+            )],
+            (3, 2, 2, 0),
+        ),
+    ];
+    for (row, pdb, pods, workloads, expected) in rows {
+        assert_eq!(budget(pdb, pods, workloads), expected, "{row}");
+    }
+}
+
+#[test]
+fn a_budget_whose_pods_controller_is_missing_fails_its_sync_and_allows_nothing() {
+    for spec in [json!({"maxUnavailable": 1}), json!({"minAvailable": "50%"})] {
+        let cluster = FakeCluster::new(KubeObjects {
+            nodes: vec![node("n0", json!({}))],
+            pods: ["web-0", "web-1", "web-2"]
+                .map(|name| web_pod(name, Some(REPLICA_SET), true, false))
+                .to_vec(),
+            pdbs: vec![web_pdb(spec.clone())],
+            ..KubeObjects::default()
+        });
+        let key = ("shop".to_string(), "web".to_string());
+        let status = cluster.pdbs[&key]
+            .status
+            .clone()
+            .expect("the fail-safe status");
+        assert_eq!(status.disruptions_allowed, 0, "{spec}");
+        assert_eq!(status.observed_generation, None, "{spec}: not processed");
+        let condition = status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "DisruptionAllowed")
+            .expect("the condition");
+        assert_eq!(
+            (condition.status.as_str(), condition.reason.as_str()),
+            ("False", "SyncFailed"),
+            "{spec}"
+        );
+        assert!(condition.message.contains("found no controllers for pod"));
+        // So an eviction gets the stale-budget 429, and the pod stays.
+        let server = FakeApiServer::start(cluster);
+        let result = evict_from(&server, "shop", "web-0");
+        let EvictionResult::Blocked(message) = result else {
+            panic!("{spec}: {result:?}");
+        };
+        assert!(message.contains("still being processed"), "{message}");
+        assert!(
+            server.cluster().pods[&("shop".to_string(), "web-0".to_string())]
+                .metadata
+                .deletion_timestamp
+                .is_none()
+        );
+    }
+}
+
+/// Evicts `namespace/name` with its uid, no grace period of its own.
+fn evict_from(server: &FakeApiServer, namespace: &str, name: &str) -> EvictionResult {
+    let uid = server.cluster().pods[&(namespace.to_string(), name.to_string())]
+        .metadata
+        .uid
+        .clone();
+    let request = EvictionRequest {
+        namespace,
+        name,
+        uid: uid.as_deref(),
+        grace_period_seconds: None,
+        dry_run: false,
+    };
+    runtime().block_on(async { client(server).evict(&request).await })
 }

@@ -2,7 +2,8 @@
 //! node VMs moved by DRS since they were labelled, and Deployments and StatefulSets of 2–50
 //! replicas: 25% with required host anti-affinity (capped at hosts − 1 replicas), 25% with host
 //! topology spread, 10% with zone spread, the rest unconstrained; 30% with a
-//! PodDisruptionBudget; `violation_percent` of workloads with a replica placed next to another.
+//! PodDisruptionBudget; `violation_percent` of workloads with a replica placed next to another;
+//! with `controllers`, the Deployments, ReplicaSets and StatefulSets themselves.
 //! Deterministic for a given shape and seed.
 //!
 //! Shared by `examples/generate.rs` (files) and `benches/plan.rs` (in memory), hence plain
@@ -21,6 +22,9 @@ pub struct Shape {
     pub seed: u64,
     /// Share of workloads, in percent, with a replica moved next to another one.
     pub violation_percent: usize,
+    /// Also the pods' controllers (each Deployment with its ReplicaSet, each StatefulSet), which
+    /// the fake API server's disruption controller reads replicas from; planning ignores them.
+    pub controllers: bool,
 }
 
 impl Default for Shape {
@@ -31,6 +35,7 @@ impl Default for Shape {
             hosts: 10,
             seed: 1,
             violation_percent: 5,
+            controllers: false,
         }
     }
 }
@@ -210,6 +215,27 @@ pub fn generate(shape: &Shape) -> Generated {
                              "ownerReferences": [owner]},
                 "spec": spec,
                 "status": {"phase": "Running", "qosClass": "Burstable", "startTime": "2026-11-01T00:00:00Z"}
+            }));
+        }
+        if shape.controllers && statefulset {
+            items.push(json!({
+                "apiVersion": "apps/v1", "kind": "StatefulSet",
+                "metadata": {"name": app, "namespace": namespace, "uid": format!("{app}-uid")},
+                "spec": {"replicas": replicas}
+            }));
+        } else if shape.controllers {
+            items.push(json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": app, "namespace": namespace, "uid": format!("{app}-deploy-uid")},
+                "spec": {"replicas": replicas}
+            }));
+            items.push(json!({
+                "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": format!("{app}-{hash}"), "namespace": namespace,
+                             "uid": format!("{app}-rs-uid"),
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
+                                                  "uid": format!("{app}-deploy-uid"), "controller": true}]},
+                "spec": {"replicas": replicas}
             }));
         }
         if rng.chance(30) {

@@ -26,9 +26,9 @@
 //! pause tokio's clock and every timer — the client's, the fake's delays — runs on paused time.
 //!
 //! Known approximations, all documented where they apply: only the label part of
-//! `managedFields` is modelled (loaded objects keep no other field ownership); a PDB's
-//! `expectedPods` for percentages and `maxUnavailable` counts the selected pods that have a
-//! controller instead of the controllers' replicas; selectors on lists are not supported (400).
+//! `managedFields` is modelled (loaded objects keep no other field ownership); pod controllers
+//! (Deployments, ReplicaSets, StatefulSets, ReplicationControllers) are held only for the PDB
+//! controller's `expectedPods`, not served; selectors on lists are not supported (400).
 //!
 //! Tests assert the state this leaves behind (`FakeApiServer::cluster`), not the calls made.
 
@@ -60,7 +60,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::{Value, json};
 
 pub use apply::LabelOwner;
-pub use objects::{KubeObjects, read_objects};
+pub use objects::{KubeObjects, Workload, read_objects};
 
 /// What the fake holds. Lock it through [`FakeApiServer::cluster`] to set up or inspect state.
 #[derive(Default)]
@@ -75,6 +75,8 @@ pub struct FakeCluster {
     pub namespaces: BTreeMap<String, Arc<Namespace>>,
     pub leases: BTreeMap<(String, String), Arc<Lease>>,
     pub events: BTreeMap<(String, String), Arc<Event>>,
+    /// Pod controllers by `(namespace, kind, name)`, for PDBs' `expectedPods`.
+    pub workloads: BTreeMap<(String, String, String), Workload>,
     /// Label ownership of each node (the label part of `managedFields`).
     label_owners: BTreeMap<String, Vec<LabelOwner>>,
     /// Frozen list results by (path kind, revision), for paging.

@@ -2,16 +2,17 @@
 //! disruption controller's budget arithmetic (§2) that the fake runs after every pod change
 //! (unless `pdb_controller_frozen`).
 //!
-//! Approximation: for percentages and `maxUnavailable`, `expectedPods` counts the selected pods
-//! that have a controller, instead of summing the controllers' replicas (the fake has no
-//! controllers). With `minAvailable: N` it is exact.
+//! `expectedPods` is the disruption controller's: the number of selected pods for
+//! `minAvailable: N`, otherwise the replicas of the selected pods' controllers (a Deployment's
+//! through its ReplicaSet), each controller once. A controller that cannot be found fails the
+//! sync, and the controller's fail-safe leaves the budget at 0 with condition `SyncFailed`.
 
 use std::sync::Arc;
 
 use axum::response::Response;
 use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, OwnerReference, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::core::{Selector, SelectorExt};
 use serde_json::{Value, json};
@@ -377,6 +378,17 @@ fn set_condition(
     reason: &str,
     observed: Option<i64>,
 ) {
+    set_condition_saying(status, value, reason, "", observed);
+}
+
+/// Sets `DisruptionAllowed`, with a message (the controller's sync error).
+fn set_condition_saying(
+    status: &mut PodDisruptionBudgetStatus,
+    value: &str,
+    reason: &str,
+    message: &str,
+    observed: Option<i64>,
+) {
     let conditions = status.conditions.get_or_insert_with(Vec::new);
     let existing = conditions
         .iter_mut()
@@ -388,13 +400,14 @@ fn set_condition(
             }
             condition.status = value.to_string();
             condition.reason = reason.to_string();
+            condition.message = message.to_string();
             condition.observed_generation = observed;
         }
         None => conditions.push(Condition {
             type_: "DisruptionAllowed".to_string(),
             status: value.to_string(),
             reason: reason.to_string(),
-            message: String::new(),
+            message: message.to_string(),
             observed_generation: observed,
             last_transition_time: Time(now()),
         }),
@@ -442,29 +455,23 @@ impl FakeCluster {
                     .is_some_and(|s| s.matches(&pod.metadata.labels.clone().unwrap_or_default()))
             })
             .collect();
-        let with_controller = selected
-            .iter()
-            .filter(|pod| {
-                pod.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.controller == Some(true))
-            })
-            .count() as i32;
         let percent = |value: &str, of: i32| -> i32 {
             let p: i64 = value.trim_end_matches('%').parse().unwrap_or(0);
             ((p * i64::from(of) + 99) / 100) as i32
         };
-        let (expected, desired) = match (&spec.min_available, &spec.max_unavailable) {
-            (Some(IntOrString::Int(n)), _) => (selected.len() as i32, *n),
-            (Some(IntOrString::String(p)), _) => (with_controller, percent(p, with_controller)),
-            (None, Some(IntOrString::Int(n))) => (with_controller, (with_controller - n).max(0)),
-            (None, Some(IntOrString::String(p))) => (
-                with_controller,
-                (with_controller - percent(p, with_controller)).max(0),
-            ),
-            (None, None) => (0, 0),
+        let scale = || self.expected_scale(&key.0, &selected);
+        let counted = match (&spec.min_available, &spec.max_unavailable) {
+            (Some(IntOrString::Int(n)), _) => Ok((selected.len() as i32, *n)),
+            (Some(IntOrString::String(p)), _) => scale().map(|e| (e, percent(p, e))),
+            (None, Some(IntOrString::Int(n))) => scale().map(|e| (e, (e - n).max(0))),
+            (None, Some(IntOrString::String(p))) => {
+                scale().map(|e| (e, (e - percent(p, e)).max(0)))
+            }
+            (None, None) => Ok((0, 0)),
+        };
+        let (expected, desired) = match counted {
+            Ok(counted) => counted,
+            Err(message) => return self.fail_safe(key, &message),
         };
         let previous = pdb.status.clone().unwrap_or_default();
         let current_time = now();
@@ -511,7 +518,25 @@ impl FakeCluster {
         } else {
             set_condition(&mut status, "False", "InsufficientPods", Some(generation));
         }
-        if pdb.status.as_ref() == Some(&status) {
+        self.write_pdb_status(key, status);
+    }
+
+    /// The controller's fail-safe for a sync error: the old status with no disruption allowed
+    /// and condition `SyncFailed`; `observedGeneration` is not advanced.
+    fn fail_safe(&mut self, key: &(String, String), message: &str) {
+        let Some(pdb) = self.pdbs.get(key) else {
+            return;
+        };
+        let mut status = pdb.status.clone().unwrap_or_default();
+        status.disruptions_allowed = 0;
+        let observed = status.observed_generation;
+        set_condition_saying(&mut status, "False", "SyncFailed", message, observed);
+        self.write_pdb_status(key, status);
+    }
+
+    /// Stores a PDB's status; the revision changes only when the status does.
+    fn write_pdb_status(&mut self, key: &(String, String), status: PodDisruptionBudgetStatus) {
+        if self.pdbs.get(key).and_then(|pdb| pdb.status.as_ref()) == Some(&status) {
             return;
         }
         let revision = self.bump();
@@ -519,4 +544,65 @@ impl FakeCluster {
         stored.status = Some(status);
         stored.metadata.resource_version = Some(revision);
     }
+
+    /// The sum of the replicas of the selected pods' controllers, each controller once; pods
+    /// without a controller are skipped (the controller warns `UnmanagedPods`). Errs, as the
+    /// controller does, when a pod's controller cannot be found.
+    fn expected_scale(&self, namespace: &str, pods: &[&Arc<Pod>]) -> Result<i32, String> {
+        let mut controllers: std::collections::BTreeMap<String, i32> = Default::default();
+        for pod in pods {
+            let Some(reference) = controller_of(&pod.metadata) else {
+                continue;
+            };
+            let found = self.controller_scale(namespace, reference).ok_or_else(|| {
+                format!(
+                    "found no controllers for pod {:?}",
+                    pod.metadata.name.as_deref().unwrap_or_default()
+                )
+            })?;
+            controllers.insert(found.0, found.1);
+        }
+        Ok(controllers.values().sum())
+    }
+
+    /// The controller a pod's controller reference stands for, as the disruption controller's
+    /// finders resolve it: a ReplicaSet owned by a Deployment counts as the Deployment, a bare
+    /// ReplicaSet, StatefulSet or ReplicationController as itself; (uid, replicas).
+    fn controller_scale(
+        &self,
+        namespace: &str,
+        reference: &OwnerReference,
+    ) -> Option<(String, i32)> {
+        let resolve = |kind: &str, reference: &OwnerReference| {
+            self.workloads
+                .get(&(
+                    namespace.to_string(),
+                    kind.to_string(),
+                    reference.name.clone(),
+                ))
+                .filter(|w| w.metadata.uid.as_deref() == Some(reference.uid.as_str()))
+        };
+        let workload = match reference.kind.as_str() {
+            "ReplicaSet" => {
+                let replica_set = resolve("ReplicaSet", reference)?;
+                match controller_of(&replica_set.metadata) {
+                    Some(owner) if owner.kind == "Deployment" => resolve("Deployment", owner)?,
+                    _ => replica_set,
+                }
+            }
+            kind @ ("StatefulSet" | "ReplicationController") => resolve(kind, reference)?,
+            // Other kinds count through `/scale`, which the fake does not model.
+            _ => return None,
+        };
+        Some((workload.metadata.uid.clone()?, workload.replicas))
+    }
+}
+
+/// The `controller: true` owner reference.
+fn controller_of(metadata: &ObjectMeta) -> Option<&OwnerReference> {
+    metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|reference| reference.controller == Some(true))
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde_json::Value;
 use vsphere_descheduler::inventory::{self, Inventory};
 
@@ -20,10 +20,71 @@ pub struct KubeObjects {
     pub pods: Vec<Pod>,
     pub pdbs: Vec<PodDisruptionBudget>,
     pub namespaces: Vec<Namespace>,
+    pub workloads: Vec<Workload>,
     pub inventory: Option<Inventory>,
 }
 
-/// Reads a snapshot file: YAML or JSON, one or more documents, objects or `List`s of them, and a
+/// A pod controller (apps/v1 Deployment, ReplicaSet, StatefulSet, v1 ReplicationController),
+/// held only for the disruption controller's `expectedPods`: not served, never changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub kind: String,
+    /// Name, namespace, uid and (for a Deployment's ReplicaSet) the controller reference.
+    pub metadata: ObjectMeta,
+    /// `spec.replicas`, 1 when unset (as the API server defaults it).
+    pub replicas: i32,
+}
+
+impl Workload {
+    /// `kind` `namespace/name` with `replicas`, owned by the Deployment `owner` when given.
+    pub fn new(
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        replicas: i32,
+        owner: Option<(&str, &str)>,
+    ) -> Workload {
+        let owner_references = owner.map(|(name, uid)| {
+            vec![OwnerReference {
+                api_version: "apps/v1".to_string(),
+                kind: "Deployment".to_string(),
+                name: name.to_string(),
+                uid: uid.to_string(),
+                controller: Some(true),
+                block_owner_deletion: None,
+            }]
+        });
+        Workload {
+            kind: kind.to_string(),
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some(namespace.to_string()),
+                uid: Some(uid.to_string()),
+                owner_references,
+                ..ObjectMeta::default()
+            },
+            replicas,
+        }
+    }
+
+    fn from_value(kind: &str, value: Value, path: &Path) -> Workload {
+        let replicas = value
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1) as i32;
+        let metadata = value.get("metadata").cloned().unwrap_or(Value::Null);
+        Workload {
+            kind: kind.to_string(),
+            metadata: serde_json::from_value(metadata)
+                .unwrap_or_else(|error| panic!("{}: {kind}: {error}", path.display())),
+            replicas,
+        }
+    }
+}
+
+/// Reads a snapshot file: YAML or JSON, one or more documents, objects or `List`s of them
+/// (nodes, pods, PDBs, namespaces and the pod controllers PDBs count replicas of), and a
 /// `VSphereInventory`. Other kinds are ignored.
 pub fn read_objects(path: &Path) -> KubeObjects {
     let text = std::fs::read_to_string(path)
@@ -75,6 +136,10 @@ fn add(objects: &mut KubeObjects, mut value: Value, path: &Path) {
         ("v1", "Pod") => objects.pods.push(parse(value, path, &kind)),
         ("policy/v1", "PodDisruptionBudget") => objects.pdbs.push(parse(value, path, &kind)),
         ("v1", "Namespace") => objects.namespaces.push(parse(value, path, &kind)),
+        ("apps/v1", "Deployment" | "ReplicaSet" | "StatefulSet")
+        | ("v1", "ReplicationController") => objects
+            .workloads
+            .push(Workload::from_value(&kind, value, path)),
         (inventory::API_VERSION, inventory::KIND) => {
             if let Some(fields) = value.as_object_mut() {
                 fields.remove("apiVersion");
@@ -114,6 +179,12 @@ impl FakeCluster {
             self.label_owners.insert(name.clone(), owners);
             self.nodes.insert(name.clone(), Arc::new(node));
             self.render_label_owners(&name);
+        }
+        for workload in objects.workloads {
+            let (namespace, name) = self.namespaced_key(&workload.metadata);
+            let workload = self.stamp(workload, |w| &mut w.metadata);
+            self.workloads
+                .insert((namespace, workload.kind.clone(), name), workload);
         }
         for pod in objects.pods {
             let key = self.namespaced_key(&pod.metadata);
