@@ -9,14 +9,21 @@
 //!   term that selects it) and the node is, before or after the change, in the pod's domain of
 //!   that key: its pods are the partners the pod conflicts with, or the domain the pod leaves;
 //! * it would accept the pod (Ready, not cordoned, taints tolerated, node selector and required
-//!   node affinity matched by its labels before or after the change): the scheduler places the
-//!   replacement by that node's labels.
+//!   node affinity matched by its labels before or after the change) and the change matters to
+//!   where the scheduler would put the replacement: it sets a topology key of the decision (by a
+//!   stale host label the scheduler could put the replacement back next to its partner), or it
+//!   decides whether the node selector or affinity matches at all.
+//!
+//! A relabelled node whose change concerns none of the pod's constraints is no dependency: an
+//! eviction for a hostname-level or zone-level rule, or a duplicate, does not wait for host
+//! labels.
 //!
 //! Only the relabelled nodes are checked for each eviction; they are few.
 
 use super::LabelChange;
 use super::feasibility::{matches_node_affinity, tolerates_node};
 use super::view::View;
+use crate::snapshot::Pod;
 
 /// A node with planned label changes, and the keys they set.
 pub struct Relabelled {
@@ -24,11 +31,23 @@ pub struct Relabelled {
     keys: Vec<String>,
 }
 
+/// The plan's label changes as this module needs them.
+#[derive(Default)]
+pub struct Relabelling {
+    /// In node order.
+    nodes: Vec<Relabelled>,
+    /// Every key some change sets: a few (the host, cluster and datacenter keys at most).
+    keys: Vec<String>,
+}
+
 /// The relabelled nodes, in node order. `changes` are grouped by node, in node order.
-pub fn relabelled(view: &View, changes: &[LabelChange]) -> Vec<Relabelled> {
-    let mut relabelled: Vec<Relabelled> = Vec::new();
+pub fn relabelled(view: &View, changes: &[LabelChange]) -> Relabelling {
+    let mut relabelling = Relabelling::default();
     for change in changes {
-        match relabelled.last_mut() {
+        if !relabelling.keys.contains(&change.key) {
+            relabelling.keys.push(change.key.clone());
+        }
+        match relabelling.nodes.last_mut() {
             Some(last) if view.nodes[last.node].node.name == change.node => {
                 last.keys.push(change.key.clone())
             }
@@ -40,43 +59,65 @@ pub fn relabelled(view: &View, changes: &[LabelChange]) -> Vec<Relabelled> {
                 else {
                     continue;
                 };
-                relabelled.push(Relabelled {
+                relabelling.nodes.push(Relabelled {
                     node,
                     keys: vec![change.key.clone()],
                 });
             }
         }
     }
-    relabelled
+    relabelling
 }
 
 /// The relabelled nodes the eviction of `pod` depends on, by name, in node order.
-pub fn of(view: &View, relabelled: &[Relabelled], pod: usize) -> Vec<String> {
+pub fn of(view: &View, relabelling: &Relabelling, pod: usize) -> Vec<String> {
     let Some(home) = view.pod_node[pod] else {
         return Vec::new();
     };
-    relabelled
+    // Worked out once per eviction, not per relabelled node: finding which keys the decision
+    // used may walk other pods' terms.
+    let pod_ref = view.pod(pod);
+    let decision: Vec<&str> = relabelling
+        .keys
         .iter()
+        .map(String::as_str)
+        .filter(|key| is_topology_key_of(view, pod, key))
+        .collect();
+    let selected_by_changed_key = relabelling
+        .keys
+        .iter()
+        .any(|key| selector_reads(pod_ref, key));
+    if decision.is_empty() && !selected_by_changed_key {
+        return relabelling
+            .nodes
+            .iter()
+            .filter(|candidate| candidate.node == home)
+            .map(|candidate| view.nodes[candidate.node].node.name.clone())
+            .collect();
+    }
+    relabelling
+        .nodes
+        .iter()
+        // The likeliest and cheapest test first: most relabelled nodes would take the pod.
         .filter(|candidate| {
             candidate.node == home
-                || shares_a_domain(view, candidate, pod, home)
-                || would_accept(view, candidate.node, pod)
+                || placement_relies_on(view, candidate, pod, &decision)
+                || shares_a_domain(view, candidate, home, &decision)
         })
         .map(|candidate| view.nodes[candidate.node].node.name.clone())
         .collect()
 }
 
-/// Whether the node is in the pod's domain of a changed key the decision used.
-fn shares_a_domain(view: &View, candidate: &Relabelled, pod: usize, home: usize) -> bool {
+/// Whether the node is, before or after its change, in the pod's domain of a changed key the
+/// decision used.
+fn shares_a_domain(view: &View, candidate: &Relabelled, home: usize, decision: &[&str]) -> bool {
     candidate.keys.iter().any(|key| {
         let Some(value) = view.nodes[home].labels.get(key) else {
             return false;
         };
         let state = &view.nodes[candidate.node];
-        let in_domain =
-            state.labels.get(key) == Some(value) || state.node.labels.get(key) == Some(value);
-        // The cheap comparison first: the decision's keys may mean a walk over other pods' terms.
-        in_domain && is_topology_key_of(view, pod, key)
+        (state.labels.get(key) == Some(value) || state.node.labels.get(key) == Some(value))
+            && decision.contains(&key.as_str())
     })
 }
 
@@ -96,15 +137,38 @@ fn is_topology_key_of(view: &View, pod: usize, key: &str) -> bool {
         })
 }
 
-/// Whether the scheduler could place the pod on the node, by either its old or its new labels.
-fn would_accept(view: &View, node: usize, pod: usize) -> bool {
-    let state = &view.nodes[node];
+/// Whether the pod's node selector or required node affinity reads `key`.
+fn selector_reads(pod: &Pod, key: &str) -> bool {
+    pod.node_selector.contains_key(key)
+        || pod.node_affinity.iter().flatten().any(|term| {
+            term.expressions
+                .iter()
+                .chain(&term.fields)
+                .any(|requirement| requirement.key == key)
+        })
+}
+
+/// Whether the scheduler's choice of the node for the pod's replacement depends on the
+/// change: the node would take the pod by its old or new labels, and either only one of them
+/// matches the pod's node selector and affinity, or the change sets a topology key the pod is
+/// placed by.
+fn placement_relies_on(view: &View, candidate: &Relabelled, pod: usize, decision: &[&str]) -> bool {
+    let state = &view.nodes[candidate.node];
     let pod_ref = view.pod(pod);
-    state.node.ready
-        && !state.node.unschedulable
-        && tolerates_node(view, pod_ref, node)
-        && (matches_node_affinity(pod_ref, &state.node.name, &state.labels)
-            || matches_node_affinity(pod_ref, &state.node.name, &state.node.labels))
+    if !state.node.ready
+        || state.node.unschedulable
+        || !tolerates_node(view, pod_ref, candidate.node)
+    {
+        return false;
+    }
+    let by_new = matches_node_affinity(pod_ref, &state.node.name, &state.labels);
+    let by_old = matches_node_affinity(pod_ref, &state.node.name, &state.node.labels);
+    by_new != by_old
+        || ((by_new || by_old)
+            && candidate
+                .keys
+                .iter()
+                .any(|key| decision.contains(&key.as_str())))
 }
 
 #[cfg(test)]
@@ -153,19 +217,20 @@ mod tests {
     }
 
     /// Two replicas on w3 that must not share a node (not a host).
-    fn api_pair(lab: Lab) -> Lab {
+    /// Two api replicas on w3, kept apart by `key`.
+    fn api_pair(lab: Lab, key: &str) -> Lab {
         lab.pod(
             pod("shop/api-a")
                 .app("api")
                 .on("w3")
-                .anti_affinity(HOSTNAME)
+                .anti_affinity(key)
                 .age_minutes(60),
         )
         .pod(
             pod("shop/api-b")
                 .app("api")
                 .on("w3")
-                .anti_affinity(HOSTNAME)
+                .anti_affinity(key)
                 .age_minutes(5),
         )
     }
@@ -212,11 +277,22 @@ mod tests {
     }
 
     #[test]
-    fn an_eviction_depends_on_a_relabelled_node_that_would_take_the_pod() {
-        let snapshot = api_pair(moved()).build();
+    fn a_host_level_eviction_depends_on_a_relabelled_node_that_would_take_the_pod() {
+        // By w2's stale label the scheduler could send api-b's replacement anywhere.
+        let snapshot = api_pair(moved(), HOST).build();
         assert_eq!(
             dependencies(&snapshot),
             [("shop/api-b".to_string(), vec!["w2".to_string()])]
+        );
+    }
+
+    #[test]
+    fn a_node_level_eviction_does_not_wait_for_host_labels() {
+        // w2 would take api-b, but its host label plays no part in where api-b may go.
+        let snapshot = api_pair(moved(), HOSTNAME).build();
+        assert_eq!(
+            dependencies(&snapshot),
+            [("shop/api-b".to_string(), Vec::<String>::new())]
         );
     }
 
@@ -225,7 +301,7 @@ mod tests {
         // The pods need an SSD node: w1 has one, the relabelled w2 does not, and w2 is on
         // another host than w3 either way.
         let ssd = Labels::from([("disk".to_string(), "ssd".to_string())]);
-        let snapshot = api_pair(moved())
+        let snapshot = api_pair(moved(), HOST)
             .with(|s| {
                 set_label(s, "w1", "disk", "ssd");
                 for pod in &mut s.pods {
@@ -237,7 +313,7 @@ mod tests {
             dependencies(&snapshot),
             [("shop/api-b".to_string(), Vec::new())]
         );
-        let cordoned = api_pair(moved()).with(|s| cordon(s, "w2")).build();
+        let cordoned = api_pair(moved(), HOST).with(|s| cordon(s, "w2")).build();
         assert_eq!(
             dependencies(&cordoned),
             [("shop/api-b".to_string(), Vec::new())]
@@ -245,8 +321,26 @@ mod tests {
     }
 
     #[test]
+    fn a_node_whose_change_decides_whether_the_pod_may_go_there_is_a_dependency() {
+        // The pods select esxi-2's nodes by the host label (they were placed before): by its
+        // stale label w2 still matches, by its new one it does not; w4 on esxi-2 takes api-b.
+        let selector = Labels::from([(HOST.to_string(), "esxi-2".to_string())]);
+        let snapshot = api_pair(moved().node("w4", "esxi-2"), HOSTNAME)
+            .with(|s| {
+                for pod in &mut s.pods {
+                    pod.node_selector = selector.clone();
+                }
+            })
+            .build();
+        assert_eq!(
+            dependencies(&snapshot),
+            [("shop/api-b".to_string(), vec!["w2".to_string()])]
+        );
+    }
+
+    #[test]
     fn an_eviction_carries_the_pods_uid_and_the_policys_grace_period() {
-        let snapshot = api_pair(moved()).build();
+        let snapshot = api_pair(moved(), HOSTNAME).build();
         let policy = crate::policy::Policy {
             grace_period_seconds: Some(30),
             ..policy(vec![anti_affinity()])

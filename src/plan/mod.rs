@@ -227,7 +227,7 @@ pub(crate) struct Planner<'a> {
     /// (pod, strategy) pairs already skipped, so a pod is reported once per strategy.
     tried: BTreeSet<(usize, &'static str)>,
     /// Nodes with planned label changes, which evictions may depend on.
-    relabelled: Vec<dependencies::Relabelled>,
+    relabelled: dependencies::Relabelling,
 }
 
 /// What became of one attempt.
