@@ -362,9 +362,44 @@ fn a_pdb_that_allows_no_disruption_keeps_both_replicas_and_the_drs_rule_is_still
 }
 
 #[test]
-fn a_pdb_refusal_from_the_server_is_reported_blocked_at_once() {
+fn a_stale_pdb_is_a_pdb_skip_and_no_eviction_is_sent() {
     let lab = Lab::start("pdb-stale");
     let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let skipped = outcome.report["skipped"].as_array().expect("skipped");
+    assert_eq!(skipped.len(), 2, "{}", outcome.stdout);
+    assert!(
+        skipped.iter().all(|s| s["reason"] == "pdb"
+            && s["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("still being processed"))),
+        "{skipped:?}"
+    );
+    assert_eq!(lab.server.cluster().count("POST", "/eviction"), 0);
+    assert!(lab.evicted_pods().is_empty());
+}
+
+/// Runs `pdb-edited-mid-run` with the eviction held until its PDB is edited: the plan read a
+/// synced PDB, the server judges an edited one its controller has not caught up with.
+fn run_with_pdb_edited_before_the_eviction(args: &[&str]) -> (Lab, Outcome) {
+    let lab = Lab::start("pdb-edited-mid-run");
+    let gate = hold_evictions(&lab, 0);
+    let run = Running::start(&lab, args);
+    gate.wait_for_arrivals(1, Duration::from_secs(60));
+    {
+        let mut cluster = lab.server.cluster();
+        cluster.pdb_controller_frozen = true;
+        let pdb = cluster.pdbs.values_mut().next().expect("the PDB");
+        Arc::make_mut(pdb).metadata.generation = Some(2);
+    }
+    gate.open();
+    let outcome = run.finish();
+    (lab, outcome)
+}
+
+#[test]
+fn a_pdb_refusal_from_the_server_is_reported_blocked_at_once() {
+    let (lab, outcome) = run_with_pdb_edited_before_the_eviction(&[]);
     assert_eq!(
         outcome.code, 0,
         "a PDB block is a normal outcome: {}",
@@ -462,9 +497,7 @@ fn drs_rules_are_created_and_stale_owned_ones_deleted_while_others_stay() {
 
 #[test]
 fn a_dry_run_reports_which_evictions_a_pdb_would_block() {
-    let lab = Lab::start("pdb-stale");
-    let state = lab.kubernetes_state();
-    let outcome = lab.run(&["--dry-run"]);
+    let (lab, outcome) = run_with_pdb_edited_before_the_eviction(&["--dry-run"]);
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     assert_eq!(
         outcome.evictions_with("blocked").len(),
@@ -472,7 +505,11 @@ fn a_dry_run_reports_which_evictions_a_pdb_would_block() {
         "{}",
         outcome.stdout
     );
-    assert_eq!(lab.kubernetes_state(), state);
+    assert!(lab.evicted_pods().is_empty());
+    let cluster = lab.server.cluster();
+    let pdb = cluster.pdbs.values().next().expect("the PDB");
+    let status = pdb.status.as_ref().expect("a status");
+    assert_eq!(status.disruptions_allowed, 1, "a dry run spends nothing");
 }
 
 fn outcome_of(output: Output) -> Outcome {

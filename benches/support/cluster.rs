@@ -214,7 +214,8 @@ pub fn generate(shape: &Shape) -> Generated {
                              "creationTimestamp": format!("2026-11-{:02}T{:02}:00:00Z", 1 + r % 20, r % 24),
                              "ownerReferences": [owner]},
                 "spec": spec,
-                "status": {"phase": "Running", "qosClass": "Burstable", "startTime": "2026-11-01T00:00:00Z"}
+                "status": {"phase": "Running", "qosClass": "Burstable", "startTime": "2026-11-01T00:00:00Z",
+                           "conditions": [{"type": "Ready", "status": "True"}]}
             }));
         }
         if shape.controllers && statefulset {

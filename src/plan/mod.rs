@@ -354,10 +354,11 @@ impl<'a> Planner<'a> {
         } else {
             None
         };
-        if let Err((reason, detail)) = self.budget.check(&self.view, pod) {
-            return self.skip(context, pod, reason, detail);
-        }
-        self.budget.spend(&self.view, pod);
+        let charge = match self.budget.check(&self.view, pod) {
+            Ok(charge) => charge,
+            Err((reason, detail)) => return self.skip(context, pod, reason, detail),
+        };
+        self.budget.spend(&self.view, pod, charge);
         let depends_on_labels_of = dependencies::of(&self.view, &self.relabelled, pod);
         let pod_ref = self.view.pod(pod);
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");

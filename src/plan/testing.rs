@@ -13,7 +13,7 @@ use crate::policy::{
 };
 use crate::snapshot::{
     AffinityTerm, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements, Resources, Snapshot,
-    SpreadConstraint, WhenUnsatisfiable,
+    SpreadConstraint, UnhealthyPodEvictionPolicy, WhenUnsatisfiable,
 };
 
 pub const HOST: &str = DEFAULT_HOST_LABEL;
@@ -124,7 +124,14 @@ impl Lab {
             namespace: namespace.to_string(),
             name: name.to_string(),
             selector: Some(app_selector(app)),
+            generation: 1,
+            observed_generation: 1,
             disruptions_allowed: allowed,
+            current_healthy: 0,
+            desired_healthy: 0,
+            expected_pods: 0,
+            disrupted_pods: 0,
+            unhealthy_pod_eviction_policy: UnhealthyPodEvictionPolicy::IfHealthyBudget,
         });
         self
     }
@@ -171,6 +178,7 @@ pub fn pod(key: &str) -> PodBuilder {
         node_name: None,
         phase: Phase::Running,
         terminating: false,
+        ready: true,
         created: Some(now() - Duration::hours(1)),
         started: Some(now() - Duration::hours(1)),
         priority: 0,

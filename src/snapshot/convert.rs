@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::model::{
     AffinityTerm, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm, Owner, Pdb, Phase,
     Pod, Qos, Requirements, Resources, SpreadConstraint, Taint, TaintEffect, Toleration,
-    WhenUnsatisfiable,
+    UnhealthyPodEvictionPolicy, WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
 use crate::kube::FIELD_MANAGER;
@@ -127,10 +127,11 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
         requests.add(&request);
         limits.add(&limit);
     }
-    for container in spec.init_containers.iter().flatten() {
-        let (request, _) = container_resources(container)?;
-        requests.max_with(&request);
-    }
+    let init_step = init_requests(
+        spec.init_containers.as_deref().unwrap_or_default(),
+        &mut requests,
+    )?;
+    requests.max_with(&init_step);
     if let Some(overhead) = spec.overhead.clone() {
         requests.add(&resources(overhead, "spec.overhead")?);
     }
@@ -191,6 +192,10 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
             _ => Phase::Pending,
         },
         terminating: meta.deletion_timestamp.is_some(),
+        ready: status
+            .conditions
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")),
         created: meta.creation_timestamp.and_then(|t| timestamp(t.0)),
         started: status.start_time.and_then(|t| timestamp(t.0)),
         priority: spec.priority.unwrap_or(0),
@@ -245,6 +250,14 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
 
 pub fn pdb(pdb: PodDisruptionBudget) -> Result<Pdb, ConvertError> {
     let spec = pdb.spec.unwrap_or_default();
+    // A PDB the controller has not processed yet has no status: it allows nothing, as the API
+    // server treats it.
+    let status = pdb.status.unwrap_or_default();
+    let unhealthy_pod_eviction_policy = match spec.unhealthy_pod_eviction_policy.as_deref() {
+        None | Some("") | Some("IfHealthyBudget") => UnhealthyPodEvictionPolicy::IfHealthyBudget,
+        Some("AlwaysAllow") => UnhealthyPodEvictionPolicy::AlwaysAllow,
+        Some(_) => UnhealthyPodEvictionPolicy::Unrecognised,
+    };
     Ok(Pdb {
         namespace: pdb
             .metadata
@@ -257,8 +270,14 @@ pub fn pdb(pdb: PodDisruptionBudget) -> Result<Pdb, ConvertError> {
             .selector
             .map(|s| selector(s, "spec.selector"))
             .transpose()?,
-        // A PDB the controller has not processed yet allows nothing, as the API server treats it.
-        disruptions_allowed: pdb.status.map(|s| s.disruptions_allowed).unwrap_or(0),
+        generation: pdb.metadata.generation.unwrap_or(0),
+        observed_generation: status.observed_generation.unwrap_or(0),
+        disruptions_allowed: status.disruptions_allowed,
+        current_healthy: status.current_healthy,
+        desired_healthy: status.desired_healthy,
+        expected_pods: status.expected_pods,
+        disrupted_pods: status.disrupted_pods.map_or(0, |pods| pods.len()),
+        unhealthy_pod_eviction_policy,
     })
 }
 
@@ -300,6 +319,31 @@ fn container_resources(
         requests.0.entry(name.clone()).or_insert(*amount);
     }
     Ok((requests, limits))
+}
+
+/// What the init containers add to the pod's request, as the scheduler sums it
+/// (`resourcehelper.PodRequests`): native sidecars (`restartPolicy: Always`) keep running
+/// beside the containers, so they are added to `requests`; the result is the largest step of
+/// the init sequence, each ordinary init container running beside the sidecars started before
+/// it, for the caller to take the larger of it and the running pod.
+fn init_requests(
+    init_containers: &[core::Container],
+    requests: &mut Resources,
+) -> Result<Resources, ConvertError> {
+    let mut sidecars = Resources::default();
+    let mut largest_step = Resources::default();
+    for container in init_containers {
+        let (mut request, _) = container_resources(container)?;
+        if container.restart_policy.as_deref() == Some("Always") {
+            requests.add(&request);
+            sidecars.add(&request);
+            largest_step.max_with(&sidecars);
+        } else {
+            request.add(&sidecars);
+            largest_step.max_with(&request);
+        }
+    }
+    Ok(largest_step)
 }
 
 fn guaranteed_container(requests: &Resources, limits: &Resources) -> bool {
@@ -523,6 +567,106 @@ mod tests {
         assert_eq!(
             converted.applied_label_keys,
             BTreeSet::from(["vsphere-descheduler.io/host".to_string()])
+        );
+    }
+
+    fn converted_pod(spec: Value, status: Value) -> Pod {
+        let object = json!({"metadata": {"name": "web-1"}, "spec": spec, "status": status});
+        pod(serde_json::from_value(object).expect("a pod")).expect("converts")
+    }
+
+    #[test]
+    fn requests_add_native_sidecars_to_the_containers_and_take_the_largest_init_step() {
+        let cpu = |amount: &str| json!({"requests": {"cpu": amount}});
+        let converted = converted_pod(
+            json!({
+                "containers": [{"name": "main", "resources": cpu("500m")}],
+                "initContainers": [
+                    {"name": "migrate", "resources": cpu("200m")},
+                    {"name": "proxy", "restartPolicy": "Always", "resources": cpu("1500m")},
+                    {"name": "warm-up", "resources": cpu("1800m")}
+                ],
+                "overhead": {"cpu": "250m"}
+            }),
+            json!({}),
+        );
+        // Running: 500m + the sidecar's 1500m = 2000m. Warming up: 1800m beside the sidecar =
+        // 3300m, the largest step. Plus 250m overhead. (Maxing the sidecar with the init
+        // containers would give 1800m + 250m.)
+        assert_eq!(converted.requests.get("cpu"), 3550);
+        assert_eq!(converted.requests.get("pods"), 1000);
+
+        let without_warm_up = converted_pod(
+            json!({
+                "containers": [{"name": "main", "resources": cpu("500m")}],
+                "initContainers": [
+                    {"name": "migrate", "resources": cpu("200m")},
+                    {"name": "proxy", "restartPolicy": "Always", "resources": cpu("1500m")}
+                ]
+            }),
+            json!({}),
+        );
+        assert_eq!(without_warm_up.requests.get("cpu"), 2000);
+    }
+
+    #[test]
+    fn a_pod_is_ready_only_with_a_ready_condition_that_is_true() {
+        let ready = |conditions: Value| {
+            converted_pod(json!({"containers": []}), json!({"conditions": conditions})).ready
+        };
+        assert!(ready(json!([{"type": "Ready", "status": "True"}])));
+        assert!(!ready(json!([{"type": "Ready", "status": "False"}])));
+        assert!(!ready(
+            json!([{"type": "ContainersReady", "status": "True"}])
+        ));
+        assert!(!converted_pod(json!({"containers": []}), json!({})).ready);
+    }
+
+    #[test]
+    fn a_pdb_reads_its_generations_health_counts_and_policy_and_zero_when_absent() {
+        let converted = |object: Value| pdb(serde_json::from_value(object).expect("a PDB"));
+        let full = converted(json!({
+            "metadata": {"name": "web", "namespace": "shop", "generation": 3},
+            "spec": {"unhealthyPodEvictionPolicy": "AlwaysAllow"},
+            "status": {"observedGeneration": 2, "disruptionsAllowed": 1, "currentHealthy": 3,
+                       "desiredHealthy": 2, "expectedPods": 3,
+                       "disruptedPods": {"web-0": "2026-11-21T08:59:30Z"}}
+        }))
+        .expect("converts");
+        assert_eq!(
+            (
+                full.generation,
+                full.observed_generation,
+                full.disruptions_allowed
+            ),
+            (3, 2, 1)
+        );
+        assert_eq!(
+            (
+                full.current_healthy,
+                full.desired_healthy,
+                full.expected_pods,
+                full.disrupted_pods
+            ),
+            (3, 2, 3, 1)
+        );
+        assert_eq!(
+            full.unhealthy_pod_eviction_policy,
+            UnhealthyPodEvictionPolicy::AlwaysAllow
+        );
+        let bare = converted(json!({"metadata": {"name": "web"}})).expect("converts");
+        assert_eq!((bare.generation, bare.observed_generation), (0, 0));
+        assert_eq!((bare.disruptions_allowed, bare.disrupted_pods), (0, 0));
+        assert_eq!(
+            bare.unhealthy_pod_eviction_policy,
+            UnhealthyPodEvictionPolicy::IfHealthyBudget
+        );
+        let newer = converted(json!({"metadata": {"name": "web"},
+                                     "spec": {"unhealthyPodEvictionPolicy": "Sometimes"}}))
+        .expect("an unknown policy is not an error");
+        assert_eq!(
+            newer.unhealthy_pod_eviction_policy,
+            UnhealthyPodEvictionPolicy::Unrecognised
         );
     }
 

@@ -120,6 +120,8 @@ const POD_PATHS: &[&str] = &[
     "spec.containers[].resources.requests",
     "spec.containers[].resources.limits",
     "spec.initContainers[].name",
+    // `Always` makes it a native sidecar, whose request adds to the containers'.
+    "spec.initContainers[].restartPolicy",
     "spec.initContainers[].resources.requests",
     "spec.initContainers[].resources.limits",
     "spec.volumes[].name",
@@ -130,6 +132,9 @@ const POD_PATHS: &[&str] = &[
     "status.phase",
     "status.qosClass",
     "status.startTime",
+    // Whether it is Ready: the Eviction API lets some unready pods go without the budget.
+    "status.conditions[].type",
+    "status.conditions[].status",
 ];
 
 static POD: Kept = Kept {
@@ -148,8 +153,17 @@ const PDB_PATHS: &[&str] = &[
     "kind",
     "metadata.name",
     "metadata.namespace",
+    // Ahead of status.observedGeneration: the API server refuses evictions until it catches up.
+    "metadata.generation",
     "spec.selector",
+    "spec.unhealthyPodEvictionPolicy",
+    "status.observedGeneration",
     "status.disruptionsAllowed",
+    "status.currentHealthy",
+    "status.desiredHealthy",
+    "status.expectedPods",
+    // Only its size is read (the API server refuses evictions past 2000 entries).
+    "status.disruptedPods",
 ];
 
 static PDB: Kept = Kept {
@@ -428,7 +442,8 @@ mod tests {
                 "qosClass": "Burstable",
                 "startTime": "2026-11-20T08:00:05Z",
                 "podIP": "10.1.2.3",
-                "conditions": [{"type": "Ready", "status": "True"}],
+                "conditions": [{"type": "Ready", "status": "True", "reason": "planted",
+                                "lastTransitionTime": "2026-11-20T08:00:09Z"}],
                 "containerStatuses": [{"name": "main", "ready": true, "restartCount": 0,
                                        "image": "web:1", "imageID": "sha256:planted"}]
             }
@@ -481,6 +496,7 @@ mod tests {
                     }],
                     "initContainers": [{
                         "name": "setup",
+                        "restartPolicy": "Always",
                         "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
                     }],
                     "volumes": [
@@ -494,31 +510,41 @@ mod tests {
                 "status": {
                     "phase": "Running",
                     "qosClass": "Burstable",
-                    "startTime": "2026-11-20T08:00:05Z"
+                    "startTime": "2026-11-20T08:00:05Z",
+                    "conditions": [{"type": "Ready", "status": "True"}]
                 }
             })
         );
     }
 
     #[test]
-    fn a_pdb_keeps_its_selector_and_the_disruptions_it_allows() {
+    fn a_pdb_keeps_its_selector_generations_health_counts_and_unhealthy_pod_policy() {
         let pdb = json!({
             "apiVersion": "policy/v1",
             "kind": "PodDisruptionBudget",
-            "metadata": {"name": "web", "namespace": "shop", "uid": "p1",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "p1", "generation": 3,
+                         "resourceVersion": "42",
                          "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "planted"}},
-            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}},
+                     "unhealthyPodEvictionPolicy": "AlwaysAllow"},
             "status": {"disruptionsAllowed": 1, "currentHealthy": 2, "desiredHealthy": 1,
-                       "expectedPods": 2, "observedGeneration": 3}
+                       "expectedPods": 2, "observedGeneration": 3,
+                       "disruptedPods": {"web-0": "2026-11-21T08:59:30Z"},
+                       "conditions": [{"type": "DisruptionAllowed", "status": "True",
+                                       "reason": "SufficientPods", "message": "planted",
+                                       "lastTransitionTime": "2026-11-21T08:59:30Z"}]}
         });
         assert_eq!(
             super::pdb(typed(pdb)).0,
             json!({
                 "apiVersion": "policy/v1",
                 "kind": "PodDisruptionBudget",
-                "metadata": {"name": "web", "namespace": "shop"},
-                "spec": {"selector": {"matchLabels": {"app": "web"}}},
-                "status": {"disruptionsAllowed": 1}
+                "metadata": {"name": "web", "namespace": "shop", "generation": 3},
+                "spec": {"selector": {"matchLabels": {"app": "web"}},
+                         "unhealthyPodEvictionPolicy": "AlwaysAllow"},
+                "status": {"disruptionsAllowed": 1, "currentHealthy": 2, "desiredHealthy": 1,
+                           "expectedPods": 2, "observedGeneration": 3,
+                           "disruptedPods": {"web-0": "2026-11-21T08:59:30Z"}}
             })
         );
     }
