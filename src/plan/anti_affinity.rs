@@ -181,18 +181,7 @@ mod tests {
     #[test]
     fn a_stale_host_label_is_refreshed_before_planning() {
         // w2's VM moved to esxi-1, but its label still says esxi-2.
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .host("esxi-3")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-3")
-            .with(|s| {
-                s.nodes[1]
-                    .labels
-                    .insert(HOST.to_string(), "esxi-2".to_string());
-            })
+        let snapshot = moved_worker()
             .pod(web("web-old", "w1", 60))
             .pod(web("web-new", "w2", 5))
             .build();

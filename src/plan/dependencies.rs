@@ -177,19 +177,6 @@ mod tests {
     use crate::plan::testing::*;
     use crate::snapshot::{Labels, Snapshot};
 
-    /// w1 on esxi-1; w2's VM was moved from esxi-2 onto esxi-1 and its host label still says
-    /// esxi-2, so the plan relabels it; w3 on esxi-3.
-    fn moved() -> Lab {
-        Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .host("esxi-3")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-3")
-            .with(|s| set_label(s, "w2", HOST, "esxi-2"))
-    }
-
     fn set_label(snapshot: &mut Snapshot, node: &str, key: &str, value: &str) {
         let node = snapshot
             .nodes
@@ -252,7 +239,7 @@ mod tests {
 
     #[test]
     fn an_eviction_from_a_relabelled_node_depends_on_its_labels() {
-        let snapshot = moved()
+        let snapshot = moved_worker()
             .pod(web("web-a", "w1", 60))
             .pod(web("web-b", "w2", 5))
             .build();
@@ -265,7 +252,7 @@ mod tests {
     #[test]
     fn an_eviction_depends_on_the_labels_of_its_partners_node() {
         // w2 is cordoned: it could not take web-a, so only the shared host makes it count.
-        let snapshot = moved()
+        let snapshot = moved_worker()
             .with(|s| cordon(s, "w2"))
             .pod(web("web-a", "w1", 5))
             .pod(web("web-b", "w2", 60))
@@ -279,7 +266,7 @@ mod tests {
     #[test]
     fn a_host_level_eviction_depends_on_a_relabelled_node_that_would_take_the_pod() {
         // By w2's stale label the scheduler could send api-b's replacement anywhere.
-        let snapshot = api_pair(moved(), HOST).build();
+        let snapshot = api_pair(moved_worker(), HOST).build();
         assert_eq!(
             dependencies(&snapshot),
             [("shop/api-b".to_string(), vec!["w2".to_string()])]
@@ -289,7 +276,7 @@ mod tests {
     #[test]
     fn a_node_level_eviction_does_not_wait_for_host_labels() {
         // w2 would take api-b, but its host label plays no part in where api-b may go.
-        let snapshot = api_pair(moved(), HOSTNAME).build();
+        let snapshot = api_pair(moved_worker(), HOSTNAME).build();
         assert_eq!(
             dependencies(&snapshot),
             [("shop/api-b".to_string(), Vec::<String>::new())]
@@ -301,7 +288,7 @@ mod tests {
         // The pods need an SSD node: w1 has one, the relabelled w2 does not, and w2 is on
         // another host than w3 either way.
         let ssd = Labels::from([("disk".to_string(), "ssd".to_string())]);
-        let snapshot = api_pair(moved(), HOST)
+        let snapshot = api_pair(moved_worker(), HOST)
             .with(|s| {
                 set_label(s, "w1", "disk", "ssd");
                 for pod in &mut s.pods {
@@ -313,7 +300,9 @@ mod tests {
             dependencies(&snapshot),
             [("shop/api-b".to_string(), Vec::new())]
         );
-        let cordoned = api_pair(moved(), HOST).with(|s| cordon(s, "w2")).build();
+        let cordoned = api_pair(moved_worker(), HOST)
+            .with(|s| cordon(s, "w2"))
+            .build();
         assert_eq!(
             dependencies(&cordoned),
             [("shop/api-b".to_string(), Vec::new())]
@@ -325,7 +314,7 @@ mod tests {
         // The pods select esxi-2's nodes by the host label (they were placed before): by its
         // stale label w2 still matches, by its new one it does not; w4 on esxi-2 takes api-b.
         let selector = Labels::from([(HOST.to_string(), "esxi-2".to_string())]);
-        let snapshot = api_pair(moved().node("w4", "esxi-2"), HOSTNAME)
+        let snapshot = api_pair(moved_worker().node("w4", "esxi-2"), HOSTNAME)
             .with(|s| {
                 for pod in &mut s.pods {
                     pod.node_selector = selector.clone();
@@ -340,7 +329,7 @@ mod tests {
 
     #[test]
     fn an_eviction_carries_the_pods_uid_and_the_policys_grace_period() {
-        let snapshot = api_pair(moved(), HOSTNAME).build();
+        let snapshot = api_pair(moved_worker(), HOSTNAME).build();
         let policy = crate::policy::Policy {
             grace_period_seconds: Some(30),
             ..policy(vec![anti_affinity()])

@@ -150,6 +150,19 @@ impl Lab {
     }
 
     /// Any other adjustment.
+    /// Sets a label on a node as recorded (a stale one, say).
+    pub fn label(self, node: &str, key: &str, value: &str) -> Lab {
+        self.with(|snapshot| {
+            snapshot
+                .nodes
+                .iter_mut()
+                .find(|n| n.name == node)
+                .expect("the node")
+                .labels
+                .insert(key.to_string(), value.to_string());
+        })
+    }
+
     pub fn with(mut self, change: impl FnOnce(&mut Snapshot)) -> Lab {
         change(&mut self.snapshot);
         self
@@ -332,4 +345,17 @@ pub fn three_hosts() -> Lab {
         .node("w1", "esxi-1")
         .node("w2", "esxi-2")
         .node("w3", "esxi-3")
+}
+
+/// The seed lab after a DRS move: w2's VM went from esxi-2 onto esxi-1, next to w1, and its host
+/// label still says esxi-2, so the plan relabels it.
+pub fn moved_worker() -> Lab {
+    Lab::new()
+        .host("esxi-1")
+        .host("esxi-2")
+        .host("esxi-3")
+        .node("w1", "esxi-1")
+        .node("w2", "esxi-1")
+        .node("w3", "esxi-3")
+        .label("w2", HOST, "esxi-2")
 }
