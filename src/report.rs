@@ -272,6 +272,7 @@ pub struct SnapshotSummary {
     pub pods: usize,
     pub pod_disruption_budgets: usize,
     pub namespaces: usize,
+    pub priority_classes: usize,
     /// vSphere clusters in the recorded inventory.
     pub vsphere_clusters: usize,
     pub vms: usize,
@@ -285,12 +286,13 @@ impl SnapshotSummary {
                 serde_json::to_string_pretty(self).expect("a summary always serializes") + "\n"
             }
             OutputFormat::Text => format!(
-                "Recorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s) and \
-                 {} vSphere cluster(s) with {} VM(s) in {}\n",
+                "Recorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s), {} \
+                 PriorityClass(es) and {} vSphere cluster(s) with {} VM(s) in {}\n",
                 self.nodes,
                 self.pods,
                 self.pod_disruption_budgets,
                 self.namespaces,
+                self.priority_classes,
                 self.vsphere_clusters,
                 self.vms,
                 self.file

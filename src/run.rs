@@ -39,6 +39,8 @@ pub enum Error {
     Lock(#[source] kube::Error),
     #[error("the observed state cannot be planned on")]
     Snapshot(#[source] SnapshotError),
+    #[error("invalid policy for this cluster; nothing was changed")]
+    Policy(#[source] plan::UnknownPriorityClass),
     #[error("{0} before anything was planned; nothing was changed")]
     Stopped(StopReason),
 }
@@ -124,6 +126,7 @@ async fn observe_plan_act(
     }
 
     let snapshot = assemble(cluster, inventory)?;
+    plan::check_priority_classes(&snapshot, &config.policy).map_err(Error::Policy)?;
     let plan = plan::plan(&snapshot, &config.policy);
     let mut report = Report::planned(mode(config), plan);
     if let Some(error) = vcenter_error {

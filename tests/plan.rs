@@ -34,6 +34,9 @@ fn report(case: &Path) -> serde_json::Value {
     let snapshot = snapshot::load_files(&[case.join("snapshot.yaml")], now)
         .unwrap_or_else(|e| panic!("{}: {e}", case.display()))
         .snapshot;
+    // As `plan` does: the policy's PriorityClass names must be in the snapshot.
+    plan::check_priority_classes(&snapshot, &policy)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.display()));
     let plan = plan::plan(&snapshot, &policy);
     serde_json::from_str(&Report::planned(Mode::Plan, plan).to_json()).expect("the report is JSON")
 }

@@ -20,6 +20,8 @@ use crate::snapshot::SnapshotError;
 pub enum Error {
     #[error("invalid policy")]
     Policy(#[source] PolicyError),
+    #[error("invalid policy for this snapshot")]
+    PriorityClass(#[source] crate::plan::UnknownPriorityClass),
     #[error("invalid snapshot")]
     Snapshot(#[source] SnapshotError),
     #[error("cannot write the report to stdout")]
@@ -44,7 +46,7 @@ impl Error {
     /// DESIGN §5: 2 for invalid input or usage, 1 for failed actions or backends.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Policy(_) | Error::Snapshot(_) | Error::Config(_) => 2,
+            Error::Policy(_) | Error::PriorityClass(_) | Error::Snapshot(_) | Error::Config(_) => 2,
             Error::Output(_)
             | Error::Runtime(_)
             | Error::Kubernetes(_)

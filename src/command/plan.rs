@@ -24,6 +24,8 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     if !snapshot.ignored.is_empty() {
         info!(count = snapshot.ignored.len(), first = %snapshot.ignored[0], "ignored objects of kinds planning does not use");
     }
+    plan::check_priority_classes(&snapshot.snapshot, &loaded.policy)
+        .map_err(Error::PriorityClass)?;
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
     let evictions = plan.evictions.len();
     Report::planned(Mode::Plan, plan)

@@ -1,4 +1,4 @@
-//! `snapshot -o FILE`: records nodes, pods, PodDisruptionBudgets and namespaces (each kind a
+//! `snapshot -o FILE`: records nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses (each kind a
 //! `v1 List` of objects pruned to the fields planning reads, see `snapshot::prune`) and the
 //! observed `VSphereInventory` into one file that `plan --snapshot` reads. JSON when the file
 //! name ends in `.json`, YAML otherwise. The file is written next to its destination and
@@ -60,6 +60,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         pods: objects.pods.len(),
         pod_disruption_budgets: objects.pdbs.len(),
         namespaces: objects.namespaces.len(),
+        priority_classes: objects.priority_classes.len(),
         vsphere_clusters: inventory.clusters.len(),
         vms: inventory.clusters.iter().map(|c| c.vms.len()).sum(),
     };
@@ -112,6 +113,8 @@ fn write(path: &Path, objects: &RawObjects, inventory: &Inventory) -> std::io::R
             out.write_all(b"\n")?;
             serde_json::to_writer(&mut out, &list(&objects.namespaces))?;
             out.write_all(b"\n")?;
+            serde_json::to_writer(&mut out, &list(&objects.priority_classes))?;
+            out.write_all(b"\n")?;
             serde_json::to_writer(&mut out, &inventory)?;
             out.write_all(b"\n")?;
         } else {
@@ -125,6 +128,8 @@ fn write(path: &Path, objects: &RawObjects, inventory: &Inventory) -> std::io::R
             serde_saphyr::to_io_writer(&mut out, &list(&objects.pdbs)).map_err(yaml)?;
             out.write_all(b"---\n")?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.namespaces)).map_err(yaml)?;
+            out.write_all(b"---\n")?;
+            serde_saphyr::to_io_writer(&mut out, &list(&objects.priority_classes)).map_err(yaml)?;
             out.write_all(b"---\n")?;
             serde_saphyr::to_io_writer(&mut out, &inventory).map_err(yaml)?;
         }

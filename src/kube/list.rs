@@ -1,4 +1,4 @@
-//! Paginated lists of nodes, pods, PodDisruptionBudgets and namespaces.
+//! Paginated lists of nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses.
 //!
 //! kube has no auto-pager: pages of [`PAGE_SIZE`] are followed by their `continue` token until it
 //! is empty (pages may be short, even empty, and still carry one). A `410 Expired` token means the
@@ -9,6 +9,7 @@ use std::fmt::Debug;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Resource;
 use kube::api::{Api, ListParams};
 use serde::de::DeserializeOwned;
@@ -28,6 +29,7 @@ pub struct RawObjects {
     pub pods: Vec<Pruned>,
     pub pdbs: Vec<Pruned>,
     pub namespaces: Vec<Pruned>,
+    pub priority_classes: Vec<Pruned>,
 }
 
 impl Client {
@@ -35,7 +37,7 @@ impl Client {
     /// (so a large cluster never sits in memory as API objects).
     pub async fn observe(&self) -> Result<Objects, Error> {
         let client = &self.client;
-        let (nodes, pods, pdbs, namespaces) = tokio::try_join!(
+        let (nodes, pods, pdbs, namespaces, priority_classes) = tokio::try_join!(
             list_all(
                 Api::<Node>::all(client.clone()),
                 "nodes",
@@ -56,12 +58,18 @@ impl Client {
                 "namespaces",
                 converting("namespace", snapshot::namespace)
             ),
+            list_all(
+                Api::<PriorityClass>::all(client.clone()),
+                "priorityclasses",
+                converting("priorityclass", snapshot::priority_class)
+            ),
         )?;
         tracing::info!(
             nodes = nodes.len(),
             pods = pods.len(),
             pdbs = pdbs.len(),
             namespaces = namespaces.len(),
+            priority_classes = priority_classes.len(),
             "listed Kubernetes objects"
         );
         Ok(Objects {
@@ -69,6 +77,7 @@ impl Client {
             pods,
             pdbs,
             namespaces,
+            priority_classes,
             ..Objects::default()
         })
     }
@@ -77,7 +86,7 @@ impl Client {
     /// page arrives to what planning reads.
     pub async fn list_objects(&self) -> Result<RawObjects, Error> {
         let client = &self.client;
-        let (nodes, pods, pdbs, namespaces) = tokio::try_join!(
+        let (nodes, pods, pdbs, namespaces, priority_classes) = tokio::try_join!(
             list_all(Api::<Node>::all(client.clone()), "nodes", |node| Ok(
                 prune::node(node)
             )),
@@ -94,12 +103,18 @@ impl Client {
                 "namespaces",
                 |namespace| Ok(prune::namespace(namespace))
             ),
+            list_all(
+                Api::<PriorityClass>::all(client.clone()),
+                "priorityclasses",
+                |class| Ok(prune::priority_class(class))
+            ),
         )?;
         Ok(RawObjects {
             nodes,
             pods,
             pdbs,
             namespaces,
+            priority_classes,
         })
     }
 }

@@ -1,8 +1,8 @@
 //! The Kubernetes adapter: a thin, concrete layer over `kube::Client` for the calls this tool
 //! makes, and nothing else.
 //!
-//! * [`Client::observe`] lists nodes, pods, PodDisruptionBudgets and namespaces page by page
-//!   (500 a page, restarting on `410 Expired`) into the planner's types;
+//! * [`Client::observe`] lists nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses
+//!   page by page (500 a page, restarting on `410 Expired`) into the planner's types;
 //!   [`Client::list_objects`] lists the same objects as the API returns them, for snapshots.
 //! * [`Client::apply_labels`] writes the label keys this tool owns with server-side apply under
 //!   one field manager, never creating a node that vanished.

@@ -4,16 +4,62 @@
 use kube::core::SelectorExt;
 
 use super::view::{PodState, View};
-use crate::policy::{EvictorArgs, NoEvictionPolicy, SYSTEM_CRITICAL_PRIORITY};
-use crate::snapshot::Pod;
+use crate::policy::{EvictorArgs, NoEvictionPolicy, PriorityThreshold, SYSTEM_CRITICAL_PRIORITY};
+use crate::snapshot::{Pod, Snapshot};
+
+/// Priority of `system-node-critical`.
+const SYSTEM_NODE_CRITICAL_PRIORITY: i32 = SYSTEM_CRITICAL_PRIORITY + 1000;
+
+/// A profile's `priorityThreshold` resolved against the snapshot's PriorityClasses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threshold<'p> {
+    Priority(i32),
+    /// A class the snapshot does not have. `run` and `plan` refuse such a policy before
+    /// planning; a plan made anyway protects every pod rather than guess a number.
+    UnknownClass(&'p str),
+}
+
+impl<'p> Threshold<'p> {
+    pub fn resolve(snapshot: &Snapshot, threshold: &'p PriorityThreshold) -> Threshold<'p> {
+        match threshold {
+            PriorityThreshold::Value(value) => Threshold::Priority(*value),
+            PriorityThreshold::Name(name) => priority_class_value(snapshot, name)
+                .map_or(Threshold::UnknownClass(name), Threshold::Priority),
+        }
+    }
+}
+
+/// The value of a PriorityClass. The two system classes exist in every cluster (the API server
+/// creates them and refuses their deletion), so a hand-written snapshot need not record them.
+pub fn priority_class_value(snapshot: &Snapshot, name: &str) -> Option<i32> {
+    snapshot.priority_classes.get(name).copied().or(match name {
+        "system-cluster-critical" => Some(SYSTEM_CRITICAL_PRIORITY),
+        "system-node-critical" => Some(SYSTEM_NODE_CRITICAL_PRIORITY),
+        _ => None,
+    })
+}
+
+/// Every PriorityClass name [`priority_class_value`] resolves, sorted.
+pub fn priority_class_names(snapshot: &Snapshot) -> Vec<&str> {
+    let mut names: Vec<&str> = snapshot
+        .priority_classes
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for system in ["system-cluster-critical", "system-node-critical"] {
+        if !snapshot.priority_classes.contains_key(system) {
+            names.push(system);
+        }
+    }
+    names.sort_unstable();
+    names
+}
 
 /// Every protection that applies to the pod; empty when it may be evicted.
-///
-/// `priority_threshold` is the profile's threshold, already resolved to a number.
 pub fn protections(
     view: &View,
     args: &EvictorArgs,
-    priority_threshold: i32,
+    priority_threshold: Threshold,
     index: usize,
 ) -> Vec<String> {
     let pod = view.pod(index);
@@ -41,13 +87,20 @@ pub fn protections(
     }
     let protections = &args.protections;
     if protections.system_critical_pods {
-        if pod.priority >= SYSTEM_CRITICAL_PRIORITY {
-            reasons.push(format!("system-critical priority {}", pod.priority));
-        } else if pod.priority >= priority_threshold {
-            reasons.push(format!(
-                "priority {} is at or above priorityThreshold {priority_threshold}",
-                pod.priority
-            ));
+        match priority_threshold {
+            _ if pod.priority >= SYSTEM_CRITICAL_PRIORITY => {
+                reasons.push(format!("system-critical priority {}", pod.priority));
+            }
+            Threshold::Priority(threshold) if pod.priority >= threshold => {
+                reasons.push(format!(
+                    "priority {} is at or above priorityThreshold {threshold}",
+                    pod.priority
+                ));
+            }
+            Threshold::Priority(_) => {}
+            Threshold::UnknownClass(name) => reasons.push(format!(
+                "priorityThreshold names PriorityClass {name}, which the cluster does not have"
+            )),
         }
     }
     if pod.owners.is_empty() {
@@ -133,4 +186,120 @@ fn owner_pods(view: &View, pod: &Pod, uid: &str) -> usize {
         .filter(|&&p| view.state[p] == PodState::Active)
         .filter(|&&p| view.pod(p).owners.first().is_some_and(|o| o.uid == uid))
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::testing::*;
+    use crate::plan::{check_priority_classes, plan};
+
+    fn name(class: &str) -> PriorityThreshold {
+        PriorityThreshold::Name(class.to_string())
+    }
+
+    /// w1 and w2 share esxi-1, w3 is alone on esxi-2; a web pair of priority 1500 shares
+    /// esxi-1, and the cluster has the class `business` (1000) which no pod uses.
+    fn lab() -> Snapshot {
+        let web = |name: &str, node: &str, age: i64| {
+            pod(&format!("shop/{name}"))
+                .app("web")
+                .on(node)
+                .anti_affinity(HOST)
+                .age_minutes(age)
+                .with(|pod| {
+                    pod.priority = 1500;
+                    pod.priority_class = Some("payments".to_string());
+                })
+        };
+        Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .pod(web("web-old", "w1", 60))
+            .pod(web("web-new", "w2", 5))
+            .with(|snapshot| {
+                snapshot.priority_classes = [
+                    ("business".to_string(), 1000),
+                    ("payments".to_string(), 1500),
+                ]
+                .into();
+            })
+            .build()
+    }
+
+    fn threshold_policy(threshold: PriorityThreshold) -> crate::policy::Policy {
+        let evictor = EvictorArgs {
+            priority_threshold: threshold,
+            ..EvictorArgs::default()
+        };
+        policy_with(evictor, vec![anti_affinity()])
+    }
+
+    #[test]
+    fn a_class_name_resolves_to_the_recorded_value_even_when_no_pod_uses_it() {
+        let snapshot = lab();
+        let business = name("business");
+        assert_eq!(
+            Threshold::resolve(&snapshot, &business),
+            Threshold::Priority(1000)
+        );
+        // The pods of the higher, non-critical class keep their protection.
+        let plan = plan(&snapshot, &threshold_policy(business));
+        assert_eq!(evicted(&plan), Vec::<String>::new());
+        assert_eq!(
+            plan.skipped[0].detail,
+            "priority 1500 is at or above priorityThreshold 1000"
+        );
+    }
+
+    #[test]
+    fn the_system_classes_resolve_without_being_recorded() {
+        let snapshot = lab();
+        let cluster = name("system-cluster-critical");
+        let node = name("system-node-critical");
+        assert_eq!(
+            Threshold::resolve(&snapshot, &cluster),
+            Threshold::Priority(2_000_000_000)
+        );
+        assert_eq!(
+            Threshold::resolve(&snapshot, &node),
+            Threshold::Priority(2_000_001_000)
+        );
+        assert!(check_priority_classes(&snapshot, &threshold_policy(node)).is_ok());
+        let plan = plan(&snapshot, &threshold_policy(cluster));
+        assert_eq!(evicted(&plan), ["shop/web-new"]);
+    }
+
+    #[test]
+    fn an_unknown_class_is_an_error_naming_it_and_the_classes_there_are() {
+        let snapshot = lab();
+        let error = check_priority_classes(&snapshot, &threshold_policy(name("gold")))
+            .expect_err("no class gold");
+        assert_eq!(
+            error.to_string(),
+            "profile test: priorityThreshold names PriorityClass gold, which the cluster does \
+             not have (it has business, payments, system-cluster-critical, system-node-critical)"
+        );
+        assert!(check_priority_classes(&snapshot, &threshold_policy(name("business"))).is_ok());
+    }
+
+    #[test]
+    fn a_plan_made_with_an_unknown_class_anyway_evicts_nothing() {
+        let plan = plan(&lab(), &threshold_policy(name("gold")));
+        assert_eq!(evicted(&plan), Vec::<String>::new());
+        assert_eq!(
+            skipped(&plan),
+            [
+                ("shop/web-new".to_string(), "protected"),
+                ("shop/web-old".to_string(), "protected")
+            ]
+        );
+        assert_eq!(
+            plan.skipped[0].detail,
+            "priorityThreshold names PriorityClass gold, which the cluster does not have"
+        );
+    }
 }

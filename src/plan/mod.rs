@@ -30,9 +30,7 @@ use serde::Serialize;
 pub use drs::{DrsAction, DrsRuleChange, Edit, rule_name};
 pub use labels::{LabelApply, LabelChange};
 
-use crate::policy::{
-    EvictorArgs, Policy, PriorityThreshold, Profile, SYSTEM_CRITICAL_PRIORITY, Strategy,
-};
+use crate::policy::{EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
 use crate::snapshot::Snapshot;
 use budget::Budget;
 use view::{NodeState, PodState, View};
@@ -117,6 +115,44 @@ impl SkipReason {
             SkipReason::Limit => "limit",
         }
     }
+}
+
+/// A profile's `priorityThreshold` names a PriorityClass the snapshot does not have.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "profile {profile}: priorityThreshold names PriorityClass {name}, which the cluster does not \
+     have (it has {})",
+    known.join(", ")
+)]
+pub struct UnknownPriorityClass {
+    pub profile: String,
+    pub name: String,
+    /// Every class the name could have been.
+    pub known: Vec<String>,
+}
+
+/// Where the policy meets the snapshot: every PriorityClass a threshold names must exist (as
+/// upstream, which reads the class and fails without it). Called before [`plan`], which
+/// protects every pod of a profile whose class is unknown rather than guess its value.
+pub fn check_priority_classes(
+    snapshot: &Snapshot,
+    policy: &Policy,
+) -> Result<(), UnknownPriorityClass> {
+    for profile in &policy.profiles {
+        if let PriorityThreshold::Name(name) = &profile.evictor.priority_threshold
+            && evictor::priority_class_value(snapshot, name).is_none()
+        {
+            return Err(UnknownPriorityClass {
+                profile: profile.name.clone(),
+                name: name.clone(),
+                known: evictor::priority_class_names(snapshot)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Plan a run. Pure: the same snapshot and policy always give the same plan.
@@ -216,7 +252,7 @@ pub(crate) struct Context<'p> {
     pub profile: &'p str,
     pub strategy: &'static str,
     pub evictor: &'p EvictorArgs,
-    pub priority_threshold: i32,
+    pub priority_threshold: evictor::Threshold<'p>,
 }
 
 /// Working state shared by the strategies.
@@ -302,26 +338,10 @@ impl<'a> Planner<'a> {
             profile: &profile.name,
             strategy: "",
             evictor: &profile.evictor,
-            priority_threshold: self.resolve_threshold(&profile.evictor.priority_threshold),
-        }
-    }
-
-    fn resolve_threshold(&self, threshold: &PriorityThreshold) -> i32 {
-        match threshold {
-            PriorityThreshold::Value(value) => *value,
-            PriorityThreshold::Name(name) => match name.as_str() {
-                "system-cluster-critical" => SYSTEM_CRITICAL_PRIORITY,
-                "system-node-critical" => SYSTEM_CRITICAL_PRIORITY + 1000,
-                // Priority classes are not in the snapshot, but every pod of a class carries
-                // its priority.
-                _ => self
-                    .view
-                    .snapshot
-                    .pods
-                    .iter()
-                    .find(|pod| pod.priority_class.as_deref() == Some(name))
-                    .map_or(SYSTEM_CRITICAL_PRIORITY, |pod| pod.priority),
-            },
+            priority_threshold: evictor::Threshold::resolve(
+                self.view.snapshot,
+                &profile.evictor.priority_threshold,
+            ),
         }
     }
 

@@ -202,7 +202,7 @@ pub const SYSTEM_CRITICAL_PRIORITY: i32 = 2_000_000_000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PriorityThreshold {
     Value(i32),
-    /// A PriorityClass name; resolved against the snapshot's pods that use that class.
+    /// A PriorityClass name; resolved against the snapshot's PriorityClasses when planning.
     Name(String),
 }
 

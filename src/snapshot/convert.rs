@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ManagedFieldsEntry};
 use kube::core::{Expression, Selector};
 use serde_json::Value;
@@ -286,6 +287,15 @@ pub fn namespace(namespace: core::Namespace) -> Result<(String, Labels), Convert
         field: "metadata.name",
     })?;
     Ok((name, namespace.metadata.labels.unwrap_or_default()))
+}
+
+/// A PriorityClass as its name and value (`globalDefault` is not read: admission already
+/// wrote every pod's priority into it).
+pub fn priority_class(class: PriorityClass) -> Result<(String, i32), ConvertError> {
+    let name = class.metadata.name.ok_or(ConvertError::Missing {
+        field: "metadata.name",
+    })?;
+    Ok((name, class.value))
 }
 
 /// k8s-openapi speaks jiff; the planner keeps to chrono, the project's one time library.

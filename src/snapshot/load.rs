@@ -140,6 +140,7 @@ pub struct Objects {
     pub pods: Vec<Pod>,
     pub pdbs: Vec<Pdb>,
     pub namespaces: Vec<(String, Labels)>,
+    pub priority_classes: Vec<(String, i32)>,
     pub inventories: Vec<Inventory>,
     /// Kinds that were present but are not used (e.g. Deployments in `kubectl get all`).
     pub ignored: Vec<String>,
@@ -151,6 +152,7 @@ impl Objects {
         self.pods.extend(other.pods);
         self.pdbs.extend(other.pdbs);
         self.namespaces.extend(other.namespaces);
+        self.priority_classes.extend(other.priority_classes);
         self.inventories.extend(other.inventories);
         self.ignored.extend(other.ignored);
     }
@@ -479,6 +481,12 @@ fn object(source: Source) -> Result<Objects, String> {
             objects
                 .namespaces
                 .push(convert::namespace(namespace).map_err(|e| described(&e))?);
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            let class = source.decode().map_err(|e| described(&e))?;
+            objects
+                .priority_classes
+                .push(convert::priority_class(class).map_err(|e| described(&e))?);
         }
         (inventory::API_VERSION, inventory::KIND) => {
             let mut value = source.into_value().map_err(|e| format!("{kind}: {e}"))?;

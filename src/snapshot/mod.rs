@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-pub use convert::{ConvertError, namespace, node, pdb, pod, selector};
+pub use convert::{ConvertError, namespace, node, pdb, pod, priority_class, selector};
 pub use load::{FileSizeLimit, InvalidFileSize, NotText, Objects, SnapshotError, read_str};
 pub use model::*;
 
@@ -49,6 +49,7 @@ pub fn load_files_within(
         let empty = snapshot.pods.is_empty()
             && snapshot.pdbs.is_empty()
             && snapshot.namespaces.is_empty()
+            && snapshot.priority_classes.is_empty()
             && snapshot.inventory.is_none()
             && loaded.ignored.is_empty();
         let paths = paths.to_vec();
@@ -75,6 +76,7 @@ pub fn assemble(
     let mut pods = Vec::new();
     let mut pdbs = Vec::new();
     let mut namespaces = BTreeMap::new();
+    let mut priority_classes = BTreeMap::new();
     let mut inventory: Option<Inventory> = None;
     let mut ignored = Vec::new();
     for (file, (path, objects)) in parts.into_iter().enumerate() {
@@ -89,6 +91,11 @@ pub fn assemble(
         for (name, labels) in objects.namespaces {
             if namespaces.insert(name.clone(), labels).is_some() {
                 return Err(duplicate("Namespace", name));
+            }
+        }
+        for (name, value) in objects.priority_classes {
+            if priority_classes.insert(name.clone(), value).is_some() {
+                return Err(duplicate("PriorityClass", name));
             }
         }
         for part in objects.inventories {
@@ -133,6 +140,7 @@ pub fn assemble(
             pods,
             pdbs,
             namespaces,
+            priority_classes,
             inventory,
         },
         ignored,

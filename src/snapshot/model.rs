@@ -62,6 +62,8 @@ pub struct Snapshot {
     pub pdbs: Vec<Pdb>,
     /// Labels of each known namespace (for `namespaceSelector` and `namespaceLabelSelector`).
     pub namespaces: BTreeMap<String, Labels>,
+    /// The value of each PriorityClass, by name (for `priorityThreshold: {name}`).
+    pub priority_classes: BTreeMap<String, i32>,
     /// What vCenter looks like; `None` when it was not observed, in which case host labels are
     /// neither refreshed nor trusted.
     pub inventory: Option<Inventory>,

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -45,6 +46,11 @@ pub fn pdb(pdb: PodDisruptionBudget) -> Pruned {
 /// A Namespace, pruned.
 pub fn namespace(namespace: core::Namespace) -> Pruned {
     pruned(&NAMESPACE, namespace)
+}
+
+/// A PriorityClass, pruned.
+pub fn priority_class(class: PriorityClass) -> Pruned {
+    pruned(&PRIORITY_CLASS, class)
 }
 
 /// What is kept of one kind of object.
@@ -176,6 +182,14 @@ const NAMESPACE_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "metad
 
 static NAMESPACE: Kept = Kept {
     tree: LazyLock::new(|| Tree::of(NAMESPACE_PATHS)),
+    annotations: &[],
+    managers: &[],
+};
+
+const PRIORITY_CLASS_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "value"];
+
+static PRIORITY_CLASS: Kept = Kept {
+    tree: LazyLock::new(|| Tree::of(PRIORITY_CLASS_PATHS)),
     annotations: &[],
     managers: &[],
 };
@@ -645,6 +659,12 @@ mod tests {
                 "Namespace" => {
                     assert_converts_the_same(&object, namespace, convert::namespace, &context)
                 }
+                "PriorityClass" => assert_converts_the_same(
+                    &object,
+                    priority_class,
+                    convert::priority_class,
+                    &context,
+                ),
                 _ => continue,
             }
             compared += 1;
@@ -744,6 +764,19 @@ mod tests {
                 kept: &NAMESPACE,
                 not_converted: &["apiVersion", "kind"],
                 converted: |v| printed(convert::namespace(typed(v))),
+            },
+            Table {
+                kind: "PriorityClass",
+                paths: PRIORITY_CLASS_PATHS,
+                kept: &PRIORITY_CLASS,
+                not_converted: &["apiVersion", "kind"],
+                // `value` is required: without it the object does not even decode.
+                converted: |v| {
+                    serde_json::from_value::<PriorityClass>(v).map_or_else(
+                        |error| format!("error: {error}"),
+                        |class| printed(convert::priority_class(class)),
+                    )
+                },
             },
         ];
         let fixtures = fixture_objects();
