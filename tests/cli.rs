@@ -397,3 +397,23 @@ fn a_snapshot_without_nodes_exits_2_with_nothing_to_plan_on_naming_the_files() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_priority_threshold_naming_an_unknown_class_makes_plan_exit_2_naming_it_and_the_classes() {
+    let (code, stdout, stderr) = run(binary()
+        .arg("plan")
+        .arg("--snapshot")
+        .arg(fixture("plan/priority-class-threshold/snapshot.yaml"))
+        .arg("--policy")
+        .arg(fixture("cli/unknown-priority-class.yaml")));
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stdout, "", "no plan is printed");
+    assert!(
+        stderr.contains(
+            "profile host-availability: priorityThreshold names PriorityClass gold, which the \
+             cluster does not have (it has batch, business-critical, payments, \
+             system-cluster-critical, system-node-critical)"
+        ),
+        "{stderr}"
+    );
+}

@@ -2,7 +2,8 @@
 //! through the real `kube` client, reproducing the server behaviour this tool relies on
 //! (`shared/reference/kube-semantics.md`) for every call it makes:
 //!
-//! * lists of nodes, pods, PodDisruptionBudgets, namespaces, leases and events, paged with
+//! * lists of nodes, pods, PodDisruptionBudgets, namespaces, PriorityClasses, leases and events,
+//!   paged with
 //!   `limit`/`continue` from a snapshot fixed by the first page; `410 Expired` (with a fresh
 //!   token) once snapshots are expired, 400 for malformed tokens and for `continue` with a
 //!   `resourceVersion`;
@@ -73,6 +74,7 @@ pub struct FakeCluster {
     pub pods: BTreeMap<(String, String), Arc<Pod>>,
     pub pdbs: BTreeMap<(String, String), Arc<PodDisruptionBudget>>,
     pub namespaces: BTreeMap<String, Arc<Namespace>>,
+    pub priority_classes: BTreeMap<String, Arc<k8s_openapi::api::scheduling::v1::PriorityClass>>,
     pub leases: BTreeMap<(String, String), Arc<Lease>>,
     pub events: BTreeMap<(String, String), Arc<Event>>,
     /// Pod controllers by `(namespace, kind, name)`, for PDBs' `expectedPods`.
@@ -578,6 +580,9 @@ fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
         }
         (&Method::GET, ["api", "v1", "namespaces"]) => {
             list::serve(cluster, request, list::Kind::Namespaces, None)
+        }
+        (&Method::GET, ["apis", "scheduling.k8s.io", "v1", "priorityclasses"]) => {
+            list::serve(cluster, request, list::Kind::PriorityClasses, None)
         }
         (&Method::GET, ["api", "v1", "namespaces", ns, "pods"]) => {
             list::serve(cluster, request, list::Kind::Pods, Some(ns))

@@ -23,6 +23,7 @@ pub enum Kind {
     Pods,
     Pdbs,
     Namespaces,
+    PriorityClasses,
     Leases,
     Events,
 }
@@ -34,6 +35,7 @@ impl Kind {
             Kind::Pods => ("v1", "PodList"),
             Kind::Pdbs => ("policy/v1", "PodDisruptionBudgetList"),
             Kind::Namespaces => ("v1", "NamespaceList"),
+            Kind::PriorityClasses => ("scheduling.k8s.io/v1", "PriorityClassList"),
             Kind::Leases => ("coordination.k8s.io/v1", "LeaseList"),
             Kind::Events => ("events.k8s.io/v1", "EventList"),
         }
@@ -52,6 +54,7 @@ pub enum Frozen {
         )>,
     ),
     Namespaces(Vec<(String, Arc<k8s_openapi::api::core::v1::Namespace>)>),
+    PriorityClasses(Vec<(String, Arc<k8s_openapi::api::scheduling::v1::PriorityClass>)>),
     Leases(Vec<(String, Arc<k8s_openapi::api::coordination::v1::Lease>)>),
     Events(Vec<(String, Arc<k8s_openapi::api::events::v1::Event>)>),
 }
@@ -87,6 +90,13 @@ fn freeze(cluster: &FakeCluster, kind: Kind, namespace: Option<&str>) -> Frozen 
                 .namespaces
                 .iter()
                 .map(|(name, namespace)| (name.clone(), namespace.clone()))
+                .collect(),
+        ),
+        Kind::PriorityClasses => Frozen::PriorityClasses(
+            cluster
+                .priority_classes
+                .iter()
+                .map(|(name, class)| (name.clone(), class.clone()))
                 .collect(),
         ),
         Kind::Pods => Frozen::Pods(keyed(&cluster.pods, namespace)),
@@ -150,6 +160,7 @@ fn page_of(
         Frozen::Pods(items) => page(items, start, limit),
         Frozen::Pdbs(items) => page(items, start, limit),
         Frozen::Namespaces(items) => page(items, start, limit),
+        Frozen::PriorityClasses(items) => page(items, start, limit),
         Frozen::Leases(items) => page(items, start, limit),
         Frozen::Events(items) => page(items, start, limit),
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde_json::Value;
 use vsphere_descheduler::inventory::{self, Inventory};
@@ -20,6 +21,7 @@ pub struct KubeObjects {
     pub pods: Vec<Pod>,
     pub pdbs: Vec<PodDisruptionBudget>,
     pub namespaces: Vec<Namespace>,
+    pub priority_classes: Vec<PriorityClass>,
     pub workloads: Vec<Workload>,
     pub inventory: Option<Inventory>,
 }
@@ -136,6 +138,9 @@ fn add(objects: &mut KubeObjects, mut value: Value, path: &Path) {
         ("v1", "Pod") => objects.pods.push(parse(value, path, &kind)),
         ("policy/v1", "PodDisruptionBudget") => objects.pdbs.push(parse(value, path, &kind)),
         ("v1", "Namespace") => objects.namespaces.push(parse(value, path, &kind)),
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            objects.priority_classes.push(parse(value, path, &kind))
+        }
         ("apps/v1", "Deployment" | "ReplicaSet" | "StatefulSet")
         | ("v1", "ReplicationController") => objects
             .workloads
@@ -170,6 +175,15 @@ impl FakeCluster {
                 .expect("namespaces have names");
             let namespace = self.stamp(namespace, |n| &mut n.metadata);
             self.namespaces.insert(name, Arc::new(namespace));
+        }
+        for class in objects.priority_classes {
+            let name = class
+                .metadata
+                .name
+                .clone()
+                .expect("PriorityClasses have names");
+            let class = self.stamp(class, |c| &mut c.metadata);
+            self.priority_classes.insert(name, Arc::new(class));
         }
         for node in objects.nodes {
             let name = node.metadata.name.clone().expect("nodes have names");
