@@ -1152,11 +1152,12 @@ fn requests_are_list_pages_plus_one_per_action() {
     let outcome = lab.run(&[]);
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     let cluster = lab.server.cluster();
-    let (pods, nodes, pdbs, namespaces) = (
+    let (pods, nodes, pdbs, namespaces, classes) = (
         cluster.pods.len(),
         cluster.nodes.len(),
         cluster.pdbs.len(),
         cluster.namespaces.len(),
+        cluster.priority_classes.len(),
     );
     assert_eq!((pods, nodes), (shape.pods, shape.nodes));
     let pages = |objects: usize| objects.div_ceil(500).max(1);
@@ -1166,8 +1167,9 @@ fn requests_are_list_pages_plus_one_per_action() {
         .filter(|r| r.method == "GET" && r.query.contains("limit=500"))
         .count();
     assert!(
-        lists <= pages(pods) + pages(nodes) + pages(pdbs) + pages(namespaces),
-        "{lists} list requests for {pods} pods, {nodes} nodes, {pdbs} PDBs, {namespaces} namespaces"
+        lists <= pages(pods) + pages(nodes) + pages(pdbs) + pages(namespaces) + pages(classes),
+        "{lists} list requests for {pods} pods, {nodes} nodes, {pdbs} PDBs, {namespaces} \
+         namespaces, {classes} PriorityClasses"
     );
 
     let report = &outcome.report;
