@@ -306,11 +306,18 @@ fn read_yaml(text: &str) -> Result<Objects, ParseError> {
             max_reader_input_bytes: None,
         },
     };
-    let documents: Vec<Document> = serde_saphyr::from_str_multiple_with_options(text, options)
-        .map_err(|e| position::yaml_error(text, &e))?;
+    let documents: Vec<serde_saphyr::Spanned<Document>> =
+        serde_saphyr::from_str_multiple_with_options(text, options)
+            .map_err(|e| position::yaml_error(text, &e))?;
     let mut objects = Objects::default();
     for document in documents {
-        objects.extend(document.0);
+        match document.value.0 {
+            Ok(read) => objects.extend(read),
+            Err(misplaced) => {
+                let at = misplaced.at.unwrap_or(document.referenced);
+                return Err(position::yaml_located(text, at, misplaced.message));
+            }
+        }
     }
     Ok(objects)
 }
@@ -344,8 +351,18 @@ impl Problem {
     }
 }
 
-/// One document, already reduced. Its `Deserialize` streams `items` of a `List`.
-struct Document(Objects);
+/// One YAML document, already reduced. Its `Deserialize` streams `items` of a `List`.
+///
+/// An object that cannot be converted does not fail the reader (its errors carry no
+/// position): the document keeps the problem, and where the object begins, and reads on.
+struct Document(Result<Objects, Misplaced>);
+
+/// What is wrong with an object of a YAML document, and where the object begins (`None`: the
+/// document is the object).
+struct Misplaced {
+    message: String,
+    at: Option<serde_saphyr::Location>,
+}
 
 impl<'de> Deserialize<'de> for Document {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -363,13 +380,13 @@ impl<'de> Visitor<'de> for DocumentVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
-        let mut objects = Objects::default();
+        let mut objects = Ok(Objects::default());
         let mut fields = serde_json::Map::new();
         let mut had_items = false;
         while let Some(key) = map.next_key::<String>()? {
             if key == "items" {
                 had_items = true;
-                objects.extend(map.next_value::<Items>()?.0);
+                objects = map.next_value::<Items>()?.0;
             } else {
                 fields.insert(key, map.next_value::<Value>()?);
             }
@@ -381,16 +398,18 @@ impl<'de> Visitor<'de> for DocumentVisitor {
         if had_items || kind == "List" || kind.ends_with("List") {
             return Ok(Document(objects));
         }
-        objects.extend(
-            object(Source::Tree(Value::Object(fields)))
-                .map_err(|e| de::Error::custom(e.message))?,
-        );
-        Ok(Document(objects))
+        Ok(Document(
+            object(Source::Tree(Value::Object(fields))).map_err(|problem| Misplaced {
+                message: problem.message,
+                at: None,
+            }),
+        ))
     }
 }
 
-/// The `items` of a `List`, each converted as soon as it is read.
-struct Items(Objects);
+/// The `items` of a `List`, each converted as soon as it is read; after a problem, the rest
+/// are only read through.
+struct Items(Result<Objects, Misplaced>);
 
 impl<'de> Deserialize<'de> for Items {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -401,16 +420,23 @@ impl<'de> Deserialize<'de> for Items {
                 f.write_str("a list of Kubernetes objects")
             }
             fn visit_unit<E: de::Error>(self) -> Result<Items, E> {
-                Ok(Items(Objects::default()))
+                Ok(Items(Ok(Objects::default())))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
                 let mut objects = Objects::default();
-                while let Some(item) = seq.next_element::<Value>()? {
-                    objects.extend(
-                        object(Source::Tree(item)).map_err(|e| de::Error::custom(e.message))?,
-                    );
+                while let Some(item) = seq.next_element::<serde_saphyr::Spanned<Value>>()? {
+                    match object(Source::Tree(item.value)) {
+                        Ok(converted) => objects.extend(converted),
+                        Err(problem) => {
+                            while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                            return Ok(Items(Err(Misplaced {
+                                message: problem.message,
+                                at: Some(item.referenced),
+                            })));
+                        }
+                    }
                 }
-                Ok(Items(objects))
+                Ok(Items(Ok(objects)))
             }
         }
         deserializer.deserialize_any(ItemsVisitor)

@@ -140,21 +140,27 @@ fn is_marker(line: &str, marker: &str) -> bool {
 /// A YAML reader's error, positioned in `text`, its message on one line without the position
 /// the reader appends.
 pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
-    let (line, column) = error.location().map_or((1, 1), |location| {
-        (
-            usize::try_from(location.line()).unwrap_or(1).max(1),
-            usize::try_from(location.column()).unwrap_or(1).max(1),
-        )
-    });
     let message = serde_saphyr::DefaultMessageFormatter
         .format_message(error.without_snippet())
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
+    match error.location() {
+        Some(location) => yaml_located(text, location, message),
+        None => ParseError {
+            at: at_offset(text, 0),
+            message,
+        },
+    }
+}
+
+/// A problem at a YAML reader's location in `text`.
+pub fn yaml_located(text: &str, location: serde_saphyr::Location, message: String) -> ParseError {
+    let line = usize::try_from(location.line()).unwrap_or(1).max(1);
     ParseError {
         at: Position {
             line,
-            column,
+            column: usize::try_from(location.column()).unwrap_or(1).max(1),
             document: yaml_document(text, line),
         },
         message,
