@@ -36,10 +36,11 @@ pub enum SnapshotError {
         limit.bytes()
     )]
     TooLarge { path: PathBuf, limit: FileSizeLimit },
-    #[error("{}:{at}: not YAML or JSON text: {problem}", path.display())]
+    #[error("{}:{at}: not YAML or JSON text: {problem} at byte {offset}", path.display())]
     NotText {
         path: PathBuf,
         at: Position,
+        offset: u64,
         problem: NotText,
     },
     #[error("{}:{error}", path.display())]
@@ -225,6 +226,7 @@ fn not_text(path: &Path, bytes: &[u8], offset: usize, problem: NotText) -> Snaps
     SnapshotError::NotText {
         path: path.to_path_buf(),
         at: at_offset(before, offset),
+        offset: offset as u64,
         problem,
     }
 }
@@ -756,6 +758,7 @@ mod tests {
                         column: 4,
                         document: 1
                     },
+                    offset: 3,
                     problem: NotText::InvalidUtf8,
                     ..
                 }
