@@ -828,4 +828,105 @@ mod tests {
         assert_eq!(names(yaml), ["a", "b"]);
         assert_eq!(names(json), ["a", "b"]);
     }
+
+    const FIXTURE: &str = include_str!("../../tests/fixtures/plan/drs-moved-worker/snapshot.yaml");
+
+    /// The fixture as JSON: concatenated documents, and one `List` of them all.
+    fn json_fixtures() -> [String; 2] {
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_str_multiple(FIXTURE).expect("the fixture is YAML");
+        let stream: Vec<String> = documents
+            .iter()
+            .map(|document| serde_json::to_string_pretty(document).expect("JSON"))
+            .collect();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": documents});
+        [
+            stream.join("\n"),
+            serde_json::to_string_pretty(&list).expect("JSON"),
+        ]
+    }
+
+    /// Deterministic variants of `text`: cut short, a byte replaced by one that often breaks
+    /// YAML or JSON, or a bit flipped, at places drawn from a fixed-seed generator.
+    fn variants(text: &str, count: usize) -> Vec<Vec<u8>> {
+        const BREAKING: &[u8] = b"\"{}[]:,-\n #&*!|>'\x01\xff\xc3";
+        let bytes = text.as_bytes();
+        let mut state: u64 = 0x5eed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(state >> 33).expect("31 bits")
+        };
+        (0..count)
+            .map(|i| {
+                let mut variant = bytes.to_vec();
+                let at = next() % bytes.len();
+                match i % 3 {
+                    0 => variant.truncate(at),
+                    1 => variant[at] = BREAKING[next() % BREAKING.len()],
+                    _ => variant[at] ^= 1 << (next() % 8),
+                }
+                variant
+            })
+            .collect()
+    }
+
+    /// `FILE:LINE:COLUMN: document N: ` with each number from 1, the line within the file.
+    fn assert_positioned(message: &str, path: &str, lines: usize) {
+        let rest = message
+            .strip_prefix(&format!("{path}:"))
+            .unwrap_or_else(|| panic!("names the file: {message}"));
+        let mut parts = rest.splitn(4, ':');
+        let number = |part: Option<&str>| -> usize {
+            part.and_then(|part| part.trim().parse().ok())
+                .filter(|number| *number >= 1)
+                .unwrap_or_else(|| panic!("a position: {message}"))
+        };
+        let line = number(parts.next());
+        number(parts.next());
+        let document = parts
+            .next()
+            .and_then(|part| part.strip_prefix(" document "));
+        number(document);
+        assert!(line <= lines + 1, "line {line} of {lines}: {message}");
+        for internal in [
+            "struct",
+            "enum ",
+            "HeaderMetadata",
+            "ListHeader",
+            "Misplaced",
+            "RawValue",
+            "DrsConfig",
+            "RuleKind",
+        ] {
+            assert!(!message.contains(internal), "{internal:?} in {message}");
+        }
+    }
+
+    #[test]
+    fn every_error_of_a_mutated_snapshot_names_the_file_a_position_and_no_internal_type() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        let [stream, list] = json_fixtures();
+        let mut errors = 0;
+        for (name, text) in [
+            ("snapshot.yaml", FIXTURE),
+            ("stream.json", &stream),
+            ("list.json", &list),
+        ] {
+            let path = directory.path().join(name);
+            for variant in variants(text, 200) {
+                std::fs::write(&path, &variant).expect("writable");
+                if let Err(error) = super::read_file(&path, FileSizeLimit::DEFAULT) {
+                    errors += 1;
+                    let lines = variant.iter().filter(|&&byte| byte == b'\n').count() + 1;
+                    assert_positioned(&error.to_string(), &path.display().to_string(), lines);
+                }
+            }
+        }
+        assert!(
+            errors > 200,
+            "the variants break the files: {errors} errors"
+        );
+    }
 }
