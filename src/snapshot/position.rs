@@ -166,3 +166,41 @@ pub fn yaml_located(text: &str, location: serde_saphyr::Location, message: Strin
         message,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{at_offset, line_column, yaml_document};
+
+    #[test]
+    fn columns_count_characters_and_lines_count_from_one() {
+        let text = "a: 1\nname: café x\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, text.find('x').expect("x")), (2, 12));
+        // Inside a character: the character's own column.
+        assert_eq!(line_column(text, text.find('é').expect("é") + 1), (2, 10));
+        assert_eq!(line_column(text, text.len() + 5), (3, 1));
+    }
+
+    #[test]
+    fn a_yaml_document_starts_at_each_marker_and_at_content_after_an_end() {
+        let text = "# comment\n%YAML 1.2\n---\na: 1\n---\nb: 2\n...\n# between\nc: 3\n";
+        let documents: Vec<usize> = (1..=9).map(|line| yaml_document(text, line)).collect();
+        assert_eq!(documents, [1, 1, 1, 1, 2, 2, 2, 2, 3]);
+        assert_eq!(
+            yaml_document("a: 1\n---\nb: 2\n", 3),
+            2,
+            "no leading marker"
+        );
+        assert_eq!(yaml_document("a: '---'\n---x: 1\n", 2), 1, "not a marker");
+    }
+
+    #[test]
+    fn a_json_document_is_one_more_than_those_complete_before_it() {
+        let text = "{\"a\": 1}\n{\"b\": [1,\n2]} {\"c\": 3}";
+        let document = |needle: &str| at_offset(text, text.find(needle).expect("in text")).document;
+        assert_eq!(document("\"a\""), 1);
+        assert_eq!(document("2]"), 2);
+        assert_eq!(document("{\"c\""), 3);
+        assert_eq!(at_offset(text, text.find("2]").expect("2")).line, 3);
+    }
+}
