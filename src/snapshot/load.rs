@@ -297,6 +297,8 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
     Ok(objects)
 }
 
+/// YAML documents are read one at a time by the streaming reader, list items converted as they
+/// are read.
 fn read_yaml(text: &str) -> Result<Objects, ParseError> {
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
