@@ -13,7 +13,11 @@ pub const KIND: &str = "VSphereInventory";
 
 /// Everything observed in vCenter, cluster by cluster.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a VSphereInventory (a mapping)"
+)]
 pub struct Inventory {
     #[serde(default)]
     pub clusters: Vec<Cluster>,
@@ -21,7 +25,11 @@ pub struct Inventory {
 
 /// A vSphere compute cluster: the scope of DRS and of its rules.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a vSphere cluster (a mapping)"
+)]
 pub struct Cluster {
     pub name: String,
     #[serde(default)]
@@ -40,7 +48,11 @@ pub struct Cluster {
 
 /// `configurationEx.drsConfig` of a cluster.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a DRS configuration (a mapping)"
+)]
 pub struct DrsConfig {
     pub enabled: bool,
     /// `defaultVmBehavior`: `fullyAutomated`, `partiallyAutomated` or `manual`.
@@ -54,7 +66,11 @@ fn fully_automated() -> String {
 
 /// An ESXi host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a host (a mapping)"
+)]
 pub struct Host {
     pub name: String,
     /// `runtime.connectionState`: `connected`, `disconnected` or `notResponding`.
@@ -77,7 +93,11 @@ impl Host {
 
 /// A virtual machine, possibly a Kubernetes node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a VM (a mapping)"
+)]
 pub struct Vm {
     pub name: String,
     /// BIOS uuid (`config.uuid`), the one `vsphere://` provider IDs carry.
@@ -101,7 +121,11 @@ fn powered_on() -> String {
 
 /// A DRS VM-VM rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a DRS rule (a mapping)"
+)]
 pub struct Rule {
     pub name: String,
     /// The rule key vCenter assigned; edits and removals address it.
@@ -126,7 +150,7 @@ fn yes() -> bool {
 
 /// Kinds of DRS rule the inventory records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", expecting = "a DRS rule kind")]
 pub enum RuleKind {
     AntiAffinity,
     Affinity,

@@ -310,7 +310,7 @@ fn dev_urandom_as_a_snapshot_exits_2_within_its_first_megabyte() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
-        stderr.contains("snapshot file /dev/urandom is not YAML or JSON text"),
+        stderr.contains("/dev/urandom:") && stderr.contains(": not YAML or JSON text: "),
         "{stderr}"
     );
     // Reads are checked a megabyte at a time: the first bad byte ends the read.
@@ -415,5 +415,93 @@ fn a_priority_threshold_naming_an_unknown_class_makes_plan_exit_2_naming_it_and_
              system-cluster-critical, system-node-critical)"
         ),
         "{stderr}"
+    );
+}
+
+/// `plan` on one snapshot fixture that cannot be read: exit 2, and the reason, shaped
+/// `FILE:LINE:COLUMN: document N: MESSAGE` (README, "Snapshot files").
+fn snapshot_error(name: &str) -> String {
+    let snapshot = fixture(&format!("cli/{name}"));
+    let (code, _, stderr) = run(binary()
+        .arg("plan")
+        .arg("--snapshot")
+        .arg(&snapshot)
+        .arg("--policy")
+        .arg(fixture("plan/drs-moved-worker/policy.yaml")));
+    assert_eq!(code, 2, "{stderr}");
+    let prefix = format!("{}:", snapshot.display());
+    let at = stderr.find(&prefix).expect("the file is named") + prefix.len();
+    stderr[at..].lines().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_kind_that_is_not_text_is_positioned_in_its_yaml_document() {
+    assert_eq!(
+        snapshot_error("kind-not-text.yaml"),
+        "5:1: document 2: kind must be a string, not the number 3"
+    );
+}
+
+#[test]
+fn metadata_that_is_not_a_mapping_is_positioned_in_its_json_document() {
+    assert_eq!(
+        snapshot_error("metadata-not-mapping.json"),
+        "3:20: document 2: invalid type: string \"web-1\", expected metadata to be a mapping"
+    );
+}
+
+#[test]
+fn a_list_item_without_kind_is_positioned_where_it_begins() {
+    assert_eq!(
+        snapshot_error("no-kind.json"),
+        "3:3: document 1: object web-1 has no apiVersion and no kind"
+    );
+}
+
+#[test]
+fn invalid_utf8_is_positioned_by_line_and_character() {
+    assert_eq!(
+        snapshot_error("invalid-utf8.yaml"),
+        "8:21: document 2: not YAML or JSON text: invalid UTF-8 at byte 113"
+    );
+}
+
+#[test]
+fn a_control_character_is_positioned_in_its_json_document() {
+    assert_eq!(
+        snapshot_error("control-character.json"),
+        "3:25: document 2: not YAML or JSON text: control character 0x01 at byte 138"
+    );
+}
+
+#[test]
+fn a_bad_yaml_list_item_is_positioned_where_it_begins() {
+    assert_eq!(
+        snapshot_error("bad-list-item.yaml"),
+        "7:3: document 1: Node worker-a: invalid quantity \"lots\" for status.allocatable.cpu"
+    );
+}
+
+#[test]
+fn a_yaml_syntax_error_is_positioned_in_its_document() {
+    assert_eq!(
+        snapshot_error("unclosed-bracket.yaml"),
+        "7:18: document 2: unclosed bracket '['"
+    );
+}
+
+#[test]
+fn a_json_field_of_the_wrong_type_is_positioned_at_the_value() {
+    assert_eq!(
+        snapshot_error("wrong-field-type.json"),
+        "2:21: document 1: Node worker-a: invalid type: integer `3`, expected a sequence"
+    );
+}
+
+#[test]
+fn a_bad_yaml_object_is_positioned_at_its_document() {
+    assert_eq!(
+        snapshot_error("bad-quantity.yaml"),
+        "1:1: document 1: Pod shop/web-1: invalid quantity \"lots\" for resources.requests.cpu"
     );
 }

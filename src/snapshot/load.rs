@@ -15,6 +15,9 @@ use serde_json::value::RawValue;
 
 use super::convert::{self, ConvertError};
 use super::model::{Labels, Node, Pdb, Pod};
+use super::position::{
+    self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
+};
 use super::quantity::parse_milli;
 use crate::inventory::{self, Inventory};
 
@@ -33,14 +36,15 @@ pub enum SnapshotError {
         limit.bytes()
     )]
     TooLarge { path: PathBuf, limit: FileSizeLimit },
-    #[error("snapshot file {path} is not YAML or JSON text: {problem} at byte {offset}")]
+    #[error("{}:{at}: not YAML or JSON text: {problem} at byte {offset}", path.display())]
     NotText {
         path: PathBuf,
+        at: Position,
         offset: u64,
         problem: NotText,
     },
-    #[error("invalid snapshot file {path}: {message}")]
-    Parse { path: PathBuf, message: String },
+    #[error("{}:{error}", path.display())]
+    Parse { path: PathBuf, error: ParseError },
     #[error("snapshot file {path}: vSphere cluster {cluster} appears more than once")]
     DuplicateCluster { path: PathBuf, cluster: String },
     #[error("snapshot file {path}: {kind} {name} appears more than once")]
@@ -161,9 +165,9 @@ impl Objects {
 /// Read one snapshot file of at most `limit` bytes.
 pub fn read_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotError> {
     let text = read_text(path, limit)?;
-    read_str(&text).map_err(|message| SnapshotError::Parse {
+    read_str(&text).map_err(|error| SnapshotError::Parse {
         path: path.to_path_buf(),
-        message,
+        error,
     })
 }
 
@@ -204,25 +208,29 @@ fn read_text(path: &Path, limit: FileSizeLimit) -> Result<String, SnapshotError>
         if read == 0 {
             break;
         }
-        checked =
-            check_text(&bytes, checked).map_err(|(offset, problem)| SnapshotError::NotText {
-                path: path.to_path_buf(),
-                offset: offset as u64,
-                problem,
-            })?;
+        checked = check_text(&bytes, checked)
+            .map_err(|(offset, problem)| not_text(path, &bytes, offset, problem))?;
     }
     if bytes.len() as u64 > limit.bytes() {
         return Err(too_large());
     }
     if checked < bytes.len() {
         // The file ends inside a character.
-        return Err(SnapshotError::NotText {
-            path: path.to_path_buf(),
-            offset: checked as u64,
-            problem: NotText::InvalidUtf8,
-        });
+        return Err(not_text(path, &bytes, checked, NotText::InvalidUtf8));
     }
     Ok(String::from_utf8(bytes).expect("checked as it was read"))
+}
+
+/// The error for a byte that is not text, positioned by the text before it (which is valid:
+/// the check stops at the first bad byte).
+fn not_text(path: &Path, bytes: &[u8], offset: usize, problem: NotText) -> SnapshotError {
+    let before = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+    SnapshotError::NotText {
+        path: path.to_path_buf(),
+        at: at_offset(before, offset),
+        offset: offset as u64,
+        problem,
+    }
 }
 
 /// Checks `bytes[from..]` and returns how far they are valid text: the end, or the start of a
@@ -250,47 +258,117 @@ fn check_text(bytes: &[u8], from: usize) -> Result<usize, (usize, NotText)> {
 }
 
 /// Read snapshot text (YAML or JSON, one or more documents).
-pub fn read_str(text: &str) -> Result<Objects, String> {
-    let mut objects = Objects::default();
-    if text.trim_start().starts_with(['{', '[']) {
-        // JSON is read without building trees: each document, and each list item, is kept as
-        // its raw text and decoded straight into its type once its kind is known.
-        for (index, document) in serde_json::Deserializer::from_str(text)
-            .into_iter::<&RawValue>()
-            .enumerate()
-        {
-            let in_document = |e: &dyn fmt::Display| format!("document {}: {e}", index + 1);
-            let document = document.map_err(|e| in_document(&e))?;
-            let list: ListHeader =
-                serde_json::from_str(document.get()).map_err(|e| in_document(&e))?;
-            match list.items {
-                Some(items) => objects.extend(convert_items(&items).map_err(|e| in_document(&e))?),
-                None => objects
-                    .extend(object(Source::Raw(document.get())).map_err(|e| in_document(&e))?),
-            }
-        }
+pub fn read_str(text: &str) -> Result<Objects, ParseError> {
+    if position::is_json(text) {
+        read_json(text)
     } else {
-        let options = serde_saphyr::options! {
-            budget: serde_saphyr::budget! {
-                // Scale with the input: big snapshots are legitimate, amplification is not.
-                max_events: text.len().max(1_000_000),
-                max_nodes: text.len().max(250_000),
-                max_documents: text.len().max(1_024),
-                max_total_scalar_bytes: text.len().max(1 << 20),
-                max_reader_input_bytes: None,
-            },
+        read_yaml(text)
+    }
+}
+
+/// JSON is read without building trees: each document, and each list item, is kept as its raw
+/// text and decoded straight into its type once its kind is known.
+fn read_json(text: &str) -> Result<Objects, ParseError> {
+    let mut objects = Objects::default();
+    for (index, document) in serde_json::Deserializer::from_str(text)
+        .into_iter::<&RawValue>()
+        .enumerate()
+    {
+        // The stream's own errors are positioned in the whole text, the rest within a slice.
+        let positioned = |problem: Problem| {
+            let (line, column) = line_column(text, problem.offset);
+            ParseError {
+                at: Position {
+                    line,
+                    column,
+                    document: index + 1,
+                },
+                message: problem.message,
+            }
         };
-        let documents: Vec<Document> = serde_saphyr::from_str_multiple_with_options(text, options)
-            .map_err(|e| e.to_string())?;
-        for document in documents {
-            objects.extend(document.0);
+        let document = document.map_err(|e| positioned(Problem::json(text, text, &e)))?;
+        let raw = document.get();
+        let list: ListHeader =
+            serde_json::from_str(raw).map_err(|e| positioned(Problem::json(text, raw, &e)))?;
+        let read = match list.items {
+            Some(items) => convert_items(text, &items),
+            None => object(Source::Raw(raw)).map_err(|e| e.within(text, raw)),
+        };
+        objects.extend(read.map_err(positioned)?);
+    }
+    Ok(objects)
+}
+
+/// YAML documents are read one at a time by the streaming reader, list items converted as they
+/// are read.
+fn read_yaml(text: &str) -> Result<Objects, ParseError> {
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            // Scale with the input: big snapshots are legitimate, amplification is not.
+            max_events: text.len().max(1_000_000),
+            max_nodes: text.len().max(250_000),
+            max_documents: text.len().max(1_024),
+            max_total_scalar_bytes: text.len().max(1 << 20),
+            max_reader_input_bytes: None,
+        },
+    };
+    let documents: Vec<serde_saphyr::Spanned<Document>> =
+        serde_saphyr::from_str_multiple_with_options(text, options)
+            .map_err(|e| position::yaml_error(text, &e))?;
+    let mut objects = Objects::default();
+    for document in documents {
+        match document.value.0 {
+            Ok(read) => objects.extend(read),
+            Err(misplaced) => {
+                let at = misplaced.at.unwrap_or(document.referenced);
+                return Err(position::yaml_located(text, at, misplaced.message));
+            }
         }
     }
     Ok(objects)
 }
 
-/// One document, already reduced. Its `Deserialize` streams `items` of a `List`.
-struct Document(Objects);
+/// What is wrong with one object, and at which byte of the text being read.
+#[derive(Debug)]
+struct Problem {
+    offset: usize,
+    message: String,
+}
+
+impl Problem {
+    /// A serde_json error from parsing `part`, a slice of `text`.
+    fn json(text: &str, part: &str, error: &serde_json::Error) -> Problem {
+        Problem {
+            offset: offset_in(text, part) + json_error_offset(part, error),
+            message: json_message(error),
+        }
+    }
+
+    /// A problem found in `part` (offset relative to it), moved into the terms of `text`.
+    fn within(self, text: &str, part: &str) -> Problem {
+        Problem {
+            offset: offset_in(text, part) + self.offset,
+            message: self.message,
+        }
+    }
+
+    fn message(message: String) -> Problem {
+        Problem { offset: 0, message }
+    }
+}
+
+/// One YAML document, already reduced. Its `Deserialize` streams `items` of a `List`.
+///
+/// An object that cannot be converted does not fail the reader (its errors carry no
+/// position): the document keeps the problem, and where the object begins, and reads on.
+struct Document(Result<Objects, Misplaced>);
+
+/// What is wrong with an object of a YAML document, and where the object begins (`None`: the
+/// document is the object).
+struct Misplaced {
+    message: String,
+    at: Option<serde_saphyr::Location>,
+}
 
 impl<'de> Deserialize<'de> for Document {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -308,13 +386,13 @@ impl<'de> Visitor<'de> for DocumentVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
-        let mut objects = Objects::default();
+        let mut objects = Ok(Objects::default());
         let mut fields = serde_json::Map::new();
         let mut had_items = false;
         while let Some(key) = map.next_key::<String>()? {
             if key == "items" {
                 had_items = true;
-                objects.extend(map.next_value::<Items>()?.0);
+                objects = map.next_value::<Items>()?.0;
             } else {
                 fields.insert(key, map.next_value::<Value>()?);
             }
@@ -326,13 +404,18 @@ impl<'de> Visitor<'de> for DocumentVisitor {
         if had_items || kind == "List" || kind.ends_with("List") {
             return Ok(Document(objects));
         }
-        objects.extend(object(Source::Tree(Value::Object(fields))).map_err(de::Error::custom)?);
-        Ok(Document(objects))
+        Ok(Document(
+            object(Source::Tree(Value::Object(fields))).map_err(|problem| Misplaced {
+                message: problem.message,
+                at: None,
+            }),
+        ))
     }
 }
 
-/// The `items` of a `List`, each converted as soon as it is read.
-struct Items(Objects);
+/// The `items` of a `List`, each converted as soon as it is read; after a problem, the rest
+/// are only read through.
+struct Items(Result<Objects, Misplaced>);
 
 impl<'de> Deserialize<'de> for Items {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -343,14 +426,23 @@ impl<'de> Deserialize<'de> for Items {
                 f.write_str("a list of Kubernetes objects")
             }
             fn visit_unit<E: de::Error>(self) -> Result<Items, E> {
-                Ok(Items(Objects::default()))
+                Ok(Items(Ok(Objects::default())))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
                 let mut objects = Objects::default();
-                while let Some(item) = seq.next_element::<Value>()? {
-                    objects.extend(object(Source::Tree(item)).map_err(de::Error::custom)?);
+                while let Some(item) = seq.next_element::<serde_saphyr::Spanned<Value>>()? {
+                    match object(Source::Tree(item.value)) {
+                        Ok(converted) => objects.extend(converted),
+                        Err(problem) => {
+                            while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                            return Ok(Items(Err(Misplaced {
+                                message: problem.message,
+                                at: Some(item.referenced),
+                            })));
+                        }
+                    }
                 }
-                Ok(Items(objects))
+                Ok(Items(Ok(objects)))
             }
         }
         deserializer.deserialize_any(ItemsVisitor)
@@ -362,11 +454,13 @@ const PARALLEL_ITEMS: usize = 4096;
 
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
-fn convert_items(items: &[&RawValue]) -> Result<Objects, String> {
-    let convert_chunk = |chunk: &[&RawValue]| -> Result<Objects, String> {
+/// Errors are positioned in `text`, which the items are slices of.
+fn convert_items(text: &str, items: &[&RawValue]) -> Result<Objects, Problem> {
+    let convert_chunk = |chunk: &[&RawValue]| -> Result<Objects, Problem> {
         let mut objects = Objects::default();
         for item in chunk {
-            objects.extend(object(Source::Raw(item.get()))?);
+            let raw = item.get();
+            objects.extend(object(Source::Raw(raw)).map_err(|e| e.within(text, raw))?);
         }
         Ok(objects)
     };
@@ -375,7 +469,7 @@ fn convert_items(items: &[&RawValue]) -> Result<Objects, String> {
         return convert_chunk(items);
     }
     let chunk_size = items.len().div_ceil(threads);
-    let results: Vec<Result<Objects, String>> = std::thread::scope(|scope| {
+    let results: Vec<Result<Objects, Problem>> = std::thread::scope(|scope| {
         let workers: Vec<_> = items
             .chunks(chunk_size)
             .map(|chunk| scope.spawn(move || convert_chunk(chunk)))
@@ -394,27 +488,78 @@ fn convert_items(items: &[&RawValue]) -> Result<Objects, String> {
 
 /// The items of a JSON `List`, left as raw text.
 #[derive(serde::Deserialize)]
+#[serde(expecting = "a Kubernetes object, a List, or a VSphereInventory (a JSON object)")]
 struct ListHeader<'a> {
     #[serde(borrow, default)]
     items: Option<Vec<&'a RawValue>>,
 }
 
-/// What identifies an object, read without decoding the rest.
+/// What identifies an object, read without decoding the rest. Every message names the field
+/// in the user's words: serde's own would name these types.
 #[derive(serde::Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a Kubernetes object (a mapping with apiVersion and kind)"
+)]
 struct Header {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "api_version")]
     api_version: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "kind")]
     kind: String,
     #[serde(default)]
     metadata: HeaderMetadata,
 }
 
 #[derive(serde::Deserialize, Default)]
+#[serde(expecting = "metadata to be a mapping")]
 struct HeaderMetadata {
+    #[serde(default, deserialize_with = "name")]
     name: Option<String>,
+    #[serde(default, deserialize_with = "namespace")]
     namespace: Option<String>,
+}
+
+fn api_version<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(text_field("apiVersion", deserializer)?.unwrap_or_default())
+}
+
+fn kind<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(text_field("kind", deserializer)?.unwrap_or_default())
+}
+
+fn name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    text_field("metadata.name", deserializer)
+}
+
+fn namespace<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    text_field("metadata.namespace", deserializer)
+}
+
+/// A string field that may be absent or null.
+fn text_field<'de, D: Deserializer<'de>>(
+    field: &str,
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    match Option::<Value>::deserialize(deserializer)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(de::Error::custom(format!(
+            "{field} must be a string, not {}",
+            describe(&other)
+        ))),
+    }
+}
+
+/// A value as the user wrote it, in YAML's and JSON's words.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(flag) => format!("{flag}"),
+        Value::Number(number) => format!("the number {number}"),
+        Value::String(text) => format!("{text:?}"),
+        Value::Array(_) => "a list".to_string(),
+        Value::Object(_) => "a mapping".to_string(),
+    }
 }
 
 /// One object: a tree (from YAML) or raw JSON text (decoded straight into its type).
@@ -424,30 +569,37 @@ enum Source<'a> {
 }
 
 impl Source<'_> {
-    fn header(&self) -> Result<Header, String> {
+    fn header(&self) -> Result<Header, Problem> {
         match self {
-            Source::Tree(value) => Header::deserialize(value).map_err(|e| e.to_string()),
-            Source::Raw(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
+            Source::Tree(value) => Header::deserialize(value).map_err(|e| self.problem(&e)),
+            Source::Raw(text) => serde_json::from_str(text).map_err(|e| self.problem(&e)),
         }
     }
 
-    fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, serde_json::Error> {
+    /// A decoding error, positioned in the raw text (a tree has no positions: its reader
+    /// positions the error).
+    fn problem(&self, error: &serde_json::Error) -> Problem {
         match self {
-            Source::Tree(value) => serde_json::from_value(value),
-            Source::Raw(text) => serde_json::from_str(text),
+            Source::Tree(_) => Problem::message(json_message(error)),
+            Source::Raw(text) => Problem::json(text, text, error),
         }
     }
 
-    fn into_value(self) -> Result<Value, serde_json::Error> {
+    fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, Problem> {
         match self {
-            Source::Tree(value) => Ok(value),
-            Source::Raw(text) => serde_json::from_str(text),
+            Source::Tree(value) => {
+                serde_json::from_value(value).map_err(|e| Problem::message(json_message(&e)))
+            }
+            Source::Raw(text) => {
+                serde_json::from_str(text).map_err(|e| Problem::json(text, text, &e))
+            }
         }
     }
 }
 
-/// Convert one object by its `apiVersion` and `kind`.
-fn object(source: Source) -> Result<Objects, String> {
+/// Convert one object by its `apiVersion` and `kind`. A problem is positioned in the object's
+/// raw text, or at its start when it is about the object as a whole.
+fn object(source: Source) -> Result<Objects, Problem> {
     let header = source.header()?;
     let (api_version, kind) = (header.api_version.as_str(), header.kind.as_str());
     let name = match (&header.metadata.namespace, &header.metadata.name) {
@@ -456,54 +608,54 @@ fn object(source: Source) -> Result<Objects, String> {
         _ => "(unnamed)".to_string(),
     };
     let mut objects = Objects::default();
-    let described = |e: &dyn fmt::Display| format!("{kind} {name}: {e}");
+    let described = |problem: Problem| Problem {
+        offset: problem.offset,
+        message: format!("{kind} {name}: {}", problem.message),
+    };
+    let converted = |e: ConvertError| described(Problem::message(e.to_string()));
     match (api_version, kind) {
         ("v1", "Node") => {
-            let node = source.decode().map_err(|e| described(&e))?;
-            objects
-                .nodes
-                .push(convert::node(node).map_err(|e| described(&e))?);
+            let node = source.decode().map_err(described)?;
+            objects.nodes.push(convert::node(node).map_err(converted)?);
         }
         ("v1", "Pod") => {
-            let pod = source.decode().map_err(|e| described(&e))?;
-            objects
-                .pods
-                .push(convert::pod(pod).map_err(|e| described(&e))?);
+            let pod = source.decode().map_err(described)?;
+            objects.pods.push(convert::pod(pod).map_err(converted)?);
         }
         ("policy/v1", "PodDisruptionBudget") => {
-            let pdb = source.decode().map_err(|e| described(&e))?;
-            objects
-                .pdbs
-                .push(convert::pdb(pdb).map_err(|e| described(&e))?);
+            let pdb = source.decode().map_err(described)?;
+            objects.pdbs.push(convert::pdb(pdb).map_err(converted)?);
         }
         ("v1", "Namespace") => {
-            let namespace = source.decode().map_err(|e| described(&e))?;
+            let namespace = source.decode().map_err(described)?;
             objects
                 .namespaces
-                .push(convert::namespace(namespace).map_err(|e| described(&e))?);
+                .push(convert::namespace(namespace).map_err(converted)?);
         }
         ("scheduling.k8s.io/v1", "PriorityClass") => {
-            let class = source.decode().map_err(|e| described(&e))?;
+            let class = source.decode().map_err(described)?;
             objects
                 .priority_classes
-                .push(convert::priority_class(class).map_err(|e| described(&e))?);
+                .push(convert::priority_class(class).map_err(converted)?);
         }
         (inventory::API_VERSION, inventory::KIND) => {
-            let mut value = source.into_value().map_err(|e| format!("{kind}: {e}"))?;
-            if let Some(fields) = value.as_object_mut() {
-                fields.remove("apiVersion");
-                fields.remove("kind");
-                fields.remove("metadata");
-            }
-            let inventory: Inventory =
-                serde_json::from_value(value).map_err(|e| format!("{kind}: {e}"))?;
-            objects.inventories.push(inventory);
+            objects.inventories.push(inventory_document(source)?);
         }
-        ("", _) | (_, "") => {
-            return Err(format!("object {name} has no apiVersion or kind"));
+        ("", "") => {
+            return Err(Problem::message(format!(
+                "object {name} has no apiVersion and no kind"
+            )));
+        }
+        ("", _) => {
+            return Err(Problem::message(format!("{kind} {name} has no apiVersion")));
+        }
+        (_, "") => {
+            return Err(Problem::message(format!(
+                "object {name} ({api_version}) has no kind"
+            )));
         }
         (_, "PodDisruptionBudget") => {
-            return Err(described(&ConvertError::Enum {
+            return Err(converted(ConvertError::Enum {
                 field: "apiVersion".to_string(),
                 value: format!("{api_version} (only policy/v1 is read)"),
             }));
@@ -511,6 +663,21 @@ fn object(source: Source) -> Result<Objects, String> {
         _ => objects.ignored.push(format!("{api_version} {kind} {name}")),
     }
     Ok(objects)
+}
+
+/// A `VSphereInventory` document: its fields other than the object header.
+fn inventory_document(source: Source) -> Result<Inventory, Problem> {
+    let in_inventory = |problem: Problem| Problem {
+        offset: problem.offset,
+        message: format!("{}: {}", inventory::KIND, problem.message),
+    };
+    let mut value: Value = source.decode().map_err(in_inventory)?;
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("apiVersion");
+        fields.remove("kind");
+        fields.remove("metadata");
+    }
+    serde_json::from_value(value).map_err(|e| in_inventory(Problem::message(json_message(&e))))
 }
 
 #[cfg(test)]
@@ -596,6 +763,11 @@ mod tests {
             matches!(
                 error,
                 SnapshotError::NotText {
+                    at: super::Position {
+                        line: 1,
+                        column: 4,
+                        document: 1
+                    },
                     offset: 3,
                     problem: NotText::InvalidUtf8,
                     ..
@@ -643,7 +815,8 @@ mod tests {
             PARALLEL_ITEMS * 2,
             Some(PARALLEL_ITEMS * 2 - 1),
         ))
-        .expect_err("the bad quantity");
+        .expect_err("the bad quantity")
+        .to_string();
         assert!(
             error.contains("Node n: invalid quantity \"lots\""),
             "{error}"
@@ -664,5 +837,106 @@ mod tests {
         };
         assert_eq!(names(yaml), ["a", "b"]);
         assert_eq!(names(json), ["a", "b"]);
+    }
+
+    const FIXTURE: &str = include_str!("../../tests/fixtures/plan/drs-moved-worker/snapshot.yaml");
+
+    /// The fixture as JSON: concatenated documents, and one `List` of them all.
+    fn json_fixtures() -> [String; 2] {
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_str_multiple(FIXTURE).expect("the fixture is YAML");
+        let stream: Vec<String> = documents
+            .iter()
+            .map(|document| serde_json::to_string_pretty(document).expect("JSON"))
+            .collect();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": documents});
+        [
+            stream.join("\n"),
+            serde_json::to_string_pretty(&list).expect("JSON"),
+        ]
+    }
+
+    /// Deterministic variants of `text`: cut short, a byte replaced by one that often breaks
+    /// YAML or JSON, or a bit flipped, at places drawn from a fixed-seed generator.
+    fn variants(text: &str, count: usize) -> Vec<Vec<u8>> {
+        const BREAKING: &[u8] = b"\"{}[]:,-\n #&*!|>'\x01\xff\xc3";
+        let bytes = text.as_bytes();
+        let mut state: u64 = 0x5eed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(state >> 33).expect("31 bits")
+        };
+        (0..count)
+            .map(|i| {
+                let mut variant = bytes.to_vec();
+                let at = next() % bytes.len();
+                match i % 3 {
+                    0 => variant.truncate(at),
+                    1 => variant[at] = BREAKING[next() % BREAKING.len()],
+                    _ => variant[at] ^= 1 << (next() % 8),
+                }
+                variant
+            })
+            .collect()
+    }
+
+    /// `FILE:LINE:COLUMN: document N: ` with each number from 1, the line within the file.
+    fn assert_positioned(message: &str, path: &str, lines: usize) {
+        let rest = message
+            .strip_prefix(&format!("{path}:"))
+            .unwrap_or_else(|| panic!("names the file: {message}"));
+        let mut parts = rest.splitn(4, ':');
+        let number = |part: Option<&str>| -> usize {
+            part.and_then(|part| part.trim().parse().ok())
+                .filter(|number| *number >= 1)
+                .unwrap_or_else(|| panic!("a position: {message}"))
+        };
+        let line = number(parts.next());
+        number(parts.next());
+        let document = parts
+            .next()
+            .and_then(|part| part.strip_prefix(" document "));
+        number(document);
+        assert!(line <= lines + 1, "line {line} of {lines}: {message}");
+        for internal in [
+            "struct",
+            "enum ",
+            "HeaderMetadata",
+            "ListHeader",
+            "Misplaced",
+            "RawValue",
+            "DrsConfig",
+            "RuleKind",
+        ] {
+            assert!(!message.contains(internal), "{internal:?} in {message}");
+        }
+    }
+
+    #[test]
+    fn every_error_of_a_mutated_snapshot_names_the_file_a_position_and_no_internal_type() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        let [stream, list] = json_fixtures();
+        let mut errors = 0;
+        for (name, text) in [
+            ("snapshot.yaml", FIXTURE),
+            ("stream.json", &stream),
+            ("list.json", &list),
+        ] {
+            let path = directory.path().join(name);
+            for variant in variants(text, 200) {
+                std::fs::write(&path, &variant).expect("writable");
+                if let Err(error) = super::read_file(&path, FileSizeLimit::DEFAULT) {
+                    errors += 1;
+                    let lines = variant.iter().filter(|&&byte| byte == b'\n').count() + 1;
+                    assert_positioned(&error.to_string(), &path.display().to_string(), lines);
+                }
+            }
+        }
+        assert!(
+            errors > 200,
+            "the variants break the files: {errors} errors"
+        );
     }
 }

@@ -4,6 +4,7 @@
 mod convert;
 mod load;
 mod model;
+mod position;
 pub mod prune;
 mod quantity;
 
@@ -15,6 +16,7 @@ use chrono::{DateTime, Utc};
 pub use convert::{ConvertError, namespace, node, pdb, pod, priority_class, selector};
 pub use load::{FileSizeLimit, InvalidFileSize, NotText, Objects, SnapshotError, read_str};
 pub use model::*;
+pub use position::{ParseError, Position};
 
 use crate::inventory::Inventory;
 
@@ -173,9 +175,9 @@ fn sorted_unique<T>(
 
 /// Convenience for tests and the demo: a snapshot from text.
 pub fn from_str(text: &str, now: DateTime<Utc>) -> Result<Snapshot, SnapshotError> {
-    let objects = read_str(text).map_err(|message| SnapshotError::Parse {
+    let objects = read_str(text).map_err(|error| SnapshotError::Parse {
         path: Path::new("(inline)").to_path_buf(),
-        message,
+        error,
     })?;
     Ok(assemble(vec![(Path::new("(inline)").to_path_buf(), objects)], now)?.snapshot)
 }

@@ -1,0 +1,206 @@
+//! Where in a snapshot file something is wrong: the line and column, and which document of
+//! the stream (YAML `---` documents, or concatenated JSON documents) holds it.
+//!
+//! Positions are worked out only once something has failed, so reading a valid file costs
+//! nothing more.
+
+use std::fmt;
+
+use serde::de::IgnoredAny;
+use serde_saphyr::MessageFormatter;
+
+/// A place in a snapshot file: line and column as editors count them (from 1, columns in
+/// characters), and the document of the stream, from 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+    pub document: usize,
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: document {}",
+            self.line, self.column, self.document
+        )
+    }
+}
+
+/// Something wrong in a snapshot's text, and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{at}: {message}")]
+pub struct ParseError {
+    pub at: Position,
+    pub message: String,
+}
+
+/// Whether snapshot text is read as JSON (else as YAML).
+pub fn is_json(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '['])
+}
+
+/// The position of byte `offset` of a whole snapshot text.
+pub fn at_offset(text: &str, offset: usize) -> Position {
+    let (line, column) = line_column(text, offset);
+    let document = if is_json(text) {
+        json_document(&text[..floor_char(text, offset)])
+    } else {
+        yaml_document(text, line)
+    };
+    Position {
+        line,
+        column,
+        document,
+    }
+}
+
+/// Line and column (in characters, both from 1) of byte `offset` of `text`.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..floor_char(text, offset)];
+    let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
+}
+
+/// `offset` moved back to the start of the character it falls in.
+fn floor_char(text: &str, offset: usize) -> usize {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// Byte offset of `part` (a slice of `text`) in `text`.
+pub fn offset_in(text: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize)
+}
+
+/// Byte offset in `text` of a serde_json error found while parsing `text` (serde_json counts
+/// lines from 1 and columns in bytes from 1; 0 when it has no position).
+pub fn json_error_offset(text: &str, error: &serde_json::Error) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(error.line().saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (line_start + error.column().saturating_sub(1)).min(text.len())
+}
+
+/// serde_json's message without the " at line L column C" it appends: the position is shown
+/// once, in the file's terms, in front.
+pub fn json_message(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    match message.strip_suffix(&suffix) {
+        Some(bare) => bare.to_string(),
+        None => message,
+    }
+}
+
+/// The document of a JSON stream that begins with `before`: one more than the documents that
+/// are complete in it.
+fn json_document(before: &str) -> usize {
+    serde_json::Deserializer::from_str(before)
+        .into_iter::<IgnoredAny>()
+        .take_while(Result::is_ok)
+        .count()
+        + 1
+}
+
+/// The document of a YAML stream that holds `line`: each `---` starts one, and so does content
+/// after the start of the stream or after a `...` end marker.
+pub fn yaml_document(text: &str, line: usize) -> usize {
+    let mut documents = 0;
+    let mut open = false;
+    for text_line in text.lines().take(line) {
+        let trimmed = text_line.trim();
+        if is_marker(text_line, "---") {
+            documents += 1;
+            open = true;
+        } else if is_marker(text_line, "...") {
+            open = false;
+        } else if !open && !trimmed.is_empty() && !trimmed.starts_with(['#', '%']) {
+            documents += 1;
+            open = true;
+        }
+    }
+    documents.max(1)
+}
+
+fn is_marker(line: &str, marker: &str) -> bool {
+    line.strip_prefix(marker)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
+}
+
+/// A YAML reader's error, positioned in `text`, its message on one line without the position
+/// the reader appends.
+pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
+    let message = serde_saphyr::DefaultMessageFormatter
+        .format_message(error.without_snippet())
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match error.location() {
+        Some(location) => yaml_located(text, location, message),
+        None => ParseError {
+            at: at_offset(text, 0),
+            message,
+        },
+    }
+}
+
+/// A problem at a YAML reader's location in `text`.
+pub fn yaml_located(text: &str, location: serde_saphyr::Location, message: String) -> ParseError {
+    let line = usize::try_from(location.line()).unwrap_or(1).max(1);
+    ParseError {
+        at: Position {
+            line,
+            column: usize::try_from(location.column()).unwrap_or(1).max(1),
+            document: yaml_document(text, line),
+        },
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{at_offset, line_column, yaml_document};
+
+    #[test]
+    fn columns_count_characters_and_lines_count_from_one() {
+        let text = "a: 1\nname: café x\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, text.find('x').expect("x")), (2, 12));
+        // Inside a character: the character's own column.
+        assert_eq!(line_column(text, text.find('é').expect("é") + 1), (2, 10));
+        assert_eq!(line_column(text, text.len() + 5), (3, 1));
+    }
+
+    #[test]
+    fn a_yaml_document_starts_at_each_marker_and_at_content_after_an_end() {
+        let text = "# comment\n%YAML 1.2\n---\na: 1\n---\nb: 2\n...\n# between\nc: 3\n";
+        let documents: Vec<usize> = (1..=9).map(|line| yaml_document(text, line)).collect();
+        assert_eq!(documents, [1, 1, 1, 1, 2, 2, 2, 2, 3]);
+        assert_eq!(
+            yaml_document("a: 1\n---\nb: 2\n", 3),
+            2,
+            "no leading marker"
+        );
+        assert_eq!(yaml_document("a: '---'\n---x: 1\n", 2), 1, "not a marker");
+    }
+
+    #[test]
+    fn a_json_document_is_one_more_than_those_complete_before_it() {
+        let text = "{\"a\": 1}\n{\"b\": [1,\n2]} {\"c\": 3}";
+        let document = |needle: &str| at_offset(text, text.find(needle).expect("in text")).document;
+        assert_eq!(document("\"a\""), 1);
+        assert_eq!(document("2]"), 2);
+        assert_eq!(document("{\"c\""), 3);
+        assert_eq!(at_offset(text, text.find("2]").expect("2")).line, 3);
+    }
+}
