@@ -84,22 +84,6 @@ mod tests {
     use crate::policy::{EvictorArgs, Protections};
 
     /// Two hosts: w1 and w2 on esxi-1, w3 on esxi-2.
-    fn crowded() -> Lab {
-        Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
-    }
-
-    fn web(name: &str, node: &str, age: i64) -> PodBuilder {
-        pod(&format!("shop/{name}"))
-            .app("web")
-            .on(node)
-            .anti_affinity(HOST)
-            .age_minutes(age)
-    }
 
     #[test]
     fn replicas_sharing_a_host_lose_exactly_the_newest_one() {

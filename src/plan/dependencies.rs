@@ -195,14 +195,6 @@ mod tests {
         node.unschedulable = true;
     }
 
-    fn web(name: &str, node: &str, age: i64) -> PodBuilder {
-        pod(&format!("shop/{name}"))
-            .app("web")
-            .on(node)
-            .anti_affinity(HOST)
-            .age_minutes(age)
-    }
-
     /// Two replicas on w3 that must not share a node (not a host).
     /// Two api replicas on w3, kept apart by `key`.
     fn api_pair(lab: Lab, key: &str) -> Lab {

@@ -201,25 +201,15 @@ mod tests {
     /// w1 and w2 share esxi-1, w3 is alone on esxi-2; a web pair of priority 1500 shares
     /// esxi-1, and the cluster has the class `business` (1000) which no pod uses.
     fn lab() -> Snapshot {
-        let web = |name: &str, node: &str, age: i64| {
-            pod(&format!("shop/{name}"))
-                .app("web")
-                .on(node)
-                .anti_affinity(HOST)
-                .age_minutes(age)
-                .with(|pod| {
-                    pod.priority = 1500;
-                    pod.priority_class = Some("payments".to_string());
-                })
+        let payments = |name: &str, node: &str, age: i64| {
+            web(name, node, age).with(|pod| {
+                pod.priority = 1500;
+                pod.priority_class = Some("payments".to_string());
+            })
         };
-        Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
-            .pod(web("web-old", "w1", 60))
-            .pod(web("web-new", "w2", 5))
+        crowded()
+            .pod(payments("web-old", "w1", 60))
+            .pod(payments("web-new", "w2", 5))
             .with(|snapshot| {
                 snapshot.priority_classes = [
                     ("business".to_string(), 1000),

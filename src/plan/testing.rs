@@ -359,3 +359,22 @@ pub fn moved_worker() -> Lab {
         .node("w3", "esxi-3")
         .label("w2", HOST, "esxi-2")
 }
+
+/// Two hosts, three nodes: w1 and w2 share esxi-1, w3 is alone on esxi-2.
+pub fn crowded() -> Lab {
+    Lab::new()
+        .host("esxi-1")
+        .host("esxi-2")
+        .node("w1", "esxi-1")
+        .node("w2", "esxi-1")
+        .node("w3", "esxi-2")
+}
+
+/// A web replica that must not share an ESXi host with another, `age` minutes old.
+pub fn web(name: &str, node: &str, age: i64) -> PodBuilder {
+    pod(&format!("shop/{name}"))
+        .app("web")
+        .on(node)
+        .anti_affinity(HOST)
+        .age_minutes(age)
+}
