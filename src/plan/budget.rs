@@ -10,8 +10,8 @@
 
 use std::collections::HashMap;
 
-use super::SkipReason;
 use super::view::View;
+use super::vocabulary::SkipReason;
 use crate::policy::Limits;
 use crate::snapshot::{Pdb, Phase, Pod, UnhealthyPodEvictionPolicy};
 

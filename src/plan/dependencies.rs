@@ -20,8 +20,8 @@
 //!
 //! Only the relabelled nodes are checked for each eviction; they are few.
 
-use super::LabelChange;
 use super::feasibility::{matches_node_affinity, tolerates_node};
+use super::labels::LabelChange;
 use super::view::View;
 use crate::snapshot::Pod;
 

@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use super::Plan;
 use super::labels::fnv1a32;
 use super::view::{PodState, View};
+use super::vocabulary::Plan;
 use crate::inventory::{Cluster, Rule, RuleKind};
 use crate::snapshot::Pod;
 

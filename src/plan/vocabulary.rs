@@ -1,0 +1,89 @@
+//! The plan's own vocabulary: what a run would do and what it would not, and why. Below the
+//! strategies, which fill it in, so imports inside `plan/` only run downward.
+
+use serde::Serialize;
+
+use super::drs::DrsRuleChange;
+use super::labels::{LabelApply, LabelChange};
+
+/// What a run would do, and why, and what it would not do, and why not.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub label_changes: Vec<LabelChange>,
+    /// The label changes as writes, one per node, in node order.
+    pub label_applies: Vec<LabelApply>,
+    /// In the order they are to be carried out.
+    pub evictions: Vec<Eviction>,
+    pub skipped: Vec<Skip>,
+    pub drs_rules: Vec<DrsRuleChange>,
+    pub unmapped_nodes: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// One planned eviction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Eviction {
+    pub namespace: String,
+    pub pod: String,
+    pub node: String,
+    /// The ESXi host of the pod's node, when mapped.
+    pub host: Option<String>,
+    pub strategy: &'static str,
+    pub profile: String,
+    /// Why, in words: the violated rule and the pod it conflicts with.
+    pub reason: String,
+    /// A node that would take the pod (what the feasibility check found), when checked.
+    pub fits_on: Option<String>,
+    /// The pod's uid when planned: the eviction's precondition, so a pod recreated under the
+    /// same name is not evicted. Snapshot files may lack it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// The policy's `gracePeriodSeconds`; the pod's own when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace_period_seconds: Option<i64>,
+    /// Relabelled nodes whose new labels the decision relies on (the rule is in the
+    /// `dependencies` module): if one of their label writes fails, this eviction is not
+    /// attempted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub depends_on_labels_of: Vec<String>,
+}
+
+/// A candidate that is not evicted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skip {
+    pub namespace: String,
+    pub pod: String,
+    pub node: Option<String>,
+    pub strategy: &'static str,
+    pub profile: String,
+    pub reason: SkipReason,
+    pub detail: String,
+}
+
+/// Why a candidate stays (the report's fixed vocabulary).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// A protection applies (DaemonSet, local storage, critical priority, …).
+    Protected,
+    /// No other node would take it without breaking the same or another hard constraint.
+    NoFeasibleNode,
+    /// Its PodDisruptionBudget allows no (further) disruption, or several PDBs match it.
+    Pdb,
+    /// A per-node, per-namespace or total eviction limit is reached.
+    Limit,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Protected => "protected",
+            SkipReason::NoFeasibleNode => "no-feasible-node",
+            SkipReason::Pdb => "pdb",
+            SkipReason::Limit => "limit",
+        }
+    }
+}
