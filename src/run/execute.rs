@@ -270,29 +270,34 @@ impl<'a> Executor<'a> {
             let applied = self
                 .stop
                 .unless_aborted(vsphere.apply_rule_changes(&cluster, &changes))
-                .await
-                .map_err(|reason| format!("{reason} before vCenter answered"));
-            let (outcome, message) = match applied {
-                Ok(Ok(())) => (Outcome::Applied, None),
-                Err(reason) => {
-                    report.errors.push(format!(
-                        "DRS rule changes of vSphere cluster {cluster} were not confirmed: {reason}"
-                    ));
-                    (Outcome::Unknown, Some(reason))
-                }
+                .await;
+            // Submitted but not awaited (the deadline, or the task wait ended by a stop) is not
+            // a failure: vCenter completes the task on its own.
+            let refused = match applied {
+                Ok(Ok(())) => None,
+                Err(reason) => Some((
+                    Outcome::Unknown,
+                    format!("{reason} before vCenter answered"),
+                )),
                 Ok(Err(error @ vsphere::Error::TaskNotAwaited { .. })) => {
-                    let message = error_chain(&error);
-                    report.errors.push(format!(
-                        "DRS rule changes of vSphere cluster {cluster} were not confirmed: {message}"
-                    ));
-                    (Outcome::Unknown, Some(message))
+                    Some((Outcome::Unknown, error_chain(&error)))
                 }
-                Ok(Err(error)) => {
-                    let message = error_chain(&error);
-                    report.errors.push(format!(
-                        "DRS rules of vSphere cluster {cluster} were not changed: {message}"
-                    ));
-                    (Outcome::Failed, Some(message))
+                Ok(Err(error)) => Some((Outcome::Failed, error_chain(&error))),
+            };
+            let (outcome, message) = match refused {
+                None => (Outcome::Applied, None),
+                Some((outcome, message)) => {
+                    report.errors.push(if outcome == Outcome::Unknown {
+                        format!(
+                            "DRS rule changes of vSphere cluster {cluster} were not confirmed: \
+                             {message}"
+                        )
+                    } else {
+                        format!(
+                            "DRS rules of vSphere cluster {cluster} were not changed: {message}"
+                        )
+                    });
+                    (outcome, Some(message))
                 }
             };
             for index in entries {
