@@ -23,6 +23,30 @@ pub struct Inventory {
     pub clusters: Vec<Cluster>,
 }
 
+impl Inventory {
+    /// How reports name each cluster, indexed like `clusters`: its name where no other cluster
+    /// has it, `datacenter/name` where one in another datacenter does, and `datacenter/name (id)`
+    /// where even that repeats (clusters in two folders of one datacenter).
+    pub fn cluster_names(&self) -> Vec<String> {
+        let count =
+            |same: &dyn Fn(&Cluster) -> bool| self.clusters.iter().filter(|c| same(c)).count();
+        self.clusters
+            .iter()
+            .map(|cluster| {
+                if count(&|c| c.name == cluster.name) == 1 {
+                    return cluster.name.clone();
+                }
+                let qualified = cluster.qualified_name();
+                let same_qualified = |c: &Cluster| c.qualified_name() == qualified;
+                match &cluster.id {
+                    Some(id) if count(&same_qualified) > 1 => format!("{qualified} ({id})"),
+                    _ => qualified,
+                }
+            })
+            .collect()
+    }
+}
+
 /// A vSphere compute cluster: the scope of DRS and of its rules.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(
@@ -32,8 +56,15 @@ pub struct Inventory {
 )]
 pub struct Cluster {
     pub name: String,
+    /// The cluster's managed object id (`domain-c7`): what tells apart two clusters of one name.
+    /// Always observed; snapshot files written before it existed lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     #[serde(default)]
     pub datacenter: String,
+    /// The datacenter's managed object id (`datacenter-2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datacenter_id: Option<String>,
     /// DRS configuration; absent means "not observed", which is reported like a disabled DRS
     /// only when rules would depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,6 +75,23 @@ pub struct Cluster {
     pub vms: Vec<Vm>,
     #[serde(default)]
     pub rules: Vec<Rule>,
+}
+
+impl Cluster {
+    /// `datacenter/name`: vCenter escapes `/` in object names (`%2f`), so this never reads two
+    /// ways.
+    pub fn qualified_name(&self) -> String {
+        format!("{}/{}", self.datacenter, self.name)
+    }
+
+    /// Whether `other` may be a record of this very cluster: the same id, or, where either record
+    /// lacks one, the same datacenter and name.
+    pub fn may_be(&self, other: &Cluster) -> bool {
+        match (&self.id, &other.id) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.datacenter == other.datacenter && self.name == other.name,
+        }
+    }
 }
 
 /// `configurationEx.drsConfig` of a cluster.
@@ -73,6 +121,9 @@ fn fully_automated() -> String {
 )]
 pub struct Host {
     pub name: String,
+    /// The host's managed object id (`host-21`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// `runtime.connectionState`: `connected`, `disconnected` or `notResponding`.
     #[serde(default = "connected")]
     pub connection_state: String,
@@ -99,7 +150,11 @@ impl Host {
     expecting = "a VM (a mapping)"
 )]
 pub struct Vm {
+    /// Unique only within its folder: two VMs of one cluster may share it.
     pub name: String,
+    /// The VM's managed object id (`vm-42`), by which DRS rules name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// BIOS uuid (`config.uuid`), the one `vsphere://` provider IDs carry.
     #[serde(default)]
     pub uuid: String,
@@ -140,8 +195,16 @@ pub struct Rule {
     /// `false` for system rules, which are never touched.
     #[serde(default = "yes")]
     pub user_created: bool,
+    /// The rule's `ruleUuid`, resent with an edit so that the edit keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// Names of the rule's VMs.
     #[serde(default)]
     pub vms: Vec<String>,
+    /// Managed object ids of the rule's VMs, in any order; where known, membership is compared by
+    /// these rather than by names, which may repeat.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vm_ids: Vec<String>,
 }
 
 fn yes() -> bool {

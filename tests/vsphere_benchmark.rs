@@ -23,6 +23,7 @@ fn large_inventory() -> Inventory {
             let hosts: Vec<Host> = (0..HOSTS_PER_CLUSTER)
                 .map(|h| Host {
                     name: format!("esxi-{c}-{h:02}.example.com"),
+                    id: None,
                     connection_state: "connected".to_string(),
                     in_maintenance_mode: false,
                 })
@@ -30,6 +31,7 @@ fn large_inventory() -> Inventory {
             let vms: Vec<Vm> = (0..VMS_PER_CLUSTER)
                 .map(|v| Vm {
                     name: format!("node-{c}-{v:04}"),
+                    id: None,
                     uuid: format!("42000000-0000-4000-8{c:03}-{v:012}"),
                     host: hosts[v % HOSTS_PER_CLUSTER].name.clone(),
                     power_state: "poweredOn".to_string(),
@@ -44,12 +46,16 @@ fn large_inventory() -> Inventory {
                     enabled: true,
                     mandatory: false,
                     user_created: true,
+                    uuid: None,
                     vms: (0..3).map(|i| vms[r * 3 + i].name.clone()).collect(),
+                    vm_ids: Vec::new(),
                 })
                 .collect();
             Cluster {
                 name: format!("cluster-{c}"),
+                id: None,
                 datacenter: "dc".to_string(),
+                datacenter_id: None,
                 drs: Some(DrsConfig {
                     enabled: true,
                     default_vm_behavior: "fullyAutomated".to_string(),

@@ -13,7 +13,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use super::labels::fnv1a32;
 use super::view::{PodState, View};
 use super::vocabulary::Plan;
-use crate::inventory::{Cluster, Rule, RuleKind};
+use crate::inventory::{Cluster, Rule, RuleKind, Vm};
 use crate::snapshot::Pod;
 
 /// vCenter rejects longer rule names.
@@ -23,12 +23,22 @@ const MAX_RULE_NAME: usize = 80;
 /// whoever carries the change out never meets a rule it cannot address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DrsRuleChange {
-    /// vSphere cluster.
+    /// The vSphere cluster as reports name it: its name, or `datacenter/name` where another
+    /// cluster has that name ([`crate::inventory::Inventory::cluster_names`]).
     pub cluster: String,
+    /// The cluster's managed object id, which the change is addressed to; a snapshot file may
+    /// lack it (a run always observes it).
+    pub cluster_id: Option<String>,
     pub name: String,
     pub action: DrsAction,
     /// The rule's VMs after the change (for `delete`, the VMs it had).
     pub vms: Vec<String>,
+    /// Managed object ids of `vms`, in their order, when the inventory has every one; a rule
+    /// names its VMs by these. Not in the report.
+    pub vm_ids: Option<Vec<String>>,
+    /// vCenter's `ruleUuid` of the rule updated, resent so that the edit keeps it. Not in the
+    /// report.
+    pub rule_uuid: Option<String>,
     /// `namespace/Kind/name` of the workload the rule keeps apart.
     pub workload: Option<String>,
 }
@@ -91,9 +101,15 @@ impl DrsAction {
 impl Serialize for DrsRuleChange {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let key = self.action.key();
-        let fields = 4 + usize::from(key.is_some()) + usize::from(self.workload.is_some());
+        let fields = 4
+            + usize::from(self.cluster_id.is_some())
+            + usize::from(key.is_some())
+            + usize::from(self.workload.is_some());
         let mut map = serializer.serialize_map(Some(fields))?;
         map.serialize_entry("cluster", &self.cluster)?;
+        if let Some(id) = &self.cluster_id {
+            map.serialize_entry("clusterId", id)?;
+        }
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("action", self.action.as_str())?;
         map.serialize_entry("vms", &self.vms)?;
@@ -134,6 +150,13 @@ struct Workload {
     namespace: String,
     kind: String,
     name: String,
+}
+
+impl Workload {
+    /// `namespace/Kind/name`, as the report names it.
+    fn display(&self) -> String {
+        format!("{}/{}/{}", self.namespace, self.kind, self.name)
+    }
 }
 
 fn workload(pod: &Pod) -> Option<Workload> {
@@ -192,8 +215,8 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
     }
     // …and the VMs their pods run on, per cluster (borrowed keys: this visits every pod).
     // Keyed by workload, not controller: two ReplicaSets of a Deployment mid-rollout share
-    // one rule.
-    let mut vms: BTreeMap<(&str, &Workload), BTreeSet<&str>> = BTreeMap::new();
+    // one rule. Clusters by their position in the inventory: names may repeat.
+    let mut vms: BTreeMap<(usize, &Workload), BTreeSet<VmRef>> = BTreeMap::new();
     for (index, pod) in view.snapshot.pods.iter().enumerate() {
         if view.state[index] != PodState::Active {
             continue;
@@ -203,28 +226,35 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         };
         let placement = view.pod_node[index].and_then(|n| view.nodes[n].placement.as_ref());
         if let Some(placement) = placement {
-            vms.entry((placement.cluster.name.as_str(), workload))
+            vms.entry((placement.cluster_index, workload))
                 .or_default()
-                .insert(placement.vm.name.as_str());
+                .insert(VmRef::of(placement.vm));
         }
     }
 
-    let usable_hosts: HashMap<&str, usize> = inventory
-        .clusters
-        .iter()
-        .map(|c| {
-            (
-                c.name.as_str(),
-                c.hosts.iter().filter(|h| h.is_usable()).count(),
-            )
-        })
-        .collect();
-    let mut desired: BTreeMap<(&str, String), (&Workload, BTreeSet<&str>)> = BTreeMap::new();
-    for ((cluster, workload), vm_names) in vms {
-        if vm_names.len() < 2 {
+    let cluster_names = inventory.cluster_names();
+    let mut desired: BTreeMap<(usize, String), Desired> = BTreeMap::new();
+    for ((cluster, workload), vms) in vms {
+        if vms.len() < 2 {
             continue;
         }
-        let usable = usable_hosts[cluster];
+        let usable = inventory.clusters[cluster]
+            .hosts
+            .iter()
+            .filter(|h| h.is_usable())
+            .count();
+        if vms.len() > usable {
+            plan.warnings.push(format!(
+                "{}/{}/{} runs on {} VMs in cluster {} but only {usable} hosts are usable: \
+                 no DRS rule, it could never be satisfied",
+                workload.namespace,
+                workload.kind,
+                workload.name,
+                vms.len(),
+                cluster_names[cluster]
+            ));
+            continue;
+        }
         let name = rule_name(
             &settings.name_prefix,
             cluster_name,
@@ -232,97 +262,185 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
             &workload.kind,
             &workload.name,
         );
-        if vm_names.len() > usable {
+        desired.insert((cluster, name), Desired { workload, vms });
+    }
+
+    for (index, cluster) in inventory.clusters.iter().enumerate() {
+        let target = Target {
+            cluster,
+            name: &cluster_names[index],
+        };
+        let wanted = desired
+            .range((index, String::new())..(index + 1, String::new()))
+            .map(|((_, name), rule)| (name.as_str(), rule));
+        let changes = diff_cluster(&target, &owned_prefix, wanted, plan);
+        enforcement_warnings(&target, &changes, plan);
+        plan.drs_rules.extend(changes);
+    }
+}
+
+/// A VM in a desired rule: its name, and its id where the inventory has one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct VmRef<'a> {
+    name: &'a str,
+    id: Option<&'a str>,
+}
+
+impl<'a> VmRef<'a> {
+    fn of(vm: &'a Vm) -> VmRef<'a> {
+        VmRef {
+            name: &vm.name,
+            id: vm.id.as_deref(),
+        }
+    }
+}
+
+/// The rule one workload needs in one cluster.
+struct Desired<'a> {
+    workload: &'a Workload,
+    vms: BTreeSet<VmRef<'a>>,
+}
+
+/// The cluster whose rules are diffed, and how the report names it.
+struct Target<'a> {
+    cluster: &'a Cluster,
+    name: &'a str,
+}
+
+impl Target<'_> {
+    fn change(&self, name: &str, action: DrsAction, vms: Vec<String>) -> DrsRuleChange {
+        DrsRuleChange {
+            cluster: self.name.to_string(),
+            cluster_id: self.cluster.id.clone(),
+            name: name.to_string(),
+            action,
+            vms,
+            vm_ids: None,
+            rule_uuid: None,
+            workload: None,
+        }
+    }
+}
+
+/// The changes that bring one cluster's owned rules to the desired ones, sorted by rule name.
+fn diff_cluster<'a>(
+    target: &Target<'_>,
+    owned_prefix: &str,
+    desired: impl Iterator<Item = (&'a str, &'a Desired<'a>)>,
+    plan: &mut Plan,
+) -> Vec<DrsRuleChange> {
+    let cluster = target.cluster;
+    // Only user-created VM-VM anti-affinity rules under our prefix are ours to edit or delete.
+    let owned: Vec<&Rule> = cluster
+        .rules
+        .iter()
+        .filter(|r| r.name.starts_with(owned_prefix) && is_ours(r))
+        .collect();
+    // Looked up by name; of two owned rules with one name, the first is the one kept or
+    // edited.
+    let mut owned_by_name: HashMap<&str, &Rule> = HashMap::new();
+    for rule in &owned {
+        owned_by_name.entry(rule.name.as_str()).or_insert(rule);
+    }
+    let mut changes = Vec::new();
+    let mut kept = HashSet::new();
+    for (name, wanted) in desired {
+        kept.insert(name);
+        if cluster.rules.iter().any(|r| r.name == name && !is_ours(r)) {
             plan.warnings.push(format!(
-                "{}/{}/{} runs on {} VMs in cluster {cluster} but only {usable} hosts are usable: \
-                 no DRS rule, it could never be satisfied",
-                workload.namespace,
-                workload.kind,
-                workload.name,
-                vm_names.len()
+                "DRS rule {name} in cluster {} is not a user-created VM-VM anti-affinity rule: it \
+                 is left alone, and no rule keeps the VMs of {} apart",
+                target.name,
+                wanted.workload.display()
             ));
             continue;
         }
-        desired.insert((cluster, name), (workload, vm_names));
+        let existing = owned_by_name.get(name).copied();
+        let mut change = desired_change(target, name, wanted, existing, plan);
+        change.workload = Some(wanted.workload.display());
+        changes.push(change);
     }
+    for rule in owned {
+        if kept.contains(rule.name.as_str()) {
+            continue;
+        }
+        let action = match rule.key {
+            Some(key) => DrsAction::Delete { key },
+            None => {
+                plan.warnings
+                    .push(without_key(rule, target.name, "deleted"));
+                DrsAction::Unaddressable(Edit::Delete)
+            }
+        };
+        changes.push(target.change(&rule.name, action, rule.vms.clone()));
+    }
+    changes.sort_by(|a, b| a.name.cmp(&b.name));
+    changes
+}
 
-    for cluster in &inventory.clusters {
-        let mut changes = Vec::new();
-        let owned: Vec<&Rule> = cluster
-            .rules
-            .iter()
-            .filter(|r| r.user_created && r.name.starts_with(&owned_prefix))
-            .collect();
-        // Looked up by name; of two owned rules with one name, the first is the one kept or
-        // edited.
-        let mut owned_by_name: HashMap<&str, &Rule> = HashMap::new();
-        for rule in &owned {
-            owned_by_name.entry(rule.name.as_str()).or_insert(rule);
-        }
-        for ((rule_cluster, name), (workload, vm_names)) in &desired {
-            if *rule_cluster != cluster.name {
-                continue;
+/// A rule this tool may edit or delete, given our name: user-created and VM-VM anti-affinity.
+fn is_ours(rule: &Rule) -> bool {
+    rule.user_created && rule.kind == RuleKind::AntiAffinity
+}
+
+/// Create, keep or update the rule `name` so that it holds the desired VMs.
+fn desired_change(
+    target: &Target<'_>,
+    name: &str,
+    wanted: &Desired<'_>,
+    existing: Option<&Rule>,
+    plan: &mut Plan,
+) -> DrsRuleChange {
+    let names: Vec<String> = wanted.vms.iter().map(|vm| vm.name.to_string()).collect();
+    let ids: Option<Vec<String>> = wanted
+        .vms
+        .iter()
+        .map(|vm| vm.id.map(str::to_string))
+        .collect();
+    let action = match existing {
+        None => DrsAction::Create,
+        Some(rule) => {
+            let same = holds_exactly(rule, &wanted.vms);
+            if same && !rule.enabled {
+                plan.warnings.push(format!(
+                    "DRS rule {name} in cluster {} is disabled by vCenter (a conflicting rule?): \
+                     it is not enforced, and is left as it is",
+                    target.name
+                ));
             }
-            let vm_list: Vec<String> = vm_names.iter().map(|vm| vm.to_string()).collect();
-            let existing = owned_by_name.get(name.as_str()).copied();
-            let action = match existing {
-                None => DrsAction::Create,
-                Some(rule) => {
-                    let same = rule.kind == RuleKind::AntiAffinity
-                        && rule.vms.iter().map(String::as_str).collect::<BTreeSet<_>>()
-                            == *vm_names;
-                    if same && !rule.enabled {
-                        plan.warnings.push(format!(
-                            "DRS rule {name} in cluster {} is disabled by vCenter (a conflicting rule?): \
-                             it is not enforced, and is left as it is",
-                            cluster.name
-                        ));
-                    }
-                    match (same, rule.key) {
-                        (true, key) => DrsAction::Keep { key },
-                        (false, Some(key)) => DrsAction::Update { key },
-                        (false, None) => {
-                            plan.warnings
-                                .push(without_key(rule, &cluster.name, "updated"));
-                            DrsAction::Unaddressable(Edit::Update)
-                        }
-                    }
-                }
-            };
-            changes.push(DrsRuleChange {
-                cluster: cluster.name.clone(),
-                name: name.clone(),
-                action,
-                vms: vm_list,
-                workload: Some(format!(
-                    "{}/{}/{}",
-                    workload.namespace, workload.kind, workload.name
-                )),
-            });
-        }
-        for rule in owned {
-            if desired.contains_key(&(cluster.name.as_str(), rule.name.clone())) {
-                continue;
-            }
-            let action = match rule.key {
-                Some(key) => DrsAction::Delete { key },
-                None => {
+            match (same, rule.key) {
+                (true, key) => DrsAction::Keep { key },
+                (false, Some(key)) => DrsAction::Update { key },
+                (false, None) => {
                     plan.warnings
-                        .push(without_key(rule, &cluster.name, "deleted"));
-                    DrsAction::Unaddressable(Edit::Delete)
+                        .push(without_key(rule, target.name, "updated"));
+                    DrsAction::Unaddressable(Edit::Update)
                 }
-            };
-            changes.push(DrsRuleChange {
-                cluster: cluster.name.clone(),
-                name: rule.name.clone(),
-                action,
-                vms: rule.vms.clone(),
-                workload: None,
-            });
+            }
         }
-        changes.sort_by(|a, b| a.name.cmp(&b.name));
-        enforcement_warnings(cluster, &changes, plan);
-        plan.drs_rules.extend(changes);
+    };
+    let mut change = target.change(name, action, names);
+    change.vm_ids = ids;
+    change.rule_uuid = existing.and_then(|rule| rule.uuid.clone());
+    change
+}
+
+/// Whether a rule's members are exactly `vms`: by id where the rule and every VM have one
+/// (names repeat across VM folders), else by name.
+fn holds_exactly(rule: &Rule, vms: &BTreeSet<VmRef<'_>>) -> bool {
+    let ids: Option<BTreeSet<&str>> = vms.iter().map(|vm| vm.id).collect();
+    match ids {
+        Some(ids) if !rule.vm_ids.is_empty() => {
+            rule.vm_ids
+                .iter()
+                .map(String::as_str)
+                .collect::<BTreeSet<_>>()
+                == ids
+        }
+        _ => {
+            rule.vms.iter().map(String::as_str).collect::<BTreeSet<_>>()
+                == vms.iter().map(|vm| vm.name).collect()
+        }
     }
 }
 
@@ -337,7 +455,7 @@ fn without_key(rule: &Rule, cluster: &str, change: &str) -> String {
 
 /// Warn when DRS will not act on the rules it is given: once per cluster for its DRS
 /// settings, once per node VM with an override.
-fn enforcement_warnings(cluster: &Cluster, changes: &[DrsRuleChange], plan: &mut Plan) {
+fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &mut Plan) {
     let acting: Vec<&DrsRuleChange> = changes
         .iter()
         .filter(|c| c.action.is_create_or_update())
@@ -345,30 +463,33 @@ fn enforcement_warnings(cluster: &Cluster, changes: &[DrsRuleChange], plan: &mut
     if acting.is_empty() {
         return;
     }
+    let cluster = target.cluster;
     if let Some(drs) = &cluster.drs {
         if !drs.enabled {
             plan.warnings.push(format!(
                 "DRS is disabled on cluster {}: its {} new or changed rule(s) will not be enforced",
-                cluster.name,
+                target.name,
                 acting.len()
             ));
         } else if drs.default_vm_behavior != "fullyAutomated" {
             plan.warnings.push(format!(
                 "DRS on cluster {} is {}: its rules yield recommendations, not moves",
-                cluster.name, drs.default_vm_behavior
+                target.name, drs.default_vm_behavior
             ));
         }
     }
+    // By id where known: two VMs of one name may be in the cluster, one of them in no rule.
     let in_rules: HashSet<&str> = acting
         .iter()
-        .flat_map(|c| c.vms.iter().map(String::as_str))
+        .flat_map(|c| c.vm_ids.as_deref().unwrap_or(&c.vms))
+        .map(String::as_str)
         .collect();
     for vm in &cluster.vms {
         if let Some(behavior) = vm
             .drs_behavior
             .as_deref()
             .filter(|b| *b != "fullyAutomated")
-            && in_rules.contains(vm.name.as_str())
+            && in_rules.contains(vm.id.as_deref().unwrap_or(&vm.name))
         {
             plan.warnings.push(format!(
                 "VM {} has a DRS override ({behavior}): DRS may not move it to satisfy its rules",
@@ -644,6 +765,9 @@ mod tests {
     fn the_report_shape_keeps_action_as_a_word_and_the_key_beside_it() {
         let change = |action| DrsRuleChange {
             cluster: "c1".to_string(),
+            cluster_id: None,
+            vm_ids: Some(vec!["vm-1".to_string(), "vm-2".to_string()]),
+            rule_uuid: None,
             name: PG_RULE.to_string(),
             action,
             vms: vec!["w1".to_string(), "w2".to_string()],

@@ -17,6 +17,8 @@ use crate::snapshot::{Labels, Node};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement<'a> {
     pub cluster: &'a Cluster,
+    /// The cluster's position in the inventory: its identity, where names may repeat.
+    pub cluster_index: usize,
     pub vm: &'a Vm,
     /// `None` when the VM's host is not in the inventory (filtered out, or mid-move).
     pub host: Option<&'a Host>,
@@ -94,25 +96,26 @@ pub fn apply<'k>(
 
 /// Map every node to its VM.
 pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
-    let mut by_uuid: BTreeMap<String, Vec<(&Cluster, &Vm)>> = BTreeMap::new();
-    let mut by_name: BTreeMap<&str, Vec<(&Cluster, &Vm)>> = BTreeMap::new();
-    for cluster in &inventory.clusters {
+    let mut by_uuid: BTreeMap<String, Vec<(usize, &Vm)>> = BTreeMap::new();
+    let mut by_name: BTreeMap<&str, Vec<(usize, &Vm)>> = BTreeMap::new();
+    for (index, cluster) in inventory.clusters.iter().enumerate() {
         for vm in &cluster.vms {
             if !vm.uuid.is_empty() {
                 by_uuid
                     .entry(vm.uuid.to_ascii_lowercase())
                     .or_default()
-                    .push((cluster, vm));
+                    .push((index, vm));
             }
             by_name
                 .entry(vm.name.as_str())
                 .or_default()
-                .push((cluster, vm));
+                .push((index, vm));
         }
     }
+    let cluster_names = inventory.cluster_names();
     let mut mapping = Mapping::default();
     for node in nodes {
-        let mut candidates: Vec<(&str, &[(&Cluster, &Vm)])> = Vec::new();
+        let mut candidates: Vec<(&str, &[(usize, &Vm)])> = Vec::new();
         if let Some(uuid) = node
             .provider_id
             .as_deref()
@@ -147,7 +150,7 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
             Some((how, found)) if found.len() > 1 => {
                 let names: Vec<String> = found
                     .iter()
-                    .map(|(c, vm)| format!("{}/{}", c.name, vm.name))
+                    .map(|(cluster, vm)| vm_name(&cluster_names[*cluster], vm))
                     .collect();
                 mapping.warnings.push(format!(
                     "node {} matches several VMs by {how} ({}): left unmapped",
@@ -158,20 +161,34 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
                 None
             }
             Some((_, found)) => {
-                let (cluster, vm) = found[0];
+                let (cluster_index, vm) = found[0];
+                let cluster = &inventory.clusters[cluster_index];
                 let host = cluster.hosts.iter().find(|h| h.name == vm.host);
                 if host.is_none() {
                     mapping.warnings.push(format!(
                         "VM {} of node {} runs on host {:?}, which is not in cluster {}",
-                        vm.name, node.name, vm.host, cluster.name
+                        vm.name, node.name, vm.host, cluster_names[cluster_index]
                     ));
                 }
-                Some(Placement { cluster, vm, host })
+                Some(Placement {
+                    cluster,
+                    cluster_index,
+                    vm,
+                    host,
+                })
             }
         };
         mapping.placements.push(placement);
     }
     mapping
+}
+
+/// `cluster/vm`, with the VM's id where the inventory has it (VM names repeat across folders).
+fn vm_name(cluster: &str, vm: &Vm) -> String {
+    match &vm.id {
+        Some(id) => format!("{cluster}/{} ({id})", vm.name),
+        None => format!("{cluster}/{}", vm.name),
+    }
 }
 
 /// Swap the byte order of the first three UUID fields (SMBIOS ≥ 2.6 wire format); its own

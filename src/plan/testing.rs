@@ -33,6 +33,11 @@ fn resources(cpu_milli: i64, memory_mi: i64, pods: i64) -> Resources {
     ]))
 }
 
+/// The managed object id the lab gives the VM of node `name`.
+pub fn vm_id(name: &str) -> String {
+    format!("vm-{name}")
+}
+
 /// A cluster under construction: one vSphere cluster `c1`, hosts, node VMs, pods.
 pub struct Lab {
     snapshot: Snapshot,
@@ -46,7 +51,9 @@ impl Lab {
                 inventory: Some(Inventory {
                     clusters: vec![Cluster {
                         name: "c1".to_string(),
+                        id: Some("domain-c1".to_string()),
                         datacenter: "dc1".to_string(),
+                        datacenter_id: Some("datacenter-1".to_string()),
                         drs: Some(DrsConfig {
                             enabled: true,
                             default_vm_behavior: "fullyAutomated".to_string(),
@@ -71,6 +78,7 @@ impl Lab {
     pub fn host(mut self, name: &str) -> Lab {
         self.cluster().hosts.push(Host {
             name: name.to_string(),
+            id: Some(format!("host-{name}")),
             connection_state: "connected".to_string(),
             in_maintenance_mode: false,
         });
@@ -86,6 +94,7 @@ impl Lab {
         );
         self.cluster().vms.push(Vm {
             name: name.to_string(),
+            id: Some(vm_id(name)),
             uuid: uuid.clone(),
             host: host.to_string(),
             power_state: "poweredOn".to_string(),
@@ -144,7 +153,9 @@ impl Lab {
             enabled: true,
             mandatory: false,
             user_created: true,
+            uuid: Some(format!("uuid-{key}")),
             vms: vms.iter().map(|v| v.to_string()).collect(),
+            vm_ids: vms.iter().map(|v| vm_id(v)).collect(),
         });
         self
     }

@@ -231,14 +231,20 @@ impl<'a> Executor<'a> {
         let Some(vsphere) = vsphere else {
             return;
         };
-        let mut clusters: Vec<String> = report
+        // Reports name each cluster uniquely (`datacenter/name` where names repeat).
+        let mut clusters: Vec<(String, Option<String>)> = report
             .drs_rules
             .iter()
-            .map(|entry| entry.change.cluster.clone())
+            .map(|entry| {
+                (
+                    entry.change.cluster.clone(),
+                    entry.change.cluster_id.clone(),
+                )
+            })
             .collect();
         clusters.sort();
         clusters.dedup();
-        for cluster in clusters {
+        for (cluster, cluster_id) in clusters {
             let mut changes = Vec::new();
             let mut entries = Vec::new();
             for (index, entry) in report.drs_rules.iter_mut().enumerate() {
@@ -246,20 +252,22 @@ impl<'a> Executor<'a> {
                 if change.cluster != cluster {
                     continue;
                 }
-                let Some(translated) = rule_change(change) else {
-                    // Keep needs no write; an unaddressable change stays planned, and the
-                    // plan's warning says why.
-                    if let DrsAction::Keep { .. } = change.action {
-                        entry.result = Outcome::Applied;
-                    }
-                    continue;
-                };
-                changes.push(translated);
-                entries.push(index);
+                match change.action {
+                    DrsAction::Keep { .. } => entry.result = Outcome::Applied,
+                    // Stays planned; the plan's warning says why.
+                    DrsAction::Unaddressable(_) => {}
+                    _ => match (&cluster_id, rule_change(change)) {
+                        (Some(_), Some(translated)) => {
+                            changes.push(translated);
+                            entries.push(index);
+                        }
+                        _ => entry.message = Some(format!("not attempted: {UNIDENTIFIED}")),
+                    },
+                }
             }
-            if changes.is_empty() {
+            let Some(cluster_id) = cluster_id.filter(|_| !changes.is_empty()) else {
                 continue;
-            }
+            };
             if !self.may_act(report) {
                 let reason = self.halted.clone().unwrap_or_default();
                 for index in entries {
@@ -269,7 +277,7 @@ impl<'a> Executor<'a> {
             }
             let applied = self
                 .stop
-                .unless_aborted(vsphere.apply_rule_changes(&cluster, &changes))
+                .unless_aborted(vsphere.apply_rule_changes(&cluster_id, &changes))
                 .await;
             // Submitted but not awaited (the deadline, or the task wait ended by a stop) is not
             // a failure: vCenter completes the task on its own.
@@ -379,19 +387,24 @@ impl<'a> Executor<'a> {
     }
 }
 
-/// The vCenter call that carries out a rule change; `keep` needs none, and a change the plan
-/// could not give a key has none.
+/// Why a change from a plan without managed object ids is not carried out: vCenter addresses
+/// clusters and VMs by id, and a run's own observation always has them.
+const UNIDENTIFIED: &str = "the inventory it was planned on has no managed object ids";
+
+/// The vCenter call that carries out a create, update or delete; `None` for `keep`, for a change
+/// without a key, and when the plan lacks the VM ids it needs.
 fn rule_change(change: &DrsRuleChange) -> Option<RuleChange> {
     match change.action {
         DrsAction::Keep { .. } | DrsAction::Unaddressable(_) => None,
         DrsAction::Create => Some(RuleChange::Add {
             name: change.name.clone(),
-            vms: change.vms.clone(),
+            vms: change.vm_ids.clone()?,
         }),
         DrsAction::Update { key } => Some(RuleChange::Edit {
             key,
             name: change.name.clone(),
-            vms: change.vms.clone(),
+            rule_uuid: change.rule_uuid.clone(),
+            vms: change.vm_ids.clone()?,
         }),
         DrsAction::Delete { key } => Some(RuleChange::Remove { key }),
     }

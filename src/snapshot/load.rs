@@ -45,8 +45,16 @@ pub enum SnapshotError {
     },
     #[error("{}:{error}", path.display())]
     Parse { path: PathBuf, error: ParseError },
-    #[error("snapshot file {path}: vSphere cluster {cluster} appears more than once")]
-    DuplicateCluster { path: PathBuf, cluster: String },
+    /// Two records of one cluster id, or two of one `datacenter/name` that lack the ids to tell
+    /// them apart.
+    #[error("snapshot file {path}: {}", duplicate_cluster(cluster, id.as_deref()))]
+    DuplicateCluster {
+        path: PathBuf,
+        /// `datacenter/name`.
+        cluster: String,
+        /// The id both records carry; `None` when they cannot be told apart.
+        id: Option<String>,
+    },
     #[error("snapshot file {path}: {kind} {name} appears more than once")]
     Duplicate {
         path: PathBuf,
@@ -61,6 +69,16 @@ pub enum SnapshotError {
         holding(.paths)
     )]
     NoNode { paths: Vec<PathBuf> },
+}
+
+fn duplicate_cluster(cluster: &str, id: Option<&str>) -> String {
+    match id {
+        Some(id) => format!("vSphere cluster {cluster} ({id}) appears more than once"),
+        None => format!(
+            "vSphere cluster {cluster} appears more than once, and without an `id` on each the \
+             records cannot be told apart: give each its managed object id, or remove one"
+        ),
+    }
 }
 
 /// "snapshot file a holds" or "snapshot files a, b hold".

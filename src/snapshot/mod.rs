@@ -103,10 +103,11 @@ pub fn assemble(
         for part in objects.inventories {
             let merged = inventory.get_or_insert_with(Inventory::default);
             for cluster in part.clusters {
-                if merged.clusters.iter().any(|c| c.name == cluster.name) {
+                if let Some(known) = merged.clusters.iter().find(|c| c.may_be(&cluster)) {
                     return Err(SnapshotError::DuplicateCluster {
                         path: path.clone(),
-                        cluster: cluster.name,
+                        cluster: cluster.qualified_name(),
+                        id: known.id.clone().filter(|_| known.id == cluster.id),
                     });
                 }
                 merged.clusters.push(cluster);
@@ -133,7 +134,9 @@ pub fn assemble(
         },
     )?;
     if let Some(inventory) = &mut inventory {
-        inventory.clusters.sort_by(|a, b| a.name.cmp(&b.name));
+        inventory
+            .clusters
+            .sort_by(|a, b| (&a.name, &a.datacenter, &a.id).cmp(&(&b.name, &b.datacenter, &b.id)));
     }
     Ok(Loaded {
         snapshot: Snapshot {

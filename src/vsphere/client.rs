@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::inventory::{Inventory, RuleKind};
+use crate::inventory::Inventory;
 
-use super::observe::{self, ClusterIndex, Observation};
+use super::observe;
 use super::soap::{
     self, AntiAffinityRule, Fault, MoRef, ObjectContent, PropertySpec, Request, Response,
     RuleOperation, ServiceContent, Value,
@@ -29,18 +29,21 @@ const MAX_OBJECTS_PER_PAGE: u32 = 1000;
 /// Longest pause between two polls of a running task.
 const MAX_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
-/// A change to one VM-VM anti-affinity rule of a cluster. VMs are named as observed; the client
-/// resolves them to managed object references from its last observation.
+/// A change to one VM-VM anti-affinity rule of a cluster, addressed as vCenter addresses it:
+/// VMs by managed object id (`vm-42`), rules by key. The client remembers nothing between calls;
+/// what to change, and that it is ours to change, is the caller's (the plan's) data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleChange {
     Add {
         name: String,
         vms: Vec<String>,
     },
-    /// Replaces the rule with this key. vcsim matches edits by name, so keep the name.
+    /// Replaces the rule with this key. vcsim matches edits by name, so keep the name; resend the
+    /// rule's `ruleUuid`, which an edit without it drops.
     Edit {
         key: i32,
         name: String,
+        rule_uuid: Option<String>,
         vms: Vec<String>,
     },
     Remove {
@@ -56,8 +59,6 @@ pub struct Client {
     credentials: Credentials,
     /// Incremented by every re-login.
     session_generation: u64,
-    /// Clusters of the last observation, to address rule changes.
-    index: Vec<ClusterIndex>,
     /// Ends waits for tasks when cancelled (the run was asked to stop).
     stop_waiting: CancellationToken,
 }
@@ -88,7 +89,6 @@ impl Client {
             content,
             credentials: config.credentials.clone(),
             session_generation: 0,
-            index: Vec::new(),
             stop_waiting: CancellationToken::new(),
         };
         client.login().await?;
@@ -148,7 +148,7 @@ impl Client {
     ) -> Result<Inventory, Error> {
         let started = Instant::now();
         let generation = self.session_generation;
-        let observation = match self.observe_once(datacenters, clusters).await {
+        let inventory = match self.observe_once(datacenters, clusters).await {
             Err(error) if self.session_generation != generation => {
                 tracing::info!(
                     error = %error,
@@ -158,8 +158,6 @@ impl Client {
             }
             other => other?,
         };
-        self.index = observation.index;
-        let inventory = observation.inventory;
         tracing::info!(
             clusters = inventory.clusters.len(),
             hosts = inventory
@@ -182,7 +180,7 @@ impl Client {
         &mut self,
         datacenters: &[String],
         clusters: &[String],
-    ) -> Result<Observation, Error> {
+    ) -> Result<Inventory, Error> {
         let view_manager = self.content.view_manager.clone();
         let request = soap::create_container_view(
             &view_manager,
@@ -250,9 +248,10 @@ impl Client {
         Ok(objects)
     }
 
-    /// Applies all `changes` to the rules of `cluster` in one `ReconfigureComputeResource_Task`
-    /// and waits for it. Owned rules are always sent enabled, optional (not mandatory) and
-    /// user-created. An empty slice makes no call at all.
+    /// Applies all `changes` to the rules of the cluster with managed object id `cluster`
+    /// (`domain-c7`) in one `ReconfigureComputeResource_Task` and waits for it. Rules are always
+    /// sent enabled, optional (not mandatory) and user-created. An empty slice makes no call at
+    /// all.
     pub async fn apply_rule_changes(
         &mut self,
         cluster: &str,
@@ -261,12 +260,8 @@ impl Client {
         if changes.is_empty() {
             return Ok(());
         }
-        let index = self.cluster_index(cluster)?;
-        let operations = changes
-            .iter()
-            .map(|change| operation(index, change))
-            .collect::<Result<Vec<_>, _>>()?;
-        let cluster_ref = index.moref.clone();
+        let operations: Vec<RuleOperation> = changes.iter().map(operation).collect();
+        let cluster_ref = MoRef::new("ClusterComputeResource", cluster);
 
         let request = soap::reconfigure_rules(&cluster_ref, &operations);
         let method = request.method;
@@ -284,42 +279,7 @@ impl Client {
             removed = count(|c| matches!(c, RuleChange::Remove { .. })),
             "reconfigured DRS rules"
         );
-        // Removed keys are gone: a second removal is refused here rather than by vCenter.
-        if let Ok(position) = self.cluster_position(cluster) {
-            for change in changes {
-                if let RuleChange::Remove { key } = change {
-                    self.index[position].rules.remove(key);
-                }
-            }
-        }
         Ok(())
-    }
-
-    fn cluster_position(&self, cluster: &str) -> Result<usize, Error> {
-        let matches: Vec<usize> = self
-            .index
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.name == cluster)
-            .map(|(i, _)| i)
-            .collect();
-        match matches.as_slice() {
-            [] => Err(Error::UnknownCluster {
-                cluster: cluster.to_string(),
-            }),
-            [only] => Ok(*only),
-            several => Err(Error::AmbiguousCluster {
-                cluster: cluster.to_string(),
-                datacenters: several
-                    .iter()
-                    .map(|i| self.index[*i].datacenter.clone())
-                    .collect(),
-            }),
-        }
-    }
-
-    fn cluster_index(&self, cluster: &str) -> Result<&ClusterIndex, Error> {
-        self.cluster_position(cluster).map(|i| &self.index[i])
     }
 
     /// From now on, waits for vCenter tasks end (with [`Error::TaskNotAwaited`]) when `token` is
@@ -433,92 +393,49 @@ impl Client {
     }
 }
 
-/// The wire operation for one change, with VMs and rules resolved from the observation.
-fn operation(index: &ClusterIndex, change: &RuleChange) -> Result<RuleOperation, Error> {
-    let owned_rule = |key, name: &str, vms: &[String], rule_uuid| {
-        Ok(AntiAffinityRule {
+/// The wire operation for one change.
+fn operation(change: &RuleChange) -> RuleOperation {
+    let rule = |key, name: &str, rule_uuid: &Option<String>, vms: &[String]| {
+        // A VM named twice would be one member; vCenter need not see it twice.
+        let mut references: Vec<MoRef> = Vec::with_capacity(vms.len());
+        for vm in vms {
+            let reference = MoRef::new("VirtualMachine", vm);
+            if !references.contains(&reference) {
+                references.push(reference);
+            }
+        }
+        AntiAffinityRule {
             key,
             name: name.to_string(),
             enabled: true,
             mandatory: false,
             user_created: true,
-            rule_uuid,
-            vms: resolve_vms(index, vms)?,
-        })
+            rule_uuid: rule_uuid.clone(),
+            vms: references,
+        }
     };
     match change {
-        RuleChange::Add { name, vms } => Ok(RuleOperation::Add(owned_rule(None, name, vms, None)?)),
-        RuleChange::Edit { key, name, vms } => {
-            let known = editable_rule(index, *key)?;
-            Ok(RuleOperation::Edit(owned_rule(
-                Some(*key),
-                name,
-                vms,
-                known.rule_uuid.clone(),
-            )?))
-        }
-        RuleChange::Remove { key } => {
-            editable_rule(index, *key)?;
-            Ok(RuleOperation::Remove { key: *key })
-        }
-    }
-}
-
-/// Only user-created VM anti-affinity rules are edited or removed, whatever the caller asks.
-fn editable_rule(index: &ClusterIndex, key: i32) -> Result<&observe::KnownRule, Error> {
-    let known = index.rules.get(&key).ok_or_else(|| Error::UnknownRule {
-        key,
-        cluster: index.name.clone(),
-    })?;
-    if known.kind != RuleKind::AntiAffinity || !known.user_created {
-        return Err(Error::ProtectedRule {
+        RuleChange::Add { name, vms } => RuleOperation::Add(rule(None, name, &None, vms)),
+        RuleChange::Edit {
             key,
-            name: known.name.clone(),
-            cluster: index.name.clone(),
-        });
+            name,
+            rule_uuid,
+            vms,
+        } => RuleOperation::Edit(rule(Some(*key), name, rule_uuid, vms)),
+        RuleChange::Remove { key } => RuleOperation::Remove { key: *key },
     }
-    Ok(known)
-}
-
-fn resolve_vms(index: &ClusterIndex, names: &[String]) -> Result<Vec<MoRef>, Error> {
-    let mut references: Vec<MoRef> = Vec::with_capacity(names.len());
-    for name in names {
-        let reference = match index.vms.get(name).map(Vec::as_slice) {
-            None | Some([]) => {
-                return Err(Error::UnknownVm {
-                    vm: name.clone(),
-                    cluster: index.name.clone(),
-                });
-            }
-            Some([only]) => only,
-            Some(several) => {
-                return Err(Error::AmbiguousVm {
-                    vm: name.clone(),
-                    cluster: index.name.clone(),
-                    count: several.len(),
-                });
-            }
-        };
-        if !references.contains(reference) {
-            references.push(reference.clone());
-        }
-    }
-    Ok(references)
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-    use crate::vsphere::observe::KnownRule;
 
     /// The client is used from a multi-threaded runtime: its futures must be `Send`.
     #[allow(dead_code)]
     fn futures_are_send(client: &mut Client) {
         fn send<T: Send>(_: T) {}
         send(client.observe(&[], &[]));
-        send(client.apply_rule_changes("c", &[]));
+        send(client.apply_rule_changes("domain-c1", &[]));
     }
 
     #[test]
@@ -527,52 +444,15 @@ mod tests {
         send_sync::<Error>();
     }
 
-    fn index() -> ClusterIndex {
-        let vm = |value: &str| MoRef::new("VirtualMachine", value);
-        ClusterIndex {
-            name: "lab".to_string(),
-            datacenter: "dc".to_string(),
-            moref: MoRef::new("ClusterComputeResource", "domain-c1"),
-            vms: BTreeMap::from([
-                ("worker-a".to_string(), vec![vm("vm-1")]),
-                ("worker-b".to_string(), vec![vm("vm-2")]),
-                ("twin".to_string(), vec![vm("vm-3"), vm("vm-4")]),
-            ]),
-            rules: BTreeMap::from([
-                (
-                    5,
-                    KnownRule {
-                        name: "owned".to_string(),
-                        kind: RuleKind::AntiAffinity,
-                        user_created: true,
-                        rule_uuid: Some("uuid-5".to_string()),
-                    },
-                ),
-                (
-                    6,
-                    KnownRule {
-                        name: "system".to_string(),
-                        kind: RuleKind::AntiAffinity,
-                        user_created: false,
-                        rule_uuid: None,
-                    },
-                ),
-            ]),
-        }
-    }
-
     #[test]
-    fn owned_rules_are_sent_enabled_optional_and_user_created() {
+    fn owned_rules_are_sent_enabled_optional_and_user_created_with_their_uuid() {
         let change = RuleChange::Edit {
             key: 5,
             name: "owned".to_string(),
-            vms: vec![
-                "worker-b".to_string(),
-                "worker-a".to_string(),
-                "worker-b".to_string(),
-            ],
+            rule_uuid: Some("uuid-5".to_string()),
+            vms: vec!["vm-2".to_string(), "vm-1".to_string(), "vm-2".to_string()],
         };
-        let RuleOperation::Edit(rule) = operation(&index(), &change).expect("valid") else {
+        let RuleOperation::Edit(rule) = operation(&change) else {
             panic!("an edit");
         };
         assert_eq!(rule.key, Some(5));
@@ -585,35 +465,6 @@ mod tests {
                 MoRef::new("VirtualMachine", "vm-1")
             ],
             "order kept, duplicates dropped"
-        );
-    }
-
-    #[test]
-    fn ambiguous_and_unknown_vm_names_are_errors_naming_them() {
-        let add = |vm: &str| RuleChange::Add {
-            name: "r".to_string(),
-            vms: vec!["worker-a".to_string(), vm.to_string()],
-        };
-        let error = operation(&index(), &add("twin")).expect_err("two VMs are named twin");
-        assert_eq!(
-            error.to_string(),
-            "vm name twin is ambiguous in cluster lab: 2 VMs have it"
-        );
-        let error = operation(&index(), &add("ghost")).expect_err("no such VM");
-        assert_eq!(error.to_string(), "vm ghost is not in cluster lab");
-    }
-
-    #[test]
-    fn system_rules_and_unknown_keys_are_never_edited_or_removed() {
-        let error = operation(&index(), &RuleChange::Remove { key: 6 }).expect_err("system");
-        assert_eq!(
-            error.to_string(),
-            r#"rule "system" (key 6) of cluster lab is not a user-created VM anti-affinity rule"#
-        );
-        let error = operation(&index(), &RuleChange::Remove { key: 9 }).expect_err("unknown");
-        assert_eq!(
-            error.to_string(),
-            "rule key 9 is not a rule of cluster lab in the last observation"
         );
     }
 }

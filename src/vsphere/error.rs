@@ -154,32 +154,6 @@ pub enum Error {
         #[source]
         fault: Option<Fault>,
     },
-    #[error("cluster {cluster} was not in the last observation")]
-    UnknownCluster { cluster: String },
-    #[error("cluster name {cluster} is ambiguous: it exists in datacenters {datacenters:?}")]
-    AmbiguousCluster {
-        cluster: String,
-        datacenters: Vec<String>,
-    },
-    #[error("vm {vm} is not in cluster {cluster}")]
-    UnknownVm { vm: String, cluster: String },
-    #[error("vm name {vm} is ambiguous in cluster {cluster}: {count} VMs have it")]
-    AmbiguousVm {
-        vm: String,
-        cluster: String,
-        count: usize,
-    },
-    #[error("rule key {key} is not a rule of cluster {cluster} in the last observation")]
-    UnknownRule { key: i32, cluster: String },
-    /// Only user-created VM anti-affinity rules are ever edited or removed.
-    #[error(
-        "rule {name:?} (key {key}) of cluster {cluster} is not a user-created VM anti-affinity rule"
-    )]
-    ProtectedRule {
-        key: i32,
-        name: String,
-        cluster: String,
-    },
 }
 
 impl Error {

@@ -2,8 +2,9 @@
 //!
 //! [`Client::observe`] reads every cluster's hosts, VMs, DRS configuration and rules in one
 //! property-collector pass and returns the same [`Inventory`](crate::inventory::Inventory) that
-//! snapshot files hold. [`Client::apply_rule_changes`] adds, edits and removes VM-VM
-//! anti-affinity rules of one cluster in one reconfiguration task. Only the private `soap`
+//! snapshot files hold, every object with its managed object id. [`Client::apply_rule_changes`]
+//! adds, edits and removes VM-VM anti-affinity rules of one cluster, addressed by those ids, in
+//! one reconfiguration task; the client keeps no state between calls. Only the private `soap`
 //! module knows XML.
 //!
 //! ```no_run
@@ -13,15 +14,16 @@
 //! let credentials = Credentials::from_env_or_dir(None)?;
 //! let config = ConnectionConfig::new("vcenter.example.com", credentials);
 //! let mut client = Client::connect(&config).await?;
-//! let inventory = client.observe(&[], &["cluster-a".to_string()]).await?;
-//! client
-//!     .apply_rule_changes("cluster-a", &[RuleChange::Add {
-//!         name: "vsphere-descheduler:prod:shop:Deployment/web".to_string(),
-//!         vms: vec!["worker-a".to_string(), "worker-b".to_string()],
-//!     }])
-//!     .await?;
+//! let inventory = client.observe(&[], &["dc-1/cluster-a".to_string()]).await?;
+//! if let Some(cluster) = inventory.clusters.first().and_then(|c| c.id.as_deref()) {
+//!     client
+//!         .apply_rule_changes(cluster, &[RuleChange::Add {
+//!             name: "vsphere-descheduler:prod:shop:Deployment/web".to_string(),
+//!             vms: vec!["vm-42".to_string(), "vm-43".to_string()],
+//!         }])
+//!         .await?;
+//! }
 //! client.logout().await;
-//! # let _ = inventory;
 //! # Ok(())
 //! # }
 //! ```

@@ -1,11 +1,12 @@
-//! From property-collector objects to the [`Inventory`], plus the index of managed object
-//! references that rule changes need to address VMs, clusters and rules.
+//! From property-collector objects to the [`Inventory`], every object with its managed object id,
+//! by which rule changes address clusters and VMs (names repeat: clusters across datacenters,
+//! VMs across folders).
 //!
 //! One retrieval brings every VM, host and cluster with exactly the properties below, and, by
 //! following `parent` from each cluster, the folders and datacenters above it. Placement comes
 //! only from `VirtualMachine.runtime.host` (`HostSystem.vm` can be stale, as in vcsim).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use crate::inventory::{Cluster, DrsConfig, Host, Inventory, Rule, RuleKind, Vm};
 
@@ -76,33 +77,6 @@ pub(crate) const TRAVERSAL: &[TraversalSpec<'static>] = &[
 /// Folders nest; a deeper chain than this means a cycle in a broken reply.
 const MAX_FOLDER_DEPTH: usize = 64;
 
-/// What the client remembers of one observed cluster to address rule changes.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct ClusterIndex {
-    pub name: String,
-    pub datacenter: String,
-    pub moref: MoRef,
-    /// VM name → its references (more than one when names repeat in the cluster).
-    pub vms: BTreeMap<String, Vec<MoRef>>,
-    pub rules: BTreeMap<i32, KnownRule>,
-}
-
-/// An observed rule, as far as edits and removals need it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct KnownRule {
-    pub name: String,
-    pub kind: RuleKind,
-    pub user_created: bool,
-    pub rule_uuid: Option<String>,
-}
-
-/// The result of one observation.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Observation {
-    pub inventory: Inventory,
-    pub index: Vec<ClusterIndex>,
-}
-
 /// Objects by type, each by its reference value.
 struct Objects<'a> {
     by_kind: HashMap<&'a str, HashMap<&'a str, &'a ObjectContent>>,
@@ -162,12 +136,13 @@ fn unreadable(object: &ObjectContent, path: &str) -> Option<Fault> {
         .map(|(_, fault)| fault.clone())
 }
 
-/// Builds the inventory of the clusters that pass the filters (empty filter = all).
+/// Builds the inventory of the clusters that pass the filters (empty filter = all), every
+/// object with its managed object id.
 pub(crate) fn build(
     objects: &[ObjectContent],
     datacenters: &[String],
     clusters: &[String],
-) -> Result<Observation, Error> {
+) -> Result<Inventory, Error> {
     let objects = Objects::new(objects);
 
     let mut vm_names: HashMap<&str, &str> = HashMap::new();
@@ -176,46 +151,35 @@ pub(crate) fn build(
     }
 
     // Selected clusters, by reference value.
-    let mut selected: HashMap<&str, (Cluster, ClusterIndex, Option<&ClusterConfig>)> =
-        HashMap::new();
+    let mut selected: HashMap<&str, (Cluster, Option<&ClusterConfig>)> = HashMap::new();
     for object in objects.of_kind("ClusterComputeResource") {
         let name = required_str(object, "name")?;
-        let datacenter = datacenter_of(&objects, object);
-        let admitted = (datacenters.is_empty() || datacenters.contains(&datacenter))
-            && (clusters.is_empty() || clusters.iter().any(|c| c == name));
-        if !admitted {
+        let (datacenter, datacenter_id) = datacenter_of(&objects, object);
+        if !admitted(datacenters, clusters, &datacenter, name) {
             continue;
         }
         let config = match object.property("configurationEx") {
             Some(Value::ClusterConfig(config)) => Some(config),
             _ => None,
         };
-        let (drs, rules, known) = match config {
-            Some(config) => {
-                let (rules, known) = rules(config, &vm_names, name);
-                (Some(drs_config(config)), rules, known)
-            }
+        let (drs, rules) = match config {
+            Some(config) => (Some(drs_config(config)), rules(config, &vm_names, name)),
             None => {
                 tracing::warn!(cluster = name, "cluster configuration is unreadable");
-                (None, Vec::new(), BTreeMap::new())
+                (None, Vec::new())
             }
         };
         let cluster = Cluster {
             name: name.to_string(),
-            datacenter: datacenter.clone(),
+            id: Some(object.obj.value.clone()),
+            datacenter,
+            datacenter_id,
             drs,
             hosts: Vec::new(),
             vms: Vec::new(),
             rules,
         };
-        let index = ClusterIndex {
-            name: name.to_string(),
-            datacenter,
-            moref: object.obj.clone(),
-            vms: BTreeMap::new(),
-            rules: known,
-        };
-        selected.insert(object.obj.value.as_str(), (cluster, index, config));
+        selected.insert(object.obj.value.as_str(), (cluster, config));
     }
 
     // Host reference value → (cluster reference value, host name).
@@ -228,22 +192,11 @@ pub(crate) fn build(
         if parent.kind != "ClusterComputeResource" {
             continue;
         }
-        let Some((cluster, _, _)) = selected.get_mut(parent.value.as_str()) else {
+        let Some((cluster, _)) = selected.get_mut(parent.value.as_str()) else {
             continue;
         };
         let name = required_str(object, "name")?;
-        cluster.hosts.push(Host {
-            name: name.to_string(),
-            connection_state: object
-                .property("runtime.connectionState")
-                .and_then(Value::as_str)
-                .unwrap_or("connected")
-                .to_string(),
-            in_maintenance_mode: object
-                .property("runtime.inMaintenanceMode")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        });
+        cluster.hosts.push(host(object, name));
         host_cluster.insert(object.obj.value.as_str(), (parent.value.as_str(), name));
     }
 
@@ -264,50 +217,77 @@ pub(crate) fn build(
         let Some((cluster_ref, host_name)) = host_cluster.get(host.value.as_str()) else {
             continue;
         };
-        let Some((cluster, index, config)) = selected.get_mut(cluster_ref) else {
+        let Some((cluster, config)) = selected.get_mut(cluster_ref) else {
             continue;
         };
-        let name = required_str(object, "name")?;
-        cluster.vms.push(Vm {
-            name: name.to_string(),
-            uuid: object
-                .property("config.uuid")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            host: host_name.to_string(),
-            power_state: object
-                .property("runtime.powerState")
-                .and_then(Value::as_str)
-                .unwrap_or("poweredOn")
-                .to_string(),
-            drs_behavior: config.and_then(|c| drs_override(c, &object.obj)),
-        });
-        index
-            .vms
-            .entry(name.to_string())
-            .or_default()
-            .push(object.obj.clone());
+        let mut vm = vm(object, required_str(object, "name")?, host_name);
+        vm.drs_behavior = config.and_then(|c| drs_override(c, &object.obj));
+        cluster.vms.push(vm);
     }
 
-    let mut entries: Vec<(Cluster, ClusterIndex)> = selected
-        .into_values()
-        .map(|(cluster, index, _)| (cluster, index))
-        .collect();
-    entries.sort_by(|(a, _), (b, _)| (&a.datacenter, &a.name).cmp(&(&b.datacenter, &b.name)));
-    let mut inventory = Inventory::default();
-    let mut index = Vec::with_capacity(entries.len());
-    for (mut cluster, cluster_index) in entries {
+    let mut inventory = Inventory {
+        clusters: selected.into_values().map(|(cluster, _)| cluster).collect(),
+    };
+    inventory
+        .clusters
+        .sort_by(|a, b| (&a.datacenter, &a.name, &a.id).cmp(&(&b.datacenter, &b.name, &b.id)));
+    for cluster in &mut inventory.clusters {
         cluster.hosts.sort_by(|a, b| a.name.cmp(&b.name));
-        cluster.vms.sort_by(|a, b| a.name.cmp(&b.name));
-        inventory.clusters.push(cluster);
-        index.push(cluster_index);
+        cluster
+            .vms
+            .sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
     }
-    Ok(Observation { inventory, index })
+    Ok(inventory)
 }
 
-/// Name of the datacenter above a cluster, following `parent` through host folders.
-fn datacenter_of(objects: &Objects<'_>, cluster: &ObjectContent) -> String {
+/// Whether the policy's `datacenters` and `clusters` filters admit a cluster. A `clusters` entry
+/// `datacenter/name` admits only the cluster of that name in that datacenter.
+fn admitted(datacenters: &[String], clusters: &[String], datacenter: &str, name: &str) -> bool {
+    let named = |entry: &String| match entry.split_once('/') {
+        Some((in_datacenter, cluster)) => in_datacenter == datacenter && cluster == name,
+        None => entry == name,
+    };
+    (datacenters.is_empty() || datacenters.iter().any(|d| d == datacenter))
+        && (clusters.is_empty() || clusters.iter().any(named))
+}
+
+fn host(object: &ObjectContent, name: &str) -> Host {
+    Host {
+        name: name.to_string(),
+        id: Some(object.obj.value.clone()),
+        connection_state: object
+            .property("runtime.connectionState")
+            .and_then(Value::as_str)
+            .unwrap_or("connected")
+            .to_string(),
+        in_maintenance_mode: object
+            .property("runtime.inMaintenanceMode")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    }
+}
+
+fn vm(object: &ObjectContent, name: &str, host: &str) -> Vm {
+    Vm {
+        name: name.to_string(),
+        id: Some(object.obj.value.clone()),
+        uuid: object
+            .property("config.uuid")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        host: host.to_string(),
+        power_state: object
+            .property("runtime.powerState")
+            .and_then(Value::as_str)
+            .unwrap_or("poweredOn")
+            .to_string(),
+        drs_behavior: None,
+    }
+}
+
+/// Name and id of the datacenter above a cluster, following `parent` through host folders.
+fn datacenter_of(objects: &Objects<'_>, cluster: &ObjectContent) -> (String, Option<String>) {
     let mut parent = cluster.property("parent").and_then(Value::as_reference);
     for _ in 0..MAX_FOLDER_DEPTH {
         let Some(reference) = parent else {
@@ -317,16 +297,16 @@ fn datacenter_of(objects: &Objects<'_>, cluster: &ObjectContent) -> String {
             break;
         };
         if reference.kind == "Datacenter" {
-            return object
+            let name = object
                 .property("name")
                 .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+                .unwrap_or_default();
+            return (name.to_string(), Some(reference.value.clone()));
         }
         parent = object.property("parent").and_then(Value::as_reference);
     }
     tracing::warn!(cluster = %cluster.obj, "no datacenter found above cluster");
-    String::new()
+    (String::new(), None)
 }
 
 fn drs_config(config: &ClusterConfig) -> DrsConfig {
@@ -350,30 +330,14 @@ fn drs_override(config: &ClusterConfig, vm: &MoRef) -> Option<String> {
     o.behavior.clone()
 }
 
-fn rules(
-    config: &ClusterConfig,
-    vm_names: &HashMap<&str, &str>,
-    cluster: &str,
-) -> (Vec<Rule>, BTreeMap<i32, KnownRule>) {
-    let mut rules = Vec::with_capacity(config.rules.len());
-    let mut known = BTreeMap::new();
-    for info in &config.rules {
-        let rule = rule(info, vm_names, cluster);
-        if let Some(key) = info.key {
-            known.insert(
-                key,
-                KnownRule {
-                    name: rule.name.clone(),
-                    kind: rule.kind,
-                    user_created: rule.user_created,
-                    rule_uuid: info.rule_uuid.clone(),
-                },
-            );
-        }
-        rules.push(rule);
-    }
+fn rules(config: &ClusterConfig, vm_names: &HashMap<&str, &str>, cluster: &str) -> Vec<Rule> {
+    let mut rules: Vec<Rule> = config
+        .rules
+        .iter()
+        .map(|info| rule(info, vm_names, cluster))
+        .collect();
     rules.sort_by(|a, b| (a.key.is_none(), a.key, &a.name).cmp(&(b.key.is_none(), b.key, &b.name)));
-    (rules, known)
+    rules
 }
 
 fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> Rule {
@@ -382,7 +346,8 @@ fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> Rule 
         RuleType::Affinity => RuleKind::Affinity,
         RuleType::Other(_) => RuleKind::Other,
     };
-    let mut vms: Vec<String> = info
+    // A rule's VMs are a set; sorted, observations compare equal whatever order vCenter keeps.
+    let mut members: Vec<(&str, &str)> = info
         .vms
         .iter()
         .filter_map(|vm| {
@@ -390,11 +355,10 @@ fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> Rule 
             if name.is_none() {
                 tracing::warn!(cluster, rule = %info.name, vm = %vm, "rule names an unknown VM");
             }
-            name.map(|n| n.to_string())
+            name.map(|name| (*name, vm.value.as_str()))
         })
         .collect();
-    // A rule's VMs are a set; sorted, observations compare equal whatever order vCenter keeps.
-    vms.sort();
+    members.sort();
     Rule {
         name: info.name.clone(),
         key: info.key,
@@ -403,7 +367,9 @@ fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> Rule 
         enabled: info.enabled.unwrap_or(false),
         mandatory: info.mandatory.unwrap_or(false),
         user_created: info.user_created.unwrap_or(true),
-        vms,
+        uuid: info.rule_uuid.clone(),
+        vms: members.iter().map(|(name, _)| name.to_string()).collect(),
+        vm_ids: members.iter().map(|(_, id)| id.to_string()).collect(),
     }
 }
 
@@ -428,7 +394,9 @@ mod tests {
     fn expected_paged_cluster() -> Cluster {
         Cluster {
             name: "prod & test".to_string(),
+            id: Some("domain-c8".to_string()),
             datacenter: "dc-east".to_string(),
+            datacenter_id: Some("datacenter-3".to_string()),
             drs: Some(DrsConfig {
                 enabled: true,
                 default_vm_behavior: "partiallyAutomated".to_string(),
@@ -436,11 +404,13 @@ mod tests {
             hosts: vec![
                 Host {
                     name: "esxi-01.example.com".to_string(),
+                    id: Some("host-11".to_string()),
                     connection_state: "connected".to_string(),
                     in_maintenance_mode: false,
                 },
                 Host {
                     name: "esxi-02.example.com".to_string(),
+                    id: Some("host-12".to_string()),
                     connection_state: "notResponding".to_string(),
                     in_maintenance_mode: true,
                 },
@@ -448,6 +418,7 @@ mod tests {
             vms: vec![
                 Vm {
                     name: "worker-a".to_string(),
+                    id: Some("vm-101".to_string()),
                     uuid: "4211b599-1c8d-6f36-a2a0-5a3b3b1c9e01".to_string(),
                     host: "esxi-01.example.com".to_string(),
                     power_state: "poweredOn".to_string(),
@@ -455,6 +426,7 @@ mod tests {
                 },
                 Vm {
                     name: "worker-b".to_string(),
+                    id: Some("vm-102".to_string()),
                     uuid: "4211b599-1c8d-6f36-a2a0-5a3b3b1c9e02".to_string(),
                     host: "esxi-02.example.com".to_string(),
                     power_state: "poweredOff".to_string(),
@@ -469,7 +441,9 @@ mod tests {
                     enabled: true,
                     mandatory: false,
                     user_created: true,
+                    uuid: Some("52c6b2c8-9d5e-5b1c-2f7a-0d1e9b4c3a21".to_string()),
                     vms: vec!["worker-a".to_string(), "worker-b".to_string()],
+                    vm_ids: vec!["vm-101".to_string(), "vm-102".to_string()],
                 },
                 Rule {
                     name: "vCLS (System Managed)".to_string(),
@@ -478,7 +452,9 @@ mod tests {
                     enabled: true,
                     mandatory: true,
                     user_created: false,
+                    uuid: Some("52aa".to_string()),
                     vms: vec![],
+                    vm_ids: vec![],
                 },
                 Rule {
                     name: "db before app".to_string(),
@@ -487,7 +463,9 @@ mod tests {
                     enabled: true,
                     mandatory: false,
                     user_created: true,
+                    uuid: None,
                     vms: vec![],
+                    vm_ids: vec![],
                 },
             ],
         }
@@ -495,9 +473,9 @@ mod tests {
 
     #[test]
     fn paged_objects_make_one_inventory_without_templates_orphans_or_standalone_hosts() {
-        let observation = build(&paged_objects(), &[], &[]).expect("complete objects");
+        let inventory = build(&paged_objects(), &[], &[]).expect("complete objects");
         assert_eq!(
-            observation.inventory,
+            inventory,
             Inventory {
                 clusters: vec![expected_paged_cluster()]
             }
@@ -505,48 +483,29 @@ mod tests {
     }
 
     #[test]
-    fn the_index_addresses_vms_rules_and_the_cluster() {
-        let observation = build(&paged_objects(), &[], &[]).expect("complete objects");
-        let [index] = observation.index.as_slice() else {
-            panic!("one cluster");
-        };
-        assert_eq!(
-            index.moref,
-            MoRef::new("ClusterComputeResource", "domain-c8")
-        );
-        assert_eq!(index.datacenter, "dc-east");
-        assert_eq!(
-            index.vms.get("worker-b"),
-            Some(&vec![MoRef::new("VirtualMachine", "vm-102")])
-        );
-        assert!(!index.vms.contains_key("ubuntu-template"));
-        assert_eq!(
-            index.rules.get(&5).and_then(|r| r.rule_uuid.as_deref()),
-            Some("52c6b2c8-9d5e-5b1c-2f7a-0d1e9b4c3a21")
-        );
-        assert_eq!(index.rules.get(&6).map(|r| r.user_created), Some(false));
-    }
-
-    #[test]
     fn filters_select_datacenters_and_clusters_by_name() {
         let objects = paged_objects();
-        let by_datacenter = build(&objects, &["dc-east".to_string()], &[]).expect("objects");
-        assert_eq!(by_datacenter.inventory.clusters.len(), 1);
-        let other_datacenter = build(&objects, &["dc-west".to_string()], &[]).expect("objects");
-        assert!(other_datacenter.inventory.clusters.is_empty());
-        let by_cluster = build(&objects, &[], &["prod & test".to_string()]).expect("objects");
-        assert_eq!(by_cluster.inventory.clusters.len(), 1);
-        let other_cluster = build(&objects, &[], &["prod".to_string()]).expect("objects");
-        assert!(other_cluster.inventory.clusters.is_empty());
-        assert!(other_cluster.index.is_empty());
+        let count = |datacenters: &[&str], clusters: &[&str]| {
+            let strings = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+            build(&objects, &strings(datacenters), &strings(clusters))
+                .expect("objects")
+                .clusters
+                .len()
+        };
+        assert_eq!(count(&["dc-east"], &[]), 1);
+        assert_eq!(count(&["dc-west"], &[]), 0);
+        assert_eq!(count(&[], &["prod & test"]), 1);
+        assert_eq!(count(&[], &["prod"]), 0);
+        assert_eq!(count(&[], &["dc-east/prod & test"]), 1);
+        assert_eq!(count(&[], &["dc-west/prod & test"]), 0);
     }
 
     #[test]
     fn the_vcsim_capture_gives_hosts_states_and_rules() {
         let response = fixture_response("retrieve-properties-vcsim.xml");
         let objects = retrieve_result(&response).expect("objects").objects;
-        let observation = build(&objects, &[], &[]).expect("complete objects");
-        let [cluster] = observation.inventory.clusters.as_slice() else {
+        let inventory = build(&objects, &[], &[]).expect("complete objects");
+        let [cluster] = inventory.clusters.as_slice() else {
             panic!("one cluster");
         };
         assert_eq!(cluster.name, "wcp-cluster-41");

@@ -301,7 +301,8 @@ func build(ctx context.Context, c *govmomi.Client, inv *inventory, datastoreDir 
 		if err != nil {
 			return fmt.Errorf("cluster %s: %w", cl.Name, err)
 		}
-		clusters[cl.Name] = cluster
+		// Names repeat across datacenters (clusters) and folders (VMs): key both by datacenter.
+		clusters[cl.Datacenter+"/"+cl.Name] = cluster
 
 		for _, h := range cl.Hosts {
 			task, err := cluster.AddHost(ctx, types.HostConnectSpec{HostName: h.Name}, true, nil, nil)
@@ -337,7 +338,7 @@ func build(ctx context.Context, c *govmomi.Client, inv *inventory, datastoreDir 
 			if err := setPowerState(ctx, machine, v.PowerState); err != nil {
 				return fmt.Errorf("power state of vm %s: %w", v.Name, err)
 			}
-			vms[v.Name] = machine
+			vms[cl.Datacenter+"/"+v.Name] = machine
 		}
 	}
 
@@ -350,7 +351,7 @@ func build(ctx context.Context, c *govmomi.Client, inv *inventory, datastoreDir 
 		if err != nil {
 			return err
 		}
-		pool, err := clusters[t.Cluster].ResourcePool(ctx)
+		pool, err := clusters[clusterDatacenter(inv, t.Cluster)+"/"+t.Cluster].ResourcePool(ctx)
 		if err != nil {
 			return err
 		}
@@ -364,7 +365,7 @@ func build(ctx context.Context, c *govmomi.Client, inv *inventory, datastoreDir 
 	}
 
 	for _, cl := range inv.Clusters {
-		if err := configureCluster(ctx, clusters[cl.Name], cl, vms); err != nil {
+		if err := configureCluster(ctx, clusters[cl.Datacenter+"/"+cl.Name], cl, vms); err != nil {
 			return fmt.Errorf("cluster %s: %w", cl.Name, err)
 		}
 		for _, h := range cl.Hosts {
@@ -435,7 +436,7 @@ func configureCluster(ctx context.Context, cluster *object.ClusterComputeResourc
 	for _, r := range cl.Rules {
 		var refs []types.ManagedObjectReference
 		for _, name := range r.Vms {
-			machine, ok := vms[name]
+			machine, ok := vms[cl.Datacenter+"/"+name]
 			if !ok {
 				return fmt.Errorf("rule %s: unknown vm %s", r.Name, name)
 			}
@@ -470,7 +471,7 @@ func configureCluster(ctx context.Context, cluster *object.ClusterComputeResourc
 		if v.DrsBehavior == nil {
 			continue
 		}
-		info := &types.ClusterDrsVmConfigInfo{Key: vms[v.Name].Reference()}
+		info := &types.ClusterDrsVmConfigInfo{Key: vms[cl.Datacenter+"/"+v.Name].Reference()}
 		if *v.DrsBehavior == "disabled" {
 			info.Enabled = types.NewBool(false)
 		} else {
