@@ -1449,3 +1449,69 @@ fn a_recorded_snapshot_holds_no_planted_secret_and_plans_like_the_originals() {
     assert_eq!(plan(&yaml), expected);
     assert_eq!(plan(&json), expected);
 }
+
+/// Two datacenters, each with a cluster named `Cluster` and node VMs named `k8s-worker-1` and
+/// `k8s-worker-2`: every rule change goes to its own cluster, over its own VMs, by id.
+#[test]
+fn same_named_clusters_and_vms_in_two_datacenters_get_their_own_rules() {
+    let lab = Lab::start("twin-clusters");
+    let before = lab.observe_vcenter();
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+
+    let changes: Vec<(String, String, String)> = outcome.report["drsRules"]
+        .as_array()
+        .expect("drsRules")
+        .iter()
+        .map(|r| {
+            let field = |name: &str| r[name].as_str().unwrap_or_default().to_string();
+            (field("cluster"), field("name"), field("result"))
+        })
+        .collect();
+    let pg = "vsphere-descheduler:lab:db:StatefulSet/pg";
+    let gone = "vsphere-descheduler:lab:db:StatefulSet/gone";
+    let entry = |cluster: &str, name: &str, result: &str| {
+        (cluster.to_string(), name.to_string(), result.to_string())
+    };
+    assert_eq!(
+        changes,
+        [
+            entry("dc-east/Cluster", pg, "applied"),
+            entry("dc-west/Cluster", gone, "applied"),
+            entry("dc-west/Cluster", pg, "applied"),
+        ],
+        "{}",
+        outcome.stdout
+    );
+
+    let after = lab.observe_vcenter();
+    let cluster = |inventory: &Inventory, datacenter: &str| {
+        inventory
+            .clusters
+            .iter()
+            .find(|c| c.datacenter == datacenter && c.name == "Cluster")
+            .cloned()
+            .expect("the cluster")
+    };
+    let (east_before, east) = (cluster(&before, "dc-east"), cluster(&after, "dc-east"));
+    assert_eq!(
+        east.rules, east_before.rules,
+        "dc-east's rules are untouched"
+    );
+    let west = cluster(&after, "dc-west");
+    let [rule] = west.rules.as_slice() else {
+        panic!("dc-west holds one rule: {:?}", west.rules);
+    };
+    assert_eq!(rule.name, pg);
+    let west_vms: Vec<String> = sorted(west.vms.iter().filter_map(|vm| vm.id.clone()).collect());
+    assert_eq!(sorted(rule.vm_ids.clone()), west_vms, "dc-west's own VMs");
+    assert_ne!(west.id, east.id);
+    for entry in outcome.report["drsRules"].as_array().expect("drsRules") {
+        let id = if entry["cluster"] == "dc-east/Cluster" {
+            &east.id
+        } else {
+            &west.id
+        };
+        assert_eq!(entry["clusterId"].as_str(), id.as_deref(), "{entry}");
+    }
+}

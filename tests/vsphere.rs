@@ -503,3 +503,63 @@ async fn a_run_that_stopped_waiting_is_told_its_task_was_submitted_not_awaited()
     assert!(rule(&after, LAB, web).is_some());
     client.logout().await;
 }
+
+/// Two datacenters each holding a cluster `Cluster` with VMs `k8s-worker-1` and `k8s-worker-2`.
+fn twins() -> Inventory {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/e2e/twin-clusters/snapshot.yaml");
+    vsphere_descheduler::snapshot::load_files(&[path], chrono::Utc::now())
+        .expect("the twin-clusters story loads")
+        .snapshot
+        .inventory
+        .expect("with an inventory")
+}
+
+#[tokio::test]
+async fn same_named_clusters_are_observed_apart_filtered_by_datacenter_and_changed_by_id() {
+    let sim = Vcsim::start(&twins());
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    let observed = client.observe(&[], &[]).await.expect("observe");
+    assert_eq!(
+        observed.cluster_names(),
+        ["dc-east/Cluster", "dc-west/Cluster"]
+    );
+    let west_only = client
+        .observe(&[], &["dc-west/Cluster".to_string()])
+        .await
+        .expect("observe one");
+    let [west] = west_only.clusters.as_slice() else {
+        panic!("one cluster: {west_only:?}");
+    };
+    assert_eq!(west.datacenter, "dc-west");
+    assert_eq!(Some(west), observed.clusters.get(1));
+
+    let west_id = west.id.clone().expect("an id");
+    let west_vms: Vec<String> = west.vms.iter().filter_map(|vm| vm.id.clone()).collect();
+    let name = "vsphere-descheduler:lab:db:StatefulSet/pg";
+    client
+        .apply_rule_changes(
+            &west_id,
+            &[RuleChange::Add {
+                name: name.to_string(),
+                vms: west_vms.clone(),
+            }],
+        )
+        .await
+        .expect("add");
+    let after = client.observe(&[], &[]).await.expect("observe");
+    client.logout().await;
+    assert_eq!(
+        after.clusters[0].rules, observed.clusters[0].rules,
+        "dc-east untouched"
+    );
+    let created = after.clusters[1]
+        .rules
+        .iter()
+        .find(|r| r.name == name)
+        .expect("created in dc-west");
+    assert_eq!(created.vm_ids, west_vms);
+    assert_eq!(created.vms, ["k8s-worker-1", "k8s-worker-2"]);
+}

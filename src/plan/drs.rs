@@ -502,7 +502,7 @@ fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &m
 #[cfg(test)]
 mod tests {
     use super::{DrsAction, DrsRuleChange, Edit, rule_name};
-    use crate::inventory::Rule;
+    use crate::inventory::{Rule, RuleKind};
     use crate::plan::plan;
     use crate::plan::testing::*;
 
@@ -798,6 +798,191 @@ mod tests {
         let kept = serde_json::to_value(change(DrsAction::Keep { key: None })).expect("serializes");
         assert_eq!(kept["action"], "keep");
         assert!(kept.get("key").is_none());
+    }
+
+    /// Two clusters named c1, in datacenters dc1 and dc2: pg's replicas on w1..w3 in dc1 (three
+    /// usable hosts), and on w4, w5 in dc2, whose second host is in maintenance.
+    fn twin_clusters() -> Lab {
+        let lab = pg(three_hosts()
+            .host("esxi-4")
+            .host("esxi-5")
+            .node("w4", "esxi-4")
+            .node("w5", "esxi-5"))
+        .pod(
+            pod("db/pg-3")
+                .app("pg")
+                .owner("StatefulSet", "pg")
+                .on("w4")
+                .anti_affinity(HOSTNAME),
+        )
+        .pod(
+            pod("db/pg-4")
+                .app("pg")
+                .owner("StatefulSet", "pg")
+                .on("w5")
+                .anti_affinity(HOSTNAME),
+        );
+        lab.with(|s| {
+            let clusters = &mut s.inventory.as_mut().expect("inventory").clusters;
+            let mut second = clusters[0].clone();
+            second.id = Some("domain-c2".into());
+            second.datacenter = "dc2".into();
+            second.datacenter_id = Some("datacenter-2".into());
+            second
+                .hosts
+                .retain(|h| ["esxi-4", "esxi-5"].contains(&h.name.as_str()));
+            second.hosts[1].in_maintenance_mode = true;
+            second
+                .vms
+                .retain(|vm| ["w4", "w5"].contains(&vm.name.as_str()));
+            clusters[0].hosts.retain(|h| !second.hosts.contains(h));
+            clusters[0]
+                .vms
+                .retain(|vm| !second.vms.iter().any(|v| v.name == vm.name));
+            clusters.push(second);
+        })
+    }
+
+    #[test]
+    fn clusters_of_one_name_in_two_datacenters_are_planned_apart() {
+        let plan = plan(&twin_clusters().build(), &policy(vec![]));
+        let changes: Vec<(&str, Option<&str>, &[String])> = plan
+            .drs_rules
+            .iter()
+            .map(|c| {
+                (
+                    c.cluster.as_str(),
+                    c.cluster_id.as_deref(),
+                    c.vms.as_slice(),
+                )
+            })
+            .collect();
+        let dc1 = ["w1".to_string(), "w2".to_string(), "w3".to_string()];
+        // dc2/c1 has one usable host for two VMs: no rule there, and its hosts did not count
+        // for dc1/c1 (nor dc1's for it).
+        assert_eq!(changes, [("dc1/c1", Some("domain-c1"), &dc1[..])]);
+        assert_eq!(
+            plan.drs_rules[0].vm_ids,
+            Some(vec![vm_id("w1"), vm_id("w2"), vm_id("w3")])
+        );
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.contains("runs on 2 VMs in cluster dc2/c1")
+                    && w.contains("only 1 hosts are usable")),
+            "{:?}",
+            plan.warnings
+        );
+        let json = serde_json::to_value(&plan.drs_rules[0]).expect("serializes");
+        assert_eq!(json["cluster"], "dc1/c1");
+        assert_eq!(json["clusterId"], "domain-c1");
+        assert!(
+            json.get("vmIds").is_none(),
+            "VM ids are the executor's, not the report's"
+        );
+    }
+
+    #[test]
+    fn each_clusters_owned_rule_is_kept_by_its_own_key() {
+        let snapshot = twin_clusters()
+            .with(|s| {
+                let clusters = &mut s.inventory.as_mut().expect("inventory").clusters;
+                // Both clusters hold the rule; only dc2's is stale (its workload cannot have one).
+                clusters[1].hosts[1].in_maintenance_mode = false;
+                clusters[1].rules.push(Rule {
+                    name: PG_RULE.into(),
+                    key: Some(9),
+                    kind: RuleKind::AntiAffinity,
+                    enabled: true,
+                    mandatory: false,
+                    user_created: true,
+                    uuid: Some("uuid-9".into()),
+                    vms: vec!["w4".into(), "w5".into()],
+                    vm_ids: vec![vm_id("w4"), vm_id("w5")],
+                });
+            })
+            .rule(PG_RULE, 7, &["w1", "w2", "w3"])
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        let changes: Vec<(&str, DrsAction)> = plan
+            .drs_rules
+            .iter()
+            .map(|c| (c.cluster.as_str(), c.action))
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                ("dc1/c1", DrsAction::Keep { key: Some(7) }),
+                ("dc2/c1", DrsAction::Keep { key: Some(9) })
+            ]
+        );
+    }
+
+    #[test]
+    fn membership_is_compared_by_vm_id_where_names_repeat() {
+        // The rule names w1..w3, but its w3 is another VM of that name (another folder).
+        let snapshot = pg(three_hosts())
+            .rule(PG_RULE, 7, &["w1", "w2", "w3"])
+            .with(|s| {
+                s.inventory.as_mut().expect("inventory").clusters[0].rules[0].vm_ids[2] =
+                    "vm-1077".into();
+            })
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert_eq!(plan.drs_rules[0].action, DrsAction::Update { key: 7 });
+        assert_eq!(plan.drs_rules[0].rule_uuid.as_deref(), Some("uuid-7"));
+    }
+
+    #[test]
+    fn without_ids_membership_is_compared_by_name_and_nothing_is_addressable() {
+        let snapshot = pg(three_hosts())
+            .rule(PG_RULE, 7, &["w1", "w2", "w3"])
+            .host("esxi-4")
+            .node("w4", "esxi-4")
+            .pod(
+                pod("db/pg-3")
+                    .app("pg")
+                    .owner("StatefulSet", "pg")
+                    .on("w4")
+                    .anti_affinity(HOSTNAME),
+            )
+            .with(|s| {
+                let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+                cluster.id = None;
+                for vm in &mut cluster.vms {
+                    vm.id = None;
+                }
+                cluster.rules[0].vm_ids.clear();
+            })
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        let change = &plan.drs_rules[0];
+        assert_eq!(change.action, DrsAction::Update { key: 7 });
+        assert_eq!(
+            (change.cluster.as_str(), change.cluster_id.as_deref()),
+            ("c1", None)
+        );
+        assert_eq!(change.vm_ids, None);
+    }
+
+    #[test]
+    fn a_foreign_rule_with_our_name_is_left_alone_and_said_so() {
+        let snapshot = pg(three_hosts())
+            .rule(PG_RULE, 7, &["w1", "w2"])
+            .with(|s| {
+                s.inventory.as_mut().expect("inventory").clusters[0].rules[0].kind =
+                    RuleKind::Affinity
+            })
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
+        assert!(
+            plan.warnings.iter().any(|w| w.contains(PG_RULE)
+                && w.contains("not a user-created VM-VM anti-affinity rule")
+                && w.contains("db/StatefulSet/pg")),
+            "{:?}",
+            plan.warnings
+        );
     }
 
     #[test]

@@ -409,3 +409,53 @@ fn rule_change(change: &DrsRuleChange) -> Option<RuleChange> {
         DrsAction::Delete { key } => Some(RuleChange::Remove { key }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(action: DrsAction, vm_ids: Option<Vec<String>>) -> DrsRuleChange {
+        DrsRuleChange {
+            cluster: "dc-east/Cluster".to_string(),
+            cluster_id: Some("domain-c7".to_string()),
+            name: "vsphere-descheduler:lab:db:StatefulSet/pg".to_string(),
+            action,
+            vms: vec!["k8s-worker-1".to_string(), "k8s-worker-2".to_string()],
+            vm_ids,
+            rule_uuid: Some("uuid-7".to_string()),
+            workload: None,
+        }
+    }
+
+    #[test]
+    fn rule_changes_address_vms_by_id_and_resend_the_rule_uuid() {
+        let ids = Some(vec!["vm-20".to_string(), "vm-21".to_string()]);
+        assert_eq!(
+            rule_change(&change(DrsAction::Update { key: 7 }, ids.clone())),
+            Some(RuleChange::Edit {
+                key: 7,
+                name: "vsphere-descheduler:lab:db:StatefulSet/pg".to_string(),
+                rule_uuid: Some("uuid-7".to_string()),
+                vms: vec!["vm-20".to_string(), "vm-21".to_string()],
+            })
+        );
+        assert_eq!(
+            rule_change(&change(DrsAction::Delete { key: 7 }, None)),
+            Some(RuleChange::Remove { key: 7 }),
+            "a removal needs only the key"
+        );
+        assert_eq!(
+            rule_change(&change(DrsAction::Keep { key: Some(7) }, ids)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_change_planned_without_vm_ids_is_not_translated() {
+        assert_eq!(rule_change(&change(DrsAction::Create, None)), None);
+        assert_eq!(
+            rule_change(&change(DrsAction::Update { key: 7 }, None)),
+            None
+        );
+    }
+}

@@ -270,4 +270,88 @@ mod tests {
             )
         );
     }
+
+    fn inventory(text: &str) -> Objects {
+        read_str(&format!(
+            "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: VSphereInventory\n{text}"
+        ))
+        .expect("a valid inventory")
+    }
+
+    fn clusters(parts: Vec<(&str, Objects)>) -> Result<Vec<String>, SnapshotError> {
+        let parts = parts
+            .into_iter()
+            .map(|(path, objects)| (PathBuf::from(path), objects))
+            .collect();
+        let loaded = assemble(parts, Utc::now())?;
+        let inventory = loaded.snapshot.inventory.expect("an inventory");
+        Ok(inventory.cluster_names())
+    }
+
+    #[test]
+    fn clusters_of_one_name_in_two_datacenters_are_two_clusters() {
+        let names = clusters(vec![
+            (
+                "a.yaml",
+                inventory("clusters: [{name: prod, datacenter: east}]"),
+            ),
+            (
+                "b.yaml",
+                inventory("clusters: [{name: prod, datacenter: west}]"),
+            ),
+            (
+                "c.yaml",
+                inventory("clusters: [{name: edge, datacenter: west}]"),
+            ),
+        ])
+        .expect("distinct clusters");
+        assert_eq!(names, ["edge", "east/prod", "west/prod"]);
+    }
+
+    #[test]
+    fn clusters_of_one_name_in_one_datacenter_need_ids_to_be_told_apart() {
+        let names = clusters(vec![(
+            "a.yaml",
+            inventory(
+                "clusters:\n- {name: prod, id: domain-c7, datacenter: east}\n\
+                 - {name: prod, id: domain-c9, datacenter: east}",
+            ),
+        )])
+        .expect("told apart by id");
+        assert_eq!(names, ["east/prod (domain-c7)", "east/prod (domain-c9)"]);
+
+        let error = clusters(vec![
+            (
+                "a.yaml",
+                inventory("clusters: [{name: prod, id: domain-c7, datacenter: east}]"),
+            ),
+            (
+                "b.yaml",
+                inventory("clusters: [{name: prod, datacenter: east}]"),
+            ),
+        ])
+        .expect_err("one record lacks its id");
+        assert_eq!(
+            error.to_string(),
+            "snapshot file b.yaml: vSphere cluster east/prod appears more than once, and without \
+             an `id` on each the records cannot be told apart: give each its managed object id, \
+             or remove one"
+        );
+
+        let error = clusters(vec![
+            (
+                "a.yaml",
+                inventory("clusters: [{name: prod, id: domain-c7, datacenter: east}]"),
+            ),
+            (
+                "b.yaml",
+                inventory("clusters: [{name: prod, id: domain-c7, datacenter: east}]"),
+            ),
+        ])
+        .expect_err("one cluster twice");
+        assert_eq!(
+            error.to_string(),
+            "snapshot file b.yaml: vSphere cluster east/prod (domain-c7) appears more than once"
+        );
+    }
 }
