@@ -3,8 +3,13 @@
 //! never undoes the spread.
 //!
 //! Ownership is by name: `<namePrefix>:<clusterName>:<namespace>:<Kind>/<name>`. Only rules
-//! under this run's `<namePrefix>:<clusterName>:` are ever updated or deleted; user rules,
-//! system rules and other Kubernetes clusters' rules are left alone.
+//! under this run's `<namePrefix>:<clusterName>:` are ever updated or deleted, and only if they
+//! are user-created VM-VM anti-affinity rules; user rules, system rules and other Kubernetes
+//! clusters' rules are left alone.
+//!
+//! Identity is by managed object id: clusters are told apart by their position in the inventory
+//! (names repeat across datacenters), and each change carries the cluster's and its VMs' ids, by
+//! which vCenter addresses them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
