@@ -424,6 +424,23 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_lists_every_family() {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split("\n## Metrics\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("the README has a Metrics section");
+        for family in families() {
+            assert!(
+                section.contains(&format!("`{}`", family.name)),
+                "the README's Metrics section does not list {}",
+                family.name
+            );
+        }
+    }
+
+    #[test]
     fn label_values_and_help_are_escaped() {
         assert_eq!(escape_label_value("a\"b\\c\nd"), r#"a\"b\\c\nd"#);
         assert_eq!(escape_help("a\"b\\c\nd"), r#"a"b\\c\nd"#);
