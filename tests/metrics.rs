@@ -1,8 +1,9 @@
 //! The run's metrics in a real Pushgateway (Debian's `prometheus-pushgateway`): the binary runs
 //! against the lab (the vCenter simulator and the fake Kubernetes API server) with
 //! `--metrics-push-url`, and the test reads the series back from the Pushgateway's `/metrics`.
-//! Also: a Pushgateway that cannot be reached is a warning, not a failed run; basic auth against
-//! the real Pushgateway; the bearer token as a local listener receives it.
+//! Also: a Pushgateway that cannot be reached is a warning, not a failed run; basic auth and
+//! https with a private CA against the real Pushgateway (certificates made with the `openssl`
+//! command); the bearer token as a local listener receives it.
 
 mod support;
 
@@ -15,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use support::fake_apiserver::{FakeApiServer, FakeCluster, read_objects};
-use support::pushgateway::{Pushgateway, parse_series};
+use support::pushgateway::{Pushgateway, Tls, Web, parse_series};
 use support::vcsim::{self, Vcsim};
 use vsphere_descheduler::metrics;
 
@@ -466,5 +467,111 @@ fn a_token_file_is_sent_as_a_bearer_token_in_a_put_of_the_text_format() {
         samples.get("vsphere_descheduler_exit_code"),
         Some(&2.0),
         "{body}"
+    );
+}
+
+/// A private CA and a certificate it signed for 127.0.0.1, made with the `openssl` command
+/// (which Debian's ca-certificates depends on), in `dir`.
+fn private_ca_and_server_certificate(dir: &Path) -> Tls {
+    let openssl = |args: &[&str]| {
+        let output = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "the TLS test needs the openssl command (apt-get install -y openssl): {error}"
+                )
+            });
+        assert!(
+            output.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509", "-days", "2", "-subj", "/CN=metrics test CA"];
+    ca.extend(ec);
+    ca.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ]);
+    openssl(&ca);
+    let mut request = vec!["req", "-subj", "/CN=127.0.0.1"];
+    request.extend(ec);
+    request.extend(["-keyout", "server.key", "-out", "server.csr"]);
+    openssl(&request);
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n\
+         keyUsage=critical,digitalSignature\n",
+    )
+    .expect("write the extensions");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.pem",
+    ]);
+    Tls {
+        certificate: dir.join("server.pem"),
+        key: dir.join("server.key"),
+        ca: dir.join("ca.pem"),
+    }
+}
+
+#[test]
+fn an_https_pushgateway_is_trusted_through_the_ca_file_and_refused_without_it() {
+    let certificates = tempfile::tempdir().expect("a temporary directory");
+    let tls = private_ca_and_server_certificate(certificates.path());
+    let ca = tls.ca.display().to_string();
+    let pushgateway = Pushgateway::start_with(Web {
+        basic_auth: None,
+        tls: Some(tls),
+    });
+    let url = pushgateway.url();
+    assert!(url.starts_with("https://"), "{url}");
+
+    // The system's roots do not know the private CA: verified, refused, a warning.
+    let untrusted = unusable_run(&["--metrics-push-url", &url]);
+    assert_eq!(untrusted.code, 2, "{}", untrusted.stderr);
+    let warnings = untrusted.warnings();
+    assert!(
+        warnings.len() == 1 && warnings[0].to_lowercase().contains("certificate"),
+        "{warnings:?}"
+    );
+    assert!(pushgateway.pushed_series().is_empty());
+
+    let trusted = unusable_run(&["--metrics-push-url", &url, "--metrics-push-ca-file", &ca]);
+    assert_eq!(trusted.code, 2, "{}", trusted.stderr);
+    assert!(trusted.warnings().is_empty(), "{:?}", trusted.warnings());
+    assert_eq!(
+        pushgateway
+            .pushed_series()
+            .get(&series("vsphere_descheduler_exit_code", &[])),
+        Some(&2.0)
     );
 }

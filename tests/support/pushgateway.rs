@@ -3,14 +3,14 @@
 //! test that needs it fails, never skips, when it cannot be had.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
 
 /// How long the Pushgateway may take to answer `/-/ready`.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -18,13 +18,30 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const INSTALL_HINT: &str = "the Pushgateway is missing; it needs Debian's prometheus-pushgateway \
      (`apt-get install -y prometheus-pushgateway`, or `scripts/install-pushgateway.sh`)";
 
+/// How the Pushgateway is reached: its web config (`--web.config.file`) and what a client
+/// needs to read it back.
+#[derive(Clone, Debug, Default)]
+pub struct Web {
+    /// Basic auth: the user, the password, and its bcrypt hash for the web config.
+    pub basic_auth: Option<(String, String, String)>,
+    /// https: the server's certificate and key (PEM files) and the CA that signed it.
+    pub tls: Option<Tls>,
+}
+
+/// The files of an https Pushgateway.
+#[derive(Clone, Debug)]
+pub struct Tls {
+    pub certificate: PathBuf,
+    pub key: PathBuf,
+    pub ca: PathBuf,
+}
+
 /// A running Pushgateway.
 pub struct Pushgateway {
     child: Child,
     /// `127.0.0.1:<port>`.
     pub address: String,
-    /// `Authorization` header value for reading it back, when it asks for basic auth.
-    authorization: Option<String>,
+    web: Web,
     _dir: tempfile::TempDir,
 }
 
@@ -47,9 +64,9 @@ fn binary() -> &'static str {
 }
 
 impl Pushgateway {
-    /// A Pushgateway anyone may push to.
+    /// A Pushgateway anyone may push to, over plain http.
     pub fn start() -> Pushgateway {
-        Pushgateway::start_with(None)
+        Pushgateway::start_with(Web::default())
     }
 
     /// A Pushgateway that asks for basic auth: `username` and `password_bcrypt` (a bcrypt hash
@@ -59,11 +76,17 @@ impl Pushgateway {
         password: &str,
         password_bcrypt: &str,
     ) -> Pushgateway {
-        let web_config = format!("basic_auth_users:\n  {username}: '{password_bcrypt}'\n");
-        Pushgateway::start_with(Some((&web_config, username, password)))
+        Pushgateway::start_with(Web {
+            basic_auth: Some((
+                username.to_string(),
+                password.to_string(),
+                password_bcrypt.to_string(),
+            )),
+            tls: None,
+        })
     }
 
-    fn start_with(web: Option<(&str, &str, &str)>) -> Pushgateway {
+    pub fn start_with(web: Web) -> Pushgateway {
         let binary = binary();
         // A port the kernel just gave out and took back; another process taking it in between
         // makes the start fail with its log, which is then retried on a new port.
@@ -82,9 +105,9 @@ impl Pushgateway {
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(&log).expect("create the log file"));
-            if let Some((web_config, _, _)) = web {
+            if let Some(config) = web_config(&web) {
                 let path = dir.path().join("web-config.yml");
-                std::fs::write(&path, web_config).expect("write the web config");
+                std::fs::write(&path, config).expect("write the web config");
                 command.arg(format!("--web.config.file={}", path.display()));
             }
             let child = command.spawn().unwrap_or_else(|error| {
@@ -93,13 +116,7 @@ impl Pushgateway {
             let mut pushgateway = Pushgateway {
                 child,
                 address,
-                authorization: web.map(|(_, username, password)| {
-                    format!(
-                        "Basic {}",
-                        base64::engine::general_purpose::STANDARD
-                            .encode(format!("{username}:{password}"))
-                    )
-                }),
+                web: web.clone(),
                 _dir: dir,
             };
             if pushgateway.wait_until_ready() {
@@ -133,9 +150,14 @@ impl Pushgateway {
         }
     }
 
-    /// `http://127.0.0.1:<port>`, what `--metrics-push-url` takes.
+    /// `http(s)://127.0.0.1:<port>`, what `--metrics-push-url` takes.
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        let scheme = if self.web.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.address)
     }
 
     /// The series of pushed groups on `/metrics`, by name and labels as the Pushgateway writes
@@ -163,30 +185,61 @@ impl Pushgateway {
         })
     }
 
-    /// One HTTP/1.0 GET; the status and the body.
-    fn get(&self, path: &str) -> std::io::Result<(u16, String)> {
-        let mut stream = TcpStream::connect(&self.address)?;
-        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-        let authorization = self
-            .authorization
-            .as_ref()
-            .map(|value| format!("Authorization: {value}\r\n"))
-            .unwrap_or_default();
-        write!(
-            stream,
-            "GET {path} HTTP/1.0\r\nHost: {}\r\n{authorization}\r\n",
-            self.address
-        )?;
-        let mut response = String::new();
-        stream.read_to_string(&mut response)?;
-        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or(0);
-        Ok((status, body.to_string()))
+    /// One GET, with the web config's credentials and trusting its CA; the status and body.
+    fn get(&self, path: &str) -> Result<(u16, String), reqwest::Error> {
+        let ca = self.web.tls.as_ref().map(|tls| tls.ca.as_path());
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .tls_backend_preconfigured(trusting(ca))
+            .build()?;
+        let mut request = client.get(format!("{}{path}", self.url()));
+        if let Some((username, password, _)) = &self.web.basic_auth {
+            request = request.basic_auth(username, Some(password));
+        }
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(async {
+                let response = request.send().await?;
+                let status = response.status().as_u16();
+                Ok((status, response.text().await?))
+            })
     }
+}
+
+/// The `--web.config.file` of `web`, if it needs one.
+fn web_config(web: &Web) -> Option<String> {
+    let mut config = String::new();
+    if let Some((username, _, bcrypt)) = &web.basic_auth {
+        config.push_str(&format!("basic_auth_users:\n  {username}: '{bcrypt}'\n"));
+    }
+    if let Some(tls) = &web.tls {
+        config.push_str(&format!(
+            "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+            tls.certificate.display(),
+            tls.key.display()
+        ));
+    }
+    (!config.is_empty()).then_some(config)
+}
+
+/// A rustls client configuration that trusts only the certificates of `ca` (none without one:
+/// plain http needs no trust, but reqwest wants a TLS backend all the same).
+fn trusting(ca: Option<&Path>) -> rustls::ClientConfig {
+    let mut roots = rustls::RootCertStore::empty();
+    if let Some(ca) = ca {
+        for certificate in CertificateDer::pem_file_iter(ca).expect("the CA file") {
+            roots
+                .add(certificate.expect("a PEM certificate"))
+                .expect("a usable CA certificate");
+        }
+    }
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth()
 }
 
 impl Drop for Pushgateway {
