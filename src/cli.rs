@@ -132,6 +132,40 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub connection: ConnectionArgs,
+
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// Where the run pushes its metrics. Credentials never come from flags.
+#[derive(Debug, clap::Args)]
+pub struct MetricsArgs {
+    /// Push the run's metrics to this Prometheus Pushgateway (http or https URL, e.g.
+    /// http://pushgateway.monitoring:9091) at the end of every run, dry runs and failed runs
+    /// included, replacing the group job="vsphere-descheduler", cluster="<clusterName>". A push
+    /// that fails is a warning of the report, never a failed run.
+    #[arg(long, value_name = "URL", env = "VSPHERE_DESCHEDULER_METRICS_PUSH_URL")]
+    pub metrics_push_url: Option<String>,
+
+    /// Directory holding the Pushgateway's credentials (a mounted Secret): a `token` file (sent
+    /// as a bearer token) or `username` and `password` files (basic auth).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "VSPHERE_DESCHEDULER_METRICS_PUSH_CREDENTIALS_DIR",
+        requires = "metrics_push_url"
+    )]
+    pub metrics_push_credentials_dir: Option<PathBuf>,
+
+    /// PEM file of a private CA that signed the Pushgateway's certificate, trusted in addition
+    /// to the system's roots.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "VSPHERE_DESCHEDULER_METRICS_PUSH_CA_FILE",
+        requires = "metrics_push_url"
+    )]
+    pub metrics_push_ca_file: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod command;
 pub mod inventory;
 pub mod kube;
+pub mod metrics;
 pub mod plan;
 pub mod policy;
 pub mod report;

@@ -28,6 +28,17 @@ pub enum Mode {
     Run,
 }
 
+impl Mode {
+    /// The name the JSON report uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Plan => "plan",
+            Mode::DryRun => "dry-run",
+            Mode::Run => "run",
+        }
+    }
+}
+
 /// What became of a planned action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -42,6 +53,21 @@ pub enum Outcome {
     /// Sent, but its answer was not awaited (the run was stopped): it may or may not have
     /// taken effect.
     Unknown,
+}
+
+impl Outcome {
+    /// The name the JSON report uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Planned => "planned",
+            Outcome::Evicted => "evicted",
+            Outcome::Applied => "applied",
+            Outcome::Blocked => "blocked",
+            Outcome::Gone => "gone",
+            Outcome::Failed => "failed",
+            Outcome::Unknown => "unknown",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -170,7 +196,7 @@ impl Report {
                 let _ = writeln!(
                     out,
                     "  [{}] {}/{}  node {}{host}",
-                    outcome(entry.result),
+                    entry.result.as_str(),
                     e.namespace,
                     e.pod,
                     e.node
@@ -208,7 +234,7 @@ impl Report {
                 let result = if entry.result == Outcome::Planned {
                     String::new()
                 } else {
-                    format!(" [{}]", outcome(entry.result))
+                    format!(" [{}]", entry.result.as_str())
                 };
                 let _ = writeln!(
                     out,
@@ -333,14 +359,26 @@ fn section(
     out.push('\n');
 }
 
-fn outcome(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Planned => "planned",
-        Outcome::Evicted => "evicted",
-        Outcome::Applied => "applied",
-        Outcome::Blocked => "blocked",
-        Outcome::Gone => "gone",
-        Outcome::Failed => "failed",
-        Outcome::Unknown => "unknown",
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_and_mode_names_are_the_json_report_s() {
+        let outcomes = [
+            Outcome::Planned,
+            Outcome::Evicted,
+            Outcome::Applied,
+            Outcome::Blocked,
+            Outcome::Gone,
+            Outcome::Failed,
+            Outcome::Unknown,
+        ];
+        for outcome in outcomes {
+            assert_eq!(serde_json::json!(outcome), outcome.as_str());
+        }
+        for mode in [Mode::Plan, Mode::DryRun, Mode::Run] {
+            assert_eq!(serde_json::json!(mode), mode.as_str());
+        }
     }
 }

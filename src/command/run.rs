@@ -1,46 +1,95 @@
-//! `run`: the job. Resolves its settings, runs once (`crate::run`), prints the report — also
-//! when the settings are unusable, so a machine reading `--output json` always gets one.
+//! `run`: the job. Resolves its settings, runs once (`crate::run`), pushes the run's metrics when
+//! `--metrics-push-url` asks for it, prints the report — also when the settings are unusable, so
+//! a machine reading `--output json` always gets one, and the Pushgateway hears of that run too.
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use tracing::warn;
 
 use super::Error;
 use crate::cli::RunArgs;
 use crate::error_chain;
+use crate::metrics::{Pushgateway, push_limit};
 use crate::report::{Mode, OutputFormat, Report};
-use crate::run::{self, RunConfig, Stop};
+use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
 
 pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> {
+    let started = Instant::now();
     let config = match RunConfig::resolve(args) {
         Ok(config) => config,
-        Err(error) => {
-            let error = Error::Config(Box::new(error));
-            let mode = if args.dry_run {
-                Mode::DryRun
-            } else {
-                Mode::Run
-            };
-            let mut report = Report::empty(mode);
-            report.errors.push(error_chain(&error));
-            report.exit_code = Some(error.exit_code());
-            report.print(output).map_err(Error::Output)?;
-            return Err(error);
-        }
+        Err(error) => return unusable_settings(args, output, started, error),
     };
     for warning in &config.warnings {
         warn!("{warning}");
     }
     let runtime = super::runtime()?;
-    let mut report = runtime.block_on(async {
+    let report = runtime.block_on(async {
         let stop = Stop::on_signals().map_err(Error::Runtime)?;
         if let Some(deadline) = config.deadline {
             stop.abort_after(deadline);
         }
-        Ok::<_, Error>(run::run(&config, &stop).await)
+        let mut report = run::run(&config, &stop).await;
+        report.exit_code = Some(super::report_exit_code(&report));
+        if let Some(pushgateway) = &config.metrics_push {
+            let stopped_by_signal = matches!(stop.halted(), Some(StopReason::Signal(_)));
+            let limit = push_limit(
+                config.timeout,
+                deadline_left(config.deadline, started),
+                stopped_by_signal,
+            );
+            let cluster = config.policy.cluster_name.as_deref();
+            pushgateway
+                .push_report(&mut report, cluster, started, limit)
+                .await;
+        }
+        Ok::<_, Error>(report)
     })?;
-    let code = super::report_exit_code(&report);
-    report.exit_code = Some(code);
+    let code = report.exit_code.expect("set above");
     report.print(output).map_err(Error::Output)?;
     Ok(ExitCode::from(code))
+}
+
+/// Reports settings that cannot be used (exit code 2), and pushes that report when the metrics
+/// settings themselves are usable: an alert on failing runs must see this one too. Its group
+/// is `--cluster-name`'s; the policy, which may be what failed, is not read again.
+fn unusable_settings(
+    args: &RunArgs,
+    output: OutputFormat,
+    started: Instant,
+    error: ConfigError,
+) -> Result<ExitCode, Error> {
+    let error = Error::Config(Box::new(error));
+    let mode = if args.dry_run {
+        Mode::DryRun
+    } else {
+        Mode::Run
+    };
+    let mut report = Report::empty(mode);
+    report.errors.push(error_chain(&error));
+    report.exit_code = Some(error.exit_code());
+    if let Ok(Some(pushgateway)) = Pushgateway::resolve(&args.metrics) {
+        let limit = push_limit(
+            Duration::from_secs(args.connection.request_timeout),
+            deadline_left(args.deadline.map(|deadline| deadline.0), started),
+            false,
+        );
+        let cluster = args.cluster_name.as_deref();
+        match super::runtime() {
+            Ok(runtime) => {
+                runtime.block_on(pushgateway.push_report(&mut report, cluster, started, limit))
+            }
+            Err(runtime_error) => report.warnings.push(format!(
+                "the run's metrics were not pushed: {}",
+                error_chain(&runtime_error)
+            )),
+        }
+    }
+    report.print(output).map_err(Error::Output)?;
+    Err(error)
+}
+
+/// What remains of `--deadline`, counted from the run's start.
+fn deadline_left(deadline: Option<Duration>, started: Instant) -> Option<Duration> {
+    deadline.map(|deadline| deadline.saturating_sub(started.elapsed()))
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::cli::{ConnectionArgs, RunArgs};
 use crate::kube::{LEASE_NAME, LockSettings};
+use crate::metrics::{self, Pushgateway};
 use crate::policy::{
     self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, VsphereSettings,
 };
@@ -48,6 +49,8 @@ pub enum ConfigError {
     NoServer,
     #[error("vCenter credentials are unusable")]
     Credentials(#[source] vsphere::Error),
+    #[error("invalid metrics push settings")]
+    MetricsPush(#[source] metrics::push::Error),
 }
 
 const INSECURE_WARNING: &str = "TLS verification of vCenter is disabled: any server can pose \
@@ -67,6 +70,8 @@ pub struct RunConfig {
     pub lock: LockSettings,
     /// Time limit of each Kubernetes request.
     pub timeout: Duration,
+    /// `--metrics-push-url`: where the run's metrics go at its end.
+    pub metrics_push: Option<Pushgateway>,
 }
 
 impl RunConfig {
@@ -92,6 +97,7 @@ impl RunConfig {
             policy.cluster_name = Some(name.clone());
         }
         let vsphere = connection_config(&args.connection, &policy.vsphere)?;
+        let metrics_push = Pushgateway::resolve(&args.metrics).map_err(ConfigError::MetricsPush)?;
         if vsphere.insecure_skip_verify {
             warnings.push(INSECURE_WARNING.to_string());
         }
@@ -108,6 +114,7 @@ impl RunConfig {
                 duration: args.lock_duration.0,
             },
             timeout: Duration::from_secs(args.connection.request_timeout),
+            metrics_push,
         })
     }
 }

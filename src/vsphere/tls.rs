@@ -17,22 +17,32 @@ use super::{ConnectionConfig, Error};
 
 /// The rustls client configuration for `config`.
 pub(crate) fn client_config(config: &ConnectionConfig) -> Result<ClientConfig, Error> {
+    client_config_trusting(config.ca_file.as_deref(), config.insecure_skip_verify)
+}
+
+/// TLS that trusts the system's roots plus the certificates of `ca_file`, or any certificate
+/// when `insecure_skip_verify`. The Pushgateway connection (`crate::metrics::push`) uses it too,
+/// so every server this tool talks to is verified alike.
+pub(crate) fn client_config_trusting(
+    ca_file: Option<&Path>,
+    insecure_skip_verify: bool,
+) -> Result<ClientConfig, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|source| Error::Tls { source })?;
-    let verifier: Arc<dyn ServerCertVerifier> = if config.insecure_skip_verify {
+    let verifier: Arc<dyn ServerCertVerifier> = if insecure_skip_verify {
         Arc::new(AcceptAnyCertificate { provider })
     } else {
-        let extra_roots = match &config.ca_file {
+        let extra_roots = match ca_file {
             Some(path) => read_ca_file(path)?,
             None => Vec::new(),
         };
         let verifier =
             rustls_platform_verifier::Verifier::new_with_extra_roots(extra_roots, provider)
-                .map_err(|source| match &config.ca_file {
+                .map_err(|source| match ca_file {
                     Some(path) => Error::InvalidCaCertificate {
-                        path: path.clone(),
+                        path: path.to_path_buf(),
                         source: Box::new(source),
                     },
                     None => Error::Tls { source },

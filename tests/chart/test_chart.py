@@ -12,6 +12,7 @@ is ever skipped.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import shutil
@@ -104,7 +105,27 @@ NON_DEFAULT: dict[str, Any] = {
     ],
     "extraVolumes": [{"name": "scratch", "emptyDir": {}}],
     "extraVolumeMounts": [{"name": "scratch", "mountPath": "/scratch"}],
+    "metrics": {
+        "push": {
+            "url": "https://pushgateway.monitoring.svc:9091",
+            "credentials": {"existingSecret": "pushgateway-login", "type": "basic", "usernameKey": "user", "passwordKey": "pass"},
+            "caBundle": {"secret": "pushgateway-ca", "key": "root.pem"},
+        },
+        "dashboard": {"enabled": True, "namespace": "monitoring", "labels": {"team": "platform"}, "annotations": {"grafana_folder": "Platform"}},
+        "alerts": {
+            "enabled": True,
+            "namespace": "monitoring",
+            "labels": {"release": "kube-prometheus-stack"},
+            "severity": "critical",
+            "failingFor": "30m",
+            "noSuccessfulRunIntervals": 3,
+        },
+    },
 }
+
+# Kinds of custom resources: kubernetes-validate knows no CRD, so their structure is checked by
+# the tests of their own section, and their metadata as a ConfigMap's.
+CUSTOM_RESOURCES = {"PrometheusRule"}
 
 VALUE_SETS = {"required-only": {}, "non-default": NON_DEFAULT}
 
@@ -180,7 +201,8 @@ def volume(documents: list[dict[str, Any]], name: str) -> dict[str, Any]:
 
 
 def policy_text(documents: list[dict[str, Any]]) -> str:
-    return only(documents, "ConfigMap")["data"]["policy.yaml"]
+    (policy,) = [doc for doc in documents if doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == f"{FULLNAME}-policy"]
+    return policy["data"]["policy.yaml"]
 
 
 def schedule_interval_seconds(schedule: str) -> int:
@@ -277,6 +299,8 @@ def test_every_rendered_object_matches_the_kubernetes_schema(value_set, kubernet
     documents = objects(VALUE_SETS[value_set])
     assert documents
     for document in documents:
+        if document["kind"] in CUSTOM_RESOURCES:
+            document = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": document["metadata"]}
         try:
             kubernetes_validate.validate(document, kubernetes, strict=True)
         except kubernetes_validate.ValidationError as error:
@@ -709,6 +733,38 @@ REJECTED = [
         "has no clusterName field",
     ),
     ("policy-string-not-yaml", {"policy": "profiles: [unclosed"}, helm.HelmRenderError, "not a YAML document"),
+    (
+        "push-url-with-credentials",
+        {"metrics": {"push": {"url": "http://user:pass@pgw:9091"}}},
+        helm.HelmValuesError,
+        "/metrics/push/url",
+    ),
+    ("push-url-not-http", {"metrics": {"push": {"url": "pgw:9091"}}}, helm.HelmValuesError, "/metrics/push/url"),
+    (
+        "unknown-push-credentials-type",
+        {"metrics": {"push": {"credentials": {"type": "digest"}}}},
+        helm.HelmValuesError,
+        "/metrics/push/credentials/type",
+    ),
+    (
+        "two-push-ca-sources",
+        {"metrics": {"push": {"url": "https://pgw", "caBundle": {"configMap": "a", "secret": "b"}}}},
+        helm.HelmRenderError,
+        "metrics.push.caBundle: set configMap or secret, not both",
+    ),
+    ("alerts-without-a-push", {"metrics": {"alerts": {"enabled": True}}}, helm.HelmRenderError, "set metrics.push.url"),
+    (
+        "alerts-without-a-run-interval",
+        {"schedule": "0 * * * *", "activeDeadlineSeconds": 110, "metrics": {"push": {"url": "http://pgw:9091"}, "alerts": {"enabled": True}}},
+        helm.HelmRenderError,
+        "metrics.alerts.runIntervalSeconds",
+    ),
+    (
+        "alert-duration-not-promql",
+        {"metrics": {"alerts": {"failingFor": "ten minutes"}}},
+        helm.HelmValuesError,
+        "/metrics/alerts/failingFor",
+    ),
 ]
 
 
@@ -732,3 +788,270 @@ def test_notes_tell_how_to_read_the_last_runs_report():
 
 def test_notes_say_when_runs_change_nothing():
     assert "DRY RUN" in notes({"dryRun": True})
+
+
+# --- metrics: the push, the dashboard, the alerts ----------------------------------------------
+
+METRIC_FAMILIES = REPO / "src" / "metrics" / "families.txt"
+DASHBOARD_FILE = CHART / "dashboards" / "vsphere-descheduler.json"
+PUSH = {"metrics": {"push": {"url": "http://pushgateway.monitoring:9091"}}}
+ALERTS = merged(PUSH, {"metrics": {"alerts": {"enabled": True}}})
+DASHBOARD = {"metrics": {"dashboard": {"enabled": True}}}
+
+# PromQL words that look like metric names but are not: operators, modifiers, grouping.
+PROMQL_KEYWORDS = {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset", "inf", "nan"}
+
+
+def pushed_families() -> set[str]:
+    """The metric families the binary pushes (src/metrics/families.txt, the list its code reads)."""
+    names = set()
+    for line in METRIC_FAMILIES.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            names.add(line.split()[0])
+    return names
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression (or a Grafana label_values() query) reads."""
+    # Grafana's label_values(metric, label): the label is not a metric.
+    expr = re.sub(r"label_values\(\s*([^,()]*?)\s*,\s*\w+\s*\)", r"\1", expr)
+    expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # strings (label values, Grafana variables)
+    expr = re.sub(r"\{[^}]*\}", "", expr)  # label matchers
+    expr = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", expr)  # label lists
+    expr = re.sub(r"\[[^\]]*\]", "", expr)  # ranges and subqueries
+    names = set()
+    for match in re.finditer(r"(?<![\w.$])[A-Za-z_:][A-Za-z0-9_:]*", expr):
+        if expr[match.end():].lstrip().startswith("("):
+            continue  # a function
+        if match.group(0) not in PROMQL_KEYWORDS:
+            names.add(match.group(0))
+    return names
+
+
+def test_metric_names_finds_metrics_and_only_metrics():
+    assert metric_names('sum by (strategy, result) (descheduler_pods_evicted_total{cluster=~"$cluster"})') == {
+        "descheduler_pods_evicted_total"
+    }
+    assert metric_names("deriv(sum by (job) (a{x=\"1\"})[1d:10m]) > 0 and b offset 1d or absent(c)") == {"a", "b", "c"}
+    assert metric_names("label_values(vsphere_descheduler_run_info, cluster)") == {"vsphere_descheduler_run_info"}
+    assert metric_names("time() - max(x == bool 0)") == {"x"}
+
+
+def test_metric_families_are_listed_once_each_with_type_labels_and_help():
+    families = [line.split(None, 3) for line in METRIC_FAMILIES.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    names = [family[0] for family in families]
+    assert len(names) == len(set(names))
+    assert "descheduler_pods_evicted_total" in names, "upstream's name"
+    for name, kind, labels, help_text in families:
+        assert re.fullmatch(r"(vsphere_)?descheduler_[a-z_]+", name), name
+        assert kind == "gauge", f"{name}: every value is the last run's"
+        assert labels == "-" or re.fullmatch(r"[a-z_]+(,[a-z_]+)*", labels), name
+        assert help_text.strip(), name
+
+
+def test_push_is_off_by_default_and_nothing_metrics_related_renders():
+    documents = objects()
+    args = container(documents)["args"]
+    assert not [arg for arg in args if arg.startswith("--metrics-")]
+    assert not {"metrics-credentials", "metrics-ca-bundle"} & {v["name"] for v in pod_spec(documents)["volumes"]}
+
+
+def test_push_url_reaches_the_binary():
+    args = container(objects(PUSH))["args"]
+    assert flag(args, "metrics-push-url") == "http://pushgateway.monitoring:9091"
+    assert flag(args, "metrics-push-credentials-dir") is None
+    assert flag(args, "metrics-push-ca-file") is None
+
+
+@pytest.mark.parametrize(
+    ("credentials", "items"),
+    [
+        ({"existingSecret": "pgw-token"}, [{"key": "token", "path": "token"}]),
+        (
+            {"existingSecret": "pgw-login", "type": "basic", "usernameKey": "user", "passwordKey": "pass"},
+            [{"key": "user", "path": "username"}, {"key": "pass", "path": "password"}],
+        ),
+    ],
+    ids=["bearer", "basic"],
+)
+def test_push_credentials_come_from_an_existing_secret_mounted_as_files(credentials, items):
+    documents = objects(merged(PUSH, {"metrics": {"push": {"credentials": credentials}}}))
+    assert not [doc for doc in documents if doc["kind"] == "Secret"]
+    secret = volume(documents, "metrics-credentials")["secret"]
+    assert secret["secretName"] == credentials["existingSecret"]
+    assert secret["items"] == items
+    assert secret["defaultMode"] == 0o440
+    args = container(documents)["args"]
+    assert flag(args, "metrics-push-credentials-dir") == mount_path(documents, "metrics-credentials")
+
+
+def test_push_ca_bundle_is_mounted_and_passed_to_the_binary():
+    documents = objects(NON_DEFAULT)
+    source = volume(documents, "metrics-ca-bundle")["secret"]
+    assert source["secretName"] == "pushgateway-ca"
+    assert source["items"] == [{"key": "root.pem", "path": "ca.pem"}]
+    args = container(documents)["args"]
+    assert flag(args, "metrics-push-ca-file") == mount_path(documents, "metrics-ca-bundle") + "/ca.pem"
+    assert flag(args, "metrics-push-url") == "https://pushgateway.monitoring.svc:9091"
+
+
+def test_dashboard_and_alerts_are_opt_in():
+    kinds = {doc["kind"] for doc in objects(PUSH)}
+    assert "PrometheusRule" not in kinds
+    assert not [doc for doc in objects(PUSH) if doc["metadata"]["name"].endswith("-dashboard")]
+
+
+def dashboard_configmap(overrides: dict[str, Any]) -> dict[str, Any]:
+    (configmap,) = [doc for doc in objects(overrides) if doc["metadata"]["name"] == f"{FULLNAME}-dashboard"]
+    return configmap
+
+
+def test_dashboard_is_a_configmap_the_grafana_sidecar_picks_up():
+    configmap = dashboard_configmap(DASHBOARD)
+    assert configmap["kind"] == "ConfigMap"
+    assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert configmap["metadata"]["namespace"] == NAMESPACE
+    (key,) = configmap["data"]
+    assert key.endswith(".json")
+    assert json.loads(configmap["data"][key]) == json.loads(DASHBOARD_FILE.read_text())
+
+    moved = dashboard_configmap(NON_DEFAULT)
+    assert moved["metadata"]["namespace"] == "monitoring"
+    assert moved["metadata"]["labels"]["team"] == "platform"
+    assert moved["metadata"]["annotations"] == {"grafana_folder": "Platform"}
+
+
+def dashboard_queries(dashboard: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, query) of every panel target and query variable, rows' nested panels included."""
+    queries = []
+    panels = list(dashboard.get("panels", []))
+    while panels:
+        panel = panels.pop()
+        panels.extend(panel.get("panels", []))
+        for target in panel.get("targets", []):
+            queries.append((f"panel {panel['title']!r} target {target['refId']}", target["expr"]))
+    for variable in dashboard["templating"]["list"]:
+        if variable["type"] == "query":
+            query = variable["query"]
+            queries.append((f"variable {variable['name']}", query["query"] if isinstance(query, dict) else query))
+    return queries
+
+
+def test_every_dashboard_query_names_only_metrics_the_binary_pushes():
+    dashboard = json.loads(DASHBOARD_FILE.read_text())
+    queries = dashboard_queries(dashboard)
+    assert queries
+    pushed = pushed_families()
+    used = set()
+    for where, query in queries:
+        names = metric_names(query)
+        assert names, f"{where} reads no metric: {query}"
+        assert names <= pushed, f"{where} reads {sorted(names - pushed)}, which the binary does not push"
+        used |= names
+    # The panels the issue asks for: evictions by strategy, skips by reason, label and DRS rule
+    # changes, run duration, failed runs.
+    assert {
+        "descheduler_pods_evicted_total",
+        "vsphere_descheduler_pods_skipped",
+        "vsphere_descheduler_node_label_changes",
+        "vsphere_descheduler_drs_rule_changes",
+        "vsphere_descheduler_run_duration_seconds",
+        "vsphere_descheduler_exit_code",
+    } <= used
+
+
+def test_dashboard_is_well_formed_for_grafana():
+    dashboard = json.loads(DASHBOARD_FILE.read_text())
+    assert dashboard["uid"] == "vsphere-descheduler" and dashboard["title"]
+    assert isinstance(dashboard["schemaVersion"], int)
+    ids = [panel["id"] for panel in dashboard["panels"]]
+    assert len(ids) == len(set(ids)), "panel ids are unique"
+    variables = {variable["name"] for variable in dashboard["templating"]["list"]}
+    for panel in dashboard["panels"]:
+        assert set(panel["gridPos"]) == {"x", "y", "w", "h"} and panel["gridPos"]["x"] + panel["gridPos"]["w"] <= 24
+        assert panel["datasource"]["uid"] == "${datasource}"
+        for target in panel["targets"]:
+            for variable in re.findall(r"\$\{?(\w+)", target["expr"]):
+                assert variable in variables, f"panel {panel['title']!r} uses undefined ${variable}"
+
+
+def prometheus_rule(overrides: dict[str, Any]) -> dict[str, Any]:
+    return only(objects(overrides), "PrometheusRule")
+
+
+PROMETHEUS_DURATION = r"([0-9]+(ms|s|m|h|d|w|y))+"
+
+
+@pytest.mark.parametrize("overrides", [ALERTS, NON_DEFAULT], ids=["defaults", "non-default"])
+def test_prometheus_rule_has_the_operators_structure(overrides):
+    rule = prometheus_rule(overrides)
+    assert rule["apiVersion"] == "monitoring.coreos.com/v1"
+    assert set(rule) == {"apiVersion", "kind", "metadata", "spec"}
+    assert set(rule["spec"]) == {"groups"}
+    names = []
+    for group in rule["spec"]["groups"]:
+        assert set(group) <= {"name", "interval", "rules", "limit", "partial_response_strategy"}
+        assert isinstance(group["name"], str) and group["name"]
+        assert group["rules"]
+        for alert in group["rules"]:
+            assert set(alert) <= {"alert", "record", "expr", "for", "keep_firing_for", "labels", "annotations"}
+            assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", alert["alert"])
+            assert isinstance(alert["expr"], str) and alert["expr"].strip()
+            assert re.fullmatch(PROMETHEUS_DURATION, alert["for"]), alert["for"]
+            assert all(isinstance(v, str) for v in alert["labels"].values())
+            assert {"summary", "description"} <= alert["annotations"].keys()
+            names.append(alert["alert"])
+    assert len(names) == len(set(names))
+
+
+def test_alerts_watch_this_clusters_failures_successes_and_pdb_skips():
+    rule = prometheus_rule(ALERTS)
+    assert rule["metadata"]["namespace"] == NAMESPACE
+    alerts = {alert["alert"]: alert for group in rule["spec"]["groups"] for alert in group["rules"]}
+    assert set(alerts) == {"VsphereDeschedulerRunFailing", "VsphereDeschedulerNoSuccessfulRun", "VsphereDeschedulerPdbSkipsGrowing"}
+    pushed = pushed_families()
+    for name, alert in alerts.items():
+        expr = alert["expr"]
+        assert metric_names(expr) and metric_names(expr) <= pushed, f"{name}: {expr}"
+        # Every selector names this release's group, so two clusters' alerts never mix.
+        for selector in re.findall(r"\{[^}]*\}", expr):
+            assert 'job="vsphere-descheduler"' in selector and 'cluster="prod-east"' in selector, f"{name}: {selector}"
+        assert alert["labels"]["severity"] == "warning"
+    assert alerts["VsphereDeschedulerRunFailing"]["for"] == "10m"
+    # Five intervals of the default */2 schedule.
+    assert "[600s:" in alerts["VsphereDeschedulerNoSuccessfulRun"]["expr"]
+    assert "> 600" in alerts["VsphereDeschedulerNoSuccessfulRun"]["expr"]
+    assert 'reason="pdb"' in alerts["VsphereDeschedulerPdbSkipsGrowing"]["expr"]
+    assert "[1d:" in alerts["VsphereDeschedulerPdbSkipsGrowing"]["expr"]
+    # Prometheus fills in {{ $value }}; Helm must have left it alone.
+    assert "{{ $value }}" in alerts["VsphereDeschedulerRunFailing"]["annotations"]["description"]
+
+
+def test_alert_settings_reach_the_rule():
+    rule = prometheus_rule(NON_DEFAULT)
+    assert rule["metadata"]["namespace"] == "monitoring"
+    assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    alerts = {alert["alert"]: alert for group in rule["spec"]["groups"] for alert in group["rules"]}
+    assert alerts["VsphereDeschedulerRunFailing"]["for"] == "30m"
+    assert {alert["labels"]["severity"] for alert in alerts.values()} == {"critical"}
+    # Three intervals of */5.
+    assert "[900s:" in alerts["VsphereDeschedulerNoSuccessfulRun"]["expr"]
+    explicit = prometheus_rule(merged(ALERTS, {"schedule": "0 * * * *", "activeDeadlineSeconds": 600, "metrics": {"alerts": {"runIntervalSeconds": 3600}}}))
+    alerts = {alert["alert"]: alert for group in explicit["spec"]["groups"] for alert in group["rules"]}
+    assert "[18000s:" in alerts["VsphereDeschedulerNoSuccessfulRun"]["expr"]
+
+
+def test_alerts_take_the_cluster_name_from_the_policy_too():
+    rule = prometheus_rule(merged(ALERTS, {"clusterName": "", "policy": {"clusterName": "prod-west"}}))
+    expr = rule["spec"]["groups"][0]["rules"][0]["expr"]
+    assert 'cluster="prod-west"' in expr
+
+
+def test_notes_say_where_the_metrics_go():
+    assert "Pushgateway" not in notes()
+    text = notes(merged(ALERTS, DASHBOARD))
+    assert "pushes its metrics to the Pushgateway http://pushgateway.monitoring:9091" in text
+    assert 'cluster="prod-east"' in text and "honor_labels: true" in text
+    assert f"ConfigMap {NAMESPACE}/{FULLNAME}-dashboard" in text
+    assert f"PrometheusRule {NAMESPACE}/{FULLNAME}" in text

@@ -5,4 +5,5 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod fake_apiserver;
+pub mod pushgateway;
 pub mod vcsim;

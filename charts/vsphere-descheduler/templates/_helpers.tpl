@@ -71,6 +71,32 @@ vsphere-descheduler
 {{- define "vsphere-descheduler.policyDir" -}}/etc/vsphere-descheduler/policy{{- end }}
 {{- define "vsphere-descheduler.credentialsDir" -}}/etc/vsphere-descheduler/credentials{{- end }}
 {{- define "vsphere-descheduler.caDir" -}}/etc/vsphere-descheduler/ca{{- end }}
+{{- define "vsphere-descheduler.metricsCredentialsDir" -}}/etc/vsphere-descheduler/metrics-credentials{{- end }}
+{{- define "vsphere-descheduler.metricsCaDir" -}}/etc/vsphere-descheduler/metrics-ca{{- end }}
+
+{{/* This Kubernetes cluster's name, from the values or an object policy: the metrics' group. */}}
+{{- define "vsphere-descheduler.clusterName" -}}
+{{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- default (toString (default "" $policy.clusterName)) .Values.clusterName }}
+{{- end }}
+
+{{/*
+Seconds between runs, for the alerts: metrics.alerts.runIntervalSeconds, or N minutes of an
+"every N minutes" schedule; 0 when neither says.
+*/}}
+{{- define "vsphere-descheduler.runIntervalSeconds" -}}
+{{- $every := regexFind "^\\*/[0-9]+ \\* \\* \\* \\*$" .Values.schedule }}
+{{- if gt (int .Values.metrics.alerts.runIntervalSeconds) 0 }}
+{{- int .Values.metrics.alerts.runIntervalSeconds }}
+{{- else if $every }}
+{{- mul ($every | trimPrefix "*/" | splitList " " | first | atoi) 60 }}
+{{- else }}0{{- end }}
+{{- end }}
+
+{{/* The PromQL selector of this release's metrics: the group it pushes to. */}}
+{{- define "vsphere-descheduler.metricsSelector" -}}
+job="vsphere-descheduler", cluster="{{ include "vsphere-descheduler.clusterName" . }}"
+{{- end }}
 
 {{/*
 The policy as a dictionary, whichever way it was given (a string is parsed; its text is still
@@ -197,6 +223,18 @@ what to change. Included by the CronJob; renders nothing.
 {{- end }}
 {{- if and .Values.vsphere.insecureSkipVerify (or $ca.configMap $ca.secret) }}
 {{- fail "vsphere.insecureSkipVerify and vsphere.caBundle exclude each other: with a CA bundle, verification works" }}
+{{- end }}
+
+{{- /* Metrics: one CA source; the alerts read what the runs push. */}}
+{{- $metrics := .Values.metrics }}
+{{- if and $metrics.push.caBundle.configMap $metrics.push.caBundle.secret }}
+{{- fail "metrics.push.caBundle: set configMap or secret, not both" }}
+{{- end }}
+{{- if and $metrics.alerts.enabled (not $metrics.push.url) }}
+{{- fail "metrics.alerts.enabled: the alerts read the metrics the runs push; set metrics.push.url" }}
+{{- end }}
+{{- if and $metrics.alerts.enabled (eq (include "vsphere-descheduler.runIntervalSeconds" .) "0") }}
+{{- fail (printf "metrics.alerts.runIntervalSeconds: the schedule %q is not */N * * * *, so say how many seconds lie between runs" .Values.schedule) }}
 {{- end }}
 
 {{- if lt (int (include "vsphere-descheduler.runDeadline" .)) 10 }}

@@ -1,0 +1,460 @@
+//! A run's metrics: what its report says, as Prometheus' text exposition format (0.0.4), pushed
+//! to a Pushgateway at the end of every run ([`push`]), because a CronJob's pod is gone before
+//! Prometheus could scrape it.
+//!
+//! [`metrics`] is pure: the report and the run's timing in, the text out. The families, their
+//! types, labels and help text are the table in `metrics/families.txt` ([`FAMILIES`]), which the
+//! chart's tests also read, so the dashboard and alerts can only name what is pushed.
+//!
+//! Every value is the last run's (the push replaces the group), so all families are gauges,
+//! `descheduler_pods_evicted_total` too: the name is upstream descheduler's, kept so dashboards
+//! carry over, but per run it is a count, not a running total.
+
+pub mod push;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::report::{Outcome, Report};
+
+pub use push::{Pushgateway, push_limit};
+
+/// The metric families, one per line: name, type, label names, help (see the file's header).
+pub const FAMILIES: &str = include_str!("metrics/families.txt");
+
+/// The `Content-Type` of what [`metrics`] writes.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+const EVICTIONS: &str = "descheduler_pods_evicted_total";
+const SKIPPED: &str = "vsphere_descheduler_pods_skipped";
+const LABEL_CHANGES: &str = "vsphere_descheduler_node_label_changes";
+const DRS_RULES: &str = "vsphere_descheduler_drs_rule_changes";
+const UNMAPPED_NODES: &str = "vsphere_descheduler_unmapped_nodes";
+const NOT_ATTEMPTED: &str = "vsphere_descheduler_actions_not_attempted";
+const ERRORS: &str = "vsphere_descheduler_errors";
+const WARNINGS: &str = "vsphere_descheduler_warnings";
+const DURATION: &str = "vsphere_descheduler_run_duration_seconds";
+const FINISHED: &str = "vsphere_descheduler_last_run_timestamp_seconds";
+const EXIT_CODE: &str = "vsphere_descheduler_exit_code";
+const RUN_INFO: &str = "vsphere_descheduler_run_info";
+
+/// What a report does not say about its run: when it ended and how long it took.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunTiming {
+    pub duration: Duration,
+    pub finished: DateTime<Utc>,
+}
+
+/// One line of [`FAMILIES`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Family {
+    pub name: &'static str,
+    /// `gauge` for every family (see the module docs).
+    pub kind: &'static str,
+    pub labels: Vec<&'static str>,
+    pub help: &'static str,
+}
+
+/// The families of [`FAMILIES`], in its order.
+pub fn families() -> Vec<Family> {
+    FAMILIES
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let mut rest = line;
+            let name = next_column(&mut rest);
+            let kind = next_column(&mut rest);
+            let labels = match next_column(&mut rest) {
+                "-" => Vec::new(),
+                labels => labels.split(',').collect(),
+            };
+            let help = rest.trim();
+            assert!(
+                !help.is_empty(),
+                "metrics/families.txt: {name} needs a type, labels and help"
+            );
+            Family {
+                name,
+                kind,
+                labels,
+                help,
+            }
+        })
+        .collect()
+}
+
+/// The next whitespace-separated column of `rest`, which is left after it.
+fn next_column(rest: &mut &'static str) -> &'static str {
+    let text = rest.trim_start();
+    let end = text.find(char::is_whitespace).unwrap_or(text.len());
+    let (column, after) = text.split_at(end);
+    *rest = after;
+    column
+}
+
+/// Per family, the value of each series, the series named by its label values in the family's
+/// label order. Ordered, so the same report always gives the same text.
+type Samples = BTreeMap<&'static str, BTreeMap<Vec<String>, f64>>;
+
+/// The run's metrics in the text exposition format: the families of [`FAMILIES`] that have a
+/// series, each with its HELP and TYPE lines.
+pub fn metrics(report: &Report, timing: &RunTiming) -> String {
+    render(&samples(report, timing))
+}
+
+fn samples(report: &Report, timing: &RunTiming) -> Samples {
+    let mut samples = Samples::new();
+    let mut count = |family: &'static str, labels: &[&str]| {
+        *samples
+            .entry(family)
+            .or_default()
+            .entry(labels.iter().map(|label| label.to_string()).collect())
+            .or_insert(0.0) += 1.0;
+    };
+    for entry in &report.evictions {
+        let eviction = &entry.eviction;
+        count(
+            EVICTIONS,
+            &[
+                eviction.strategy,
+                &eviction.namespace,
+                entry.result.as_str(),
+            ],
+        );
+        if not_attempted(entry.result, entry.message.as_deref()) {
+            count(NOT_ATTEMPTED, &["eviction"]);
+        }
+    }
+    for skip in &report.skipped {
+        count(SKIPPED, &[skip.strategy, skip.reason.as_str()]);
+    }
+    for change in &report.label_changes {
+        count(LABEL_CHANGES, &[&change.key]);
+    }
+    for entry in &report.drs_rules {
+        count(
+            DRS_RULES,
+            &[entry.change.action.as_str(), entry.result.as_str()],
+        );
+        if not_attempted(entry.result, entry.message.as_deref()) {
+            count(NOT_ATTEMPTED, &["drs-rule"]);
+        }
+    }
+    let mut set = |family: &'static str, labels: &[&str], value: f64| {
+        samples.entry(family).or_default().insert(
+            labels.iter().map(|label| label.to_string()).collect(),
+            value,
+        );
+    };
+    set(UNMAPPED_NODES, &[], report.unmapped_nodes.len() as f64);
+    set(ERRORS, &[], report.errors.len() as f64);
+    set(WARNINGS, &[], report.warnings.len() as f64);
+    set(DURATION, &[], timing.duration.as_secs_f64());
+    set(
+        FINISHED,
+        &[],
+        timing.finished.timestamp_millis() as f64 / 1000.0,
+    );
+    if let Some(code) = report.exit_code {
+        set(EXIT_CODE, &[], f64::from(code));
+    }
+    set(
+        RUN_INFO,
+        &[report.mode.as_str(), env!("CARGO_PKG_VERSION")],
+        1.0,
+    );
+    samples
+}
+
+/// The report's way of saying an action was not attempted: it stays `planned`, and its message
+/// says why (a dry run's checked eviction stays `planned` without one).
+fn not_attempted(result: Outcome, message: Option<&str>) -> bool {
+    result == Outcome::Planned && message.is_some()
+}
+
+fn render(samples: &Samples) -> String {
+    let families = families();
+    let mut out = String::new();
+    for (name, series) in samples {
+        let family = families
+            .iter()
+            .find(|family| family.name == *name)
+            .expect("every family the code fills is listed in metrics/families.txt");
+        let _ = writeln!(out, "# HELP {name} {}", escape_help(family.help));
+        let _ = writeln!(out, "# TYPE {name} {}", family.kind);
+        for (values, value) in series {
+            out.push_str(name);
+            if !values.is_empty() {
+                let pairs: Vec<String> = family
+                    .labels
+                    .iter()
+                    .zip(values)
+                    .map(|(label, value)| format!("{label}=\"{}\"", escape_label_value(value)))
+                    .collect();
+                let _ = write!(out, "{{{}}}", pairs.join(","));
+            }
+            let _ = writeln!(out, " {value}");
+        }
+    }
+    out
+}
+
+/// HELP text escapes backslashes and line feeds.
+fn escape_help(text: &str) -> String {
+    text.replace('\\', r"\\").replace('\n', r"\n")
+}
+
+/// Label values also escape double quotes.
+fn escape_label_value(text: &str) -> String {
+    escape_help(text).replace('"', "\\\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::plan::{DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip, SkipReason};
+    use crate::report::Mode;
+
+    const ANTI_AFFINITY: &str = "RemovePodsViolatingInterPodAntiAffinity";
+    const SPREAD: &str = "RemovePodsViolatingTopologySpreadConstraint";
+
+    fn eviction(namespace: &str, pod: &str, strategy: &'static str) -> Eviction {
+        Eviction {
+            namespace: namespace.to_string(),
+            pod: pod.to_string(),
+            node: "worker-a".to_string(),
+            host: None,
+            strategy,
+            profile: "default".to_string(),
+            reason: "shares a host".to_string(),
+            fits_on: None,
+            uid: None,
+            grace_period_seconds: None,
+            depends_on_labels_of: Vec::new(),
+        }
+    }
+
+    fn skip(pod: &str, strategy: &'static str, reason: SkipReason) -> Skip {
+        Skip {
+            namespace: "shop".to_string(),
+            pod: pod.to_string(),
+            node: None,
+            strategy,
+            profile: "default".to_string(),
+            reason,
+            detail: String::new(),
+        }
+    }
+
+    fn rule(name: &str, action: DrsAction) -> DrsRuleChange {
+        DrsRuleChange {
+            cluster: "c1".to_string(),
+            name: name.to_string(),
+            action,
+            vms: vec!["worker-a".to_string(), "worker-b".to_string()],
+            workload: None,
+        }
+    }
+
+    /// A run that did a bit of everything: evictions with every kind of result, skips, label
+    /// changes, DRS rules, an unmapped node, a warning, an error.
+    fn busy_run() -> Report {
+        let plan = Plan {
+            label_changes: vec![LabelChange {
+                node: "worker-b".to_string(),
+                key: "vsphere-descheduler.io/host".to_string(),
+                old: Some("esxi-42".to_string()),
+                new: Some("esxi-41".to_string()),
+            }],
+            evictions: vec![
+                eviction("shop", "web-1", ANTI_AFFINITY),
+                eviction("shop", "web-2", ANTI_AFFINITY),
+                eviction("shop", "web-3", ANTI_AFFINITY),
+                eviction("db", "pg-1", SPREAD),
+                eviction("db", "pg-2", SPREAD),
+            ],
+            skipped: vec![
+                skip("web-4", ANTI_AFFINITY, SkipReason::Pdb),
+                skip("web-5", ANTI_AFFINITY, SkipReason::Pdb),
+                skip("pg-3", SPREAD, SkipReason::NoFeasibleNode),
+            ],
+            drs_rules: vec![
+                rule("r1", DrsAction::Create),
+                rule("r2", DrsAction::Keep { key: Some(2) }),
+                rule("r3", DrsAction::Delete { key: 3 }),
+            ],
+            unmapped_nodes: vec!["edge-1".to_string()],
+            warnings: vec!["DRS is not fully automated".to_string()],
+            ..Plan::default()
+        };
+        let mut report = Report::planned(Mode::Run, plan);
+        let results = [
+            (Outcome::Evicted, None),
+            (Outcome::Evicted, None),
+            (Outcome::Blocked, Some("PDB")),
+            (Outcome::Failed, Some("500")),
+            (Outcome::Planned, Some("not attempted: stopped")),
+        ];
+        for (entry, (result, message)) in report.evictions.iter_mut().zip(results) {
+            entry.result = result;
+            entry.message = message.map(str::to_string);
+        }
+        report.drs_rules[0].result = Outcome::Applied;
+        report.drs_rules[1].result = Outcome::Applied;
+        report.drs_rules[2].message = Some("not attempted: stopped".to_string());
+        report
+            .errors
+            .push("eviction of pod db/pg-1 failed".to_string());
+        report.exit_code = Some(1);
+        report
+    }
+
+    fn timing() -> RunTiming {
+        RunTiming {
+            duration: Duration::from_millis(12_250),
+            finished: Utc
+                .timestamp_millis_opt(1_767_225_600_500)
+                .single()
+                .expect("a valid instant"),
+        }
+    }
+
+    /// The sample lines (no comments), as a set.
+    fn series(text: &str) -> BTreeSet<&str> {
+        text.lines().filter(|line| !line.starts_with('#')).collect()
+    }
+
+    #[test]
+    fn a_busy_run_is_counted_by_strategy_reason_action_and_result() {
+        let text = metrics(&busy_run(), &timing());
+        let expected = [
+            r#"descheduler_pods_evicted_total{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="blocked"} 1"#,
+            r#"descheduler_pods_evicted_total{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="evicted"} 2"#,
+            r#"descheduler_pods_evicted_total{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="failed"} 1"#,
+            r#"descheduler_pods_evicted_total{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="planned"} 1"#,
+            r#"vsphere_descheduler_pods_skipped{strategy="RemovePodsViolatingInterPodAntiAffinity",reason="pdb"} 2"#,
+            r#"vsphere_descheduler_pods_skipped{strategy="RemovePodsViolatingTopologySpreadConstraint",reason="no-feasible-node"} 1"#,
+            r#"vsphere_descheduler_node_label_changes{key="vsphere-descheduler.io/host"} 1"#,
+            r#"vsphere_descheduler_drs_rule_changes{action="create",result="applied"} 1"#,
+            r#"vsphere_descheduler_drs_rule_changes{action="delete",result="planned"} 1"#,
+            r#"vsphere_descheduler_drs_rule_changes{action="keep",result="applied"} 1"#,
+            r#"vsphere_descheduler_actions_not_attempted{kind="drs-rule"} 1"#,
+            r#"vsphere_descheduler_actions_not_attempted{kind="eviction"} 1"#,
+            "vsphere_descheduler_unmapped_nodes 1",
+            "vsphere_descheduler_errors 1",
+            "vsphere_descheduler_warnings 1",
+            "vsphere_descheduler_run_duration_seconds 12.25",
+            "vsphere_descheduler_last_run_timestamp_seconds 1767225600.5",
+            "vsphere_descheduler_exit_code 1",
+            concat!(
+                r#"vsphere_descheduler_run_info{mode="run",version=""#,
+                env!("CARGO_PKG_VERSION"),
+                r#""} 1"#
+            ),
+        ];
+        assert_eq!(series(&text), expected.into_iter().collect(), "{text}");
+    }
+
+    #[test]
+    fn every_listed_family_is_pushed_with_its_labels_and_nothing_else_is() {
+        let samples = samples(&busy_run(), &timing());
+        let listed = families();
+        let names: BTreeSet<&str> = listed.iter().map(|family| family.name).collect();
+        assert_eq!(samples.keys().copied().collect::<BTreeSet<_>>(), names);
+        for family in &listed {
+            assert_eq!(family.kind, "gauge", "{}", family.name);
+            assert!(!family.help.is_empty(), "{}", family.name);
+            for labels in samples[family.name].keys() {
+                assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
+            }
+        }
+    }
+
+    #[test]
+    fn each_family_has_one_help_and_one_type_line_before_its_series() {
+        let text = metrics(&busy_run(), &timing());
+        let mut seen = BTreeSet::new();
+        let mut current = "";
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# HELP ") {
+                current = rest.split(' ').next().expect("a name");
+                assert!(seen.insert(current), "{current} twice");
+            } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+                assert_eq!(rest, format!("{current} gauge"));
+            } else {
+                assert!(line.starts_with(current), "{line} outside its family");
+            }
+        }
+        assert_eq!(seen.len(), families().len());
+    }
+
+    #[test]
+    fn a_run_that_could_not_plan_still_says_how_it_ended() {
+        let mut report = Report::empty(Mode::DryRun);
+        report.errors.push("invalid policy".to_string());
+        report.exit_code = Some(2);
+        let text = metrics(&report, &timing());
+        assert!(
+            text.contains("\nvsphere_descheduler_exit_code 2\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nvsphere_descheduler_errors 1\n"), "{text}");
+        assert!(text.contains(r#"{mode="dry-run","#), "{text}");
+        assert!(!text.contains("descheduler_pods_evicted_total"), "{text}");
+    }
+
+    #[test]
+    fn a_checked_dry_run_eviction_is_planned_but_not_unattempted() {
+        let mut report = Report::empty(Mode::DryRun);
+        report.evictions = busy_run().evictions;
+        for entry in &mut report.evictions {
+            entry.result = Outcome::Planned;
+            entry.message = None;
+        }
+        let text = metrics(&report, &timing());
+        assert!(!text.contains(NOT_ATTEMPTED), "{text}");
+    }
+
+    #[test]
+    fn the_readme_lists_every_family() {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split("\n## Metrics\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("the README has a Metrics section");
+        for family in families() {
+            assert!(
+                section.contains(&format!("`{}`", family.name)),
+                "the README's Metrics section does not list {}",
+                family.name
+            );
+        }
+    }
+
+    #[test]
+    fn label_values_and_help_are_escaped() {
+        assert_eq!(escape_label_value("a\"b\\c\nd"), r#"a\"b\\c\nd"#);
+        assert_eq!(escape_help("a\"b\\c\nd"), r#"a"b\\c\nd"#);
+        let mut report = Report::empty(Mode::Run);
+        report.label_changes.push(LabelChange {
+            node: "n".to_string(),
+            key: "odd\"key".to_string(),
+            old: None,
+            new: Some("x".to_string()),
+        });
+        let text = metrics(&report, &timing());
+        assert!(
+            text.contains(r#"vsphere_descheduler_node_label_changes{key="odd\"key"} 1"#),
+            "{text}"
+        );
+    }
+}

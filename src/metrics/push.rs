@@ -1,0 +1,504 @@
+//! Pushing a run's metrics to a Prometheus Pushgateway: one PUT that replaces the group
+//! `job="vsphere-descheduler", cluster="<clusterName>"`, so the group always holds the last
+//! run's values and no series of an earlier run lingers.
+//!
+//! Credentials come only from files (a mounted Secret), never from the URL or the policy, and
+//! are never shown: Debug redacts them, errors do not hold them. TLS is verified as vCenter's
+//! is (the system's roots plus an optional private CA). A push that fails is a warning of the
+//! report, never a failed run: the report on stdout and the exit code are the run's verdict.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use reqwest::Url;
+use reqwest::header::CONTENT_TYPE;
+use secrecy::{ExposeSecret, SecretString};
+
+use super::RunTiming;
+use crate::cli::MetricsArgs;
+use crate::error_chain;
+use crate::report::Report;
+use crate::run::RELEASE_LIMIT;
+
+/// The `job` of the group every run replaces.
+pub const JOB: &str = "vsphere-descheduler";
+
+/// How long the push may take once the run's deadline has passed, or after a stop signal:
+/// as long as releasing the lock may, so `--deadline` needs no more room than it did.
+pub const AFTER_STOP: Duration = RELEASE_LIMIT;
+
+/// The most of a refusal's body kept in the warning (Pushgateway explains in one line).
+const MAX_REFUSAL: usize = 300;
+
+/// Why metrics could not be pushed, or the push settings are unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid --metrics-push-url {url:?}: {problem}")]
+    InvalidUrl { url: String, problem: &'static str },
+    /// The URL itself is not echoed: it holds credentials.
+    #[error(
+        "--metrics-push-url must not contain a user name or password; put them in \
+         --metrics-push-credentials-dir"
+    )]
+    CredentialsInUrl,
+    #[error("failed to read Pushgateway credential file {path}")]
+    ReadCredential {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Pushgateway credential file {path} is empty or not UTF-8")]
+    UnusableCredential { path: PathBuf },
+    #[error(
+        "Pushgateway credentials directory {dir} holds neither a token file nor username and \
+         password files"
+    )]
+    NoCredentials { dir: PathBuf },
+    #[error(
+        "Pushgateway credentials directory {dir} holds a token file and a username or password \
+         file; keep the one the Pushgateway expects"
+    )]
+    AmbiguousCredentials { dir: PathBuf },
+    #[error("cannot set up TLS for Pushgateway {server}")]
+    Tls {
+        server: String,
+        #[source]
+        source: Box<crate::vsphere::Error>,
+    },
+    #[error("cannot set up the HTTP client for Pushgateway {server}")]
+    HttpClient {
+        server: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("Pushgateway {server} did not answer within {}s", limit.as_secs_f64())]
+    TimedOut { server: String, limit: Duration },
+    #[error("failed to send the metrics to Pushgateway {server}")]
+    Send {
+        server: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("Pushgateway {server} refused the metrics with HTTP {status}: {body}")]
+    Refused {
+        server: String,
+        status: u16,
+        body: String,
+    },
+}
+
+/// How the Pushgateway wants to be authenticated. Debug shows the user name only.
+#[derive(Clone, Debug)]
+enum Auth {
+    Basic {
+        username: String,
+        password: SecretString,
+    },
+    Bearer(SecretString),
+}
+
+/// Where and how to push, resolved from the command line.
+#[derive(Clone, Debug)]
+pub struct Pushgateway {
+    /// The Pushgateway's base URL (a path prefix kept), without a trailing `/`.
+    url: Url,
+    auth: Option<Auth>,
+    ca_file: Option<PathBuf>,
+}
+
+impl Pushgateway {
+    /// The Pushgateway of `--metrics-push-url`, if one is given, with its credentials read.
+    pub fn resolve(args: &MetricsArgs) -> Result<Option<Pushgateway>, Error> {
+        let Some(text) = &args.metrics_push_url else {
+            return Ok(None);
+        };
+        let auth = match &args.metrics_push_credentials_dir {
+            Some(dir) => Some(read_auth(dir)?),
+            None => None,
+        };
+        Ok(Some(Pushgateway {
+            url: base_url(text)?,
+            auth,
+            ca_file: args.metrics_push_ca_file.clone(),
+        }))
+    }
+
+    /// `<url>/metrics/job/vsphere-descheduler[/cluster/<clusterName>]`: the group's grouping
+    /// key. Without a cluster name the group is `job="vsphere-descheduler"` alone, which
+    /// Prometheus reads as `cluster=""`.
+    pub fn group_url(&self, cluster: Option<&str>) -> Url {
+        let mut url = self.url.clone();
+        {
+            let mut segments = url
+                .path_segments_mut()
+                .expect("an http(s) URL has path segments");
+            segments.pop_if_empty();
+            segments.extend(["metrics"]);
+            segments.extend(grouping_segments("job", JOB));
+            if let Some(cluster) = cluster {
+                segments.extend(grouping_segments("cluster", cluster));
+            }
+        }
+        url
+    }
+
+    /// `host[:port]` of the Pushgateway, for messages.
+    fn server(&self) -> String {
+        let host = self.url.host_str().unwrap_or_default();
+        match self.url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        }
+    }
+
+    /// Pushes `report`'s metrics into the group of `cluster`, within `limit`. A failure is a
+    /// warning of the report and a log line, never more.
+    pub async fn push_report(
+        &self,
+        report: &mut Report,
+        cluster: Option<&str>,
+        started: Instant,
+        limit: Duration,
+    ) {
+        let timing = RunTiming {
+            duration: started.elapsed(),
+            finished: chrono::Utc::now(),
+        };
+        let body = super::metrics(report, &timing);
+        match self.push(cluster, body, limit).await {
+            Ok(()) => tracing::info!(server = %self.server(), "pushed the run's metrics"),
+            Err(error) => {
+                let warning = format!("the run's metrics were not pushed: {}", error_chain(&error));
+                tracing::warn!("{warning}");
+                report.warnings.push(warning);
+            }
+        }
+    }
+
+    /// One PUT of `body` to the group's URL.
+    pub async fn push(
+        &self,
+        cluster: Option<&str>,
+        body: String,
+        limit: Duration,
+    ) -> Result<(), Error> {
+        let server = self.server();
+        let tls = crate::vsphere::client_config_trusting(self.ca_file.as_deref(), false).map_err(
+            |source| Error::Tls {
+                server: server.clone(),
+                source: Box::new(source),
+            },
+        )?;
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .timeout(limit)
+            .connect_timeout(limit)
+            .user_agent(crate::kube::USER_AGENT)
+            // A redirect would carry the metrics, and the credentials, somewhere not configured.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|source| Error::HttpClient {
+                server: server.clone(),
+                source,
+            })?;
+        let mut request = http
+            .put(self.group_url(cluster))
+            .header(CONTENT_TYPE, super::CONTENT_TYPE)
+            .body(body);
+        request = match &self.auth {
+            Some(Auth::Basic { username, password }) => {
+                request.basic_auth(username, Some(password.expose_secret()))
+            }
+            Some(Auth::Bearer(token)) => request.bearer_auth(token.expose_secret()),
+            None => request,
+        };
+        let failed = |source: reqwest::Error| {
+            if source.is_timeout() {
+                Error::TimedOut {
+                    server: server.clone(),
+                    limit,
+                }
+            } else {
+                Error::Send {
+                    server: server.clone(),
+                    source,
+                }
+            }
+        };
+        let response = request.send().await.map_err(failed)?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let text = response.text().await.unwrap_or_default();
+        Err(Error::Refused {
+            server,
+            status: status.as_u16(),
+            body: text.trim().chars().take(MAX_REFUSAL).collect(),
+        })
+    }
+}
+
+/// How long the push may take: the request timeout, but at most [`AFTER_STOP`] past the run's
+/// deadline (`deadline_left` is what remains of it), and at most [`AFTER_STOP`] after a stop
+/// signal (Kubernetes kills the pod its grace period after SIGTERM).
+pub fn push_limit(
+    request_timeout: Duration,
+    deadline_left: Option<Duration>,
+    stopped_by_signal: bool,
+) -> Duration {
+    let mut limit = request_timeout;
+    if let Some(left) = deadline_left {
+        limit = limit.min(left + AFTER_STOP);
+    }
+    if stopped_by_signal {
+        limit = limit.min(AFTER_STOP);
+    }
+    limit
+}
+
+/// Checks `--metrics-push-url`: http or https, a host, no credentials, no query or fragment.
+fn base_url(text: &str) -> Result<Url, Error> {
+    let text = text.trim();
+    let invalid = |problem| Error::InvalidUrl {
+        url: text.to_string(),
+        problem,
+    };
+    let url = Url::parse(text).map_err(|_| {
+        if text.contains('@') {
+            Error::CredentialsInUrl
+        } else {
+            invalid("it is not a URL such as http://pushgateway.monitoring:9091")
+        }
+    })?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Error::CredentialsInUrl);
+    }
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("only http and https are supported"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("it has no host"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("it has a query or fragment"));
+    }
+    Ok(url)
+}
+
+/// One label of the grouping key as path segments: `name/value`, or `name@base64/<value in
+/// URL-safe base64>` when the value cannot be a path segment (it holds a `/`, or is empty,
+/// which Pushgateway writes as `=`).
+fn grouping_segments(name: &str, value: &str) -> [String; 2] {
+    if value.is_empty() {
+        [format!("{name}@base64"), "=".to_string()]
+    } else if value.contains('/') {
+        [
+            format!("{name}@base64"),
+            base64::engine::general_purpose::URL_SAFE.encode(value),
+        ]
+    } else {
+        [name.to_string(), value.to_string()]
+    }
+}
+
+/// `token` (a bearer token) or `username` and `password` (basic auth) from `dir`.
+fn read_auth(dir: &Path) -> Result<Auth, Error> {
+    let token = read_secret_file(&dir.join("token"))?;
+    let username = read_secret_file(&dir.join("username"))?;
+    let password = read_secret_file(&dir.join("password"))?;
+    match (token, username, password) {
+        (Some(token), None, None) => Ok(Auth::Bearer(SecretString::from(token))),
+        (None, Some(username), Some(password)) => Ok(Auth::Basic {
+            username,
+            password: SecretString::from(password),
+        }),
+        (None, _, _) => Err(Error::NoCredentials {
+            dir: dir.to_path_buf(),
+        }),
+        (Some(_), _, _) => Err(Error::AmbiguousCredentials {
+            dir: dir.to_path_buf(),
+        }),
+    }
+}
+
+/// The file's text without one trailing newline (`echo` and editors add one), or `None` when
+/// there is no such file.
+fn read_secret_file(path: &Path) -> Result<Option<String>, Error> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(Error::ReadCredential {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let unusable = || Error::UnusableCredential {
+        path: path.to_path_buf(),
+    };
+    let mut text = String::from_utf8(bytes).map_err(|_| unusable())?;
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    if text.is_empty() {
+        return Err(unusable());
+    }
+    Ok(Some(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(url: &str, credentials: Option<&Path>) -> MetricsArgs {
+        MetricsArgs {
+            metrics_push_url: Some(url.to_string()),
+            metrics_push_credentials_dir: credentials.map(Path::to_path_buf),
+            metrics_push_ca_file: None,
+        }
+    }
+
+    fn gateway(url: &str) -> Pushgateway {
+        Pushgateway::resolve(&args(url, None))
+            .expect("a valid URL")
+            .expect("a Pushgateway")
+    }
+
+    #[test]
+    fn the_group_is_the_job_and_the_cluster_under_any_path_prefix() {
+        let group = |url: &str, cluster| gateway(url).group_url(cluster).to_string();
+        assert_eq!(
+            group("http://pgw.monitoring:9091", Some("prod-east")),
+            "http://pgw.monitoring:9091/metrics/job/vsphere-descheduler/cluster/prod-east"
+        );
+        assert_eq!(
+            group("https://gw.example.com/pushgateway/", Some("prod-east")),
+            "https://gw.example.com/pushgateway/metrics/job/vsphere-descheduler/cluster/prod-east"
+        );
+        assert_eq!(
+            group("http://pgw:9091", None),
+            "http://pgw:9091/metrics/job/vsphere-descheduler"
+        );
+    }
+
+    #[test]
+    fn values_that_cannot_be_a_path_segment_use_the_base64_form() {
+        assert_eq!(grouping_segments("cluster", "prod"), ["cluster", "prod"]);
+        assert_eq!(
+            grouping_segments("cluster", "a/b"),
+            ["cluster@base64", "YS9i"]
+        );
+        // URL-safe: '/' and '+' of standard base64 would break the path.
+        assert_eq!(
+            grouping_segments("cluster", "??>/"),
+            ["cluster@base64", "Pz8-Lw=="]
+        );
+        assert_eq!(grouping_segments("cluster", ""), ["cluster@base64", "="]);
+    }
+
+    #[test]
+    fn no_url_means_no_push() {
+        let none = MetricsArgs {
+            metrics_push_url: None,
+            metrics_push_credentials_dir: None,
+            metrics_push_ca_file: None,
+        };
+        assert!(Pushgateway::resolve(&none).expect("valid").is_none());
+    }
+
+    #[test]
+    fn urls_without_a_host_with_credentials_or_another_scheme_are_refused() {
+        let error = |url: &str| Pushgateway::resolve(&args(url, None)).expect_err(url);
+        assert!(matches!(
+            error("http://user:secret@pgw:9091"),
+            Error::CredentialsInUrl
+        ));
+        assert!(
+            !error("http://user:secret@pgw:9091")
+                .to_string()
+                .contains("secret")
+        );
+        assert!(matches!(error("ftp://pgw"), Error::InvalidUrl { .. }));
+        assert!(matches!(error("pgw:9091"), Error::InvalidUrl { .. }));
+        assert!(matches!(
+            error("http://pgw:9091/?a=b"),
+            Error::InvalidUrl { .. }
+        ));
+        assert!(matches!(error("not a url"), Error::InvalidUrl { .. }));
+    }
+
+    #[test]
+    fn credentials_are_a_token_or_a_user_and_password_and_never_shown() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let resolve = || Pushgateway::resolve(&args("http://pgw:9091", Some(dir.path())));
+        assert!(matches!(resolve(), Err(Error::NoCredentials { .. })));
+
+        std::fs::write(dir.path().join("token"), "tok-en-secret\n").expect("write");
+        let bearer = resolve().expect("a token").expect("a Pushgateway");
+        assert!(
+            matches!(&bearer.auth, Some(Auth::Bearer(token)) if token.expose_secret() == "tok-en-secret")
+        );
+        assert!(!format!("{bearer:?}").contains("tok-en-secret"));
+
+        std::fs::write(dir.path().join("username"), "pusher\n").expect("write");
+        assert!(matches!(resolve(), Err(Error::AmbiguousCredentials { .. })));
+
+        std::fs::remove_file(dir.path().join("token")).expect("remove");
+        assert!(matches!(resolve(), Err(Error::NoCredentials { .. })));
+        std::fs::write(dir.path().join("password"), "pass-word-secret\r\n").expect("write");
+        let basic = resolve()
+            .expect("a user and password")
+            .expect("a Pushgateway");
+        assert!(matches!(
+            &basic.auth,
+            Some(Auth::Basic { username, password })
+                if username == "pusher" && password.expose_secret() == "pass-word-secret"
+        ));
+        let shown = format!("{basic:?}");
+        assert!(
+            shown.contains("pusher") && !shown.contains("pass-word-secret"),
+            "{shown}"
+        );
+
+        std::fs::write(dir.path().join("password"), "\n").expect("write");
+        assert!(matches!(resolve(), Err(Error::UnusableCredential { .. })));
+    }
+
+    #[test]
+    fn the_push_ends_a_few_seconds_after_the_deadline_or_a_signal() {
+        let timeout = Duration::from_secs(30);
+        assert_eq!(push_limit(timeout, None, false), timeout);
+        assert_eq!(
+            push_limit(timeout, Some(Duration::from_secs(60)), false),
+            timeout
+        );
+        assert_eq!(
+            push_limit(timeout, Some(Duration::from_secs(2)), false),
+            Duration::from_secs(2) + AFTER_STOP
+        );
+        assert_eq!(push_limit(timeout, Some(Duration::ZERO), false), AFTER_STOP);
+        assert_eq!(push_limit(timeout, None, true), AFTER_STOP);
+        assert_eq!(
+            push_limit(Duration::from_secs(1), None, true),
+            Duration::from_secs(1)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_ca_file_that_cannot_be_read_fails_the_push_naming_it() {
+        let mut pushgateway = gateway("https://127.0.0.1:9");
+        pushgateway.ca_file = Some("/nonexistent/pushgateway-ca.pem".into());
+        let error = pushgateway
+            .push(Some("lab"), String::new(), Duration::from_secs(1))
+            .await
+            .expect_err("no CA file");
+        assert!(matches!(error, Error::Tls { .. }), "{error}");
+        assert!(error_chain(&error).contains("/nonexistent/pushgateway-ca.pem"));
+    }
+}

@@ -1,0 +1,261 @@
+//! The real Prometheus Pushgateway (Debian's `prometheus-pushgateway`) as a child process on
+//! 127.0.0.1, killed on drop; `scripts/install-pushgateway.sh` installs it when missing, and a
+//! test that needs it fails, never skips, when it cannot be had.
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
+
+/// How long the Pushgateway may take to answer `/-/ready`.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+const INSTALL_HINT: &str = "the Pushgateway is missing; it needs Debian's prometheus-pushgateway \
+     (`apt-get install -y prometheus-pushgateway`, or `scripts/install-pushgateway.sh`)";
+
+/// How the Pushgateway is reached: its web config (`--web.config.file`) and what a client
+/// needs to read it back.
+#[derive(Clone, Debug, Default)]
+pub struct Web {
+    /// Basic auth: the user, the password, and its bcrypt hash for the web config.
+    pub basic_auth: Option<(String, String, String)>,
+    /// https: the server's certificate and key (PEM files) and the CA that signed it.
+    pub tls: Option<Tls>,
+}
+
+/// The files of an https Pushgateway.
+#[derive(Clone, Debug)]
+pub struct Tls {
+    pub certificate: PathBuf,
+    pub key: PathBuf,
+    pub ca: PathBuf,
+}
+
+/// A running Pushgateway.
+pub struct Pushgateway {
+    child: Child,
+    /// `127.0.0.1:<port>`.
+    pub address: String,
+    web: Web,
+    _dir: tempfile::TempDir,
+}
+
+/// The binary, installed once per test process when missing.
+fn binary() -> &'static str {
+    static BINARY: OnceLock<String> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let binary =
+            std::env::var("PUSHGATEWAY_BIN").unwrap_or_else(|_| "prometheus-pushgateway".into());
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let status = Command::new("bash")
+            .arg(root.join("scripts/install-pushgateway.sh"))
+            .status();
+        match status {
+            Ok(status) if status.success() => binary,
+            Ok(status) => panic!("{INSTALL_HINT} (install-pushgateway.sh exited with {status})"),
+            Err(error) => panic!("{INSTALL_HINT} (could not run install-pushgateway.sh: {error})"),
+        }
+    })
+}
+
+impl Pushgateway {
+    /// A Pushgateway anyone may push to, over plain http.
+    pub fn start() -> Pushgateway {
+        Pushgateway::start_with(Web::default())
+    }
+
+    /// A Pushgateway that asks for basic auth: `username` and `password_bcrypt` (a bcrypt hash
+    /// of the password, as its `--web.config.file` wants); `password` is for reading it back.
+    pub fn start_with_basic_auth(
+        username: &str,
+        password: &str,
+        password_bcrypt: &str,
+    ) -> Pushgateway {
+        Pushgateway::start_with(Web {
+            basic_auth: Some((
+                username.to_string(),
+                password.to_string(),
+                password_bcrypt.to_string(),
+            )),
+            tls: None,
+        })
+    }
+
+    pub fn start_with(web: Web) -> Pushgateway {
+        let binary = binary();
+        // A port the kernel just gave out and took back; another process taking it in between
+        // makes the start fail with its log, which is then retried on a new port.
+        for _ in 0..3 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|listener| listener.local_addr())
+                .expect("a free port")
+                .port();
+            let address = format!("127.0.0.1:{port}");
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let log = dir.path().join("pushgateway.log");
+            let mut command = Command::new(binary);
+            command
+                .arg(format!("--web.listen-address={address}"))
+                .arg("--persistence.file=")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).expect("create the log file"));
+            if let Some(config) = web_config(&web) {
+                let path = dir.path().join("web-config.yml");
+                std::fs::write(&path, config).expect("write the web config");
+                command.arg(format!("--web.config.file={}", path.display()));
+            }
+            let child = command.spawn().unwrap_or_else(|error| {
+                panic!("{INSTALL_HINT} (failed to start {binary}: {error})")
+            });
+            let mut pushgateway = Pushgateway {
+                child,
+                address,
+                web: web.clone(),
+                _dir: dir,
+            };
+            if pushgateway.wait_until_ready() {
+                return pushgateway;
+            }
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(
+                log.contains("address already in use"),
+                "the Pushgateway exited before it was ready; its log:\n{log}"
+            );
+        }
+        panic!("no free port for the Pushgateway after three tries");
+    }
+
+    /// Polls `/-/ready` until it answers 200; false when the process exited first.
+    fn wait_until_ready(&mut self) -> bool {
+        let started = Instant::now();
+        loop {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if let Ok((200, _)) = self.get("/-/ready") {
+                return true;
+            }
+            assert!(
+                started.elapsed() < READY_TIMEOUT,
+                "the Pushgateway at {} was not ready within {READY_TIMEOUT:?}",
+                self.address
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `http(s)://127.0.0.1:<port>`, what `--metrics-push-url` takes.
+    pub fn url(&self) -> String {
+        let scheme = if self.web.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.address)
+    }
+
+    /// The series of pushed groups on `/metrics`, by name and labels as the Pushgateway writes
+    /// them (`name{a="1",b="2"}`), without its own `push_*`, `pushgateway_*`, `go_*` and
+    /// `process_*` series.
+    pub fn pushed_series(&self) -> BTreeMap<String, f64> {
+        let (status, body) = self.get("/metrics").expect("the Pushgateway answers");
+        assert_eq!(status, 200, "{body}");
+        parse_series(&body)
+            .into_iter()
+            .filter(|(series, _)| {
+                series.starts_with("descheduler_") || series.starts_with("vsphere_descheduler_")
+            })
+            .collect()
+    }
+
+    /// The time of the last successful push of the group `cluster`, from the Pushgateway's own
+    /// `push_time_seconds`.
+    pub fn push_time(&self, cluster: &str) -> Option<f64> {
+        let (_, body) = self.get("/metrics").expect("the Pushgateway answers");
+        parse_series(&body).into_iter().find_map(|(series, value)| {
+            (series.starts_with("push_time_seconds{")
+                && series.contains(&format!("cluster=\"{cluster}\"")))
+            .then_some(value)
+        })
+    }
+
+    /// One GET, with the web config's credentials and trusting its CA; the status and body.
+    fn get(&self, path: &str) -> Result<(u16, String), reqwest::Error> {
+        let ca = self.web.tls.as_ref().map(|tls| tls.ca.as_path());
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .tls_backend_preconfigured(trusting(ca))
+            .build()?;
+        let mut request = client.get(format!("{}{path}", self.url()));
+        if let Some((username, password, _)) = &self.web.basic_auth {
+            request = request.basic_auth(username, Some(password));
+        }
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(async {
+                let response = request.send().await?;
+                let status = response.status().as_u16();
+                Ok((status, response.text().await?))
+            })
+    }
+}
+
+/// The `--web.config.file` of `web`, if it needs one.
+fn web_config(web: &Web) -> Option<String> {
+    let mut config = String::new();
+    if let Some((username, _, bcrypt)) = &web.basic_auth {
+        config.push_str(&format!("basic_auth_users:\n  {username}: '{bcrypt}'\n"));
+    }
+    if let Some(tls) = &web.tls {
+        config.push_str(&format!(
+            "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+            tls.certificate.display(),
+            tls.key.display()
+        ));
+    }
+    (!config.is_empty()).then_some(config)
+}
+
+/// A rustls client configuration that trusts only the certificates of `ca` (none without one:
+/// plain http needs no trust, but reqwest wants a TLS backend all the same).
+fn trusting(ca: Option<&Path>) -> rustls::ClientConfig {
+    let mut roots = rustls::RootCertStore::empty();
+    if let Some(ca) = ca {
+        for certificate in CertificateDer::pem_file_iter(ca).expect("the CA file") {
+            roots
+                .add(certificate.expect("a PEM certificate"))
+                .expect("a usable CA certificate");
+        }
+    }
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth()
+}
+
+impl Drop for Pushgateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The samples of a text exposition: series (name and labels, as written) to value.
+pub fn parse_series(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .filter_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            Some((series.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
