@@ -257,9 +257,12 @@ mod tests {
     fn rule(name: &str, action: DrsAction) -> DrsRuleChange {
         DrsRuleChange {
             cluster: "c1".to_string(),
+            cluster_id: Some("domain-c1".to_string()),
             name: name.to_string(),
             action,
             vms: vec!["worker-a".to_string(), "worker-b".to_string()],
+            vm_ids: Some(vec!["vm-1".to_string(), "vm-2".to_string()]),
+            rule_uuid: None,
             workload: None,
         }
     }
