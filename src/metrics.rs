@@ -264,6 +264,7 @@ mod tests {
             vm_ids: Some(vec!["vm-1".to_string(), "vm-2".to_string()]),
             rule_uuid: None,
             workload: None,
+            node_group: None,
         }
     }
 

@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use kube::core::SelectorExt;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::labels::fnv1a32;
@@ -46,6 +47,8 @@ pub struct DrsRuleChange {
     pub rule_uuid: Option<String>,
     /// `namespace/Kind/name` of the workload the rule keeps apart.
     pub workload: Option<String>,
+    /// The node group (`vsphere.drsRules.nodeGroups`) the rule keeps apart.
+    pub node_group: Option<String>,
 }
 
 /// What is done to a rule; `key` is vCenter's rule key.
@@ -109,7 +112,8 @@ impl Serialize for DrsRuleChange {
         let fields = 4
             + usize::from(self.cluster_id.is_some())
             + usize::from(key.is_some())
-            + usize::from(self.workload.is_some());
+            + usize::from(self.workload.is_some())
+            + usize::from(self.node_group.is_some());
         let mut map = serializer.serialize_map(Some(fields))?;
         map.serialize_entry("cluster", &self.cluster)?;
         if let Some(id) = &self.cluster_id {
@@ -124,6 +128,9 @@ impl Serialize for DrsRuleChange {
         if let Some(workload) = &self.workload {
             map.serialize_entry("workload", workload)?;
         }
+        if let Some(group) = &self.node_group {
+            map.serialize_entry("nodeGroup", group)?;
+        }
         map.end()
     }
 }
@@ -136,7 +143,18 @@ pub fn rule_name(
     kind: &str,
     name: &str,
 ) -> String {
-    let full = format!("{prefix}:{cluster_name}:{namespace}:{kind}/{name}");
+    shortened(format!("{prefix}:{cluster_name}:{namespace}:{kind}/{name}"))
+}
+
+/// The owned rule name for a node group, `<prefix>:<clusterName>:nodes:<group>`. It never equals
+/// a workload's: those end in `<Kind>/<name>`, and group names hold no `/`.
+pub fn node_group_rule_name(prefix: &str, cluster_name: &str, group: &str) -> String {
+    shortened(format!("{prefix}:{cluster_name}:nodes:{group}"))
+}
+
+/// `full` if vCenter takes it, else cut and ended with a hash of the whole, so two long names
+/// stay distinct.
+fn shortened(full: String) -> String {
     if full.len() <= MAX_RULE_NAME {
         return full;
     }
@@ -195,9 +213,56 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         return;
     };
     let owned_prefix = format!("{}:{cluster_name}:", settings.name_prefix);
+    let wanted = wanted_workloads(view);
+    let mut members = workload_vms(view, &wanted);
+    members.extend(node_group_vms(view, plan));
 
-    // Workloads whose pods exclude each other on a host-level key…
-    // Keyed by controller uid, so the second pass over every pod does not build names.
+    let cluster_names = inventory.cluster_names();
+    let mut desired: BTreeMap<(usize, String), Desired> = BTreeMap::new();
+    for ((cluster, subject), vms) in members {
+        if vms.len() < 2 {
+            continue;
+        }
+        let usable = inventory.clusters[cluster]
+            .hosts
+            .iter()
+            .filter(|h| h.is_usable())
+            .count();
+        if vms.len() > usable {
+            plan.warnings.push(format!(
+                "{} runs on {} VMs in cluster {} but only {usable} hosts are usable: \
+                 no DRS rule, it could never be satisfied",
+                subject.display(),
+                vms.len(),
+                cluster_names[cluster]
+            ));
+            continue;
+        }
+        let name = subject.rule_name(&settings.name_prefix, cluster_name);
+        desired.insert((cluster, name), Desired { subject, vms });
+    }
+
+    for (index, cluster) in inventory.clusters.iter().enumerate() {
+        let target = Target {
+            cluster,
+            name: &cluster_names[index],
+        };
+        let wanted = desired
+            .range((index, String::new())..(index + 1, String::new()))
+            .map(|((_, name), rule)| (name.as_str(), rule));
+        let changes = diff_cluster(&target, &owned_prefix, wanted, plan);
+        enforcement_warnings(&target, &changes, plan);
+        plan.drs_rules.extend(changes);
+    }
+}
+
+/// The VMs each rule keeps apart, per cluster (by position in the inventory: names repeat).
+type Members<'a> = BTreeMap<(usize, Subject<'a>), BTreeSet<VmRef<'a>>>;
+
+/// Workloads whose pods exclude each other on a host-level key, by controller uid (so the pass
+/// over every pod does not build names).
+fn wanted_workloads<'a>(view: &View<'a>) -> HashMap<&'a str, Workload> {
+    let settings = &view.policy.vsphere.drs_rules;
     let mut wanted: HashMap<&str, Workload> = HashMap::new();
     for (index, pod) in view.snapshot.pods.iter().enumerate() {
         if view.state[index] != PodState::Active || pod.anti_affinity.is_empty() {
@@ -218,10 +283,13 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
             wanted.insert(owner.uid.as_str(), workload);
         }
     }
-    // …and the VMs their pods run on, per cluster (borrowed keys: this visits every pod).
-    // Keyed by workload, not controller: two ReplicaSets of a Deployment mid-rollout share
-    // one rule. Clusters by their position in the inventory: names may repeat.
-    let mut vms: BTreeMap<(usize, &Workload), BTreeSet<VmRef>> = BTreeMap::new();
+    wanted
+}
+
+/// The VMs the wanted workloads' pods run on after the planned evictions. Keyed by workload,
+/// not controller: two ReplicaSets of a Deployment mid-rollout share one rule.
+fn workload_vms<'a>(view: &View<'a>, wanted: &'a HashMap<&str, Workload>) -> Members<'a> {
+    let mut members = Members::new();
     for (index, pod) in view.snapshot.pods.iter().enumerate() {
         if view.state[index] != PodState::Active {
             continue;
@@ -231,56 +299,67 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         };
         let placement = view.pod_node[index].and_then(|n| view.nodes[n].placement.as_ref());
         if let Some(placement) = placement {
-            vms.entry((placement.cluster_index, workload))
+            members
+                .entry((placement.cluster_index, Subject::Workload(workload)))
                 .or_default()
                 .insert(VmRef::of(placement.vm));
         }
     }
+    members
+}
 
-    let cluster_names = inventory.cluster_names();
-    let mut desired: BTreeMap<(usize, String), Desired> = BTreeMap::new();
-    for ((cluster, workload), vms) in vms {
-        if vms.len() < 2 {
-            continue;
+/// The VMs of each node group's nodes; nodes of a group that map to no VM are named in a
+/// warning, as no rule can hold them.
+fn node_group_vms<'a>(view: &View<'a>, plan: &mut Plan) -> Members<'a> {
+    let mut members = Members::new();
+    for group in &view.policy.vsphere.drs_rules.node_groups {
+        let mut unmapped = Vec::new();
+        for node in &view.nodes {
+            if !group.node_selector.matches(&node.labels) {
+                continue;
+            }
+            match &node.placement {
+                Some(placement) => {
+                    members
+                        .entry((placement.cluster_index, Subject::NodeGroup(&group.name)))
+                        .or_default()
+                        .insert(VmRef::of(placement.vm));
+                }
+                None => unmapped.push(node.node.name.as_str()),
+            }
         }
-        let usable = inventory.clusters[cluster]
-            .hosts
-            .iter()
-            .filter(|h| h.is_usable())
-            .count();
-        if vms.len() > usable {
+        if !unmapped.is_empty() && view.snapshot.inventory.is_some() {
             plan.warnings.push(format!(
-                "{}/{}/{} runs on {} VMs in cluster {} but only {usable} hosts are usable: \
-                 no DRS rule, it could never be satisfied",
-                workload.namespace,
-                workload.kind,
-                workload.name,
-                vms.len(),
-                cluster_names[cluster]
+                "node group {}: node(s) {} match no vSphere VM, so no DRS rule keeps them apart",
+                group.name,
+                unmapped.join(", ")
             ));
-            continue;
         }
-        let name = rule_name(
-            &settings.name_prefix,
-            cluster_name,
-            &workload.namespace,
-            &workload.kind,
-            &workload.name,
-        );
-        desired.insert((cluster, name), Desired { workload, vms });
+    }
+    members
+}
+
+/// What a rule keeps apart: the pods of a workload, or the nodes of a node group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Subject<'a> {
+    Workload(&'a Workload),
+    NodeGroup(&'a str),
+}
+
+impl Subject<'_> {
+    /// How warnings name it.
+    fn display(&self) -> String {
+        match self {
+            Subject::Workload(workload) => workload.display(),
+            Subject::NodeGroup(name) => format!("node group {name}"),
+        }
     }
 
-    for (index, cluster) in inventory.clusters.iter().enumerate() {
-        let target = Target {
-            cluster,
-            name: &cluster_names[index],
-        };
-        let wanted = desired
-            .range((index, String::new())..(index + 1, String::new()))
-            .map(|((_, name), rule)| (name.as_str(), rule));
-        let changes = diff_cluster(&target, &owned_prefix, wanted, plan);
-        enforcement_warnings(&target, &changes, plan);
-        plan.drs_rules.extend(changes);
+    fn rule_name(&self, prefix: &str, cluster_name: &str) -> String {
+        match self {
+            Subject::Workload(w) => rule_name(prefix, cluster_name, &w.namespace, &w.kind, &w.name),
+            Subject::NodeGroup(name) => node_group_rule_name(prefix, cluster_name, name),
+        }
     }
 }
 
@@ -300,9 +379,9 @@ impl<'a> VmRef<'a> {
     }
 }
 
-/// The rule one workload needs in one cluster.
+/// The rule one workload or node group needs in one cluster.
 struct Desired<'a> {
-    workload: &'a Workload,
+    subject: Subject<'a>,
     vms: BTreeSet<VmRef<'a>>,
 }
 
@@ -323,6 +402,7 @@ impl Target<'_> {
             vm_ids: None,
             rule_uuid: None,
             workload: None,
+            node_group: None,
         }
     }
 }
@@ -356,13 +436,16 @@ fn diff_cluster<'a>(
                 "DRS rule {name} in cluster {} is not a user-created VM-VM anti-affinity rule: it \
                  is left alone, and no rule keeps the VMs of {} apart",
                 target.name,
-                wanted.workload.display()
+                wanted.subject.display()
             ));
             continue;
         }
         let existing = owned_by_name.get(name).copied();
         let mut change = desired_change(target, name, wanted, existing, plan);
-        change.workload = Some(wanted.workload.display());
+        match wanted.subject {
+            Subject::Workload(workload) => change.workload = Some(workload.display()),
+            Subject::NodeGroup(group) => change.node_group = Some(group.to_string()),
+        }
         changes.push(change);
     }
     for rule in owned {
@@ -773,6 +856,7 @@ mod tests {
             cluster_id: None,
             vm_ids: Some(vec!["vm-1".to_string(), "vm-2".to_string()]),
             rule_uuid: None,
+            node_group: None,
             name: PG_RULE.to_string(),
             action,
             vms: vec!["w1".to_string(), "w2".to_string()],
@@ -987,6 +1071,136 @@ mod tests {
                 && w.contains("db/StatefulSet/pg")),
             "{:?}",
             plan.warnings
+        );
+    }
+
+    const CONTROL_PLANE: &str = "node-role.kubernetes.io/control-plane";
+    const CP_RULE: &str = "vsphere-descheduler:k8s:nodes:control-plane";
+
+    fn with_control_plane_group() -> crate::policy::Policy {
+        let mut policy = policy(vec![]);
+        policy
+            .vsphere
+            .drs_rules
+            .node_groups
+            .push(crate::policy::NodeGroup {
+                name: "control-plane".into(),
+                node_selector: crate::policy::parse_selector(CONTROL_PLANE).expect("valid"),
+            });
+        policy
+    }
+
+    /// Three control-plane nodes cp1..cp3 on esxi-1..3 beside the workers.
+    fn control_plane(lab: Lab) -> Lab {
+        lab.node("cp1", "esxi-1")
+            .node("cp2", "esxi-2")
+            .node("cp3", "esxi-3")
+            .label("cp1", CONTROL_PLANE, "")
+            .label("cp2", CONTROL_PLANE, "")
+            .label("cp3", CONTROL_PLANE, "")
+    }
+
+    #[test]
+    fn a_node_group_gets_one_rule_over_its_nodes_vms() {
+        let plan = plan(
+            &control_plane(three_hosts()).build(),
+            &with_control_plane_group(),
+        );
+        assert_eq!(
+            actions(&plan),
+            [(
+                CP_RULE.to_string(),
+                DrsAction::Create,
+                vec!["cp1".into(), "cp2".into(), "cp3".into()]
+            )]
+        );
+        let json = serde_json::to_value(&plan.drs_rules[0]).expect("serializes");
+        assert_eq!(json["nodeGroup"], "control-plane");
+        assert!(json.get("workload").is_none());
+    }
+
+    #[test]
+    fn a_node_group_rule_follows_its_nodes_and_goes_with_the_group() {
+        let snapshot = control_plane(three_hosts())
+            .rule(CP_RULE, 4, &["cp1", "cp2"])
+            .build();
+        let updated = plan(&snapshot, &with_control_plane_group());
+        assert_eq!(updated.drs_rules[0].action, DrsAction::Update { key: 4 });
+        // The group is gone from the policy: its rule is deleted.
+        let removed = plan(&snapshot, &policy(vec![]));
+        assert_eq!(
+            actions(&removed),
+            [(
+                CP_RULE.to_string(),
+                DrsAction::Delete { key: 4 },
+                vec!["cp1".into(), "cp2".into()]
+            )]
+        );
+    }
+
+    #[test]
+    fn a_node_group_needs_two_vms_and_no_more_than_the_usable_hosts() {
+        let one = three_hosts()
+            .node("cp1", "esxi-1")
+            .label("cp1", CONTROL_PLANE, "")
+            .build();
+        let plan_one = plan(&one, &with_control_plane_group());
+        assert!(plan_one.drs_rules.is_empty());
+        assert!(plan_one.warnings.is_empty(), "{:?}", plan_one.warnings);
+
+        let crowded = control_plane(three_hosts())
+            .with(|s| {
+                s.inventory.as_mut().expect("inventory").clusters[0].hosts[2].in_maintenance_mode =
+                    true
+            })
+            .build();
+        let plan_crowded = plan(&crowded, &with_control_plane_group());
+        assert!(plan_crowded.drs_rules.is_empty());
+        assert!(
+            plan_crowded.warnings.iter().any(|w| w
+                .starts_with("node group control-plane runs on 3 VMs in cluster c1 but only 2")),
+            "{:?}",
+            plan_crowded.warnings
+        );
+    }
+
+    #[test]
+    fn unmapped_nodes_of_a_group_are_named() {
+        let snapshot = control_plane(three_hosts())
+            .with(|s| {
+                let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+                cluster.vms.retain(|vm| vm.name != "cp3");
+                let cp3 = s.nodes.iter_mut().find(|n| n.name == "cp3").expect("cp3");
+                cp3.provider_id = None;
+            })
+            .build();
+        let plan = plan(&snapshot, &with_control_plane_group());
+        assert_eq!(plan.drs_rules[0].vms, ["cp1", "cp2"]);
+        assert!(
+            plan.warnings.contains(
+                &"node group control-plane: node(s) cp3 match no vSphere VM, so no DRS rule \
+                  keeps them apart"
+                    .to_string()
+            ),
+            "{:?}",
+            plan.warnings
+        );
+    }
+
+    #[test]
+    fn node_group_rule_names_never_equal_workload_rule_names() {
+        assert_eq!(
+            super::node_group_rule_name("vsphere-descheduler", "lab", "etcd"),
+            "vsphere-descheduler:lab:nodes:etcd"
+        );
+        // A workload in a namespace called `nodes` still ends in Kind/name.
+        assert_ne!(
+            rule_name("vsphere-descheduler", "lab", "nodes", "Deployment", "etcd"),
+            super::node_group_rule_name("vsphere-descheduler", "lab", "etcd")
+        );
+        assert_eq!(
+            super::node_group_rule_name("p", &"c".repeat(60), &"g".repeat(40)).len(),
+            80
         );
     }
 

@@ -249,7 +249,7 @@ impl Default for Protections {
 }
 
 /// The `vsphere:` section.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VsphereSettings {
     /// vCenter address; `VSPHERE_SERVER` overrides nothing here, it fills in when absent.
     pub server: Option<String>,
@@ -291,13 +291,24 @@ impl LabelKeys {
 }
 
 /// `vsphere.drsRules`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DrsRuleSettings {
     pub enabled: bool,
     pub name_prefix: String,
     /// Anti-affinity on these keys becomes a DRS rule. Empty in the file means the default:
     /// the host label key and `kubernetes.io/hostname`.
     pub topology_keys: Vec<String>,
+    /// Groups of nodes whose VMs are kept on distinct hosts (`nodeGroups`), in the file's order.
+    pub node_groups: Vec<NodeGroup>,
+}
+
+/// `vsphere.drsRules.nodeGroups[]`: one VM-VM anti-affinity rule per vSphere cluster over the VMs
+/// of the nodes the selector picks (control-plane nodes, say).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeGroup {
+    /// A DNS label, unique among the groups; the rule is `<namePrefix>:<clusterName>:nodes:<name>`.
+    pub name: String,
+    pub node_selector: Selector,
 }
 
 impl Default for DrsRuleSettings {
@@ -306,6 +317,7 @@ impl Default for DrsRuleSettings {
             enabled: true,
             name_prefix: DEFAULT_RULE_PREFIX.to_string(),
             topology_keys: vec![DEFAULT_HOST_LABEL.to_string(), HOSTNAME_LABEL.to_string()],
+            node_groups: Vec::new(),
         }
     }
 }

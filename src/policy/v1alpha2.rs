@@ -274,6 +274,7 @@ profiles:
                     name_prefix: "k8s".into(),
                     // The default follows the custom host label key.
                     topology_keys: vec!["example.com/esxi".into(), "kubernetes.io/hostname".into()],
+                    node_groups: Vec::new(),
                 },
             },
             eviction_failure_events: true,

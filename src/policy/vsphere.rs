@@ -1,11 +1,12 @@
 //! `clusterName` and the `vsphere:` section of our format.
 
-use super::decode::{Decoder, Fields};
+use super::decode::{Decoder, Fields, index};
 use super::names::{check_dns_label, check_label_key};
+use super::selector::label_selector;
 use super::yaml::Node;
 use super::{
     DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN, MAX_OWNED_RULE_PREFIX_LEN,
-    MAX_RULE_NAME_LEN, VsphereSettings,
+    MAX_RULE_NAME_LEN, NodeGroup, VsphereSettings,
 };
 use crate::error_chain;
 
@@ -19,7 +20,8 @@ const VSPHERE_FIELDS: [&str; 7] = [
     "drsRules",
 ];
 const LABELS_FIELDS: [&str; 3] = ["host", "cluster", "datacenter"];
-const DRS_RULES_FIELDS: [&str; 3] = ["enabled", "namePrefix", "topologyKeys"];
+const DRS_RULES_FIELDS: [&str; 4] = ["enabled", "namePrefix", "topologyKeys", "nodeGroups"];
+const NODE_GROUP_FIELDS: [&str; 2] = ["name", "nodeSelector"];
 
 /// Field names that would hold credentials. They are refused, not ignored: a policy lives in a
 /// ConfigMap or a Git repository, where a password must never be.
@@ -302,7 +304,67 @@ fn drs_rules(d: &mut Decoder, fields: &Fields<'_>) -> DrsRuleSettings {
     }
     // Empty means the default, which the caller fills in once the host label key is known.
     settings.topology_keys = keys;
+    settings.node_groups = node_groups(d, fields);
     settings
+}
+
+/// `nodeGroups`: each a DNS-label `name`, unique, and a required `nodeSelector` (a
+/// `LabelSelector`).
+fn node_groups(d: &mut Decoder, fields: &Fields<'_>) -> Vec<NodeGroup> {
+    let path = fields.path("nodeGroups");
+    let mut groups: Vec<NodeGroup> = Vec::new();
+    for (i, node) in fields.list(d, "nodeGroups").iter().enumerate() {
+        let path = index(&path, i);
+        let Some(group) = d.fields(node, &path, &NODE_GROUP_FIELDS) else {
+            continue;
+        };
+        let name = match group.get("name") {
+            None => {
+                d.problem_at(node, &path, "name: required (a DNS label naming the group)");
+                None
+            }
+            Some(name_node) => group_name(d, name_node, &group.path("name"), &groups),
+        };
+        let selector = match group.get("nodeSelector") {
+            None => {
+                d.problem_at(
+                    node,
+                    &path,
+                    "nodeSelector: required (a LabelSelector: matchLabels, matchExpressions)",
+                );
+                None
+            }
+            selector => label_selector(d, selector, &group.path("nodeSelector")),
+        };
+        if let (Some(name), Some(node_selector)) = (name, selector) {
+            groups.push(NodeGroup {
+                name,
+                node_selector,
+            });
+        }
+    }
+    groups
+}
+
+fn group_name(d: &mut Decoder, node: &Node, path: &str, groups: &[NodeGroup]) -> Option<String> {
+    let name = d.string(node, path)?;
+    if let Err(error) = check_dns_label(&name) {
+        d.problem_at(
+            node,
+            path,
+            format!("invalid node group name {name:?}: {error}"),
+        );
+        return None;
+    }
+    if groups.iter().any(|group| group.name == name) {
+        d.problem_at(
+            node,
+            path,
+            format!("node group {name:?} is named twice: each group names its own DRS rule"),
+        );
+        return None;
+    }
+    Some(name)
 }
 
 /// The host label key and `kubernetes.io/hostname`.
@@ -468,6 +530,51 @@ mod tests {
             "policy.yaml:5:3: vsphere.cluster: unknown field \"cluster\"; did you mean \
              \"clusters\"? valid: server, insecureSkipVerify, caFile, datacenters, clusters, \
              labels, drsRules"
+        );
+    }
+
+    #[test]
+    fn node_groups_name_a_rule_each_with_a_label_selector() {
+        let policy = load(&format!(
+            "{HEADER}clusterName: c\nvsphere:\n  drsRules:\n    nodeGroups:\n    - name: control-plane\n      \
+             nodeSelector: {{matchExpressions: [{{key: node-role.kubernetes.io/control-plane, \
+             operator: Exists}}]}}\n    - name: etcd\n      nodeSelector: {{matchLabels: {{role: etcd}}}}\n"
+        ))
+        .policy;
+        let groups = &policy.vsphere.drs_rules.node_groups;
+        let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["control-plane", "etcd"]);
+        assert_eq!(groups[1].node_selector.to_string(), "role=etcd");
+    }
+
+    #[test]
+    fn node_groups_need_a_unique_dns_label_and_a_selector() {
+        let text = format!(
+            "{HEADER}clusterName: c\nvsphere:\n  drsRules:\n    nodeGroups:\n    \
+             - {{name: cp, nodeSelector: {{matchLabels: {{a: b}}}}}}\n    \
+             - {{name: cp, nodeSelector: {{matchLabels: {{a: b}}}}}}\n    \
+             - {{name: Control_Plane, nodeSelector: {{}}}}\n    \
+             - {{nodeSelector: {{}}}}\n    \
+             - {{name: workers}}\n    \
+             - {{name: etcd, nodeselector: {{}}}}\n"
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:8:14: vsphere.drsRules.nodeGroups[1].name: node group \"cp\" is named \
+                 twice: each group names its own DRS rule",
+                "policy.yaml:9:14: vsphere.drsRules.nodeGroups[2].name: invalid node group name \
+                 \"Control_Plane\": must consist of lowercase alphanumeric characters or '-', and \
+                 start and end with an alphanumeric character",
+                "policy.yaml:10:7: vsphere.drsRules.nodeGroups[3]: name: required (a DNS label \
+                 naming the group)",
+                "policy.yaml:11:7: vsphere.drsRules.nodeGroups[4]: nodeSelector: required (a \
+                 LabelSelector: matchLabels, matchExpressions)",
+                "policy.yaml:12:7: vsphere.drsRules.nodeGroups[5]: nodeSelector: required (a \
+                 LabelSelector: matchLabels, matchExpressions)",
+                "policy.yaml:12:20: vsphere.drsRules.nodeGroups[5].nodeselector: unknown field \
+                 \"nodeselector\"; did you mean \"nodeSelector\"? valid: name, nodeSelector",
+            ]
         );
     }
 }

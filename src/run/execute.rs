@@ -424,6 +424,7 @@ mod tests {
             vm_ids,
             rule_uuid: Some("uuid-7".to_string()),
             workload: None,
+            node_group: None,
         }
     }
 
