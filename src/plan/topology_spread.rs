@@ -11,7 +11,7 @@ use kube::core::SelectorExt;
 
 use super::feasibility::{eligible_node, is_simple};
 use super::view::PodState;
-use super::{Attempt, Context, Planner};
+use super::{Attempt, Context, Fit, Planner};
 use crate::policy::TopologySpreadArgs;
 use crate::snapshot::{SpreadConstraint, WhenUnsatisfiable};
 
@@ -191,9 +191,12 @@ fn balance(
                         ""
                     }
                 );
-                let fix = args.topology_balance_node_fit.then_some(constraint);
-                let attempt =
-                    planner.attempt(context, pod, reason, fix, args.topology_balance_node_fit);
+                let fit = if args.topology_balance_node_fit {
+                    Fit::Balance(constraint)
+                } else {
+                    Fit::Unchecked
+                };
+                let attempt = planner.attempt(context, pod, reason, fit);
                 if let Attempt::Evicted { landing } = attempt {
                     if let Some(count) = &mut counts[domain] {
                         *count -= 1;
