@@ -135,7 +135,7 @@ pub struct TopologySpreadArgs {
     /// Balance `ScheduleAnyway` constraints (default off).
     pub schedule_anyway: bool,
     /// `topologyBalanceNodeFit` (default true): only move a pod when some node in a smaller
-    /// domain would take it.
+    /// domain would take it. False: move it even when none would now, whatever `nodeFit` says.
     pub topology_balance_node_fit: bool,
 }
 
