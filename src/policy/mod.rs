@@ -71,6 +71,8 @@ pub struct Limits {
     pub per_node: Option<u32>,
     pub per_namespace: Option<u32>,
     pub total: Option<u32>,
+    /// `maxNoOfPodsToEvictPerWorkload` (our format only): evictions per controller owner.
+    pub per_workload: Option<u32>,
 }
 
 /// One profile: its evictor settings and its strategies.
