@@ -1,87 +1,213 @@
 //! `RemovePodsViolatingInterPodAntiAffinity`: pods that share a topology domain (an ESXi host,
 //! a node, a zone) with a pod their required anti-affinity excludes.
 //!
-//! Candidates are the pods that own a violated term, taken most-evictable first; each eviction
-//! is applied before the next pod is examined, so a pair of replicas loses one pod, not two.
-//! A candidate that cannot go (PDB, protection, nowhere better) stays, and its partner is
-//! tried instead.
+//! A violation is a pair: a pod owning a required term, and a pod the term matches, in one
+//! domain of the term's key. Either pod's eviction clears it: the scheduler checks the terms of
+//! pods already placed against an incoming pod, so a replacement of the matched pod cannot land
+//! back beside the owner any more than the owner's can. So both are candidates, and the pods
+//! evicted are a greedy cover of the violations: the pod that clears the most violations still
+//! open goes first (ties in the usual eviction order), then the next, until none is left. Three
+//! pods whose terms all match one pod `x` cost one eviction (`x`), not three.
+//!
+//! A pod that cannot go (protected, a PDB, a limit, nowhere better) leaves the cover, and the
+//! violations it was part of are cleared by their other pods, so a protected `x` falls back to
+//! evicting the owners of the terms that match it.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use kube::core::SelectorExt;
 
-use super::view::PodState;
-use super::{Context, Planner};
+use super::view::{PodState, View};
+use super::{Attempt, Context, Fit, Planner};
 use crate::policy::AntiAffinityArgs;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &AntiAffinityArgs) {
-    let view = &planner.view;
-    let mut candidates: Vec<usize> = (0..view.snapshot.pods.len())
-        .filter(|&p| !view.pod(p).anti_affinity.is_empty())
-        .filter(|&p| planner.is_candidate(p))
-        .filter(|&p| args.namespaces.admits(&view.pod(p).namespace))
-        .filter(|&p| {
-            args.label_selector
-                .as_ref()
-                .is_none_or(|s| s.matches(&view.pod(p).labels))
-        })
-        .collect();
-    view.sort_for_eviction(context.evictor.no_eviction_policy, &mut candidates);
+    let violations = violations(planner, args);
+    if !violations.is_empty() {
+        cover(planner, context, args, &violations);
+    }
+}
 
-    for pod in candidates {
-        if planner.view.state[pod] != PodState::Active {
+/// One violation: required term `term` of pod `holder` matches pod `matched`, and both are in
+/// one domain of the term's topology key.
+#[derive(Clone, Copy, Debug)]
+struct Violation {
+    holder: usize,
+    term: usize,
+    matched: usize,
+}
+
+/// Whether the strategy's `namespaces` and `labelSelector` let it act on the pod.
+fn admits(view: &View, args: &AntiAffinityArgs, pod: usize) -> bool {
+    let pod = view.pod(pod);
+    args.namespaces.admits(&pod.namespace)
+        && args
+            .label_selector
+            .as_ref()
+            .is_none_or(|s| s.matches(&pod.labels))
+}
+
+/// Every violation right now, each (holder, matched) pair once (its first term), in holder
+/// order.
+fn violations(planner: &Planner, args: &AntiAffinityArgs) -> Vec<Violation> {
+    let view = &planner.view;
+    let mut found = Vec::new();
+    for holder in 0..view.snapshot.pods.len() {
+        if view.pod(holder).anti_affinity.is_empty()
+            || !planner.is_candidate(holder)
+            || !admits(view, args, holder)
+        {
             continue;
         }
-        if let Some(reason) = violation(planner, pod) {
-            planner.attempt(context, pod, reason, None, false);
+        let mut pairs = Vec::new();
+        let node = view.pod_node[holder].expect("candidates are bound to a known node");
+        for (term_index, term) in view.pod(holder).anti_affinity.iter().enumerate() {
+            // Domains are numbered per key: the inner loop compares integers.
+            let Some(domains) = view.domains(&term.topology_key) else {
+                continue;
+            };
+            let Some(domain) = domains.of_node[node] else {
+                continue;
+            };
+            for matched in view.term_matches(holder, term) {
+                let same_domain = view.state[matched] == PodState::Active
+                    && view.pod_node[matched]
+                        .is_some_and(|other| domains.of_node[other] == Some(domain));
+                if same_domain {
+                    pairs.push(Violation {
+                        holder,
+                        term: term_index,
+                        matched,
+                    });
+                }
+            }
+        }
+        // Two terms matching one pod are one violation; the stable sort keeps the first term.
+        pairs.sort_by_key(|v: &Violation| v.matched);
+        pairs.dedup_by_key(|v| v.matched);
+        found.extend(pairs);
+    }
+    found
+}
+
+/// Evict a greedy cover of the violations: most violations still open first, ties in eviction
+/// order; a pod that cannot go drops out and the others cover its violations.
+fn cover(
+    planner: &mut Planner,
+    context: &Context,
+    args: &AntiAffinityArgs,
+    violations: &[Violation],
+) {
+    // The violations each pod that may be evicted is part of. The holder was admitted when
+    // its violations were found; the matched pod must be a candidate of this strategy too.
+    let mut involved: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (index, violation) in violations.iter().enumerate() {
+        involved.entry(violation.holder).or_default().push(index);
+        if planner.is_candidate(violation.matched) && admits(&planner.view, args, violation.matched)
+        {
+            involved.entry(violation.matched).or_default().push(index);
+        }
+    }
+    let mut order: Vec<usize> = involved.keys().copied().collect();
+    planner
+        .view
+        .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
+    // A lazy max-heap: counts only fall, so a popped entry whose count is stale is pushed
+    // back with its current count, and one that is current is the best pod left.
+    let mut heap: BinaryHeap<(usize, Reverse<usize>, usize)> = order
+        .iter()
+        .enumerate()
+        .map(|(rank, &pod)| (involved[&pod].len(), Reverse(rank), pod))
+        .collect();
+    let mut open = vec![true; violations.len()];
+    while let Some((count, rank, pod)) = heap.pop() {
+        let clears: Vec<usize> = involved[&pod]
+            .iter()
+            .copied()
+            .filter(|&index| open[index])
+            .collect();
+        if clears.is_empty() {
+            continue;
+        }
+        if clears.len() < count {
+            heap.push((clears.len(), rank, pod));
+            continue;
+        }
+        let reason = reason(&planner.view, pod, violations, &clears);
+        if let Attempt::Evicted { .. } = planner.attempt(context, pod, reason, Fit::Evictor) {
+            for index in clears {
+                open[index] = false;
+            }
         }
     }
 }
 
-/// Why the pod violates one of its required anti-affinity terms right now, if it does.
-fn violation(planner: &Planner, pod: usize) -> Option<String> {
-    let view = &planner.view;
-    let node = view.pod_node[pod]?;
-    let host_key = &view.policy.vsphere.labels.host;
-    for term in &view.pod(pod).anti_affinity {
-        // Domains are numbered per key: the inner loop compares integers.
-        let Some(domains) = view.domains(&term.topology_key) else {
-            continue;
-        };
-        let Some(domain) = domains.of_node[node] else {
-            continue;
-        };
-        for other in view.term_matches(pod, term) {
-            if view.state[other] != PodState::Active {
-                continue;
-            }
-            let Some(other_node) = view.pod_node[other] else {
-                continue;
-            };
-            if domains.of_node[other_node] != Some(domain) {
-                continue;
-            }
-            let value = &domains.names[domain as usize];
-            let other_pod = view.pod(other);
-            let other_node_name = &view.nodes[other_node].node.name;
-            let place = if &term.topology_key == host_key {
-                format!("ESXi host {value}")
+/// Why evicting `pod` helps, in words: the first violation it clears (of its own terms
+/// first, the rule it breaks itself) and, when it conflicts with several pods, how many.
+fn reason(view: &View, pod: usize, violations: &[Violation], clears: &[usize]) -> String {
+    let first = clears
+        .iter()
+        .map(|&index| violations[index])
+        .find(|violation| violation.holder == pod)
+        .unwrap_or(violations[clears[0]]);
+    let term = &view.pod(first.holder).anti_affinity[first.term];
+    let key = &term.topology_key;
+    let node = view.pod_node[pod].expect("candidates are bound to a known node");
+    let value = view
+        .domains(key)
+        .and_then(|domains| domains.of_node[node].map(|id| &domains.names[id as usize]))
+        .expect("a violation is within one domain of its key");
+    let place = if key == &view.policy.vsphere.labels.host {
+        format!("ESXi host {value}")
+    } else {
+        format!("{key}={value}")
+    };
+    let (partner, why) = if first.holder == pod {
+        (
+            first.matched,
+            format!("against its required anti-affinity on {key}"),
+        )
+    } else {
+        (
+            first.holder,
+            format!("whose required anti-affinity on {key} excludes it"),
+        )
+    };
+    let partner_node = view.pod_node[partner].expect("violations are between placed pods");
+    let mut reason = format!(
+        "shares {place} with {} on node {}, {why}",
+        view.pod(partner).key(),
+        view.nodes[partner_node].node.name
+    );
+    let mut partners: Vec<usize> = clears
+        .iter()
+        .map(|&index| {
+            let violation = violations[index];
+            if violation.holder == pod {
+                violation.matched
             } else {
-                format!("{}={value}", term.topology_key)
-            };
-            return Some(format!(
-                "shares {place} with {} on node {other_node_name}, against its required anti-affinity on {}",
-                other_pod.key(),
-                term.topology_key
-            ));
-        }
+                violation.holder
+            }
+        })
+        .collect();
+    partners.sort_unstable();
+    partners.dedup();
+    if partners.len() > 1 {
+        reason.push_str(&format!(
+            "; evicting it clears its violations with {} pods",
+            partners.len()
+        ));
     }
-    None
+    reason
 }
 
 #[cfg(test)]
 mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
-    use crate::policy::{EvictorArgs, Protections};
+    use crate::policy::{EvictorArgs, Limits, Protections, SYSTEM_CRITICAL_PRIORITY};
+    use crate::snapshot::Snapshot;
 
     /// Two hosts: w1 and w2 on esxi-1, w3 on esxi-2.
 
@@ -261,5 +387,291 @@ mod tests {
         let plan = plan(&snapshot, &policy_with(evictor, vec![anti_affinity()]));
         assert_eq!(evicted(&plan), ["shop/web-new"]);
         assert_eq!(plan.evictions[0].fits_on, None);
+    }
+
+    /// Three hosts; `cache/x` on w1 (esxi-1) and three clients whose terms exclude it on
+    /// esxi-1 (w1, w2), w3 and w4 free on esxi-2 and esxi-3.
+    fn clients_around_x(x: PodBuilder) -> Snapshot {
+        let client = |name: &str, node: &str, age: i64| {
+            pod(&format!("cache/{name}"))
+                .app("client")
+                .on(node)
+                .anti_affinity_against(HOST, "app", "cache")
+                .age_minutes(age)
+        };
+        Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .node("w4", "esxi-3")
+            .pod(x)
+            .pod(client("client-a", "w1", 30))
+            .pod(client("client-b", "w2", 20))
+            .pod(client("client-c", "w2", 10))
+            .build()
+    }
+
+    fn x() -> PodBuilder {
+        pod("cache/x").app("cache").on("w1").age_minutes(60)
+    }
+
+    #[test]
+    fn three_pods_whose_terms_match_one_pod_cost_one_eviction_of_that_pod() {
+        let plan = plan(&clients_around_x(x()), &policy(vec![anti_affinity()]));
+        assert_eq!(evicted(&plan), ["cache/x"]);
+        let reason = &plan.evictions[0].reason;
+        assert!(
+            reason.contains(
+                "whose required anti-affinity on vsphere-descheduler.io/host excludes it"
+            ) && reason.contains("clears its violations with 3 pods"),
+            "{reason}"
+        );
+        // It may not land on esxi-1 (w2 has room), where the clients are.
+        let fits_on = plan.evictions[0].fits_on.as_deref().expect("checked");
+        assert!(!fits_on.contains("esxi-1"), "{fits_on}");
+        assert!(plan.skipped.is_empty());
+    }
+
+    #[test]
+    fn when_the_matched_pod_is_protected_the_term_owners_go_instead() {
+        let protected = x().with(|p| p.local_storage = true);
+        let plan = plan(&clients_around_x(protected), &policy(vec![anti_affinity()]));
+        assert_eq!(
+            evicted(&plan),
+            ["cache/client-c", "cache/client-b", "cache/client-a"]
+        );
+        assert_eq!(skipped(&plan), [("cache/x".to_string(), "protected")]);
+    }
+
+    #[test]
+    fn when_the_matched_pod_has_nowhere_to_go_the_term_owners_go_instead() {
+        let pinned = x().with(|p| {
+            p.node_selector
+                .insert("kubernetes.io/hostname".to_string(), "w1".to_string());
+        });
+        let plan = plan(&clients_around_x(pinned), &policy(vec![anti_affinity()]));
+        assert_eq!(evicted(&plan).len(), 3, "{:?}", evicted(&plan));
+        assert_eq!(
+            skipped(&plan),
+            [("cache/x".to_string(), "no-feasible-node")]
+        );
+    }
+
+    #[test]
+    fn a_matched_pod_the_strategys_label_selector_leaves_out_is_not_evicted() {
+        let snapshot = clients_around_x(x());
+        let args = crate::policy::AntiAffinityArgs {
+            label_selector: Some(crate::policy::parse_selector("app=client").expect("valid")),
+            ..Default::default()
+        };
+        let strategy = crate::policy::Strategy::InterPodAntiAffinity(args);
+        let plan = plan(&snapshot, &policy(vec![strategy]));
+        assert_eq!(evicted(&plan).len(), 3, "{:?}", evicted(&plan));
+        assert!(!evicted(&plan).contains(&"cache/x".to_string()));
+    }
+
+    /// One case of upstream's `TestPodAntiAffinity` table
+    /// (`pkg/framework/plugins/removepodsviolatinginterpodantiaffinity`): the facts, rebuilt
+    /// with this crate's builders. Its nodes carry `region`, the terms' topology key.
+    struct UpstreamCase {
+        description: &'static str,
+        nodes: Vec<(&'static str, &'static [(&'static str, &'static str)])>,
+        pods: Vec<PodBuilder>,
+        limits: Limits,
+        node_fit: bool,
+        /// What upstream evicts, for the cases where the cover evicts fewer.
+        upstream: usize,
+        evicted: &'static [&'static str],
+    }
+
+    const MAIN_REGION: &[(&str, &str)] = &[("region", "main-region")];
+    /// A second node: upstream's single-node cases plan here only with two Ready nodes, and a
+    /// node in another region changes no violation.
+    const SPARE: (&str, &[(&str, &str)]) = ("n2", &[("region", "spare")]);
+
+    /// A pod on n1 whose term excludes `foo=bar` pods in its region.
+    fn holder(name: &str) -> PodBuilder {
+        pod(&format!("default/{name}"))
+            .on("n1")
+            .anti_affinity_against("region", "foo", "bar")
+    }
+
+    fn foo_bar(name: &str) -> PodBuilder {
+        pod(&format!("default/{name}")).on("n1").label("foo", "bar")
+    }
+
+    fn four_pods() -> Vec<PodBuilder> {
+        vec![holder("p1"), foo_bar("p2"), holder("p3"), holder("p4")]
+    }
+
+    fn upstream_cases() -> Vec<UpstreamCase> {
+        let node1 = ("n1", MAIN_REGION);
+        vec![
+            UpstreamCase {
+                description: "Maximum pods to evict - 0",
+                nodes: vec![node1, SPARE],
+                pods: four_pods(),
+                limits: Limits::default(),
+                node_fit: false,
+                upstream: 3,
+                evicted: &["default/p2"],
+            },
+            UpstreamCase {
+                description: "Maximum pods to evict - 3",
+                nodes: vec![node1, SPARE],
+                pods: four_pods(),
+                limits: Limits {
+                    per_node: Some(3),
+                    ..Limits::default()
+                },
+                node_fit: false,
+                upstream: 3,
+                evicted: &["default/p2"],
+            },
+            UpstreamCase {
+                description: "Maximum pods to evict (maxPodsToEvictPerNamespace=3) - 3",
+                nodes: vec![node1, SPARE],
+                pods: four_pods(),
+                limits: Limits {
+                    per_namespace: Some(3),
+                    ..Limits::default()
+                },
+                node_fit: false,
+                upstream: 3,
+                evicted: &["default/p2"],
+            },
+            UpstreamCase {
+                description: "Maximum pods to evict (maxNoOfPodsToEvictTotal)",
+                nodes: vec![node1, SPARE],
+                pods: four_pods(),
+                limits: Limits {
+                    per_namespace: Some(3),
+                    total: Some(1),
+                    ..Limits::default()
+                },
+                node_fit: false,
+                upstream: 1,
+                evicted: &["default/p2"],
+            },
+            UpstreamCase {
+                description: "Evict only 1 pod after sorting",
+                nodes: vec![node1, SPARE],
+                pods: vec![
+                    foo_bar("p5")
+                        .anti_affinity_against("region", "foo1", "bar1")
+                        .with(|p| p.priority = 100),
+                    foo_bar("p6")
+                        .anti_affinity_against("region", "foo1", "bar1")
+                        .with(|p| p.priority = 50),
+                    holder("p7").label("foo1", "bar1"),
+                ],
+                limits: Limits::default(),
+                node_fit: false,
+                upstream: 1,
+                evicted: &["default/p7"],
+            },
+            UpstreamCase {
+                description: "Evicts pod that conflicts with critical pod (but does not evict critical pod)",
+                nodes: vec![node1, SPARE],
+                pods: vec![
+                    holder("p1"),
+                    foo_bar("non-evict").with(|p| p.priority = SYSTEM_CRITICAL_PRIORITY),
+                ],
+                limits: Limits {
+                    per_node: Some(1),
+                    ..Limits::default()
+                },
+                node_fit: false,
+                upstream: 1,
+                evicted: &["default/p1"],
+            },
+            UpstreamCase {
+                description: "Won't evict pods because node selectors don't match available nodes",
+                nodes: vec![node1, ("n2", &[("datacenter", "east")])],
+                pods: vec![
+                    pod("default/p8").on("n1").with(|p| {
+                        p.node_selector
+                            .insert("datacenter".to_string(), "west".to_string());
+                    }),
+                    foo_bar("non-evict").with(|p| p.priority = SYSTEM_CRITICAL_PRIORITY),
+                ],
+                limits: Limits {
+                    per_node: Some(1),
+                    ..Limits::default()
+                },
+                node_fit: true,
+                upstream: 0,
+                evicted: &[],
+            },
+            UpstreamCase {
+                description: "No pod to evicted since all pod terminating",
+                nodes: vec![node1, SPARE],
+                pods: vec![
+                    holder("p9").with(|p| p.terminating = true),
+                    holder("p10").with(|p| p.terminating = true),
+                ],
+                limits: Limits::default(),
+                node_fit: false,
+                upstream: 0,
+                evicted: &[],
+            },
+            UpstreamCase {
+                description: "Won't evict pods because only other node doesn't have enough resources",
+                nodes: vec![node1, ("n4", &[])],
+                pods: four_pods(),
+                limits: Limits {
+                    per_node: Some(3),
+                    ..Limits::default()
+                },
+                node_fit: true,
+                upstream: 0,
+                evicted: &[],
+            },
+            UpstreamCase {
+                description: "Evict pod violating anti-affinity among different node (all pods have anti-affinity)",
+                nodes: vec![node1, ("n5", MAIN_REGION)],
+                pods: vec![holder("p1"), foo_bar("p11").on("n5")],
+                limits: Limits::default(),
+                node_fit: false,
+                upstream: 1,
+                evicted: &["default/p1"],
+            },
+        ]
+    }
+
+    #[test]
+    fn upstreams_table_cases_evict_what_the_cover_needs() {
+        for case in upstream_cases() {
+            let mut lab = Lab::new().host("esxi-1");
+            for (name, labels) in &case.nodes {
+                lab = lab.node(name, "esxi-1");
+                for (key, value) in *labels {
+                    lab = lab.label(name, key, value);
+                }
+            }
+            // n4 is upstream's 2 millicores, 2 bytes, 1 pod: too small for any pod.
+            let lab = lab.with(|s| {
+                if let Some(n4) = s.nodes.iter_mut().find(|n| n.name == "n4") {
+                    n4.allocatable.0.insert("cpu".to_string(), 2);
+                }
+            });
+            let snapshot = case.pods.into_iter().fold(lab, Lab::pod).build();
+            let evictor = EvictorArgs {
+                node_fit: case.node_fit,
+                ..EvictorArgs::default()
+            };
+            let mut policy = policy_with(evictor, vec![anti_affinity()]);
+            policy.limits = case.limits;
+            let plan = plan(&snapshot, &policy);
+            assert_eq!(evicted(&plan), case.evicted, "{}", case.description);
+            assert!(
+                case.evicted.len() <= case.upstream,
+                "{}: more than upstream",
+                case.description
+            );
+        }
     }
 }

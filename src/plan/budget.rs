@@ -6,7 +6,8 @@
 //! not Ready may go without spending the budget; then a stale status, a negative count or an
 //! oversized `disruptedPods` refuses; then `status.disruptionsAllowed` is spent, so two pods of
 //! one PDB with one disruption left give one eviction and one `pdb` skip. Limits are the
-//! policy's `maxNoOfPodsToEvictPerNode`, `…PerNamespace` and `…Total`.
+//! policy's `maxNoOfPodsToEvictPerNode`, `…PerNamespace`, `…Total` and `…PerWorkload` (per
+//! controller owner, on top of its PDB: pacing a workload's moves over several runs).
 
 use std::collections::HashMap;
 
@@ -33,6 +34,8 @@ pub struct Budget {
     limits: Limits,
     per_node: HashMap<String, u32>,
     per_namespace: HashMap<String, u32>,
+    /// By workload, as [`workload`] names it.
+    per_workload: HashMap<String, u32>,
     total: u32,
 }
 
@@ -43,6 +46,7 @@ impl Budget {
             limits: view.policy.limits.clone(),
             per_node: HashMap::new(),
             per_namespace: HashMap::new(),
+            per_workload: HashMap::new(),
             total: 0,
         }
     }
@@ -99,6 +103,15 @@ impl Budget {
                 ),
             ));
         }
+        if let Some(max) = self.limits.per_workload
+            && let Some(workload) = workload(pod_ref)
+            && self.per_workload.get(&workload).copied().unwrap_or(0) >= max
+        {
+            return Err((
+                SkipReason::Limit,
+                format!("maxNoOfPodsToEvictPerWorkload {max} reached for workload {workload}"),
+            ));
+        }
         Ok(())
     }
 
@@ -114,8 +127,20 @@ impl Budget {
             .entry(pod.node_name.clone().unwrap_or_default())
             .or_insert(0) += 1;
         *self.per_namespace.entry(pod.namespace.clone()).or_insert(0) += 1;
+        if self.limits.per_workload.is_some()
+            && let Some(workload) = workload(pod)
+        {
+            *self.per_workload.entry(workload).or_insert(0) += 1;
+        }
         self.total += 1;
     }
+}
+
+/// The workload a pod belongs to for `maxNoOfPodsToEvictPerWorkload`: its controller owner, as
+/// `namespace/Kind/name`. A pod without one (a bare pod) belongs to none and is not limited.
+fn workload(pod: &Pod) -> Option<String> {
+    pod.controller()
+        .map(|owner| format!("{}/{}/{}", pod.namespace, owner.kind, owner.name))
 }
 
 /// What the Eviction API would do with a pod it lets go.
@@ -543,5 +568,53 @@ mod tests {
                 "{limits:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_workload_limit_paces_each_controller_owner() {
+        // Two workloads, each with three replicas on esxi-1 and three free hosts: unlimited,
+        // each loses two.
+        let replica = |name: &str, app: &str, node: &str, age: i64| {
+            pod(&format!("shop/{name}"))
+                .app(app)
+                .on(node)
+                .anti_affinity(HOST)
+                .age_minutes(age)
+        };
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .host("esxi-4")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-2")
+            .node("w3", "esxi-3")
+            .node("w4", "esxi-4")
+            .pod(replica("web-1", "web", "w1", 30))
+            .pod(replica("web-2", "web", "w1", 20))
+            .pod(replica("web-3", "web", "w1", 10))
+            .pod(replica("api-1", "api", "w1", 30))
+            .pod(replica("api-2", "api", "w1", 20))
+            .pod(replica("api-3", "api", "w1", 10))
+            .build();
+        let unlimited = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(unlimited.evictions.len(), 4, "{:?}", evicted(&unlimited));
+        let mut paced = policy(vec![anti_affinity()]);
+        paced.limits.per_workload = Some(1);
+        let plan = plan(&snapshot, &paced);
+        assert_eq!(evicted(&plan), ["shop/api-3", "shop/web-3"]);
+        assert_eq!(
+            skipped(&plan),
+            [
+                ("shop/api-2".to_string(), "limit"),
+                ("shop/web-2".to_string(), "limit"),
+                ("shop/api-1".to_string(), "limit"),
+                ("shop/web-1".to_string(), "limit"),
+            ]
+        );
+        assert_eq!(
+            plan.skipped[0].detail,
+            "maxNoOfPodsToEvictPerWorkload 1 reached for workload shop/ReplicaSet/api-rs"
+        );
     }
 }

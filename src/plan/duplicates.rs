@@ -1,16 +1,21 @@
 //! `RemoveDuplicates`: more pods of one owner (with the same images) on a node than an even
 //! spread over the nodes that could run them needs.
 //!
-//! As upstream: pods are grouped by owner and images; the nodes that could run the group (by
-//! readiness, taints, node selector and affinity) set the fair share `ceil(pods / nodes)`; a
-//! node over its share gives up the excess. Unlike upstream the excess is chosen by the
+//! As upstream: pods are grouped by owner and images; the nodes that could run the group set
+//! the fair share `ceil(pods / nodes)`; a node over its share gives up the excess. The nodes
+//! that could run the group are the union, over every distinct scheduling constraint in it
+//! (node selector, required node affinity, tolerations), of the nodes that can take pods and
+//! admit that constraint, counting a constraint only when more than one node admits it (a pod
+//! that fits one node alone cannot spread anyway). Unlike upstream the excess is chosen by the
 //! eviction order, and each pod needs a node that would take it.
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::feasibility::node_admits;
-use super::{Context, Planner};
+use super::view::View;
+use super::{Context, Fit, Planner};
 use crate::policy::DuplicatesArgs;
+use crate::snapshot::Pod;
 
 /// Pods are duplicates when they share namespace, owners and images.
 type GroupKey<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [String]);
@@ -69,24 +74,7 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
             .map(|(kind, name)| format!("{kind}/{name}"))
             .collect();
         let owner = format!("{namespace}/{}", owner_names.join(","));
-        let view = &planner.view;
-        let sample = view.pod(
-            *by_node
-                .values()
-                .next()
-                .and_then(|p| p.first())
-                .expect("non-empty group"),
-        );
-        let targets = if sample.node_selector.is_empty()
-            && sample.node_affinity.is_none()
-            && !view.any_taints
-        {
-            open_nodes
-        } else {
-            (0..view.nodes.len())
-                .filter(|&n| view.nodes[n].can_receive && node_admits(view, sample, n).is_none())
-                .count()
-        };
+        let targets = target_nodes(&planner.view, &by_node, open_nodes);
         if targets < 2 {
             continue;
         }
@@ -113,13 +101,51 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
                     excess + share,
                 );
                 if let super::Attempt::Evicted { .. } =
-                    planner.attempt(context, pod, reason, None, false)
+                    planner.attempt(context, pod, reason, Fit::Evictor)
                 {
                     excess -= 1;
                 }
             }
         }
     }
+}
+
+/// How many nodes could run the group: the union of the nodes each of its distinct scheduling
+/// constraints admits, each counted only when it admits more than one. `open_nodes` is the
+/// answer for a pod that selects no node on an untainted cluster.
+fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>, open_nodes: usize) -> usize {
+    let mut distinct: Vec<&Pod> = Vec::new();
+    for &pod in by_node.values().flatten() {
+        let pod = view.pod(pod);
+        if !distinct.iter().any(|seen| same_constraints(seen, pod)) {
+            distinct.push(pod);
+        }
+    }
+    let unconstrained = |pod: &&Pod| pod.node_selector.is_empty() && pod.node_affinity.is_none();
+    if !view.any_taints && distinct.iter().any(unconstrained) {
+        // That pod could run on every open node, so the union is all of them.
+        return open_nodes;
+    }
+    let mut target = vec![false; view.nodes.len()];
+    for pod in distinct {
+        let admitting: Vec<usize> = (0..view.nodes.len())
+            .filter(|&n| view.nodes[n].can_receive && node_admits(view, pod, n).is_none())
+            .collect();
+        if admitting.len() > 1 {
+            for node in admitting {
+                target[node] = true;
+            }
+        }
+    }
+    target.into_iter().filter(|&t| t).count()
+}
+
+/// Whether two pods would be admitted by exactly the same nodes: equal node selectors,
+/// required node affinity and tolerations (upstream's notion of distinct pods).
+fn same_constraints(a: &Pod, b: &Pod) -> bool {
+    a.node_selector == b.node_selector
+        && a.node_affinity == b.node_affinity
+        && a.tolerations == b.tolerations
 }
 
 #[cfg(test)]
@@ -171,5 +197,56 @@ mod tests {
                 .evictions
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn target_nodes_come_from_every_pod_of_the_group_not_only_the_first() {
+        // app/a, the group's first pod, selects a label no node has (it was scheduled before
+        // the label went away); app/b selects nothing and could run on any of the three nodes.
+        let snapshot = three_hosts()
+            .pod(pod("app/a").app("api").on("w1").age_minutes(60).with(|p| {
+                p.node_selector
+                    .insert("disk".to_string(), "nvme".to_string());
+            }))
+            .pod(pod("app/b").app("api").on("w1").age_minutes(10))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![duplicates()]));
+        assert_eq!(evicted(&plan), ["app/b"]);
+        assert!(
+            plan.evictions[0].reason.contains("over 3 nodes"),
+            "{}",
+            plan.evictions[0].reason
+        );
+    }
+
+    #[test]
+    fn a_constraint_only_one_node_admits_adds_no_target() {
+        // Three pods pinned to w1 by its hostname, two that select pool=b (w2 and w3). The
+        // targets are w2 and w3 (w1 alone admits the pinned ones), so the share is
+        // ceil(5 / 2) = 3 and w1 is not over it; counting w1 would make it 2 and try to move
+        // a pinned pod that has nowhere to go.
+        let pinned = |name: &str| {
+            pod(name).app("api").on("w1").with(|p| {
+                p.node_selector
+                    .insert("kubernetes.io/hostname".to_string(), "w1".to_string());
+            })
+        };
+        let pool = |name: &str| {
+            pod(name).app("api").on("w2").with(|p| {
+                p.node_selector.insert("pool".to_string(), "b".to_string());
+            })
+        };
+        let snapshot = three_hosts()
+            .label("w2", "pool", "b")
+            .label("w3", "pool", "b")
+            .pod(pinned("app/a"))
+            .pod(pinned("app/b"))
+            .pod(pinned("app/c"))
+            .pod(pool("app/d"))
+            .pod(pool("app/e"))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![duplicates()]));
+        assert!(plan.evictions.is_empty(), "{:?}", evicted(&plan));
+        assert!(plan.skipped.is_empty(), "{:?}", skipped(&plan));
     }
 }

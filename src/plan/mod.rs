@@ -185,6 +185,19 @@ pub(crate) struct Planner<'a> {
     relabelled: dependencies::Relabelling,
 }
 
+/// What an eviction needs in the way of a better place.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Fit<'c> {
+    /// The profile's `nodeFit` decides: when on, some other node must take the pod.
+    Evictor,
+    /// `topologyBalanceNodeFit: true`: some other node must take the pod without breaking
+    /// this spread constraint either, whatever `nodeFit` says.
+    Balance(&'c crate::snapshot::SpreadConstraint),
+    /// `topologyBalanceNodeFit: false`: evict even when no node would take the pod now (as
+    /// upstream users set it, so a cluster autoscaler adds one), whatever `nodeFit` says.
+    Unchecked,
+}
+
 /// What became of one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Attempt {
@@ -272,26 +285,15 @@ impl<'a> Planner<'a> {
 
     /// Try to evict a pod: protections, then a better place, then PDBs, then limits. On
     /// success the working state is updated at once, so later decisions see the pod gone.
-    pub fn attempt(
-        &mut self,
-        context: &Context,
-        pod: usize,
-        reason: String,
-        fix: Option<&crate::snapshot::SpreadConstraint>,
-        balance_fit: bool,
-    ) -> Attempt {
+    pub fn attempt(&mut self, context: &Context, pod: usize, reason: String, fit: Fit) -> Attempt {
         let protections =
             evictor::protections(&self.view, context.evictor, context.priority_threshold, pod);
         if !protections.is_empty() {
             return self.skip(context, pod, SkipReason::Protected, protections.join("; "));
         }
-        let landing = if context.evictor.node_fit || balance_fit {
-            match feasibility::find_node(&self.view, pod, context.evictor, fix) {
-                Ok(node) => Some(node),
-                Err(detail) => return self.skip(context, pod, SkipReason::NoFeasibleNode, detail),
-            }
-        } else {
-            None
+        let landing = match self.landing(context, pod, fit) {
+            Ok(landing) => landing,
+            Err(detail) => return self.skip(context, pod, SkipReason::NoFeasibleNode, detail),
         };
         let charge = match self.budget.check(&self.view, pod) {
             Ok(charge) => charge,
@@ -321,6 +323,17 @@ impl<'a> Planner<'a> {
             depends_on_labels_of,
         });
         Attempt::Evicted { landing }
+    }
+
+    /// The node the pod is expected to land on, when the check `fit` asks for is made; `Err`
+    /// says why no node would take it.
+    fn landing(&self, context: &Context, pod: usize, fit: Fit) -> Result<Option<usize>, String> {
+        let fix = match fit {
+            Fit::Evictor if context.evictor.node_fit => None,
+            Fit::Balance(constraint) => Some(constraint),
+            Fit::Evictor | Fit::Unchecked => return Ok(None),
+        };
+        feasibility::find_node(&self.view, pod, context.evictor, fix).map(Some)
     }
 
     fn skip(

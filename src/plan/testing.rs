@@ -267,6 +267,26 @@ impl PodBuilder {
         self
     }
 
+    /// Sets one label.
+    pub fn label(mut self, key: &str, value: &str) -> Self {
+        self.0.labels.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    /// Required anti-affinity on topology key `topology` against pods labelled `key=value`.
+    pub fn anti_affinity_against(mut self, topology: &str, key: &str, value: &str) -> Self {
+        self.0.anti_affinity.push(AffinityTerm {
+            selector: Some(Requirements::from(Expression::Equal(
+                key.to_string(),
+                value.to_string(),
+            ))),
+            namespaces: Vec::new(),
+            namespace_selector: None,
+            topology_key: topology.to_string(),
+        });
+        self
+    }
+
     /// A spread constraint over its own app on `key`.
     pub fn spread(mut self, key: &str, max_skew: i32, when: WhenUnsatisfiable) -> Self {
         let app = self.0.labels.get("app").expect("app() first").clone();

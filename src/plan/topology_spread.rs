@@ -11,7 +11,7 @@ use kube::core::SelectorExt;
 
 use super::feasibility::{eligible_node, is_simple};
 use super::view::PodState;
-use super::{Attempt, Context, Planner};
+use super::{Attempt, Context, Fit, Planner};
 use crate::policy::TopologySpreadArgs;
 use crate::snapshot::{SpreadConstraint, WhenUnsatisfiable};
 
@@ -191,9 +191,12 @@ fn balance(
                         ""
                     }
                 );
-                let fix = args.topology_balance_node_fit.then_some(constraint);
-                let attempt =
-                    planner.attempt(context, pod, reason, fix, args.topology_balance_node_fit);
+                let fit = if args.topology_balance_node_fit {
+                    Fit::Balance(constraint)
+                } else {
+                    Fit::Unchecked
+                };
+                let attempt = planner.attempt(context, pod, reason, fit);
                 if let Attempt::Evicted { landing } = attempt {
                     if let Some(count) = &mut counts[domain] {
                         *count -= 1;
@@ -342,5 +345,37 @@ mod tests {
             .build();
         let plan = plan(&snapshot, &policy(vec![spread(), duplicates()]));
         assert_eq!(evicted(&plan), ["app/api-c"]);
+    }
+
+    #[test]
+    fn with_topology_balance_node_fit_off_pods_go_even_when_no_node_fits_now() {
+        // esxi-2 and esxi-3 have no CPU to spare: an autoscaler would have to add a node.
+        let snapshot = three_hosts()
+            .with(|s| {
+                for node in s.nodes.iter_mut().filter(|n| n.name != "w1") {
+                    node.allocatable.0.insert("cpu".to_string(), 50);
+                }
+            })
+            .pod(api("api-a", "w1", 60))
+            .pod(api("api-b", "w1", 50))
+            .pod(api("api-c", "w1", 40))
+            .build();
+        let checked = plan(&snapshot, &policy(vec![spread()]));
+        assert!(checked.evictions.is_empty(), "{:?}", evicted(&checked));
+        assert!(
+            skipped(&checked)
+                .iter()
+                .all(|(_, reason)| *reason == "no-feasible-node")
+        );
+        let unchecked = Strategy::TopologySpread(TopologySpreadArgs {
+            topology_balance_node_fit: false,
+            ..Default::default()
+        });
+        // The profile's nodeFit is on (the default here): topologyBalanceNodeFit: false wins
+        // for this strategy.
+        let plan = plan(&snapshot, &policy(vec![unchecked]));
+        assert_eq!(evicted(&plan), ["app/api-c", "app/api-b"]);
+        assert!(plan.evictions.iter().all(|e| e.fits_on.is_none()));
+        assert!(plan.skipped.is_empty(), "{:?}", skipped(&plan));
     }
 }

@@ -331,7 +331,7 @@ profiles:
                  \"maxNoOfPodsToEvictPerNodes\"; did you mean \"maxNoOfPodsToEvictPerNode\"? \
                  valid: apiVersion, kind, profiles, nodeSelector, maxNoOfPodsToEvictPerNode, \
                  maxNoOfPodsToEvictPerNamespace, maxNoOfPodsToEvictTotal, \
-                 evictionFailureEventNotification, gracePeriodSeconds, metricsCollector, \
+                 maxNoOfPodsToEvictPerWorkload, evictionFailureEventNotification, gracePeriodSeconds, metricsCollector, \
                  metricsProviders, clusterName, vsphere",
                 "policy.yaml:10:22: profiles[0].pluginConfig[0].args.minPodAge: invalid duration \
                  \"soon\": expected a Go duration such as \"90s\", \"5m\" or \"1h30m\"",

@@ -71,6 +71,8 @@ pub struct Limits {
     pub per_node: Option<u32>,
     pub per_namespace: Option<u32>,
     pub total: Option<u32>,
+    /// `maxNoOfPodsToEvictPerWorkload` (our format only): evictions per controller owner.
+    pub per_workload: Option<u32>,
 }
 
 /// One profile: its evictor settings and its strategies.
@@ -135,7 +137,7 @@ pub struct TopologySpreadArgs {
     /// Balance `ScheduleAnyway` constraints (default off).
     pub schedule_anyway: bool,
     /// `topologyBalanceNodeFit` (default true): only move a pod when some node in a smaller
-    /// domain would take it.
+    /// domain would take it. False: move it even when none would now, whatever `nodeFit` says.
     pub topology_balance_node_fit: bool,
 }
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use super::decode::{Decoder, Fields, index, unknown};
 use super::evictor::{DEFAULT_EVICTOR, evictor_args};
 use super::strategies::{ExtensionPoint, StrategyKind, supported_strategies};
-use super::yaml::{Node, Position};
+use super::yaml::{Node, Position, Value};
 use super::{Profile, Strategy};
 
 const PROFILE_FIELDS: [&str; 3] = ["name", "pluginConfig", "plugins"];
@@ -140,6 +140,9 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
             );
         }
     }
+    if enabled.contains(&StrategyKind::TopologySpread) {
+        unchecked_balance_warning(d, &configs);
+    }
     if enabled.is_empty() {
         d.warning_at(
             node,
@@ -153,6 +156,46 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
     Some((profile, name_node.unwrap_or(node)))
 }
 
+/// `topologyBalanceNodeFit: false` beside an explicit `nodeFit: true`: upstream's nodeFit would
+/// still refuse the pods the former lets go; here the strategy's own setting wins, and the
+/// warning says so.
+fn unchecked_balance_warning(d: &mut Decoder, configs: &PluginConfigs) {
+    let kind = StrategyKind::TopologySpread;
+    let node_fit = field(configs.evictor, "nodeFit");
+    let balance_fit = configs
+        .args
+        .get(&kind)
+        .and_then(|args| field(Some(args), "topologyBalanceNodeFit"));
+    let (Some(node_fit), Some(balance_fit)) = (node_fit, balance_fit) else {
+        return;
+    };
+    if node_fit.value != Value::Bool(true) || balance_fit.value != Value::Bool(false) {
+        return;
+    }
+    let (_, entry_path) = &configs.entries[&kind];
+    d.warning_at(
+        balance_fit,
+        &format!("{entry_path}.args.topologyBalanceNodeFit"),
+        format!(
+            "topologyBalanceNodeFit: false lets {} evict pods that no node would take now, \
+             although {DEFAULT_EVICTOR} sets nodeFit: true; here topologyBalanceNodeFit wins for \
+             this strategy (upstream's nodeFit would still refuse those pods)",
+            kind.name()
+        ),
+    );
+}
+
+/// A field of a mapping, looked up again after decoding (so no problem is recorded twice).
+fn field<'n>(node: Option<&'n Node>, name: &str) -> Option<&'n Node> {
+    let Value::Map(entries) = &node?.value else {
+        return None;
+    };
+    entries
+        .iter()
+        .find(|(key, _)| matches!(&key.value, Value::Str(key) if key == name))
+        .map(|(_, value)| value)
+}
+
 /// The `pluginConfig` entries of one profile, decoded.
 struct PluginConfigs<'n> {
     evictor: Option<&'n Node>,
@@ -160,6 +203,8 @@ struct PluginConfigs<'n> {
     strategies: BTreeMap<StrategyKind, Strategy>,
     /// Each strategy entry's name node and path, for "configured but not enabled" warnings.
     entries: BTreeMap<StrategyKind, (&'n Node, String)>,
+    /// Each strategy entry's `args`, when given, for warnings about combinations.
+    args: BTreeMap<StrategyKind, &'n Node>,
 }
 
 fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n> {
@@ -168,6 +213,7 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
         evictor_path: String::new(),
         strategies: BTreeMap::new(),
         entries: BTreeMap::new(),
+        args: BTreeMap::new(),
     };
     let path = profile.path("pluginConfig");
     let mut seen: BTreeMap<String, Option<Position>> = BTreeMap::new();
@@ -209,6 +255,9 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
                 .strategies
                 .insert(kind, kind.decode_args(d, args, &args_path));
             configs.entries.insert(kind, (name_node, item_path));
+            if let Some(args) = args {
+                configs.args.insert(kind, args);
+            }
         } else {
             d.problem_at(name_node, &entry.path("name"), unsupported_plugin(&name));
         }
@@ -456,5 +505,30 @@ mod tests {
                  enabled; add it to plugins.balance.enabled to run it",
             ]
         );
+    }
+
+    #[test]
+    fn topology_balance_node_fit_off_beside_an_explicit_node_fit_is_warned_about() {
+        let text = |node_fit: &str| {
+            format!(
+                "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: DefaultEvictor\n        \
+                 args: {{{node_fit}}}\n      - name: RemovePodsViolatingTopologySpreadConstraint\n        \
+                 args:\n          topologyBalanceNodeFit: false\n    plugins:\n      balance:\n        \
+                 enabled: [RemovePodsViolatingTopologySpreadConstraint]\n"
+            )
+        };
+        assert_eq!(
+            load(&text("nodeFit: true")).warnings,
+            [
+                "policy.yaml:11:35: profiles[0].pluginConfig[1].args.topologyBalanceNodeFit: \
+                 topologyBalanceNodeFit: false lets RemovePodsViolatingTopologySpreadConstraint \
+                 evict pods that no node would take now, although DefaultEvictor sets nodeFit: \
+                 true; here topologyBalanceNodeFit wins for this strategy (upstream's nodeFit \
+                 would still refuse those pods)"
+            ]
+        );
+        // nodeFit left at its default, or off: nothing contradicts the strategy's setting.
+        assert_eq!(load(&text("")).warnings, Vec::<String>::new());
+        assert_eq!(load(&text("nodeFit: false")).warnings, Vec::<String>::new());
     }
 }

@@ -16,7 +16,10 @@ use super::evictor::{LegacyFlags, legacy_flags, priority_threshold};
 use super::profiles::unsupported_plugin;
 use super::selector::{label_selector, selector_string};
 use super::strategies::{ExtensionPoint, StrategyKind, namespaces, owner_kinds};
-use super::v1alpha2::{VSPHERE_API_VERSION, limits, upstream_vsphere_settings};
+use super::v1alpha2::{
+    PER_WORKLOAD_LIMIT, VSPHERE_API_VERSION, limits, per_workload_limit_elsewhere,
+    upstream_vsphere_settings,
+};
 use super::yaml::{Node, Value};
 use super::{
     AntiAffinityArgs, DuplicatesArgs, EvictorArgs, Policy, Profile, Strategy, TopologySpreadArgs,
@@ -81,7 +84,10 @@ fn own_params(kind: StrategyKind) -> &'static [&'static str] {
 
 /// Decodes a `descheduler/v1alpha1` document (apiVersion and kind already checked).
 pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
-    let Some(top) = d.fields(root, "", &TOP_FIELDS) else {
+    let hint = |name: &str| {
+        (name == PER_WORKLOAD_LIMIT).then(|| per_workload_limit_elsewhere(API_VERSION))
+    };
+    let Some(top) = d.fields_with_hint(root, "", &TOP_FIELDS, hint) else {
         return Policy::default();
     };
     if let Some(version) = top.get("apiVersion") {
@@ -445,7 +451,8 @@ strategies:
             Limits {
                 per_node: Some(2),
                 per_namespace: Some(3),
-                total: Some(4)
+                total: Some(4),
+                per_workload: None,
             }
         );
         assert_eq!(
@@ -564,5 +571,17 @@ strategies:
     fn v1alpha2_fields_in_a_v1alpha1_file_are_unknown() {
         let text = "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nprofiles: []\n";
         assert!(problem(text).starts_with("policy.yaml:3:1: profiles: unknown field \"profiles\""));
+    }
+
+    #[test]
+    fn the_per_workload_limit_points_to_our_format() {
+        let text = "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\n\
+                    maxNoOfPodsToEvictPerWorkload: 1\n";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:3:1: maxNoOfPodsToEvictPerWorkload: maxNoOfPodsToEvictPerWorkload is \
+             only valid with apiVersion vsphere-descheduler.io/v1alpha1 (kind DeschedulerPolicy); \
+             descheduler/v1alpha1 has no per-workload limit"
+        );
     }
 }

@@ -31,6 +31,16 @@ const UPSTREAM_FIELDS: [&str; 11] = [
 ];
 /// Fields only our format has.
 const VSPHERE_ONLY_FIELDS: [&str; 2] = ["clusterName", "vsphere"];
+/// Our format's limit of evictions per controller owner; upstream has no such field.
+pub(super) const PER_WORKLOAD_LIMIT: &str = "maxNoOfPodsToEvictPerWorkload";
+
+/// The problem with our per-workload limit in an upstream file.
+pub(super) fn per_workload_limit_elsewhere(api_version: &str) -> String {
+    format!(
+        "{PER_WORKLOAD_LIMIT} is only valid with apiVersion {VSPHERE_API_VERSION} (kind \
+         DeschedulerPolicy); {api_version} has no per-workload limit"
+    )
+}
 
 /// Which of the two v1alpha2-shaped formats a file uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,15 +55,24 @@ pub(super) enum Flavor {
 pub(super) fn decode(d: &mut Decoder, root: &Node, flavor: Flavor) -> Policy {
     let mut valid: Vec<&str> = UPSTREAM_FIELDS.to_vec();
     if flavor == Flavor::Vsphere {
+        // Beside the other limits, so the list of valid fields reads in order.
+        let after_limits = valid
+            .iter()
+            .position(|field| *field == "maxNoOfPodsToEvictTotal")
+            .expect("a limit field")
+            + 1;
+        valid.insert(after_limits, PER_WORKLOAD_LIMIT);
         valid.extend(VSPHERE_ONLY_FIELDS);
     }
-    let hint = |name: &str| {
-        (flavor == Flavor::Upstream && VSPHERE_ONLY_FIELDS.contains(&name)).then(|| {
-            format!(
-                "{name} is only valid with apiVersion {VSPHERE_API_VERSION}; with \
-                 {UPSTREAM_API_VERSION}, vSphere settings come from flags and environment"
-            )
-        })
+    let hint = |name: &str| match flavor {
+        Flavor::Upstream if VSPHERE_ONLY_FIELDS.contains(&name) => Some(format!(
+            "{name} is only valid with apiVersion {VSPHERE_API_VERSION}; with \
+             {UPSTREAM_API_VERSION}, vSphere settings come from flags and environment"
+        )),
+        Flavor::Upstream if name == PER_WORKLOAD_LIMIT => {
+            Some(per_workload_limit_elsewhere(UPSTREAM_API_VERSION))
+        }
+        _ => None,
     };
     let Some(top) = d.fields_with_hint(root, "", &valid, hint) else {
         return Policy::default();
@@ -92,12 +111,15 @@ pub(super) fn upstream_vsphere_settings() -> VsphereSettings {
     settings
 }
 
-/// `maxNoOfPodsToEvict{PerNode,PerNamespace,Total}`, shared with `descheduler/v1alpha1`.
+/// `maxNoOfPodsToEvict{PerNode,PerNamespace,Total,PerWorkload}`, shared with
+/// `descheduler/v1alpha1`. Only our format admits the per-workload field, so in the others it is
+/// never present here (it was reported as a problem).
 pub(super) fn limits(d: &mut Decoder, top: &Fields<'_>) -> Limits {
     Limits {
         per_node: top.integer(d, "maxNoOfPodsToEvictPerNode"),
         per_namespace: top.integer(d, "maxNoOfPodsToEvictPerNamespace"),
         total: top.integer(d, "maxNoOfPodsToEvictTotal"),
+        per_workload: top.integer(d, PER_WORKLOAD_LIMIT),
     }
 }
 
@@ -214,6 +236,7 @@ nodeSelector: node-role.kubernetes.io/worker
 maxNoOfPodsToEvictPerNode: 1
 maxNoOfPodsToEvictPerNamespace: 2
 maxNoOfPodsToEvictTotal: 3
+maxNoOfPodsToEvictPerWorkload: 4
 evictionFailureEventNotification: true
 gracePeriodSeconds: 30
 vsphere:
@@ -244,6 +267,7 @@ profiles:
                 per_node: Some(1),
                 per_namespace: Some(2),
                 total: Some(3),
+                per_workload: Some(4),
             },
             profiles: vec![Profile {
                 name: "availability".into(),
@@ -421,6 +445,33 @@ profiles:
             "policy.yaml:3:1: vsphere: vsphere is only valid with apiVersion \
              vsphere-descheduler.io/v1alpha1; with descheduler/v1alpha2, vSphere settings come \
              from flags and environment"
+        );
+    }
+
+    #[test]
+    fn the_per_workload_limit_is_ours_and_an_upstream_file_is_told_so() {
+        let text = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n\
+                    maxNoOfPodsToEvictPerWorkload: 1\n";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:3:1: maxNoOfPodsToEvictPerWorkload: maxNoOfPodsToEvictPerWorkload is \
+             only valid with apiVersion vsphere-descheduler.io/v1alpha1 (kind DeschedulerPolicy); \
+             descheduler/v1alpha2 has no per-workload limit"
+        );
+        let text = format!("{OURS}maxNoOfPodsToEvictPerWorkloads: 1\n");
+        assert!(
+            problem(&text).starts_with(
+                "policy.yaml:4:1: maxNoOfPodsToEvictPerWorkloads: unknown field \
+                 \"maxNoOfPodsToEvictPerWorkloads\"; did you mean \
+                 \"maxNoOfPodsToEvictPerWorkload\"? valid: "
+            ),
+            "{}",
+            problem(&text)
+        );
+        let text = format!("{OURS}maxNoOfPodsToEvictPerWorkload: -1\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:4:32: maxNoOfPodsToEvictPerWorkload: must not be negative"
         );
     }
 
