@@ -14,7 +14,9 @@ use std::io::Write as _;
 
 use serde::Serialize;
 
-use crate::plan::{DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, Plan, Skip};
+use crate::plan::{
+    DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, MappedBy, MappedNode, Plan, Skip,
+};
 
 /// How the report was produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -104,6 +106,10 @@ pub struct Report {
     pub evictions: Vec<EvictionEntry>,
     pub skipped: Vec<Skip>,
     pub drs_rules: Vec<DrsRuleEntry>,
+    /// How each node was matched to vSphere (by providerID, systemUUID, VM name, or as an
+    /// ESXi host); empty without an inventory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,
     pub warnings: Vec<String>,
     pub errors: Vec<String>,
@@ -141,6 +147,7 @@ impl Report {
                     message: None,
                 })
                 .collect(),
+            mapped_nodes: plan.mapped_nodes,
             unmapped_nodes: plan.unmapped_nodes,
             warnings: plan.warnings,
             errors: Vec::new(),
@@ -249,6 +256,9 @@ impl Report {
                 }
             }
         });
+        if !self.mapped_nodes.is_empty() {
+            let _ = writeln!(out, "{}\n", mapped_summary(&self.mapped_nodes));
+        }
         if !self.unmapped_nodes.is_empty() {
             let _ = writeln!(
                 out,
@@ -287,6 +297,26 @@ impl Report {
         stdout.write_all(text.as_bytes())?;
         stdout.flush()
     }
+}
+
+/// `Mapped nodes: 5 (3 by providerID, 2 as ESXi hosts)`.
+fn mapped_summary(nodes: &[MappedNode]) -> String {
+    let mut counts: Vec<(MappedBy, usize)> = Vec::new();
+    for node in nodes {
+        match counts.iter_mut().find(|(by, _)| *by == node.mapped_by) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((node.mapped_by, 1)),
+        }
+    }
+    counts.sort_by_key(|(by, _)| *by);
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(by, count)| match by {
+            MappedBy::EsxiHost => format!("{count} as ESXi hosts"),
+            by => format!("{count} by {}", by.describe()),
+        })
+        .collect();
+    format!("Mapped nodes: {} ({})", nodes.len(), parts.join(", "))
 }
 
 /// What the `snapshot` command recorded.

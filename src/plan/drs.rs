@@ -297,12 +297,15 @@ fn workload_vms<'a>(view: &View<'a>, wanted: &'a HashMap<&str, Workload>) -> Mem
         let Some(workload) = pod.controller().and_then(|o| wanted.get(o.uid.as_str())) else {
             continue;
         };
+        // A node that is an ESXi host has no VM for DRS to keep apart.
         let placement = view.pod_node[index].and_then(|n| view.nodes[n].placement.as_ref());
-        if let Some(placement) = placement {
+        if let Some(placement) = placement
+            && let Some(vm) = placement.vm
+        {
             members
                 .entry((placement.cluster_index, Subject::Workload(workload)))
                 .or_default()
-                .insert(VmRef::of(placement.vm));
+                .insert(VmRef::of(vm));
         }
     }
     members
@@ -320,10 +323,13 @@ fn node_group_vms<'a>(view: &View<'a>, plan: &mut Plan) -> Members<'a> {
             }
             match &node.placement {
                 Some(placement) => {
-                    members
-                        .entry((placement.cluster_index, Subject::NodeGroup(&group.name)))
-                        .or_default()
-                        .insert(VmRef::of(placement.vm));
+                    // A node that is an ESXi host has no VM for DRS to keep apart.
+                    if let Some(vm) = placement.vm {
+                        members
+                            .entry((placement.cluster_index, Subject::NodeGroup(&group.name)))
+                            .or_default()
+                            .insert(VmRef::of(vm));
+                    }
                 }
                 None => unmapped.push(node.node.name.as_str()),
             }
@@ -1202,6 +1208,20 @@ mod tests {
             super::node_group_rule_name("p", &"c".repeat(60), &"g".repeat(40)).len(),
             80
         );
+    }
+
+    #[test]
+    fn pods_kept_apart_on_cluster_apis_host_label_get_a_rule_by_default() {
+        let capv = crate::policy::CAPV_HOST_LABEL;
+        let snapshot = three_hosts()
+            .label("w1", capv, "esxi-1")
+            .label("w2", capv, "esxi-2")
+            .pod(web("web-1", "w1", 30).anti_affinity(capv))
+            .pod(web("web-2", "w2", 20).anti_affinity(capv))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert_eq!(plan.drs_rules.len(), 1, "{:?}", plan.drs_rules);
+        assert_eq!(plan.drs_rules[0].vms, ["w1", "w2"]);
     }
 
     #[test]

@@ -2,26 +2,76 @@
 //!
 //! A node's VM is found by, in order: `spec.providerID` (`vsphere://<BIOS uuid>`), the node's
 //! `systemUUID` as is or with its first three fields byte-swapped (how Linux reads SMBIOS 2.7),
-//! then the node name. A node that matches no VM, or several, is unmapped: its labels are left
-//! alone and it is never a place to move a pod to.
+//! then the node name. A node that matches no VM may be an ESXi host itself (a Supervisor
+//! cluster's workers, which run vSphere Pods on the host): its name or an InternalIP is the
+//! host's name in vCenter. A node that matches nothing, or several, is unmapped: its labels are
+//! left alone and it is never a place to move a pod to.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::inventory::{Cluster, Host, Inventory, Vm};
-use crate::policy::LabelKeys;
+use crate::policy::{CAPV_HOST_LABEL, LabelKeys};
 use crate::snapshot::{Labels, Node};
 
-/// Where a node's VM lives.
+/// Where a node lives: on a VM, or as an ESXi host.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement<'a> {
     pub cluster: &'a Cluster,
     /// The cluster's position in the inventory: its identity, where names may repeat.
     pub cluster_index: usize,
-    pub vm: &'a Vm,
+    /// The node's VM; `None` for a node that is an ESXi host itself, which no DRS rule names.
+    pub vm: Option<&'a Vm>,
+    /// The ESXi host's name: the one the VM runs on, or the host node's own.
+    pub host_name: &'a str,
     /// `None` when the VM's host is not in the inventory (filtered out, or mid-move).
     pub host: Option<&'a Host>,
+    pub mapped_by: MappedBy,
+}
+
+/// How a node was matched to the inventory, in the order they are tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum MappedBy {
+    #[serde(rename = "providerID")]
+    ProviderId,
+    #[serde(rename = "systemUUID")]
+    SystemUuid,
+    /// The `systemUUID` with its first three fields byte-swapped (SMBIOS 2.7).
+    #[serde(rename = "systemUUIDSwapped")]
+    SystemUuidSwapped,
+    #[serde(rename = "vmName")]
+    VmName,
+    /// The node is the ESXi host of that name (by node name or an InternalIP).
+    #[serde(rename = "esxiHost")]
+    EsxiHost,
+}
+
+impl MappedBy {
+    /// How messages say it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            MappedBy::ProviderId => "providerID",
+            MappedBy::SystemUuid => "systemUUID",
+            MappedBy::SystemUuidSwapped => "systemUUID (byte-swapped)",
+            MappedBy::VmName => "VM name",
+            MappedBy::EsxiHost => "ESXi host name or InternalIP",
+        }
+    }
+}
+
+/// A mapped node as the report lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MappedNode {
+    pub node: String,
+    pub mapped_by: MappedBy,
+    /// As reports name clusters (`datacenter/name` where names repeat).
+    pub cluster: String,
+    /// Absent for a node that is an ESXi host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vm: Option<String>,
+    pub host: String,
 }
 
 /// The mapping of every node, and the problems found on the way.
@@ -94,55 +144,105 @@ pub fn apply<'k>(
     }
 }
 
-/// Map every node to its VM.
-pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
-    let mut by_uuid: BTreeMap<String, Vec<(usize, &Vm)>> = BTreeMap::new();
-    let mut by_name: BTreeMap<&str, Vec<(usize, &Vm)>> = BTreeMap::new();
-    for (index, cluster) in inventory.clusters.iter().enumerate() {
-        for vm in &cluster.vms {
-            if !vm.uuid.is_empty() {
-                by_uuid
-                    .entry(vm.uuid.to_ascii_lowercase())
-                    .or_default()
-                    .push((index, vm));
+/// What a node may be matched with.
+#[derive(Clone, Copy, Debug)]
+enum Found<'a> {
+    Vm(usize, &'a Vm),
+    Host(usize, &'a Host),
+}
+
+/// The inventory indexed for matching nodes.
+struct Index<'a> {
+    by_uuid: BTreeMap<String, Vec<Found<'a>>>,
+    by_vm_name: BTreeMap<&'a str, Vec<Found<'a>>>,
+    /// ESXi host names, lower-cased: DNS names compare without case.
+    by_host_name: BTreeMap<String, Vec<Found<'a>>>,
+}
+
+impl<'a> Index<'a> {
+    fn new(inventory: &'a Inventory) -> Index<'a> {
+        let mut index = Index {
+            by_uuid: BTreeMap::new(),
+            by_vm_name: BTreeMap::new(),
+            by_host_name: BTreeMap::new(),
+        };
+        for (position, cluster) in inventory.clusters.iter().enumerate() {
+            for vm in &cluster.vms {
+                let found = Found::Vm(position, vm);
+                if !vm.uuid.is_empty() {
+                    let uuid = vm.uuid.to_ascii_lowercase();
+                    index.by_uuid.entry(uuid).or_default().push(found);
+                }
+                index.by_vm_name.entry(&vm.name).or_default().push(found);
             }
-            by_name
-                .entry(vm.name.as_str())
-                .or_default()
-                .push((index, vm));
+            for host in &cluster.hosts {
+                let name = host.name.to_ascii_lowercase();
+                let found = Found::Host(position, host);
+                index.by_host_name.entry(name).or_default().push(found);
+            }
         }
+        index
     }
-    let cluster_names = inventory.cluster_names();
-    let mut mapping = Mapping::default();
-    for node in nodes {
-        let mut candidates: Vec<(&str, &[(usize, &Vm)])> = Vec::new();
-        if let Some(uuid) = node
+
+    /// The first way that matches the node, and what it matches.
+    fn candidates(&self, node: &Node) -> Option<(MappedBy, Vec<Found<'a>>)> {
+        let uuid = |key: &str| self.by_uuid.get(key).cloned();
+        let provider = node
             .provider_id
             .as_deref()
             .and_then(|id| id.strip_prefix("vsphere://"))
-        {
-            let uuid = uuid.trim_matches('/').to_ascii_lowercase();
-            if let Some(found) = by_uuid.get(&uuid) {
-                candidates.push(("providerID", found));
-            }
+            .map(|uuid| uuid.trim_matches('/').to_ascii_lowercase());
+        if let Some(found) = provider.and_then(|id| uuid(&id)) {
+            return Some((MappedBy::ProviderId, found));
         }
-        if candidates.is_empty()
-            && let Some(system_uuid) = &node.system_uuid
-        {
+        if let Some(system_uuid) = &node.system_uuid {
             let as_is = system_uuid.to_ascii_lowercase();
-            if let Some(found) = by_uuid.get(&as_is) {
-                candidates.push(("systemUUID", found));
-            } else if let Some(found) = swap_uuid(&as_is).and_then(|swapped| by_uuid.get(&swapped))
-            {
-                candidates.push(("systemUUID (byte-swapped)", found));
+            if let Some(found) = uuid(&as_is) {
+                return Some((MappedBy::SystemUuid, found));
+            }
+            if let Some(found) = swap_uuid(&as_is).and_then(|swapped| uuid(&swapped)) {
+                return Some((MappedBy::SystemUuidSwapped, found));
             }
         }
-        if candidates.is_empty()
-            && let Some(found) = by_name.get(node.name.as_str())
-        {
-            candidates.push(("VM name", found));
+        if let Some(found) = self.by_vm_name.get(node.name.as_str()) {
+            return Some((MappedBy::VmName, found.clone()));
         }
-        let placement = match candidates.first() {
+        self.host_of(node).map(|found| (MappedBy::EsxiHost, found))
+    }
+
+    /// The ESXi hosts named like the node or one of its InternalIPs (each host once).
+    fn host_of(&self, node: &Node) -> Option<Vec<Found<'a>>> {
+        let mut found: Vec<Found<'a>> = Vec::new();
+        let names = std::iter::once(&node.name).chain(&node.internal_ips);
+        for name in names {
+            for candidate in self
+                .by_host_name
+                .get(&name.to_ascii_lowercase())
+                .into_iter()
+                .flatten()
+            {
+                let Found::Host(_, host) = candidate else {
+                    continue;
+                };
+                let known = found
+                    .iter()
+                    .any(|f| matches!(f, Found::Host(_, h) if std::ptr::eq(*h, *host)));
+                if !known {
+                    found.push(*candidate);
+                }
+            }
+        }
+        (!found.is_empty()).then_some(found)
+    }
+}
+
+/// Map every node to its VM, or to the ESXi host it is.
+pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
+    let index = Index::new(inventory);
+    let cluster_names = inventory.cluster_names();
+    let mut mapping = Mapping::default();
+    for node in nodes {
+        let placement = match index.candidates(node) {
             None => {
                 mapping.unmapped.push(node.name.clone());
                 None
@@ -150,37 +250,80 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
             Some((how, found)) if found.len() > 1 => {
                 let names: Vec<String> = found
                     .iter()
-                    .map(|(cluster, vm)| vm_name(&cluster_names[*cluster], vm))
+                    .map(|found| found_name(&cluster_names, *found))
                     .collect();
                 mapping.warnings.push(format!(
-                    "node {} matches several VMs by {how} ({}): left unmapped",
+                    "node {} matches several {} by {} ({}): left unmapped",
                     node.name,
+                    if how == MappedBy::EsxiHost {
+                        "ESXi hosts"
+                    } else {
+                        "VMs"
+                    },
+                    how.describe(),
                     names.join(", ")
                 ));
                 mapping.unmapped.push(node.name.clone());
                 None
             }
-            Some((_, found)) => {
-                let (cluster_index, vm) = found[0];
-                let cluster = &inventory.clusters[cluster_index];
-                let host = cluster.hosts.iter().find(|h| h.name == vm.host);
-                if host.is_none() {
-                    mapping.warnings.push(format!(
-                        "VM {} of node {} runs on host {:?}, which is not in cluster {}",
-                        vm.name, node.name, vm.host, cluster_names[cluster_index]
-                    ));
-                }
-                Some(Placement {
-                    cluster,
-                    cluster_index,
-                    vm,
-                    host,
-                })
-            }
+            Some((how, found)) => Some(placement(inventory, found[0], how)),
         };
+        if let Some(placement) = &placement
+            && placement.host.is_none()
+        {
+            mapping.warnings.push(format!(
+                "VM {} of node {} runs on host {:?}, which is not in cluster {}",
+                placement.vm.map_or("", |vm| vm.name.as_str()),
+                node.name,
+                placement.host_name,
+                cluster_names[placement.cluster_index]
+            ));
+        }
         mapping.placements.push(placement);
     }
     mapping
+}
+
+fn placement<'a>(inventory: &'a Inventory, found: Found<'a>, how: MappedBy) -> Placement<'a> {
+    match found {
+        Found::Vm(cluster_index, vm) => {
+            let cluster = &inventory.clusters[cluster_index];
+            Placement {
+                cluster,
+                cluster_index,
+                vm: Some(vm),
+                host_name: &vm.host,
+                host: cluster.hosts.iter().find(|h| h.name == vm.host),
+                mapped_by: how,
+            }
+        }
+        Found::Host(cluster_index, host) => Placement {
+            cluster: &inventory.clusters[cluster_index],
+            cluster_index,
+            vm: None,
+            host_name: &host.name,
+            host: Some(host),
+            mapped_by: how,
+        },
+    }
+}
+
+fn found_name(cluster_names: &[String], found: Found<'_>) -> String {
+    match found {
+        Found::Vm(cluster, vm) => vm_name(&cluster_names[cluster], vm),
+        Found::Host(cluster, host) => format!("{}/{}", cluster_names[cluster], host.name),
+    }
+}
+
+/// How the report lists a mapped node.
+pub fn mapped_node(node: &Node, placement: &Placement, cluster_names: &[String]) -> MappedNode {
+    MappedNode {
+        node: node.name.clone(),
+        mapped_by: placement.mapped_by,
+        cluster: cluster_names[placement.cluster_index].clone(),
+        vm: placement.vm.map(|vm| vm.name.clone()),
+        host: placement.host_name.to_string(),
+    }
 }
 
 /// `cluster/vm`, with the VM's id where the inventory has it (VM names repeat across folders).
@@ -219,8 +362,8 @@ pub fn swap_uuid(uuid: &str) -> Option<String> {
 /// The labels a mapped node should carry, key → value.
 pub fn desired_labels(keys: &LabelKeys, placement: &Placement) -> BTreeMap<String, String> {
     let mut desired = BTreeMap::new();
-    if !placement.vm.host.is_empty() {
-        desired.insert(keys.host.clone(), label_value(&placement.vm.host));
+    if !placement.host_name.is_empty() {
+        desired.insert(keys.host.clone(), label_value(placement.host_name));
     }
     if let Some(key) = &keys.cluster {
         desired.insert(key.clone(), label_value(&placement.cluster.name));
@@ -231,6 +374,22 @@ pub fn desired_labels(keys: &LabelKeys, placement: &Placement) -> BTreeMap<Strin
         desired.insert(key.clone(), label_value(&placement.cluster.datacenter));
     }
     desired
+}
+
+/// A warning when the node's Cluster API host label (which CAPV refreshes only on its own resync;
+/// the scheduler places by it as it is, and so does the plan) names another host than the one it is on
+/// now (after a DRS move, until CAPV resyncs).
+pub fn stale_capv_label(node: &Node, placement: &Placement) -> Option<String> {
+    let value = node.labels.get(CAPV_HOST_LABEL)?;
+    let host = placement.host_name;
+    if host.is_empty() || value == host || *value == label_value(host) {
+        return None;
+    }
+    Some(format!(
+        "node {}: {CAPV_HOST_LABEL} says {value} but it runs on ESXi host {host} now; the \
+         scheduler places by the stale label until Cluster API resyncs it, and so does this plan",
+        node.name
+    ))
 }
 
 /// Label changes that bring `labels` to `desired` for the keys this tool owns. Owned keys not
@@ -362,7 +521,7 @@ mod tests {
         let mapped: Vec<Option<&str>> = mapping
             .placements
             .iter()
-            .map(|p| p.as_ref().map(|p| p.vm.name.as_str()))
+            .map(|p| p.as_ref().and_then(|p| p.vm).map(|vm| vm.name.as_str()))
             .collect();
         // Nodes are sorted by name.
         assert_eq!(
@@ -396,6 +555,179 @@ mod tests {
         // w1's uuid is now shared by two VMs; w2's own uuid is gone, so it maps by name.
         assert_eq!(mapping.unmapped, ["w1"]);
         assert!(mapping.warnings[0].contains("several VMs"));
+    }
+
+    /// Three ESXi hosts, the third known to vCenter by its address, and nodes for each host
+    /// (Supervisor workers) beside one VM node.
+    fn supervisor() -> crate::snapshot::Snapshot {
+        Lab::new()
+            .host("esxi-41.example.com")
+            .host("esxi-42.example.com")
+            .host("10.0.0.43")
+            .node("w1", "esxi-42.example.com")
+            .with(|s| {
+                for (name, ip) in [
+                    ("ESXi-41.example.com", "10.0.0.41"),
+                    ("esxi-42.example.com", "10.0.0.42"),
+                    ("esxi-43.example.com", "10.0.0.43"),
+                ] {
+                    let mut node = s.nodes[0].clone();
+                    node.name = name.to_string();
+                    node.provider_id = None;
+                    node.internal_ips = vec![ip.to_string()];
+                    s.nodes.push(node);
+                }
+                s.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+            })
+            .build()
+    }
+
+    #[test]
+    fn a_node_that_is_an_esxi_host_maps_to_it_by_name_or_internal_ip() {
+        let snapshot = supervisor();
+        let inventory = snapshot.inventory.as_ref().expect("inventory");
+        let mapping = map_nodes(&snapshot.nodes, inventory);
+        let mapped: Vec<(&str, Option<&str>, &str, MappedBy)> = snapshot
+            .nodes
+            .iter()
+            .zip(&mapping.placements)
+            .map(|(node, p)| {
+                let p = p.as_ref().expect("mapped");
+                (
+                    node.name.as_str(),
+                    p.vm.map(|vm| vm.name.as_str()),
+                    p.host_name,
+                    p.mapped_by,
+                )
+            })
+            .collect();
+        assert_eq!(
+            mapped,
+            [
+                // Host names compare without case, as DNS names do.
+                (
+                    "ESXi-41.example.com",
+                    None,
+                    "esxi-41.example.com",
+                    MappedBy::EsxiHost
+                ),
+                (
+                    "esxi-42.example.com",
+                    None,
+                    "esxi-42.example.com",
+                    MappedBy::EsxiHost
+                ),
+                ("esxi-43.example.com", None, "10.0.0.43", MappedBy::EsxiHost),
+                (
+                    "w1",
+                    Some("w1"),
+                    "esxi-42.example.com",
+                    MappedBy::ProviderId
+                ),
+            ]
+        );
+        assert!(mapping.warnings.is_empty(), "{:?}", mapping.warnings);
+        let keys = LabelKeys::default();
+        let placement = mapping.placements[2].as_ref().expect("mapped");
+        assert_eq!(
+            desired_labels(&keys, placement)
+                .get(&keys.host)
+                .map(String::as_str),
+            Some("10.0.0.43"),
+            "a host node is labelled with its own host"
+        );
+    }
+
+    #[test]
+    fn a_node_naming_one_host_with_the_address_of_another_is_left_unmapped() {
+        let mut snapshot = supervisor();
+        let node = snapshot
+            .nodes
+            .iter_mut()
+            .find(|n| n.name == "esxi-42.example.com")
+            .expect("node");
+        node.internal_ips = vec!["10.0.0.43".to_string()];
+        let mapping = map_nodes(
+            &snapshot.nodes,
+            snapshot.inventory.as_ref().expect("inventory"),
+        );
+        assert_eq!(mapping.unmapped, ["esxi-42.example.com"]);
+        assert_eq!(
+            mapping.warnings,
+            [
+                "node esxi-42.example.com matches several ESXi hosts by ESXi host name or \
+              InternalIP (c1/esxi-42.example.com, c1/10.0.0.43): left unmapped"
+            ]
+        );
+    }
+
+    #[test]
+    fn host_nodes_take_pods_but_are_in_no_drs_rule() {
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .with(|s| {
+                for name in ["esxi-1", "esxi-2", "esxi-3"] {
+                    s.nodes.push(crate::snapshot::Node {
+                        name: name.to_string(),
+                        uid: None,
+                        applied_label_keys: BTreeSet::new(),
+                        labels: Labels::from([(HOSTNAME.to_string(), name.to_string())]),
+                        provider_id: None,
+                        system_uuid: None,
+                        internal_ips: Vec::new(),
+                        unschedulable: false,
+                        ready: true,
+                        taints: Vec::new(),
+                        allocatable: resources(4000, 16 * 1024, 110),
+                    });
+                }
+            })
+            .pod(web("web-1", "esxi-1", 30).anti_affinity(HOST))
+            .pod(web("web-2", "esxi-1", 20).anti_affinity(HOST))
+            .build();
+        let plan = crate::plan::plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert_eq!(evicted(&plan), ["shop/web-2"]);
+        assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
+        assert!(
+            plan.mapped_nodes
+                .iter()
+                .all(|m| m.mapped_by == MappedBy::EsxiHost && m.vm.is_none())
+        );
+    }
+
+    #[test]
+    fn a_stale_cluster_api_host_label_is_warned_about_and_planned_on_as_it_is() {
+        use crate::policy::CAPV_HOST_LABEL;
+        // w2's VM moved to esxi-1, next to w1; CAPV's label still says esxi-2.
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .label("w1", CAPV_HOST_LABEL, "esxi-1")
+            .label("w2", CAPV_HOST_LABEL, "esxi-2")
+            .pod(web("web-1", "w1", 30).anti_affinity(CAPV_HOST_LABEL))
+            .pod(web("web-2", "w2", 20).anti_affinity(CAPV_HOST_LABEL))
+            .build();
+        let plan = crate::plan::plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert!(
+            plan.warnings.contains(
+                &"node w2: node.cluster.x-k8s.io/esxi-host says esxi-2 but it runs on ESXi host \
+                  esxi-1 now; the scheduler places by the stale label until Cluster API resyncs \
+                  it, and so does this plan"
+                    .to_string()
+            ),
+            "{:?}",
+            plan.warnings
+        );
+        // By the label the scheduler sees, web-1 and web-2 are apart: nothing to evict.
+        assert!(plan.evictions.is_empty(), "{:?}", plan.evictions);
+        assert!(
+            plan.label_changes.iter().all(|c| c.key != CAPV_HOST_LABEL),
+            "Cluster API's label is never written"
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 use kube::core::SelectorExt;
 
 pub use drs::{DrsAction, DrsRuleChange, Edit, rule_name};
-pub use labels::{LabelApply, LabelChange};
+pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 pub use vocabulary::{Eviction, Plan, Skip, SkipReason};
 
 use crate::policy::{EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
@@ -105,12 +105,22 @@ fn refresh_nodes<'a>(
                 .to_string(),
         );
     }
+    let cluster_names = snapshot
+        .inventory
+        .as_ref()
+        .map(|inventory| inventory.cluster_names())
+        .unwrap_or_default();
     let mut nodes = Vec::with_capacity(snapshot.nodes.len());
     for (index, node) in snapshot.nodes.iter().enumerate() {
         let placement = mapping.as_ref().and_then(|m| m.placements[index].clone());
         let mut node_labels = node.labels.clone();
         match &placement {
             Some(placement) => {
+                plan.mapped_nodes
+                    .push(labels::mapped_node(node, placement, &cluster_names));
+                if let Some(warning) = labels::stale_capv_label(node, placement) {
+                    plan.warnings.push(warning);
+                }
                 let desired = labels::desired_labels(keys, placement);
                 let changes = labels::changes(&node.name, &node.labels, &desired);
                 if !changes.is_empty() {

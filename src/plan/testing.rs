@@ -25,7 +25,7 @@ pub fn now() -> DateTime<Utc> {
         .to_utc()
 }
 
-fn resources(cpu_milli: i64, memory_mi: i64, pods: i64) -> Resources {
+pub fn resources(cpu_milli: i64, memory_mi: i64, pods: i64) -> Resources {
     Resources(BTreeMap::from([
         ("cpu".to_string(), cpu_milli),
         ("memory".to_string(), memory_mi * 1024 * 1024 * 1000),
@@ -110,6 +110,7 @@ impl Lab {
             ]),
             provider_id: Some(format!("vsphere://{uuid}")),
             system_uuid: None,
+            internal_ips: Vec::new(),
             unschedulable: false,
             ready: true,
             taints: Vec::new(),

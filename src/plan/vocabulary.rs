@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::drs::DrsRuleChange;
-use super::labels::{LabelApply, LabelChange};
+use super::labels::{LabelApply, LabelChange, MappedNode};
 
 /// What a run would do, and why, and what it would not do, and why not.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -17,6 +17,8 @@ pub struct Plan {
     pub evictions: Vec<Eviction>,
     pub skipped: Vec<Skip>,
     pub drs_rules: Vec<DrsRuleChange>,
+    /// How each mapped node was matched to the inventory, in node order.
+    pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,
     pub warnings: Vec<String>,
 }

@@ -32,6 +32,9 @@ pub const DEFAULT_HOST_LABEL: &str = "vsphere-descheduler.io/host";
 pub const DEFAULT_RULE_PREFIX: &str = "vsphere-descheduler";
 /// The node-name topology key every node carries.
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
+/// Cluster API's host label (CAPV, VKS): never ours to write, but pods that keep apart on it
+/// get DRS rules by default.
+pub const CAPV_HOST_LABEL: &str = "node.cluster.x-k8s.io/esxi-host";
 /// Longest `vsphere.drsRules.namePrefix`.
 pub const MAX_NAME_PREFIX_LEN: usize = 30;
 /// Longest owned-rule prefix `<namePrefix>:<clusterName>:`, so that names keep at least 20 of
@@ -318,7 +321,11 @@ impl Default for DrsRuleSettings {
         DrsRuleSettings {
             enabled: true,
             name_prefix: DEFAULT_RULE_PREFIX.to_string(),
-            topology_keys: vec![DEFAULT_HOST_LABEL.to_string(), HOSTNAME_LABEL.to_string()],
+            topology_keys: vec![
+                DEFAULT_HOST_LABEL.to_string(),
+                HOSTNAME_LABEL.to_string(),
+                CAPV_HOST_LABEL.to_string(),
+            ],
             node_groups: Vec::new(),
         }
     }

@@ -297,7 +297,11 @@ profiles:
                     enabled: true,
                     name_prefix: "k8s".into(),
                     // The default follows the custom host label key.
-                    topology_keys: vec!["example.com/esxi".into(), "kubernetes.io/hostname".into()],
+                    topology_keys: vec![
+                        "example.com/esxi".into(),
+                        "kubernetes.io/hostname".into(),
+                        "node.cluster.x-k8s.io/esxi-host".into(),
+                    ],
                     node_groups: Vec::new(),
                 },
             },

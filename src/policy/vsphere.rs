@@ -5,8 +5,8 @@ use super::names::{check_dns_label, check_label_key};
 use super::selector::label_selector;
 use super::yaml::Node;
 use super::{
-    DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN, MAX_OWNED_RULE_PREFIX_LEN,
-    MAX_RULE_NAME_LEN, NodeGroup, VsphereSettings,
+    CAPV_HOST_LABEL, DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN,
+    MAX_OWNED_RULE_PREFIX_LEN, MAX_RULE_NAME_LEN, NodeGroup, VsphereSettings,
 };
 use crate::error_chain;
 
@@ -367,11 +367,13 @@ fn group_name(d: &mut Decoder, node: &Node, path: &str, groups: &[NodeGroup]) ->
     Some(name)
 }
 
-/// The host label key and `kubernetes.io/hostname`.
+/// The host label key, `kubernetes.io/hostname` and Cluster API's host label.
 fn default_topology_keys(labels: &LabelKeys) -> Vec<String> {
     let mut keys = vec![labels.host.clone()];
-    if labels.host != HOSTNAME_LABEL {
-        keys.push(HOSTNAME_LABEL.to_string());
+    for key in [HOSTNAME_LABEL, CAPV_HOST_LABEL] {
+        if labels.host != key {
+            keys.push(key.to_string());
+        }
     }
     keys
 }

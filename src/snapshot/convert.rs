@@ -71,6 +71,13 @@ pub fn node(node: core::Node) -> Result<Node, ConvertError> {
         labels: meta.labels.unwrap_or_default(),
         applied_label_keys: applied_label_keys(meta.managed_fields.as_deref().unwrap_or_default()),
         provider_id: spec.provider_id.filter(|id| !id.is_empty()),
+        internal_ips: status
+            .addresses
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|address| address.type_ == "InternalIP" && !address.address.is_empty())
+            .map(|address| address.address)
+            .collect(),
         system_uuid: status
             .node_info
             .map(|info| info.system_uuid)

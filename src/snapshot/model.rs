@@ -81,6 +81,9 @@ pub struct Node {
     pub applied_label_keys: BTreeSet<String>,
     pub provider_id: Option<String>,
     pub system_uuid: Option<String>,
+    /// `status.addresses` of type `InternalIP`: an ESXi host node (Supervisor clusters) may be
+    /// known to vCenter by one of them.
+    pub internal_ips: Vec<String>,
     /// `spec.unschedulable` (cordoned).
     pub unschedulable: bool,
     /// The `Ready` condition is `True`.

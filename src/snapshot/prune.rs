@@ -85,6 +85,9 @@ const NODE_PATHS: &[&str] = &[
     // Read when allocatable is not reported.
     "status.capacity",
     "status.nodeInfo.systemUUID",
+    // An ESXi host node (Supervisor clusters) may be known to vCenter by its InternalIP.
+    "status.addresses[].type",
+    "status.addresses[].address",
 ];
 
 static NODE: Kept = Kept {
@@ -352,6 +355,7 @@ mod tests {
                     "conditions": [{"type": "Ready", "status": "True"}],
                     "allocatable": {"cpu": "4", "memory": "16Gi"},
                     "capacity": {"cpu": "4", "memory": "16Gi"},
+                    "addresses": [{"type": "InternalIP", "address": "10.0.0.5"}],
                     "nodeInfo": {"systemUUID": "99b51142"}
                 }
             })
