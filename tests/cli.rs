@@ -53,6 +53,7 @@ fn demo_explains_the_seed_lab_in_plain_words() {
         "lab-ns-01/demo-httpd-68979c6d58-dhrpc",
         "fits:  worker-c (lab-wcp-esxi-43.go-lab.jp)",
         "create vsphere-descheduler:lab:db:StatefulSet/pg",
+        "create vsphere-descheduler:lab:nodes:control-plane",
     ] {
         assert!(
             stdout.contains(expected),

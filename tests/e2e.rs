@@ -1515,3 +1515,109 @@ fn same_named_clusters_and_vms_in_two_datacenters_get_their_own_rules() {
         assert_eq!(entry["clusterId"].as_str(), id.as_deref(), "{entry}");
     }
 }
+
+/// The rules of the story's only cluster, by name, keys and order left out.
+fn rules_by_name(inventory: &Inventory) -> BTreeMap<String, Rule> {
+    let [cluster] = inventory.clusters.as_slice() else {
+        panic!("one cluster: {inventory:?}");
+    };
+    cluster
+        .rules
+        .iter()
+        .map(|rule| {
+            let mut rule = rule.clone();
+            (rule.key, rule.uuid) = (None, None);
+            rule.vms.sort();
+            rule.vm_ids.clear();
+            (rule.name.clone(), rule)
+        })
+        .collect()
+}
+
+/// A node group's rule is written over its nodes' VMs, kept up to date, and deleted with the
+/// group; a stale group's rule goes, and rules that are not ours stay as they were.
+#[test]
+fn node_group_rules_are_updated_and_deleted_while_other_rules_stay() {
+    let lab = Lab::start("control-plane-apart");
+    let before = rules_by_name(&lab.observe_vcenter());
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+
+    let group = "vsphere-descheduler:lab:nodes:control-plane";
+    let after = rules_by_name(&lab.observe_vcenter());
+    assert_eq!(after[group].vms, ["cp-1", "cp-2", "cp-3"]);
+    assert!(after[group].enabled && !after[group].mandatory);
+    assert!(!after.contains_key("vsphere-descheduler:lab:nodes:etcd"));
+    for untouched in [
+        "vsphere-descheduler:other-k8s:nodes:control-plane",
+        "user-keep-apart",
+    ] {
+        assert_eq!(after[untouched], before[untouched], "{untouched} changed");
+    }
+    let entry = outcome.report["drsRules"]
+        .as_array()
+        .expect("drsRules")
+        .iter()
+        .find(|r| r["name"] == group)
+        .cloned()
+        .expect("the group's rule is reported");
+    assert_eq!((entry["action"].as_str(), entry["result"].as_str()), (Some("update"), Some("applied")));
+    assert_eq!(entry["nodeGroup"], "control-plane");
+
+    // The group leaves the policy: its rule goes too.
+    let without_group = lab.dir.path().join("no-groups.yaml");
+    let policy = std::fs::read_to_string(&lab.policy).expect("the story's policy");
+    let (head, _) = policy.split_once("vsphere:\n").expect("a vsphere section");
+    let (_, tail) = policy.split_once("profiles:\n").expect("profiles");
+    std::fs::write(&without_group, format!("{head}profiles:\n{tail}")).expect("writable");
+    let policy_arg = without_group.to_str().expect("UTF-8");
+    let second = outcome_of(
+        lab.command(&["--output", "json", "run", "--policy", policy_arg])
+            .output()
+            .expect("the binary runs"),
+    );
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    let last = rules_by_name(&lab.observe_vcenter());
+    assert!(!last.contains_key(group), "{last:?}");
+    assert_eq!(last.len(), 2, "only the rules that are not ours remain: {last:?}");
+}
+
+/// A Supervisor cluster: the worker nodes are the ESXi hosts. They get their own host as label,
+/// a vSphere Pod moves between them, and no DRS rule names them; the control-plane VMs get the
+/// node group's rule.
+#[test]
+fn supervisor_host_nodes_are_labelled_and_used_but_in_no_drs_rule() {
+    let story = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plan/supervisor-hosts");
+    let lab = Lab::from_snapshot(&story.join("snapshot.yaml"), story.join("policy.yaml"));
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+
+    for (node, host) in [
+        ("esxi-41.example.com", "esxi-41.example.com"),
+        ("esxi-42.example.com", "esxi-42.example.com"),
+        ("esxi-43.example.com", "10.0.0.43"),
+    ] {
+        assert_eq!(lab.node_label(node).as_deref(), Some(host), "{node}");
+    }
+    assert_eq!(lab.evicted_pods().len(), 1, "{}", outcome.stdout);
+    let mapped_as_hosts = outcome.report["mappedNodes"]
+        .as_array()
+        .expect("mappedNodes")
+        .iter()
+        .filter(|m| m["mappedBy"] == "esxiHost" && m.get("vm").is_none())
+        .count();
+    assert_eq!(mapped_as_hosts, 3);
+
+    let rules = rules_by_name(&lab.observe_vcenter());
+    let names: Vec<&String> = rules.keys().collect();
+    assert_eq!(names, ["vsphere-descheduler:supervisor:nodes:control-plane"]);
+    let rule = rules.values().next().expect("one rule");
+    assert_eq!(
+        rule.vms,
+        [
+            "SupervisorControlPlaneVM (1)",
+            "SupervisorControlPlaneVM (2)",
+            "SupervisorControlPlaneVM (3)"
+        ]
+    );
+}
