@@ -1561,7 +1561,10 @@ fn node_group_rules_are_updated_and_deleted_while_other_rules_stay() {
         .find(|r| r["name"] == group)
         .cloned()
         .expect("the group's rule is reported");
-    assert_eq!((entry["action"].as_str(), entry["result"].as_str()), (Some("update"), Some("applied")));
+    assert_eq!(
+        (entry["action"].as_str(), entry["result"].as_str()),
+        (Some("update"), Some("applied"))
+    );
     assert_eq!(entry["nodeGroup"], "control-plane");
 
     // The group leaves the policy: its rule goes too.
@@ -1579,7 +1582,11 @@ fn node_group_rules_are_updated_and_deleted_while_other_rules_stay() {
     assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
     let last = rules_by_name(&lab.observe_vcenter());
     assert!(!last.contains_key(group), "{last:?}");
-    assert_eq!(last.len(), 2, "only the rules that are not ours remain: {last:?}");
+    assert_eq!(
+        last.len(),
+        2,
+        "only the rules that are not ours remain: {last:?}"
+    );
 }
 
 /// A Supervisor cluster: the worker nodes are the ESXi hosts. They get their own host as label,
@@ -1610,7 +1617,10 @@ fn supervisor_host_nodes_are_labelled_and_used_but_in_no_drs_rule() {
 
     let rules = rules_by_name(&lab.observe_vcenter());
     let names: Vec<&String> = rules.keys().collect();
-    assert_eq!(names, ["vsphere-descheduler:supervisor:nodes:control-plane"]);
+    assert_eq!(
+        names,
+        ["vsphere-descheduler:supervisor:nodes:control-plane"]
+    );
     let rule = rules.values().next().expect("one rule");
     assert_eq!(
         rule.vms,
