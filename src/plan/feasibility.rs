@@ -7,16 +7,24 @@
 //! anti-affinity terms, no other pod's anti-affinity against it, and none of its
 //! `DoNotSchedule` spread constraints, counting the pods already planned to land elsewhere.
 //! This is what keeps evictions from looping: a pod that would come back is not evicted.
+//!
+//! Of the nodes that would take the pod, the one returned is the one the scheduler would choose
+//! ([`super::scoring`]), among a sample of the size the scheduler scores, plus the node the pod
+//! is on now when it would take the pod back: the caller tells a replacement that would land
+//! back where it leaves from one that would move.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use kube::core::SelectorExt;
 
+use super::scoring;
 use super::view::{Domains, View};
 use crate::policy::EvictorArgs;
 use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
-/// Find a node the pod could move to. `Err` carries a summary of why none would take it.
+/// The node the scheduler would give the pod's replacement, when some node other than its own
+/// would take it; this may be the pod's own node, which the caller then treats as a return.
+/// `Err` carries a summary of why no other node would take it.
 pub fn find_node(
     view: &View,
     pod_index: usize,
@@ -42,18 +50,34 @@ pub fn find_node(
     } else {
         pod_index.wrapping_mul(2_654_435_761) % count
     };
+    let wanted = scoring::sample_size(count);
+    // The node it is on competes whenever it would take the pod back.
+    let mut candidates: Vec<usize> = current
+        .filter(|&node| refusal(view, pod, current, node, evictor, &excluded, &spreads).is_none())
+        .into_iter()
+        .collect();
+    let mut others = 0;
     let mut refusals: Vec<(Refusal, usize)> = Vec::new();
     for node in (start..count).chain(0..start) {
         if Some(node) == current {
             continue;
         }
-        match refusal(view, pod, node, evictor, &excluded, &spreads) {
-            None => return Ok(node),
+        match refusal(view, pod, current, node, evictor, &excluded, &spreads) {
+            None => {
+                candidates.push(node);
+                others += 1;
+                if others == wanted {
+                    break;
+                }
+            }
             Some(why) => match refusals.iter_mut().find(|(seen, _)| *seen == why) {
                 Some((_, tally)) => *tally += 1,
                 None => refusals.push((why, 1)),
             },
         }
+    }
+    if others > 0 {
+        return Ok(scoring::choose(view, pod_index, &candidates).expect("candidates"));
     }
     if refusals.is_empty() {
         return Err("no other node exists".to_string());
@@ -148,6 +172,7 @@ pub fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
 fn refusal<'v>(
     view: &'v View,
     pod: &'v Pod,
+    current: Option<usize>,
     node: usize,
     evictor: &EvictorArgs,
     excluded: &[Excluded<'v>],
@@ -161,7 +186,8 @@ fn refusal<'v>(
     }
     // Cheapest checks first: domain ids before selectors and resource maps.
     for excluded in excluded {
-        if excluded.domains.of_node[node].is_some_and(|id| excluded.ids.contains(&id)) {
+        if excluded.domains.of_node[node].is_some_and(|id| excluded.ids.binary_search(&id).is_ok())
+        {
             return Some(Refusal::AntiAffinity(excluded.key));
         }
     }
@@ -183,21 +209,23 @@ fn refusal<'v>(
     if let Some(why) = node_admits(view, pod, node) {
         return Some(Refusal::Admission(why));
     }
-    if let Some(resource) = short_resource(view, pod, node) {
+    if let Some(resource) = short_resource(view, pod, current == Some(node), node) {
         return Some(Refusal::Resource(resource));
     }
     None
 }
 
 /// The first resource the pod requests that the node does not have free.
-fn short_resource<'v>(view: &View, pod: &'v Pod, node: usize) -> Option<&'v str> {
+fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: usize) -> Option<&'v str> {
     let allocatable = &view.nodes[node].node.allocatable;
     if allocatable.0.is_empty() {
         // Capacity not recorded (a hand-written snapshot): do not guess.
         return None;
     }
     let used = &view.used[node];
+    // On its own node (a candidate is active there) its requests are counted already.
     pod.requests.0.iter().find_map(|(name, amount)| {
+        let own = if here { *amount } else { 0 };
         let standard = matches!(
             name.as_str(),
             "cpu" | "memory" | "pods" | "ephemeral-storage"
@@ -205,7 +233,7 @@ fn short_resource<'v>(view: &View, pod: &'v Pod, node: usize) -> Option<&'v str>
         match allocatable.0.get(name) {
             None if standard => None,
             None => Some(name.as_str()),
-            Some(capacity) if capacity - used.get(name) < *amount => Some(name.as_str()),
+            Some(capacity) if capacity - (used.get(name) - own) < *amount => Some(name.as_str()),
             Some(_) => None,
         }
     })
@@ -215,7 +243,8 @@ fn short_resource<'v>(view: &View, pod: &'v Pod, node: usize) -> Option<&'v str>
 struct Excluded<'v> {
     key: &'v str,
     domains: &'v Domains,
-    ids: HashSet<u32>,
+    /// Sorted: a few ids, looked up for every node searched.
+    ids: Vec<u32>,
 }
 
 /// Topology domains the pod may not land in: where a pod its own required anti-affinity terms
@@ -223,7 +252,7 @@ struct Excluded<'v> {
 /// does not.
 fn excluded_domains<'v>(view: &'v View, pod_index: usize) -> Vec<Excluded<'v>> {
     let pod = view.pod(pod_index);
-    let mut excluded: BTreeMap<&'v str, HashSet<u32>> = BTreeMap::new();
+    let mut excluded: BTreeMap<&'v str, BTreeSet<u32>> = BTreeMap::new();
     let mut exclude = |key: &'v str, node: usize| {
         if let Some(id) = view.domains(key).and_then(|d| d.of_node[node]) {
             excluded.entry(key).or_default().insert(id);
@@ -253,7 +282,7 @@ fn excluded_domains<'v>(view: &'v View, pod_index: usize) -> Vec<Excluded<'v>> {
             Some(Excluded {
                 key,
                 domains: view.domains(key)?,
-                ids,
+                ids: ids.into_iter().collect(),
             })
         })
         .collect()

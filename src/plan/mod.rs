@@ -15,6 +15,7 @@ mod feasibility;
 pub mod labels;
 #[doc(hidden)]
 pub mod phases;
+mod scoring;
 mod selector_index;
 mod topology_spread;
 mod view;
@@ -303,7 +304,7 @@ impl<'a> Planner<'a> {
         }
         let landing = match self.landing(context, pod, fit) {
             Ok(landing) => landing,
-            Err(detail) => return self.skip(context, pod, SkipReason::NoFeasibleNode, detail),
+            Err((reason, detail)) => return self.skip(context, pod, reason, detail),
         };
         let charge = match self.budget.check(&self.view, pod) {
             Ok(charge) => charge,
@@ -335,15 +336,45 @@ impl<'a> Planner<'a> {
         Attempt::Evicted { landing }
     }
 
-    /// The node the pod is expected to land on, when the check `fit` asks for is made; `Err`
-    /// says why no node would take it.
-    fn landing(&self, context: &Context, pod: usize, fit: Fit) -> Result<Option<usize>, String> {
+    /// The node the scheduler would give the pod's replacement, when the check `fit` asks for
+    /// is made; `Err` says why no other node would take it, or that the scheduler would put the
+    /// replacement back where the pod leaves: on its node, or (balancing a spread constraint) in
+    /// its domain.
+    fn landing(
+        &self,
+        context: &Context,
+        pod: usize,
+        fit: Fit,
+    ) -> Result<Option<usize>, (SkipReason, String)> {
         let fix = match fit {
             Fit::Evictor if context.evictor.node_fit => None,
             Fit::Balance(constraint) => Some(constraint),
             Fit::Evictor | Fit::Unchecked => return Ok(None),
         };
-        feasibility::find_node(&self.view, pod, context.evictor, fix).map(Some)
+        let landing = feasibility::find_node(&self.view, pod, context.evictor, fix)
+            .map_err(|detail| (SkipReason::NoFeasibleNode, detail))?;
+        let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
+        let key = fix.map(|constraint| constraint.topology_key.as_str());
+        let same_domain = key
+            .and_then(|key| self.view.domains(key))
+            .is_some_and(|d| d.of_node[from].is_some() && d.of_node[from] == d.of_node[landing]);
+        if landing == from || same_domain {
+            let place = match key.filter(|_| landing != from) {
+                Some(key) => format!(
+                    "to node {}, in the same {key} domain",
+                    describe_node(&self.view, landing)
+                ),
+                None => format!("back to node {}", describe_node(&self.view, landing)),
+            };
+            return Err((
+                SkipReason::WouldReturn,
+                format!(
+                    "the scheduler would send its replacement {place}: it scores best of the \
+                     nodes that would take it, so evicting it would change nothing"
+                ),
+            ));
+        }
+        Ok(Some(landing))
     }
 
     fn skip(

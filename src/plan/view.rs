@@ -83,6 +83,8 @@ pub struct View<'a> {
     /// Whether any node has a taint (so taint-aware checks can skip the node scan).
     pub any_taints: bool,
     by_namespace: HashMap<&'a str, Vec<usize>>,
+    /// Controller uid → its pods, for the scheduler's default spreading.
+    by_controller: HashMap<&'a str, Vec<usize>>,
     /// (namespace, label key, label value) → pods.
     by_label: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
     /// Every required anti-affinity term with a selector, and an index to find those that
@@ -115,6 +117,7 @@ impl<'a> View<'a> {
         let mut pod_node = Vec::with_capacity(snapshot.pods.len());
         let mut state = Vec::with_capacity(snapshot.pods.len());
         let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_controller: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut by_label: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
         let mut namespace_labels: HashMap<&str, Labels> = snapshot
             .namespaces
@@ -140,6 +143,12 @@ impl<'a> View<'a> {
                 .entry(pod.namespace.as_str())
                 .or_default()
                 .push(index);
+            if let Some(owner) = pod.controller() {
+                by_controller
+                    .entry(owner.uid.as_str())
+                    .or_default()
+                    .push(index);
+            }
             for (key, value) in &pod.labels {
                 by_label
                     .entry((pod.namespace.as_str(), key.as_str(), value.as_str()))
@@ -166,6 +175,7 @@ impl<'a> View<'a> {
             state,
             used,
             by_namespace,
+            by_controller,
             by_label,
             holders: Vec::new(),
             holder_index: SelectorIndex::default(),
@@ -185,7 +195,9 @@ impl<'a> View<'a> {
     }
 
     fn index_domains(&self) -> HashMap<&'a str, Rc<Domains>> {
-        let mut keys: BTreeSet<&'a str> = BTreeSet::new();
+        // The zone key of the scheduler's default spreading, which scoring needs whether or not
+        // a pod names it.
+        let mut keys: BTreeSet<&'a str> = BTreeSet::from([super::scoring::ZONE]);
         for pod in &self.snapshot.pods {
             keys.extend(pod.anti_affinity.iter().map(|t| t.topology_key.as_str()));
             keys.extend(
@@ -250,6 +262,14 @@ impl<'a> View<'a> {
                 });
             }
         }
+    }
+
+    /// The pods of the pod's controller, itself included (none without a controller).
+    pub fn siblings(&self, pod: usize) -> &[usize] {
+        self.pod(pod)
+            .controller()
+            .and_then(|owner| self.by_controller.get(owner.uid.as_str()))
+            .map_or(&[], Vec::as_slice)
     }
 
     pub fn pod(&self, index: usize) -> &'a Pod {

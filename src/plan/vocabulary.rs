@@ -77,6 +77,9 @@ pub enum SkipReason {
     Pdb,
     /// A per-node, per-namespace or total eviction limit is reached.
     Limit,
+    /// The scheduler would place its replacement back where it leaves (its node, or the
+    /// spread domain being balanced): the eviction would change nothing.
+    WouldReturn,
 }
 
 impl SkipReason {
@@ -86,6 +89,7 @@ impl SkipReason {
             SkipReason::NoFeasibleNode => "no-feasible-node",
             SkipReason::Pdb => "pdb",
             SkipReason::Limit => "limit",
+            SkipReason::WouldReturn => "would-return",
         }
     }
 }

@@ -1,0 +1,389 @@
+//! Which node the default kube-scheduler would give a pod's replacement: its score plugins, as
+//! far as a snapshot holds what they read.
+//!
+//! The scheduler filters nodes (what [`super::feasibility`] checks), then scores the feasible
+//! ones with the default profile's plugins, each 0–100, summed by weight, and binds to the best.
+//! Modelled, with the default profile's weights:
+//!
+//! | plugin | weight | what it prefers |
+//! |---|---|---|
+//! | `TaintToleration` | 3 | fewer `PreferNoSchedule` taints the pod does not tolerate |
+//! | `PodTopologySpread` | 2 | fewer matching pods in the node's domains, for the pod's `ScheduleAnyway` constraints, or the system defaults (`kubernetes.io/hostname` maxSkew 3, `topology.kubernetes.io/zone` maxSkew 5, over the pods of the same controller) when it declares none |
+//! | `NodeResourcesFit` (`LeastAllocated`) | 1 | more free CPU and memory after placing it |
+//! | `NodeResourcesBalancedAllocation` | 1 | CPU and memory used in equal shares |
+//!
+//! Left out, because a snapshot does not hold what they read or the policy's pods do not use it:
+//! `InterPodAffinity` and `NodeAffinity` preferences (preferred terms are not recorded),
+//! `ImageLocality` (images on nodes), `VolumeBinding` (volumes). Pods that request no CPU or
+//! memory are scored as asking the scheduler's non-zero defaults (100m, 200Mi); pods already on a
+//! node count with what they request.
+//!
+//! The scheduler also scores only a sample of the feasible nodes on large clusters
+//! ([`sample_size`]), starting where its last search ended; the planner's search starts at a
+//! place derived from the pod, so the prediction is the scheduler's choice for one such sample,
+//! and ties go to the first node found, where the scheduler picks one of them at random.
+
+use super::view::{Domains, View};
+use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
+
+const TAINT_TOLERATION: i64 = 3;
+const POD_TOPOLOGY_SPREAD: i64 = 2;
+const LEAST_ALLOCATED: i64 = 1;
+const BALANCED_ALLOCATION: i64 = 1;
+const MAX_SCORE: i64 = 100;
+
+/// The scheduler's requests for a pod that asks none: 100m CPU, 200Mi memory (in the snapshot's
+/// milli-units).
+const DEFAULT_CPU: i64 = 100;
+const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024 * 1000;
+
+/// The zone key of the scheduler's default spreading.
+pub const ZONE: &str = "topology.kubernetes.io/zone";
+const HOSTNAME: &str = "kubernetes.io/hostname";
+
+/// How many feasible nodes the scheduler looks for before it scores (its
+/// `percentageOfNodesToScore` default): every node up to 100, else an adaptive share, 50% less
+/// 1% per 125 nodes, at least 5% and at least 100 nodes.
+pub fn sample_size(nodes: usize) -> usize {
+    if nodes < 100 {
+        return nodes;
+    }
+    let percent = 50usize.saturating_sub(nodes / 125).max(5);
+    (nodes * percent / 100).max(100)
+}
+
+/// The candidate the scheduler would choose: the highest weighted score, the first found on a
+/// tie. `candidates` are feasible nodes in search order; `None` when there are none.
+pub fn choose(view: &View, pod_index: usize, candidates: &[usize]) -> Option<usize> {
+    let scores = scores(view, pod_index, candidates);
+    let mut best: Option<(i64, usize)> = None;
+    for (&node, score) in candidates.iter().zip(scores) {
+        if best.is_none_or(|(top, _)| score > top) {
+            best = Some((score, node));
+        }
+    }
+    best.map(|(_, node)| node)
+}
+
+/// The weighted sum of every modelled plugin's normalized score, per candidate.
+pub fn scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
+    let pod = view.pod(pod_index);
+    let taints = normalize_reverse(
+        &candidates
+            .iter()
+            .map(|&node| untolerated_soft_taints(view, pod, node))
+            .collect::<Vec<_>>(),
+    );
+    let spread = spread_scores(view, pod_index, candidates);
+    candidates
+        .iter()
+        .enumerate()
+        .map(|(i, &node)| {
+            let (least, balanced) = resource_scores(view, pod_index, node);
+            TAINT_TOLERATION * taints[i]
+                + POD_TOPOLOGY_SPREAD * spread[i]
+                + LEAST_ALLOCATED * least
+                + BALANCED_ALLOCATION * balanced
+        })
+        .collect()
+}
+
+/// `PreferNoSchedule` taints of the node the pod does not tolerate.
+fn untolerated_soft_taints(view: &View, pod: &Pod, node: usize) -> i64 {
+    view.nodes[node]
+        .node
+        .taints
+        .iter()
+        .filter(|taint| {
+            taint.effect == TaintEffect::PreferNoSchedule
+                && !pod.tolerations.iter().any(|t| t.tolerates(taint))
+        })
+        .count() as i64
+}
+
+/// Fewer is better: the scheduler's reverse normalization to 0–100 by the highest raw value.
+fn normalize_reverse(raw: &[i64]) -> Vec<i64> {
+    let max = raw.iter().copied().max().unwrap_or(0);
+    raw.iter()
+        .map(|&value| {
+            if max == 0 {
+                MAX_SCORE
+            } else {
+                MAX_SCORE - value * MAX_SCORE / max
+            }
+        })
+        .collect()
+}
+
+/// `LeastAllocated` and `BalancedAllocation` over CPU and memory, with the pod placed on the
+/// node (and, on the node it leaves, without its own usage).
+fn resource_scores(view: &View, pod_index: usize, node: usize) -> (i64, i64) {
+    let pod = view.pod(pod_index);
+    let allocatable = &view.nodes[node].node.allocatable;
+    let here = view.pod_node[pod_index] == Some(node) && view.location(pod_index, false).is_some();
+    let mut least = 0;
+    let mut fractions = [0f64; 2];
+    for (i, (name, default)) in [("cpu", DEFAULT_CPU), ("memory", DEFAULT_MEMORY)]
+        .into_iter()
+        .enumerate()
+    {
+        let capacity = allocatable.get(name);
+        let asked = match pod.requests.get(name) {
+            0 => default,
+            asked => asked,
+        };
+        let mut requested = view.used[node].get(name) + asked;
+        if here {
+            requested -= pod.requests.get(name);
+        }
+        if capacity <= 0 {
+            continue;
+        }
+        least += ((capacity - requested).max(0) * MAX_SCORE) / capacity;
+        fractions[i] = (requested as f64 / capacity as f64).min(1.0);
+    }
+    let deviation = (fractions[0] - fractions[1]).abs() / 2.0;
+    let balanced = ((1.0 - deviation) * MAX_SCORE as f64) as i64;
+    (least / 2, balanced)
+}
+
+/// One soft spread constraint as scored: its key's domains, matching pods per domain, and the
+/// weight the scheduler gives a key by its number of domains.
+struct SoftSpread<'v> {
+    max_skew: i64,
+    /// `None` for the hostname key: a node is its own domain.
+    domains: Option<&'v Domains>,
+    counts: Vec<i64>,
+    weight: f64,
+}
+
+/// `PodTopologySpread` scores: the pod's `ScheduleAnyway` constraints, or the scheduler's
+/// default spreading when it declares no constraint at all.
+fn spread_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
+    let pod = view.pod(pod_index);
+    let peers = |selector: Option<&'_ crate::snapshot::Requirements>| -> Vec<usize> {
+        match selector {
+            Some(selector) => view.select(&pod.namespace, selector),
+            None => view.siblings(pod_index).to_vec(),
+        }
+    };
+    // The defaults apply to nodes that have their keys; a pod's own constraints ignore nodes
+    // lacking one (they score 0), as the scheduler's `requireAllTopologies`.
+    let defaulted = pod.spread_constraints.is_empty();
+    let soft: Vec<(&str, i64, Vec<usize>)> = if defaulted {
+        if pod.controller().is_none() {
+            return vec![0; candidates.len()];
+        }
+        let siblings = peers(None);
+        vec![(HOSTNAME, 3, siblings.clone()), (ZONE, 5, siblings)]
+    } else {
+        pod.spread_constraints
+            .iter()
+            .filter(|c| c.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway)
+            .filter_map(|c: &SpreadConstraint| {
+                let selector = c.selector.as_ref()?;
+                Some((
+                    c.topology_key.as_str(),
+                    i64::from(c.max_skew),
+                    peers(Some(selector)),
+                ))
+            })
+            .collect()
+    };
+    if soft.is_empty() {
+        return vec![0; candidates.len()];
+    }
+    let spreads: Vec<SoftSpread> = soft
+        .into_iter()
+        .map(|(key, max_skew, peers)| soft_spread(view, pod_index, key, max_skew, &peers))
+        .collect();
+    // Nodes lacking a key are left out of the normalization and score 0, as the scheduler's.
+    let raw: Vec<Option<f64>> = candidates
+        .iter()
+        .map(|&node| {
+            spreads.iter().try_fold(0.0, |sum, spread| {
+                let count = match spread.domains {
+                    None => Some(spread.counts[node]),
+                    Some(domains) => domains.of_node[node].map(|id| spread.counts[id as usize]),
+                };
+                match count {
+                    Some(count) => Some(sum + (count + spread.max_skew - 1) as f64 * spread.weight),
+                    None if defaulted => Some(sum),
+                    None => None,
+                }
+            })
+        })
+        .collect();
+    let present = raw.iter().flatten();
+    let max = present.clone().fold(f64::MIN, |a, &b| a.max(b));
+    let min = present.fold(f64::MAX, |a, &b| a.min(b));
+    raw.iter()
+        .map(|score| match score {
+            None => 0,
+            Some(_) if max <= 0.0 => MAX_SCORE,
+            Some(score) => (MAX_SCORE as f64 * (max + min - score) / max) as i64,
+        })
+        .collect()
+}
+
+/// Matching pods per domain of `key` (per node for the hostname key), counting planned
+/// landings and not the pod being replaced.
+fn soft_spread<'v>(
+    view: &'v View,
+    pod_index: usize,
+    key: &str,
+    max_skew: i64,
+    peers: &[usize],
+) -> SoftSpread<'v> {
+    // Every key scored is indexed: pods' own constraint keys and the default zone key.
+    let domains = (key != HOSTNAME).then(|| view.domains(key)).flatten();
+    let size = domains.map_or(view.nodes.len(), |d| d.names.len());
+    let mut counts = vec![0; size];
+    for &other in peers {
+        if other == pod_index {
+            continue;
+        }
+        let Some(node) = view.location(other, true) else {
+            continue;
+        };
+        let slot = match domains {
+            None => Some(node),
+            Some(domains) => domains.of_node[node].map(|id| id as usize),
+        };
+        if let Some(slot) = slot {
+            counts[slot] += 1;
+        }
+    }
+    SoftSpread {
+        max_skew,
+        domains,
+        counts,
+        // The scheduler's topologyNormalizingWeight: ln(domains + 2).
+        weight: ((size + 2) as f64).ln(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sample_size;
+    use crate::plan::plan;
+    use crate::plan::testing::*;
+    use crate::policy::EvictorArgs;
+    use crate::snapshot::{Resources, Taint, TaintEffect, WhenUnsatisfiable};
+
+    fn node_fit() -> EvictorArgs {
+        EvictorArgs {
+            node_fit: true,
+            ..EvictorArgs::default()
+        }
+    }
+
+    #[test]
+    fn the_sample_is_every_node_up_to_100_then_an_adaptive_share() {
+        assert_eq!(sample_size(3), 3);
+        assert_eq!(sample_size(99), 99);
+        assert_eq!(sample_size(100), 100);
+        // 50% - 1000/125 = 42%.
+        assert_eq!(sample_size(1000), 420);
+        // 50% - 40% = 10%.
+        assert_eq!(sample_size(5000), 500);
+        // Floored at 5%.
+        assert_eq!(sample_size(20_000), 1000);
+    }
+
+    fn prefer_no_schedule(lab: Lab, nodes: &[&str]) -> Lab {
+        let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+        lab.with(move |s| {
+            for node in s.nodes.iter_mut().filter(|n| nodes.contains(&n.name)) {
+                node.taints.push(Taint {
+                    key: "draining".into(),
+                    value: String::new(),
+                    effect: TaintEffect::PreferNoSchedule,
+                });
+            }
+        })
+    }
+
+    /// Two replicas of api on w1; w2 and w3 are tainted PreferNoSchedule, which the scheduler
+    /// weighs three times.
+    fn duplicate_on_the_preferred_node() -> Lab {
+        prefer_no_schedule(
+            three_hosts()
+                .pod(pod("app/a").app("api").on("w1").age_minutes(60))
+                .pod(pod("app/b").app("api").on("w1").age_minutes(10)),
+            &["w2", "w3"],
+        )
+    }
+
+    #[test]
+    fn a_duplicate_the_scheduler_would_put_back_is_not_evicted() {
+        let plan = plan(
+            &duplicate_on_the_preferred_node().build(),
+            &policy_with(node_fit(), vec![duplicates()]),
+        );
+        assert!(plan.evictions.is_empty(), "{:?}", plan.evictions);
+        // Neither replica: whichever goes, its replacement comes back.
+        assert_eq!(
+            skipped(&plan),
+            [
+                ("app/b".to_string(), "would-return"),
+                ("app/a".to_string(), "would-return")
+            ]
+        );
+        assert!(
+            plan.skipped[0]
+                .detail
+                .starts_with("the scheduler would send its replacement back to node w1 (esxi-1)"),
+            "{}",
+            plan.skipped[0].detail
+        );
+    }
+
+    #[test]
+    fn the_replacement_is_predicted_on_the_least_loaded_untainted_node() {
+        // Only w3 is tainted now; w2 is busier than w1 left alone would be, but w1 holds the
+        // other replica: spreading and free room both point at w2 over w1... unless w2 is full.
+        let lab = prefer_no_schedule(
+            three_hosts()
+                .pod(pod("app/a").app("api").on("w1").age_minutes(60))
+                .pod(pod("app/b").app("api").on("w1").age_minutes(10)),
+            &["w3"],
+        );
+        let light = plan(&lab.build(), &policy_with(node_fit(), vec![duplicates()]));
+        assert_eq!(evicted(&light), ["app/b"]);
+        assert_eq!(light.evictions[0].fits_on.as_deref(), Some("w2 (esxi-2)"));
+
+        let busy = prefer_no_schedule(
+            three_hosts()
+                .pod(pod("app/a").app("api").on("w1").age_minutes(60))
+                .pod(pod("app/b").app("api").on("w1").age_minutes(10))
+                .pod(pod("other/big").on("w2").with(|p| {
+                    p.requests = Resources([("cpu".to_string(), 3_500)].into());
+                })),
+            &[],
+        );
+        let busy_plan = plan(&busy.build(), &policy_with(node_fit(), vec![duplicates()]));
+        assert_eq!(
+            busy_plan.evictions[0].fits_on.as_deref(),
+            Some("w3 (esxi-3)")
+        );
+    }
+
+    #[test]
+    fn a_soft_spread_constraint_sends_the_replacement_to_its_emptiest_domain() {
+        let api = |key: &str, node: &str| {
+            pod(key)
+                .app("api")
+                .on(node)
+                .spread(HOST, 1, WhenUnsatisfiable::ScheduleAnyway)
+        };
+        let snapshot = three_hosts()
+            .pod(api("app/a", "w1"))
+            .pod(api("app/b", "w1"))
+            .pod(api("app/c", "w2"))
+            .build();
+        let plan = plan(&snapshot, &policy_with(node_fit(), vec![duplicates()]));
+        assert_eq!(evicted(&plan).len(), 1, "{:?}", plan.skipped);
+        assert_eq!(plan.evictions[0].fits_on.as_deref(), Some("w3 (esxi-3)"));
+    }
+}
