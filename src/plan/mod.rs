@@ -5,18 +5,16 @@
 //! resulting placement needs. Every decision, and every candidate it decided not to evict, is
 //! data in the returned [`Plan`]; nothing here does I/O or reads a clock.
 
-mod anti_affinity;
 mod budget;
 mod dependencies;
 mod drs;
-mod duplicates;
 mod evictor;
 mod feasibility;
 pub mod labels;
 #[doc(hidden)]
 pub mod phases;
+mod plugins;
 mod selector_index;
-mod topology_spread;
 mod view;
 mod vocabulary;
 
@@ -251,11 +249,7 @@ impl<'a> Planner<'a> {
             strategy: strategy.name(),
             ..self.context(profile)
         };
-        match strategy {
-            Strategy::InterPodAntiAffinity(args) => anti_affinity::run(self, &context, args),
-            Strategy::TopologySpread(args) => topology_spread::run(self, &context, args),
-            Strategy::Duplicates(args) => duplicates::run(self, &context, args),
-        }
+        plugins::run(self, &context, strategy);
     }
 
     /// Derive the DRS rules the final placement needs.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Fields, index, unknown};
 use super::evictor::{DEFAULT_EVICTOR, evictor_args};
-use super::strategies::{ExtensionPoint, StrategyKind, supported_strategies};
+use super::plugins::{ExtensionPoint, StrategyKind, supported_strategies};
 use super::yaml::{Node, Position, Value};
 use super::{Profile, Strategy};
 

@@ -13,17 +13,15 @@ use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Fields};
 use super::evictor::{LegacyFlags, legacy_flags, priority_threshold};
+use super::plugins::{ExtensionPoint, StrategyKind};
 use super::profiles::unsupported_plugin;
-use super::selector::{label_selector, selector_string};
-use super::strategies::{ExtensionPoint, StrategyKind, namespaces, owner_kinds};
+use super::selector::selector_string;
 use super::v1alpha2::{
     PER_WORKLOAD_LIMIT, VSPHERE_API_VERSION, limits, per_workload_limit_elsewhere,
     upstream_vsphere_settings,
 };
 use super::yaml::{Node, Value};
-use super::{
-    AntiAffinityArgs, DuplicatesArgs, EvictorArgs, Policy, Profile, Strategy, TopologySpreadArgs,
-};
+use super::{EvictorArgs, Policy, Profile};
 
 /// The apiVersion of upstream's legacy format.
 pub(super) const API_VERSION: &str = "descheduler/v1alpha1";
@@ -72,15 +70,6 @@ const COMMON_PARAMS: [&str; 4] = [
     "thresholdPriorityClassName",
     "nodeFit",
 ];
-
-/// The parameters a strategy reads beyond [`COMMON_PARAMS`].
-fn own_params(kind: StrategyKind) -> &'static [&'static str] {
-    match kind {
-        StrategyKind::InterPodAntiAffinity => &["labelSelector"],
-        StrategyKind::TopologySpread => &["labelSelector", "includeSoftConstraints"],
-        StrategyKind::Duplicates => &["removeDuplicates"],
-    }
-}
 
 /// Decodes a `descheduler/v1alpha1` document (apiVersion and kind already checked).
 pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
@@ -193,34 +182,9 @@ fn profile(
         protections: flags.protections(),
         ..EvictorArgs::default()
     };
-    let namespaces = namespaces(d, params.get("namespaces"), &params.path("namespaces"));
-    let strategy = match kind {
-        StrategyKind::InterPodAntiAffinity => Strategy::InterPodAntiAffinity(AntiAffinityArgs {
-            namespaces,
-            label_selector: label_selector(
-                d,
-                params.get("labelSelector"),
-                &params.path("labelSelector"),
-            ),
-        }),
-        StrategyKind::TopologySpread => Strategy::TopologySpread(TopologySpreadArgs {
-            namespaces,
-            label_selector: label_selector(
-                d,
-                params.get("labelSelector"),
-                &params.path("labelSelector"),
-            ),
-            do_not_schedule: true,
-            schedule_anyway: params.bool(d, "includeSoftConstraints").unwrap_or(false),
-            topology_balance_node_fit: true,
-        }),
-        StrategyKind::Duplicates => Strategy::Duplicates(DuplicatesArgs {
-            namespaces,
-            exclude_owner_kinds: remove_duplicates(d, params),
-        }),
-    };
+    let strategy = kind.convert_v1alpha1(d, params);
     for field in PARAMS_FIELDS {
-        if COMMON_PARAMS.contains(&field) || own_params(kind).contains(&field) {
+        if COMMON_PARAMS.contains(&field) || kind.legacy_params().contains(&field) {
             continue;
         }
         if let Some(node) = params.get(field).filter(|node| !is_zero(node)) {
@@ -248,21 +212,6 @@ fn profile(
     }
 }
 
-/// `removeDuplicates: {excludeOwnerKinds}`.
-fn remove_duplicates(d: &mut Decoder, params: &Fields<'_>) -> Vec<String> {
-    let Some(node) = params.get("removeDuplicates") else {
-        return Vec::new();
-    };
-    match d.fields(
-        node,
-        &params.path("removeDuplicates"),
-        &["excludeOwnerKinds"],
-    ) {
-        Some(fields) => owner_kinds(d, &fields, "excludeOwnerKinds"),
-        None => Vec::new(),
-    }
-}
-
 /// Whether a node holds only zero values (null, false, 0, "", empty or all-zero collections):
 /// what a Go marshaller writes for parameters nobody set.
 fn is_zero(node: &Node) -> bool {
@@ -282,8 +231,8 @@ mod tests {
     use super::*;
     use crate::policy::testing::{load, problem, problems};
     use crate::policy::{
-        DrsRuleSettings, Limits, Namespaces, PriorityThreshold, Protections, VsphereSettings,
-        parse_selector,
+        AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, Limits, Namespaces, PriorityThreshold,
+        Protections, Strategy, TopologySpreadArgs, VsphereSettings, parse_selector,
     };
 
     /// Roughly what the OpenShift descheduler operator wrote before it moved to v1alpha2: every

@@ -18,8 +18,8 @@ use std::collections::{BinaryHeap, HashMap};
 
 use kube::core::SelectorExt;
 
-use super::view::{PodState, View};
-use super::{Attempt, Context, Fit, Planner};
+use crate::plan::view::{PodState, View};
+use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::AntiAffinityArgs;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &AntiAffinityArgs) {
