@@ -194,6 +194,9 @@ pub(crate) enum Fit<'c> {
     /// `topologyBalanceNodeFit: false`: evict even when no node would take the pod now (as
     /// upstream users set it, so a cluster autoscaler adds one), whatever `nodeFit` says.
     Unchecked,
+    /// The strategy itself needs another node to take the pod, whatever `nodeFit` says (as
+    /// upstream's node affinity plugin checks); with a mask, only the nodes it marks qualify.
+    Required(Option<&'c [bool]>),
 }
 
 /// What became of one attempt.
@@ -297,11 +300,18 @@ impl<'a> Planner<'a> {
         let depends_on_labels_of = dependencies::of(&self.view, &self.relabelled, pod);
         let pod_ref = self.view.pod(pod);
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
-        self.view.used[from].subtract(&pod_ref.requests);
-        if let Some(landing) = landing {
-            self.view.used[landing].add(&pod_ref.requests);
+        // A finished pod (RemoveFailedPods, PodLifeTime) holds nothing and its controller has
+        // replaced it already: its eviction frees nothing and lands nowhere.
+        let holds_resources = self.view.state[pod] == PodState::Active;
+        if holds_resources {
+            self.view.used[from].subtract(&pod_ref.requests);
+            if let Some(landing) = landing {
+                self.view.used[landing].add(&pod_ref.requests);
+            }
         }
-        self.view.state[pod] = PodState::Evicted { landing };
+        self.view.state[pod] = PodState::Evicted {
+            landing: landing.filter(|_| holds_resources),
+        };
         let node = &self.view.nodes[from];
         self.plan.evictions.push(Eviction {
             namespace: pod_ref.namespace.clone(),
@@ -322,12 +332,13 @@ impl<'a> Planner<'a> {
     /// The node the pod is expected to land on, when the check `fit` asks for is made; `Err`
     /// says why no node would take it.
     fn landing(&self, context: &Context, pod: usize, fit: Fit) -> Result<Option<usize>, String> {
-        let fix = match fit {
-            Fit::Evictor if context.evictor.node_fit => None,
-            Fit::Balance(constraint) => Some(constraint),
+        let (fix, among) = match fit {
+            Fit::Evictor if context.evictor.node_fit => (None, None),
+            Fit::Balance(constraint) => (Some(constraint), None),
+            Fit::Required(among) => (None, among),
             Fit::Evictor | Fit::Unchecked => return Ok(None),
         };
-        feasibility::find_node(&self.view, pod, context.evictor, fix).map(Some)
+        feasibility::find_node_among(&self.view, pod, context.evictor, fix, among).map(Some)
     }
 
     fn skip(

@@ -8,14 +8,24 @@
 
 mod anti_affinity;
 mod duplicates;
+mod failed_pods;
+mod node_affinity;
+mod node_taints;
+mod pod_life_time;
+mod too_many_restarts;
 mod topology_spread;
 
 pub use anti_affinity::AntiAffinityArgs;
 pub use duplicates::DuplicatesArgs;
+pub use failed_pods::FailedPodsArgs;
+pub use node_affinity::{NodeAffinityArgs, NodeAffinityType};
+pub use node_taints::NodeTaintsArgs;
+pub use pod_life_time::PodLifeTimeArgs;
+pub use too_many_restarts::TooManyRestartsArgs;
 pub use topology_spread::TopologySpreadArgs;
 
 use super::Namespaces;
-use super::decode::{Decoder, Fields};
+use super::decode::{Decoder, Fields, index};
 use super::names::check_dns_label;
 use super::yaml::Node;
 
@@ -25,6 +35,11 @@ pub enum Strategy {
     InterPodAntiAffinity(AntiAffinityArgs),
     TopologySpread(TopologySpreadArgs),
     Duplicates(DuplicatesArgs),
+    NodeAffinity(NodeAffinityArgs),
+    NodeTaints(NodeTaintsArgs),
+    TooManyRestarts(TooManyRestartsArgs),
+    PodLifeTime(PodLifeTimeArgs),
+    FailedPods(FailedPodsArgs),
 }
 
 impl Strategy {
@@ -38,6 +53,11 @@ impl Strategy {
             Strategy::InterPodAntiAffinity(_) => StrategyKind::InterPodAntiAffinity,
             Strategy::TopologySpread(_) => StrategyKind::TopologySpread,
             Strategy::Duplicates(_) => StrategyKind::Duplicates,
+            Strategy::NodeAffinity(_) => StrategyKind::NodeAffinity,
+            Strategy::NodeTaints(_) => StrategyKind::NodeTaints,
+            Strategy::TooManyRestarts(_) => StrategyKind::TooManyRestarts,
+            Strategy::PodLifeTime(_) => StrategyKind::PodLifeTime,
+            Strategy::FailedPods(_) => StrategyKind::FailedPods,
         }
     }
 }
@@ -65,6 +85,11 @@ pub(super) enum StrategyKind {
     InterPodAntiAffinity,
     TopologySpread,
     Duplicates,
+    NodeAffinity,
+    NodeTaints,
+    TooManyRestarts,
+    PodLifeTime,
+    FailedPods,
 }
 
 /// What the registry knows of one plugin.
@@ -81,13 +106,24 @@ struct Registration {
     legacy_params: &'static [&'static str],
     /// Converts a v1alpha1 strategy's `params` (its namespaces already read).
     legacy: fn(&mut Decoder, &Fields<'_>, Namespaces) -> Strategy,
+    /// The argument that has no default, when one has none: the plugin cannot run without a
+    /// `pluginConfig` entry setting it (upstream refuses it too).
+    required: Option<&'static str>,
+    /// Whether a v1alpha1 strategy keeps the evictor's nodeFit (upstream's migration turned it
+    /// off for PodLifeTime: an old pod is replaced wherever it may land).
+    legacy_node_fit: bool,
 }
 
 impl StrategyKind {
-    pub const ALL: [StrategyKind; 3] = [
+    pub const ALL: [StrategyKind; 8] = [
         StrategyKind::InterPodAntiAffinity,
         StrategyKind::TopologySpread,
         StrategyKind::Duplicates,
+        StrategyKind::NodeAffinity,
+        StrategyKind::NodeTaints,
+        StrategyKind::TooManyRestarts,
+        StrategyKind::PodLifeTime,
+        StrategyKind::FailedPods,
     ];
 
     /// The registry: one entry per plugin.
@@ -100,6 +136,8 @@ impl StrategyKind {
                 decode: anti_affinity::decode,
                 legacy_params: anti_affinity::LEGACY_PARAMS,
                 legacy: anti_affinity::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
             },
             StrategyKind::TopologySpread => Registration {
                 name: "RemovePodsViolatingTopologySpreadConstraint",
@@ -108,6 +146,8 @@ impl StrategyKind {
                 decode: topology_spread::decode,
                 legacy_params: topology_spread::LEGACY_PARAMS,
                 legacy: topology_spread::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
             },
             StrategyKind::Duplicates => Registration {
                 name: "RemoveDuplicates",
@@ -116,6 +156,58 @@ impl StrategyKind {
                 decode: duplicates::decode,
                 legacy_params: duplicates::LEGACY_PARAMS,
                 legacy: duplicates::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+            StrategyKind::NodeAffinity => Registration {
+                name: "RemovePodsViolatingNodeAffinity",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::NodeAffinity(NodeAffinityArgs::default()),
+                decode: node_affinity::decode,
+                legacy_params: node_affinity::LEGACY_PARAMS,
+                legacy: node_affinity::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+            StrategyKind::NodeTaints => Registration {
+                name: "RemovePodsViolatingNodeTaints",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::NodeTaints(NodeTaintsArgs::default()),
+                decode: node_taints::decode,
+                legacy_params: node_taints::LEGACY_PARAMS,
+                legacy: node_taints::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+            StrategyKind::TooManyRestarts => Registration {
+                name: "RemovePodsHavingTooManyRestarts",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::TooManyRestarts(TooManyRestartsArgs::default()),
+                decode: too_many_restarts::decode,
+                legacy_params: too_many_restarts::LEGACY_PARAMS,
+                legacy: too_many_restarts::from_v1alpha1,
+                required: Some(too_many_restarts::REQUIRED),
+                legacy_node_fit: true,
+            },
+            StrategyKind::PodLifeTime => Registration {
+                name: "PodLifeTime",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::PodLifeTime(PodLifeTimeArgs::default()),
+                decode: pod_life_time::decode,
+                legacy_params: pod_life_time::LEGACY_PARAMS,
+                legacy: pod_life_time::from_v1alpha1,
+                required: Some(pod_life_time::REQUIRED),
+                legacy_node_fit: false,
+            },
+            StrategyKind::FailedPods => Registration {
+                name: "RemoveFailedPods",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::FailedPods(FailedPodsArgs::default()),
+                decode: failed_pods::decode,
+                legacy_params: failed_pods::LEGACY_PARAMS,
+                legacy: failed_pods::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
             },
         }
     }
@@ -148,6 +240,17 @@ impl StrategyKind {
         }
     }
 
+    /// The argument without a default, when the plugin has one: enabling the plugin without a
+    /// `pluginConfig` entry is then a problem.
+    pub fn required_arg(self) -> Option<&'static str> {
+        self.registration().required
+    }
+
+    /// Whether a v1alpha1 strategy keeps the evictor's nodeFit.
+    pub fn legacy_node_fit(self) -> bool {
+        self.registration().legacy_node_fit
+    }
+
     /// The v1alpha1 `params` fields this strategy reads beyond the common ones.
     pub fn legacy_params(self) -> &'static [&'static str] {
         self.registration().legacy_params
@@ -167,6 +270,35 @@ pub(super) fn supported_strategies() -> String {
         .map(|kind| format!("{} ({})", kind.name(), kind.extension_point().key()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A list of strings that must each be one of `valid` (did-you-mean for near misses).
+pub(super) fn choices(
+    d: &mut Decoder,
+    fields: &Fields<'_>,
+    name: &str,
+    what: &str,
+    valid: &[&str],
+) -> Vec<String> {
+    let path = fields.path(name);
+    let mut chosen = Vec::new();
+    for (i, item) in fields.list(d, name).iter().enumerate() {
+        if let Some(choice) = d.choice(item, &index(&path, i), what, valid)
+            && !chosen.contains(&choice)
+        {
+            chosen.push(choice);
+        }
+    }
+    chosen
+}
+
+/// Records that an argument without a default is missing from `args` (at `node`).
+pub(super) fn required(d: &mut Decoder, node: &Node, path: &str, name: &str) {
+    d.problem_at(
+        node,
+        path,
+        format!("{name} must be set (upstream has no default and refuses the plugin without it)"),
+    );
 }
 
 /// A list of owner kinds (`ReplicaSet`, `Job`, …).
