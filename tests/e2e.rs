@@ -559,6 +559,63 @@ fn a_dry_run_changes_nothing_anywhere() {
     }
 }
 
+/// The strategy of each eviction of a report, as `namespace/pod strategy`.
+fn evictions_by_strategy(outcome: &Outcome) -> Vec<String> {
+    let evictions = outcome.report["evictions"].as_array().expect("evictions");
+    sorted(
+        evictions
+            .iter()
+            .map(|e| {
+                let field = |name: &str| e[name].as_str().unwrap_or_default().to_string();
+                format!(
+                    "{}/{} {}",
+                    field("namespace"),
+                    field("pod"),
+                    field("strategy")
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn lifecycle_plugins_plan_in_a_dry_run_and_evict_in_a_run() {
+    let lab = Lab::start("lifecycle-plugins");
+    let state = lab.kubernetes_state();
+    let dry = lab.run(&["--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let expected = [
+        "shop/api-5d8f7c9b6-aaaaa RemovePodsViolatingNodeTaints",
+        "shop/cache-5d8f7c9b6-aaaaa RemoveFailedPods",
+    ];
+    assert_eq!(evictions_by_strategy(&dry), expected, "{}", dry.stdout);
+    assert_eq!(dry.evictions_with("planned").len(), 2, "{}", dry.stdout);
+    assert_eq!(
+        lab.kubernetes_state(),
+        state,
+        "the dry run changed Kubernetes"
+    );
+
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(evictions_by_strategy(&run), expected, "{}", run.stdout);
+    assert_eq!(run.evictions_with("evicted").len(), 2, "{}", run.stdout);
+    // The running pod terminates gracefully; the failed one, which runs nothing, is deleted at
+    // once, as the API server deletes finished pods.
+    assert_eq!(lab.evicted_pods(), ["shop/api-5d8f7c9b6-aaaaa"]);
+    let cluster = lab.server.cluster();
+    let key = ("shop".to_string(), "cache-5d8f7c9b6-aaaaa".to_string());
+    assert!(
+        !cluster.pods.contains_key(&key),
+        "the failed pod is still there"
+    );
+    assert!(
+        cluster
+            .pods
+            .contains_key(&("shop".to_string(), "agent-5d8f7c9b6-aaaaa".to_string()))
+    );
+}
+
 #[test]
 fn api_server_errors_fail_the_actions_they_hit_and_nothing_else() {
     let lab = Lab::start("several-violations");

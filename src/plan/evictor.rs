@@ -5,7 +5,7 @@ use kube::core::SelectorExt;
 
 use super::view::{PodState, View};
 use crate::policy::{EvictorArgs, NoEvictionPolicy, PriorityThreshold, SYSTEM_CRITICAL_PRIORITY};
-use crate::snapshot::{Pod, Snapshot};
+use crate::snapshot::{Phase, Pod, Snapshot};
 
 /// Priority of `system-node-critical`.
 const SYSTEM_NODE_CRITICAL_PRIORITY: i32 = SYSTEM_CRITICAL_PRIORITY + 1000;
@@ -103,9 +103,9 @@ pub fn protections(
             )),
         }
     }
-    if pod.owners.is_empty() {
-        // With FailedBarePods off upstream still only lets *failed* bare pods go, and failed
-        // pods are never candidates here: a running bare pod would not come back.
+    if pod.owners.is_empty() && (protections.failed_bare_pods || pod.phase != Phase::Failed) {
+        // With FailedBarePods off upstream still only lets *failed* bare pods go: a running
+        // bare pod would not come back.
         reasons.push("bare pod (no owner would recreate it)".to_string());
     }
     if protections.daemonset_pods && pod.owners.iter().any(|o| o.kind == "DaemonSet") {

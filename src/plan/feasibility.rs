@@ -31,6 +31,18 @@ pub fn find_node(
     evictor: &EvictorArgs,
     extra: Option<&SpreadConstraint>,
 ) -> Result<usize, String> {
+    find_node_among(view, pod_index, evictor, extra, None)
+}
+
+/// [`find_node`] among the nodes `among` marks, when given (the nodes a pod prefers more
+/// than its own, say); the others are refused as "not preferred over its node".
+pub fn find_node_among(
+    view: &View,
+    pod_index: usize,
+    evictor: &EvictorArgs,
+    extra: Option<&SpreadConstraint>,
+    among: Option<&[bool]>,
+) -> Result<usize, String> {
     let pod = view.pod(pod_index);
     let current = view.pod_node[pod_index];
     let excluded = excluded_domains(view, pod_index);
@@ -51,8 +63,10 @@ pub fn find_node(
         pod_index.wrapping_mul(2_654_435_761) % count
     };
     let wanted = scoring::sample_size(count);
-    // The node it is on competes whenever it would take the pod back.
+    // The node it is on competes whenever it would take the pod back (never when only nodes
+    // preferred over its own qualify).
     let mut candidates: Vec<usize> = current
+        .filter(|_| among.is_none())
         .filter(|&node| refusal(view, pod, current, node, evictor, &excluded, &spreads).is_none())
         .into_iter()
         .collect();
@@ -62,7 +76,13 @@ pub fn find_node(
         if Some(node) == current {
             continue;
         }
-        match refusal(view, pod, current, node, evictor, &excluded, &spreads) {
+        let outside = among.is_some_and(|among| !among[node]);
+        let why = if outside {
+            Some(Refusal::NotPreferred)
+        } else {
+            refusal(view, pod, current, node, evictor, &excluded, &spreads)
+        };
+        match why {
             None => {
                 candidates.push(node);
                 others += 1;
@@ -102,6 +122,7 @@ pub fn find_node(
 /// summary of a pod that stays.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Refusal<'v> {
+    NotPreferred,
     Node(&'static str),
     EvictorSelector,
     Admission(&'static str),
@@ -113,6 +134,7 @@ enum Refusal<'v> {
 impl std::fmt::Display for Refusal<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Refusal::NotPreferred => f.write_str("not preferred over its node"),
             Refusal::Node(why) | Refusal::Admission(why) => f.write_str(why),
             Refusal::EvictorSelector => f.write_str("not selected by the evictor's nodeSelector"),
             Refusal::Resource(name) => write!(f, "short of free {name}"),

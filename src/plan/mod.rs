@@ -5,19 +5,17 @@
 //! resulting placement needs. Every decision, and every candidate it decided not to evict, is
 //! data in the returned [`Plan`]; nothing here does I/O or reads a clock.
 
-mod anti_affinity;
 mod budget;
 mod dependencies;
 mod drs;
-mod duplicates;
 mod evictor;
 mod feasibility;
 pub mod labels;
 #[doc(hidden)]
 pub mod phases;
+mod plugins;
 mod scoring;
 mod selector_index;
-mod topology_spread;
 mod view;
 mod vocabulary;
 
@@ -199,14 +197,22 @@ pub(crate) struct Planner<'a> {
 /// What an eviction needs in the way of a better place.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Fit<'c> {
-    /// The profile's `nodeFit` decides: when on, some other node must take the pod.
+    /// The profile's `nodeFit` decides: when on, some other node must take the pod. For
+    /// strategies that restart pods (lifetime, restarts, failures, taints): a replacement on the
+    /// same node is as good as any.
     Evictor,
+    /// As `Evictor`, for strategies that evict to move the pod (anti-affinity, duplicates): a
+    /// replacement the scheduler would put back on its node is no move, and the pod stays.
+    Move,
     /// `topologyBalanceNodeFit: true`: some other node must take the pod without breaking
     /// this spread constraint either, whatever `nodeFit` says.
     Balance(&'c crate::snapshot::SpreadConstraint),
     /// `topologyBalanceNodeFit: false`: evict even when no node would take the pod now (as
     /// upstream users set it, so a cluster autoscaler adds one), whatever `nodeFit` says.
     Unchecked,
+    /// The strategy itself needs another node to take the pod, whatever `nodeFit` says (as
+    /// upstream's node affinity plugin checks); with a mask, only the nodes it marks qualify.
+    Required(Option<&'c [bool]>),
 }
 
 /// What became of one attempt.
@@ -262,11 +268,7 @@ impl<'a> Planner<'a> {
             strategy: strategy.name(),
             ..self.context(profile)
         };
-        match strategy {
-            Strategy::InterPodAntiAffinity(args) => anti_affinity::run(self, &context, args),
-            Strategy::TopologySpread(args) => topology_spread::run(self, &context, args),
-            Strategy::Duplicates(args) => duplicates::run(self, &context, args),
-        }
+        plugins::run(self, &context, strategy);
     }
 
     /// Derive the DRS rules the final placement needs.
@@ -314,11 +316,18 @@ impl<'a> Planner<'a> {
         let depends_on_labels_of = dependencies::of(&self.view, &self.relabelled, pod);
         let pod_ref = self.view.pod(pod);
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
-        self.view.used[from].subtract(&pod_ref.requests);
-        if let Some(landing) = landing {
-            self.view.used[landing].add(&pod_ref.requests);
+        // A finished pod (RemoveFailedPods, PodLifeTime) holds nothing and its controller has
+        // replaced it already: its eviction frees nothing and lands nowhere.
+        let holds_resources = self.view.state[pod] == PodState::Active;
+        if holds_resources {
+            self.view.used[from].subtract(&pod_ref.requests);
+            if let Some(landing) = landing {
+                self.view.used[landing].add(&pod_ref.requests);
+            }
         }
-        self.view.state[pod] = PodState::Evicted { landing };
+        self.view.state[pod] = PodState::Evicted {
+            landing: landing.filter(|_| holds_resources),
+        };
         let node = &self.view.nodes[from];
         self.plan.evictions.push(Eviction {
             namespace: pod_ref.namespace.clone(),
@@ -346,19 +355,21 @@ impl<'a> Planner<'a> {
         pod: usize,
         fit: Fit,
     ) -> Result<Option<usize>, (SkipReason, String)> {
-        let fix = match fit {
-            Fit::Evictor if context.evictor.node_fit => None,
-            Fit::Balance(constraint) => Some(constraint),
-            Fit::Evictor | Fit::Unchecked => return Ok(None),
+        let (fix, among) = match fit {
+            Fit::Evictor | Fit::Move if context.evictor.node_fit => (None, None),
+            Fit::Balance(constraint) => (Some(constraint), None),
+            Fit::Required(among) => (None, among),
+            Fit::Evictor | Fit::Move | Fit::Unchecked => return Ok(None),
         };
-        let landing = feasibility::find_node(&self.view, pod, context.evictor, fix)
+        let landing = feasibility::find_node_among(&self.view, pod, context.evictor, fix, among)
             .map_err(|detail| (SkipReason::NoFeasibleNode, detail))?;
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
         let key = fix.map(|constraint| constraint.topology_key.as_str());
         let same_domain = key
             .and_then(|key| self.view.domains(key))
             .is_some_and(|d| d.of_node[from].is_some() && d.of_node[from] == d.of_node[landing]);
-        if landing == from || same_domain {
+        let moves = matches!(fit, Fit::Move | Fit::Balance(_));
+        if moves && (landing == from || same_domain) {
             let place = match key.filter(|_| landing != from) {
                 Some(key) => format!(
                     "to node {}, in the same {key} domain",

@@ -12,8 +12,9 @@ use crate::policy::{
     TopologySpreadArgs, VsphereSettings,
 };
 use crate::snapshot::{
-    AffinityTerm, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements, Resources, Snapshot,
-    SpreadConstraint, UnhealthyPodEvictionPolicy, WhenUnsatisfiable,
+    AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,
+    Resources, Snapshot, SpreadConstraint, Taint, TaintEffect, Terminated,
+    UnhealthyPodEvictionPolicy, WhenUnsatisfiable,
 };
 
 pub const HOST: &str = DEFAULT_HOST_LABEL;
@@ -161,7 +162,23 @@ impl Lab {
         self
     }
 
-    /// Any other adjustment.
+    /// Adds a taint to a node.
+    pub fn taint(self, node: &str, key: &str, value: &str, effect: TaintEffect) -> Lab {
+        self.with(|snapshot| {
+            snapshot
+                .nodes
+                .iter_mut()
+                .find(|n| n.name == node)
+                .expect("the node")
+                .taints
+                .push(Taint {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                    effect,
+                });
+        })
+    }
+
     /// Sets a label on a node as recorded (a stale one, say).
     pub fn label(self, node: &str, key: &str, value: &str) -> Lab {
         self.with(|snapshot| {
@@ -219,6 +236,7 @@ pub fn pod(key: &str) -> PodBuilder {
         requests: resources(100, 128, 1),
         node_selector: Labels::new(),
         node_affinity: None,
+        preferred_node_affinity: Vec::new(),
         tolerations: Vec::new(),
         anti_affinity: Vec::new(),
         spread_constraints: Vec::new(),
@@ -229,6 +247,9 @@ pub fn pod(key: &str) -> PodBuilder {
         local_storage: false,
         claims: Vec::new(),
         resource_claims: false,
+        reason: None,
+        container_statuses: Vec::new(),
+        init_container_statuses: Vec::new(),
     })
 }
 
@@ -303,6 +324,36 @@ impl PodBuilder {
         self
     }
 
+    /// Phase `Failed`, as a pod whose containers all ended is.
+    pub fn failed(mut self) -> Self {
+        self.0.phase = Phase::Failed;
+        self.0.ready = false;
+        self
+    }
+
+    /// One container status with this many restarts, waiting for `waiting` when given.
+    pub fn restarts(mut self, count: i32, waiting: Option<&str>) -> Self {
+        self.0.container_statuses.push(ContainerStatus {
+            restart_count: count,
+            waiting_reason: waiting.map(str::to_string),
+            terminated: None,
+        });
+        self
+    }
+
+    /// One container status: terminated with this exit code and reason.
+    pub fn terminated(mut self, exit_code: i32, reason: &str) -> Self {
+        self.0.container_statuses.push(ContainerStatus {
+            restart_count: 0,
+            waiting_reason: None,
+            terminated: Some(Terminated {
+                reason: Some(reason.to_string()),
+                exit_code,
+            }),
+        });
+        self
+    }
+
     /// Created this many minutes before `now` (newer pods go first).
     pub fn age_minutes(mut self, minutes: i64) -> Self {
         self.0.created = Some(now() - Duration::minutes(minutes));
@@ -324,7 +375,7 @@ pub fn policy(strategies: Vec<Strategy>) -> Policy {
 pub fn policy_with(evictor: EvictorArgs, strategies: Vec<Strategy>) -> Policy {
     let (deschedule, balance) = strategies
         .into_iter()
-        .partition(|s| matches!(s, Strategy::InterPodAntiAffinity(_)));
+        .partition(|s| !matches!(s, Strategy::TopologySpread(_) | Strategy::Duplicates(_)));
     Policy {
         cluster_name: Some("k8s".to_string()),
         node_selector: None,

@@ -9,9 +9,9 @@ mod decode;
 mod evictor;
 mod load;
 mod names;
+mod plugins;
 mod profiles;
 mod selector;
-mod strategies;
 #[cfg(test)]
 mod testing;
 mod v1alpha1;
@@ -21,6 +21,10 @@ mod yaml;
 
 pub use load::{Loaded, PolicyError, Problem, load_file, load_str};
 pub use names::{NameError, check_dns_label};
+pub use plugins::{
+    AntiAffinityArgs, DuplicatesArgs, FailedPodsArgs, NodeAffinityArgs, NodeAffinityType,
+    NodeTaintsArgs, PodLifeTimeArgs, Strategy, TooManyRestartsArgs, TopologySpreadArgs,
+};
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;
 
@@ -42,13 +46,6 @@ pub const MAX_NAME_PREFIX_LEN: usize = 30;
 pub const MAX_OWNED_RULE_PREFIX_LEN: usize = 60;
 /// Longest DRS rule name vCenter accepts.
 pub const MAX_RULE_NAME_LEN: usize = 80;
-
-/// Names of the strategies (upstream plugin names) this tool implements.
-pub const STRATEGY_NAMES: [&str; 3] = [
-    "RemovePodsViolatingInterPodAntiAffinity",
-    "RemovePodsViolatingTopologySpreadConstraint",
-    "RemoveDuplicates",
-];
 
 /// A resolved policy, whatever file format it came from.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -89,25 +86,6 @@ pub struct Profile {
     pub balance: Vec<Strategy>,
 }
 
-/// A strategy with its arguments.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Strategy {
-    InterPodAntiAffinity(AntiAffinityArgs),
-    TopologySpread(TopologySpreadArgs),
-    Duplicates(DuplicatesArgs),
-}
-
-impl Strategy {
-    /// The upstream plugin name, used in reports and events.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Strategy::InterPodAntiAffinity(_) => STRATEGY_NAMES[0],
-            Strategy::TopologySpread(_) => STRATEGY_NAMES[1],
-            Strategy::Duplicates(_) => STRATEGY_NAMES[2],
-        }
-    }
-}
-
 /// `namespaces: {include, exclude}`; at most one of the two is non-empty.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Namespaces {
@@ -123,44 +101,6 @@ impl Namespaces {
         }
         !self.exclude.iter().any(|n| n == namespace)
     }
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct AntiAffinityArgs {
-    pub namespaces: Namespaces,
-    pub label_selector: Option<Selector>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct TopologySpreadArgs {
-    pub namespaces: Namespaces,
-    pub label_selector: Option<Selector>,
-    /// Balance `DoNotSchedule` constraints (default on).
-    pub do_not_schedule: bool,
-    /// Balance `ScheduleAnyway` constraints (default off).
-    pub schedule_anyway: bool,
-    /// `topologyBalanceNodeFit` (default true): only move a pod when some node in a smaller
-    /// domain would take it. False: move it even when none would now, whatever `nodeFit` says.
-    pub topology_balance_node_fit: bool,
-}
-
-impl Default for TopologySpreadArgs {
-    fn default() -> Self {
-        TopologySpreadArgs {
-            namespaces: Namespaces::default(),
-            label_selector: None,
-            do_not_schedule: true,
-            schedule_anyway: false,
-            topology_balance_node_fit: true,
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DuplicatesArgs {
-    pub namespaces: Namespaces,
-    /// Owner kinds whose pods are never treated as duplicates (e.g. `ReplicaSet`, `Job`).
-    pub exclude_owner_kinds: Vec<String>,
 }
 
 /// The DefaultEvictor's arguments: which pods may be evicted at all.

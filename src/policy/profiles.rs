@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Fields, index, unknown};
 use super::evictor::{DEFAULT_EVICTOR, evictor_args};
-use super::strategies::{ExtensionPoint, StrategyKind, supported_strategies};
+use super::plugins::{ExtensionPoint, StrategyKind, supported_strategies};
 use super::yaml::{Node, Position, Value};
 use super::{Profile, Strategy};
 
@@ -29,15 +29,7 @@ const PLUGIN_SETS: [&str; 6] = [
 
 /// Upstream plugins this tool does not implement; named so the message can say so plainly
 /// instead of "unknown plugin".
-const UPSTREAM_ONLY_PLUGINS: [&str; 7] = [
-    "LowNodeUtilization",
-    "HighNodeUtilization",
-    "RemovePodsViolatingNodeAffinity",
-    "RemovePodsViolatingNodeTaints",
-    "RemovePodsHavingTooManyRestarts",
-    "PodLifeTime",
-    "RemoveFailedPods",
-];
+const UPSTREAM_ONLY_PLUGINS: [&str; 2] = ["LowNodeUtilization", "HighNodeUtilization"];
 
 /// Every plugin name this tool accepts.
 fn supported_plugins() -> Vec<&'static str> {
@@ -117,6 +109,23 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
         balance: Vec::new(),
     };
     for kind in &enabled {
+        if let (None, Some(arg), Some(plugins)) = (
+            configs.strategies.get(kind),
+            kind.required_arg(),
+            fields.get("plugins"),
+        ) {
+            d.problem_at(
+                plugins,
+                &fields.path("plugins"),
+                format!(
+                    "{} is enabled without a pluginConfig entry, and its {arg} has no default \
+                     (upstream refuses the plugin without it): add {{name: {}, args: {{{arg}: \
+                     …}}}} to pluginConfig",
+                    kind.name(),
+                    kind.name()
+                ),
+            );
+        }
         let strategy = configs
             .strategies
             .get(kind)
@@ -352,7 +361,7 @@ fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::policy::testing::{OURS, load, problem, problems};
+    use crate::policy::testing::{OURS, SUPPORTED, VALID_PLUGINS, load, problem, problems};
     use crate::policy::{AntiAffinityArgs, Strategy};
 
     fn with_plugins(plugins: &str) -> String {
@@ -364,11 +373,11 @@ mod tests {
         let text = with_plugins("      balance:\n        enabled: [HighNodeUtilization]\n");
         assert_eq!(
             problem(&text),
-            "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: plugin \
-             \"HighNodeUtilization\" is an upstream descheduler plugin this tool does not \
-             implement; supported: DefaultEvictor (filter), RemovePodsViolatingInterPodAntiAffinity \
-             (deschedule), RemovePodsViolatingTopologySpreadConstraint (balance), \
-             RemoveDuplicates (balance)"
+            format!(
+                "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: plugin \
+                 \"HighNodeUtilization\" is an upstream descheduler plugin this tool does not \
+                 implement; supported: {SUPPORTED}"
+            )
         );
     }
 
@@ -377,10 +386,10 @@ mod tests {
         let text = with_plugins("      balance:\n        enabled: [RemoveDuplicate]\n");
         assert_eq!(
             problem(&text),
-            "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: unknown plugin \
-             \"RemoveDuplicate\"; did you mean \"RemoveDuplicates\"? valid: DefaultEvictor, \
-             RemovePodsViolatingInterPodAntiAffinity, RemovePodsViolatingTopologySpreadConstraint, \
-             RemoveDuplicates"
+            format!(
+                "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: unknown plugin \
+                 \"RemoveDuplicate\"; did you mean \"RemoveDuplicates\"? valid: {VALID_PLUGINS}"
+            )
         );
     }
 
@@ -444,6 +453,26 @@ mod tests {
             [Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())]
         );
         assert!(profile.evictor.node_fit);
+    }
+
+    #[test]
+    fn a_plugin_whose_args_have_no_default_needs_plugin_config() {
+        let text = with_plugins(
+            "      deschedule:\n        enabled: [RemovePodsHavingTooManyRestarts, PodLifeTime]\n",
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:7:7: profiles[0].plugins: RemovePodsHavingTooManyRestarts is enabled \
+                 without a pluginConfig entry, and its podRestartThreshold has no default \
+                 (upstream refuses the plugin without it): add {name: \
+                 RemovePodsHavingTooManyRestarts, args: {podRestartThreshold: …}} to pluginConfig",
+                "policy.yaml:7:7: profiles[0].plugins: PodLifeTime is enabled without a \
+                 pluginConfig entry, and its maxPodLifeTimeSeconds has no default (upstream \
+                 refuses the plugin without it): add {name: PodLifeTime, args: \
+                 {maxPodLifeTimeSeconds: …}} to pluginConfig",
+            ]
+        );
     }
 
     #[test]

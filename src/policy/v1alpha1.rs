@@ -13,17 +13,15 @@ use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Fields};
 use super::evictor::{LegacyFlags, legacy_flags, priority_threshold};
+use super::plugins::{ExtensionPoint, StrategyKind};
 use super::profiles::unsupported_plugin;
-use super::selector::{label_selector, selector_string};
-use super::strategies::{ExtensionPoint, StrategyKind, namespaces, owner_kinds};
+use super::selector::selector_string;
 use super::v1alpha2::{
     PER_WORKLOAD_LIMIT, VSPHERE_API_VERSION, limits, per_workload_limit_elsewhere,
     upstream_vsphere_settings,
 };
 use super::yaml::{Node, Value};
-use super::{
-    AntiAffinityArgs, DuplicatesArgs, EvictorArgs, Policy, Profile, Strategy, TopologySpreadArgs,
-};
+use super::{EvictorArgs, Policy, Profile};
 
 /// The apiVersion of upstream's legacy format.
 pub(super) const API_VERSION: &str = "descheduler/v1alpha1";
@@ -72,15 +70,6 @@ const COMMON_PARAMS: [&str; 4] = [
     "thresholdPriorityClassName",
     "nodeFit",
 ];
-
-/// The parameters a strategy reads beyond [`COMMON_PARAMS`].
-fn own_params(kind: StrategyKind) -> &'static [&'static str] {
-    match kind {
-        StrategyKind::InterPodAntiAffinity => &["labelSelector"],
-        StrategyKind::TopologySpread => &["labelSelector", "includeSoftConstraints"],
-        StrategyKind::Duplicates => &["removeDuplicates"],
-    }
-}
 
 /// Decodes a `descheduler/v1alpha1` document (apiVersion and kind already checked).
 pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
@@ -141,6 +130,7 @@ pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
             };
             let Some(params) = params else { continue };
             if !warned_node_fit
+                && kind.legacy_node_fit()
                 && let Some(node) = params
                     .get("nodeFit")
                     .filter(|node| node.value == Value::Bool(false))
@@ -191,36 +181,12 @@ fn profile(
     let evictor = EvictorArgs {
         priority_threshold: threshold,
         protections: flags.protections(),
+        node_fit: kind.legacy_node_fit(),
         ..EvictorArgs::default()
     };
-    let namespaces = namespaces(d, params.get("namespaces"), &params.path("namespaces"));
-    let strategy = match kind {
-        StrategyKind::InterPodAntiAffinity => Strategy::InterPodAntiAffinity(AntiAffinityArgs {
-            namespaces,
-            label_selector: label_selector(
-                d,
-                params.get("labelSelector"),
-                &params.path("labelSelector"),
-            ),
-        }),
-        StrategyKind::TopologySpread => Strategy::TopologySpread(TopologySpreadArgs {
-            namespaces,
-            label_selector: label_selector(
-                d,
-                params.get("labelSelector"),
-                &params.path("labelSelector"),
-            ),
-            do_not_schedule: true,
-            schedule_anyway: params.bool(d, "includeSoftConstraints").unwrap_or(false),
-            topology_balance_node_fit: true,
-        }),
-        StrategyKind::Duplicates => Strategy::Duplicates(DuplicatesArgs {
-            namespaces,
-            exclude_owner_kinds: remove_duplicates(d, params),
-        }),
-    };
+    let strategy = kind.convert_v1alpha1(d, params);
     for field in PARAMS_FIELDS {
-        if COMMON_PARAMS.contains(&field) || own_params(kind).contains(&field) {
+        if COMMON_PARAMS.contains(&field) || kind.legacy_params().contains(&field) {
             continue;
         }
         if let Some(node) = params.get(field).filter(|node| !is_zero(node)) {
@@ -248,21 +214,6 @@ fn profile(
     }
 }
 
-/// `removeDuplicates: {excludeOwnerKinds}`.
-fn remove_duplicates(d: &mut Decoder, params: &Fields<'_>) -> Vec<String> {
-    let Some(node) = params.get("removeDuplicates") else {
-        return Vec::new();
-    };
-    match d.fields(
-        node,
-        &params.path("removeDuplicates"),
-        &["excludeOwnerKinds"],
-    ) {
-        Some(fields) => owner_kinds(d, &fields, "excludeOwnerKinds"),
-        None => Vec::new(),
-    }
-}
-
 /// Whether a node holds only zero values (null, false, 0, "", empty or all-zero collections):
 /// what a Go marshaller writes for parameters nobody set.
 fn is_zero(node: &Node) -> bool {
@@ -280,10 +231,11 @@ fn is_zero(node: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testing::{load, problem, problems};
+    use crate::policy::testing::{SUPPORTED, VALID_PLUGINS, load, problem, problems};
     use crate::policy::{
-        DrsRuleSettings, Limits, Namespaces, PriorityThreshold, Protections, VsphereSettings,
-        parse_selector,
+        AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, FailedPodsArgs, Limits, Namespaces,
+        NodeTaintsArgs, PodLifeTimeArgs, PriorityThreshold, Protections, Strategy,
+        TopologySpreadArgs, VsphereSettings, parse_selector,
     };
 
     /// Roughly what the OpenShift descheduler operator wrote before it moved to v1alpha2: every
@@ -502,16 +454,16 @@ strategies:
         assert_eq!(
             problems(text),
             [
-                "policy.yaml:4:3: strategies.LowNodeUtilization: plugin \"LowNodeUtilization\" is an \
-                 upstream descheduler plugin this tool does not implement; supported: \
-                 DefaultEvictor (filter), RemovePodsViolatingInterPodAntiAffinity (deschedule), \
-                 RemovePodsViolatingTopologySpreadConstraint (balance), RemoveDuplicates \
-                 (balance); set enabled: false or remove it",
-                "policy.yaml:6:3: strategies.RemoveDuplicate: unknown plugin \"RemoveDuplicate\"; \
-                 did you mean \"RemoveDuplicates\"? valid: DefaultEvictor, \
-                 RemovePodsViolatingInterPodAntiAffinity, \
-                 RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates; set enabled: \
-                 false or remove it",
+                format!(
+                    "policy.yaml:4:3: strategies.LowNodeUtilization: plugin \"LowNodeUtilization\" \
+                     is an upstream descheduler plugin this tool does not implement; supported: \
+                     {SUPPORTED}; set enabled: false or remove it"
+                ),
+                format!(
+                    "policy.yaml:6:3: strategies.RemoveDuplicate: unknown plugin \
+                     \"RemoveDuplicate\"; did you mean \"RemoveDuplicates\"? valid: \
+                     {VALID_PLUGINS}; set enabled: false or remove it"
+                ),
             ]
         );
     }
@@ -564,6 +516,84 @@ strategies:
             load(text).warnings[1],
             "policy.yaml:7:20: strategies.RemovePodsViolatingInterPodAntiAffinity.params.podLifeTime: \
              podLifeTime is not a parameter of RemovePodsViolatingInterPodAntiAffinity and is ignored"
+        );
+    }
+
+    #[test]
+    fn lifecycle_strategies_convert_as_upstream_did_pod_life_time_without_node_fit() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  PodLifeTime:
+    enabled: true
+    params:
+      podLifeTime:
+        maxPodLifeTimeSeconds: 86400
+        podStatusPhases: [Pending]
+        states: [CrashLoopBackOff, Pending]
+  RemoveFailedPods:
+    enabled: true
+    params:
+      failedPods: {reasons: [NodeAffinity], excludeOwnerKinds: [Job]}
+  RemovePodsViolatingNodeTaints:
+    enabled: true
+    params: {includePreferNoSchedule: true, excludedTaints: [dedicated]}
+";
+        let profiles = load(text).policy.profiles;
+        let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "strategy-PodLifeTime-profile",
+                "strategy-RemoveFailedPods-profile",
+                "strategy-RemovePodsViolatingNodeTaints-profile"
+            ]
+        );
+        assert!(!profiles[0].evictor.node_fit);
+        assert!(profiles[1].evictor.node_fit);
+        assert_eq!(
+            profiles[0].deschedule,
+            [Strategy::PodLifeTime(PodLifeTimeArgs {
+                max_pod_life_time_seconds: 86400,
+                states: vec!["Pending".into(), "CrashLoopBackOff".into()],
+                ..PodLifeTimeArgs::default()
+            })]
+        );
+        assert_eq!(
+            profiles[1].deschedule,
+            [Strategy::FailedPods(FailedPodsArgs {
+                reasons: vec!["NodeAffinity".into()],
+                exclude_owner_kinds: vec!["Job".into()],
+                ..FailedPodsArgs::default()
+            })]
+        );
+        assert_eq!(
+            profiles[2].deschedule,
+            [Strategy::NodeTaints(NodeTaintsArgs {
+                include_prefer_no_schedule: true,
+                excluded_taints: vec!["dedicated".into()],
+                ..NodeTaintsArgs::default()
+            })]
+        );
+    }
+
+    #[test]
+    fn too_many_restarts_without_a_threshold_is_a_problem() {
+        let text = "\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  RemovePodsHavingTooManyRestarts:
+    enabled: true
+    params:
+      podsHavingTooManyRestarts: {includingInitContainers: true}
+";
+        assert_eq!(
+            problem(text),
+            "policy.yaml:7:34: strategies.RemovePodsHavingTooManyRestarts.params.\
+             podsHavingTooManyRestarts: podRestartThreshold must be set (upstream has no default \
+             and refuses the plugin without it)"
         );
     }
 

@@ -10,9 +10,9 @@ use kube::core::{Expression, Selector};
 use serde_json::Value;
 
 use super::model::{
-    AffinityTerm, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm, Owner, Pdb, Phase,
-    Pod, Qos, Requirements, Resources, SpreadConstraint, Taint, TaintEffect, Toleration,
-    UnhealthyPodEvictionPolicy, WhenUnsatisfiable,
+    AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
+    Owner, Pdb, Phase, Pod, PreferredTerm, Qos, Requirements, Resources, SpreadConstraint, Taint,
+    TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy, WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
 use crate::kube::FIELD_MANAGER;
@@ -156,9 +156,26 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
     };
 
     let affinity = spec.affinity.unwrap_or_default();
-    let node_affinity = affinity
+    let (node_affinity, preferred) = affinity
         .node_affinity
-        .and_then(|a| a.required_during_scheduling_ignored_during_execution)
+        .map(|a| {
+            (
+                a.required_during_scheduling_ignored_during_execution,
+                a.preferred_during_scheduling_ignored_during_execution,
+            )
+        })
+        .unwrap_or_default();
+    let preferred_node_affinity = preferred
+        .unwrap_or_default()
+        .into_iter()
+        .map(|term| {
+            Ok(PreferredTerm {
+                weight: term.weight,
+                preference: node_selector_term(term.preference)?,
+            })
+        })
+        .collect::<Result<_, ConvertError>>()?;
+    let node_affinity = node_affinity
         .map(|selector| {
             selector
                 .node_selector_terms
@@ -224,6 +241,7 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
         requests,
         node_selector: spec.node_selector.unwrap_or_default(),
         node_affinity,
+        preferred_node_affinity,
         tolerations: spec
             .tolerations
             .unwrap_or_default()
@@ -250,10 +268,38 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
         resource_claims: spec
             .resource_claims
             .is_some_and(|claims| !claims.is_empty()),
+        reason: status.reason.clone().filter(|reason| !reason.is_empty()),
+        container_statuses: container_statuses(status.container_statuses.as_deref()),
+        init_container_statuses: container_statuses(status.init_container_statuses.as_deref()),
         namespace,
         name,
         labels,
     })
+}
+
+/// Restart counts and current states of containers (`status.containerStatuses` or
+/// `status.initContainerStatuses`).
+fn container_statuses(statuses: Option<&[core::ContainerStatus]>) -> Vec<ContainerStatus> {
+    let reason = |reason: &Option<String>| reason.clone().filter(|reason| !reason.is_empty());
+    statuses
+        .unwrap_or_default()
+        .iter()
+        .map(|status| {
+            let state = status.state.as_ref();
+            ContainerStatus {
+                restart_count: status.restart_count,
+                waiting_reason: state
+                    .and_then(|state| state.waiting.as_ref())
+                    .and_then(|waiting| reason(&waiting.reason)),
+                terminated: state
+                    .and_then(|state| state.terminated.as_ref())
+                    .map(|terminated| Terminated {
+                        reason: reason(&terminated.reason),
+                        exit_code: terminated.exit_code,
+                    }),
+            }
+        })
+        .collect()
 }
 
 pub fn pdb(pdb: PodDisruptionBudget) -> Result<Pdb, ConvertError> {

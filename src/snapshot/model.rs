@@ -182,6 +182,19 @@ pub enum Phase {
     Unknown,
 }
 
+impl Phase {
+    /// The phase as the API writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Pending => "Pending",
+            Phase::Running => "Running",
+            Phase::Succeeded => "Succeeded",
+            Phase::Failed => "Failed",
+            Phase::Unknown => "Unknown",
+        }
+    }
+}
+
 /// Quality-of-service class; the order is the eviction preference (BestEffort goes first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Qos {
@@ -227,6 +240,8 @@ pub struct Pod {
     pub node_selector: Labels,
     /// Required node affinity: the pod fits a node matching any term. `None` = no constraint.
     pub node_affinity: Option<Vec<NodeSelectorTerm>>,
+    /// Preferred node affinity: weighted terms the scheduler scores nodes by.
+    pub preferred_node_affinity: Vec<PreferredTerm>,
     pub tolerations: Vec<Toleration>,
     /// Required pod anti-affinity terms.
     pub anti_affinity: Vec<AffinityTerm>,
@@ -244,6 +259,36 @@ pub struct Pod {
     /// Names of the PersistentVolumeClaims it mounts.
     pub claims: Vec<String>,
     pub resource_claims: bool,
+    /// `status.reason` (`Evicted`, `NodeLost`, `Shutdown`, …), when set.
+    pub reason: Option<String>,
+    /// `status.containerStatuses`: restarts and states, for the lifecycle strategies.
+    pub container_statuses: Vec<ContainerStatus>,
+    /// `status.initContainerStatuses`.
+    pub init_container_statuses: Vec<ContainerStatus>,
+}
+
+/// What the lifecycle strategies read of a container's status.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerStatus {
+    pub restart_count: i32,
+    /// `state.waiting.reason` (`CrashLoopBackOff`, `ImagePullBackOff`, …), when waiting.
+    pub waiting_reason: Option<String>,
+    /// `state.terminated`, when terminated.
+    pub terminated: Option<Terminated>,
+}
+
+/// A terminated container's `reason` (`Error`, `OOMKilled`, …) and `exitCode`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Terminated {
+    pub reason: Option<String>,
+    pub exit_code: i32,
+}
+
+/// A `preferredDuringSchedulingIgnoredDuringExecution` node affinity term.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreferredTerm {
+    pub weight: i32,
+    pub preference: NodeSelectorTerm,
 }
 
 impl Pod {
@@ -260,6 +305,26 @@ impl Pod {
     /// Pods that count for nothing any more: terminating, or finished.
     pub fn is_gone(&self) -> bool {
         self.terminating || matches!(self.phase, Phase::Succeeded | Phase::Failed)
+    }
+
+    /// Container statuses, with the init containers' when asked.
+    pub fn statuses(&self, including_init: bool) -> impl Iterator<Item = &ContainerStatus> {
+        let init: &[ContainerStatus] = if including_init {
+            &self.init_container_statuses
+        } else {
+            &[]
+        };
+        self.container_statuses.iter().chain(init)
+    }
+
+    /// The sum of the weights of the preferred node affinity terms a node matches (the
+    /// scheduler's NodeAffinity score before normalising).
+    pub fn preference_weight(&self, node_name: &str, labels: &Labels) -> i64 {
+        self.preferred_node_affinity
+            .iter()
+            .filter(|term| term.preference.matches(node_name, labels))
+            .map(|term| i64::from(term.weight))
+            .sum()
     }
 }
 

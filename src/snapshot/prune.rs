@@ -113,6 +113,8 @@ const POD_PATHS: &[&str] = &[
     "spec.nodeName",
     "spec.nodeSelector",
     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+    // RemovePodsViolatingNodeAffinity with nodeAffinityType preferred… scores nodes by it.
+    "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
     "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
     "spec.tolerations[].key",
     "spec.tolerations[].operator",
@@ -144,6 +146,19 @@ const POD_PATHS: &[&str] = &[
     // Whether it is Ready: the Eviction API lets some unready pods go without the budget.
     "status.conditions[].type",
     "status.conditions[].status",
+    // What PodLifeTime's states, RemoveFailedPods' reasons and exit codes and
+    // RemovePodsHavingTooManyRestarts read; names kept so the lists stay valid.
+    "status.reason",
+    "status.containerStatuses[].name",
+    "status.containerStatuses[].restartCount",
+    "status.containerStatuses[].state.waiting.reason",
+    "status.containerStatuses[].state.terminated.reason",
+    "status.containerStatuses[].state.terminated.exitCode",
+    "status.initContainerStatuses[].name",
+    "status.initContainerStatuses[].restartCount",
+    "status.initContainerStatuses[].state.waiting.reason",
+    "status.initContainerStatuses[].state.terminated.reason",
+    "status.initContainerStatuses[].state.terminated.exitCode",
 ];
 
 static POD: Kept = Kept {
@@ -375,7 +390,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pod_keeps_scheduling_protection_and_ordering_fields_and_drops_the_rest() {
+    fn a_pod_keeps_scheduling_protection_ordering_and_lifecycle_fields_and_drops_the_rest() {
         let pod = json!({
             "apiVersion": "v1",
             "kind": "Pod",
@@ -462,8 +477,19 @@ mod tests {
                 "podIP": "10.1.2.3",
                 "conditions": [{"type": "Ready", "status": "True", "reason": "planted",
                                 "lastTransitionTime": "2026-11-20T08:00:09Z"}],
-                "containerStatuses": [{"name": "main", "ready": true, "restartCount": 0,
-                                       "image": "web:1", "imageID": "sha256:planted"}]
+                "reason": "Evicted",
+                "message": "planted",
+                "containerStatuses": [{"name": "main", "ready": true, "restartCount": 3,
+                                       "image": "web:1", "imageID": "sha256:planted",
+                                       "state": {"terminated": {"exitCode": 137,
+                                                                "reason": "OOMKilled",
+                                                                "message": "planted",
+                                                                "containerID": "planted"}},
+                                       "lastState": {"waiting": {"reason": "planted"}}}],
+                "initContainerStatuses": [{"name": "setup", "ready": true, "restartCount": 1,
+                                           "image": "setup:1", "imageID": "sha256:planted",
+                                           "state": {"waiting": {"reason": "CrashLoopBackOff",
+                                                                 "message": "planted"}}}]
             }
         });
         assert_eq!(
@@ -492,7 +518,11 @@ mod tests {
                         "nodeAffinity": {
                             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
                                 {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
-                            ]}
+                            ]},
+                            "preferredDuringSchedulingIgnoredDuringExecution": [
+                                {"weight": 1, "preference": {"matchExpressions": [
+                                    {"key": "rack", "operator": "Exists"}]}}
+                            ]
                         },
                         "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                             {"topologyKey": "vsphere-descheduler.io/host",
@@ -529,7 +559,13 @@ mod tests {
                     "phase": "Running",
                     "qosClass": "Burstable",
                     "startTime": "2026-11-20T08:00:05Z",
-                    "conditions": [{"type": "Ready", "status": "True"}]
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                    "reason": "Evicted",
+                    "containerStatuses": [{"name": "main", "restartCount": 3,
+                                           "state": {"terminated": {"exitCode": 137,
+                                                                    "reason": "OOMKilled"}}}],
+                    "initContainerStatuses": [{"name": "setup", "restartCount": 1,
+                                               "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]
                 }
             })
         );
@@ -752,6 +788,8 @@ mod tests {
                     "spec.initContainers[].name",
                     "spec.volumes[].name",
                     "spec.resourceClaims[].name",
+                    "status.containerStatuses[].name",
+                    "status.initContainerStatuses[].name",
                 ],
                 converted: |v| printed(convert::pod(typed(v))),
             },

@@ -18,8 +18,8 @@ use std::collections::{BinaryHeap, HashMap};
 
 use kube::core::SelectorExt;
 
-use super::view::{PodState, View};
-use super::{Attempt, Context, Fit, Planner};
+use crate::plan::view::{PodState, View};
+use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::AntiAffinityArgs;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &AntiAffinityArgs) {
@@ -135,7 +135,7 @@ fn cover(
             continue;
         }
         let reason = reason(&planner.view, pod, violations, &clears);
-        if let Attempt::Evicted { .. } = planner.attempt(context, pod, reason, Fit::Evictor) {
+        if let Attempt::Evicted { .. } = planner.attempt(context, pod, reason, Fit::Move) {
             for index in clears {
                 open[index] = false;
             }

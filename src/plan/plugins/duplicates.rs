@@ -11,9 +11,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::feasibility::node_admits;
-use super::view::View;
-use super::{Context, Fit, Planner};
+use crate::plan::feasibility::node_admits;
+use crate::plan::view::View;
+use crate::plan::{Context, Fit, Planner};
 use crate::policy::DuplicatesArgs;
 use crate::snapshot::Pod;
 
@@ -100,8 +100,8 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
                     planner.view.nodes[node].node.name,
                     excess + share,
                 );
-                if let super::Attempt::Evicted { .. } =
-                    planner.attempt(context, pod, reason, Fit::Evictor)
+                if let crate::plan::Attempt::Evicted { .. } =
+                    planner.attempt(context, pod, reason, Fit::Move)
                 {
                     excess -= 1;
                 }

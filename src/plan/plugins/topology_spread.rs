@@ -9,9 +9,9 @@ use std::collections::{BTreeSet, HashSet};
 
 use kube::core::SelectorExt;
 
-use super::feasibility::{eligible_node, is_simple};
-use super::view::PodState;
-use super::{Attempt, Context, Fit, Planner};
+use crate::plan::feasibility::{eligible_node, is_simple};
+use crate::plan::view::PodState;
+use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::TopologySpreadArgs;
 use crate::snapshot::{SpreadConstraint, WhenUnsatisfiable};
 

@@ -1,0 +1,95 @@
+//! The plugin registry, planner side: one module per strategy, named after the upstream plugin,
+//! and the one dispatch from a policy's [`Strategy`] to its rule. Adding a plugin touches this
+//! file and the plugin's own module (its arguments have their registry in `policy/plugins/`).
+//!
+//! Every rule works on the planner's one working state and decides through
+//! [`Planner::attempt`], so protections, PDBs, limits and the better-place check are the same
+//! for all of them, and a pod one rule evicts is gone for the next.
+
+mod anti_affinity;
+mod duplicates;
+mod failed_pods;
+mod node_affinity;
+mod node_taints;
+mod pod_life_time;
+mod too_many_restarts;
+mod topology_spread;
+
+use kube::core::{Selector, SelectorExt};
+
+use std::collections::HashMap;
+
+use super::view::PodState;
+use super::{Context, Fit, Planner};
+use crate::policy::{Namespaces, Strategy};
+use crate::snapshot::Phase;
+
+/// Runs one strategy of a profile on the working state.
+pub(super) fn run(planner: &mut Planner, context: &Context, strategy: &Strategy) {
+    match strategy {
+        Strategy::InterPodAntiAffinity(args) => anti_affinity::run(planner, context, args),
+        Strategy::TopologySpread(args) => topology_spread::run(planner, context, args),
+        Strategy::Duplicates(args) => duplicates::run(planner, context, args),
+        Strategy::NodeAffinity(args) => node_affinity::run(planner, context, args),
+        Strategy::NodeTaints(args) => node_taints::run(planner, context, args),
+        Strategy::TooManyRestarts(args) => too_many_restarts::run(planner, context, args),
+        Strategy::PodLifeTime(args) => pod_life_time::run(planner, context, args),
+        Strategy::FailedPods(args) => failed_pods::run(planner, context, args),
+    }
+}
+
+/// Whether a plugin's `namespaces` and `labelSelector` let it act on a pod.
+fn admits(
+    planner: &Planner,
+    namespaces: &Namespaces,
+    label_selector: Option<&Selector>,
+    pod: usize,
+) -> bool {
+    let pod = planner.view.pod(pod);
+    namespaces.admits(&pod.namespace) && label_selector.is_none_or(|s| s.matches(&pod.labels))
+}
+
+/// Whether a finished pod (`Succeeded` or `Failed`, not terminating) may be chosen: it is on a
+/// considered node and no strategy chose it yet. Finished pods count for nothing in the other
+/// strategies; only the lifecycle ones (PodLifeTime, RemoveFailedPods) evict them, as upstream.
+fn is_finished_candidate(planner: &Planner, pod: usize) -> bool {
+    let view = &planner.view;
+    let pod_ref = view.pod(pod);
+    matches!(pod_ref.phase, Phase::Succeeded | Phase::Failed)
+        && !pod_ref.terminating
+        && view.state[pod] == PodState::Gone
+        && view.pod_node[pod].is_some_and(|node| view.nodes[node].considered)
+}
+
+/// Age in whole seconds at the snapshot's `now`, from `metadata.creationTimestamp` (as
+/// upstream's lifetime checks); `None` when not recorded.
+fn age_seconds(planner: &Planner, pod: usize) -> Option<i64> {
+    let created = planner.view.pod(pod).created?;
+    Some(
+        planner
+            .view
+            .snapshot
+            .now
+            .signed_duration_since(created)
+            .num_seconds(),
+    )
+}
+
+/// Attempts each violating pod with its reason, in the eviction order (lowest priority first,
+/// then BestEffort, then the newest: `View::sort_for_eviction`).
+fn evict_in_order(
+    planner: &mut Planner,
+    context: &Context,
+    violating: Vec<(usize, String)>,
+    fit: Fit,
+) {
+    let mut order: Vec<usize> = violating.iter().map(|(pod, _)| *pod).collect();
+    let mut reasons: HashMap<usize, String> = violating.into_iter().collect();
+    planner
+        .view
+        .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
+    for pod in order {
+        let reason = reasons.remove(&pod).expect("one reason per violating pod");
+        planner.attempt(context, pod, reason, fit);
+    }
+}

@@ -1,0 +1,410 @@
+//! The plugin registry, policy side: every strategy this tool runs, with its upstream name, its
+//! extension point, and how its arguments are read (from `pluginConfig` args and from a
+//! `descheduler/v1alpha1` strategy's `params`) and defaulted.
+//!
+//! Each plugin's arguments live in a module of their own, named after the plugin; this file
+//! lists them once, in [`StrategyKind::registration`], so adding or reading a plugin touches that
+//! match and the plugin's module (the planner has its registry in `plan/plugins/`).
+
+mod anti_affinity;
+mod duplicates;
+mod failed_pods;
+mod node_affinity;
+mod node_taints;
+mod pod_life_time;
+mod too_many_restarts;
+mod topology_spread;
+
+pub use anti_affinity::AntiAffinityArgs;
+pub use duplicates::DuplicatesArgs;
+pub use failed_pods::FailedPodsArgs;
+pub use node_affinity::{NodeAffinityArgs, NodeAffinityType};
+pub use node_taints::NodeTaintsArgs;
+pub use pod_life_time::PodLifeTimeArgs;
+pub use too_many_restarts::TooManyRestartsArgs;
+pub use topology_spread::TopologySpreadArgs;
+
+use super::Namespaces;
+use super::decode::{Decoder, Fields, index};
+use super::names::check_dns_label;
+use super::yaml::Node;
+
+/// A strategy with its arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Strategy {
+    InterPodAntiAffinity(AntiAffinityArgs),
+    TopologySpread(TopologySpreadArgs),
+    Duplicates(DuplicatesArgs),
+    NodeAffinity(NodeAffinityArgs),
+    NodeTaints(NodeTaintsArgs),
+    TooManyRestarts(TooManyRestartsArgs),
+    PodLifeTime(PodLifeTimeArgs),
+    FailedPods(FailedPodsArgs),
+}
+
+impl Strategy {
+    /// The upstream plugin name, used in reports and events.
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    pub(super) fn kind(&self) -> StrategyKind {
+        match self {
+            Strategy::InterPodAntiAffinity(_) => StrategyKind::InterPodAntiAffinity,
+            Strategy::TopologySpread(_) => StrategyKind::TopologySpread,
+            Strategy::Duplicates(_) => StrategyKind::Duplicates,
+            Strategy::NodeAffinity(_) => StrategyKind::NodeAffinity,
+            Strategy::NodeTaints(_) => StrategyKind::NodeTaints,
+            Strategy::TooManyRestarts(_) => StrategyKind::TooManyRestarts,
+            Strategy::PodLifeTime(_) => StrategyKind::PodLifeTime,
+            Strategy::FailedPods(_) => StrategyKind::FailedPods,
+        }
+    }
+}
+
+/// Where a strategy runs: upstream's extension points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ExtensionPoint {
+    Deschedule,
+    Balance,
+}
+
+impl ExtensionPoint {
+    /// The key under `plugins:`.
+    pub fn key(self) -> &'static str {
+        match self {
+            ExtensionPoint::Deschedule => "deschedule",
+            ExtensionPoint::Balance => "balance",
+        }
+    }
+}
+
+/// A supported strategy, before its arguments are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum StrategyKind {
+    InterPodAntiAffinity,
+    TopologySpread,
+    Duplicates,
+    NodeAffinity,
+    NodeTaints,
+    TooManyRestarts,
+    PodLifeTime,
+    FailedPods,
+}
+
+/// What the registry knows of one plugin.
+struct Registration {
+    name: &'static str,
+    point: ExtensionPoint,
+    /// The strategy with its default arguments (what an enabled plugin without `pluginConfig`
+    /// gets).
+    default: fn() -> Strategy,
+    /// Decodes `pluginConfig[].args` (a mapping or null).
+    decode: fn(&mut Decoder, &Node, &str) -> Strategy,
+    /// The `descheduler/v1alpha1` strategy `params` this plugin reads beyond the common ones
+    /// (`namespaces`, the priority threshold, `nodeFit`).
+    legacy_params: &'static [&'static str],
+    /// Converts a v1alpha1 strategy's `params` (its namespaces already read).
+    legacy: fn(&mut Decoder, &Fields<'_>, Namespaces) -> Strategy,
+    /// The argument that has no default, when one has none: the plugin cannot run without a
+    /// `pluginConfig` entry setting it (upstream refuses it too).
+    required: Option<&'static str>,
+    /// Whether a v1alpha1 strategy keeps the evictor's nodeFit (upstream's migration turned it
+    /// off for PodLifeTime: an old pod is replaced wherever it may land).
+    legacy_node_fit: bool,
+}
+
+impl StrategyKind {
+    pub const ALL: [StrategyKind; 8] = [
+        StrategyKind::InterPodAntiAffinity,
+        StrategyKind::TopologySpread,
+        StrategyKind::Duplicates,
+        StrategyKind::NodeAffinity,
+        StrategyKind::NodeTaints,
+        StrategyKind::TooManyRestarts,
+        StrategyKind::PodLifeTime,
+        StrategyKind::FailedPods,
+    ];
+
+    /// The registry: one entry per plugin.
+    fn registration(self) -> Registration {
+        match self {
+            StrategyKind::InterPodAntiAffinity => Registration {
+                name: "RemovePodsViolatingInterPodAntiAffinity",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::InterPodAntiAffinity(AntiAffinityArgs::default()),
+                decode: anti_affinity::decode,
+                legacy_params: anti_affinity::LEGACY_PARAMS,
+                legacy: anti_affinity::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+            StrategyKind::TopologySpread => Registration {
+                name: "RemovePodsViolatingTopologySpreadConstraint",
+                point: ExtensionPoint::Balance,
+                default: || Strategy::TopologySpread(TopologySpreadArgs::default()),
+                decode: topology_spread::decode,
+                legacy_params: topology_spread::LEGACY_PARAMS,
+                legacy: topology_spread::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+            StrategyKind::Duplicates => Registration {
+                name: "RemoveDuplicates",
+                point: ExtensionPoint::Balance,
+                default: || Strategy::Duplicates(DuplicatesArgs::default()),
+                decode: duplicates::decode,
+                legacy_params: duplicates::LEGACY_PARAMS,
+                legacy: duplicates::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+            StrategyKind::NodeAffinity => Registration {
+                name: "RemovePodsViolatingNodeAffinity",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::NodeAffinity(NodeAffinityArgs::default()),
+                decode: node_affinity::decode,
+                legacy_params: node_affinity::LEGACY_PARAMS,
+                legacy: node_affinity::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+            StrategyKind::NodeTaints => Registration {
+                name: "RemovePodsViolatingNodeTaints",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::NodeTaints(NodeTaintsArgs::default()),
+                decode: node_taints::decode,
+                legacy_params: node_taints::LEGACY_PARAMS,
+                legacy: node_taints::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+            StrategyKind::TooManyRestarts => Registration {
+                name: "RemovePodsHavingTooManyRestarts",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::TooManyRestarts(TooManyRestartsArgs::default()),
+                decode: too_many_restarts::decode,
+                legacy_params: too_many_restarts::LEGACY_PARAMS,
+                legacy: too_many_restarts::from_v1alpha1,
+                required: Some(too_many_restarts::REQUIRED),
+                legacy_node_fit: true,
+            },
+            StrategyKind::PodLifeTime => Registration {
+                name: "PodLifeTime",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::PodLifeTime(PodLifeTimeArgs::default()),
+                decode: pod_life_time::decode,
+                legacy_params: pod_life_time::LEGACY_PARAMS,
+                legacy: pod_life_time::from_v1alpha1,
+                required: Some(pod_life_time::REQUIRED),
+                legacy_node_fit: false,
+            },
+            StrategyKind::FailedPods => Registration {
+                name: "RemoveFailedPods",
+                point: ExtensionPoint::Deschedule,
+                default: || Strategy::FailedPods(FailedPodsArgs::default()),
+                decode: failed_pods::decode,
+                legacy_params: failed_pods::LEGACY_PARAMS,
+                legacy: failed_pods::from_v1alpha1,
+                required: None,
+                legacy_node_fit: true,
+            },
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<StrategyKind> {
+        StrategyKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.registration().name
+    }
+
+    /// The extension point the plugin implements upstream.
+    pub fn extension_point(self) -> ExtensionPoint {
+        self.registration().point
+    }
+
+    /// The strategy with its default arguments.
+    pub fn with_default_args(self) -> Strategy {
+        (self.registration().default)()
+    }
+
+    /// Decodes the plugin's `args`; absent args are the defaults.
+    pub fn decode_args(self, d: &mut Decoder, node: Option<&Node>, path: &str) -> Strategy {
+        match node {
+            Some(node) => (self.registration().decode)(d, node, path),
+            None => self.with_default_args(),
+        }
+    }
+
+    /// The argument without a default, when the plugin has one: enabling the plugin without a
+    /// `pluginConfig` entry is then a problem.
+    pub fn required_arg(self) -> Option<&'static str> {
+        self.registration().required
+    }
+
+    /// Whether a v1alpha1 strategy keeps the evictor's nodeFit.
+    pub fn legacy_node_fit(self) -> bool {
+        self.registration().legacy_node_fit
+    }
+
+    /// The v1alpha1 `params` fields this strategy reads beyond the common ones.
+    pub fn legacy_params(self) -> &'static [&'static str] {
+        self.registration().legacy_params
+    }
+
+    /// The strategy a v1alpha1 entry's `params` describe.
+    pub fn convert_v1alpha1(self, d: &mut Decoder, params: &Fields<'_>) -> Strategy {
+        let namespaces = namespaces(d, params.get("namespaces"), &params.path("namespaces"));
+        (self.registration().legacy)(d, params, namespaces)
+    }
+}
+
+/// "RemovePodsViolatingInterPodAntiAffinity (deschedule), …", for messages.
+pub(super) fn supported_strategies() -> String {
+    StrategyKind::ALL
+        .iter()
+        .map(|kind| format!("{} ({})", kind.name(), kind.extension_point().key()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A list of strings that must each be one of `valid` (did-you-mean for near misses).
+pub(super) fn choices(
+    d: &mut Decoder,
+    fields: &Fields<'_>,
+    name: &str,
+    what: &str,
+    valid: &[&str],
+) -> Vec<String> {
+    let path = fields.path(name);
+    let mut chosen = Vec::new();
+    for (i, item) in fields.list(d, name).iter().enumerate() {
+        if let Some(choice) = d.choice(item, &index(&path, i), what, valid)
+            && !chosen.contains(&choice)
+        {
+            chosen.push(choice);
+        }
+    }
+    chosen
+}
+
+/// Records that an argument without a default is missing from `args` (at `node`).
+pub(super) fn required(d: &mut Decoder, node: &Node, path: &str, name: &str) {
+    d.problem_at(
+        node,
+        path,
+        format!("{name} must be set (upstream has no default and refuses the plugin without it)"),
+    );
+}
+
+/// A list of owner kinds (`ReplicaSet`, `Job`, …).
+pub(super) fn owner_kinds(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> Vec<String> {
+    fields.strings(d, name, |kind| {
+        let valid = kind.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && kind.chars().all(|c| c.is_ascii_alphanumeric());
+        (!valid).then(|| {
+            format!("invalid kind {kind:?}: expected a Kubernetes kind such as ReplicaSet or Job")
+        })
+    })
+}
+
+/// `namespaces: {include, exclude}`; at most one of the two may be non-empty.
+pub(super) fn namespaces(d: &mut Decoder, node: Option<&Node>, path: &str) -> Namespaces {
+    let Some(node) = node else {
+        return Namespaces::default();
+    };
+    let Some(fields) = d.fields(node, path, &["include", "exclude"]) else {
+        return Namespaces::default();
+    };
+    let check = |name: &str| {
+        check_dns_label(name)
+            .err()
+            .map(|error| format!("invalid namespace name {name:?}: {error}"))
+    };
+    let include = fields.strings(d, "include", check);
+    let exclude = fields.strings(d, "exclude", check);
+    if !include.is_empty() && !exclude.is_empty() {
+        d.problem(
+            fields.position,
+            path,
+            "set either include or exclude, not both",
+        );
+    }
+    Namespaces { include, exclude }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use crate::policy::Strategy;
+    use crate::policy::testing::{OURS, load, problem, problems};
+
+    use super::{ExtensionPoint, StrategyKind};
+
+    /// A policy in our format enabling one plugin with the given args (indented by 10).
+    pub fn with_args(plugin: &str, args: &str) -> String {
+        let kind = StrategyKind::from_name(plugin).expect("a registered plugin");
+        let point = kind.extension_point().key();
+        format!(
+            "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: {plugin}\n        args:\n{args}    \
+             plugins:\n      {point}:\n        enabled: [{plugin}]\n"
+        )
+    }
+
+    /// The one strategy of such a policy.
+    pub fn strategy(plugin: &str, args: &str) -> Strategy {
+        let profile = load(&with_args(plugin, args)).policy.profiles.remove(0);
+        profile
+            .deschedule
+            .into_iter()
+            .chain(profile.balance)
+            .next()
+            .expect("one strategy")
+    }
+
+    #[test]
+    fn every_plugin_is_registered_once_under_its_own_name() {
+        for kind in StrategyKind::ALL {
+            assert_eq!(StrategyKind::from_name(kind.name()), Some(kind));
+            assert_eq!(kind.with_default_args().kind(), kind);
+        }
+        assert_eq!(
+            StrategyKind::InterPodAntiAffinity.extension_point(),
+            ExtensionPoint::Deschedule
+        );
+    }
+
+    #[test]
+    fn unknown_args_list_the_valid_ones() {
+        let text = with_args(
+            "RemovePodsViolatingInterPodAntiAffinity",
+            "          podSelector: {}\n",
+        );
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:9:11: profiles[0].pluginConfig[0].args.podSelector: unknown field \
+             \"podSelector\"; valid: namespaces, labelSelector"
+        );
+    }
+
+    #[test]
+    fn namespaces_may_be_included_or_excluded_but_not_both() {
+        let text = with_args(
+            "RemoveDuplicates",
+            "          namespaces:\n            include: [a]\n            exclude: [b, Kube_System]\n",
+        );
+        assert_eq!(
+            problems(&text),
+            [
+                "policy.yaml:10:13: profiles[0].pluginConfig[0].args.namespaces: set either \
+                 include or exclude, not both",
+                "policy.yaml:11:26: profiles[0].pluginConfig[0].args.namespaces.exclude[1]: \
+                 invalid namespace name \"Kube_System\": must consist of lowercase alphanumeric \
+                 characters or '-', and start and end with an alphanumeric character",
+            ]
+        );
+    }
+}
