@@ -62,7 +62,6 @@ pub fn find_node_among(
     } else {
         pod_index.wrapping_mul(2_654_435_761) % count
     };
-    let wanted = scoring::sample_size(count);
     // The node it is on competes whenever it would take the pod back (never when only nodes
     // preferred over its own qualify).
     let mut candidates: Vec<usize> = current
@@ -70,6 +69,14 @@ pub fn find_node_among(
         .filter(|&node| refusal(view, pod, current, node, evictor, &excluded, &spreads).is_none())
         .into_iter()
         .collect();
+    // When it could come back, whether it would is decided against as many nodes as the
+    // scheduler scores; when it cannot, only the node reported as taking it depends on the
+    // sample, and a smaller one keeps the search near-linear.
+    let wanted = if candidates.is_empty() {
+        scoring::sample_size(count).min(scoring::SMALL_SAMPLE)
+    } else {
+        scoring::sample_size(count)
+    };
     let mut others = 0;
     let mut refusals: Vec<(Refusal, usize)> = Vec::new();
     for node in (start..count).chain(0..start) {
@@ -244,20 +251,27 @@ fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: usize) -> Opt
         // Capacity not recorded (a hand-written snapshot): do not guess.
         return None;
     }
-    let used = &view.used[node];
+    // CPU and memory from the plain numbers every node keeps; the rest from the maps.
+    let (capacity, used) = (
+        view.allocatable_cpu_memory[node],
+        view.used_cpu_memory[node],
+    );
     // On its own node (a candidate is active there) its requests are counted already.
-    pod.requests.0.iter().find_map(|(name, amount)| {
-        let own = if here { *amount } else { 0 };
-        let standard = matches!(
-            name.as_str(),
-            "cpu" | "memory" | "pods" | "ephemeral-storage"
-        );
-        match allocatable.0.get(name) {
-            None if standard => None,
-            None => Some(name.as_str()),
-            Some(capacity) if capacity - (used.get(name) - own) < *amount => Some(name.as_str()),
-            Some(_) => None,
-        }
+    let own = |amount: i64| if here { amount } else { 0 };
+    pod.requests.0.iter().find_map(|(name, &amount)| {
+        let free = match name.as_str() {
+            "cpu" if capacity.cpu > 0 => capacity.cpu - (used.cpu - own(amount)),
+            "memory" if capacity.memory > 0 => capacity.memory - (used.memory - own(amount)),
+            "cpu" | "memory" | "pods" | "ephemeral-storage" => match allocatable.0.get(name) {
+                None => return None,
+                Some(capacity) => capacity - (view.used[node].get(name) - own(amount)),
+            },
+            _ => match allocatable.0.get(name) {
+                None => return Some(name.as_str()),
+                Some(capacity) => capacity - (view.used[node].get(name) - own(amount)),
+            },
+        };
+        (free < amount).then_some(name.as_str())
     })
 }
 

@@ -320,10 +320,7 @@ impl<'a> Planner<'a> {
         // replaced it already: its eviction frees nothing and lands nowhere.
         let holds_resources = self.view.state[pod] == PodState::Active;
         if holds_resources {
-            self.view.used[from].subtract(&pod_ref.requests);
-            if let Some(landing) = landing {
-                self.view.used[landing].add(&pod_ref.requests);
-            }
+            self.view.move_requests(pod, from, landing);
         }
         self.view.state[pod] = PodState::Evicted {
             landing: landing.filter(|_| holds_resources),

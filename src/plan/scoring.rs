@@ -21,9 +21,12 @@
 //! The scheduler also scores only a sample of the feasible nodes on large clusters
 //! ([`sample_size`]), starting where its last search ended; the planner's search starts at a
 //! place derived from the pod, so the prediction is the scheduler's choice for one such sample,
-//! and ties go to the first node found, where the scheduler picks one of them at random.
+//! and ties go to the first node found, where the scheduler picks one of them at random. When
+//! the pod's own node would not take it back (its partner is there, its spread forbids it), no
+//! return is possible and only the reported node depends on the sample: then the first
+//! [`SMALL_SAMPLE`] feasible nodes are scored, which keeps `plan()` near-linear.
 
-use super::view::{Domains, View};
+use super::view::{CpuMemory, Domains, View};
 use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
 const TAINT_TOLERATION: i64 = 3;
@@ -40,6 +43,10 @@ const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024 * 1000;
 /// The zone key of the scheduler's default spreading.
 pub const ZONE: &str = "topology.kubernetes.io/zone";
 const HOSTNAME: &str = "kubernetes.io/hostname";
+
+/// The sample for a pod that cannot return to its node: only the node reported as taking it
+/// depends on it, and every node searched costs on large clusters.
+pub const SMALL_SAMPLE: usize = 32;
 
 /// How many feasible nodes the scheduler looks for before it scores (its
 /// `percentageOfNodesToScore` default): every node up to 100, else an adaptive share, 50% less
@@ -75,11 +82,12 @@ pub fn scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
             .collect::<Vec<_>>(),
     );
     let spread = spread_scores(view, pod_index, candidates);
+    let asked = asked(pod);
     candidates
         .iter()
         .enumerate()
         .map(|(i, &node)| {
-            let (least, balanced) = resource_scores(view, pod_index, node);
+            let (least, balanced) = resource_scores(view, pod_index, asked, node);
             TAINT_TOLERATION * taints[i]
                 + POD_TOPOLOGY_SPREAD * spread[i]
                 + LEAST_ALLOCATED * least
@@ -117,25 +125,22 @@ fn normalize_reverse(raw: &[i64]) -> Vec<i64> {
 
 /// `LeastAllocated` and `BalancedAllocation` over CPU and memory, with the pod placed on the
 /// node (and, on the node it leaves, without its own usage).
-fn resource_scores(view: &View, pod_index: usize, node: usize) -> (i64, i64) {
-    let pod = view.pod(pod_index);
-    let allocatable = &view.nodes[node].node.allocatable;
+fn resource_scores(view: &View, pod_index: usize, asked: CpuMemory, node: usize) -> (i64, i64) {
+    let capacity = view.allocatable_cpu_memory[node];
+    let used = view.used_cpu_memory[node];
     let here = view.pod_node[pod_index] == Some(node) && view.location(pod_index, false).is_some();
+    let own = if here {
+        CpuMemory::of(&view.pod(pod_index).requests)
+    } else {
+        CpuMemory::default()
+    };
     let mut least = 0;
     let mut fractions = [0f64; 2];
-    for (i, (name, default)) in [("cpu", DEFAULT_CPU), ("memory", DEFAULT_MEMORY)]
-        .into_iter()
-        .enumerate()
-    {
-        let capacity = allocatable.get(name);
-        let asked = match pod.requests.get(name) {
-            0 => default,
-            asked => asked,
-        };
-        let mut requested = view.used[node].get(name) + asked;
-        if here {
-            requested -= pod.requests.get(name);
-        }
+    let pairs = [
+        (capacity.cpu, used.cpu - own.cpu + asked.cpu),
+        (capacity.memory, used.memory - own.memory + asked.memory),
+    ];
+    for (i, (capacity, requested)) in pairs.into_iter().enumerate() {
         if capacity <= 0 {
             continue;
         }
@@ -145,6 +150,23 @@ fn resource_scores(view: &View, pod_index: usize, node: usize) -> (i64, i64) {
     let deviation = (fractions[0] - fractions[1]).abs() / 2.0;
     let balanced = ((1.0 - deviation) * MAX_SCORE as f64) as i64;
     (least / 2, balanced)
+}
+
+/// What the scheduler counts a pod as asking: its requests, or its non-zero defaults.
+fn asked(pod: &Pod) -> CpuMemory {
+    let requests = CpuMemory::of(&pod.requests);
+    CpuMemory {
+        cpu: if requests.cpu == 0 {
+            DEFAULT_CPU
+        } else {
+            requests.cpu
+        },
+        memory: if requests.memory == 0 {
+            DEFAULT_MEMORY
+        } else {
+            requests.memory
+        },
+    }
 }
 
 /// One soft spread constraint as scored: its key's domains, matching pods per domain, and the

@@ -53,6 +53,22 @@ impl NodeState<'_> {
     }
 }
 
+/// CPU (millicores) and memory (milli-bytes), the snapshot's units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuMemory {
+    pub cpu: i64,
+    pub memory: i64,
+}
+
+impl CpuMemory {
+    pub fn of(resources: &Resources) -> CpuMemory {
+        CpuMemory {
+            cpu: resources.get("cpu"),
+            memory: resources.get("memory"),
+        }
+    }
+}
+
 /// The values one topology key takes across nodes, numbered, so hot loops compare integers.
 #[derive(Debug, Default)]
 pub struct Domains {
@@ -78,8 +94,13 @@ pub struct View<'a> {
     /// The node each pod is bound to, when that node is known.
     pub pod_node: Vec<Option<usize>>,
     pub state: Vec<PodState>,
-    /// Requests of the pods counted on each node, including landings.
+    /// Requests of the pods counted on each node, including landings. Change it only through
+    /// [`View::move_requests`], which keeps `used_cpu_memory` in step.
     pub used: Vec<Resources>,
+    /// CPU and memory of `used`, and of each node's allocatable, as plain numbers: the hot loops
+    /// (the better-place search, the scheduler's scoring) read them for every node they try.
+    pub used_cpu_memory: Vec<CpuMemory>,
+    pub allocatable_cpu_memory: Vec<CpuMemory>,
     /// Whether any node has a taint (so taint-aware checks can skip the node scan).
     pub any_taints: bool,
     by_namespace: HashMap<&'a str, Vec<usize>>,
@@ -166,6 +187,11 @@ impl<'a> View<'a> {
                 });
         }
         let any_taints = nodes.iter().any(|n| !n.node.taints.is_empty());
+        let used_cpu_memory = used.iter().map(CpuMemory::of).collect();
+        let allocatable_cpu_memory = nodes
+            .iter()
+            .map(|n| CpuMemory::of(&n.node.allocatable))
+            .collect();
         let mut view = View {
             snapshot,
             policy,
@@ -174,6 +200,8 @@ impl<'a> View<'a> {
             pod_node,
             state,
             used,
+            used_cpu_memory,
+            allocatable_cpu_memory,
             by_namespace,
             by_controller,
             by_label,
@@ -261,6 +289,20 @@ impl<'a> View<'a> {
                     term: term_index,
                 });
             }
+        }
+    }
+
+    /// Moves a pod's requests from one node to another (`None`: off the cluster).
+    pub fn move_requests(&mut self, pod: usize, from: usize, to: Option<usize>) {
+        let requests = &self.snapshot.pods[pod].requests;
+        let moved = CpuMemory::of(requests);
+        self.used[from].subtract(requests);
+        self.used_cpu_memory[from].cpu -= moved.cpu;
+        self.used_cpu_memory[from].memory -= moved.memory;
+        if let Some(to) = to {
+            self.used[to].add(requests);
+            self.used_cpu_memory[to].cpu += moved.cpu;
+            self.used_cpu_memory[to].memory += moved.memory;
         }
     }
 
