@@ -147,6 +147,7 @@ pub fn assemble(
             namespaces,
             priority_classes,
             inventory,
+            metrics: None,
         },
         ignored,
     })
