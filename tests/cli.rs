@@ -141,7 +141,7 @@ fn an_invalid_policy_makes_plan_exit_2_with_positions() {
 fn validate_reports_every_problem_with_its_position_and_exits_1() {
     let (code, stdout, _) = run(binary().arg("validate").arg(fixture("cli/bad-policy.yaml")));
     assert_eq!(code, 1);
-    // The misspelt limit (did you mean), the unsupported plugin (with the supported ones),
+    // The misspelt limit (did you mean), the unknown plugin (with the valid ones),
     // and the bad duration: all three, not just the first.
     assert!(stdout.contains("bad-policy.yaml:4:1"), "{stdout}");
     assert!(stdout.contains("maxNoOfPodsToEvictPerNode"), "{stdout}");

@@ -373,9 +373,15 @@ pub fn policy(strategies: Vec<Strategy>) -> Policy {
 }
 
 pub fn policy_with(evictor: EvictorArgs, strategies: Vec<Strategy>) -> Policy {
-    let (deschedule, balance) = strategies
-        .into_iter()
-        .partition(|s| !matches!(s, Strategy::TopologySpread(_) | Strategy::Duplicates(_)));
+    let (deschedule, balance) = strategies.into_iter().partition(|s| {
+        !matches!(
+            s,
+            Strategy::TopologySpread(_)
+                | Strategy::Duplicates(_)
+                | Strategy::LowNodeUtilization(_)
+                | Strategy::HighNodeUtilization(_)
+        )
+    });
     Policy {
         cluster_name: Some("k8s".to_string()),
         node_selector: None,

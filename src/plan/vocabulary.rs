@@ -80,6 +80,9 @@ pub enum SkipReason {
     /// The scheduler would place its replacement back where it leaves (its node, or the
     /// spread domain being balanced): the eviction would change nothing.
     WouldReturn,
+    /// A utilization plugin reads actual usage, and the snapshot has no `metrics.k8s.io`
+    /// PodMetrics for the pod: what moving it would free is unknown.
+    NoMetrics,
 }
 
 impl SkipReason {
@@ -90,6 +93,7 @@ impl SkipReason {
             SkipReason::Pdb => "pdb",
             SkipReason::Limit => "limit",
             SkipReason::WouldReturn => "would-return",
+            SkipReason::NoMetrics => "no-metrics",
         }
     }
 }

@@ -281,7 +281,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::policy::testing::{FILE, OURS, SUPPORTED, load, problem, problems};
+    use crate::policy::testing::{FILE, OURS, load, problem, problems};
 
     #[test]
     fn every_example_policy_loads_without_problems_or_warnings() {
@@ -337,11 +337,10 @@ profiles:
                  \"soon\": expected a Go duration such as \"90s\", \"5m\" or \"1h30m\"",
                 "policy.yaml:11:20: profiles[0].pluginConfig[0].args.nodeFit: expected a boolean \
                  (true or false), found a string",
-                &format!(
-                    "policy.yaml:14:19: profiles[0].plugins.balance.enabled[0]: plugin \
-                     \"LowNodeUtilization\" is an upstream descheduler plugin this tool does not \
-                     implement; supported: {SUPPORTED}"
-                ),
+                "policy.yaml:13:7: profiles[0].plugins: LowNodeUtilization is enabled without \
+                 a pluginConfig entry, and its thresholds has no default (upstream refuses the \
+                 plugin without it): add {name: LowNodeUtilization, args: {thresholds: …}} to \
+                 pluginConfig",
             ]
         );
     }

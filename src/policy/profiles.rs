@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Fields, index, unknown};
 use super::evictor::{DEFAULT_EVICTOR, evictor_args};
-use super::plugins::{ExtensionPoint, StrategyKind, supported_strategies};
+use super::plugins::{ExtensionPoint, StrategyKind};
 use super::yaml::{Node, Position, Value};
 use super::{Profile, Strategy};
 
@@ -27,10 +27,6 @@ const PLUGIN_SETS: [&str; 6] = [
     "preevictionfilter",
 ];
 
-/// Upstream plugins this tool does not implement; named so the message can say so plainly
-/// instead of "unknown plugin".
-const UPSTREAM_ONLY_PLUGINS: [&str; 2] = ["LowNodeUtilization", "HighNodeUtilization"];
-
 /// Every plugin name this tool accepts.
 fn supported_plugins() -> Vec<&'static str> {
     std::iter::once(DEFAULT_EVICTOR)
@@ -40,15 +36,7 @@ fn supported_plugins() -> Vec<&'static str> {
 
 /// The problem with a plugin name this tool does not support.
 pub(super) fn unsupported_plugin(name: &str) -> String {
-    if UPSTREAM_ONLY_PLUGINS.contains(&name) {
-        format!(
-            "plugin {name:?} is an upstream descheduler plugin this tool does not implement; \
-             supported: {DEFAULT_EVICTOR} (filter), {}",
-            supported_strategies()
-        )
-    } else {
-        unknown("plugin", name, &supported_plugins())
-    }
+    unknown("plugin", name, &supported_plugins())
 }
 
 /// Decodes the `profiles` list.
@@ -335,7 +323,7 @@ fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
         };
     }
     let Some(kind) = StrategyKind::from_name(name) else {
-        return Err(if is_filter && !UPSTREAM_ONLY_PLUGINS.contains(&name) {
+        return Err(if is_filter {
             match super::decode::suggestion(name, &[DEFAULT_EVICTOR]) {
                 Some(close) => format!(
                     "unknown filter plugin {name:?}; did you mean {close:?}? only \
@@ -361,7 +349,7 @@ fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::policy::testing::{OURS, SUPPORTED, VALID_PLUGINS, load, problem, problems};
+    use crate::policy::testing::{OURS, VALID_PLUGINS, load, problem, problems};
     use crate::policy::{AntiAffinityArgs, Strategy};
 
     fn with_plugins(plugins: &str) -> String {
@@ -369,15 +357,13 @@ mod tests {
     }
 
     #[test]
-    fn an_unsupported_plugin_lists_the_supported_ones() {
+    fn a_utilization_plugin_without_its_thresholds_is_refused_as_upstream_refuses_it() {
         let text = with_plugins("      balance:\n        enabled: [HighNodeUtilization]\n");
         assert_eq!(
             problem(&text),
-            format!(
-                "policy.yaml:8:19: profiles[0].plugins.balance.enabled[0]: plugin \
-                 \"HighNodeUtilization\" is an upstream descheduler plugin this tool does not \
-                 implement; supported: {SUPPORTED}"
-            )
+            "policy.yaml:7:7: profiles[0].plugins: HighNodeUtilization is enabled without a \
+             pluginConfig entry, and its thresholds has no default (upstream refuses the plugin \
+             without it): add {name: HighNodeUtilization, args: {thresholds: …}} to pluginConfig"
         );
     }
 

@@ -9,18 +9,12 @@ pub(super) const FILE: &str = "policy.yaml";
 pub(super) const OURS: &str =
     "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\nclusterName: test\n";
 
-/// How messages list the plugins this tool implements, with their extension points.
-pub(super) const SUPPORTED: &str = "DefaultEvictor (filter), RemovePodsViolatingInterPodAntiAffinity \
-    (deschedule), RemovePodsViolatingTopologySpreadConstraint (balance), RemoveDuplicates \
-    (balance), RemovePodsViolatingNodeAffinity (deschedule), RemovePodsViolatingNodeTaints \
-    (deschedule), RemovePodsHavingTooManyRestarts (deschedule), PodLifeTime (deschedule), \
-    RemoveFailedPods (deschedule)";
-
 /// How messages list the valid plugin names.
 pub(super) const VALID_PLUGINS: &str = "DefaultEvictor, RemovePodsViolatingInterPodAntiAffinity, \
     RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates, \
     RemovePodsViolatingNodeAffinity, RemovePodsViolatingNodeTaints, \
-    RemovePodsHavingTooManyRestarts, PodLifeTime, RemoveFailedPods";
+    RemovePodsHavingTooManyRestarts, PodLifeTime, RemoveFailedPods, LowNodeUtilization, \
+    HighNodeUtilization";
 
 /// Loads a policy that must be valid.
 pub(super) fn load(text: &str) -> Loaded {

@@ -92,10 +92,6 @@ pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
     }
     // The top level has no `ignorePodsWithoutPDB`, so that flag reads as false.
     let flags = legacy_flags(d, &top);
-    let no_params = Node {
-        position: None,
-        value: Value::Null,
-    };
     let mut warned_node_fit = false;
     let mut profiles = Vec::new();
     if let Some(strategies) = top.get("strategies") {
@@ -111,6 +107,12 @@ pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
                 continue;
             };
             let _ = fields.integer::<i64>(d, "weight");
+            // Absent params read as null at the strategy's name, so a problem with a required
+            // parameter points there.
+            let no_params = Node {
+                position: entry.key.position,
+                value: Value::Null,
+            };
             let params_node = fields.get("params").unwrap_or(&no_params);
             let params = d.fields(params_node, &fields.path("params"), &PARAMS_FIELDS);
             if !fields.bool(d, "enabled").unwrap_or(false) {
@@ -231,7 +233,7 @@ fn is_zero(node: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testing::{SUPPORTED, VALID_PLUGINS, load, problem, problems};
+    use crate::policy::testing::{VALID_PLUGINS, load, problem, problems};
     use crate::policy::{
         AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, FailedPodsArgs, Limits, Namespaces,
         NodeTaintsArgs, PodLifeTimeArgs, PriorityThreshold, Protections, Strategy,
@@ -454,11 +456,14 @@ strategies:
         assert_eq!(
             problems(text),
             [
-                format!(
-                    "policy.yaml:4:3: strategies.LowNodeUtilization: plugin \"LowNodeUtilization\" \
-                     is an upstream descheduler plugin this tool does not implement; supported: \
-                     {SUPPORTED}; set enabled: false or remove it"
-                ),
+                "policy.yaml:4:3: strategies.LowNodeUtilization.params.\
+                 nodeResourceUtilizationThresholds: thresholds must be set (upstream has no \
+                 default and refuses the plugin without it)"
+                    .to_string(),
+                "policy.yaml:4:3: strategies.LowNodeUtilization.params.\
+                 nodeResourceUtilizationThresholds: targetThresholds must be set (upstream has no \
+                 default and refuses the plugin without it)"
+                    .to_string(),
                 format!(
                     "policy.yaml:6:3: strategies.RemoveDuplicate: unknown plugin \
                      \"RemoveDuplicate\"; did you mean \"RemoveDuplicates\"? valid: \

@@ -8,8 +8,8 @@ use super::decode::{Decoder, Fields, index};
 use super::profiles::profiles;
 use super::selector::selector_string;
 use super::vsphere::vsphere;
-use super::yaml::Node;
-use super::{Limits, Policy, VsphereSettings};
+use super::yaml::{Node, Value};
+use super::{Limits, Policy, Profile, Strategy, VsphereSettings};
 
 /// The apiVersion of our format.
 pub(super) const VSPHERE_API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
@@ -88,12 +88,14 @@ pub(super) fn decode(d: &mut Decoder, root: &Node, flavor: Flavor) -> Policy {
     {
         d.problem_at(node, "gracePeriodSeconds", "must not be negative");
     }
-    metrics(d, &top);
+    let collection = metrics(d, &top);
+    let profiles = profiles(d, top.get("profiles"), "profiles");
+    check_metrics_use(d, &top, &profiles, collection);
     Policy {
         cluster_name,
         node_selector: selector_string(d, top.get("nodeSelector"), "nodeSelector"),
         limits: limits(d, &top),
-        profiles: profiles(d, top.get("profiles"), "profiles"),
+        profiles,
         vsphere,
         eviction_failure_events: top
             .bool(d, "evictionFailureEventNotification")
@@ -123,17 +125,20 @@ pub(super) fn limits(d: &mut Decoder, top: &Fields<'_>) -> Limits {
     }
 }
 
-/// `metricsCollector` and `metricsProviders` are checked as upstream checks them, then ignored:
-/// they only feed LowNodeUtilization and HighNodeUtilization, which this tool does not run.
-fn metrics(d: &mut Decoder, top: &Fields<'_>) {
+/// Which metrics sources the top level turns on.
+#[derive(Clone, Copy, Debug, Default)]
+struct MetricsCollection {
+    /// `metricsCollector.enabled` or a `KubernetesMetrics` provider: metrics.k8s.io is read.
+    kubernetes_metrics: bool,
+}
+
+/// `metricsCollector` and `metricsProviders`, checked as upstream checks them.
+fn metrics(d: &mut Decoder, top: &Fields<'_>) -> MetricsCollection {
     let mut collector_enabled = false;
     if let Some(node) = top.get("metricsCollector") {
         let path = top.path("metricsCollector");
         if let Some(fields) = d.fields(node, &path, &["enabled"]) {
             collector_enabled = fields.bool(d, "enabled").unwrap_or(false);
-            if collector_enabled {
-                d.warning_at(node, &path, ignored_metrics("metricsCollector"));
-            }
         }
     }
     let path = top.path("metricsProviders");
@@ -181,13 +186,56 @@ fn metrics(d: &mut Decoder, top: &Fields<'_>) {
             prometheus_settings(d, prometheus, &fields.path("prometheus"));
         }
     }
-    if let Some(first) = providers.first() {
-        d.warning_at(first, &path, ignored_metrics("metricsProviders"));
+    MetricsCollection {
+        kubernetes_metrics: collector_enabled || sources.iter().any(|s| s == "KubernetesMetrics"),
     }
 }
 
-fn ignored_metrics(field: &str) -> String {
-    format!("{field} is ignored: only LowNodeUtilization and HighNodeUtilization use it")
+/// A plugin reading actual usage needs the top level to turn metrics.k8s.io on (upstream
+/// refuses to build it otherwise); metrics turned on that no plugin reads are only noted.
+fn check_metrics_use(
+    d: &mut Decoder,
+    top: &Fields<'_>,
+    profiles: &[Profile],
+    collection: MetricsCollection,
+) {
+    let readers: Vec<&Profile> = profiles
+        .iter()
+        .filter(|p| p.balance.iter().any(Strategy::reads_metrics))
+        .collect();
+    if readers.is_empty() {
+        for field in ["metricsCollector", "metricsProviders"] {
+            let Some(node) = top.get(field).filter(|n| n.value != Value::Null) else {
+                continue;
+            };
+            // At the first provider, where a reader's eye lands.
+            let at = match &node.value {
+                Value::Seq(items) => items.first().unwrap_or(node),
+                _ => node,
+            };
+            d.warning_at(
+                at,
+                &top.path(field),
+                format!(
+                    "{field} is ignored: no LowNodeUtilization sets metricsUtilization to read \
+                     actual usage"
+                ),
+            );
+        }
+    } else if !collection.kubernetes_metrics {
+        for profile in readers {
+            d.problem(
+                top.position,
+                "profiles",
+                format!(
+                    "profile {}: LowNodeUtilization reads actual usage (metricsUtilization), \
+                     which needs metricsProviders: [{{source: KubernetesMetrics}}] at the top \
+                     level (as upstream)",
+                    profile.name
+                ),
+            );
+        }
+    }
 }
 
 /// `prometheus: {url, authToken: {secretReference: {namespace, name}}}`; shape only.
@@ -513,8 +561,8 @@ profiles:
         assert_eq!(
             load(&text).warnings,
             [
-                "policy.yaml:5:5: metricsProviders: metricsProviders is ignored: only \
-              LowNodeUtilization and HighNodeUtilization use it"
+                "policy.yaml:5:5: metricsProviders: metricsProviders is ignored: no \
+                 LowNodeUtilization sets metricsUtilization to read actual usage"
             ]
         );
         let text = format!(

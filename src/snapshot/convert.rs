@@ -432,6 +432,57 @@ fn resources(
         .map(Resources)
 }
 
+/// `metrics.k8s.io/v1beta1` NodeMetrics as metrics-server serves it (the fields read).
+#[derive(serde::Deserialize)]
+pub struct NodeMetrics {
+    metadata: MetricsMeta,
+    #[serde(default)]
+    usage: BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+}
+
+/// `metrics.k8s.io/v1beta1` PodMetrics: usage per container.
+#[derive(serde::Deserialize)]
+pub struct PodMetrics {
+    metadata: MetricsMeta,
+    #[serde(default)]
+    containers: Vec<ContainerMetrics>,
+}
+
+#[derive(serde::Deserialize)]
+struct MetricsMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct ContainerMetrics {
+    #[serde(default)]
+    usage: BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+}
+
+/// A node's usage, by node name.
+pub fn node_metrics(metrics: NodeMetrics) -> Result<(String, Resources), ConvertError> {
+    let name = metrics.metadata.name.ok_or(ConvertError::Missing {
+        field: "metadata.name",
+    })?;
+    Ok((name, resources(metrics.usage, "usage")?))
+}
+
+/// A pod's usage (the sum of its containers'), by namespace and name.
+pub fn pod_metrics(metrics: PodMetrics) -> Result<((String, String), Resources), ConvertError> {
+    let name = metrics.metadata.name.ok_or(ConvertError::Missing {
+        field: "metadata.name",
+    })?;
+    let namespace = metrics.metadata.namespace.ok_or(ConvertError::Missing {
+        field: "metadata.namespace",
+    })?;
+    let mut usage = Resources::default();
+    for container in metrics.containers {
+        usage.add(&resources(container.usage, "containers[].usage")?);
+    }
+    Ok(((namespace, name), usage))
+}
+
 fn taint_effect(effect: &str, field: &str) -> Result<TaintEffect, ConvertError> {
     match effect {
         "NoSchedule" => Ok(TaintEffect::NoSchedule),

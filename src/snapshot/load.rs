@@ -14,7 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::convert::{self, ConvertError};
-use super::model::{Labels, Node, Pdb, Pod};
+use super::model::{Labels, Metrics, Node, Pdb, Pod};
 use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
@@ -164,11 +164,20 @@ pub struct Objects {
     pub namespaces: Vec<(String, Labels)>,
     pub priority_classes: Vec<(String, i32)>,
     pub inventories: Vec<Inventory>,
+    /// `metrics.k8s.io` usage, when any NodeMetrics or PodMetrics was read.
+    pub metrics: Option<Metrics>,
     /// Kinds that were present but are not used (e.g. Deployments in `kubectl get all`).
     pub ignored: Vec<String>,
 }
 
+/// The API metrics-server serves (`kubectl top` reads it).
+pub const METRICS_API_VERSION: &str = "metrics.k8s.io/v1beta1";
+
 impl Objects {
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        self.metrics.get_or_insert_with(Metrics::default)
+    }
+
     fn extend(&mut self, other: Objects) {
         self.nodes.extend(other.nodes);
         self.pods.extend(other.pods);
@@ -176,6 +185,11 @@ impl Objects {
         self.namespaces.extend(other.namespaces);
         self.priority_classes.extend(other.priority_classes);
         self.inventories.extend(other.inventories);
+        if let Some(metrics) = other.metrics {
+            let mine = self.metrics.get_or_insert_with(Metrics::default);
+            mine.nodes.extend(metrics.nodes);
+            mine.pods.extend(metrics.pods);
+        }
         self.ignored.extend(other.ignored);
     }
 }
@@ -655,6 +669,16 @@ fn object(source: Source) -> Result<Objects, Problem> {
             objects
                 .priority_classes
                 .push(convert::priority_class(class).map_err(converted)?);
+        }
+        (METRICS_API_VERSION, "NodeMetrics") => {
+            let metrics = source.decode().map_err(described)?;
+            let (node, usage) = convert::node_metrics(metrics).map_err(converted)?;
+            objects.metrics_mut().nodes.insert(node, usage);
+        }
+        (METRICS_API_VERSION, "PodMetrics") => {
+            let metrics = source.decode().map_err(described)?;
+            let (pod, usage) = convert::pod_metrics(metrics).map_err(converted)?;
+            objects.metrics_mut().pods.insert(pod, usage);
         }
         (inventory::API_VERSION, inventory::KIND) => {
             objects.inventories.push(inventory_document(source)?);

@@ -80,6 +80,7 @@ pub fn assemble(
     let mut namespaces = BTreeMap::new();
     let mut priority_classes = BTreeMap::new();
     let mut inventory: Option<Inventory> = None;
+    let mut metrics: Option<Metrics> = None;
     let mut ignored = Vec::new();
     for (file, (path, objects)) in parts.into_iter().enumerate() {
         let duplicate = |kind, name| SnapshotError::Duplicate {
@@ -112,6 +113,13 @@ pub fn assemble(
                 }
                 merged.clusters.push(cluster);
             }
+        }
+        if let Some(part) = objects.metrics {
+            // Duplicates (a node or pod recorded twice) are the same measurement twice at most
+            // a scrape apart: the later file's wins.
+            let merged = metrics.get_or_insert_with(Metrics::default);
+            merged.nodes.extend(part.nodes);
+            merged.pods.extend(part.pods);
         }
         ignored.extend(objects.ignored);
         files.push(path);
@@ -147,6 +155,7 @@ pub fn assemble(
             namespaces,
             priority_classes,
             inventory,
+            metrics,
         },
         ignored,
     })

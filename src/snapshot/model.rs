@@ -67,6 +67,18 @@ pub struct Snapshot {
     /// What vCenter looks like; `None` when it was not observed, in which case host labels are
     /// neither refreshed nor trusted.
     pub inventory: Option<Inventory>,
+    /// Actual usage from `metrics.k8s.io`, when recorded (a utilization plugin reads it).
+    pub metrics: Option<Metrics>,
+}
+
+/// `metrics.k8s.io/v1beta1` NodeMetrics and PodMetrics at the snapshot's instant: `cpu` and
+/// `memory` in thousandths, as [`Resources`] holds them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics {
+    /// Usage of each node, by node name.
+    pub nodes: BTreeMap<String, Resources>,
+    /// Usage of each pod (the sum of its containers'), by (namespace, name).
+    pub pods: BTreeMap<(String, String), Resources>,
 }
 
 /// A Kubernetes node.

@@ -9,8 +9,11 @@
 mod anti_affinity;
 mod duplicates;
 mod failed_pods;
+mod high_node_utilization;
+mod low_node_utilization;
 mod node_affinity;
 mod node_taints;
+mod node_utilization;
 mod pod_life_time;
 mod too_many_restarts;
 mod topology_spread;
@@ -35,6 +38,8 @@ pub(super) fn run(planner: &mut Planner, context: &Context, strategy: &Strategy)
         Strategy::TooManyRestarts(args) => too_many_restarts::run(planner, context, args),
         Strategy::PodLifeTime(args) => pod_life_time::run(planner, context, args),
         Strategy::FailedPods(args) => failed_pods::run(planner, context, args),
+        Strategy::LowNodeUtilization(args) => low_node_utilization::run(planner, context, args),
+        Strategy::HighNodeUtilization(args) => high_node_utilization::run(planner, context, args),
     }
 }
 

@@ -9,8 +9,11 @@
 mod anti_affinity;
 mod duplicates;
 mod failed_pods;
+mod high_node_utilization;
+mod low_node_utilization;
 mod node_affinity;
 mod node_taints;
+mod node_utilization;
 mod pod_life_time;
 mod too_many_restarts;
 mod topology_spread;
@@ -18,8 +21,11 @@ mod topology_spread;
 pub use anti_affinity::AntiAffinityArgs;
 pub use duplicates::DuplicatesArgs;
 pub use failed_pods::FailedPodsArgs;
+pub use high_node_utilization::HighNodeUtilizationArgs;
+pub use low_node_utilization::LowNodeUtilizationArgs;
 pub use node_affinity::{NodeAffinityArgs, NodeAffinityType};
 pub use node_taints::NodeTaintsArgs;
+pub use node_utilization::{BASIC_RESOURCES, ResourceThresholds, UsageSource};
 pub use pod_life_time::PodLifeTimeArgs;
 pub use too_many_restarts::TooManyRestartsArgs;
 pub use topology_spread::TopologySpreadArgs;
@@ -40,12 +46,19 @@ pub enum Strategy {
     TooManyRestarts(TooManyRestartsArgs),
     PodLifeTime(PodLifeTimeArgs),
     FailedPods(FailedPodsArgs),
+    LowNodeUtilization(LowNodeUtilizationArgs),
+    HighNodeUtilization(HighNodeUtilizationArgs),
 }
 
 impl Strategy {
     /// The upstream plugin name, used in reports and events.
     pub fn name(&self) -> &'static str {
         self.kind().name()
+    }
+
+    /// Whether the strategy reads actual usage from `metrics.k8s.io`.
+    pub fn reads_metrics(&self) -> bool {
+        matches!(self, Strategy::LowNodeUtilization(args) if args.usage == UsageSource::KubernetesMetrics)
     }
 
     pub(super) fn kind(&self) -> StrategyKind {
@@ -58,6 +71,8 @@ impl Strategy {
             Strategy::TooManyRestarts(_) => StrategyKind::TooManyRestarts,
             Strategy::PodLifeTime(_) => StrategyKind::PodLifeTime,
             Strategy::FailedPods(_) => StrategyKind::FailedPods,
+            Strategy::LowNodeUtilization(_) => StrategyKind::LowNodeUtilization,
+            Strategy::HighNodeUtilization(_) => StrategyKind::HighNodeUtilization,
         }
     }
 }
@@ -90,6 +105,8 @@ pub(super) enum StrategyKind {
     TooManyRestarts,
     PodLifeTime,
     FailedPods,
+    LowNodeUtilization,
+    HighNodeUtilization,
 }
 
 /// What the registry knows of one plugin.
@@ -115,7 +132,7 @@ struct Registration {
 }
 
 impl StrategyKind {
-    pub const ALL: [StrategyKind; 8] = [
+    pub const ALL: [StrategyKind; 10] = [
         StrategyKind::InterPodAntiAffinity,
         StrategyKind::TopologySpread,
         StrategyKind::Duplicates,
@@ -124,6 +141,8 @@ impl StrategyKind {
         StrategyKind::TooManyRestarts,
         StrategyKind::PodLifeTime,
         StrategyKind::FailedPods,
+        StrategyKind::LowNodeUtilization,
+        StrategyKind::HighNodeUtilization,
     ];
 
     /// The registry: one entry per plugin.
@@ -209,6 +228,26 @@ impl StrategyKind {
                 required: None,
                 legacy_node_fit: true,
             },
+            StrategyKind::LowNodeUtilization => Registration {
+                name: "LowNodeUtilization",
+                point: ExtensionPoint::Balance,
+                default: || Strategy::LowNodeUtilization(LowNodeUtilizationArgs::default()),
+                decode: low_node_utilization::decode,
+                legacy_params: low_node_utilization::LEGACY_PARAMS,
+                legacy: low_node_utilization::from_v1alpha1,
+                required: Some(low_node_utilization::REQUIRED),
+                legacy_node_fit: true,
+            },
+            StrategyKind::HighNodeUtilization => Registration {
+                name: "HighNodeUtilization",
+                point: ExtensionPoint::Balance,
+                default: || Strategy::HighNodeUtilization(HighNodeUtilizationArgs::default()),
+                decode: high_node_utilization::decode,
+                legacy_params: high_node_utilization::LEGACY_PARAMS,
+                legacy: high_node_utilization::from_v1alpha1,
+                required: Some(high_node_utilization::REQUIRED),
+                legacy_node_fit: true,
+            },
         }
     }
 
@@ -261,15 +300,6 @@ impl StrategyKind {
         let namespaces = namespaces(d, params.get("namespaces"), &params.path("namespaces"));
         (self.registration().legacy)(d, params, namespaces)
     }
-}
-
-/// "RemovePodsViolatingInterPodAntiAffinity (deschedule), …", for messages.
-pub(super) fn supported_strategies() -> String {
-    StrategyKind::ALL
-        .iter()
-        .map(|kind| format!("{} ({})", kind.name(), kind.extension_point().key()))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A list of strings that must each be one of `valid` (did-you-mean for near misses).

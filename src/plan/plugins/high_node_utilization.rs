@@ -1,0 +1,153 @@
+//! `HighNodeUtilization`: evict every pod of the underutilized nodes so the scheduler packs
+//! them onto the others (with its `MostAllocated` scoring) and the emptied nodes can be scaled
+//! down.
+//!
+//! As upstream: nothing happens when no node, or no more than `numberOfNodes` nodes, are
+//! underutilized, when every node is, or when no other node can take pods. Sources go least
+//! used first; the destinations' room up to their allocatable bounds what moves.
+
+use super::node_utilization::{Destinations, Drain, Utilization, drain, pods_by_node};
+use crate::plan::{Context, Planner};
+use crate::policy::{HighNodeUtilizationArgs, UsageSource};
+use crate::snapshot::Pod;
+
+pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationArgs) {
+    let mut utilization =
+        Utilization::measure(planner, context, &args.thresholds, UsageSource::Requests);
+    let low = utilization.percents(&args.thresholds, 100.0);
+    let judged: Vec<usize> = utilization.judged().collect();
+    let lows: Vec<Vec<i64>> = (0..utilization.usage.len())
+        .map(|node| utilization.amounts_of(node, &low))
+        .collect();
+    let mut underutilized: Vec<usize> = judged
+        .iter()
+        .copied()
+        .filter(|&node| utilization.all_at_most(node, &lows[node]))
+        .collect();
+    let view = &planner.view;
+    let others: Vec<usize> = judged
+        .iter()
+        .copied()
+        .filter(|node| !underutilized.contains(node) && view.nodes[*node].can_receive)
+        .collect();
+    if underutilized.is_empty()
+        || underutilized.len() <= args.number_of_nodes as usize
+        || underutilized.len() == judged.len()
+        || others.is_empty()
+    {
+        return;
+    }
+    // Least used first; node order breaks ties.
+    underutilized.sort_by(|&a, &b| utilization.load(a).total_cmp(&utilization.load(b)));
+    let ceilings = (0..utilization.usage.len())
+        .map(|node| utilization.allocatable(node))
+        .collect();
+    let mut destinations = Destinations::new(&utilization, &others, ceilings, "fuller");
+    let pods = pods_by_node(&planner.view);
+    let thresholding: Vec<&str> = args.thresholds.keys().map(String::as_str).collect();
+    let admits = |pod: &Pod| {
+        !args.only_thresholding_resources
+            || thresholding
+                .iter()
+                .any(|r| pod.requests.get(r) > 0 && *r != "pods")
+    };
+    for source in underutilized {
+        let reason = format!(
+            "node {} is underutilized ({}): its pods are packed onto fuller nodes",
+            planner.view.nodes[source].node.name,
+            utilization.describe(source, &lows[source], "<=", |name, _, _| {
+                args.thresholds.contains_key(name)
+            })
+        );
+        let plan = Drain {
+            source,
+            reason,
+            evictable_namespaces: &args.evictable_namespaces,
+            limit: None,
+            keep_going: &|_, _| true,
+            admits: &admits,
+        };
+        drain(
+            planner,
+            context,
+            &mut utilization,
+            &mut destinations,
+            &pods[source],
+            &plan,
+        );
+        if !destinations.has_room() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::plan;
+    use crate::plan::testing::{Lab, evicted, pod, policy, resources, three_hosts};
+    use crate::policy::{HighNodeUtilizationArgs, Strategy};
+    use crate::snapshot::Snapshot;
+
+    fn cpu(low: f64) -> HighNodeUtilizationArgs {
+        HighNodeUtilizationArgs {
+            thresholds: [("cpu".to_string(), low)].into(),
+            ..HighNodeUtilizationArgs::default()
+        }
+    }
+
+    fn run(snapshot: &Snapshot, args: HighNodeUtilizationArgs) -> crate::plan::Plan {
+        plan(snapshot, &policy(vec![Strategy::HighNodeUtilization(args)]))
+    }
+
+    fn load(lab: Lab, node: &str, count: usize) -> Lab {
+        (0..count).fold(lab, |lab, i| {
+            lab.pod(pod(&format!("app/{node}-{i:02}")).on(node))
+        })
+    }
+
+    #[test]
+    fn the_pods_of_an_underutilized_node_are_packed_onto_the_others() {
+        let snapshot = load(load(load(three_hosts(), "w1", 20), "w2", 20), "w3", 2).build();
+        let plan = run(&snapshot, cpu(20.0));
+        assert_eq!(evicted(&plan), ["app/w3-00", "app/w3-01"]);
+        assert!(
+            plan.evictions
+                .iter()
+                .all(|e| e.fits_on.as_deref() != Some("w3 (esxi-3)"))
+        );
+        assert!(
+            plan.evictions[0]
+                .reason
+                .contains("node w3 is underutilized (cpu 5% <= 20%)")
+        );
+    }
+
+    #[test]
+    fn nothing_moves_when_too_few_or_all_nodes_are_underutilized() {
+        let snapshot = load(load(load(three_hosts(), "w1", 20), "w2", 20), "w3", 2).build();
+        let args = HighNodeUtilizationArgs {
+            number_of_nodes: 1,
+            ..cpu(20.0)
+        };
+        assert!(run(&snapshot, args).evictions.is_empty());
+        let snapshot = load(three_hosts(), "w3", 2).build();
+        assert!(run(&snapshot, cpu(20.0)).evictions.is_empty());
+    }
+
+    #[test]
+    fn only_thresholding_resources_leaves_pods_that_request_none_of_them() {
+        let snapshot = load(load(three_hosts(), "w1", 20), "w2", 20)
+            .pod(
+                pod("app/gpu")
+                    .on("w3")
+                    .with(|pod| pod.requests = resources(0, 128, 1)),
+            )
+            .pod(pod("app/cpu").on("w3"))
+            .build();
+        let args = HighNodeUtilizationArgs {
+            only_thresholding_resources: true,
+            ..cpu(20.0)
+        };
+        assert_eq!(evicted(&run(&snapshot, args)), ["app/cpu"]);
+    }
+}

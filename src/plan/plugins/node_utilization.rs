@@ -1,0 +1,399 @@
+//! What `LowNodeUtilization` and `HighNodeUtilization` share: measuring nodes and pods (from
+//! requests, or from the `metrics.k8s.io` usage the snapshot recorded), thresholds as amounts,
+//! and the loop that evicts pods from source nodes towards destination nodes.
+//!
+//! As upstream: `cpu`, `memory` and `pods` are always judged; a node is underutilized when every
+//! judged resource is at or below its threshold and above target when any is above its target;
+//! the room destinations have below their ceilings bounds how much moves, and a source stops
+//! giving up pods once its own condition no longer holds. Unlike upstream, each pod needs a
+//! destination that takes it below its ceiling (the scheduler's choice among those is where it
+//! is counted next), so a move never overfills a destination and the next run does not move it
+//! back.
+
+use crate::plan::view::View;
+use crate::plan::{Attempt, Context, Fit, Planner, SkipReason};
+use crate::policy::{BASIC_RESOURCES, Namespaces, ResourceThresholds, UsageSource};
+use crate::snapshot::{Pod, Resources};
+
+/// Resources measured by actual usage when metrics are read; the others (the pod count,
+/// extended resources) come from requests either way, as metrics-server reports only these.
+const METERED: [&str; 2] = ["cpu", "memory"];
+
+/// Utilization of every judged node, in thousandths, per judged resource.
+pub(super) struct Utilization {
+    /// Judged resource names, sorted.
+    pub resources: Vec<String>,
+    source: UsageSource,
+    /// Usage per node; `None` for a node that is not judged (not considered, or without
+    /// NodeMetrics when metrics are read).
+    pub usage: Vec<Option<Vec<i64>>>,
+    /// Allocatable per node and judged resource.
+    allocatable: Vec<Vec<i64>>,
+}
+
+impl Utilization {
+    /// Measures the considered nodes. A node without NodeMetrics, when they are read, is left
+    /// out with a warning (upstream fails the whole plugin).
+    pub fn measure(
+        planner: &mut Planner,
+        context: &Context,
+        thresholds: &ResourceThresholds,
+        source: UsageSource,
+    ) -> Utilization {
+        let mut resources: Vec<String> = thresholds.keys().cloned().collect();
+        for basic in BASIC_RESOURCES {
+            if !thresholds.contains_key(basic) {
+                resources.push(basic.to_string());
+            }
+        }
+        resources.sort();
+        let view = &planner.view;
+        let metrics = view.snapshot.metrics.as_ref();
+        let mut unmetered = Vec::new();
+        let mut usage = Vec::with_capacity(view.nodes.len());
+        for (node, state) in view.nodes.iter().enumerate() {
+            let measured = match source {
+                UsageSource::Requests => None,
+                UsageSource::KubernetesMetrics => {
+                    let found = metrics.and_then(|m| m.nodes.get(&state.node.name));
+                    if found.is_none() && state.considered {
+                        unmetered.push(state.node.name.as_str());
+                    }
+                    found
+                }
+            };
+            let judged =
+                state.considered && (source == UsageSource::Requests || measured.is_some());
+            usage.push(judged.then(|| amounts(&resources, &view.used[node], measured)));
+        }
+        let allocatable = view
+            .nodes
+            .iter()
+            .map(|n| {
+                resources
+                    .iter()
+                    .map(|r| n.node.allocatable.get(r))
+                    .collect()
+            })
+            .collect();
+        if !unmetered.is_empty() {
+            let warning = format!(
+                "{} (profile {}): no metrics.k8s.io NodeMetrics for node(s) {}: they are \
+                 neither sources nor destinations",
+                context.strategy,
+                context.profile,
+                unmetered.join(", ")
+            );
+            planner.plan.warnings.push(warning);
+        }
+        Utilization {
+            resources,
+            source,
+            usage,
+            allocatable,
+        }
+    }
+
+    /// The judged nodes.
+    pub fn judged(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.usage.len()).filter(|&node| self.usage[node].is_some())
+    }
+
+    /// What evicting a pod frees, per judged resource; `None` when metrics are read and the
+    /// snapshot has no PodMetrics for it.
+    fn pod(&self, view: &View, pod: usize) -> Option<Vec<i64>> {
+        let pod_ref = view.pod(pod);
+        let measured = match self.source {
+            UsageSource::Requests => None,
+            UsageSource::KubernetesMetrics => Some(
+                view.snapshot
+                    .metrics
+                    .as_ref()?
+                    .pods
+                    .get(&(pod_ref.namespace.clone(), pod_ref.name.clone()))?,
+            ),
+        };
+        Some(amounts(&self.resources, &pod_ref.requests, measured))
+    }
+
+    /// Percentages per judged resource, with `missing` for those the thresholds leave out.
+    pub fn percents(&self, thresholds: &ResourceThresholds, missing: f64) -> Vec<f64> {
+        self.resources
+            .iter()
+            .map(|r| thresholds.get(r).copied().unwrap_or(missing))
+            .collect()
+    }
+
+    /// Percentages as amounts of a node's allocatable (truncated, as upstream).
+    pub fn amounts_of(&self, node: usize, percents: &[f64]) -> Vec<i64> {
+        self.allocatable[node]
+            .iter()
+            .zip(percents)
+            .map(|(&allocatable, percent)| (percent * 0.01 * allocatable as f64) as i64)
+            .collect()
+    }
+
+    /// A node's allocatable per judged resource.
+    pub fn allocatable(&self, node: usize) -> Vec<i64> {
+        self.allocatable[node].clone()
+    }
+
+    /// The mean utilization percentage of each resource over the judged nodes.
+    pub fn mean_percents(&self) -> Vec<f64> {
+        let mut sums = vec![0.0; self.resources.len()];
+        let mut count = 0u32;
+        for node in self.judged() {
+            count += 1;
+            for (i, sum) in sums.iter_mut().enumerate() {
+                *sum += self.percent(node, self.used(node)[i], i);
+            }
+        }
+        sums.iter()
+            .map(|sum| sum / f64::from(count.max(1)))
+            .collect()
+    }
+
+    fn used(&self, node: usize) -> &[i64] {
+        self.usage[node].as_deref().expect("a judged node")
+    }
+
+    fn percent(&self, node: usize, amount: i64, resource: usize) -> f64 {
+        let allocatable = self.allocatable[node][resource];
+        if allocatable > 0 {
+            100.0 * amount as f64 / allocatable as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// The sum of a node's utilization percentages: the order sources are drained in.
+    pub fn load(&self, node: usize) -> f64 {
+        (0..self.resources.len())
+            .map(|i| self.percent(node, self.used(node)[i], i))
+            .sum()
+    }
+
+    /// Every judged resource at or below `limits`.
+    pub fn all_at_most(&self, node: usize, limits: &[i64]) -> bool {
+        self.used(node)
+            .iter()
+            .zip(limits)
+            .all(|(used, limit)| used <= limit)
+    }
+
+    /// Some judged resource above `limits`.
+    pub fn any_above(&self, node: usize, limits: &[i64]) -> bool {
+        !self.all_at_most(node, limits)
+    }
+
+    /// `cpu 82% > 50%, pods 40% > 30%` for the resources (name, used, limit) where `pick` holds.
+    pub fn describe(
+        &self,
+        node: usize,
+        limits: &[i64],
+        relation: &str,
+        pick: impl Fn(&str, i64, i64) -> bool,
+    ) -> String {
+        let words: Vec<String> = (0..self.resources.len())
+            .filter(|&i| pick(&self.resources[i], self.used(node)[i], limits[i]))
+            .map(|i| {
+                format!(
+                    "{} {:.0}% {relation} {:.0}%",
+                    self.resources[i],
+                    self.percent(node, self.used(node)[i], i),
+                    self.percent(node, limits[i], i)
+                )
+            })
+            .collect();
+        words.join(", ")
+    }
+}
+
+/// A node's amounts per judged resource: metered ones from `measured` when given.
+fn amounts(resources: &[String], requested: &Resources, measured: Option<&Resources>) -> Vec<i64> {
+    resources
+        .iter()
+        .map(|r| match measured {
+            Some(measured) if METERED.contains(&r.as_str()) => measured.get(r),
+            _ => requested.get(r),
+        })
+        .collect()
+}
+
+/// Pods counted on each node (active ones), in snapshot order.
+pub(super) fn pods_by_node(view: &View) -> Vec<Vec<usize>> {
+    let mut by_node = vec![Vec::new(); view.nodes.len()];
+    for pod in 0..view.state.len() {
+        if let Some(node) = view.location(pod, false) {
+            by_node[node].push(pod);
+        }
+    }
+    by_node
+}
+
+/// Where pods go and how much room there is.
+pub(super) struct Destinations {
+    /// Whether each node is a destination.
+    pub is_destination: Vec<bool>,
+    /// The most each destination may hold, per judged resource.
+    pub ceilings: Vec<Vec<i64>>,
+    /// Room left below the ceilings over all destinations, per judged resource.
+    pub available: Vec<i64>,
+    /// What the destinations are, for skip details ("underutilized").
+    pub what: &'static str,
+}
+
+impl Destinations {
+    pub fn new(
+        utilization: &Utilization,
+        destinations: &[usize],
+        ceilings: Vec<Vec<i64>>,
+        what: &'static str,
+    ) -> Destinations {
+        let mut is_destination = vec![false; utilization.usage.len()];
+        let mut available = vec![0; utilization.resources.len()];
+        for &node in destinations {
+            is_destination[node] = true;
+            for (i, room) in available.iter_mut().enumerate() {
+                *room += ceilings[node][i] - utilization.used(node)[i];
+            }
+        }
+        Destinations {
+            is_destination,
+            ceilings,
+            available,
+            what,
+        }
+    }
+
+    /// Room is left in every judged resource (upstream's stop condition).
+    pub fn has_room(&self) -> bool {
+        self.available.iter().all(|room| *room > 0)
+    }
+
+    /// The destinations that take `amount` below their ceiling.
+    fn with_room_for(&self, utilization: &Utilization, amount: &[i64]) -> Vec<bool> {
+        (0..self.is_destination.len())
+            .map(|node| {
+                self.is_destination[node]
+                    && utilization
+                        .used(node)
+                        .iter()
+                        .zip(amount)
+                        .zip(&self.ceilings[node])
+                        .all(|((used, more), ceiling)| used + more <= *ceiling)
+            })
+            .collect()
+    }
+}
+
+/// How one source node gives up pods.
+pub(super) struct Drain<'a> {
+    pub source: usize,
+    /// Why its pods go, for the evictions' reason.
+    pub reason: String,
+    pub evictable_namespaces: &'a Namespaces,
+    /// At most this many evictions from the node (`evictionLimits.node`).
+    pub limit: Option<u32>,
+    /// Whether the source still needs to give up pods, judged on its current usage.
+    pub keep_going: &'a dyn Fn(&Utilization, usize) -> bool,
+    /// Whether a pod may go at all (the eviction modes).
+    pub admits: &'a dyn Fn(&Pod) -> bool,
+}
+
+/// Evicts the source's pods in eviction order while it needs to and destinations have room.
+pub(super) fn drain(
+    planner: &mut Planner,
+    context: &Context,
+    utilization: &mut Utilization,
+    destinations: &mut Destinations,
+    pods: &[usize],
+    drain: &Drain,
+) {
+    let mut order: Vec<usize> = pods
+        .iter()
+        .copied()
+        .filter(|&pod| {
+            let pod_ref = planner.view.pod(pod);
+            planner.is_candidate(pod)
+                && drain.evictable_namespaces.admits(&pod_ref.namespace)
+                && (drain.admits)(pod_ref)
+        })
+        .collect();
+    planner
+        .view
+        .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
+    let mut evicted = 0;
+    for pod in order {
+        if !(drain.keep_going)(utilization, drain.source) || !destinations.has_room() {
+            return;
+        }
+        if drain.limit.is_some_and(|limit| evicted >= limit) {
+            let detail = format!(
+                "evictionLimits.node ({}) reached on node {}: its other pods stay",
+                drain.limit.unwrap_or_default(),
+                planner.view.nodes[drain.source].node.name
+            );
+            planner.skip(context, pod, SkipReason::Limit, detail);
+            return;
+        }
+        let Some(amount) = utilization.pod(&planner.view, pod) else {
+            let detail = "no metrics.k8s.io PodMetrics recorded for it: what moving it would \
+                          free is unknown"
+                .to_string();
+            planner.skip(context, pod, SkipReason::NoMetrics, detail);
+            continue;
+        };
+        let mask = destinations.with_room_for(utilization, &amount);
+        let recorded = planner.plan.skipped.len();
+        match planner.attempt(
+            context,
+            pod,
+            drain.reason.clone(),
+            Fit::Required(Some(&mask)),
+        ) {
+            Attempt::Evicted { landing } => {
+                evicted += 1;
+                move_amount(utilization, destinations, drain.source, landing, &amount);
+            }
+            Attempt::Skipped(SkipReason::NoFeasibleNode) => {
+                explain_refusal(planner, recorded, destinations.what);
+            }
+            Attempt::Skipped(_) => {}
+        }
+    }
+}
+
+/// Counts a moved pod off its source and onto its landing, and spends the room it takes.
+fn move_amount(
+    utilization: &mut Utilization,
+    destinations: &mut Destinations,
+    source: usize,
+    landing: Option<usize>,
+    amount: &[i64],
+) {
+    let usage = utilization.usage[source].as_mut().expect("a judged source");
+    for (used, moved) in usage.iter_mut().zip(amount) {
+        *used -= moved;
+    }
+    for (room, moved) in destinations.available.iter_mut().zip(amount) {
+        *room -= moved;
+    }
+    if let Some(usage) = landing.and_then(|node| utilization.usage[node].as_mut()) {
+        for (used, moved) in usage.iter_mut().zip(amount) {
+            *used += moved;
+        }
+    }
+}
+
+/// The feasibility check names the nodes outside the mask "not preferred over its node", its
+/// words for the node affinity plugin; here they are nodes that are no destination or have no
+/// room left below their ceiling.
+fn explain_refusal(planner: &mut Planner, recorded: usize, what: &str) {
+    if let Some(skip) = planner.plan.skipped.get_mut(recorded) {
+        skip.detail = skip.detail.replace(
+            "not preferred over its node",
+            &format!("not {what} with room for it below the ceiling"),
+        );
+    }
+}

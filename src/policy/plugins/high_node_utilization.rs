@@ -1,0 +1,121 @@
+//! `HighNodeUtilization` arguments.
+
+use crate::policy::Namespaces;
+use crate::policy::decode::{Decoder, Fields};
+use crate::policy::yaml::{Node, Value};
+
+use super::node_utilization::{ResourceThresholds, evictable_namespaces, thresholds};
+use super::{Strategy, choices};
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HighNodeUtilizationArgs {
+    /// A node with every resource at or below these percentages is underutilized: its pods
+    /// are evicted so the others pack tighter.
+    pub thresholds: ResourceThresholds,
+    /// Nothing is done unless more nodes than this are underutilized.
+    pub number_of_nodes: u32,
+    /// Pods of these namespaces count for utilization but are never evicted (`exclude` only).
+    pub evictable_namespaces: Namespaces,
+    /// `evictionModes: [OnlyThresholdingResources]`: only pods requesting one of the
+    /// thresholds' resources are evicted.
+    pub only_thresholding_resources: bool,
+}
+
+/// The argument without a default.
+pub(super) const REQUIRED: &str = "thresholds";
+
+const FIELDS: [&str; 4] = [
+    "thresholds",
+    "numberOfNodes",
+    "evictableNamespaces",
+    "evictionModes",
+];
+
+pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+    let Some(fields) = d.fields(node, path, &FIELDS) else {
+        return Strategy::HighNodeUtilization(HighNodeUtilizationArgs::default());
+    };
+    let mut args = threshold_args(d, &fields, node);
+    args.evictable_namespaces = evictable_namespaces(d, &fields);
+    args.only_thresholding_resources = !choices(
+        d,
+        &fields,
+        "evictionModes",
+        "eviction mode",
+        &["OnlyThresholdingResources"],
+    )
+    .is_empty();
+    Strategy::HighNodeUtilization(args)
+}
+
+fn threshold_args(d: &mut Decoder, fields: &Fields<'_>, node: &Node) -> HighNodeUtilizationArgs {
+    HighNodeUtilizationArgs {
+        thresholds: thresholds(d, fields, "thresholds", node),
+        number_of_nodes: fields.integer::<u32>(d, "numberOfNodes").unwrap_or(0),
+        ..HighNodeUtilizationArgs::default()
+    }
+}
+
+pub(super) const LEGACY_PARAMS: &[&str] = &["nodeResourceUtilizationThresholds"];
+
+/// `params.nodeResourceUtilizationThresholds: {thresholds, numberOfNodes}`; `params.namespaces`
+/// becomes `evictableNamespaces`, as upstream's migration.
+pub(super) fn from_v1alpha1(
+    d: &mut Decoder,
+    params: &Fields<'_>,
+    namespaces: Namespaces,
+) -> Strategy {
+    let path = params.path("nodeResourceUtilizationThresholds");
+    let empty = Node {
+        position: params.position,
+        value: Value::Null,
+    };
+    let node = params
+        .get("nodeResourceUtilizationThresholds")
+        .unwrap_or(&empty);
+    let mut args = match d.fields(node, &path, &["thresholds", "numberOfNodes"]) {
+        Some(fields) => threshold_args(d, &fields, node),
+        None => HighNodeUtilizationArgs::default(),
+    };
+    args.evictable_namespaces = namespaces;
+    Strategy::HighNodeUtilization(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{strategy, with_args};
+    use super::HighNodeUtilizationArgs;
+    use crate::policy::Strategy;
+    use crate::policy::testing::problem;
+
+    const NAME: &str = "HighNodeUtilization";
+
+    #[test]
+    fn thresholds_and_eviction_modes_convert() {
+        let args = "          thresholds: {cpu: 20, nvidia.com/gpu: 10}\n          numberOfNodes: \
+                    1\n          evictionModes: [OnlyThresholdingResources]\n";
+        let Strategy::HighNodeUtilization(args) = strategy(NAME, args) else {
+            panic!("a HighNodeUtilization strategy");
+        };
+        assert_eq!(
+            args,
+            HighNodeUtilizationArgs {
+                thresholds: [("cpu".into(), 20.0), ("nvidia.com/gpu".into(), 10.0)].into(),
+                number_of_nodes: 1,
+                only_thresholding_resources: true,
+                ..HighNodeUtilizationArgs::default()
+            }
+        );
+    }
+
+    #[test]
+    fn an_unknown_eviction_mode_and_empty_thresholds_are_problems() {
+        let text = with_args(
+            NAME,
+            "          thresholds: {cpu: 20}\n          evictionModes: [Everything]\n",
+        );
+        assert!(problem(&text).contains("unknown eviction mode \"Everything\""));
+        let text = with_args(NAME, "          thresholds: {}\n");
+        assert!(problem(&text).ends_with("no resource threshold is configured"));
+    }
+}

@@ -1,0 +1,277 @@
+//! `LowNodeUtilization` arguments.
+
+use crate::policy::Namespaces;
+use crate::policy::decode::{Decoder, Fields};
+use crate::policy::yaml::Node;
+
+use super::Strategy;
+use super::node_utilization::{
+    ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits, metrics_utilization,
+    thresholds,
+};
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LowNodeUtilizationArgs {
+    /// A node with every resource at or below these percentages is underutilized.
+    pub thresholds: ResourceThresholds,
+    /// A node with any resource above these percentages is overutilized.
+    pub target_thresholds: ResourceThresholds,
+    /// The thresholds are distances below and above the mean utilization of the nodes.
+    pub use_deviation_thresholds: bool,
+    /// Nothing is done unless more nodes than this are underutilized.
+    pub number_of_nodes: u32,
+    /// Pods of these namespaces count for utilization but are never evicted (`exclude` only).
+    pub evictable_namespaces: Namespaces,
+    /// `evictionLimits.node`: at most this many evictions per node by this plugin.
+    pub eviction_limit_per_node: Option<u32>,
+    pub usage: UsageSource,
+}
+
+/// The argument without a default (with `targetThresholds`, checked beside it).
+pub(super) const REQUIRED: &str = "thresholds";
+
+const FIELDS: [&str; 7] = [
+    "thresholds",
+    "targetThresholds",
+    "useDeviationThresholds",
+    "numberOfNodes",
+    "evictableNamespaces",
+    "evictionLimits",
+    "metricsUtilization",
+];
+
+pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+    let Some(fields) = d.fields(node, path, &FIELDS) else {
+        return Strategy::LowNodeUtilization(LowNodeUtilizationArgs::default());
+    };
+    let mut args = threshold_args(d, &fields, node);
+    args.evictable_namespaces = evictable_namespaces(d, &fields);
+    args.eviction_limit_per_node = eviction_limits(d, &fields);
+    args.usage = metrics_utilization(d, &fields);
+    Strategy::LowNodeUtilization(args)
+}
+
+/// The thresholds, deviation flag and node count, spelt the same in v1alpha1's
+/// `nodeResourceUtilizationThresholds`.
+fn threshold_args(d: &mut Decoder, fields: &Fields<'_>, node: &Node) -> LowNodeUtilizationArgs {
+    let low = thresholds(d, fields, "thresholds", node);
+    let target = thresholds(d, fields, "targetThresholds", node);
+    let deviation = fields.bool(d, "useDeviationThresholds").unwrap_or(false);
+    if !low.is_empty() && !target.is_empty() {
+        check_pairs(d, fields, node, &low, &target, deviation);
+    }
+    LowNodeUtilizationArgs {
+        thresholds: low,
+        target_thresholds: target,
+        use_deviation_thresholds: deviation,
+        number_of_nodes: fields.integer::<u32>(d, "numberOfNodes").unwrap_or(0),
+        ..LowNodeUtilizationArgs::default()
+    }
+}
+
+/// Both mappings name the same resources, and (unless they are deviations) no threshold is
+/// above its target.
+fn check_pairs(
+    d: &mut Decoder,
+    fields: &Fields<'_>,
+    node: &Node,
+    low: &ResourceThresholds,
+    target: &ResourceThresholds,
+    deviation: bool,
+) {
+    let at = fields.get("targetThresholds").unwrap_or(node);
+    if low.keys().ne(target.keys()) {
+        d.problem_at(
+            at,
+            &fields.path("targetThresholds"),
+            format!(
+                "thresholds and targetThresholds configured different resources ({} and {})",
+                low.keys().cloned().collect::<Vec<_>>().join(", "),
+                target.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        );
+        return;
+    }
+    for (name, value) in low {
+        if !deviation && *value > target[name] {
+            d.problem_at(
+                at,
+                &fields.path("targetThresholds"),
+                format!(
+                    "thresholds' {name} percentage ({value}) is greater than targetThresholds' \
+                     ({})",
+                    target[name]
+                ),
+            );
+        }
+    }
+}
+
+pub(super) const LEGACY_PARAMS: &[&str] = &["nodeResourceUtilizationThresholds"];
+
+/// `params.nodeResourceUtilizationThresholds: {thresholds, targetThresholds,
+/// useDeviationThresholds, numberOfNodes}`; as upstream's migration, `params.namespaces`
+/// becomes `evictableNamespaces`.
+pub(super) fn from_v1alpha1(
+    d: &mut Decoder,
+    params: &Fields<'_>,
+    namespaces: Namespaces,
+) -> Strategy {
+    let path = params.path("nodeResourceUtilizationThresholds");
+    let empty = Node {
+        position: params.position,
+        value: crate::policy::yaml::Value::Null,
+    };
+    let node = params
+        .get("nodeResourceUtilizationThresholds")
+        .unwrap_or(&empty);
+    let valid = [
+        "thresholds",
+        "targetThresholds",
+        "useDeviationThresholds",
+        "numberOfNodes",
+    ];
+    let mut args = match d.fields(node, &path, &valid) {
+        Some(fields) => threshold_args(d, &fields, node),
+        None => LowNodeUtilizationArgs::default(),
+    };
+    args.evictable_namespaces = namespaces;
+    Strategy::LowNodeUtilization(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::with_args;
+    use super::LowNodeUtilizationArgs;
+    use crate::policy::Strategy;
+    use crate::policy::plugins::node_utilization::UsageSource;
+    use crate::policy::testing::{load, problem, problems};
+
+    const NAME: &str = "LowNodeUtilization";
+
+    /// The policy with the top-level metrics provider actual usage needs.
+    fn with_metrics(text: &str) -> String {
+        text.replacen(
+            "clusterName: test\n",
+            "clusterName: test\nmetricsProviders: [{source: KubernetesMetrics}]\n",
+            1,
+        )
+    }
+
+    #[test]
+    fn thresholds_and_options_convert() {
+        let args = "          thresholds: {cpu: 20, memory: 20.5}\n          targetThresholds: \
+                    {cpu: 50, memory: 60}\n          numberOfNodes: 2\n          \
+                    evictableNamespaces: {exclude: [kube-system]}\n          evictionLimits: \
+                    {node: 3}\n          metricsUtilization: {source: KubernetesMetrics}\n";
+        let text = with_metrics(&with_args(NAME, args));
+        let profile = load(&text).policy.profiles.remove(0);
+        let Some(Strategy::LowNodeUtilization(args)) = profile.balance.into_iter().next() else {
+            panic!("a LowNodeUtilization strategy");
+        };
+        assert_eq!(args.thresholds["memory"], 20.5);
+        assert_eq!(args.target_thresholds["memory"], 60.0);
+        assert_eq!(args.number_of_nodes, 2);
+        assert_eq!(args.evictable_namespaces.exclude, ["kube-system"]);
+        assert_eq!(args.eviction_limit_per_node, Some(3));
+        assert_eq!(args.usage, UsageSource::KubernetesMetrics);
+        assert!(!args.use_deviation_thresholds);
+    }
+
+    #[test]
+    fn the_deprecated_metrics_server_flag_reads_actual_usage_too() {
+        let args = "          thresholds: {cpu: 20}\n          targetThresholds: {cpu: 50}\n          \
+                    metricsUtilization: {metricsServer: true}\n";
+        let text = with_metrics(&with_args(NAME, args));
+        let profile = load(&text).policy.profiles.remove(0);
+        let Some(Strategy::LowNodeUtilization(LowNodeUtilizationArgs { usage, .. })) =
+            profile.balance.into_iter().next()
+        else {
+            panic!("a LowNodeUtilization strategy");
+        };
+        assert_eq!(usage, UsageSource::KubernetesMetrics);
+    }
+
+    #[test]
+    fn thresholds_are_required_and_checked_as_upstream_checks_them() {
+        let text = with_args(NAME, "          numberOfNodes: 1\n");
+        assert_eq!(
+            problems(&text)
+                .iter()
+                .filter(|p| p.ends_with(
+                    "must be set (upstream has no default and refuses the \
+                                        plugin without it)"
+                ))
+                .count(),
+            2
+        );
+        let text = with_args(
+            NAME,
+            "          thresholds: {cpu: 120}\n          targetThresholds: {cpu: 50}\n",
+        );
+        assert!(problem(&text).ends_with("cpu threshold 120 is not in [0, 100]"));
+        let text = with_args(
+            NAME,
+            "          thresholds: {cpu: 20}\n          targetThresholds: {memory: 50}\n",
+        );
+        assert!(problem(&text).contains("configured different resources (cpu and memory)"));
+        let text = with_args(
+            NAME,
+            "          thresholds: {cpu: 60}\n          targetThresholds: {cpu: 50}\n",
+        );
+        assert!(
+            problem(&text).ends_with(
+                "thresholds' cpu percentage (60) is greater than targetThresholds' (50)"
+            )
+        );
+        let text = with_args(
+            NAME,
+            "          thresholds: {cpu: 60}\n          targetThresholds: {cpu: 50}\n          useDeviationThresholds: true\n",
+        );
+        load(&text);
+    }
+
+    #[test]
+    fn actual_usage_needs_the_top_level_metrics_provider_as_upstream() {
+        let text = with_args(
+            NAME,
+            "          thresholds: {cpu: 20}\n          targetThresholds: {cpu: 50}\n          \
+             metricsUtilization: {source: KubernetesMetrics}\n",
+        );
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:1:1: profiles: profile p: LowNodeUtilization reads actual usage \
+             (metricsUtilization), which needs metricsProviders: [{source: KubernetesMetrics}] at \
+             the top level (as upstream)"
+        );
+    }
+
+    #[test]
+    fn included_namespaces_and_prometheus_are_refused() {
+        let common = "          thresholds: {cpu: 20}\n          targetThresholds: {cpu: 50}\n";
+        let text = with_args(
+            NAME,
+            &format!("{common}          evictableNamespaces: {{include: [a]}}\n"),
+        );
+        assert!(problem(&text).ends_with(
+            "only exclude namespaces can be set, inclusion is not supported (as upstream)"
+        ));
+        let text = with_args(
+            NAME,
+            &format!(
+                "{common}          metricsUtilization: {{source: Prometheus, prometheus: {{query: up}}}}\n"
+            ),
+        );
+        assert!(problem(&text).contains("source Prometheus is not supported by this tool"));
+        let text = with_metrics(&with_args(
+            NAME,
+            &format!(
+                "{common}          metricsUtilization: {{source: KubernetesMetrics, metricsServer: true}}\n"
+            ),
+        ));
+        assert!(
+            problem(&text)
+                .contains("not allowed to set both source KubernetesMetrics and metricsServer")
+        );
+    }
+}
