@@ -202,8 +202,10 @@ pub(crate) enum Fit<'c> {
     /// same node is as good as any.
     Evictor,
     /// As `Evictor`, for strategies that evict to move the pod (anti-affinity, duplicates): a
-    /// replacement the scheduler would put back on its node is no move, and the pod stays.
-    Move,
+    /// replacement the scheduler would put back on its node is no move, and the pod stays; with
+    /// a mask, neither is one it would put on a node the mask leaves out (duplicates: a node
+    /// already at the group's even share, where it would only move the excess).
+    Move(Option<&'c [bool]>),
     /// `topologyBalanceNodeFit: true`: some other node must take the pod without breaking
     /// this spread constraint either, whatever `nodeFit` says.
     Balance(&'c crate::snapshot::SpreadConstraint),
@@ -353,10 +355,10 @@ impl<'a> Planner<'a> {
         fit: Fit,
     ) -> Result<Option<usize>, (SkipReason, String)> {
         let (fix, among) = match fit {
-            Fit::Evictor | Fit::Move if context.evictor.node_fit => (None, None),
+            Fit::Evictor | Fit::Move(_) if context.evictor.node_fit => (None, None),
             Fit::Balance(constraint) => (Some(constraint), None),
             Fit::Required(among) => (None, among),
-            Fit::Evictor | Fit::Move | Fit::Unchecked => return Ok(None),
+            Fit::Evictor | Fit::Move(_) | Fit::Unchecked => return Ok(None),
         };
         let landing = feasibility::find_node_among(&self.view, pod, context.evictor, fix, among)
             .map_err(|detail| (SkipReason::NoFeasibleNode, detail))?;
@@ -365,7 +367,20 @@ impl<'a> Planner<'a> {
         let same_domain = key
             .and_then(|key| self.view.domains(key))
             .is_some_and(|d| d.of_node[from].is_some() && d.of_node[from] == d.of_node[landing]);
-        let moves = matches!(fit, Fit::Move | Fit::Balance(_));
+        if let Fit::Move(Some(room)) = fit
+            && landing != from
+            && !room[landing]
+        {
+            return Err((
+                SkipReason::WouldReturn,
+                format!(
+                    "the scheduler would send its replacement to node {}, which already runs its \
+                     share of the pod's group: evicting it would only move the excess",
+                    describe_node(&self.view, landing)
+                ),
+            ));
+        }
+        let moves = matches!(fit, Fit::Move(_) | Fit::Balance(_));
         if moves && (landing == from || same_domain) {
             let place = match key.filter(|_| landing != from) {
                 Some(key) => format!(

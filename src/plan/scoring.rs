@@ -408,4 +408,33 @@ mod tests {
         assert_eq!(evicted(&plan).len(), 1, "{:?}", plan.skipped);
         assert_eq!(plan.evictions[0].fits_on.as_deref(), Some("w3 (esxi-3)"));
     }
+
+    #[test]
+    fn a_duplicate_whose_replacement_would_land_on_a_node_at_its_share_stays() {
+        // Five api pods over three nodes: a share of 2. w1 runs 3 and is busy, w2 its 2, and w3
+        // is tainted PreferNoSchedule: the scheduler would put the replacement on w2, over its
+        // share.
+        let lab = prefer_no_schedule(
+            three_hosts()
+                .pod(pod("other/big").on("w1").with(|p| {
+                    p.requests = Resources([("cpu".to_string(), 3_500)].into());
+                }))
+                .pod(pod("app/a").app("api").on("w1").age_minutes(60))
+                .pod(pod("app/b").app("api").on("w1").age_minutes(50))
+                .pod(pod("app/c").app("api").on("w1").age_minutes(40))
+                .pod(pod("app/d").app("api").on("w2").age_minutes(30))
+                .pod(pod("app/e").app("api").on("w2").age_minutes(20)),
+            &["w3"],
+        );
+        let plan = plan(&lab.build(), &policy_with(node_fit(), vec![duplicates()]));
+        assert!(plan.evictions.is_empty(), "{:?}", plan.evictions);
+        assert!(
+            plan.skipped
+                .iter()
+                .all(|s| s.reason.as_str() == "would-return"
+                    && s.detail.contains("only move the excess")),
+            "{:?}",
+            plan.skipped
+        );
+    }
 }

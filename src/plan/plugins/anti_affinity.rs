@@ -135,7 +135,7 @@ fn cover(
             continue;
         }
         let reason = reason(&planner.view, pod, violations, &clears);
-        if let Attempt::Evicted { .. } = planner.attempt(context, pod, reason, Fit::Move) {
+        if let Attempt::Evicted { .. } = planner.attempt(context, pod, reason, Fit::Move(None)) {
             for index in clears {
                 open[index] = false;
             }

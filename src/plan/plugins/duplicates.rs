@@ -26,7 +26,9 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
     let mut groups: HashMap<GroupKey, BTreeMap<usize, Vec<usize>>> = HashMap::new();
     let view = &planner.view;
     for pod in 0..view.snapshot.pods.len() {
-        let Some(node) = view.location(pod, false) else {
+        // Where it counts: on its node, or, evicted by an earlier strategy, where its
+        // replacement is expected (it is no candidate then, but takes its place in the share).
+        let Some(node) = view.location(pod, true) else {
             continue;
         };
         let pod_ref = view.pod(pod);
@@ -80,6 +82,13 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
         }
         let total: usize = by_node.values().map(Vec::len).sum();
         let share = total.div_ceil(targets);
+        // Nodes where a replacement keeps the group within its share; kept up to date as
+        // replacements are expected to land.
+        let mut counts = vec![0; planner.view.nodes.len()];
+        for (node, pods) in &by_node {
+            counts[*node] = pods.len();
+        }
+        let mut room: Vec<bool> = counts.iter().map(|count| *count < share).collect();
         for (node, mut pods) in by_node {
             if pods.len() <= share || !planner.view.nodes[node].considered {
                 continue;
@@ -100,10 +109,14 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
                     planner.view.nodes[node].node.name,
                     excess + share,
                 );
-                if let crate::plan::Attempt::Evicted { .. } =
-                    planner.attempt(context, pod, reason, Fit::Move)
+                if let crate::plan::Attempt::Evicted { landing } =
+                    planner.attempt(context, pod, reason, Fit::Move(Some(&room)))
                 {
                     excess -= 1;
+                    if let Some(landing) = landing {
+                        counts[landing] += 1;
+                        room[landing] = counts[landing] < share;
+                    }
                 }
             }
         }
