@@ -22,8 +22,9 @@ mod yaml;
 pub use load::{Loaded, PolicyError, Problem, load_file, load_str};
 pub use names::{NameError, check_dns_label};
 pub use plugins::{
-    AntiAffinityArgs, DuplicatesArgs, FailedPodsArgs, NodeAffinityArgs, NodeAffinityType,
-    NodeTaintsArgs, PodLifeTimeArgs, Strategy, TooManyRestartsArgs, TopologySpreadArgs,
+    AntiAffinityArgs, DefaultConstraint, DuplicatesArgs, FailedPodsArgs, NodeAffinityArgs,
+    NodeAffinityType, NodeTaintsArgs, PodLifeTimeArgs, Strategy, TooManyRestartsArgs,
+    TopologySpreadArgs,
 };
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;

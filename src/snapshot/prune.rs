@@ -116,6 +116,9 @@ const POD_PATHS: &[&str] = &[
     // RemovePodsViolatingNodeAffinity with nodeAffinityType preferred… scores nodes by it.
     "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
     "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+    // includeSoftConstraints acts on them; the scheduler model scores by both.
+    "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+    "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution",
     "spec.tolerations[].key",
     "spec.tolerations[].operator",
     "spec.tolerations[].value",

@@ -22,7 +22,7 @@ pub use node_affinity::{NodeAffinityArgs, NodeAffinityType};
 pub use node_taints::NodeTaintsArgs;
 pub use pod_life_time::PodLifeTimeArgs;
 pub use too_many_restarts::TooManyRestartsArgs;
-pub use topology_spread::TopologySpreadArgs;
+pub use topology_spread::{DefaultConstraint, TopologySpreadArgs};
 
 use super::Namespaces;
 use super::decode::{Decoder, Fields, index};
@@ -386,7 +386,7 @@ pub(super) mod tests {
         assert_eq!(
             problem(&text),
             "policy.yaml:9:11: profiles[0].pluginConfig[0].args.podSelector: unknown field \
-             \"podSelector\"; valid: namespaces, labelSelector"
+             \"podSelector\"; valid: namespaces, labelSelector, includeSoftConstraints"
         );
     }
 
