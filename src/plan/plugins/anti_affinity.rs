@@ -52,7 +52,7 @@ enum Terms {
 
 impl Terms {
     /// The pod's terms of this kind, in order.
-    fn of<'p>(self, pod: &'p Pod) -> Vec<&'p AffinityTerm> {
+    fn of(self, pod: &Pod) -> Vec<&AffinityTerm> {
         match self {
             Terms::Required => pod.anti_affinity.iter().collect(),
             Terms::Preferred => pod
