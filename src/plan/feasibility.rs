@@ -331,9 +331,11 @@ fn excluded_domains<'v>(view: &'v View, pod_index: usize, preferred: bool) -> Ve
         }
     }
     let hard_holders = view.holders_for(pod).map(|h| (h, false));
-    let soft_holders = view
-        .soft_holders_for(pod)
-        .filter(|_| preferred)
+    // Only asked for, the soft index is not walked at all.
+    let soft_holders = preferred
+        .then(|| view.soft_holders_for(pod))
+        .into_iter()
+        .flatten()
         .map(|h| (h, true));
     for (holder, soft) in hard_holders.chain(soft_holders) {
         if holder.pod == pod_index {

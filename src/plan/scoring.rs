@@ -158,6 +158,9 @@ fn resource_scores(view: &View, pod_index: usize, node: usize) -> (i64, i64) {
 /// highest candidate, all 0 when they are equal, as the scheduler's.
 fn inter_pod_affinity_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
     let pod = view.pod(pod_index);
+    if pod.preferred_affinity.is_empty() && pod.preferred_anti_affinity.is_empty() {
+        return vec![0; candidates.len()];
+    }
     let terms = pod
         .preferred_affinity
         .iter()
