@@ -43,9 +43,31 @@ pub fn find_node_among(
     extra: Option<&SpreadConstraint>,
     among: Option<&[bool]>,
 ) -> Result<usize, String> {
+    search(view, pod_index, evictor, extra, among, false)
+}
+
+/// [`find_node`] where landing must also break no preferred anti-affinity: neither the pod's
+/// own preferred terms nor another pod's preferred terms against it (the scheduler weighs
+/// both), so a pod moved for a soft violation does not land in another.
+pub fn find_node_avoiding_preferred(
+    view: &View,
+    pod_index: usize,
+    evictor: &EvictorArgs,
+) -> Result<usize, String> {
+    search(view, pod_index, evictor, None, None, true)
+}
+
+fn search(
+    view: &View,
+    pod_index: usize,
+    evictor: &EvictorArgs,
+    extra: Option<&SpreadConstraint>,
+    among: Option<&[bool]>,
+    preferred: bool,
+) -> Result<usize, String> {
     let pod = view.pod(pod_index);
     let current = view.pod_node[pod_index];
-    let excluded = excluded_domains(view, pod_index);
+    let excluded = excluded_domains(view, pod_index, preferred);
     let spreads: Vec<SpreadCounts> = pod
         .spread_constraints
         .iter()
@@ -135,6 +157,7 @@ enum Refusal<'v> {
     Admission(&'static str),
     Resource(&'v str),
     AntiAffinity(&'v str),
+    PreferredAntiAffinity(&'v str),
     Spread(&'v str, i32),
 }
 
@@ -147,6 +170,9 @@ impl std::fmt::Display for Refusal<'_> {
             Refusal::Resource(name) => write!(f, "short of free {name}"),
             Refusal::AntiAffinity(key) => {
                 write!(f, "in a {key} domain that anti-affinity excludes")
+            }
+            Refusal::PreferredAntiAffinity(key) => {
+                write!(f, "in a {key} domain that preferred anti-affinity avoids")
             }
             Refusal::Spread(key, max_skew) => {
                 write!(
@@ -217,7 +243,11 @@ fn refusal<'v>(
     for excluded in excluded {
         if excluded.domains.of_node[node].is_some_and(|id| excluded.ids.binary_search(&id).is_ok())
         {
-            return Some(Refusal::AntiAffinity(excluded.key));
+            return Some(if excluded.preferred {
+                Refusal::PreferredAntiAffinity(excluded.key)
+            } else {
+                Refusal::AntiAffinity(excluded.key)
+            });
         }
     }
     for spread in spreads {
@@ -278,45 +308,71 @@ fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: usize) -> Opt
 /// Domains of one topology key the pod may not land in.
 struct Excluded<'v> {
     key: &'v str,
+    /// Excluded by preferred terms only (for the refusal's wording).
+    preferred: bool,
     domains: &'v Domains,
     /// Sorted: a few ids, looked up for every node searched.
     ids: Vec<u32>,
 }
 
 /// Topology domains the pod may not land in: where a pod its own required anti-affinity terms
-/// match is, and where a pod whose terms match it is. Planned landings count; the pod itself
-/// does not.
-fn excluded_domains<'v>(view: &'v View, pod_index: usize) -> Vec<Excluded<'v>> {
+/// match is, and where a pod whose terms match it is; with `preferred`, the same for preferred
+/// anti-affinity terms. Planned landings count; the pod itself does not.
+fn excluded_domains<'v>(view: &'v View, pod_index: usize, preferred: bool) -> Vec<Excluded<'v>> {
     let pod = view.pod(pod_index);
-    let mut excluded: BTreeMap<&'v str, BTreeSet<u32>> = BTreeMap::new();
-    let mut exclude = |key: &'v str, node: usize| {
+    // Keyed by (topology key, excluded by preferred terms only).
+    let mut excluded: BTreeMap<(&'v str, bool), BTreeSet<u32>> = BTreeMap::new();
+    let mut exclude = |key: &'v str, soft: bool, node: usize| {
         if let Some(id) = view.domains(key).and_then(|d| d.of_node[node]) {
-            excluded.entry(key).or_default().insert(id);
+            excluded.entry((key, soft)).or_default().insert(id);
         }
     };
-    for term in &pod.anti_affinity {
+    let soft_terms = pod
+        .preferred_anti_affinity
+        .iter()
+        .filter(|_| preferred)
+        .map(|weighted| (&weighted.term, true));
+    for (term, soft) in pod
+        .anti_affinity
+        .iter()
+        .map(|t| (t, false))
+        .chain(soft_terms)
+    {
         for other in view.term_matches(pod_index, term) {
             if let Some(node) = view.location(other, true) {
-                exclude(&term.topology_key, node);
+                exclude(&term.topology_key, soft, node);
             }
         }
     }
-    for holder in view.holders_for(pod) {
+    let hard_holders = view.holders_for(pod).map(|h| (h, false));
+    // Only asked for, the soft index is not walked at all.
+    let soft_holders = preferred
+        .then(|| view.soft_holders_for(pod))
+        .into_iter()
+        .flatten()
+        .map(|h| (h, true));
+    for (holder, soft) in hard_holders.chain(soft_holders) {
         if holder.pod == pod_index {
             continue;
         }
-        let term = &view.pod(holder.pod).anti_affinity[holder.term];
+        let owner = view.pod(holder.pod);
+        let term = if soft {
+            &owner.preferred_anti_affinity[holder.term].term
+        } else {
+            &owner.anti_affinity[holder.term]
+        };
         if let Some(node) = view.location(holder.pod, true)
             && view.term_selects(holder.pod, term, pod_index)
         {
-            exclude(&term.topology_key, node);
+            exclude(&term.topology_key, soft, node);
         }
     }
     excluded
         .into_iter()
-        .filter_map(|(key, ids)| {
+        .filter_map(|((key, preferred), ids)| {
             Some(Excluded {
                 key,
+                preferred,
                 domains: view.domains(key)?,
                 ids: ids.into_iter().collect(),
             })

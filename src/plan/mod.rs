@@ -212,6 +212,10 @@ pub(crate) enum Fit<'c> {
     /// `topologyBalanceNodeFit: false`: evict even when no node would take the pod now (as
     /// upstream users set it, so a cluster autoscaler adds one), whatever `nodeFit` says.
     Unchecked,
+    /// `includeSoftConstraints`: the pod moves for a preferred anti-affinity term only to a node
+    /// that breaks no preferred anti-affinity, its own or another pod's against it, whatever
+    /// `nodeFit` says (a soft violation is worth a move only when a clean place exists).
+    AvoidPreferred,
     /// The strategy itself needs another node to take the pod, whatever `nodeFit` says (as
     /// upstream's node affinity plugin checks); with a mask, only the nodes it marks qualify.
     Required(Option<&'c [bool]>),
@@ -358,10 +362,15 @@ impl<'a> Planner<'a> {
             Fit::Evictor | Fit::Move(_) if context.evictor.node_fit => (None, None),
             Fit::Balance(constraint) => (Some(constraint), None),
             Fit::Required(among) => (None, among),
+            Fit::AvoidPreferred => (None, None),
             Fit::Evictor | Fit::Move(_) | Fit::Unchecked => return Ok(None),
         };
-        let landing = feasibility::find_node_among(&self.view, pod, context.evictor, fix, among)
-            .map_err(|detail| (SkipReason::NoFeasibleNode, detail))?;
+        let found = if let Fit::AvoidPreferred = fit {
+            feasibility::find_node_avoiding_preferred(&self.view, pod, context.evictor)
+        } else {
+            feasibility::find_node_among(&self.view, pod, context.evictor, fix, among)
+        };
+        let landing = found.map_err(|detail| (SkipReason::NoFeasibleNode, detail))?;
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
         let key = fix.map(|constraint| constraint.topology_key.as_str());
         let same_domain = key
@@ -380,7 +389,7 @@ impl<'a> Planner<'a> {
                 ),
             ));
         }
-        let moves = matches!(fit, Fit::Move(_) | Fit::Balance(_));
+        let moves = matches!(fit, Fit::Move(_) | Fit::Balance(_) | Fit::AvoidPreferred);
         if moves && (landing == from || same_domain) {
             let place = match key.filter(|_| landing != from) {
                 Some(key) => format!(

@@ -9,11 +9,13 @@
 //! |---|---|---|
 //! | `TaintToleration` | 3 | fewer `PreferNoSchedule` taints the pod does not tolerate |
 //! | `PodTopologySpread` | 2 | fewer matching pods in the node's domains, for the pod's `ScheduleAnyway` constraints, or the system defaults (`kubernetes.io/hostname` maxSkew 3, `topology.kubernetes.io/zone` maxSkew 5, over the pods of the same controller) when it declares none |
+//! | `InterPodAffinity` | 2 | for each of the pod's preferred terms, per pod the term matches in the node's domain of its key: + weight (affinity), − weight (anti-affinity) |
 //! | `NodeResourcesFit` (`LeastAllocated`) | 1 | more free CPU and memory after placing it |
 //! | `NodeResourcesBalancedAllocation` | 1 | CPU and memory used in equal shares |
 //!
 //! Left out, because a snapshot does not hold what they read or the policy's pods do not use it:
-//! `InterPodAffinity` and `NodeAffinity` preferences (preferred terms are not recorded),
+//! `NodeAffinity` preferences, the part of `InterPodAffinity` that scores by the terms of pods
+//! already placed (their preferred terms, and required affinity, against the incoming pod),
 //! `ImageLocality` (images on nodes), `VolumeBinding` (volumes). Pods that request no CPU or
 //! memory are scored as asking the scheduler's non-zero defaults (100m, 200Mi); pods already on a
 //! node count with what they request.
@@ -31,6 +33,7 @@ use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
 const TAINT_TOLERATION: i64 = 3;
 const POD_TOPOLOGY_SPREAD: i64 = 2;
+const INTER_POD_AFFINITY: i64 = 2;
 const LEAST_ALLOCATED: i64 = 1;
 const BALANCED_ALLOCATION: i64 = 1;
 const MAX_SCORE: i64 = 100;
@@ -83,6 +86,7 @@ pub fn scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
     );
     let spread = spread_scores(view, pod_index, candidates);
     let asked = asked(pod);
+    let affinity = inter_pod_affinity_scores(view, pod_index, candidates);
     candidates
         .iter()
         .enumerate()
@@ -90,6 +94,7 @@ pub fn scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
             let (least, balanced) = resource_scores(view, pod_index, asked, node);
             TAINT_TOLERATION * taints[i]
                 + POD_TOPOLOGY_SPREAD * spread[i]
+                + INTER_POD_AFFINITY * affinity[i]
                 + LEAST_ALLOCATED * least
                 + BALANCED_ALLOCATION * balanced
         })
@@ -167,6 +172,52 @@ fn asked(pod: &Pod) -> CpuMemory {
             requests.memory
         },
     }
+}
+
+/// `InterPodAffinity` for the pod's own preferred terms: per term, matching pods per domain of
+/// its key (planned landings counted, the pod being replaced not), times its weight, added for
+/// affinity and taken away for anti-affinity; normalized to 0–100 between the lowest and the
+/// highest candidate, all 0 when they are equal, as the scheduler's.
+fn inter_pod_affinity_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
+    let pod = view.pod(pod_index);
+    if pod.preferred_affinity.is_empty() && pod.preferred_anti_affinity.is_empty() {
+        return vec![0; candidates.len()];
+    }
+    let terms = pod
+        .preferred_affinity
+        .iter()
+        .map(|weighted| (weighted, 1))
+        .chain(
+            pod.preferred_anti_affinity
+                .iter()
+                .map(|weighted| (weighted, -1)),
+        );
+    let mut raw = vec![0i64; candidates.len()];
+    for (weighted, sign) in terms {
+        let term = &weighted.term;
+        let Some(domains) = view.domains(&term.topology_key) else {
+            continue;
+        };
+        let mut counts = vec![0i64; domains.names.len()];
+        for other in view.term_matches(pod_index, term) {
+            if let Some(id) = view.location(other, true).and_then(|n| domains.of_node[n]) {
+                counts[id as usize] += 1;
+            }
+        }
+        for (score, &node) in raw.iter_mut().zip(candidates) {
+            if let Some(id) = domains.of_node[node] {
+                *score += sign * i64::from(weighted.weight) * counts[id as usize];
+            }
+        }
+    }
+    let max = raw.iter().copied().max().unwrap_or(0);
+    let min = raw.iter().copied().min().unwrap_or(0);
+    if max == min {
+        return vec![0; candidates.len()];
+    }
+    raw.iter()
+        .map(|&score| MAX_SCORE * (score - min) / (max - min))
+        .collect()
 }
 
 /// One soft spread constraint as scored: its key's domains, matching pods per domain, and the
@@ -436,5 +487,74 @@ mod tests {
             "{:?}",
             plan.skipped
         );
+    }
+
+    #[test]
+    fn preferred_pod_affinity_draws_the_replacement_to_its_partners_domain() {
+        // A duplicate of api leaves w1; cache runs on w3, which api prefers to be near.
+        let lab = |weight: i32| {
+            three_hosts()
+                .pod(pod("app/a").app("api").on("w1").age_minutes(60))
+                .pod(
+                    pod("app/b")
+                        .app("api")
+                        .on("w1")
+                        .age_minutes(10)
+                        .soft_affinity(HOST, "cache", weight),
+                )
+                .pod(pod("app/cache").app("cache").on("w3"))
+        };
+        // Without the preference, w2 wins: the cache pod makes w3 busier.
+        let plain = plan(
+            &three_hosts()
+                .pod(pod("app/a").app("api").on("w1").age_minutes(60))
+                .pod(pod("app/b").app("api").on("w1").age_minutes(10))
+                .pod(pod("app/cache").app("cache").on("w3"))
+                .build(),
+            &policy_with(node_fit(), vec![duplicates()]),
+        );
+        assert_eq!(plain.evictions[0].fits_on.as_deref(), Some("w2 (esxi-2)"));
+        let drawn = plan(
+            &lab(100).build(),
+            &policy_with(node_fit(), vec![duplicates()]),
+        );
+        assert_eq!(evicted(&drawn), ["app/b"]);
+        assert_eq!(drawn.evictions[0].fits_on.as_deref(), Some("w3 (esxi-3)"));
+    }
+
+    #[test]
+    fn preferred_pod_anti_affinity_pushes_the_replacement_away_from_what_it_matches() {
+        // Without its preference b's replacement would take w2, the emptiest; it avoids batch.
+        let snapshot = three_hosts()
+            .pod(pod("app/a").app("api").on("w1").age_minutes(60))
+            .pod(pod("app/b").app("api").on("w1").age_minutes(10).with(|p| {
+                p.preferred_anti_affinity
+                    .push(crate::snapshot::WeightedAffinityTerm {
+                        weight: 100,
+                        term: crate::snapshot::AffinityTerm {
+                            selector: Some(app_selector("batch")),
+                            namespaces: Vec::new(),
+                            namespace_selector: None,
+                            topology_key: HOST.to_string(),
+                        },
+                    });
+            }))
+            .pod(pod("app/batch").app("batch").on("w2"))
+            .pod(
+                pod("app/other")
+                    .app("other")
+                    .on("w3")
+                    .owner("ReplicaSet", "other"),
+            )
+            .pod(
+                pod("app/other2")
+                    .app("other")
+                    .on("w3")
+                    .owner("ReplicaSet", "other2"),
+            )
+            .build();
+        let plan = plan(&snapshot, &policy_with(node_fit(), vec![duplicates()]));
+        assert_eq!(evicted(&plan), ["app/b"]);
+        assert_eq!(plan.evictions[0].fits_on.as_deref(), Some("w3 (esxi-3)"));
     }
 }

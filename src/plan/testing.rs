@@ -14,7 +14,7 @@ use crate::policy::{
 use crate::snapshot::{
     AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,
     Resources, Snapshot, SpreadConstraint, Taint, TaintEffect, Terminated,
-    UnhealthyPodEvictionPolicy, WhenUnsatisfiable,
+    UnhealthyPodEvictionPolicy, WeightedAffinityTerm, WhenUnsatisfiable,
 };
 
 pub const HOST: &str = DEFAULT_HOST_LABEL;
@@ -239,6 +239,8 @@ pub fn pod(key: &str) -> PodBuilder {
         preferred_node_affinity: Vec::new(),
         tolerations: Vec::new(),
         anti_affinity: Vec::new(),
+        preferred_anti_affinity: Vec::new(),
+        preferred_affinity: Vec::new(),
         spread_constraints: Vec::new(),
         mirror: false,
         config_source: None,
@@ -285,6 +287,35 @@ impl PodBuilder {
             namespaces: Vec::new(),
             namespace_selector: None,
             topology_key: key.to_string(),
+        });
+        self
+    }
+
+    /// Preferred anti-affinity against its own app on `key`, with `weight`.
+    pub fn soft_anti_affinity(mut self, key: &str, weight: i32) -> Self {
+        let app = self.0.labels.get("app").expect("app() first").clone();
+        self.0.preferred_anti_affinity.push(WeightedAffinityTerm {
+            weight,
+            term: AffinityTerm {
+                selector: Some(app_selector(&app)),
+                namespaces: Vec::new(),
+                namespace_selector: None,
+                topology_key: key.to_string(),
+            },
+        });
+        self
+    }
+
+    /// Preferred affinity on `key` towards pods of app `app`, with `weight`.
+    pub fn soft_affinity(mut self, key: &str, app: &str, weight: i32) -> Self {
+        self.0.preferred_affinity.push(WeightedAffinityTerm {
+            weight,
+            term: AffinityTerm {
+                selector: Some(app_selector(app)),
+                namespaces: Vec::new(),
+                namespace_selector: None,
+                topology_key: key.to_string(),
+            },
         });
         self
     }

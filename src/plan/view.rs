@@ -12,7 +12,7 @@ use kube::core::Expression;
 
 use super::labels::Placement;
 use super::selector_index::SelectorIndex;
-use crate::policy::{NoEvictionPolicy, Policy};
+use crate::policy::{NoEvictionPolicy, Policy, Strategy};
 use crate::snapshot::{AffinityTerm, Labels, Node, Pod, Requirements, Resources, Snapshot};
 
 /// What became of a pod in this plan.
@@ -80,7 +80,8 @@ pub struct Domains {
     pub names: Vec<String>,
 }
 
-/// A required anti-affinity term and the pod that carries it.
+/// An anti-affinity term and the pod that carries it (an index into its required terms, or
+/// into its preferred ones for the soft holders).
 #[derive(Clone, Copy, Debug)]
 pub struct Holder {
     pub pod: usize,
@@ -112,6 +113,9 @@ pub struct View<'a> {
     /// may apply to a pod.
     holders: Vec<Holder>,
     holder_index: SelectorIndex<'a>,
+    /// The same for preferred anti-affinity terms (`includeSoftConstraints`).
+    soft_holders: Vec<Holder>,
+    soft_holder_index: SelectorIndex<'a>,
     /// PodDisruptionBudgets by the labels they select.
     pub pdb_index: SelectorIndex<'a>,
     /// Labels of every namespace, known or inferred from its pods.
@@ -207,6 +211,8 @@ impl<'a> View<'a> {
             by_label,
             holders: Vec::new(),
             holder_index: SelectorIndex::default(),
+            soft_holders: Vec::new(),
+            soft_holder_index: SelectorIndex::default(),
             pdb_index: SelectorIndex::default(),
             namespace_labels,
             domains: HashMap::new(),
@@ -226,8 +232,26 @@ impl<'a> View<'a> {
         // The zone key of the scheduler's default spreading, which scoring needs whether or not
         // a pod names it.
         let mut keys: BTreeSet<&'a str> = BTreeSet::from([super::scoring::ZONE]);
+        // Keys of the policy's default spread constraints, which no pod names.
+        for profile in &self.policy.profiles {
+            for strategy in &profile.balance {
+                if let Strategy::TopologySpread(args) = strategy {
+                    keys.extend(
+                        args.default_constraints
+                            .iter()
+                            .map(|c| c.topology_key.as_str()),
+                    );
+                }
+            }
+        }
         for pod in &self.snapshot.pods {
             keys.extend(pod.anti_affinity.iter().map(|t| t.topology_key.as_str()));
+            keys.extend(
+                pod.preferred_anti_affinity
+                    .iter()
+                    .chain(&pod.preferred_affinity)
+                    .map(|t| t.term.topology_key.as_str()),
+            );
             keys.extend(
                 pod.spread_constraints
                     .iter()
@@ -270,26 +294,42 @@ impl<'a> View<'a> {
 
     fn index_holders(&mut self) {
         let snapshot = self.snapshot;
+        let mut holders = (Vec::new(), SelectorIndex::default());
+        let mut soft_holders = (Vec::new(), SelectorIndex::default());
         for (index, pod) in snapshot.pods.iter().enumerate() {
             for (term_index, term) in pod.anti_affinity.iter().enumerate() {
-                // Without a labelSelector a term matches no pod.
-                let Some(selector) = &term.selector else {
-                    continue;
-                };
-                let scopes: Vec<Option<&str>> = match self.term_namespaces(pod, term) {
-                    None => vec![None],
-                    Some(namespaces) => namespaces.into_iter().map(Some).collect(),
-                };
-                for scope in scopes {
-                    self.holder_index
-                        .insert(scope, selector, self.holders.len());
-                }
-                self.holders.push(Holder {
-                    pod: index,
-                    term: term_index,
-                });
+                self.index_holder(&mut holders, index, term_index, term);
+            }
+            for (term_index, weighted) in pod.preferred_anti_affinity.iter().enumerate() {
+                self.index_holder(&mut soft_holders, index, term_index, &weighted.term);
             }
         }
+        (self.holders, self.holder_index) = holders;
+        (self.soft_holders, self.soft_holder_index) = soft_holders;
+    }
+
+    fn index_holder(
+        &self,
+        (holders, index): &mut (Vec<Holder>, SelectorIndex<'a>),
+        pod: usize,
+        term_index: usize,
+        term: &'a AffinityTerm,
+    ) {
+        // Without a labelSelector a term matches no pod.
+        let Some(selector) = &term.selector else {
+            return;
+        };
+        let scopes: Vec<Option<&str>> = match self.term_namespaces(self.pod(pod), term) {
+            None => vec![None],
+            Some(namespaces) => namespaces.into_iter().map(Some).collect(),
+        };
+        for scope in scopes {
+            index.insert(scope, selector, holders.len());
+        }
+        holders.push(Holder {
+            pod,
+            term: term_index,
+        });
     }
 
     /// Moves a pod's requests from one node to another (`None`: off the cluster).
@@ -467,6 +507,14 @@ impl<'a> View<'a> {
         self.holder_index
             .candidates(&pod.namespace, &pod.labels)
             .map(|i| self.holders[i])
+    }
+
+    /// Preferred anti-affinity terms of any pod that may apply to `pod` (confirm with
+    /// [`View::term_selects`]).
+    pub fn soft_holders_for(&self, pod: &'a Pod) -> impl Iterator<Item = Holder> + '_ {
+        self.soft_holder_index
+            .candidates(&pod.namespace, &pod.labels)
+            .map(|i| self.soft_holders[i])
     }
 
     /// PodDisruptionBudgets whose selector matches the pod, in snapshot order.

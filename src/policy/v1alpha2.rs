@@ -434,6 +434,7 @@ profiles:
                         exclude: vec!["kube-system".into()],
                     },
                     label_selector: None,
+                    include_soft_constraints: false,
                 })],
                 balance: vec![
                     Strategy::TopologySpread(TopologySpreadArgs {

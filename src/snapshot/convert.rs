@@ -12,7 +12,8 @@ use serde_json::Value;
 use super::model::{
     AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
     Owner, Pdb, Phase, Pod, PreferredTerm, Qos, Requirements, Resources, SpreadConstraint, Taint,
-    TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy, WhenUnsatisfiable,
+    TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy, WeightedAffinityTerm,
+    WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
 use crate::kube::FIELD_MANAGER;
@@ -184,13 +185,34 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
                 .collect()
         })
         .transpose()?;
-    let anti_affinity = affinity
+    let (anti_affinity, preferred_anti_affinity) = affinity
         .pod_anti_affinity
-        .and_then(|a| a.required_during_scheduling_ignored_during_execution)
+        .map(|a| {
+            (
+                a.required_during_scheduling_ignored_during_execution,
+                a.preferred_during_scheduling_ignored_during_execution,
+            )
+        })
+        .unwrap_or_default();
+    let anti_affinity = anti_affinity
         .unwrap_or_default()
         .into_iter()
-        .map(|term| affinity_term(term, &labels))
+        .map(|term| affinity_term(term, &labels, "spec.affinity.podAntiAffinity"))
         .collect::<Result<_, _>>()?;
+    let preferred_anti_affinity = weighted_terms(
+        preferred_anti_affinity,
+        &labels,
+        "spec.affinity.podAntiAffinity",
+    )?;
+    // Required pod affinity is not read: no strategy acts on it, and the scheduler's filter
+    // for it matters only for pods that use it, which feasibility does not model.
+    let preferred_affinity = weighted_terms(
+        affinity
+            .pod_affinity
+            .and_then(|a| a.preferred_during_scheduling_ignored_during_execution),
+        &labels,
+        "spec.affinity.podAffinity",
+    )?;
     let spread_constraints = spec
         .topology_spread_constraints
         .unwrap_or_default()
@@ -249,6 +271,8 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
             .map(toleration)
             .collect::<Result<_, _>>()?,
         anti_affinity,
+        preferred_anti_affinity,
+        preferred_affinity,
         spread_constraints,
         mirror: annotations.contains_key(MIRROR_ANNOTATION),
         config_source: annotations.get(CONFIG_SOURCE_ANNOTATION).cloned(),
@@ -576,8 +600,8 @@ fn with_label_keys(
 fn affinity_term(
     term: core::PodAffinityTerm,
     labels: &Labels,
+    field: &str,
 ) -> Result<AffinityTerm, ConvertError> {
-    let field = "spec.affinity.podAntiAffinity";
     let label_selector = term
         .label_selector
         .map(|s| selector(s, field))
@@ -596,6 +620,23 @@ fn affinity_term(
             .transpose()?,
         topology_key: term.topology_key,
     })
+}
+
+fn weighted_terms(
+    terms: Option<Vec<core::WeightedPodAffinityTerm>>,
+    labels: &Labels,
+    field: &str,
+) -> Result<Vec<WeightedAffinityTerm>, ConvertError> {
+    terms
+        .unwrap_or_default()
+        .into_iter()
+        .map(|weighted| {
+            Ok(WeightedAffinityTerm {
+                weight: weighted.weight,
+                term: affinity_term(weighted.pod_affinity_term, labels, field)?,
+            })
+        })
+        .collect()
 }
 
 fn spread_constraint(

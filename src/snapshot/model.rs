@@ -257,6 +257,11 @@ pub struct Pod {
     pub tolerations: Vec<Toleration>,
     /// Required pod anti-affinity terms.
     pub anti_affinity: Vec<AffinityTerm>,
+    /// Preferred pod anti-affinity terms: the scheduler scores against them, and the
+    /// anti-affinity strategy acts on them with `includeSoftConstraints`.
+    pub preferred_anti_affinity: Vec<WeightedAffinityTerm>,
+    /// Preferred pod affinity terms: the scheduler scores towards them.
+    pub preferred_affinity: Vec<WeightedAffinityTerm>,
     pub spread_constraints: Vec<SpreadConstraint>,
     /// Annotation `kubernetes.io/config.mirror` is present.
     pub mirror: bool,
@@ -418,6 +423,14 @@ pub struct AffinityTerm {
     /// `None` = not set; `Some(empty selector)` = every namespace.
     pub namespace_selector: Option<Requirements>,
     pub topology_key: String,
+}
+
+/// A `preferredDuringSchedulingIgnoredDuringExecution` pod (anti-)affinity term.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightedAffinityTerm {
+    /// 1–100, as the API server validates it.
+    pub weight: i32,
+    pub term: AffinityTerm,
 }
 
 /// `whenUnsatisfiable`.

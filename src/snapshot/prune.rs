@@ -116,6 +116,9 @@ const POD_PATHS: &[&str] = &[
     // RemovePodsViolatingNodeAffinity with nodeAffinityType preferred… scores nodes by it.
     "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
     "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+    // includeSoftConstraints acts on them; the scheduler model scores by both.
+    "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+    "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution",
     "spec.tolerations[].key",
     "spec.tolerations[].operator",
     "spec.tolerations[].value",
@@ -427,14 +430,26 @@ mod tests {
                                 {"key": "rack", "operator": "Exists"}]}}
                         ]
                     },
-                    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "db"}}}
-                    ]},
-                    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"topologyKey": "vsphere-descheduler.io/host",
-                         "labelSelector": {"matchLabels": {"app": "web"}},
-                         "matchLabelKeys": ["pod-template-hash"]}
-                    ]}
+                    "podAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "db"}}}
+                        ],
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 10, "podAffinityTerm": {"topologyKey": "zone",
+                             "labelSelector": {"matchLabels": {"app": "cache"}}}}
+                        ]
+                    },
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"topologyKey": "vsphere-descheduler.io/host",
+                             "labelSelector": {"matchLabels": {"app": "web"}},
+                             "matchLabelKeys": ["pod-template-hash"]}
+                        ],
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                             "labelSelector": {"matchLabels": {"app": "web"}}}}
+                        ]
+                    }
                 },
                 "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoExecute",
                                  "tolerationSeconds": 30}],
@@ -524,11 +539,23 @@ mod tests {
                                     {"key": "rack", "operator": "Exists"}]}}
                             ]
                         },
-                        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                            {"topologyKey": "vsphere-descheduler.io/host",
-                             "labelSelector": {"matchLabels": {"app": "web"}},
-                             "matchLabelKeys": ["pod-template-hash"]}
-                        ]}
+                        "podAffinity": {
+                            "preferredDuringSchedulingIgnoredDuringExecution": [
+                                {"weight": 10, "podAffinityTerm": {"topologyKey": "zone",
+                                 "labelSelector": {"matchLabels": {"app": "cache"}}}}
+                            ]
+                        },
+                        "podAntiAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [
+                                {"topologyKey": "vsphere-descheduler.io/host",
+                                 "labelSelector": {"matchLabels": {"app": "web"}},
+                                 "matchLabelKeys": ["pod-template-hash"]}
+                            ],
+                            "preferredDuringSchedulingIgnoredDuringExecution": [
+                                {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                 "labelSelector": {"matchLabels": {"app": "web"}}}}
+                            ]
+                        }
                     },
                     "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}],
                     "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",

@@ -12,6 +12,12 @@
 //! A pod that cannot go (protected, a PDB, a limit, nowhere better) leaves the cover, and the
 //! violations it was part of are cleared by their other pods, so a protected `x` falls back to
 //! evicting the owners of the terms that match it.
+//!
+//! With `includeSoftConstraints`, preferred terms are covered the same way in a second pass,
+//! after the required ones (so a pod breaking both goes for the rule it must keep), but a pod
+//! goes only to a place that breaks no preferred anti-affinity, its own or another pod's
+//! against it, whatever `nodeFit` says: the scheduler only prefers such places, so without a
+//! clean one the move would gain nothing.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -21,11 +27,54 @@ use kube::core::SelectorExt;
 use crate::plan::view::{PodState, View};
 use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::AntiAffinityArgs;
+use crate::snapshot::{AffinityTerm, Pod};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &AntiAffinityArgs) {
-    let violations = violations(planner, args);
-    if !violations.is_empty() {
-        cover(planner, context, args, &violations);
+    let passes: &[Terms] = if args.include_soft_constraints {
+        &[Terms::Required, Terms::Preferred]
+    } else {
+        &[Terms::Required]
+    };
+    for &terms in passes {
+        let violations = violations(planner, args, terms);
+        if !violations.is_empty() {
+            cover(planner, context, args, &violations, terms);
+        }
+    }
+}
+
+/// Which anti-affinity terms a pass acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Terms {
+    Required,
+    Preferred,
+}
+
+impl Terms {
+    /// The pod's terms of this kind, in order.
+    fn of(self, pod: &Pod) -> Vec<&AffinityTerm> {
+        match self {
+            Terms::Required => pod.anti_affinity.iter().collect(),
+            Terms::Preferred => pod
+                .preferred_anti_affinity
+                .iter()
+                .map(|w| &w.term)
+                .collect(),
+        }
+    }
+
+    fn fit(self) -> Fit<'static> {
+        match self {
+            Terms::Required => Fit::Move(None),
+            Terms::Preferred => Fit::AvoidPreferred,
+        }
+    }
+
+    fn adjective(self) -> &'static str {
+        match self {
+            Terms::Required => "required",
+            Terms::Preferred => "preferred",
+        }
     }
 }
 
@@ -50,19 +99,17 @@ fn admits(view: &View, args: &AntiAffinityArgs, pod: usize) -> bool {
 
 /// Every violation right now, each (holder, matched) pair once (its first term), in holder
 /// order.
-fn violations(planner: &Planner, args: &AntiAffinityArgs) -> Vec<Violation> {
+fn violations(planner: &Planner, args: &AntiAffinityArgs, terms: Terms) -> Vec<Violation> {
     let view = &planner.view;
     let mut found = Vec::new();
     for holder in 0..view.snapshot.pods.len() {
-        if view.pod(holder).anti_affinity.is_empty()
-            || !planner.is_candidate(holder)
-            || !admits(view, args, holder)
-        {
+        let holder_terms = terms.of(view.pod(holder));
+        if holder_terms.is_empty() || !planner.is_candidate(holder) || !admits(view, args, holder) {
             continue;
         }
         let mut pairs = Vec::new();
         let node = view.pod_node[holder].expect("candidates are bound to a known node");
-        for (term_index, term) in view.pod(holder).anti_affinity.iter().enumerate() {
+        for (term_index, term) in holder_terms.into_iter().enumerate() {
             // Domains are numbered per key: the inner loop compares integers.
             let Some(domains) = view.domains(&term.topology_key) else {
                 continue;
@@ -98,6 +145,7 @@ fn cover(
     context: &Context,
     args: &AntiAffinityArgs,
     violations: &[Violation],
+    terms: Terms,
 ) {
     // The violations each pod that may be evicted is part of. The holder was admitted when
     // its violations were found; the matched pod must be a candidate of this strategy too.
@@ -134,8 +182,8 @@ fn cover(
             heap.push((clears.len(), rank, pod));
             continue;
         }
-        let reason = reason(&planner.view, pod, violations, &clears);
-        if let Attempt::Evicted { .. } = planner.attempt(context, pod, reason, Fit::Move(None)) {
+        let reason = reason(&planner.view, pod, violations, &clears, terms);
+        if let Attempt::Evicted { .. } = planner.attempt(context, pod, reason, terms.fit()) {
             for index in clears {
                 open[index] = false;
             }
@@ -145,13 +193,20 @@ fn cover(
 
 /// Why evicting `pod` helps, in words: the first violation it clears (of its own terms
 /// first, the rule it breaks itself) and, when it conflicts with several pods, how many.
-fn reason(view: &View, pod: usize, violations: &[Violation], clears: &[usize]) -> String {
+fn reason(
+    view: &View,
+    pod: usize,
+    violations: &[Violation],
+    clears: &[usize],
+    terms: Terms,
+) -> String {
     let first = clears
         .iter()
         .map(|&index| violations[index])
         .find(|violation| violation.holder == pod)
         .unwrap_or(violations[clears[0]]);
-    let term = &view.pod(first.holder).anti_affinity[first.term];
+    let term = terms.of(view.pod(first.holder))[first.term];
+    let adjective = terms.adjective();
     let key = &term.topology_key;
     let node = view.pod_node[pod].expect("candidates are bound to a known node");
     let value = view
@@ -166,12 +221,12 @@ fn reason(view: &View, pod: usize, violations: &[Violation], clears: &[usize]) -
     let (partner, why) = if first.holder == pod {
         (
             first.matched,
-            format!("against its required anti-affinity on {key}"),
+            format!("against its {adjective} anti-affinity on {key}"),
         )
     } else {
         (
             first.holder,
-            format!("whose required anti-affinity on {key} excludes it"),
+            format!("whose {adjective} anti-affinity on {key} excludes it"),
         )
     };
     let partner_node = view.pod_node[partner].expect("violations are between placed pods");
@@ -673,5 +728,131 @@ mod tests {
                 case.description
             );
         }
+    }
+
+    fn soft() -> crate::policy::Strategy {
+        crate::policy::Strategy::InterPodAntiAffinity(crate::policy::AntiAffinityArgs {
+            include_soft_constraints: true,
+            ..Default::default()
+        })
+    }
+
+    /// A replica that prefers not to share an ESXi host with another.
+    fn soft_web(name: &str, node: &str, age: i64) -> PodBuilder {
+        pod(&format!("shop/{name}"))
+            .app("web")
+            .on(node)
+            .soft_anti_affinity(HOST, 100)
+            .age_minutes(age)
+    }
+
+    #[test]
+    fn preferred_anti_affinity_is_acted_on_only_when_soft_constraints_are_included() {
+        let snapshot = three_hosts()
+            .pod(soft_web("web-old", "w1", 60))
+            .pod(soft_web("web-new", "w1", 5))
+            .pod(soft_web("web-far", "w2", 30))
+            .build();
+        let off = plan(&snapshot, &policy(vec![anti_affinity()]));
+        assert!(off.evictions.is_empty(), "{:?}", evicted(&off));
+        assert!(off.skipped.is_empty());
+
+        let on = plan(&snapshot, &policy(vec![soft()]));
+        assert_eq!(evicted(&on), ["shop/web-new"]);
+        // esxi-2 holds web-far: the only clean place is esxi-3.
+        assert_eq!(on.evictions[0].fits_on.as_deref(), Some("w3 (esxi-3)"));
+        assert!(
+            on.evictions[0]
+                .reason
+                .contains("against its preferred anti-affinity on vsphere-descheduler.io/host"),
+            "{}",
+            on.evictions[0].reason
+        );
+    }
+
+    #[test]
+    fn a_soft_violation_without_a_clean_place_stays_even_with_node_fit_off() {
+        // Three replicas, two hosts: whichever moves lands beside another one.
+        let snapshot = crowded()
+            .pod(soft_web("web-a", "w1", 60))
+            .pod(soft_web("web-b", "w2", 5))
+            .pod(soft_web("web-c", "w3", 30))
+            .build();
+        let evictor = EvictorArgs {
+            node_fit: false,
+            ..EvictorArgs::default()
+        };
+        let plan = plan(&snapshot, &policy_with(evictor, vec![soft()]));
+        assert!(plan.evictions.is_empty(), "{:?}", evicted(&plan));
+        assert_eq!(
+            skipped(&plan),
+            [
+                ("shop/web-b".to_string(), "no-feasible-node"),
+                ("shop/web-a".to_string(), "no-feasible-node")
+            ]
+        );
+        assert!(
+            plan.skipped[0].detail.contains(
+                "in a vsphere-descheduler.io/host domain that preferred anti-affinity avoids"
+            ),
+            "{}",
+            plan.skipped[0].detail
+        );
+    }
+
+    #[test]
+    fn a_pod_matched_by_soft_terms_goes_where_no_term_owner_is() {
+        // Two clients prefer not to share a host with cache/x; x has no terms. Evicting x clears
+        // both, and its replacement must avoid the clients' hosts, though only they hold terms.
+        let client = |name: &str, node: &str| {
+            pod(&format!("cache/{name}"))
+                .app("client")
+                .on(node)
+                .age_minutes(30)
+                .with(|p| {
+                    p.preferred_anti_affinity
+                        .push(crate::snapshot::WeightedAffinityTerm {
+                            weight: 50,
+                            term: crate::snapshot::AffinityTerm {
+                                selector: Some(app_selector("cache")),
+                                namespaces: Vec::new(),
+                                namespace_selector: None,
+                                topology_key: HOST.to_string(),
+                            },
+                        });
+                })
+        };
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .node("w4", "esxi-3")
+            .pod(pod("cache/x").app("cache").on("w1").age_minutes(60))
+            .pod(client("client-a", "w1"))
+            .pod(client("client-b", "w2"))
+            .pod(client("client-c", "w3"))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![soft()]));
+        assert_eq!(evicted(&plan), ["cache/x"]);
+        assert_eq!(plan.evictions[0].fits_on.as_deref(), Some("w4 (esxi-3)"));
+    }
+
+    #[test]
+    fn required_terms_are_covered_before_preferred_ones() {
+        // web-new breaks a required term and a preferred one: it goes once, for the required.
+        let snapshot = three_hosts()
+            .pod(web("web-old", "w1", 60).soft_anti_affinity(HOST, 10))
+            .pod(web("web-new", "w1", 5).soft_anti_affinity(HOST, 10))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![soft()]));
+        assert_eq!(evicted(&plan), ["shop/web-new"]);
+        assert!(
+            plan.evictions[0].reason.contains("required anti-affinity"),
+            "{}",
+            plan.evictions[0].reason
+        );
     }
 }

@@ -4,16 +4,38 @@
 //! Unlike upstream, every matching pod counts (as the scheduler counts them), not only
 //! evictable ones; `minDomains` is honoured; and pods move from the fullest domain one at a
 //! time, most-evictable first, each only when a node in a domain with room would take it.
+//!
+//! Pods that declare no constraint get the policy's `defaultConstraints` (kube-scheduler's
+//! PodTopologySpread defaults), over the pods of their owner as the scheduler selects them:
+//! see [`default_selector`].
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
 
-use kube::core::SelectorExt;
+use kube::core::{Expression, SelectorExt};
 
 use crate::plan::feasibility::{eligible_node, is_simple};
 use crate::plan::view::PodState;
 use crate::plan::{Attempt, Context, Fit, Planner};
-use crate::policy::TopologySpreadArgs;
-use crate::snapshot::{SpreadConstraint, WhenUnsatisfiable};
+use crate::policy::{DefaultConstraint, TopologySpreadArgs};
+use crate::snapshot::{Pod, Requirements, SpreadConstraint, WhenUnsatisfiable};
+
+/// Labels that tell pods of one owner apart, which a selector of the owner's pods leaves out:
+/// StatefulSet pod names and indexes, revision hashes (which differ across a rollout, while
+/// the StatefulSet's or DaemonSet's selector does not look at them), Job completion indexes.
+/// `pod-template-hash` stays: a ReplicaSet's selector includes it.
+const PER_POD_LABELS: &[&str] = &[
+    "statefulset.kubernetes.io/pod-name",
+    "apps.kubernetes.io/pod-index",
+    "controller-revision-hash",
+    "pod-template-generation",
+    "batch.kubernetes.io/job-completion-index",
+    "batch.kubernetes.io/controller-uid",
+    "controller-uid",
+];
+
+/// The owners whose selector the scheduler's default constraints use (with Services).
+const SELECTING_OWNERS: &[&str] = &["ReplicaSet", "StatefulSet", "ReplicationController"];
 
 pub fn run(planner: &mut Planner, context: &Context, args: &TopologySpreadArgs) {
     for namespace in planner.view.pod_namespaces() {
@@ -21,7 +43,8 @@ pub fn run(planner: &mut Planner, context: &Context, args: &TopologySpreadArgs) 
             continue;
         }
         for (owner, constraint) in constraints(planner, namespace, args) {
-            balance(planner, context, args, owner, constraint);
+            let defaulted = matches!(constraint, Cow::Owned(_));
+            balance(planner, context, args, owner, &constraint, defaulted);
         }
     }
 }
@@ -32,7 +55,7 @@ fn constraints<'a>(
     planner: &Planner<'a>,
     namespace: &str,
     args: &TopologySpreadArgs,
-) -> Vec<(usize, &'a SpreadConstraint)> {
+) -> Vec<(usize, Cow<'a, SpreadConstraint>)> {
     let view = &planner.view;
     let mut seen = BTreeSet::new();
     // Pods of one controller carry the same constraints: the cheap key skips the costly one.
@@ -50,7 +73,15 @@ fn constraints<'a>(
         {
             continue;
         }
-        for (index, constraint) in pod_ref.spread_constraints.iter().enumerate() {
+        let own = pod_ref.spread_constraints.iter().map(Cow::Borrowed);
+        let defaulted = pod_ref
+            .spread_constraints
+            .is_empty()
+            .then(|| defaults(pod_ref, &args.default_constraints))
+            .into_iter()
+            .flatten()
+            .map(Cow::Owned);
+        for (index, constraint) in own.chain(defaulted).enumerate() {
             let wanted = match constraint.when_unsatisfiable {
                 WhenUnsatisfiable::DoNotSchedule => args.do_not_schedule,
                 WhenUnsatisfiable::ScheduleAnyway => args.schedule_anyway,
@@ -75,12 +106,59 @@ fn constraints<'a>(
     found
 }
 
+/// The policy's default constraints as they apply to a pod that declares none, each with the
+/// pod's [`default_selector`]; none when it has no such selector.
+fn defaults(pod: &Pod, defaults: &[DefaultConstraint]) -> Vec<SpreadConstraint> {
+    if defaults.is_empty() {
+        return Vec::new();
+    }
+    let Some(selector) = default_selector(pod) else {
+        return Vec::new();
+    };
+    defaults
+        .iter()
+        .map(|d| SpreadConstraint {
+            max_skew: d.max_skew,
+            topology_key: d.topology_key.clone(),
+            when_unsatisfiable: d.when_unsatisfiable,
+            selector: Some(selector.clone()),
+            min_domains: d.min_domains,
+            honor_node_affinity: d.honor_node_affinity,
+            honor_node_taints: d.honor_node_taints,
+        })
+        .collect()
+}
+
+/// The selector the scheduler gives a pod's default constraints: that of the Services,
+/// ReplicaSets, StatefulSets and ReplicationControllers selecting it. A snapshot holds none of
+/// those objects, so it is read off the pod: its labels but those that tell pods of one owner
+/// apart ([`PER_POD_LABELS`]), which selects the pods of its ReplicaSet or StatefulSet (as the
+/// owner's own selector would) and, for a pod without a controller, the pods a Service selecting
+/// it would likely select. Pods of any other controller (DaemonSets, Jobs, custom ones) get no
+/// default constraints, nor does a pod left with no label: the scheduler skips an empty selector.
+fn default_selector(pod: &Pod) -> Option<Requirements> {
+    if pod
+        .controller()
+        .is_some_and(|owner| !SELECTING_OWNERS.contains(&owner.kind.as_str()))
+    {
+        return None;
+    }
+    let mut selector = Requirements::default();
+    for (key, value) in &pod.labels {
+        if !PER_POD_LABELS.contains(&key.as_str()) {
+            selector.push(Expression::Equal(key.clone(), value.clone()));
+        }
+    }
+    (!selector.selects_all()).then_some(selector)
+}
+
 fn balance(
     planner: &mut Planner,
     context: &Context,
     args: &TopologySpreadArgs,
     owner: usize,
     constraint: &SpreadConstraint,
+    defaulted: bool,
 ) {
     let Some(selector) = &constraint.selector else {
         return;
@@ -191,6 +269,13 @@ fn balance(
                         ""
                     }
                 );
+                let reason = if defaulted {
+                    format!(
+                        "{reason}; a default constraint of the policy, as the pod declares none"
+                    )
+                } else {
+                    reason
+                };
                 let fit = if args.topology_balance_node_fit {
                     Fit::Balance(constraint)
                 } else {
@@ -233,7 +318,7 @@ fn balance(
 mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
-    use crate::policy::{Strategy, TopologySpreadArgs};
+    use crate::policy::{DefaultConstraint, Strategy, TopologySpreadArgs};
     use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
 
     fn api(name: &str, node: &str, age: i64) -> PodBuilder {
@@ -377,5 +462,120 @@ mod tests {
         assert_eq!(evicted(&plan), ["app/api-c", "app/api-b"]);
         assert!(plan.evictions.iter().all(|e| e.fits_on.is_none()));
         assert!(plan.skipped.is_empty(), "{:?}", skipped(&plan));
+    }
+
+    fn defaults(defaults: Vec<DefaultConstraint>, soft: bool) -> Strategy {
+        Strategy::TopologySpread(TopologySpreadArgs {
+            schedule_anyway: soft,
+            default_constraints: defaults,
+            ..Default::default()
+        })
+    }
+
+    fn host_spread() -> Vec<DefaultConstraint> {
+        vec![DefaultConstraint {
+            max_skew: 1,
+            topology_key: HOST.to_string(),
+            when_unsatisfiable: DoNotSchedule,
+            min_domains: None,
+            honor_node_affinity: true,
+            honor_node_taints: false,
+        }]
+    }
+
+    /// A replica of a ReplicaSet with no spread constraint of its own.
+    fn plain(name: &str, node: &str, age: i64) -> PodBuilder {
+        pod(&format!("app/{name}"))
+            .app("api")
+            .label("pod-template-hash", "5d8f")
+            .on(node)
+            .age_minutes(age)
+    }
+
+    #[test]
+    fn default_constraints_spread_pods_that_declare_none() {
+        let snapshot = three_hosts()
+            .pod(plain("api-a", "w1", 60))
+            .pod(plain("api-b", "w1", 50))
+            .pod(plain("api-c", "w1", 40))
+            .build();
+        assert!(
+            plan(&snapshot, &policy(vec![spread()]))
+                .evictions
+                .is_empty()
+        );
+        let plan = plan(&snapshot, &policy(vec![defaults(host_spread(), false)]));
+        assert_eq!(evicted(&plan), ["app/api-c", "app/api-b"]);
+        // One to each other host, whichever first.
+        let mut landings: Vec<_> = plan.evictions.iter().map(|e| e.fits_on.clone()).collect();
+        landings.sort();
+        assert_eq!(
+            landings,
+            [
+                Some("w2 (esxi-2)".to_string()),
+                Some("w3 (esxi-3)".to_string())
+            ]
+        );
+        assert!(
+            plan.evictions[0]
+                .reason
+                .contains("a default constraint of the policy"),
+            "{}",
+            plan.evictions[0].reason
+        );
+    }
+
+    #[test]
+    fn a_pods_own_constraints_replace_the_defaults() {
+        // maxSkew 2 of their own: 3 on esxi-1 against 0 is over by one, not by two.
+        let snapshot = three_hosts()
+            .pod(plain("api-a", "w1", 60).spread(HOST, 2, DoNotSchedule))
+            .pod(plain("api-b", "w1", 50).spread(HOST, 2, DoNotSchedule))
+            .pod(plain("api-c", "w1", 40).spread(HOST, 2, DoNotSchedule))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![defaults(host_spread(), false)]));
+        assert_eq!(evicted(&plan), ["app/api-c"]);
+    }
+
+    #[test]
+    fn the_system_defaults_are_soft_and_balanced_only_with_schedule_anyway() {
+        let mut lab = three_hosts();
+        for (i, age) in [60, 50, 40, 30, 20].into_iter().enumerate() {
+            lab = lab.pod(plain(&format!("api-{i}"), "w1", age));
+        }
+        let snapshot = lab.build();
+        let system = crate::policy::DefaultConstraint::system();
+        let hard_only = plan(&snapshot, &policy(vec![defaults(system.clone(), false)]));
+        assert!(hard_only.evictions.is_empty());
+        // kubernetes.io/hostname maxSkew 3: 5 against 0 moves two, to 3, 1, 1.
+        let plan = plan(&snapshot, &policy(vec![defaults(system, true)]));
+        assert_eq!(evicted(&plan), ["app/api-4", "app/api-3"]);
+    }
+
+    #[test]
+    fn statefulset_replicas_are_one_group_and_daemonset_pods_get_no_defaults() {
+        let member = |name: &str, owner: &str, revision: &str| {
+            plain(name, "w1", 30)
+                .owner(owner, "db")
+                .label("statefulset.kubernetes.io/pod-name", name)
+                .label("controller-revision-hash", revision)
+        };
+        let snapshot = |owner: &str| {
+            three_hosts()
+                .pod(member("db-0", owner, "r1"))
+                .pod(member("db-1", owner, "r2"))
+                .build()
+        };
+        let stateful = plan(
+            &snapshot("StatefulSet"),
+            &policy(vec![defaults(host_spread(), false)]),
+        );
+        assert_eq!(evicted(&stateful).len(), 1, "{:?}", stateful.skipped);
+        let daemons = plan(
+            &snapshot("DaemonSet"),
+            &policy(vec![defaults(host_spread(), false)]),
+        );
+        assert!(daemons.evictions.is_empty());
+        assert!(daemons.skipped.is_empty(), "{:?}", daemons.skipped);
     }
 }

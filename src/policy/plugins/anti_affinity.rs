@@ -11,10 +11,15 @@ use super::{Strategy, namespaces};
 pub struct AntiAffinityArgs {
     pub namespaces: Namespaces,
     pub label_selector: Option<kube::core::Selector>,
+    /// `includeSoftConstraints` (default false): act on preferred anti-affinity terms too, when
+    /// the pod has a place that breaks none of them.
+    pub include_soft_constraints: bool,
 }
 
+const FIELDS: [&str; 3] = ["namespaces", "labelSelector", "includeSoftConstraints"];
+
 pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
-    let Some(fields) = d.fields(node, path, &["namespaces", "labelSelector"]) else {
+    let Some(fields) = d.fields(node, path, &FIELDS) else {
         return Strategy::InterPodAntiAffinity(AntiAffinityArgs::default());
     };
     Strategy::InterPodAntiAffinity(AntiAffinityArgs {
@@ -24,6 +29,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
             fields.get("labelSelector"),
             &fields.path("labelSelector"),
         ),
+        include_soft_constraints: fields.bool(d, "includeSoftConstraints").unwrap_or(false),
     })
 }
 
@@ -41,5 +47,42 @@ pub(super) fn from_v1alpha1(
             params.get("labelSelector"),
             &params.path("labelSelector"),
         ),
+        // Upstream's v1alpha1 had no such param.
+        include_soft_constraints: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{strategy, with_args};
+    use crate::policy::testing::problem;
+    use crate::policy::{AntiAffinityArgs, Strategy};
+
+    const NAME: &str = "RemovePodsViolatingInterPodAntiAffinity";
+
+    #[test]
+    fn include_soft_constraints_is_read_and_off_by_default() {
+        assert_eq!(
+            strategy(NAME, "          includeSoftConstraints: true\n"),
+            Strategy::InterPodAntiAffinity(AntiAffinityArgs {
+                include_soft_constraints: true,
+                ..AntiAffinityArgs::default()
+            })
+        );
+        assert_eq!(
+            strategy(NAME, "          {}\n"),
+            Strategy::InterPodAntiAffinity(AntiAffinityArgs::default())
+        );
+    }
+
+    #[test]
+    fn a_misspelt_include_soft_constraints_gets_a_suggestion() {
+        let text = with_args(NAME, "          includeSoftConstraint: true\n");
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:9:11: profiles[0].pluginConfig[0].args.includeSoftConstraint: unknown \
+             field \"includeSoftConstraint\"; did you mean \"includeSoftConstraints\"? valid: \
+             namespaces, labelSelector, includeSoftConstraints"
+        );
+    }
 }

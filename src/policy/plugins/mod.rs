@@ -28,7 +28,7 @@ pub use node_taints::NodeTaintsArgs;
 pub use node_utilization::{BASIC_RESOURCES, ResourceThresholds, UsageSource};
 pub use pod_life_time::PodLifeTimeArgs;
 pub use too_many_restarts::TooManyRestartsArgs;
-pub use topology_spread::TopologySpreadArgs;
+pub use topology_spread::{DefaultConstraint, TopologySpreadArgs};
 
 use super::Namespaces;
 use super::decode::{Decoder, Fields, index};
@@ -416,7 +416,7 @@ pub(super) mod tests {
         assert_eq!(
             problem(&text),
             "policy.yaml:9:11: profiles[0].pluginConfig[0].args.podSelector: unknown field \
-             \"podSelector\"; valid: namespaces, labelSelector"
+             \"podSelector\"; valid: namespaces, labelSelector, includeSoftConstraints"
         );
     }
 
