@@ -30,7 +30,7 @@ pub use drs::{DrsAction, DrsRuleChange, Edit, rule_name};
 pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 pub use vocabulary::{Eviction, Plan, Skip, SkipReason};
 
-use crate::policy::{EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
+use crate::policy::{DuplicatesArgs, EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
 use crate::snapshot::Snapshot;
 use budget::Budget;
 use view::{NodeState, PodState, View};
@@ -181,6 +181,9 @@ pub(crate) struct Context<'p> {
     pub strategy: &'static str,
     pub evictor: &'p EvictorArgs,
     pub priority_threshold: evictor::Threshold<'p>,
+    /// The profile's RemoveDuplicates, when enabled: a replacement that another strategy sends
+    /// to a node where its group is then over the even share would be evicted again by it.
+    pub duplicates: Option<&'p DuplicatesArgs>,
 }
 
 /// Working state shared by the strategies.
@@ -293,6 +296,10 @@ impl<'a> Planner<'a> {
                 self.view.snapshot,
                 &profile.evictor.priority_threshold,
             ),
+            duplicates: profile.balance.iter().find_map(|strategy| match strategy {
+                Strategy::Duplicates(args) => Some(args),
+                _ => None,
+            }),
         }
     }
 
@@ -385,6 +392,20 @@ impl<'a> Planner<'a> {
                 format!(
                     "the scheduler would send its replacement to node {}, which already runs its \
                      share of the pod's group: evicting it would only move the excess",
+                    describe_node(&self.view, landing)
+                ),
+            ));
+        }
+        if matches!(fit, Fit::Move(None) | Fit::Balance(_) | Fit::AvoidPreferred)
+            && landing != from
+            && let Some(args) = context.duplicates
+            && plugins::duplicates::over_share_on(&self.view, args, pod, landing)
+        {
+            return Err((
+                SkipReason::WouldReturn,
+                format!(
+                    "the scheduler would send its replacement to node {}, where its group would \
+                     be over its even share: RemoveDuplicates would move it again",
                     describe_node(&self.view, landing)
                 ),
             ));

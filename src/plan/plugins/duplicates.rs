@@ -123,6 +123,47 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
     }
 }
 
+/// Whether a pod's replacement landing on `node` would put the pod's group over the even share
+/// RemoveDuplicates (with `args`) keeps, so that it would evict it again: what a replacement
+/// sent by another strategy must not do, or two strategies take turns moving it.
+pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: usize, node: usize) -> bool {
+    let moving = view.pod(pod);
+    let excluded = moving
+        .owners
+        .iter()
+        .any(|o| args.exclude_owner_kinds.contains(&o.kind));
+    if moving.owners.is_empty() || excluded || !args.namespaces.admits(&moving.namespace) {
+        return false;
+    }
+    // Its group (same owners and images), found among its controller's pods, where they count.
+    let mut by_node: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &other in view.siblings(pod) {
+        let sibling = view.pod(other);
+        let same = sibling.images == moving.images
+            && sibling.owners.len() == moving.owners.len()
+            && sibling.owners.iter().all(|o| {
+                moving
+                    .owners
+                    .iter()
+                    .any(|m| m.kind == o.kind && m.name == o.name)
+            });
+        if let (true, Some(at)) = (same, view.location(other, true)) {
+            by_node.entry(at).or_default().push(other);
+        }
+    }
+    if by_node.is_empty() {
+        return false;
+    }
+    let open_nodes = view.nodes.iter().filter(|n| n.can_receive).count();
+    let targets = target_nodes(view, &by_node, open_nodes);
+    if targets < 2 {
+        return false;
+    }
+    let total: usize = by_node.values().map(Vec::len).sum();
+    let there = by_node.get(&node).map_or(0, Vec::len);
+    there + 1 > total.div_ceil(targets)
+}
+
 /// How many nodes could run the group: the union of the nodes each of its distinct scheduling
 /// constraints admits, each counted only when it admits more than one. `open_nodes` is the
 /// answer for a pod that selects no node on an untainted cluster.

@@ -7,7 +7,7 @@
 //! for all of them, and a pod one rule evicts is gone for the next.
 
 mod anti_affinity;
-mod duplicates;
+pub(crate) mod duplicates;
 mod failed_pods;
 mod high_node_utilization;
 mod low_node_utilization;
