@@ -24,6 +24,15 @@ pub enum Error {
     },
     #[error("listing {kind} kept failing with expired continue tokens ({attempts} attempts)")]
     ListExpired { kind: &'static str, attempts: u32 },
+    #[error(
+        "the metrics.k8s.io API has no {kind} (is metrics-server installed and its APIService \
+         available?)"
+    )]
+    MetricsUnavailable {
+        kind: &'static str,
+        #[source]
+        source: ::kube::Error,
+    },
     #[error("{kind} {name} could not be read")]
     Convert {
         kind: &'static str,
