@@ -24,12 +24,13 @@ pub enum Error {
     },
     #[error("listing {kind} kept failing with expired continue tokens ({attempts} attempts)")]
     ListExpired { kind: &'static str, attempts: u32 },
+    // Not naming NodeMetrics or PodMetrics: both are listed at once and either may fail first.
     #[error(
-        "the metrics.k8s.io API has no {kind} (is metrics-server installed and its APIService \
-         available?)"
+        "metrics.k8s.io is not served (HTTP {code}): is metrics-server installed and its \
+         APIService available?"
     )]
     MetricsUnavailable {
-        kind: &'static str,
+        code: u16,
         #[source]
         source: ::kube::Error,
     },

@@ -214,11 +214,10 @@ async fn list_metrics<T>(
     );
     let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
     match list_all(api, metrics.list, keep).await {
-        Err(Error::List { kind, source })
-            if api_status(&source).is_some_and(|s| matches!(s.code, 404 | 503)) =>
-        {
-            Err(Error::MetricsUnavailable { kind, source })
-        }
+        Err(Error::List { kind, source }) => match api_status(&source).map(|s| s.code) {
+            Some(code @ (404 | 503)) => Err(Error::MetricsUnavailable { code, source }),
+            _ => Err(Error::List { kind, source }),
+        },
         other => other,
     }
 }
