@@ -133,7 +133,7 @@ impl Client {
     /// [`Error::MetricsUnavailable`].
     pub async fn observe_metrics(&self) -> Result<Metrics, Error> {
         let (nodes, pods) = tokio::try_join!(
-            list_metrics(&self.client, NODE_METRICS, |object| {
+            metrics_of_kind(&self.client, NODE_METRICS, |object| {
                 let name = object_name(&object.metadata);
                 snapshot::untyped_node_metrics(untyped(object, &NODE_METRICS)).map_err(|source| {
                     Error::Convert {
@@ -143,7 +143,7 @@ impl Client {
                     }
                 })
             }),
-            list_metrics(&self.client, POD_METRICS, |object| {
+            metrics_of_kind(&self.client, POD_METRICS, |object| {
                 let name = object_name(&object.metadata);
                 snapshot::untyped_pod_metrics(untyped(object, &POD_METRICS)).map_err(|source| {
                     Error::Convert {
@@ -168,10 +168,10 @@ impl Client {
     /// The same usage as [`Client::observe_metrics`] for a snapshot file, pruned.
     pub async fn list_metrics(&self) -> Result<RawMetrics, Error> {
         let (nodes, pods) = tokio::try_join!(
-            list_metrics(&self.client, NODE_METRICS, |object| Ok(
+            metrics_of_kind(&self.client, NODE_METRICS, |object| Ok(
                 prune::node_metrics(untyped(object, &NODE_METRICS))
             )),
-            list_metrics(&self.client, POD_METRICS, |object| Ok(prune::pod_metrics(
+            metrics_of_kind(&self.client, POD_METRICS, |object| Ok(prune::pod_metrics(
                 untyped(object, &POD_METRICS)
             ))),
         )?;
@@ -200,7 +200,7 @@ const POD_METRICS: MetricsKind = MetricsKind {
 
 /// Every object of one metrics kind, paged as the other lists (metrics-server answers in one
 /// page); an absent or unavailable metrics API is told apart from other failures.
-async fn list_metrics<T>(
+async fn metrics_of_kind<T>(
     client: &::kube::Client,
     metrics: MetricsKind,
     keep: impl FnMut(DynamicObject) -> Result<T, Error>,
