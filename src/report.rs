@@ -332,6 +332,12 @@ pub struct SnapshotSummary {
     /// vSphere clusters in the recorded inventory.
     pub vsphere_clusters: usize,
     pub vms: usize,
+    /// metrics.k8s.io NodeMetrics recorded; absent when the policy reads no actual usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_metrics: Option<usize>,
+    /// metrics.k8s.io PodMetrics recorded; absent when the policy reads no actual usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_metrics: Option<usize>,
 }
 
 impl SnapshotSummary {
@@ -343,12 +349,18 @@ impl SnapshotSummary {
             }
             OutputFormat::Text => format!(
                 "Recorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s), {} \
-                 PriorityClass(es) and {} vSphere cluster(s) with {} VM(s) in {}\n",
+                 PriorityClass(es){} and {} vSphere cluster(s) with {} VM(s) in {}\n",
                 self.nodes,
                 self.pods,
                 self.pod_disruption_budgets,
                 self.namespaces,
                 self.priority_classes,
+                match (self.node_metrics, self.pod_metrics) {
+                    (Some(nodes), Some(pods)) => {
+                        format!(", {nodes} NodeMetrics, {pods} PodMetrics")
+                    }
+                    _ => String::new(),
+                },
                 self.vsphere_clusters,
                 self.vms,
                 self.file

@@ -112,11 +112,25 @@ async fn observe_plan_act(
     stop: &Stop,
 ) -> Result<Report, Error> {
     // Reads only: abandoned at once when the run halts.
-    let (vcenter, cluster) = stop
-        .unless_halted(async { tokio::join!(observe_vcenter(config), kubernetes.observe()) })
+    let (vcenter, cluster, metrics) = stop
+        .unless_halted(async {
+            tokio::join!(
+                observe_vcenter(config),
+                kubernetes.observe(),
+                observe_metrics(config, kubernetes)
+            )
+        })
         .await
         .map_err(Error::Stopped)?;
-    let cluster = cluster.map_err(Error::Kubernetes)?;
+    let mut cluster = cluster.map_err(Error::Kubernetes)?;
+    let metrics_error = match metrics {
+        Ok(metrics) => {
+            cluster.metrics = metrics;
+            None
+        }
+        Err(error @ kube::Error::MetricsUnavailable { .. }) => Some(error),
+        Err(error) => return Err(Error::Kubernetes(error)),
+    };
     let (mut vsphere, inventory, vcenter_error) = match vcenter {
         Ok((client, inventory)) => (Some(client), Some(inventory), None),
         Err(error) => (None, None, Some(error)),
@@ -129,6 +143,13 @@ async fn observe_plan_act(
     plan::check_priority_classes(&snapshot, &config.policy).map_err(Error::Policy)?;
     let plan = plan::plan(&snapshot, &config.policy);
     let mut report = Report::planned(mode(config), plan);
+    if let Some(error) = metrics_error {
+        report.errors.push(format!(
+            "actual usage could not be read, so the plugins reading it planned without \
+             metrics (their pods are skipped as no-metrics): {}",
+            error_chain(&error)
+        ));
+    }
     if let Some(error) = vcenter_error {
         report.errors.push(format!(
             "vCenter could not be observed, so no node label was changed, host labels were not \
@@ -157,6 +178,17 @@ async fn observe_plan_act(
         tracing::warn!("logging out of vCenter took too long; the session expires on its own");
     }
     Ok(report)
+}
+
+/// metrics-server's usage when the policy reads actual usage; nothing (and no request) otherwise.
+async fn observe_metrics(
+    config: &RunConfig,
+    kubernetes: &kube::Client,
+) -> Result<Option<snapshot::Metrics>, kube::Error> {
+    if !config.policy.reads_metrics() {
+        return Ok(None);
+    }
+    kubernetes.observe_metrics().await.map(Some)
 }
 
 /// Logs in and observes the clusters the policy selects.

@@ -21,7 +21,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use serde_json::Value;
 use support::fake_apiserver::{
-    FakeApiServer, FakeCluster, Fault, FaultAction, Gate, KubeObjects, read_objects,
+    FakeApiServer, FakeCluster, Fault, FaultAction, Gate, KubeObjects, MetricsApi, read_objects,
 };
 use support::vcsim::{self, Vcsim};
 use vsphere_descheduler::inventory::{Inventory, Rule};
@@ -613,6 +613,161 @@ fn lifecycle_plugins_plan_in_a_dry_run_and_evict_in_a_run() {
         cluster
             .pods
             .contains_key(&("shop".to_string(), "agent-5d8f7c9b6-aaaaa".to_string()))
+    );
+}
+
+/// `namespace/pod reason` of each skipped pod.
+fn skips(outcome: &Outcome) -> Vec<String> {
+    let skipped = outcome.report["skipped"].as_array().expect("skipped");
+    sorted(
+        skipped
+            .iter()
+            .map(|s| {
+                let field = |name: &str| s[name].as_str().unwrap_or_default().to_string();
+                format!(
+                    "{}/{} {}",
+                    field("namespace"),
+                    field("pod"),
+                    field("reason")
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Requests the fake answered for metrics.k8s.io.
+fn metrics_requests(lab: &Lab) -> Vec<String> {
+    lab.server
+        .cluster()
+        .requests
+        .iter()
+        .filter(|r| r.path.starts_with("/apis/metrics.k8s.io/"))
+        .map(|r| format!("{} {} {}", r.method, r.path, r.status))
+        .collect()
+}
+
+/// The story's LowNodeUtilization reads metrics-server: by requests every node is idle, by
+/// actual usage worker-1 is at 85% cpu.
+const METRICS_EVICTIONS: [&str; 2] = [
+    "shop/web-01 LowNodeUtilization",
+    "shop/web-02 LowNodeUtilization",
+];
+
+#[test]
+fn low_node_utilization_evicts_by_metrics_server_usage_in_a_dry_run_and_a_run() {
+    let lab = Lab::start("low-node-utilization-metrics");
+    let state = lab.kubernetes_state();
+    let dry = lab.run(&["--dry-run"]);
+    assert_eq!(dry.code, 0, "{}\n{}", dry.stdout, dry.stderr);
+    assert_eq!(
+        evictions_by_strategy(&dry),
+        METRICS_EVICTIONS,
+        "{}",
+        dry.stdout
+    );
+    assert_eq!(dry.evictions_with("planned").len(), 2, "{}", dry.stdout);
+    // web-03 has no PodMetrics: what moving it frees is unknown.
+    assert_eq!(skips(&dry), ["shop/web-03 no-metrics"], "{}", dry.stdout);
+    assert_eq!(
+        lab.kubernetes_state(),
+        state,
+        "the dry run changed Kubernetes"
+    );
+    assert_eq!(
+        metrics_requests(&lab),
+        [
+            "GET /apis/metrics.k8s.io/v1beta1/nodes 200",
+            "GET /apis/metrics.k8s.io/v1beta1/pods 200"
+        ]
+    );
+
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        evictions_by_strategy(&run),
+        METRICS_EVICTIONS,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.evictions_with("evicted").len(), 2, "{}", run.stdout);
+    assert_eq!(lab.evicted_pods(), ["shop/web-01", "shop/web-02"]);
+}
+
+#[test]
+fn a_cluster_without_metrics_server_is_a_report_error_and_nothing_moves_by_usage() {
+    for (api, code) in [(MetricsApi::Absent, 404), (MetricsApi::Unavailable, 503)] {
+        let lab = Lab::start("low-node-utilization-metrics");
+        lab.server.cluster().metrics_api = api;
+        let dry = lab.run(&["--dry-run"]);
+        assert_eq!(dry.code, 1, "{api:?}: {}\n{}", dry.stdout, dry.stderr);
+        let errors = dry.errors();
+        assert!(
+            errors.iter().any(|e| e.contains("metrics-server")
+                && e.contains(&format!("metrics.k8s.io is not served (HTTP {code})"))),
+            "{api:?}: {errors:?}"
+        );
+        assert!(
+            dry.report["evictions"]
+                .as_array()
+                .expect("evictions")
+                .is_empty(),
+            "{api:?}: {}",
+            dry.stdout
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_records_metrics_server_usage_and_plans_as_the_run() {
+    let lab = Lab::start("low-node-utilization-metrics");
+    let policy = lab.policy.display().to_string();
+    let file = lab.dir.path().join("recorded.json");
+    let snapshot = outcome_of(
+        lab.command(&[
+            "--output",
+            "json",
+            "snapshot",
+            "--policy",
+            &policy,
+            "-o",
+            file.to_str().expect("UTF-8"),
+        ])
+        .output()
+        .expect("the binary runs"),
+    );
+    assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
+    assert_eq!(snapshot.report["nodeMetrics"], 3, "{}", snapshot.stdout);
+    assert_eq!(snapshot.report["podMetrics"], 4, "{}", snapshot.stdout);
+    let recorded = std::fs::read_to_string(&file).expect("the snapshot was written");
+    assert!(
+        recorded.contains(r#""kind":"NodeMetrics""#) && !recorded.contains("window"),
+        "metrics recorded, pruned to usage: {recorded}"
+    );
+    let planned = outcome_of(
+        lab.command(&[
+            "--output",
+            "json",
+            "plan",
+            "--policy",
+            &policy,
+            "--snapshot",
+            file.to_str().expect("UTF-8"),
+        ])
+        .output()
+        .expect("the binary runs"),
+    );
+    assert_eq!(planned.code, 0, "{}", planned.stderr);
+    assert_eq!(
+        evictions_by_strategy(&planned),
+        METRICS_EVICTIONS,
+        "{}",
+        planned.stdout
+    );
+    assert_eq!(
+        skips(&planned),
+        ["shop/web-03 no-metrics"],
+        "{}",
+        planned.stdout
     );
 }
 
@@ -1363,9 +1518,35 @@ fn every_request_is_a_listed_api_call_and_every_listed_call_is_made() {
         run.stdout
     );
 
+    // A policy without actual usage never asks metrics-server.
+    assert_eq!(metrics_requests(&lab), Vec::<String>::new());
+    // One that reads it lists metrics.k8s.io in a run and in a snapshot.
+    let metrics_lab = Lab::start("low-node-utilization-metrics");
+    let metrics_run = metrics_lab.run(&["--lock-namespace", lock_namespace]);
+    assert_eq!(metrics_run.code, 0, "{}", metrics_run.stderr);
+    let metrics_policy = metrics_lab.policy.display().to_string();
+    let metrics_file = metrics_lab.dir.path().join("recorded.yaml");
+    let metrics_snapshot = outcome_of(
+        metrics_lab
+            .command(&[
+                "snapshot",
+                "--policy",
+                &metrics_policy,
+                "-o",
+                metrics_file.to_str().expect("UTF-8"),
+            ])
+            .output()
+            .expect("the binary runs"),
+    );
+    assert_eq!(metrics_snapshot.code, 0, "{}", metrics_snapshot.stderr);
+
     let listed = listed_api_calls();
     let mut used = std::collections::BTreeSet::new();
-    for request in &lab.server.cluster().requests {
+    let requests: Vec<_> = [&lab, &metrics_lab]
+        .iter()
+        .flat_map(|lab| lab.server.cluster().requests.clone())
+        .collect();
+    for request in &requests {
         let call = api_call(&request.method, &request.path);
         let key = (
             call.group.clone(),

@@ -1,6 +1,7 @@
 //! `snapshot -o FILE`: records nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses (each kind a
-//! `v1 List` of objects pruned to the fields planning reads, see `snapshot::prune`) and the
-//! observed `VSphereInventory` into one file that `plan --snapshot` reads. JSON when the file
+//! `v1 List` of objects pruned to the fields planning reads, see `snapshot::prune`), the
+//! metrics.k8s.io NodeMetrics and PodMetrics when the policy reads actual usage (as `run` lists
+//! them), and the observed `VSphereInventory` into one file that `plan --snapshot` reads. JSON when the file
 //! name ends in `.json`, YAML otherwise. The file is written next to its destination and
 //! renamed into place, so a failed run leaves no half file.
 
@@ -16,7 +17,7 @@ use tracing::warn;
 use super::Error;
 use crate::cli::SnapshotArgs;
 use crate::inventory::{self, Inventory};
-use crate::kube::{self, RawObjects};
+use crate::kube::{self, RawMetrics, RawObjects};
 use crate::report::{OutputFormat, SnapshotSummary};
 use crate::run;
 use crate::vsphere;
@@ -31,7 +32,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         .map_err(|e| Error::Config(Box::new(e)))?;
     let timeout = Duration::from_secs(args.connection.request_timeout);
     let runtime = super::runtime()?;
-    let (objects, inventory) = runtime.block_on(async {
+    let (objects, metrics, inventory) = runtime.block_on(async {
         let kubernetes = kube::Client::connect(timeout)
             .await
             .map_err(|e| Error::Kubernetes(Box::new(e)))?;
@@ -44,15 +45,38 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             client.logout().await;
             observed
         };
-        let (objects, inventory) = tokio::join!(kubernetes.list_objects(), vcenter);
+        let metrics = async {
+            if policy.reads_metrics() {
+                kubernetes.list_metrics().await.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let (objects, metrics, inventory) =
+            tokio::join!(kubernetes.list_objects(), metrics, vcenter);
+        let metrics = match metrics {
+            Ok(metrics) => metrics,
+            // Recorded as a run sees it: planning the file then skips as `run` would.
+            Err(error @ kube::Error::MetricsUnavailable { .. }) => {
+                warn!(
+                    "{}; the snapshot records no metrics",
+                    run::error_chain(&error)
+                );
+                Some(RawMetrics::default())
+            }
+            Err(error) => return Err(Error::Kubernetes(Box::new(error))),
+        };
         Ok::<_, Error>((
             objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
+            metrics,
             inventory.map_err(Error::Vsphere)?,
         ))
     })?;
-    write(&args.output_file, &objects, &inventory).map_err(|source| Error::WriteSnapshot {
-        path: args.output_file.clone(),
-        source,
+    write(&args.output_file, &objects, metrics.as_ref(), &inventory).map_err(|source| {
+        Error::WriteSnapshot {
+            path: args.output_file.clone(),
+            source,
+        }
     })?;
     let summary = SnapshotSummary {
         file: args.output_file.display().to_string(),
@@ -63,6 +87,8 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         priority_classes: objects.priority_classes.len(),
         vsphere_clusters: inventory.clusters.len(),
         vms: inventory.clusters.iter().map(|c| c.vms.len()).sum(),
+        node_metrics: metrics.as_ref().map(|m| m.nodes.len()),
+        pod_metrics: metrics.as_ref().map(|m| m.pods.len()),
     };
     summary.print(output).map_err(Error::Output)?;
     Ok(ExitCode::SUCCESS)
@@ -85,7 +111,14 @@ fn list<T>(items: &[T]) -> List<'_, T> {
     }
 }
 
-fn write(path: &Path, objects: &RawObjects, inventory: &Inventory) -> std::io::Result<()> {
+fn write(
+    path: &Path,
+    objects: &RawObjects,
+    metrics: Option<&RawMetrics>,
+    inventory: &Inventory,
+) -> std::io::Result<()> {
+    let metrics_lists = metrics.map(|m| [list(&m.nodes), list(&m.pods)]);
+    let metrics_lists = metrics_lists.as_ref().map_or(&[][..], |lists| &lists[..]);
     let inventory = json!({
         "apiVersion": inventory::API_VERSION,
         "kind": inventory::KIND,
@@ -115,6 +148,10 @@ fn write(path: &Path, objects: &RawObjects, inventory: &Inventory) -> std::io::R
             out.write_all(b"\n")?;
             serde_json::to_writer(&mut out, &list(&objects.priority_classes))?;
             out.write_all(b"\n")?;
+            for metrics in metrics_lists {
+                serde_json::to_writer(&mut out, metrics)?;
+                out.write_all(b"\n")?;
+            }
             serde_json::to_writer(&mut out, &inventory)?;
             out.write_all(b"\n")?;
         } else {
@@ -131,6 +168,10 @@ fn write(path: &Path, objects: &RawObjects, inventory: &Inventory) -> std::io::R
             out.write_all(b"---\n")?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.priority_classes)).map_err(yaml)?;
             out.write_all(b"---\n")?;
+            for metrics in metrics_lists {
+                serde_saphyr::to_io_writer(&mut out, metrics).map_err(yaml)?;
+                out.write_all(b"---\n")?;
+            }
             serde_saphyr::to_io_writer(&mut out, &inventory).map_err(yaml)?;
         }
         out.flush()?;

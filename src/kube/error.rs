@@ -24,6 +24,16 @@ pub enum Error {
     },
     #[error("listing {kind} kept failing with expired continue tokens ({attempts} attempts)")]
     ListExpired { kind: &'static str, attempts: u32 },
+    // Not naming NodeMetrics or PodMetrics: both are listed at once and either may fail first.
+    #[error(
+        "metrics.k8s.io is not served (HTTP {code}): is metrics-server installed and its \
+         APIService available?"
+    )]
+    MetricsUnavailable {
+        code: u16,
+        #[source]
+        source: ::kube::Error,
+    },
     #[error("{kind} {name} could not be read")]
     Convert {
         kind: &'static str,

@@ -4,6 +4,8 @@
 //! * [`Client::observe`] lists nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses
 //!   page by page (500 a page, restarting on `410 Expired`) into the planner's types;
 //!   [`Client::list_objects`] lists the same objects as the API returns them, for snapshots.
+//! * [`Client::observe_metrics`] lists metrics-server's `metrics.k8s.io/v1beta1` NodeMetrics
+//!   and PodMetrics, when a policy reads actual usage; [`Client::list_metrics`] for snapshots.
 //! * [`Client::apply_labels`] writes the label keys this tool owns with server-side apply under
 //!   one field manager, never creating a node that vanished.
 //! * [`Client::evict`] posts a `policy/v1` Eviction carrying the policy's grace period, and turns
@@ -32,7 +34,7 @@ pub use error::{Error, api_status, describe};
 pub use events::{EventKind, EventSpec};
 pub use evict::{EvictionRequest, EvictionResult};
 pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
-pub use list::RawObjects;
+pub use list::{RawMetrics, RawObjects};
 
 /// The field manager of every write this tool makes; server-side apply tracks our label keys
 /// under it.

@@ -67,6 +67,16 @@ pub struct Policy {
     pub grace_period_seconds: Option<i64>,
 }
 
+impl Policy {
+    /// Whether some strategy reads actual usage from `metrics.k8s.io`, so a run lists it.
+    pub fn reads_metrics(&self) -> bool {
+        self.profiles
+            .iter()
+            .flat_map(|profile| profile.deschedule.iter().chain(&profile.balance))
+            .any(Strategy::reads_metrics)
+    }
+}
+
 /// Per-run eviction caps (`maxNoOfPodsToEvict*`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Limits {

@@ -36,6 +36,8 @@ pub enum ConvertError {
     Enum { field: String, value: String },
     #[error("missing {field}")]
     Missing { field: &'static str },
+    #[error("unreadable: {message}")]
+    Unreadable { message: String },
 }
 
 pub fn node(node: core::Node) -> Result<Node, ConvertError> {
@@ -490,6 +492,26 @@ pub fn node_metrics(metrics: NodeMetrics) -> Result<(String, Resources), Convert
         field: "metadata.name",
     })?;
     Ok((name, resources(metrics.usage, "usage")?))
+}
+
+/// [`node_metrics`] of an object the API returned untyped (metrics.k8s.io has no typed client).
+pub fn untyped_node_metrics(
+    object: serde_json::Value,
+) -> Result<(String, Resources), ConvertError> {
+    node_metrics(untyped(object)?)
+}
+
+/// [`pod_metrics`] of an object the API returned untyped.
+pub fn untyped_pod_metrics(
+    object: serde_json::Value,
+) -> Result<((String, String), Resources), ConvertError> {
+    pod_metrics(untyped(object)?)
+}
+
+fn untyped<T: serde::de::DeserializeOwned>(object: serde_json::Value) -> Result<T, ConvertError> {
+    serde_json::from_value(object).map_err(|error| ConvertError::Unreadable {
+        message: error.to_string(),
+    })
 }
 
 /// A pod's usage (the sum of its containers'), by namespace and name.

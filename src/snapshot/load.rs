@@ -323,8 +323,8 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
         let list: ListHeader =
             serde_json::from_str(raw).map_err(|e| positioned(Problem::json(text, raw, &e)))?;
         let read = match list.items {
-            Some(items) => convert_items(text, &items),
-            None => object(Source::Raw(raw)).map_err(|e| e.within(text, raw)),
+            Some(items) => convert_items(text, &items, ItemType::of(&list.api_version, &list.kind)),
+            None => object(Source::Raw(raw), None).map_err(|e| e.within(text, raw)),
         };
         objects.extend(read.map_err(positioned)?);
     }
@@ -418,26 +418,27 @@ impl<'de> Visitor<'de> for DocumentVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
-        let mut objects = Ok(Objects::default());
+        let mut items = None;
         let mut fields = serde_json::Map::new();
-        let mut had_items = false;
         while let Some(key) = map.next_key::<String>()? {
             if key == "items" {
-                had_items = true;
-                objects = map.next_value::<Items>()?.0;
+                items = Some(map.next_value::<Items>()?);
             } else {
                 fields.insert(key, map.next_value::<Value>()?);
             }
         }
-        let kind = fields
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if had_items || kind == "List" || kind.ends_with("List") {
-            return Ok(Document(objects));
+        let text = |key| fields.get(key).and_then(Value::as_str).unwrap_or_default();
+        let kind = text("kind");
+        if let Some(items) = items {
+            return Ok(Document(
+                items.finish(ItemType::of(text("apiVersion"), kind)),
+            ));
+        }
+        if kind == "List" || kind.ends_with("List") {
+            return Ok(Document(Ok(Objects::default())));
         }
         Ok(Document(
-            object(Source::Tree(Value::Object(fields))).map_err(|problem| Misplaced {
+            object(Source::Tree(Value::Object(fields)), None).map_err(|problem| Misplaced {
                 message: problem.message,
                 at: None,
             }),
@@ -446,8 +447,31 @@ impl<'de> Visitor<'de> for DocumentVisitor {
 }
 
 /// The `items` of a `List`, each converted as soon as it is read; after a problem, the rest
-/// are only read through.
-struct Items(Result<Objects, Misplaced>);
+/// are only read through. Items without `apiVersion` and `kind` wait for the list's own kind,
+/// which YAML may give after them.
+struct Items {
+    read: Result<Objects, Misplaced>,
+    untyped: Vec<serde_saphyr::Spanned<Value>>,
+}
+
+impl Items {
+    /// The items converted, those without a type as `item_type`.
+    fn finish(self, item_type: Option<ItemType>) -> Result<Objects, Misplaced> {
+        let mut objects = self.read?;
+        for item in self.untyped {
+            match object(Source::Tree(item.value), item_type) {
+                Ok(converted) => objects.extend(converted),
+                Err(problem) => {
+                    return Err(Misplaced {
+                        message: problem.message,
+                        at: Some(item.referenced),
+                    });
+                }
+            }
+        }
+        Ok(objects)
+    }
+}
 
 impl<'de> Deserialize<'de> for Items {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -458,23 +482,37 @@ impl<'de> Deserialize<'de> for Items {
                 f.write_str("a list of Kubernetes objects")
             }
             fn visit_unit<E: de::Error>(self) -> Result<Items, E> {
-                Ok(Items(Ok(Objects::default())))
+                Ok(Items {
+                    read: Ok(Objects::default()),
+                    untyped: Vec::new(),
+                })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
                 let mut objects = Objects::default();
+                let mut untyped = Vec::new();
                 while let Some(item) = seq.next_element::<serde_saphyr::Spanned<Value>>()? {
-                    match object(Source::Tree(item.value)) {
+                    if item.value.get("apiVersion").is_none() && item.value.get("kind").is_none() {
+                        untyped.push(item);
+                        continue;
+                    }
+                    match object(Source::Tree(item.value), None) {
                         Ok(converted) => objects.extend(converted),
                         Err(problem) => {
                             while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-                            return Ok(Items(Err(Misplaced {
-                                message: problem.message,
-                                at: Some(item.referenced),
-                            })));
+                            return Ok(Items {
+                                read: Err(Misplaced {
+                                    message: problem.message,
+                                    at: Some(item.referenced),
+                                }),
+                                untyped,
+                            });
                         }
                     }
                 }
-                Ok(Items(Ok(objects)))
+                Ok(Items {
+                    read: Ok(objects),
+                    untyped,
+                })
             }
         }
         deserializer.deserialize_any(ItemsVisitor)
@@ -487,12 +525,16 @@ const PARALLEL_ITEMS: usize = 4096;
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
 /// Errors are positioned in `text`, which the items are slices of.
-fn convert_items(text: &str, items: &[&RawValue]) -> Result<Objects, Problem> {
+fn convert_items(
+    text: &str,
+    items: &[&RawValue],
+    item_type: Option<ItemType<'_>>,
+) -> Result<Objects, Problem> {
     let convert_chunk = |chunk: &[&RawValue]| -> Result<Objects, Problem> {
         let mut objects = Objects::default();
         for item in chunk {
             let raw = item.get();
-            objects.extend(object(Source::Raw(raw)).map_err(|e| e.within(text, raw))?);
+            objects.extend(object(Source::Raw(raw), item_type).map_err(|e| e.within(text, raw))?);
         }
         Ok(objects)
     };
@@ -524,6 +566,30 @@ fn convert_items(text: &str, items: &[&RawValue]) -> Result<Objects, Problem> {
 struct ListHeader<'a> {
     #[serde(borrow, default)]
     items: Option<Vec<&'a RawValue>>,
+    #[serde(default, rename = "apiVersion", deserialize_with = "api_version")]
+    api_version: String,
+    #[serde(default, deserialize_with = "kind")]
+    kind: String,
+}
+
+/// The type of the items of a typed list (`NodeList`, `NodeMetricsList`): the API server
+/// leaves `apiVersion` and `kind` out of them (`kubectl get --raw` shows them so), so an item
+/// without either is read as the list's. `v1 List` items name their own.
+#[derive(Clone, Copy, Debug)]
+struct ItemType<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+}
+
+impl<'a> ItemType<'a> {
+    fn of(api_version: &'a str, list_kind: &'a str) -> Option<ItemType<'a>> {
+        match list_kind.strip_suffix("List") {
+            Some(kind) if !kind.is_empty() && !api_version.is_empty() => {
+                Some(ItemType { api_version, kind })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What identifies an object, read without decoding the rest. Every message names the field
@@ -631,9 +697,13 @@ impl Source<'_> {
 
 /// Convert one object by its `apiVersion` and `kind`. A problem is positioned in the object's
 /// raw text, or at its start when it is about the object as a whole.
-fn object(source: Source) -> Result<Objects, Problem> {
+/// An item of a typed list without `apiVersion` and `kind` is of `item_type`.
+fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Problem> {
     let header = source.header()?;
-    let (api_version, kind) = (header.api_version.as_str(), header.kind.as_str());
+    let (api_version, kind) = match (header.api_version.as_str(), header.kind.as_str(), item_type) {
+        ("", "", Some(item)) => (item.api_version, item.kind),
+        (api_version, kind, _) => (api_version, kind),
+    };
     let name = match (&header.metadata.namespace, &header.metadata.name) {
         (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
         (None, Some(name)) => name.clone(),
@@ -980,5 +1050,33 @@ mod tests {
             errors > 200,
             "the variants break the files: {errors} errors"
         );
+    }
+
+    #[test]
+    fn typed_list_items_without_a_kind_are_of_the_lists_kind_and_v1_list_items_need_theirs() {
+        // As `kubectl get --raw /apis/metrics.k8s.io/v1beta1/nodes` prints them.
+        let json = r#"{"kind":"NodeMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[{"metadata":{"name":"w1"},"timestamp":"2026-11-21T08:59:45Z","window":"20s","usage":{"cpu":"1500m","memory":"1Gi"}}]}
+{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[{"metadata":{"name":"web-0","namespace":"shop"},"containers":[{"name":"a","usage":{"cpu":"250m","memory":"1Mi"}},{"name":"b","usage":{"cpu":"50m","memory":"1Mi"}}]}]}"#;
+        // YAML prints keys sorted: the items come before the list's kind.
+        let yaml = "apiVersion: metrics.k8s.io/v1beta1\nitems:\n- metadata: {name: w1}\n  usage: {cpu: 1500m, memory: 1Gi}\nkind: NodeMetricsList\n---\napiVersion: metrics.k8s.io/v1beta1\nitems:\n- metadata: {name: web-0, namespace: shop}\n  containers:\n  - {name: a, usage: {cpu: 250m, memory: 1Mi}}\n  - {name: b, usage: {cpu: 50m, memory: 1Mi}}\nkind: PodMetricsList\n";
+        for text in [json, yaml] {
+            let metrics = read_str(text).expect("readable").metrics.expect("metrics");
+            assert_eq!(metrics.nodes["w1"].get("cpu"), 1500, "{text}");
+            let pod = &metrics.pods[&("shop".to_string(), "web-0".to_string())];
+            assert_eq!(pod.get("cpu"), 300, "{text}");
+        }
+        let untyped_in_v1_list = [
+            r#"{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"w1"}}]}"#,
+            "apiVersion: v1\nitems:\n- metadata: {name: w1}\nkind: List\n",
+        ];
+        for text in untyped_in_v1_list {
+            let error = read_str(text).expect_err("an item of no kind");
+            assert!(
+                error
+                    .message
+                    .contains("object w1 has no apiVersion and no kind"),
+                "{error:?}"
+            );
+        }
     }
 }

@@ -13,8 +13,13 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-pub use convert::{ConvertError, namespace, node, pdb, pod, priority_class, selector};
-pub use load::{FileSizeLimit, InvalidFileSize, NotText, Objects, SnapshotError, read_str};
+pub use convert::{
+    ConvertError, namespace, node, pdb, pod, priority_class, selector, untyped_node_metrics,
+    untyped_pod_metrics,
+};
+pub use load::{
+    FileSizeLimit, InvalidFileSize, METRICS_API_VERSION, NotText, Objects, SnapshotError, read_str,
+};
 pub use model::*;
 pub use position::{ParseError, Position};
 

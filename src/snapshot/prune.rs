@@ -53,6 +53,16 @@ pub fn priority_class(class: PriorityClass) -> Pruned {
     pruned(&PRIORITY_CLASS, class)
 }
 
+/// A metrics.k8s.io NodeMetrics (as JSON, with its apiVersion and kind), pruned.
+pub fn node_metrics(metrics: Value) -> Pruned {
+    pruned(&NODE_METRICS, metrics)
+}
+
+/// A metrics.k8s.io PodMetrics (as JSON, with its apiVersion and kind), pruned.
+pub fn pod_metrics(metrics: Value) -> Pruned {
+    pruned(&POD_METRICS, metrics)
+}
+
 /// What is kept of one kind of object.
 struct Kept {
     /// The kept paths (`*_PATHS`) as a tree, built once.
@@ -211,6 +221,32 @@ const PRIORITY_CLASS_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "
 
 static PRIORITY_CLASS: Kept = Kept {
     tree: LazyLock::new(|| Tree::of(PRIORITY_CLASS_PATHS)),
+    annotations: &[],
+    managers: &[],
+};
+
+// Usage is all a utilization plugin reads: `timestamp` and `window` say when and over how long
+// it was measured, which planning takes as "now".
+const NODE_METRICS_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "usage"];
+
+static NODE_METRICS: Kept = Kept {
+    tree: LazyLock::new(|| Tree::of(NODE_METRICS_PATHS)),
+    annotations: &[],
+    managers: &[],
+};
+
+const POD_METRICS_PATHS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata.name",
+    "metadata.namespace",
+    // Names are not read: kept so readers of the file still see which container used what.
+    "containers[].name",
+    "containers[].usage",
+];
+
+static POD_METRICS: Kept = Kept {
+    tree: LazyLock::new(|| Tree::of(POD_METRICS_PATHS)),
     annotations: &[],
     managers: &[],
 };
@@ -647,6 +683,39 @@ mod tests {
         );
     }
 
+    #[test]
+    fn metrics_keep_their_names_and_usage_and_drop_when_and_how_long_they_were_measured() {
+        let node = json!({
+            "apiVersion": "metrics.k8s.io/v1beta1",
+            "kind": "NodeMetrics",
+            "metadata": {"name": "w1", "creationTimestamp": "2026-11-21T09:00:00Z",
+                         "labels": {"kubernetes.io/hostname": "w1"}},
+            "timestamp": "2026-11-21T08:59:45Z",
+            "window": "20.05s",
+            "usage": {"cpu": "1500m", "memory": "3Gi"}
+        });
+        assert_eq!(
+            super::node_metrics(node).0,
+            json!({"apiVersion": "metrics.k8s.io/v1beta1", "kind": "NodeMetrics",
+                   "metadata": {"name": "w1"}, "usage": {"cpu": "1500m", "memory": "3Gi"}})
+        );
+        let pod = json!({
+            "apiVersion": "metrics.k8s.io/v1beta1",
+            "kind": "PodMetrics",
+            "metadata": {"name": "web-0", "namespace": "shop",
+                         "labels": {"app": "web", "secret-ish": "planted"}},
+            "timestamp": "2026-11-21T08:59:45Z",
+            "window": "18.2s",
+            "containers": [{"name": "main", "usage": {"cpu": "250m", "memory": "200Mi"}}]
+        });
+        assert_eq!(
+            super::pod_metrics(pod).0,
+            json!({"apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics",
+                   "metadata": {"name": "web-0", "namespace": "shop"},
+                   "containers": [{"name": "main", "usage": {"cpu": "250m", "memory": "200Mi"}}]})
+        );
+    }
+
     /// Every `snapshot.yaml` under `tests/fixtures`.
     fn fixture_snapshots(folder: &Path, found: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(folder).expect("a readable fixture folder") {
@@ -730,6 +799,18 @@ mod tests {
                     &object,
                     priority_class,
                     convert::priority_class,
+                    &context,
+                ),
+                "NodeMetrics" => assert_converts_the_same(
+                    &object,
+                    node_metrics,
+                    convert::untyped_node_metrics,
+                    &context,
+                ),
+                "PodMetrics" => assert_converts_the_same(
+                    &object,
+                    pod_metrics,
+                    convert::untyped_pod_metrics,
                     &context,
                 ),
                 _ => continue,
@@ -846,6 +927,20 @@ mod tests {
                         |class| printed(convert::priority_class(class)),
                     )
                 },
+            },
+            Table {
+                kind: "NodeMetrics",
+                paths: NODE_METRICS_PATHS,
+                kept: &NODE_METRICS,
+                not_converted: &["apiVersion", "kind"],
+                converted: |v| printed(convert::untyped_node_metrics(v)),
+            },
+            Table {
+                kind: "PodMetrics",
+                paths: POD_METRICS_PATHS,
+                kept: &POD_METRICS,
+                not_converted: &["apiVersion", "kind", "containers[].name"],
+                converted: |v| printed(convert::untyped_pod_metrics(v)),
             },
         ];
         let fixtures = fixture_objects();

@@ -16,6 +16,8 @@
 //!   404/500, `dryRun=All`, the PDB bypass for pending, finished and terminating pods, stale-PDB
 //!   429 with `Retry-After`, `deleteOptions` read from the camelCase key only), the PDB status it
 //!   writes, graceful pod deletion, and a PDB controller that re-computes budgets;
+//! * metrics-server's `metrics.k8s.io/v1beta1` NodeMetrics and PodMetrics lists, or the 404 of
+//!   a cluster without it and the 503 of an unavailable APIService;
 //! * `events.k8s.io/v1` Event creation with the server's validation;
 //! * Leases: create, get, PUT with `resourceVersion` preconditions (409), delete;
 //! * fault injection per method and path (status codes, delays, dropped connections, expired
@@ -41,6 +43,7 @@ mod eviction;
 mod leases_events;
 #[path = "fake_apiserver/list.rs"]
 mod list;
+mod metrics;
 #[path = "fake_apiserver/objects.rs"]
 mod objects;
 
@@ -61,6 +64,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::{Value, json};
 
 pub use apply::LabelOwner;
+pub use metrics::MetricsApi;
 pub use objects::{KubeObjects, Workload, read_objects};
 
 /// What the fake holds. Lock it through [`FakeApiServer::cluster`] to set up or inspect state.
@@ -77,6 +81,12 @@ pub struct FakeCluster {
     pub priority_classes: BTreeMap<String, Arc<k8s_openapi::api::scheduling::v1::PriorityClass>>,
     pub leases: BTreeMap<(String, String), Arc<Lease>>,
     pub events: BTreeMap<(String, String), Arc<Event>>,
+    /// metrics-server's NodeMetrics by node name, as loaded.
+    pub node_metrics: BTreeMap<String, Value>,
+    /// metrics-server's PodMetrics by `(namespace, name)`, as loaded.
+    pub pod_metrics: BTreeMap<(String, String), Value>,
+    /// Whether `metrics.k8s.io` is served: from loading metrics on, unless a test says otherwise.
+    pub metrics_api: MetricsApi,
     /// Pod controllers by `(namespace, kind, name)`, for PDBs' `expectedPods`.
     pub workloads: BTreeMap<(String, String, String), Workload>,
     /// Label ownership of each node (the label part of `managedFields`).
@@ -618,6 +628,23 @@ fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
         (&Method::GET, ["apis", "events.k8s.io", "v1", "namespaces", ns, "events"]) => {
             list::serve(cluster, request, list::Kind::Events, Some(ns))
         }
+        (&Method::GET, ["apis", "metrics.k8s.io", "v1beta1", "nodes"]) => {
+            metrics::serve(cluster, metrics::Kind::Nodes, None)
+        }
+        (&Method::GET, ["apis", "metrics.k8s.io", "v1beta1", "pods"]) => {
+            metrics::serve(cluster, metrics::Kind::Pods, None)
+        }
+        (
+            &Method::GET,
+            [
+                "apis",
+                "metrics.k8s.io",
+                "v1beta1",
+                "namespaces",
+                ns,
+                "pods",
+            ],
+        ) => metrics::serve(cluster, metrics::Kind::Pods, Some(ns)),
         (&Method::GET, ["api", "v1", "nodes", name]) => match cluster.nodes.get(*name) {
             Some(node) => object(StatusCode::OK, node.as_ref()),
             None => not_found("nodes", "", name),

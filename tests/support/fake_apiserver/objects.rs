@@ -23,6 +23,9 @@ pub struct KubeObjects {
     pub namespaces: Vec<Namespace>,
     pub priority_classes: Vec<PriorityClass>,
     pub workloads: Vec<Workload>,
+    /// metrics.k8s.io NodeMetrics and PodMetrics, as written in the file.
+    pub node_metrics: Vec<Value>,
+    pub pod_metrics: Vec<Value>,
     pub inventory: Option<Inventory>,
 }
 
@@ -86,7 +89,8 @@ impl Workload {
 }
 
 /// Reads a snapshot file: YAML or JSON, one or more documents, objects or `List`s of them
-/// (nodes, pods, PDBs, namespaces and the pod controllers PDBs count replicas of), and a
+/// (nodes, pods, PDBs, namespaces, the pod controllers PDBs count replicas of, and
+/// metrics.k8s.io NodeMetrics and PodMetrics), and a
 /// `VSphereInventory`. Other kinds are ignored.
 pub fn read_objects(path: &Path) -> KubeObjects {
     let text = std::fs::read_to_string(path)
@@ -145,6 +149,8 @@ fn add(objects: &mut KubeObjects, mut value: Value, path: &Path) {
         | ("v1", "ReplicationController") => objects
             .workloads
             .push(Workload::from_value(&kind, value, path)),
+        (super::metrics::API_VERSION, "NodeMetrics") => objects.node_metrics.push(value),
+        (super::metrics::API_VERSION, "PodMetrics") => objects.pod_metrics.push(value),
         (inventory::API_VERSION, inventory::KIND) => {
             if let Some(fields) = value.as_object_mut() {
                 fields.remove("apiVersion");
@@ -204,6 +210,26 @@ impl FakeCluster {
             let key = self.namespaced_key(&pod.metadata);
             let pod = self.stamp(pod, |p| &mut p.metadata);
             self.pods.insert(key, Arc::new(pod));
+        }
+        for metrics in objects.node_metrics {
+            let name = metrics["metadata"]["name"]
+                .as_str()
+                .expect("NodeMetrics have names");
+            self.node_metrics.insert(name.to_string(), metrics);
+            self.metrics_api = super::MetricsApi::Serving;
+        }
+        for metrics in objects.pod_metrics {
+            let key = (
+                metrics["metadata"]["namespace"]
+                    .as_str()
+                    .expect("PodMetrics have namespaces"),
+                metrics["metadata"]["name"]
+                    .as_str()
+                    .expect("PodMetrics have names"),
+            );
+            self.pod_metrics
+                .insert((key.0.to_string(), key.1.to_string()), metrics.clone());
+            self.metrics_api = super::MetricsApi::Serving;
         }
         let mut unprocessed = Vec::new();
         for pdb in objects.pdbs {
