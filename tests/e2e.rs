@@ -635,15 +635,18 @@ fn skips(outcome: &Outcome) -> Vec<String> {
     )
 }
 
-/// Requests the fake answered for metrics.k8s.io.
+/// Requests the fake answered for metrics.k8s.io, sorted: the two lists run at once, so their
+/// order is the scheduler's.
 fn metrics_requests(lab: &Lab) -> Vec<String> {
-    lab.server
-        .cluster()
-        .requests
-        .iter()
-        .filter(|r| r.path.starts_with("/apis/metrics.k8s.io/"))
-        .map(|r| format!("{} {} {}", r.method, r.path, r.status))
-        .collect()
+    sorted(
+        lab.server
+            .cluster()
+            .requests
+            .iter()
+            .filter(|r| r.path.starts_with("/apis/metrics.k8s.io/"))
+            .map(|r| format!("{} {} {}", r.method, r.path, r.status))
+            .collect(),
+    )
 }
 
 /// The story's LowNodeUtilization reads metrics-server: by requests every node is idle, by
