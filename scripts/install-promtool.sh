@@ -14,18 +14,9 @@ if command -v "$binary" >/dev/null 2>&1; then
     exit 0
 fi
 
-hint="install-promtool: $binary is missing; install Debian's prometheus package, which ships it (apt-get install -y prometheus)"
-sudo=()
-if [[ "$(id -u)" != 0 ]]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-        echo "$hint: need root or sudo" >&2
-        exit 1
-    fi
-    sudo=(sudo)
-fi
-echo "install-promtool: installing prometheus (for its promtool)" >&2
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends prometheus >&2
+# shellcheck source=lib/apt-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
+apt_install install-promtool prometheus
 
 # systemctl disables the unit (and its init.d links) whether or not systemd is running.
 if command -v systemctl >/dev/null 2>&1; then
@@ -38,7 +29,4 @@ elif [[ -x /etc/init.d/prometheus ]]; then
     "${sudo[@]}" invoke-rc.d prometheus stop >&2 || true
 fi
 
-if ! command -v "$binary" >/dev/null 2>&1; then
-    echo "$hint: it is still not on PATH after installing" >&2
-    exit 1
-fi
+require_on_path install-promtool "$binary" prometheus

@@ -12,20 +12,7 @@ if command -v "$binary" >/dev/null 2>&1; then
     exit 0
 fi
 
-hint="install-pushgateway: $binary is missing; install Debian's prometheus-pushgateway (apt-get install -y prometheus-pushgateway)"
-sudo=()
-if [[ "$(id -u)" != 0 ]]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-        echo "$hint: need root or sudo" >&2
-        exit 1
-    fi
-    sudo=(sudo)
-fi
-echo "install-pushgateway: installing prometheus-pushgateway" >&2
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-    prometheus-pushgateway >&2
-if ! command -v "$binary" >/dev/null 2>&1; then
-    echo "$hint: it is still not on PATH after installing" >&2
-    exit 1
-fi
+# shellcheck source=lib/apt-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
+apt_install install-pushgateway prometheus-pushgateway
+require_on_path install-pushgateway "$binary" prometheus-pushgateway
