@@ -34,14 +34,22 @@ pub fn find_node(
     find_node_among(view, pod_index, evictor, extra, None)
 }
 
-/// [`find_node`] among the nodes `among` marks, when given (the nodes a pod prefers more
-/// than its own, say); the others are refused as "not preferred over its node".
+/// The nodes a strategy allows a pod to go to, and how a skip names the others ("not preferred
+/// over its node").
+#[derive(Clone, Copy, Debug)]
+pub struct Allowed<'a> {
+    pub nodes: &'a [bool],
+    pub others: &'a str,
+}
+
+/// [`find_node`] among the nodes `among` allows, when given (the nodes a pod prefers more than
+/// its own, say); a skip names the others in the strategy's words.
 pub fn find_node_among(
     view: &View,
     pod_index: usize,
     evictor: &EvictorArgs,
     extra: Option<&SpreadConstraint>,
-    among: Option<&[bool]>,
+    among: Option<Allowed<'_>>,
 ) -> Result<usize, String> {
     search(view, pod_index, evictor, extra, among, false)
 }
@@ -62,7 +70,7 @@ fn search(
     pod_index: usize,
     evictor: &EvictorArgs,
     extra: Option<&SpreadConstraint>,
-    among: Option<&[bool]>,
+    among: Option<Allowed<'_>>,
     preferred: bool,
 ) -> Result<usize, String> {
     let pod = view.pod(pod_index);
@@ -105,9 +113,9 @@ fn search(
         if Some(node) == current {
             continue;
         }
-        let outside = among.is_some_and(|among| !among[node]);
-        let why = if outside {
-            Some(Refusal::NotPreferred)
+        let outside = among.filter(|allowed| !allowed.nodes[node]);
+        let why = if let Some(allowed) = outside {
+            Some(Refusal::Outside(allowed.others))
         } else {
             refusal(view, pod, current, node, evictor, &excluded, &spreads)
         };
@@ -151,7 +159,8 @@ fn search(
 /// summary of a pod that stays.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Refusal<'v> {
-    NotPreferred,
+    /// Left out by the strategy, in its words.
+    Outside(&'v str),
     Node(&'static str),
     EvictorSelector,
     Admission(&'static str),
@@ -164,7 +173,7 @@ enum Refusal<'v> {
 impl std::fmt::Display for Refusal<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::NotPreferred => f.write_str("not preferred over its node"),
+            Refusal::Outside(why) => f.write_str(why),
             Refusal::Node(why) | Refusal::Admission(why) => f.write_str(why),
             Refusal::EvictorSelector => f.write_str("not selected by the evictor's nodeSelector"),
             Refusal::Resource(name) => write!(f, "short of free {name}"),

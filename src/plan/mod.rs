@@ -221,7 +221,7 @@ pub(crate) enum Fit<'c> {
     AvoidPreferred,
     /// The strategy itself needs another node to take the pod, whatever `nodeFit` says (as
     /// upstream's node affinity plugin checks); with a mask, only the nodes it marks qualify.
-    Required(Option<&'c [bool]>),
+    Required(Option<feasibility::Allowed<'c>>),
 }
 
 /// What became of one attempt.

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 
 use super::{admits, evict_in_order};
-use crate::plan::feasibility::matches_node_affinity;
+use crate::plan::feasibility::{Allowed, matches_node_affinity};
 use crate::plan::view::View;
 use crate::plan::{Context, Fit, Planner};
 use crate::policy::{NodeAffinityArgs, NodeAffinityType};
@@ -122,7 +122,11 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
             "node {} scores {current} by its preferred node affinity, another node {best}",
             view.nodes[node].node.name
         );
-        planner.attempt(context, pod, reason, Fit::Required(Some(&better)));
+        let allowed = Allowed {
+            nodes: &better,
+            others: "not preferred over its node",
+        };
+        planner.attempt(context, pod, reason, Fit::Required(Some(allowed)));
     }
 }
 

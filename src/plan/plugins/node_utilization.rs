@@ -10,6 +10,7 @@
 //! is counted next), so a move never overfills a destination and the next run does not move it
 //! back.
 
+use crate::plan::feasibility::Allowed;
 use crate::plan::view::View;
 use crate::plan::{Attempt, Context, Fit, Planner, SkipReason};
 use crate::policy::{BASIC_RESOURCES, Namespaces, ResourceThresholds, UsageSource};
@@ -345,21 +346,23 @@ pub(super) fn drain(
             continue;
         };
         let mask = destinations.with_room_for(utilization, &amount);
-        let recorded = planner.plan.skipped.len();
-        match planner.attempt(
+        let others = format!(
+            "not {} with room for it below the ceiling",
+            destinations.what
+        );
+        let allowed = Allowed {
+            nodes: &mask,
+            others: &others,
+        };
+        let attempt = planner.attempt(
             context,
             pod,
             drain.reason.clone(),
-            Fit::Required(Some(&mask)),
-        ) {
-            Attempt::Evicted { landing } => {
-                evicted += 1;
-                move_amount(utilization, destinations, drain.source, landing, &amount);
-            }
-            Attempt::Skipped(SkipReason::NoFeasibleNode) => {
-                explain_refusal(planner, recorded, destinations.what);
-            }
-            Attempt::Skipped(_) => {}
+            Fit::Required(Some(allowed)),
+        );
+        if let Attempt::Evicted { landing } = attempt {
+            evicted += 1;
+            move_amount(utilization, destinations, drain.source, landing, &amount);
         }
     }
 }
@@ -383,17 +386,5 @@ fn move_amount(
         for (used, moved) in usage.iter_mut().zip(amount) {
             *used += moved;
         }
-    }
-}
-
-/// The feasibility check names the nodes outside the mask "not preferred over its node", its
-/// words for the node affinity plugin; here they are nodes that are no destination or have no
-/// room left below their ceiling.
-fn explain_refusal(planner: &mut Planner, recorded: usize, what: &str) {
-    if let Some(skip) = planner.plan.skipped.get_mut(recorded) {
-        skip.detail = skip.detail.replace(
-            "not preferred over its node",
-            &format!("not {what} with room for it below the ceiling"),
-        );
     }
 }
