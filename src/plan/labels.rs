@@ -667,23 +667,9 @@ mod tests {
             .host("esxi-1")
             .host("esxi-2")
             .host("esxi-3")
-            .with(|s| {
-                for name in ["esxi-1", "esxi-2", "esxi-3"] {
-                    s.nodes.push(crate::snapshot::Node {
-                        name: name.to_string(),
-                        uid: None,
-                        applied_label_keys: BTreeSet::new(),
-                        labels: Labels::from([(HOSTNAME.to_string(), name.to_string())]),
-                        provider_id: None,
-                        system_uuid: None,
-                        internal_ips: Vec::new(),
-                        unschedulable: false,
-                        ready: true,
-                        taints: Vec::new(),
-                        allocatable: resources(4000, 16 * 1024, 110),
-                    });
-                }
-            })
+            .host_node("esxi-1")
+            .host_node("esxi-2")
+            .host_node("esxi-3")
             .pod(web("web-1", "esxi-1", 30).anti_affinity(HOST))
             .pod(web("web-2", "esxi-1", 20).anti_affinity(HOST))
             .build();

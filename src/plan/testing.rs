@@ -39,6 +39,23 @@ pub fn vm_id(name: &str) -> String {
     format!("vm-{name}")
 }
 
+/// A Ready, uncordoned node of 4 CPUs and 16 GiB, labelled with its hostname.
+fn ready_node(name: &str, provider_id: Option<String>) -> Node {
+    Node {
+        name: name.to_string(),
+        uid: Some(format!("uid-{name}")),
+        applied_label_keys: BTreeSet::new(),
+        labels: Labels::from([(HOSTNAME.to_string(), name.to_string())]),
+        provider_id,
+        system_uuid: None,
+        internal_ips: Vec::new(),
+        unschedulable: false,
+        ready: true,
+        taints: Vec::new(),
+        allocatable: resources(4000, 16 * 1024, 110),
+    }
+}
+
 /// A cluster under construction: one vSphere cluster `c1`, hosts, node VMs, pods.
 pub struct Lab {
     snapshot: Snapshot,
@@ -101,24 +118,26 @@ impl Lab {
             power_state: "poweredOn".to_string(),
             drs_behavior: None,
         });
-        self.snapshot.nodes.push(Node {
-            name: name.to_string(),
-            uid: Some(format!("uid-{name}")),
-            applied_label_keys: BTreeSet::new(),
-            labels: Labels::from([
-                (HOSTNAME.to_string(), name.to_string()),
-                (HOST.to_string(), host.to_string()),
-            ]),
-            provider_id: Some(format!("vsphere://{uuid}")),
-            system_uuid: None,
-            internal_ips: Vec::new(),
-            unschedulable: false,
-            ready: true,
-            taints: Vec::new(),
-            allocatable: resources(4000, 16 * 1024, 110),
-        });
+        let mut node = ready_node(name, Some(format!("vsphere://{uuid}")));
+        node.labels.insert(HOST.to_string(), host.to_string());
+        self.snapshot.nodes.push(node);
         self.snapshot.nodes.sort_by(|a, b| a.name.cmp(&b.name));
         self
+    }
+
+    /// A Ready node that is the ESXi host `name` itself (a Supervisor cluster's worker): no VM,
+    /// no providerID, no host label yet.
+    pub fn host_node(mut self, name: &str) -> Lab {
+        self.snapshot.nodes.push(ready_node(name, None));
+        self.snapshot.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        self
+    }
+
+    /// `count` pods `app/<node>-NN` on `node`, with the pod builder's requests.
+    pub fn pods_on(self, node: &str, count: usize) -> Lab {
+        (0..count).fold(self, |lab, i| {
+            lab.pod(pod(&format!("app/{node}-{i:02}")).on(node))
+        })
     }
 
     pub fn pod(mut self, pod: PodBuilder) -> Lab {

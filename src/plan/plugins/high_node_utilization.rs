@@ -100,9 +100,7 @@ mod tests {
     }
 
     fn load(lab: Lab, node: &str, count: usize) -> Lab {
-        (0..count).fold(lab, |lab, i| {
-            lab.pod(pod(&format!("app/{node}-{i:02}")).on(node))
-        })
+        lab.pods_on(node, count)
     }
 
     #[test]

@@ -144,9 +144,7 @@ mod tests {
 
     /// `count` pods of 100m cpu each on `node` (4 cpus allocatable: 10 pods are 25%).
     fn load(lab: Lab, node: &str, count: usize) -> Lab {
-        (0..count).fold(lab, |lab, i| {
-            lab.pod(pod(&format!("app/{node}-{i:02}")).on(node))
-        })
+        lab.pods_on(node, count)
     }
 
     #[test]
