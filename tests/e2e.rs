@@ -10,7 +10,7 @@ mod support;
 mod cluster;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,10 +20,9 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use serde_json::Value;
-use support::fake_apiserver::{
-    FakeApiServer, FakeCluster, Fault, FaultAction, Gate, KubeObjects, MetricsApi, read_objects,
-};
-use support::vcsim::{self, Vcsim};
+use support::fake_apiserver::{Fault, FaultAction, Gate, KubeObjects, MetricsApi, read_objects};
+use support::lab::Lab;
+use support::vcsim;
 use vsphere_descheduler::inventory::{Inventory, Rule};
 use vsphere_descheduler::vsphere;
 
@@ -31,14 +30,6 @@ const HOST_LABEL: &str = "vsphere-descheduler.io/host";
 const ESXI_41: &str = "lab-wcp-esxi-41.go-lab.jp";
 const ESXI_42: &str = "lab-wcp-esxi-42.go-lab.jp";
 const CLUSTER: &str = "wcp-cluster-41";
-
-/// The simulator and the fake API server of one story, and what the binary needs to reach them.
-struct Lab {
-    simulator: Vcsim,
-    server: FakeApiServer,
-    policy: PathBuf,
-    dir: tempfile::TempDir,
-}
 
 /// The binary's verdict.
 struct Outcome {
@@ -77,52 +68,6 @@ impl Outcome {
 }
 
 impl Lab {
-    fn start(story: &str) -> Lab {
-        let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/e2e")
-            .join(story);
-        Lab::from_snapshot(&folder.join("snapshot.yaml"), folder.join("policy.yaml"))
-    }
-
-    /// A lab loaded from any snapshot file (Kubernetes objects plus a VSphereInventory).
-    fn from_snapshot(snapshot: &Path, policy: PathBuf) -> Lab {
-        let mut objects = read_objects(snapshot);
-        let inventory = objects
-            .inventory
-            .take()
-            .expect("the snapshot has an inventory");
-        let simulator = Vcsim::start(&inventory);
-        let server = FakeApiServer::start(FakeCluster::new(objects));
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        server.write_kubeconfig(&dir.path().join("kubeconfig"));
-        Lab {
-            simulator,
-            server,
-            policy,
-            dir,
-        }
-    }
-
-    /// The binary with the lab's connection settings (TLS verified against the simulator's CA).
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"));
-        command
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
-            .env("VSPHERE_SERVER", &self.simulator.url)
-            .env("VSPHERE_USERNAME", vcsim::USERNAME)
-            .env("VSPHERE_PASSWORD", vcsim::PASSWORD)
-            .env(
-                "VSPHERE_DESCHEDULER_VSPHERE_CA_FILE",
-                &self.simulator.ca_file,
-            )
-            .env("RUST_LOG", "info");
-        command
-    }
-
     /// `run --output json --policy <story policy>` plus `args`.
     fn run(&self, args: &[&str]) -> Outcome {
         let policy = self.policy.display().to_string();

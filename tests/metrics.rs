@@ -10,14 +10,14 @@ mod support;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
-use support::fake_apiserver::{FakeApiServer, FakeCluster, read_objects};
+use support::lab::Lab;
 use support::pushgateway::{Pushgateway, Tls, Web, parse_series};
-use support::vcsim::{self, Vcsim};
+use support::vcsim;
 use vsphere_descheduler::metrics;
 
 const ESXI_41: &str = "lab-wcp-esxi-41.go-lab.jp";
@@ -30,14 +30,6 @@ const ANTI_AFFINITY: &str = "RemovePodsViolatingInterPodAntiAffinity";
 const PUSH_USER: &str = "pusher";
 const PUSH_PASSWORD: &str = "p@ss-w0rd-for-pushing";
 const PUSH_PASSWORD_BCRYPT: &str = "$2y$04$vsphereDeschedulerSaleJirgbNSS0kQGHnQmnyTOMORqOFcXDse";
-
-/// One story of `tests/fixtures/e2e/`: the simulator and the fake API server loaded from it.
-struct Lab {
-    simulator: Vcsim,
-    _server: FakeApiServer,
-    policy: PathBuf,
-    dir: tempfile::TempDir,
-}
 
 /// How a run of the binary ended.
 struct Outcome {
@@ -59,42 +51,11 @@ impl Outcome {
 }
 
 impl Lab {
-    fn start(story: &str) -> Lab {
-        let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/e2e")
-            .join(story);
-        let mut objects = read_objects(&folder.join("snapshot.yaml"));
-        let inventory = objects
-            .inventory
-            .take()
-            .expect("the story has an inventory");
-        let simulator = Vcsim::start(&inventory);
-        let server = FakeApiServer::start(FakeCluster::new(objects));
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        server.write_kubeconfig(&dir.path().join("kubeconfig"));
-        Lab {
-            simulator,
-            _server: server,
-            policy: folder.join("policy.yaml"),
-            dir,
-        }
-    }
-
     /// `run --output json --policy <the story's>` plus `args`, connected to the lab.
     fn run(&self, args: &[&str]) -> Outcome {
         let policy = self.policy.display().to_string();
-        let mut command = binary(&["--output", "json", "run", "--policy", &policy]);
-        command
-            .args(args)
-            .env("HOME", self.dir.path())
-            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
-            .env("VSPHERE_SERVER", &self.simulator.url)
-            .env("VSPHERE_USERNAME", vcsim::USERNAME)
-            .env("VSPHERE_PASSWORD", vcsim::PASSWORD)
-            .env(
-                "VSPHERE_DESCHEDULER_VSPHERE_CA_FILE",
-                &self.simulator.ca_file,
-            );
+        let mut command = self.command(&["--output", "json", "run", "--policy", &policy]);
+        command.args(args);
         outcome(&mut command)
     }
 }

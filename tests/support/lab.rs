@@ -1,0 +1,67 @@
+//! The lab of the end-to-end tests: the vCenter simulator and the fake Kubernetes API server,
+//! both loaded from one story's snapshot file, and the binary wired to reach them. Each test
+//! file adds the methods it needs in its own `impl Lab`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::fake_apiserver::{FakeApiServer, FakeCluster, read_objects};
+use super::vcsim::{self, Vcsim};
+
+/// The simulator and the fake API server of one story, and what the binary needs to reach them.
+pub struct Lab {
+    pub simulator: Vcsim,
+    pub server: FakeApiServer,
+    pub policy: PathBuf,
+    pub dir: tempfile::TempDir,
+}
+
+impl Lab {
+    /// The story in `tests/fixtures/e2e/<story>/` (`snapshot.yaml`, `policy.yaml`).
+    pub fn start(story: &str) -> Lab {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/e2e")
+            .join(story);
+        Lab::from_snapshot(&folder.join("snapshot.yaml"), folder.join("policy.yaml"))
+    }
+
+    /// A lab loaded from any snapshot file (Kubernetes objects plus a VSphereInventory).
+    pub fn from_snapshot(snapshot: &Path, policy: PathBuf) -> Lab {
+        let mut objects = read_objects(snapshot);
+        let inventory = objects
+            .inventory
+            .take()
+            .expect("the snapshot has an inventory");
+        let simulator = Vcsim::start(&inventory);
+        let server = FakeApiServer::start(FakeCluster::new(objects));
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        server.write_kubeconfig(&dir.path().join("kubeconfig"));
+        Lab {
+            simulator,
+            server,
+            policy,
+            dir,
+        }
+    }
+
+    /// The binary with the lab's connection settings (TLS verified against the simulator's CA)
+    /// and a clean environment otherwise.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"));
+        command
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
+            .env("VSPHERE_SERVER", &self.simulator.url)
+            .env("VSPHERE_USERNAME", vcsim::USERNAME)
+            .env("VSPHERE_PASSWORD", vcsim::PASSWORD)
+            .env(
+                "VSPHERE_DESCHEDULER_VSPHERE_CA_FILE",
+                &self.simulator.ca_file,
+            )
+            .env("RUST_LOG", "info");
+        command
+    }
+}
