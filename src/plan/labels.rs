@@ -79,6 +79,8 @@ pub struct MappedNode {
 pub struct Mapping<'a> {
     /// Indexed like the snapshot's nodes.
     pub placements: Vec<Option<Placement<'a>>>,
+    /// How each mapped node was found, in node order, as the report lists it.
+    pub mapped: Vec<MappedNode>,
     pub unmapped: Vec<String>,
     pub warnings: Vec<String>,
 }
@@ -268,6 +270,11 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
             }
             Some((how, found)) => Some(placement(inventory, found[0], how)),
         };
+        if let Some(placement) = &placement {
+            mapping
+                .mapped
+                .push(mapped_node(node, placement, &cluster_names));
+        }
         if let Some(placement) = &placement
             && placement.host.is_none()
         {
@@ -316,7 +323,7 @@ fn found_name(cluster_names: &[String], found: Found<'_>) -> String {
 }
 
 /// How the report lists a mapped node.
-pub fn mapped_node(node: &Node, placement: &Placement, cluster_names: &[String]) -> MappedNode {
+fn mapped_node(node: &Node, placement: &Placement, cluster_names: &[String]) -> MappedNode {
     MappedNode {
         node: node.name.clone(),
         mapped_by: placement.mapped_by,

@@ -104,19 +104,12 @@ fn refresh_nodes<'a>(
                 .to_string(),
         );
     }
-    let cluster_names = snapshot
-        .inventory
-        .as_ref()
-        .map(|inventory| inventory.cluster_names())
-        .unwrap_or_default();
     let mut nodes = Vec::with_capacity(snapshot.nodes.len());
     for (index, node) in snapshot.nodes.iter().enumerate() {
         let placement = mapping.as_ref().and_then(|m| m.placements[index].clone());
         let mut node_labels = node.labels.clone();
         match &placement {
             Some(placement) => {
-                plan.mapped_nodes
-                    .push(labels::mapped_node(node, placement, &cluster_names));
                 if let Some(warning) = labels::stale_capv_label(node, placement) {
                     plan.warnings.push(warning);
                 }
@@ -168,6 +161,7 @@ fn refresh_nodes<'a>(
         });
     }
     if let Some(mapping) = mapping {
+        plan.mapped_nodes = mapping.mapped;
         plan.unmapped_nodes = mapping.unmapped;
         plan.warnings.extend(mapping.warnings);
     }

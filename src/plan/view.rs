@@ -104,6 +104,8 @@ pub struct View<'a> {
     pub allocatable_cpu_memory: Vec<CpuMemory>,
     /// Whether any node has a taint (so taint-aware checks can skip the node scan).
     pub any_taints: bool,
+    /// How many nodes can take pods at all (`can_receive`), which no decision changes.
+    pub receiving_nodes: usize,
     by_namespace: HashMap<&'a str, Vec<usize>>,
     /// Controller uid → its pods, for the scheduler's default spreading.
     by_controller: HashMap<&'a str, Vec<usize>>,
@@ -191,6 +193,7 @@ impl<'a> View<'a> {
                 });
         }
         let any_taints = nodes.iter().any(|n| !n.node.taints.is_empty());
+        let receiving_nodes = nodes.iter().filter(|n| n.can_receive).count();
         let used_cpu_memory = used.iter().map(CpuMemory::of).collect();
         let allocatable_cpu_memory = nodes
             .iter()
@@ -201,6 +204,7 @@ impl<'a> View<'a> {
             policy,
             nodes,
             any_taints,
+            receiving_nodes,
             pod_node,
             state,
             used,

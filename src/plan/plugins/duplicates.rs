@@ -66,17 +66,13 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
         .collect();
     groups.sort_by(|a, b| a.0.cmp(&b.0));
 
-    // Nodes that could take a pod that selects no node, on an untainted cluster: the usual
-    // group, counted once instead of once per group.
-    let view = &planner.view;
-    let open_nodes = view.nodes.iter().filter(|n| n.can_receive).count();
     for ((namespace, owners, _), by_node) in groups {
         let owner_names: Vec<String> = owners
             .iter()
             .map(|(kind, name)| format!("{kind}/{name}"))
             .collect();
         let owner = format!("{namespace}/{}", owner_names.join(","));
-        let targets = target_nodes(&planner.view, &by_node, open_nodes);
+        let targets = target_nodes(&planner.view, &by_node);
         if targets < 2 {
             continue;
         }
@@ -154,8 +150,7 @@ pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: usize, node
     if by_node.is_empty() {
         return false;
     }
-    let open_nodes = view.nodes.iter().filter(|n| n.can_receive).count();
-    let targets = target_nodes(view, &by_node, open_nodes);
+    let targets = target_nodes(view, &by_node);
     if targets < 2 {
         return false;
     }
@@ -165,9 +160,9 @@ pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: usize, node
 }
 
 /// How many nodes could run the group: the union of the nodes each of its distinct scheduling
-/// constraints admits, each counted only when it admits more than one. `open_nodes` is the
-/// answer for a pod that selects no node on an untainted cluster.
-fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>, open_nodes: usize) -> usize {
+/// constraints admits, each counted only when it admits more than one. For a pod that selects
+/// no node on an untainted cluster that is every node that can take pods.
+fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>) -> usize {
     let mut distinct: Vec<&Pod> = Vec::new();
     for &pod in by_node.values().flatten() {
         let pod = view.pod(pod);
@@ -178,7 +173,7 @@ fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>, open_nodes: 
     let unconstrained = |pod: &&Pod| pod.node_selector.is_empty() && pod.node_affinity.is_none();
     if !view.any_taints && distinct.iter().any(unconstrained) {
         // That pod could run on every open node, so the union is all of them.
-        return open_nodes;
+        return view.receiving_nodes;
     }
     let mut target = vec![false; view.nodes.len()];
     for pod in distinct {
