@@ -199,10 +199,8 @@ pub(crate) enum Fit<'c> {
     /// same node is as good as any.
     Evictor,
     /// As `Evictor`, for strategies that evict to move the pod (anti-affinity, duplicates): a
-    /// replacement the scheduler would put back on its node is no move, and the pod stays; with
-    /// a mask, neither is one it would put on a node the mask leaves out (duplicates: a node
-    /// already at the group's even share, where it would only move the excess).
-    Move(Option<&'c [bool]>),
+    /// replacement the scheduler would put back on its node is no move, and the pod stays.
+    Move,
     /// `topologyBalanceNodeFit: true`: some other node must take the pod without breaking
     /// this spread constraint either, whatever `nodeFit` says.
     Balance(&'c crate::snapshot::SpreadConstraint),
@@ -360,11 +358,11 @@ impl<'a> Planner<'a> {
         fit: Fit,
     ) -> Result<Option<usize>, (SkipReason, String)> {
         let (fix, among) = match fit {
-            Fit::Evictor | Fit::Move(_) if context.evictor.node_fit => (None, None),
+            Fit::Evictor | Fit::Move if context.evictor.node_fit => (None, None),
             Fit::Balance(constraint) => (Some(constraint), None),
             Fit::Required(among) => (None, among),
             Fit::AvoidPreferred => (None, None),
-            Fit::Evictor | Fit::Move(_) | Fit::Unchecked => return Ok(None),
+            Fit::Evictor | Fit::Move | Fit::Unchecked => return Ok(None),
         };
         let found = if let Fit::AvoidPreferred = fit {
             feasibility::find_node_avoiding_preferred(&self.view, pod, context.evictor)
@@ -377,20 +375,10 @@ impl<'a> Planner<'a> {
         let same_domain = key
             .and_then(|key| self.view.domains(key))
             .is_some_and(|d| d.of_node[from].is_some() && d.of_node[from] == d.of_node[landing]);
-        if let Fit::Move(Some(room)) = fit
-            && landing != from
-            && !room[landing]
-        {
-            return Err((
-                SkipReason::WouldReturn,
-                format!(
-                    "the scheduler would send its replacement to node {}, which already runs its \
-                     share of the pod's group: evicting it would only move the excess",
-                    describe_node(&self.view, landing)
-                ),
-            ));
-        }
-        if matches!(fit, Fit::Move(None) | Fit::Balance(_) | Fit::AvoidPreferred)
+        let moves = matches!(fit, Fit::Move | Fit::Balance(_) | Fit::AvoidPreferred);
+        // RemoveDuplicates' own evictions included: a replacement on a node where its group is
+        // then over the even share would be moved again.
+        if moves
             && landing != from
             && let Some(args) = context.duplicates
             && plugins::duplicates::over_share_on(&self.view, args, pod, landing)
@@ -399,12 +387,11 @@ impl<'a> Planner<'a> {
                 SkipReason::WouldReturn,
                 format!(
                     "the scheduler would send its replacement to node {}, where its group would \
-                     be over its even share: RemoveDuplicates would move it again",
+                     be over its even share: evicting it would only move the excess",
                     describe_node(&self.view, landing)
                 ),
             ));
         }
-        let moves = matches!(fit, Fit::Move(_) | Fit::Balance(_) | Fit::AvoidPreferred);
         if moves && (landing == from || same_domain) {
             let place = match key.filter(|_| landing != from) {
                 Some(key) => format!(

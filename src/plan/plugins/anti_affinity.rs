@@ -65,7 +65,7 @@ impl Terms {
 
     fn fit(self) -> Fit<'static> {
         match self {
-            Terms::Required => Fit::Move(None),
+            Terms::Required => Fit::Move,
             Terms::Preferred => Fit::AvoidPreferred,
         }
     }

@@ -78,13 +78,6 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
         }
         let total: usize = by_node.values().map(Vec::len).sum();
         let share = total.div_ceil(targets);
-        // Nodes where a replacement keeps the group within its share; kept up to date as
-        // replacements are expected to land.
-        let mut counts = vec![0; planner.view.nodes.len()];
-        for (node, pods) in &by_node {
-            counts[*node] = pods.len();
-        }
-        let mut room: Vec<bool> = counts.iter().map(|count| *count < share).collect();
         for (node, mut pods) in by_node {
             if pods.len() <= share || !planner.view.nodes[node].considered {
                 continue;
@@ -105,14 +98,12 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
                     planner.view.nodes[node].node.name,
                     excess + share,
                 );
-                if let crate::plan::Attempt::Evicted { landing } =
-                    planner.attempt(context, pod, reason, Fit::Move(Some(&room)))
+                // A replacement the scheduler would send to a node at the share is not sent
+                // (`Planner::landing`, by `over_share_on`).
+                if let crate::plan::Attempt::Evicted { .. } =
+                    planner.attempt(context, pod, reason, Fit::Move)
                 {
                     excess -= 1;
-                    if let Some(landing) = landing {
-                        counts[landing] += 1;
-                        room[landing] = counts[landing] < share;
-                    }
                 }
             }
         }
