@@ -3,6 +3,8 @@
 //! `tests/fixtures/e2e/<story>/`. Every test checks the state left behind (the fake's objects,
 //! the simulator's rules observed afresh), not only what the report claims.
 
+#[path = "support/lab.rs"]
+mod lab;
 mod support;
 // The benchmarks' generator; this file uses JSON only, not its YAML writer.
 #[allow(dead_code)]
@@ -19,9 +21,9 @@ use axum::http::Method;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use lab::Lab;
 use serde_json::Value;
 use support::fake_apiserver::{Fault, FaultAction, Gate, KubeObjects, MetricsApi, read_objects};
-use support::lab::Lab;
 use support::vcsim;
 use vsphere_descheduler::inventory::{Inventory, Rule};
 use vsphere_descheduler::vsphere;

@@ -5,6 +5,8 @@
 //! https with a private CA against the real Pushgateway (certificates made with the `openssl`
 //! command); the bearer token as a local listener receives it.
 
+#[path = "support/lab.rs"]
+mod lab;
 mod support;
 
 use std::collections::BTreeMap;
@@ -14,8 +16,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use lab::Lab;
 use serde_json::Value;
-use support::lab::Lab;
 use support::pushgateway::{Pushgateway, Tls, Web, parse_series};
 use support::vcsim;
 use vsphere_descheduler::metrics;

@@ -1,12 +1,20 @@
 //! The lab of the end-to-end tests: the vCenter simulator and the fake Kubernetes API server,
 //! both loaded from one story's snapshot file, and the binary wired to reach them. Each test
 //! file adds the methods it needs in its own `impl Lab`.
+//!
+//! Not in `support/mod.rs`: it runs this package's binary, which only integration tests know
+//! (`CARGO_BIN_EXE_*`), and the lab example includes that file. Test files take it with
+//! `#[path = "support/lab.rs"] mod lab;`.
+
+// Each test binary uses only part of it (the metrics tests never read the fake's state, but it
+// must live as long as the lab).
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::fake_apiserver::{FakeApiServer, FakeCluster, read_objects};
-use super::vcsim::{self, Vcsim};
+use crate::support::fake_apiserver::{FakeApiServer, FakeCluster, read_objects};
+use crate::support::vcsim::{self, Vcsim};
 
 /// The simulator and the fake API server of one story, and what the binary needs to reach them.
 pub struct Lab {

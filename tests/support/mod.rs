@@ -5,8 +5,5 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod fake_apiserver;
-// Runs the binary of this package: integration tests only (the lab example includes this file).
-#[cfg(test)]
-pub mod lab;
 pub mod pushgateway;
 pub mod vcsim;
