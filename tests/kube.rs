@@ -74,7 +74,8 @@ fn labels_of(server: &FakeApiServer, node: &str) -> BTreeMap<String, String> {
 
 /// The node as a listing gives it to the planner: with its uid and the label keys we applied.
 fn listed(server: &FakeApiServer, node: &str) -> snapshot::Node {
-    snapshot::node(server.cluster().nodes[node].as_ref().clone()).expect("a node converts")
+    let object = serde_json::to_value(server.cluster().nodes[node].as_ref()).expect("JSON");
+    snapshot::node(serde_json::from_value(object).expect("a node")).expect("a node converts")
 }
 
 /// A label write for a listed node.

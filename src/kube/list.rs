@@ -5,18 +5,22 @@
 //! is empty (pages may be short, even empty, and still carry one). A `410 Expired` token means the
 //! server compacted the list's snapshot; the list then starts again from scratch, so every kind
 //! is one consistent read.
-
-use std::fmt::Debug;
+//!
+//! Pages are decoded straight into the type their consumer reads (for planning, the slim
+//! [`wire`] types), converted, and dropped before the next page is asked for, so a run holds
+//! the planner's model of the cluster and one page, never the API's objects.
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Resource;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, TypeMeta};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, TypeMeta};
+use kube::core::Request;
 use serde::de::DeserializeOwned;
 
 use super::{Client, Error, PAGE_SIZE, api_status, retry};
 use crate::snapshot::prune::{self, Pruned};
+use crate::snapshot::wire;
 use crate::snapshot::{self, ConvertError, METRICS_API_VERSION, Metrics, Objects};
 
 /// How often one kind is listed again from scratch after `410 Expired` before giving up.
@@ -47,27 +51,32 @@ impl Client {
         let client = &self.client;
         let (nodes, pods, pdbs, namespaces, priority_classes) = tokio::try_join!(
             list_all(
-                Api::<Node>::all(client.clone()),
+                client,
+                path_of::<Node>(),
                 "nodes",
                 converting("node", snapshot::node)
             ),
             list_all(
-                Api::<Pod>::all(client.clone()),
+                client,
+                path_of::<Pod>(),
                 "pods",
                 converting("pod", snapshot::pod)
             ),
             list_all(
-                Api::<PodDisruptionBudget>::all(client.clone()),
+                client,
+                path_of::<PodDisruptionBudget>(),
                 "poddisruptionbudgets",
                 converting("poddisruptionbudget", snapshot::pdb)
             ),
             list_all(
-                Api::<Namespace>::all(client.clone()),
+                client,
+                path_of::<Namespace>(),
                 "namespaces",
                 converting("namespace", snapshot::namespace)
             ),
             list_all(
-                Api::<PriorityClass>::all(client.clone()),
+                client,
+                path_of::<PriorityClass>(),
                 "priorityclasses",
                 converting("priorityclass", snapshot::priority_class)
             ),
@@ -95,24 +104,25 @@ impl Client {
     pub async fn list_objects(&self) -> Result<RawObjects, Error> {
         let client = &self.client;
         let (nodes, pods, pdbs, namespaces, priority_classes) = tokio::try_join!(
-            list_all(Api::<Node>::all(client.clone()), "nodes", |node| Ok(
-                prune::node(node)
-            )),
-            list_all(Api::<Pod>::all(client.clone()), "pods", |pod| Ok(
-                prune::pod(pod)
-            )),
+            list_all(client, path_of::<Node>(), "nodes", |node| Ok(prune::node(
+                node
+            ))),
+            list_all(client, path_of::<Pod>(), "pods", |pod| Ok(prune::pod(pod))),
             list_all(
-                Api::<PodDisruptionBudget>::all(client.clone()),
+                client,
+                path_of::<PodDisruptionBudget>(),
                 "poddisruptionbudgets",
                 |pdb| Ok(prune::pdb(pdb))
             ),
             list_all(
-                Api::<Namespace>::all(client.clone()),
+                client,
+                path_of::<Namespace>(),
                 "namespaces",
                 |namespace| Ok(prune::namespace(namespace))
             ),
             list_all(
-                Api::<PriorityClass>::all(client.clone()),
+                client,
+                path_of::<PriorityClass>(),
                 "priorityclasses",
                 |class| Ok(prune::priority_class(class))
             ),
@@ -212,8 +222,8 @@ async fn metrics_of_kind<T>(
         &GroupVersionKind::gvk(group, version, metrics.kind),
         metrics.plural,
     );
-    let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
-    match list_all(api, metrics.list, keep).await {
+    let path = DynamicObject::url_path(&resource, None);
+    match list_all(client, path, metrics.list, keep).await {
         Err(Error::List { kind, source }) => match api_status(&source).map(|s| s.code) {
             Some(code @ (404 | 503)) => Err(Error::MetricsUnavailable { code, source }),
             _ => Err(Error::List { kind, source }),
@@ -232,14 +242,43 @@ fn untyped(mut object: DynamicObject, metrics: &MetricsKind) -> serde_json::Valu
     serde_json::to_value(object).expect("a listed object serializes")
 }
 
+/// The cluster-wide list path of a built-in kind (`/api/v1/pods`).
+fn path_of<K: Resource<DynamicType = ()>>() -> String {
+    K::url_path(&(), None)
+}
+
+/// One page of a list, its items decoded as `K`.
+#[derive(serde::Deserialize)]
+struct Page<K> {
+    #[serde(default)]
+    metadata: kube::core::ListMeta,
+    #[serde(default = "Vec::new")]
+    items: Vec<K>,
+}
+
+/// One page of the list at `path`, decoded as `K` (kube's typed `list` would decode the page
+/// as full API objects first).
+async fn fetch_page<K: DeserializeOwned>(
+    client: &::kube::Client,
+    path: &str,
+    params: &ListParams,
+) -> Result<Page<K>, ::kube::Error> {
+    let mut request = Request::new(path)
+        .list(params)
+        .map_err(::kube::Error::BuildRequest)?;
+    request.extensions_mut().insert("list");
+    client.request::<Page<K>>(request).await
+}
+
 /// Every object of one kind, page by page, each passed through `keep` as its page arrives.
 async fn list_all<K, T>(
-    api: Api<K>,
+    client: &::kube::Client,
+    path: String,
     kind: &'static str,
     mut keep: impl FnMut(K) -> Result<T, Error>,
 ) -> Result<Vec<T>, Error>
 where
-    K: Clone + DeserializeOwned + Debug,
+    K: DeserializeOwned,
 {
     let mut restarts = 0;
     'from_scratch: loop {
@@ -247,25 +286,26 @@ where
         let mut params = ListParams::default().limit(PAGE_SIZE);
         let mut pages = 0u32;
         loop {
-            let page = match retry::idempotent(kind, || api.list(&params)).await {
-                Ok(page) => page,
-                Err(error) if api_status(&error).is_some_and(|s| s.code == 410) => {
-                    restarts += 1;
-                    if restarts > MAX_RESTARTS {
-                        return Err(Error::ListExpired {
+            let page =
+                match retry::idempotent(kind, || fetch_page::<K>(client, &path, &params)).await {
+                    Ok(page) => page,
+                    Err(error) if api_status(&error).is_some_and(|s| s.code == 410) => {
+                        restarts += 1;
+                        if restarts > MAX_RESTARTS {
+                            return Err(Error::ListExpired {
+                                kind,
+                                attempts: restarts,
+                            });
+                        }
+                        tracing::info!(
                             kind,
-                            attempts: restarts,
-                        });
+                            pages,
+                            "list continue token expired; listing again from the start"
+                        );
+                        continue 'from_scratch;
                     }
-                    tracing::info!(
-                        kind,
-                        pages,
-                        "list continue token expired; listing again from the start"
-                    );
-                    continue 'from_scratch;
-                }
-                Err(source) => return Err(Error::List { kind, source }),
-            };
+                    Err(source) => return Err(Error::List { kind, source }),
+                };
             pages += 1;
             items.reserve(page.items.len());
             for item in page.items {
@@ -283,20 +323,58 @@ where
 }
 
 /// Convert each listed object, naming the one that does not convert.
-fn converting<K: Resource, T>(
+fn converting<K: Named, T>(
     kind: &'static str,
     convert: fn(K) -> Result<T, ConvertError>,
 ) -> impl FnMut(K) -> Result<T, Error> {
     move |object| {
-        let name = object_name(object.meta());
+        let name = object.name();
         convert(object).map_err(|source| Error::Convert { kind, name, source })
     }
 }
 
+/// How a listed object is named in an error: `namespace/name`, or `name`.
+trait Named {
+    fn name(&self) -> String;
+}
+
+impl Named for wire::Node {
+    fn name(&self) -> String {
+        wire_name(self.metadata.as_ref())
+    }
+}
+
+impl Named for wire::Pod {
+    fn name(&self) -> String {
+        wire_name(self.metadata.as_ref())
+    }
+}
+
+fn wire_name(metadata: Option<&wire::Meta>) -> String {
+    let metadata = metadata.map(|m| (m.namespace.as_deref(), m.name.as_deref()));
+    name_of(metadata.unwrap_or_default())
+}
+
+macro_rules! named_by_metadata {
+    ($($kind:ty),*) => {$(
+        impl Named for $kind {
+            fn name(&self) -> String {
+                object_name(self.meta())
+            }
+        }
+    )*};
+}
+
+named_by_metadata!(PodDisruptionBudget, Namespace, PriorityClass);
+
 fn object_name(metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
-    match (&metadata.namespace, &metadata.name) {
+    name_of((metadata.namespace.as_deref(), metadata.name.as_deref()))
+}
+
+fn name_of((namespace, name): (Option<&str>, Option<&str>)) -> String {
+    match (namespace, name) {
         (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
-        (None, Some(name)) => name.clone(),
+        (None, Some(name)) => name.to_string(),
         _ => "(unnamed)".to_string(),
     }
 }

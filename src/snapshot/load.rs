@@ -19,6 +19,7 @@ use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
 use super::quantity::parse_milli;
+use super::wire;
 use crate::inventory::{self, Inventory};
 
 /// Why a snapshot could not be read.
@@ -178,19 +179,38 @@ impl Objects {
         self.metrics.get_or_insert_with(Metrics::default)
     }
 
+    /// Gives back what the vectors reserved beyond their objects while they grew.
+    fn shrink_to_fit(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.pods.shrink_to_fit();
+        self.pdbs.shrink_to_fit();
+    }
+
     fn extend(&mut self, other: Objects) {
-        self.nodes.extend(other.nodes);
-        self.pods.extend(other.pods);
-        self.pdbs.extend(other.pdbs);
-        self.namespaces.extend(other.namespaces);
-        self.priority_classes.extend(other.priority_classes);
-        self.inventories.extend(other.inventories);
+        append(&mut self.nodes, other.nodes);
+        append(&mut self.pods, other.pods);
+        append(&mut self.pdbs, other.pdbs);
+        append(&mut self.namespaces, other.namespaces);
+        append(&mut self.priority_classes, other.priority_classes);
+        append(&mut self.inventories, other.inventories);
         if let Some(metrics) = other.metrics {
             let mine = self.metrics.get_or_insert_with(Metrics::default);
             mine.nodes.extend(metrics.nodes);
             mine.pods.extend(metrics.pods);
         }
         self.ignored.extend(other.ignored);
+    }
+}
+
+/// `other` after `mine`, taking `other` whole when `mine` is empty (moving a 150,000-pod vector
+/// into an empty one would hold both at once), else growing `mine` to the exact size (doubling
+/// would leave up to half of it unused for the rest of the run).
+fn append<T>(mine: &mut Vec<T>, other: Vec<T>) {
+    if mine.is_empty() {
+        *mine = other;
+    } else {
+        mine.reserve_exact(other.len());
+        mine.extend(other);
     }
 }
 
@@ -536,6 +556,7 @@ fn convert_items(
             let raw = item.get();
             objects.extend(object(Source::Raw(raw), item_type).map_err(|e| e.within(text, raw))?);
         }
+        objects.shrink_to_fit();
         Ok(objects)
     };
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -699,16 +720,17 @@ impl Source<'_> {
 /// raw text, or at its start when it is about the object as a whole.
 /// An item of a typed list without `apiVersion` and `kind` is of `item_type`.
 fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Problem> {
+    if let Source::Raw(text) = source
+        && let Some(read) = pod_in_one_pass(text, item_type)
+    {
+        return read;
+    }
     let header = source.header()?;
-    let (api_version, kind) = match (header.api_version.as_str(), header.kind.as_str(), item_type) {
-        ("", "", Some(item)) => (item.api_version, item.kind),
-        (api_version, kind, _) => (api_version, kind),
-    };
-    let name = match (&header.metadata.namespace, &header.metadata.name) {
-        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
-        (None, Some(name)) => name.clone(),
-        _ => "(unnamed)".to_string(),
-    };
+    let (api_version, kind) = type_of(&header.api_version, &header.kind, item_type);
+    let name = display_name(
+        header.metadata.namespace.as_deref(),
+        header.metadata.name.as_deref(),
+    );
     let mut objects = Objects::default();
     let described = |problem: Problem| Problem {
         offset: problem.offset,
@@ -775,6 +797,53 @@ fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Proble
         _ => objects.ignored.push(format!("{api_version} {kind} {name}")),
     }
     Ok(objects)
+}
+
+/// The type of an object: its own, or its typed list's when it names neither.
+fn type_of<'a>(
+    api_version: &'a str,
+    kind: &'a str,
+    item_type: Option<ItemType<'a>>,
+) -> (&'a str, &'a str) {
+    match (api_version, kind, item_type) {
+        ("", "", Some(item)) => (item.api_version, item.kind),
+        (api_version, kind, _) => (api_version, kind),
+    }
+}
+
+/// How an object is named in messages: `namespace/name`, `name`, or `(unnamed)`.
+fn display_name(namespace: Option<&str>, name: Option<&str>) -> String {
+    match (namespace, name) {
+        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, Some(name)) => name.to_string(),
+        _ => "(unnamed)".to_string(),
+    }
+}
+
+/// Pods are most of a big snapshot: raw JSON is first read as a pod with its `apiVersion` and
+/// `kind`, in one pass instead of a header pass and a second one. Anything that is not a pod,
+/// or does not read as one, is `None` and takes the general path, which also words the errors.
+fn pod_in_one_pass(text: &str, item_type: Option<ItemType>) -> Option<Result<Objects, Problem>> {
+    let typed: wire::TypedPod = serde_json::from_str(text).ok()?;
+    let api_version = typed.api_version.as_deref().unwrap_or_default();
+    let kind = typed.kind.as_deref().unwrap_or_default();
+    if type_of(api_version, kind, item_type) != ("v1", "Pod") {
+        return None;
+    }
+    let pod = typed.pod;
+    let meta = pod.metadata.as_ref();
+    let name = display_name(
+        meta.and_then(|m| m.namespace.as_deref()),
+        meta.and_then(|m| m.name.as_deref()),
+    );
+    Some(
+        convert::pod(pod)
+            .map(|pod| Objects {
+                pods: vec![pod],
+                ..Objects::default()
+            })
+            .map_err(|e| Problem::message(format!("Pod {name}: {e}"))),
+    )
 }
 
 /// A `VSphereInventory` document: its fields other than the object header.

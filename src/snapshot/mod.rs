@@ -7,6 +7,7 @@ mod model;
 mod position;
 pub mod prune;
 mod quantity;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -79,9 +80,9 @@ pub fn assemble(
     // sorting their indices compares names in place and moves each object once (kubectl
     // lists come sorted already).
     let mut files = Vec::with_capacity(parts.len());
-    let mut nodes = Vec::new();
-    let mut pods = Vec::new();
-    let mut pdbs = Vec::new();
+    let mut nodes = FromFiles::default();
+    let mut pods = FromFiles::default();
+    let mut pdbs = FromFiles::default();
     let mut namespaces = BTreeMap::new();
     let mut priority_classes = BTreeMap::new();
     let mut inventory: Option<Inventory> = None;
@@ -93,9 +94,9 @@ pub fn assemble(
             kind,
             name,
         };
-        nodes.extend(objects.nodes.into_iter().map(|node| (file, node)));
-        pods.extend(objects.pods.into_iter().map(|pod| (file, pod)));
-        pdbs.extend(objects.pdbs.into_iter().map(|pdb| (file, pdb)));
+        nodes.add(file, objects.nodes);
+        pods.add(file, objects.pods);
+        pdbs.add(file, objects.pdbs);
         for (name, labels) in objects.namespaces {
             if namespaces.insert(name.clone(), labels).is_some() {
                 return Err(duplicate("Namespace", name));
@@ -134,18 +135,20 @@ pub fn assemble(
         kind,
         name,
     };
-    let nodes = sorted_unique(nodes, |n| ("", n.name.as_str()))
+    let nodes = nodes
+        .sorted_unique(|n| ("", n.name.as_str()))
         .map_err(|(file, node)| duplicate("Node", (file, node.name)))?;
-    let pods = sorted_unique(pods, |p| (p.namespace.as_str(), p.name.as_str()))
+    let pods = pods
+        .sorted_unique(|p| (p.namespace.as_str(), p.name.as_str()))
         .map_err(|(file, pod)| duplicate("Pod", (file, pod.key())))?;
-    let pdbs = sorted_unique(pdbs, |p| (p.namespace.as_str(), p.name.as_str())).map_err(
-        |(file, pdb)| {
+    let pdbs = pdbs
+        .sorted_unique(|p| (p.namespace.as_str(), p.name.as_str()))
+        .map_err(|(file, pdb)| {
             duplicate(
                 "PodDisruptionBudget",
                 (file, format!("{}/{}", pdb.namespace, pdb.name)),
             )
-        },
-    )?;
+        })?;
     if let Some(inventory) = &mut inventory {
         inventory
             .clusters
@@ -166,28 +169,65 @@ pub fn assemble(
     })
 }
 
-/// Objects (with the file each came from) sorted by key; `Err` carries the second copy of the
-/// first key read twice.
-fn sorted_unique<T>(
-    items: Vec<(usize, T)>,
-    key: for<'t> fn(&'t T) -> (&'t str, &'t str),
-) -> Result<Vec<T>, (usize, T)> {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    // Stable: of two copies, the one read first sorts first and the later one is reported.
-    order.sort_by(|&a, &b| key(&items[a].1).cmp(&key(&items[b].1)));
-    if let Some(pair) = order
-        .windows(2)
-        .find(|pair| key(&items[pair[0]].1) == key(&items[pair[1]].1))
-    {
-        let later = pair[1];
-        let mut items = items;
-        return Err(items.swap_remove(later));
+/// Objects of one kind, with the file each came from (for error messages).
+struct FromFiles<T> {
+    items: Vec<T>,
+    files: Vec<usize>,
+}
+
+impl<T> Default for FromFiles<T> {
+    fn default() -> FromFiles<T> {
+        FromFiles {
+            items: Vec::new(),
+            files: Vec::new(),
+        }
     }
-    let mut slots: Vec<Option<(usize, T)>> = items.into_iter().map(Some).collect();
-    Ok(order
-        .into_iter()
-        .map(|index| slots[index].take().expect("every index once").1)
-        .collect())
+}
+
+impl<T> FromFiles<T> {
+    fn add(&mut self, file: usize, items: Vec<T>) {
+        self.files.extend(std::iter::repeat_n(file, items.len()));
+        if self.items.is_empty() {
+            self.items = items;
+        } else {
+            self.items.extend(items);
+        }
+    }
+
+    /// The objects sorted by key, in place (150,000 pods are not copied); `Err` carries the
+    /// second copy of the first key read twice, and the file it came from.
+    fn sorted_unique(
+        self,
+        key: for<'t> fn(&'t T) -> (&'t str, &'t str),
+    ) -> Result<Vec<T>, (usize, T)> {
+        let FromFiles { mut items, files } = self;
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        // Stable: of two copies, the one read first sorts first and the later one is reported.
+        order.sort_by(|&a, &b| key(&items[a]).cmp(&key(&items[b])));
+        if let Some(pair) = order
+            .windows(2)
+            .find(|pair| key(&items[pair[0]]) == key(&items[pair[1]]))
+        {
+            let later = pair[1];
+            return Err((files[later], items.swap_remove(later)));
+        }
+        // Position i takes the item at order[i]: follow each cycle of the permutation,
+        // swapping each item into place once.
+        let mut placed = vec![false; items.len()];
+        for start in 0..items.len() {
+            let mut current = start;
+            while !placed[current] {
+                placed[current] = true;
+                let next = order[current];
+                if next == start {
+                    break;
+                }
+                items.swap(current, next);
+                current = next;
+            }
+        }
+        Ok(items)
+    }
 }
 
 /// Convenience for tests and the demo: a snapshot from text.

@@ -737,13 +737,14 @@ mod tests {
     }
 
     /// Asserts that an object converts to the same planner value (or the same error) pruned.
-    fn assert_converts_the_same<K, T>(
+    fn assert_converts_the_same<K, W, T>(
         object: &Value,
         prune: fn(K) -> Pruned,
-        convert: fn(K) -> Result<T, convert::ConvertError>,
+        convert: fn(W) -> Result<T, convert::ConvertError>,
         context: &str,
     ) where
         K: serde::de::DeserializeOwned,
+        W: serde::de::DeserializeOwned,
         T: PartialEq + std::fmt::Debug,
     {
         let original = convert(typed(object.clone()));
