@@ -18,20 +18,28 @@ evaluates. Run through scripts/chart-test.sh.
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import celpy
 import helm_python as helm
 import pytest
+import yaml
 from celpy import celtypes
 
-from test_chart import (
+from test_chart import (  # noqa: F401 (binary is a fixture)
     API_VERSIONS_WITHOUT_ADMISSION_POLICIES,
     FULLNAME,
     NAMESPACE,
+    REPO,
+    binary,
     notes,
     objects,
+    policy_text,
+    write_policy,
 )
 
 ACCOUNT = f"system:serviceaccount:{NAMESPACE}:{FULLNAME}"
@@ -144,14 +152,14 @@ class AdmissionPolicy:
                 variables[celtypes.StringType(name)] = expression.evaluate(activation)
                 activation["variables"] = celtypes.MapType(variables)
         except EvaluationError as error:
-            return self.deny(str(error))
+            return self.deny(request, str(error))
         for validation, expression, message_expression in self.validations:
             try:
                 verdict = expression.evaluate(activation)
             except EvaluationError as error:
-                return self.deny(str(error))
+                return self.deny(request, str(error))
             if verdict != celtypes.BoolType(True):
-                return self.deny(self.message(validation, message_expression, activation))
+                return self.deny(request, self.message(validation, message_expression, activation))
         return Decision(True)
 
     @staticmethod
@@ -170,10 +178,10 @@ class AdmissionPolicy:
             return validation["message"].strip()
         return f"failed expression: {validation['expression'].strip()}"
 
-    def deny(self, message: str) -> Decision:
+    def deny(self, request: Request, message: str) -> Decision:
         assert self.actions == ["Deny"], "only Deny refuses a request"
         text = f"ValidatingAdmissionPolicy '{self.name}' with binding '{self.binding}' denied request: {message}"
-        return Decision(False, f'nodes "{NODE}" is forbidden: {text}', 403)
+        return Decision(False, f'nodes "{request.new["metadata"]["name"]}" is forbidden: {text}', 403)
 
 
 def admission_policy(overrides: dict[str, Any] | None = None) -> AdmissionPolicy:
@@ -473,6 +481,48 @@ def test_the_account_is_the_one_the_pod_runs_as():
     prepared = f"system:serviceaccount:{NAMESPACE}:prepared"
     assert not policy.admit(update(taint, username=prepared)).allowed
     assert policy.admit(update(taint)) == Decision(True)
+
+
+# --- what the binary writes passes -------------------------------------------------------------
+
+# DRS moved worker-b's VM: the plan moves its host label and sets the cluster (and datacenter)
+# label on every node, which carries none yet.
+SNAPSHOT = REPO / "tests" / "fixtures" / "plan" / "drs-moved-worker" / "snapshot.yaml"
+
+
+def planned_label_writes(binary: Path, policy_file: Path) -> list[dict[str, Any]]:
+    """The label changes `vsphere-descheduler plan` makes on SNAPSHOT with a policy."""
+    result = subprocess.run(
+        [str(binary), "plan", "--output", "json", "--snapshot", str(SNAPSHOT), "--policy", str(policy_file), "--now", "2026-01-01T00:00:00Z"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)["labelChanges"]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"policy": {"vsphere": {"labels": {"datacenter": DATACENTER}}}},
+        {"policy": {"vsphere": {"labels": {"host": "example.com/esxi", "cluster": ""}}}},
+    ],
+    ids=["default", "with-datacenter", "renamed-host-only"],
+)
+def test_every_label_write_the_binary_plans_is_admitted(overrides, binary, tmp_path):
+    policy = admission_policy(overrides)
+    changes = planned_label_writes(binary, write_policy(tmp_path, policy_text(objects(overrides))))
+    # The plan writes every key the admission policy owns, and nothing else.
+    assert {change["key"] for change in changes} == set(owned_keys(overrides))
+    stored = {node["metadata"]["name"]: node for node in yaml.safe_load_all(SNAPSHOT.read_text()) if node and node["kind"] == "Node"}
+    for name in sorted({change["node"] for change in changes}):
+        old = stored[name]
+        new = copy.deepcopy(old)
+        for change in (change for change in changes if change["node"] == name):
+            new["metadata"]["labels"][change["key"]] = change["new"]
+        assert policy.admit(Request(old=old, new=new)) == Decision(True), name
 
 
 # --- when it is not installed -------------------------------------------------------------------
