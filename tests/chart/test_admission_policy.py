@@ -143,9 +143,20 @@ class AdmissionPolicy:
         if not self.matches_rules(request):
             return Decision(True)
         activation = {name: celpy.json_to_cel(value) for name, value in request.attributes().items()}
+        # Any condition false skips the policy; else any that failed to evaluate denies.
+        verdicts: list[Any] = []
+        for condition in self.conditions:
+            try:
+                verdicts.append(condition.evaluate(activation) == celtypes.BoolType(True))
+            except EvaluationError as error:
+                verdicts.append(error)
+        if False in verdicts:
+            return Decision(True)
+        if errors := [verdict for verdict in verdicts if isinstance(verdict, EvaluationError)]:
+            return self.deny(request, str(errors[0]))
+        # The API server evaluates a variable when an expression first reads it; these are all
+        # read, so evaluating them in order up front decides the same.
         try:
-            if not all(condition.evaluate(activation) == celtypes.BoolType(True) for condition in self.conditions):
-                return Decision(True)
             variables: dict[celtypes.StringType, Any] = {}
             activation["variables"] = celtypes.MapType(variables)
             for name, expression in self.variables:
@@ -277,8 +288,11 @@ def label(key: str, value: str | None) -> Callable[[dict[str, Any]], None]:
 
 
 def apply_bookkeeping(node: dict[str, Any]) -> None:
-    """What a server-side apply changes by itself: our managedFields entry's time."""
+    """What a write changes by itself: our managedFields entry's time (server-side apply) and,
+    on kinds whose strategy counts them, the generation (nodes do not; it is compared by no check
+    either way)."""
     node["metadata"]["managedFields"][1]["time"] = "2026-01-01T00:04:00Z"
+    node["metadata"]["generation"] = 2
 
 
 def both(*changes: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
