@@ -10,9 +10,9 @@ use kube::core::{Expression, Selector};
 
 use super::model::{
     AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
-    Owner, Pdb, Phase, Pod, PreferredTerm, Qos, Requirements, Resources, SpreadConstraint, Taint,
-    TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy, WeightedAffinityTerm,
-    WhenUnsatisfiable,
+    Owner, Pdb, Phase, Pod, PodCondition, PreferredTerm, Qos, Requirements, Resources,
+    SpreadConstraint, Taint, TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy,
+    WeightedAffinityTerm, WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
 use super::wire;
@@ -287,6 +287,8 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         reason: status.reason.clone().filter(|reason| !reason.is_empty()),
         container_statuses: container_statuses(status.container_statuses),
         init_container_statuses: container_statuses(status.init_container_statuses),
+        ephemeral_container_statuses: container_statuses(status.ephemeral_container_statuses),
+        conditions: conditions(status.conditions),
         namespace,
         name,
         labels,
@@ -311,7 +313,23 @@ fn exact_pod(mut pod: Pod) -> Pod {
     pod.claims.shrink_to_fit();
     pod.container_statuses.shrink_to_fit();
     pod.init_container_statuses.shrink_to_fit();
+    pod.ephemeral_container_statuses.shrink_to_fit();
+    pod.conditions.shrink_to_fit();
     pod
+}
+
+/// `status.conditions` as PodLifeTime's `conditions` filter reads them.
+fn conditions(conditions: Option<Vec<wire::Condition>>) -> Vec<PodCondition> {
+    conditions
+        .unwrap_or_default()
+        .into_iter()
+        .map(|condition| PodCondition {
+            condition_type: condition.type_.unwrap_or_default(),
+            status: condition.status.unwrap_or_default(),
+            reason: condition.reason.filter(|reason| !reason.is_empty()),
+            last_transition: condition.last_transition_time.and_then(|t| timestamp(t.0)),
+        })
+        .collect()
 }
 
 /// Restart counts and current states of containers (`status.containerStatuses` or
@@ -794,6 +812,62 @@ mod tests {
             json!([{"type": "ContainersReady", "status": "True"}])
         ));
         assert!(!converted_pod(json!({"containers": []}), json!({})).ready);
+    }
+
+    #[test]
+    fn conditions_keep_type_status_reason_and_transition_and_an_empty_reason_is_none() {
+        let pod = converted_pod(
+            json!({"containers": []}),
+            json!({"conditions": [
+                {"type": "Initialized", "status": "True", "reason": "PodCompleted",
+                 "lastTransitionTime": "2026-11-20T08:00:09Z"},
+                {"type": "Ready", "status": "False", "reason": ""}
+            ]}),
+        );
+        let transition = chrono::DateTime::parse_from_rfc3339("2026-11-20T08:00:09Z")
+            .expect("a time")
+            .to_utc();
+        assert_eq!(
+            pod.conditions,
+            [
+                PodCondition {
+                    condition_type: "Initialized".to_string(),
+                    status: "True".to_string(),
+                    reason: Some("PodCompleted".to_string()),
+                    last_transition: Some(transition),
+                },
+                PodCondition {
+                    condition_type: "Ready".to_string(),
+                    status: "False".to_string(),
+                    reason: None,
+                    last_transition: None,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn ephemeral_container_statuses_are_read_like_the_others() {
+        let pod = converted_pod(
+            json!({"containers": []}),
+            json!({"ephemeralContainerStatuses": [
+                {"name": "debugger", "restartCount": 0, "image": "busybox", "imageID": "",
+                 "ready": false,
+                 "state": {"terminated": {"exitCode": 130, "reason": "Error"}}}
+            ]}),
+        );
+        assert_eq!(
+            pod.ephemeral_container_statuses,
+            [ContainerStatus {
+                restart_count: 0,
+                waiting_reason: None,
+                terminated: Some(Terminated {
+                    reason: Some("Error".to_string()),
+                    exit_code: 130,
+                }),
+            }]
+        );
+        assert!(pod.container_statuses.is_empty());
     }
 
     #[test]

@@ -158,13 +158,15 @@ pub struct ManagedMetadata {
     pub labels: Option<BTreeMap<String, IgnoredAny>>,
 }
 
-/// A `Ready`-style condition.
+/// A node's or a pod's condition.
 #[derive(Deserialize)]
-#[serde(expecting = "a condition (a mapping)")]
+#[serde(rename_all = "camelCase", expecting = "a condition (a mapping)")]
 pub struct Condition {
     #[serde(rename = "type")]
     pub type_: Option<String>,
     pub status: Option<String>,
+    pub reason: Option<String>,
+    pub last_transition_time: Option<Time>,
 }
 
 impl Condition {
@@ -309,6 +311,7 @@ pub struct PodStatus {
     pub reason: Option<String>,
     pub container_statuses: Option<Vec<ContainerStatus>>,
     pub init_container_statuses: Option<Vec<ContainerStatus>>,
+    pub ephemeral_container_statuses: Option<Vec<ContainerStatus>>,
 }
 
 #[derive(Deserialize)]
