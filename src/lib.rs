@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod command;
+pub mod footprint;
 pub mod inventory;
 pub mod kube;
 pub mod metrics;

@@ -23,7 +23,7 @@ pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 use crate::inventory::Inventory;
 use crate::report::{Mode, Report};
 use crate::snapshot::{self, Objects, SnapshotError};
-use crate::{kube, plan, vsphere};
+use crate::{footprint, kube, plan, vsphere};
 use execute::Executor;
 
 /// How long releasing the lock and logging out of vCenter may take at the end, even after the
@@ -43,6 +43,8 @@ pub enum Error {
     Policy(#[source] plan::UnknownPriorityClass),
     #[error("{0} before anything was planned; nothing was changed")]
     Stopped(StopReason),
+    #[error("the cluster is too big for this container's memory; nothing was changed")]
+    Memory(#[source] footprint::OverBudget),
 }
 
 /// Runs once and reports. A run that could not plan reports why in `errors`, with nothing else.
@@ -140,6 +142,14 @@ async fn observe_plan_act(
     }
 
     let snapshot = assemble(cluster, inventory)?;
+    // Before planning, whose working state would take the rest: a run killed for memory
+    // reports nothing.
+    footprint::check(
+        snapshot.nodes.len(),
+        snapshot.pods.len(),
+        footprint::memory_limit(),
+    )
+    .map_err(Error::Memory)?;
     plan::check_priority_classes(&snapshot, &config.policy).map_err(Error::Policy)?;
     let plan = plan::plan(&snapshot, &config.policy);
     let mut report = Report::planned(mode(config), plan);

@@ -7,7 +7,7 @@ use tracing::{info, warn};
 use super::Error;
 use crate::cli::PlanArgs;
 use crate::report::{Mode, OutputFormat, Report};
-use crate::{plan, policy, snapshot};
+use crate::{footprint, plan, policy, snapshot};
 
 /// Exit code of `plan --max-evictions N` when the plan evicts more than N pods: distinct from
 /// 1 (failure) and 2 (invalid input) so a CI job can tell a budget breach from a broken file.
@@ -31,6 +31,7 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     Report::planned(Mode::Plan, plan)
         .print(output)
         .map_err(Error::Output)?;
+    footprint::log_used();
     match args.max_evictions {
         Some(max) if evictions > max => {
             warn!(

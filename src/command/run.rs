@@ -47,6 +47,7 @@ pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> 
     })?;
     let code = report.exit_code.expect("set above");
     report.print(output).map_err(Error::Output)?;
+    crate::footprint::log_used();
     Ok(ExitCode::from(code))
 }
 
