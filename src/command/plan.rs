@@ -31,6 +31,9 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     Report::planned(Mode::Plan, plan)
         .print(output)
         .map_err(Error::Output)?;
+    // The process ends here: freeing 150,000 pods one allocation at a time took a twentieth of
+    // the command, and the operating system takes the memory back at once.
+    std::mem::forget(snapshot);
     footprint::log_used();
     match args.max_evictions {
         Some(max) if evictions > max => {

@@ -289,10 +289,8 @@ fn not_text(path: &Path, bytes: &[u8], offset: usize, problem: NotText) -> Snaps
 /// character the next chunk completes. `Err` has the offset of the first byte that is not text.
 fn check_text(bytes: &[u8], from: usize) -> Result<usize, (usize, NotText)> {
     let unchecked = &bytes[from..];
-    let control = unchecked
-        .iter()
-        .position(|&byte| byte < 0x20 && !matches!(byte, b'\t' | b'\n' | b'\r'))
-        .map(|at| (from + at, NotText::ControlCharacter(unchecked[at])));
+    let control =
+        first_control(unchecked).map(|at| (from + at, NotText::ControlCharacter(unchecked[at])));
     let utf8 = match std::str::from_utf8(unchecked) {
         Ok(_) => Ok(bytes.len()),
         Err(error) if error.error_len().is_none() => Ok(from + error.valid_up_to()),
@@ -307,6 +305,26 @@ fn check_text(bytes: &[u8], from: usize) -> Result<usize, (usize, NotText)> {
         (Some(control), Ok(_)) => Err(control),
         (None, utf8) => utf8,
     }
+}
+
+/// Where the first control character other than tab, CR and LF is. Blocks of 64 bytes are
+/// tested without a branch per byte, which the compiler turns into vector instructions (a
+/// byte-at-a-time search was a tenth of reading a 120 MB file); the byte itself is looked for
+/// only in the block that holds one.
+fn first_control(bytes: &[u8]) -> Option<usize> {
+    let is_control = |byte: u8| byte < 0x20 && !matches!(byte, b'\t' | b'\n' | b'\r');
+    bytes
+        .chunks(64)
+        .enumerate()
+        .find(|(_, block)| {
+            block
+                .iter()
+                .fold(false, |any, &byte| any | is_control(byte))
+        })
+        .and_then(|(index, block)| {
+            let at = block.iter().position(|&byte| is_control(byte))?;
+            Some(index * 64 + at)
+        })
 }
 
 /// Read snapshot text (YAML or JSON, one or more documents).
@@ -898,6 +916,16 @@ mod tests {
             check_text(b"ab\x01\xff", 0),
             Err((2, NotText::ControlCharacter(1)))
         );
+        // Past the first blocks of the search, and in a last, shorter one.
+        for at in [63, 64, 130, 199] {
+            let mut text = vec![b'a'; 200];
+            text[at] = 0x1b;
+            assert_eq!(
+                check_text(&text, 0),
+                Err((at, NotText::ControlCharacter(0x1b))),
+                "{at}"
+            );
+        }
     }
 
     #[test]
