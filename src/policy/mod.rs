@@ -25,7 +25,7 @@ pub use plugins::{
     AntiAffinityArgs, BASIC_RESOURCES, DefaultConstraint, DuplicatesArgs, FailedPodsArgs,
     HighNodeUtilizationArgs, LowNodeUtilizationArgs, NodeAffinityArgs, NodeAffinityType,
     NodeTaintsArgs, PodLifeTimeArgs, ResourceThresholds, Strategy, TooManyRestartsArgs,
-    TopologySpreadArgs, UsageSource,
+    TopologySpreadArgs, UsageSource, unmeasurable,
 };
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;
