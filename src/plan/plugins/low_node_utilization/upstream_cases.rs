@@ -170,27 +170,35 @@ fn usual_pods(lab: Lab) -> Lab {
 }
 
 /// NodeMetrics (cpu, memory bytes) and PodMetrics of namespace `default`.
-fn metrics(nodes: &[(&str, i64, i64)], pods: &[(&str, i64, i64)]) -> Metrics {
+fn metrics(
+    nodes: &[(&str, i64, i64)],
+    pods: impl IntoIterator<Item = (String, i64, i64)>,
+) -> Metrics {
     Metrics {
         nodes: nodes
             .iter()
             .map(|&(name, cpu, memory)| (name.to_string(), amounts(cpu, memory, 0)))
             .collect(),
         pods: pods
-            .iter()
-            .map(|&(name, cpu, memory)| {
-                let key = ("default".to_string(), name.to_string());
-                (key, amounts(cpu, memory, 0))
-            })
+            .into_iter()
+            .map(|(name, cpu, memory)| (("default".to_string(), name), amounts(cpu, memory, 0)))
             .collect(),
     }
 }
 
+/// PodMetrics of pods `p<first>`..=`p<last>`, each using `cpu` and `memory`.
+fn pods_using(
+    numbers: std::ops::RangeInclusive<u32>,
+    cpu: i64,
+    memory: i64,
+) -> Vec<(String, i64, i64)> {
+    numbers.map(|i| (format!("p{i}"), cpu, memory)).collect()
+}
+
 /// The usual metrics: n1 at 3201m, n2 at 401m, n3 at `n3_cpu`; p1–p5 at 401m each.
 fn usual_metrics(n3_cpu: i64) -> Metrics {
-    let pods: Vec<(String, i64, i64)> = (1..=5).map(|i| (format!("p{i}"), 401, 0)).collect();
-    let pods: Vec<(&str, i64, i64)> = pods.iter().map(|(n, c, m)| (n.as_str(), *c, *m)).collect();
-    metrics(&[("n1", 3201, 0), ("n2", 401, 0), ("n3", n3_cpu, 0)], &pods)
+    let nodes = [("n1", 3201, 0), ("n2", 401, 0), ("n3", n3_cpu, 0)];
+    metrics(&nodes, pods_using(1..=5, 401, 0))
 }
 
 fn thresholds(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
@@ -241,17 +249,13 @@ fn no_evictable_pods() {
         .pod(local_storage_mirror(pod("p5", 400, 0, "n1")))
         .pod(critical(bare(pod("p6", 400, 0, "n1"))))
         .pod(pod("p9", 400, 0, "n2"));
-    let pods: Vec<(String, i64, i64)> = (1..=5).map(|i| (format!("p{i}"), 401, 0)).collect();
-    let pods: Vec<(&str, i64, i64)> = pods.iter().map(|(n, c, m)| (n.as_str(), *c, *m)).collect();
     let memory = 1_714_978_816;
-    let metrics = metrics(
-        &[
-            ("n1", 2401, memory),
-            ("n2", 401, memory),
-            ("n3", 10, memory),
-        ],
-        &pods,
-    );
+    let nodes = [
+        ("n1", 2401, memory),
+        ("n2", 401, memory),
+        ("n3", 10, memory),
+    ];
+    let metrics = metrics(&nodes, pods_using(1..=5, 401, 0));
     assert_eq!(counts(lab, metrics, cpu_and_pods()), (0, 0));
 }
 
@@ -447,8 +451,10 @@ fn east_and_west(by_affinity: bool, p9_cpu: Option<i64>) -> Lab {
 }
 
 fn east_and_west_metrics(pod_cpu: i64) -> Metrics {
-    let pods = [("p1", pod_cpu, 0), ("p2", pod_cpu, 0), ("p3", pod_cpu, 0)];
-    metrics(&[("n1", 3201, 0), ("n2", 401, 0)], &pods)
+    metrics(
+        &[("n1", 3201, 0), ("n2", 401, 0)],
+        pods_using(1..=3, pod_cpu, 0),
+    )
 }
 
 #[test]
@@ -493,10 +499,8 @@ fn deviation_thresholds_and_overevicting_memory() {
         .pod(local_storage_mirror(pod("p7", 400, 375, "n1")))
         .pod(critical(normal_owner(pod("p8", 400, 375, "n1"))))
         .pod(pod("p9", 400, 3000, "n2"));
-    let pods: Vec<(String, i64, i64)> = (1..=8).map(|i| (format!("p{i}"), 400, 375)).collect();
-    let mut pods: Vec<(&str, i64, i64)> =
-        pods.iter().map(|(n, c, m)| (n.as_str(), *c, *m)).collect();
-    pods.push(("p9", 400, 3000));
+    let mut pods = pods_using(1..=8, 400, 375);
+    pods.extend(pods_using(9..=9, 400, 3000));
     let full = [("n1", 4000, 3000), ("n2", 4000, 3000), ("n3", 4000, 3000)];
     let args = LowNodeUtilizationArgs {
         use_deviation_thresholds: true,
@@ -504,7 +508,7 @@ fn deviation_thresholds_and_overevicting_memory() {
         target_thresholds: thresholds(&[("cpu", 5.0), ("pods", 5.0)]),
         ..LowNodeUtilizationArgs::default()
     };
-    assert_eq!(counts(lab, metrics(&full, &pods), args), (0, 0));
+    assert_eq!(counts(lab, metrics(&full, pods), args), (0, 0));
 }
 
 #[test]
