@@ -25,7 +25,7 @@ pub use plugins::{
     AntiAffinityArgs, BASIC_RESOURCES, ConditionFilter, DefaultConstraint, DuplicatesArgs,
     FailedPodsArgs, HighNodeUtilizationArgs, LowNodeUtilizationArgs, NodeAffinityArgs,
     NodeAffinityType, NodeTaintsArgs, OwnerKinds, PodLifeTimeArgs, ResourceThresholds, Strategy,
-    TooManyRestartsArgs, TopologySpreadArgs, UsageSource,
+    TooManyRestartsArgs, TopologySpreadArgs, UsageSource, unmeasurable,
 };
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;

@@ -6,7 +6,9 @@
 //! underutilized, when every node is, or when no other node can take pods. Sources go least
 //! used first; the destinations' room up to their allocatable bounds what moves.
 
-use super::node_utilization::{Destinations, Drain, Utilization, drain, pods_by_node};
+use super::node_utilization::{
+    Destinations, Drain, Utilization, drain, pods_by_node, requests_any,
+};
 use crate::plan::{Context, Planner};
 use crate::policy::{HighNodeUtilizationArgs, UsageSource};
 use crate::snapshot::Pod;
@@ -44,13 +46,8 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
         .collect();
     let mut destinations = Destinations::new(&utilization, &others, ceilings, "fuller");
     let pods = pods_by_node(&planner.view);
-    let thresholding: Vec<&str> = args.thresholds.keys().map(String::as_str).collect();
-    let admits = |pod: &Pod| {
-        !args.only_thresholding_resources
-            || thresholding
-                .iter()
-                .any(|r| pod.requests.get(r) > 0 && *r != "pods")
-    };
+    let admits =
+        |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &args.thresholds);
     for source in underutilized {
         let reason = format!(
             "node {} is underutilized ({}): its pods are packed onto fuller nodes",

@@ -221,6 +221,14 @@ fn amounts(resources: &[String], requested: &Resources, measured: Option<&Resour
         .collect()
 }
 
+/// Whether a pod requests one of the thresholds' resources, the pod count aside
+/// (`evictionModes: [OnlyThresholdingResources]`).
+pub(super) fn requests_any(pod: &Pod, thresholds: &ResourceThresholds) -> bool {
+    thresholds
+        .keys()
+        .any(|name| name != "pods" && pod.requests.get(name) > 0)
+}
+
 /// Pods counted on each node (active ones), in snapshot order.
 pub(super) fn pods_by_node(view: &View) -> Vec<Vec<usize>> {
     let mut by_node = vec![Vec::new(); view.nodes.len()];
