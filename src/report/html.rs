@@ -49,6 +49,7 @@ pub fn render(report: &Report, placement: Option<&Placement>) -> String {
         page.hosts(placement);
         page.workloads(placement);
     }
+    page.unattached(placement);
     page.drs_rules();
     page.utilization();
     page.notes();
@@ -361,6 +362,38 @@ impl Page<'_> {
         );
     }
 
+    /// Evictions and skips of pods no drawn workload holds (no placement, or a pod the
+    /// snapshot does not have): every action is on the page once.
+    fn unattached(&mut self, placement: Option<&Placement>) {
+        let report = self.report;
+        let mut evictions = vec![true; report.evictions.len()];
+        let mut skips = vec![true; report.skipped.len()];
+        for workload in placement
+            .map(|p| p.workloads.as_slice())
+            .unwrap_or_default()
+        {
+            workload
+                .evictions
+                .iter()
+                .for_each(|&i| evictions[i] = false);
+            workload.skips.iter().for_each(|&i| skips[i] = false);
+        }
+        if !evictions.contains(&true) && !skips.contains(&true) {
+            return;
+        }
+        put!(
+            self,
+            "<section id=\"actions\">\n<h2>Evictions and skips</h2>"
+        );
+        for (entry, _) in report.evictions.iter().zip(&evictions).filter(|(_, l)| **l) {
+            self.eviction(entry);
+        }
+        for (skip, _) in report.skipped.iter().zip(&skips).filter(|(_, l)| **l) {
+            self.skip(skip);
+        }
+        put!(self, "</section>");
+    }
+
     fn drs_rules(&mut self) {
         if self.report.drs_rules.is_empty() {
             return;
@@ -510,5 +543,77 @@ fn heading(mode: Mode) -> &'static str {
         Mode::Plan => "plan (offline: nothing was changed)",
         Mode::DryRun => "dry run (nothing was changed)",
         Mode::Run => "run",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Eviction, Plan, SkipReason};
+
+    fn hostile_report() -> Report {
+        let plan = Plan {
+            evictions: vec![Eviction {
+                namespace: "shop".to_string(),
+                pod: "web-<script>alert(1)</script>".to_string(),
+                node: "worker-\"a\"".to_string(),
+                host: Some("esxi-'1'&co".to_string()),
+                strategy: "RemovePodsViolatingInterPodAntiAffinity",
+                profile: "default".to_string(),
+                reason: "shares <b>a host</b>".to_string(),
+                fits_on: None,
+                uid: None,
+                grace_period_seconds: None,
+                depends_on_labels_of: Vec::new(),
+                landing: None,
+            }],
+            skipped: vec![Skip {
+                namespace: "shop".to_string(),
+                pod: "<img src=x>".to_string(),
+                node: None,
+                strategy: "RemovePodsViolatingInterPodAntiAffinity",
+                profile: "default".to_string(),
+                reason: SkipReason::Pdb,
+                detail: "\"quoted\" & <tagged>".to_string(),
+            }],
+            warnings: vec!["<warning>".to_string()],
+            ..Plan::default()
+        };
+        Report::planned(Mode::Plan, plan)
+    }
+
+    #[test]
+    fn text_from_the_cluster_is_escaped_everywhere() {
+        let mut report = hostile_report();
+        let snapshot = crate::snapshot::Snapshot::default();
+        report.place(&snapshot, &crate::policy::Policy::default());
+        let page = render(&report, report.placement.as_deref());
+        for raw in [
+            "<script>",
+            "<b>a host",
+            "<img src=x>",
+            "<tagged>",
+            "<warning>",
+        ] {
+            assert!(!page.contains(raw), "{raw} is not escaped");
+        }
+        for escaped in [
+            "web-&lt;script&gt;alert(1)&lt;/script&gt;",
+            "worker-&quot;a&quot;",
+            "esxi-&#39;1&#39;&amp;co",
+            "&quot;quoted&quot; &amp; &lt;tagged&gt;",
+        ] {
+            assert!(page.contains(escaped), "{escaped} missing");
+        }
+    }
+
+    #[test]
+    fn a_report_without_placement_still_renders_its_actions_and_notes() {
+        let report = hostile_report();
+        let page = render(&report, None);
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains("<li class=\"warning\">warning: &lt;warning&gt;</li>"));
+        assert!(!page.contains("id=\"hosts\""));
+        assert!(page.trim_end().ends_with("</html>"));
     }
 }

@@ -478,3 +478,69 @@ fn constraints(pod: &Pod, keys: &BTreeSet<&str>) -> BTreeSet<String> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::plan;
+    use crate::report::Mode;
+
+    /// The demo's seed lab: DRS moved worker-b onto esxi-41, next to worker-a.
+    fn demo() -> (Snapshot, Report) {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-21T09:00:00Z")
+            .expect("a valid time")
+            .to_utc();
+        let snapshot =
+            crate::snapshot::from_str(include_str!("../command/demo/snapshot.yaml"), now)
+                .expect("the demo snapshot");
+        let policy = crate::policy::load_str("demo", include_str!("../command/demo/policy.yaml"))
+            .expect("the demo policy")
+            .policy;
+        let mut report = Report::planned(Mode::Plan, plan(&snapshot, &policy));
+        report.place(&snapshot, &policy);
+        (snapshot, report)
+    }
+
+    #[test]
+    fn nodes_sit_under_the_host_their_vm_is_on_and_show_the_label_move() {
+        let (_, report) = demo();
+        let placement = report.placement.expect("placed");
+        let host = &placement.clusters[0].hosts[0];
+        assert_eq!(host.name, "lab-wcp-esxi-41.go-lab.jp");
+        let names: Vec<&str> = host.nodes.iter().map(|n| n.node.as_str()).collect();
+        assert_eq!(names, ["control-plane-1", "worker-a", "worker-b"]);
+        let worker_b = &host.nodes[2];
+        assert_eq!(
+            worker_b.moved,
+            Some(LabelMove {
+                was: Some("lab-wcp-esxi-42.go-lab.jp".to_string()),
+                now: Some("lab-wcp-esxi-41.go-lab.jp".to_string()),
+            })
+        );
+        assert_eq!((worker_b.pods, worker_b.leaving), (2, 1));
+    }
+
+    #[test]
+    fn an_evicted_replica_counts_on_the_host_it_fits_on_after_the_plan() {
+        let (_, report) = demo();
+        let placement = report.placement.expect("placed");
+        let web = placement
+            .workloads
+            .iter()
+            .find(|w| w.name == "lab-ns-01/Deployment/demo-httpd")
+            .expect("the web workload is drawn");
+        assert!(web.touched);
+        let counts: Vec<(Option<&str>, usize, usize)> = web
+            .hosts
+            .iter()
+            .map(|c| (c.host.as_deref(), c.before, c.after))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                (Some("lab-wcp-esxi-41.go-lab.jp"), 2, 1),
+                (Some("lab-wcp-esxi-43.go-lab.jp"), 0, 1)
+            ]
+        );
+    }
+}
