@@ -143,20 +143,22 @@ fn the_demo_shows_hosts_vms_the_move_the_eviction_and_the_drs_rules() {
             // Hosts as columns, with their node VMs.
             "data-host=\"lab-wcp-esxi-41.go-lab.jp\"",
             "data-host=\"lab-wcp-esxi-43.go-lab.jp\"",
-            "data-node=\"worker-a\"",
-            "data-node=\"control-plane-2\"",
+            "<b>worker-a</b>",
+            "<b>control-plane-2</b>",
             // DRS moved worker-b: was labelled 42, is on 41.
             "was on lab-wcp-esxi-42.go-lab.jp",
             "is on lab-wcp-esxi-41.go-lab.jp",
             // The eviction, its reason and where it fits.
-            "lab-ns-01/demo-httpd-68979c6d58-dhrpc",
+            "<h4>lab-ns-01/Deployment/demo-httpd</h4>",
+            "<b>demo-httpd-68979c6d58-dhrpc</b>",
             "shares ESXi host lab-wcp-esxi-41.go-lab.jp",
             "fits on worker-c (lab-wcp-esxi-43.go-lab.jp)",
-            "lab-wcp-esxi-41.go-lab.jp: <b>2</b> → <b>1</b>",
-            "lab-wcp-esxi-43.go-lab.jp: <b>0</b> → <b>1</b>",
+            "lab-wcp-esxi-41.go-lab.jp: 2 → 1",
+            "lab-wcp-esxi-43.go-lab.jp: 0 → 1",
             // The DRS rules as the VM groups they keep apart.
             "vsphere-descheduler:lab:db:StatefulSet/pg",
-            "<span class=\"vm-chip\">control-plane-3</span>",
+            "keeps apart 3 VMs: <span class=\"vms\">control-plane-1, control-plane-2, \
+             control-plane-3</span>",
         ],
     );
     // The host of worker-b's column is where the VM is now.
@@ -165,7 +167,7 @@ fn the_demo_shows_hosts_vms_the_move_the_eviction_and_the_drs_rules() {
         .nth(1)
         .and_then(|rest| rest.split("data-host=").next())
         .expect("the column of lab-wcp-esxi-41");
-    assert!(esxi_41.contains("data-node=\"worker-b\""), "{esxi_41}");
+    assert!(esxi_41.contains("<b>worker-b</b>"), "{esxi_41}");
 }
 
 #[test]
@@ -179,7 +181,7 @@ fn a_host_in_maintenance_is_marked_and_skips_say_why() {
         &[
             "esxi-43.lab.example <span class=\"tag down\">maintenance mode</span>",
             "not evicted: no-feasible-node",
-            "web/web-5d8f7c9b6-aaaaa",
+            "<b>web-5d8f7c9b6-aaaaa</b>",
             "1 node on an ESXi host that is disconnected, not responding or in maintenance",
             "cordoned",
             "vsphere-descheduler:lab:web:Deployment/web",
@@ -200,7 +202,8 @@ fn utilization_shows_each_node_against_its_thresholds() {
             "above target",
             "underutilized",
             "cpu 81% → 62% (low 20%, target 50%)",
-            "shop/web-11",
+            "<h4>shop/ReplicaSet/web-rs</h4>",
+            "<b>web-11</b>",
             "fits on worker-2 (esxi-2.lab.example)",
             "not evicted: limit",
             "<span class=\"tag evict\">−3 evict</span>",

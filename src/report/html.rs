@@ -8,6 +8,7 @@
 //! Every state is written out in words beside its colour, and every text that comes from the
 //! cluster (names, reasons) is escaped: names may hold `<`, `&` or quotes.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::placement::{HostState, HostView, NodeView, Placement, WorkloadView, leaves};
@@ -19,6 +20,9 @@ use crate::plan::{DrsAction, NodeUtilization, ResourceUtilization, Skip, Utiliza
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
 const STYLE: &str = include_str!("html/style.css");
+
+/// A workload on at most this many hosts has every host listed.
+const HOSTS_LISTED: usize = 8;
 
 /// Text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -197,9 +201,8 @@ impl Page<'_> {
         if let Some(moved) = &node.moved {
             let _ = write!(
                 notes,
-                "<span class=\"tag moved\">moved</span> <span class=\"move\">was on {} \
-                 <svg class=\"arrow\" viewBox=\"0 0 16 8\" aria-hidden=\"true\"><path \
-                 d=\"M0 4h13M10 1l3 3-3 3\"/></svg><span class=\"sr\">→</span> is on {}</span>",
+                "<span class=\"tag moved\">moved</span> <span class=\"move\">was on {} → is \
+                 on {}</span>",
                 escape(moved.was.as_deref().unwrap_or("(no label)")),
                 escape(moved.now.as_deref().unwrap_or("(no label)"))
             );
@@ -210,7 +213,7 @@ impl Page<'_> {
         if node.cordoned {
             notes.push_str("<span class=\"tag down\">cordoned</span>");
         }
-        let mut flow = format!("{} pod(s)", node.pods);
+        let mut flow = format!("<i>{} pod(s)</i>", node.pods);
         if node.leaving > 0 {
             let _ = write!(
                 flow,
@@ -225,12 +228,7 @@ impl Page<'_> {
                 node.arriving
             );
         }
-        put!(
-            self,
-            "<li class=\"node\" data-node=\"{}\"><b>{}</b> {notes}<div class=\"pods\">{flow}</div></li>",
-            escape(&node.node),
-            escape(&node.node)
-        );
+        put!(self, "<li><b>{}</b> {notes}{flow}</li>", escape(&node.node));
     }
 
     fn workloads(&mut self, placement: &Placement) {
@@ -238,12 +236,16 @@ impl Page<'_> {
         put!(
             self,
             "<section id=\"workloads\">\n<h2>Workloads: replicas per host, before → after</h2>\n\
-             <p class=\"note\">{} pod(s) in {} workload(s). Drawn: {} workload(s) the plan \
-             touches or with a host-level constraint. Summarised (counted per host as other \
-             pods): {} untouched workload(s) without a host-level constraint{}.</p>",
+             <p class=\"note\">{} pod(s) in {} workload(s). Drawn one by one: the workloads the \
+             plan touches (it evicts or skips one of their pods){}. Summarised, as other pods \
+             per host: {} untouched workload(s) without a host-level constraint{}.</p>",
             summary.pods,
             summary.workloads,
-            placement.workloads.len(),
+            if summary.constrained_not_drawn > 0 {
+                String::new()
+            } else {
+                ", then the untouched ones with a host-level constraint".to_string()
+            },
             summary.unconstrained,
             if summary.constrained_not_drawn > 0 {
                 format!(
@@ -256,63 +258,92 @@ impl Page<'_> {
                 String::new()
             }
         );
-        for workload in &placement.workloads {
-            self.workload(workload);
+        let (touched, untouched): (Vec<&WorkloadView>, Vec<&WorkloadView>) =
+            placement.workloads.iter().partition(|w| w.touched);
+        for (title, group) in [
+            ("Touched by the plan", touched),
+            ("Unchanged, with a host-level constraint", untouched),
+        ] {
+            if group.is_empty() {
+                continue;
+            }
+            put!(self, "<h3>{title} ({})</h3>", group.len());
+            for workload in group {
+                self.workload(workload);
+            }
         }
         put!(self, "</section>");
     }
 
     fn workload(&mut self, workload: &WorkloadView) {
-        let status = if workload.touched {
-            "<span class=\"tag touched\">touched by the plan</span>"
-        } else {
-            "<span class=\"tag kept\">unchanged</span>"
-        };
-        put!(
-            self,
-            "<article class=\"workload\" data-workload=\"{}\"><h3>{} {status}</h3>",
-            escape(&workload.name),
-            escape(&workload.name)
-        );
+        put!(self, "<article><h4>{}</h4>", escape(&workload.name));
         if !workload.constraints.is_empty() {
             let words: Vec<String> = workload.constraints.iter().map(|c| escape(c)).collect();
             put!(self, "<p class=\"constraints\">{}</p>", words.join("; "));
         }
-        self.out.push_str("<ul class=\"counts-per-host\">");
+        self.out.push_str("<ul class=\"per-host\">");
+        self.host_counts(workload);
+        self.out.push_str("</ul>\n");
+        // Grouped by strategy, named once: a workload's evictions mostly share one.
+        let mut strategy = "";
+        for &index in &workload.evictions {
+            let entry = &self.report.evictions[index];
+            if entry.eviction.strategy != strategy {
+                strategy = entry.eviction.strategy;
+                put!(self, "<h5>{strategy}:</h5>");
+            }
+            self.eviction(entry, false);
+        }
+        for &index in &workload.skips {
+            let skip = &self.report.skipped[index];
+            if skip.strategy != strategy {
+                strategy = skip.strategy;
+                put!(self, "<h5>{strategy}:</h5>");
+            }
+            self.skip(skip, false);
+        }
+        put!(self, "</article>");
+    }
+
+    /// A workload's replicas per host, before → after. A workload on many hosts lists the
+    /// hosts that change or hold more than one replica, and counts the others, so that a page
+    /// of thousands of workloads on a hundred hosts stays readable (and small).
+    fn host_counts(&mut self, workload: &WorkloadView) {
+        let all = workload.hosts.len() <= HOSTS_LISTED;
+        let mut others: BTreeMap<usize, usize> = BTreeMap::new();
         for count in &workload.hosts {
+            let changed = count.before != count.after;
+            if !all && !changed && count.before < 2 {
+                *others.entry(count.before).or_default() += 1;
+                continue;
+            }
             let host = count.host.as_deref().unwrap_or("(no known host)");
-            let changed = if count.before == count.after {
-                ""
-            } else {
-                " changed"
-            };
             let _ = write!(
                 self.out,
-                "<li class=\"count{changed}\" data-host=\"{}\">{}: <b>{}</b> → <b>{}</b></li>",
-                escape(host),
+                "<li{}>{}: {} → {}</li>",
+                if changed { " class=mv" } else { "" },
                 escape(host),
                 count.before,
                 count.after
             );
         }
+        for (replicas, hosts) in others {
+            let _ = write!(
+                self.out,
+                "<li>{replicas} → {replicas} on each of {hosts} other host(s)</li>"
+            );
+        }
         if workload.unplaced_after > 0 {
             let _ = write!(
                 self.out,
-                "<li class=\"count changed\">somewhere the scheduler picks: <b>+{}</b></li>",
+                "<li class=mv>somewhere the scheduler picks: +{}</li>",
                 workload.unplaced_after
             );
         }
-        self.out.push_str("</ul>\n");
-        for &index in &workload.evictions {
-            self.eviction(&self.report.evictions[index]);
-        }
-        for &index in &workload.skips {
-            self.skip(&self.report.skipped[index]);
-        }
-        put!(self, "</article>");
     }
 
-    fn eviction(&mut self, entry: &EvictionEntry) {
+    /// An eviction; inside its workload's article the pod's namespace goes without saying.
+    fn eviction(&mut self, entry: &EvictionEntry, with_namespace: bool) {
         let e = &entry.eviction;
         let from = match &e.host {
             Some(host) => format!("{} ({})", escape(&e.node), escape(host)),
@@ -326,38 +357,30 @@ impl Page<'_> {
         let note = entry
             .message
             .as_deref()
-            .map(|m| format!("<div class=\"detail\">note: {}</div>", escape(m)))
+            .map(|m| format!("<br>note: {}", escape(m)))
             .unwrap_or_default();
         put!(
             self,
-            "<div class=\"eviction\" data-pod=\"{ns}/{pod}\"><span class=\"tag {tag}\">evict: \
-             {result}</span> <b>{ns}/{pod}</b> from {from} <svg class=\"arrow\" viewBox=\"0 0 \
-             16 8\" aria-hidden=\"true\"><path d=\"M0 4h13M10 1l3 3-3 3\"/></svg><span \
-             class=\"sr\">→</span> {to}<div class=\"detail\">violation: {reason} ({strategy})\
-             </div>{note}</div>",
-            ns = escape(&e.namespace),
-            pod = escape(&e.pod),
+            "<p class=ev><span class=\"tag {tag}\">evict: {result}</span> <b>{pod}</b> from \
+             {from} → {to}<small>violation: {reason}{note}</small></p>",
+            pod = pod_name(&e.namespace, &e.pod, with_namespace),
             result = entry.result.as_str(),
             reason = escape(&e.reason),
-            strategy = e.strategy,
         );
     }
 
-    fn skip(&mut self, skip: &Skip) {
+    fn skip(&mut self, skip: &Skip, with_namespace: bool) {
         put!(
             self,
-            "<div class=\"skipped\" data-pod=\"{ns}/{pod}\"><span class=\"tag skip\">not \
-             evicted: {reason}</span> <b>{ns}/{pod}</b>{node} ({strategy})<div \
-             class=\"detail\">{detail}</div></div>",
-            ns = escape(&skip.namespace),
-            pod = escape(&skip.pod),
+            "<p class=sk><span class=\"tag skip\">not evicted: {reason}</span> \
+             <b>{pod}</b>{node}<small>{detail}</small></p>",
+            pod = pod_name(&skip.namespace, &skip.pod, with_namespace),
             reason = skip.reason.as_str(),
             node = skip
                 .node
                 .as_deref()
                 .map(|n| format!(" on {}", escape(n)))
                 .unwrap_or_default(),
-            strategy = skip.strategy,
             detail = escape(&skip.detail),
         );
     }
@@ -386,10 +409,12 @@ impl Page<'_> {
             "<section id=\"actions\">\n<h2>Evictions and skips</h2>"
         );
         for (entry, _) in report.evictions.iter().zip(&evictions).filter(|(_, l)| **l) {
-            self.eviction(entry);
+            put!(self, "<h5>{}:</h5>", entry.eviction.strategy);
+            self.eviction(entry, true);
         }
         for (skip, _) in report.skipped.iter().zip(&skips).filter(|(_, l)| **l) {
-            self.skip(skip);
+            put!(self, "<h5>{}:</h5>", skip.strategy);
+            self.skip(skip, true);
         }
         put!(self, "</section>");
     }
@@ -420,19 +445,17 @@ impl Page<'_> {
             (None, Some(group)) => format!("for node group {}", escape(group)),
             (None, None) => String::new(),
         };
-        let vms: Vec<String> = rule
-            .vms
-            .iter()
-            .map(|vm| format!("<span class=\"vm-chip\">{}</span>", escape(vm)))
-            .collect();
+        // One list per rule, not a chip per VM: a large cluster has thousands of rules.
+        let vms: Vec<String> = rule.vms.iter().map(|vm| escape(vm)).collect();
         put!(
             self,
-            "<li class=\"rule {action}\" data-rule=\"{name}\"><span class=\"tag rule-{action}\">\
-             {action}</span>{result} <b>{name}</b> (cluster {cluster}) {owner}<div \
-             class=\"apart\">keeps apart: {vms}</div></li>",
+            "<li><span class=\"tag rule-{action}\">\
+             {action}</span>{result} <b>{name}</b> (cluster {cluster}) {owner}<br>keeps apart \
+             {count} VMs: <span class=vms>{vms}</span></li>",
             name = escape(&rule.name),
             cluster = escape(&rule.cluster),
-            vms = vms.join(" ")
+            count = rule.vms.len(),
+            vms = vms.join(", ")
         );
     }
 
@@ -536,6 +559,15 @@ fn resource_bar(resource: &ResourceUtilization) -> String {
         before = clamp(resource.before),
         after = clamp(resource.after)
     )
+}
+
+/// `namespace/name`, or the name alone where the namespace is already said.
+fn pod_name(namespace: &str, name: &str, with_namespace: bool) -> String {
+    if with_namespace {
+        format!("{}/{}", escape(namespace), escape(name))
+    } else {
+        escape(name)
+    }
 }
 
 fn heading(mode: Mode) -> &'static str {

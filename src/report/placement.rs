@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::inventory::Host;
-use crate::plan::{DrsAction, workload};
+use crate::plan::workload;
 use crate::policy::Policy;
 use crate::report::{EvictionEntry, Outcome, Report};
 use crate::snapshot::{Pod, Snapshot};
@@ -23,7 +23,7 @@ pub struct Placement {
     /// Nodes with no VM in the inventory (or no inventory): on no known host.
     pub unplaced_nodes: Vec<NodeView>,
     /// Workloads drawn one by one: every one the plan touches (an eviction or a skip of one of
-    /// its pods, a DRS rule written for it), then untouched ones with a host-level constraint.
+    /// its pods), then untouched ones with a host-level constraint. DRS rules are drawn apart.
     pub workloads: Vec<WorkloadView>,
     /// What is not drawn one by one.
     pub summary: Summary,
@@ -115,7 +115,7 @@ pub struct WorkloadView {
     pub name: String,
     /// Its host-level constraints in words (`required anti-affinity on kubernetes.io/hostname`).
     pub constraints: Vec<String>,
-    /// Hosts where it has replicas before or after, in the order the page lists hosts.
+    /// Hosts where it has replicas before or after, by name.
     pub hosts: Vec<HostCount>,
     /// Replacements whose landing the report does not name (no node-fit check).
     pub unplaced_after: usize,
@@ -293,7 +293,6 @@ struct Gathered<'a> {
     constraints: BTreeSet<String>,
     evictions: Vec<usize>,
     skips: Vec<usize>,
-    rule_changed: bool,
     first: Option<&'a Pod>,
 }
 
@@ -332,17 +331,6 @@ fn workloads(
             found.skips.push(index);
         }
     }
-    for rule in &report.drs_rules {
-        let acts = !matches!(rule.change.action, DrsAction::Keep { .. });
-        if let Some(found) = rule
-            .change
-            .workload
-            .as_ref()
-            .and_then(|w| gathered.get_mut(w))
-        {
-            found.rule_changed |= acts;
-        }
-    }
     let untouched_constrained = gathered
         .values()
         .filter(|g| !is_touched(g) && !g.constraints.is_empty())
@@ -376,8 +364,9 @@ fn workloads(
     (views, summary, drawn_pods)
 }
 
+/// Evicted or skipped pods; a DRS rule written for the workload is shown with the rules.
 fn is_touched(gathered: &Gathered) -> bool {
-    !gathered.evictions.is_empty() || !gathered.skips.is_empty() || gathered.rule_changed
+    !gathered.evictions.is_empty() || !gathered.skips.is_empty()
 }
 
 /// One drawn workload: replicas per host now, and after the report's evictions land.
