@@ -203,3 +203,39 @@ fn an_unknown_context_is_refused_before_any_request() {
     let errors = report["errors"].to_string();
     assert!(errors.contains("context nope"), "{errors}");
 }
+
+#[test]
+fn a_dry_run_draws_its_html_page_naming_the_target() {
+    let clusters = Clusters::start();
+    let file = clusters.kubeconfig("config", &[("b", &clusters.b.url)], "b");
+    let output = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"))
+        .args([
+            "--output",
+            "html",
+            "run",
+            "--dry-run",
+            "--request-timeout",
+            "5",
+        ])
+        .arg("--kubeconfig")
+        .arg(&file)
+        .env_clear()
+        .env("HOME", clusters.dir.path())
+        .env("VSPHERE_SERVER", format!("127.0.0.1:{}", closed_port()))
+        .env("VSPHERE_USERNAME", "user")
+        .env("VSPHERE_PASSWORD", "pass")
+        .output()
+        .expect("run the binary");
+    let page = String::from_utf8(output.stdout).expect("UTF-8 HTML");
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(page.contains("dry run (nothing was changed)"));
+    assert!(
+        page.contains(&format!("Kubernetes API server <b>{}", clusters.b.url)),
+        "{page}"
+    );
+    assert!(page.contains("context <b>b</b>"));
+    // vCenter is down: no hosts, the nodes are drawn on no known host, the error is shown.
+    assert!(page.contains("Nodes on no known host"));
+    assert!(page.contains("<b>worker-a</b>"));
+    assert!(page.contains("vCenter could not be observed"));
+}
