@@ -288,12 +288,12 @@ fn lay_out(
 
 /// A workload's pods and what the report does to them.
 #[derive(Default)]
-struct Gathered<'a> {
+struct Gathered {
     pods: Vec<usize>,
+    /// Read from its first pod: a workload's pods share their template.
     constraints: BTreeSet<String>,
     evictions: Vec<usize>,
     skips: Vec<usize>,
-    first: Option<&'a Pod>,
 }
 
 /// The workloads to draw, what is summarised, and which pods the drawn ones hold.
@@ -310,11 +310,10 @@ fn workloads(
         let name = workload_name(pod);
         pod_workload.insert((&pod.namespace, &pod.name), name.clone());
         let entry = gathered.entry(name).or_default();
-        entry.pods.push(index);
-        if entry.first.is_none() {
-            entry.first = Some(pod);
+        if entry.pods.is_empty() {
             entry.constraints = constraints(pod, &keys);
         }
+        entry.pods.push(index);
     }
     for (index, entry) in report.evictions.iter().enumerate() {
         let key = (
