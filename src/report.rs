@@ -1,5 +1,6 @@
-//! The report: what a run planned or did, as text for people or one JSON document for
-//! machines (the contract in DESIGN §7). The only module that writes to stdout.
+//! The report: what a run planned or did, as text for people, one JSON document for machines
+//! (the contract in DESIGN §7), or one self-contained HTML page (`html`, drawing what
+//! `placement` gathers). The only module that writes to stdout.
 //!
 //! Results of evictions: `planned` (plan, dry-run, or a run that stopped before getting to it;
 //! `message` then says why), `evicted`, `blocked` (a PodDisruptionBudget refused it), `gone`
