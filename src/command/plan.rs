@@ -28,9 +28,11 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
         .map_err(Error::PriorityClass)?;
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
     let evictions = plan.evictions.len();
-    Report::planned(Mode::Plan, plan)
-        .print(output)
-        .map_err(Error::Output)?;
+    let mut report = Report::planned(Mode::Plan, plan);
+    if output == OutputFormat::Html {
+        report.place(&snapshot.snapshot, &loaded.policy);
+    }
+    report.print(output).map_err(Error::Output)?;
     match args.max_evictions {
         Some(max) if evictions > max => {
             warn!(

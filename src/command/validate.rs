@@ -48,7 +48,8 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
         OutputFormat::Json => {
             serde_json::to_string_pretty(&results).expect("results serialize") + "\n"
         }
-        OutputFormat::Text => {
+        // `execute` refuses html for this command before it starts.
+        OutputFormat::Text | OutputFormat::Html => {
             let mut text = String::new();
             for result in &results {
                 if result.valid {

@@ -9,7 +9,7 @@ pub enum Error {
     #[error("failed to load the Kubernetes client configuration (kubeconfig or in-cluster)")]
     Config {
         #[source]
-        source: ::kube::config::InferConfigError,
+        source: super::target::ConfigError,
     },
     #[error("failed to set up the Kubernetes client")]
     Client {

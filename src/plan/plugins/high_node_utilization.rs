@@ -7,9 +7,9 @@
 //! used first; the destinations' room up to their allocatable bounds what moves.
 
 use super::node_utilization::{
-    Destinations, Drain, Utilization, drain, pods_by_node, requests_any,
+    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any,
 };
-use crate::plan::{Context, Planner};
+use crate::plan::{Context, Planner, UtilizationClass};
 use crate::policy::{HighNodeUtilizationArgs, UsageSource};
 use crate::snapshot::Pod;
 
@@ -17,10 +17,34 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
     let mut utilization =
         Utilization::measure(planner, context, &args.thresholds, UsageSource::Requests);
     let low = utilization.percents(&args.thresholds, 100.0);
-    let judged: Vec<usize> = utilization.judged().collect();
     let lows: Vec<Vec<i64>> = (0..utilization.usage.len())
         .map(|node| utilization.amounts_of(node, &low))
         .collect();
+    let before = utilization.usage.clone();
+    let underutilized = act(planner, context, args, &mut utilization, &lows);
+    let class = |node: usize| {
+        if underutilized.contains(&node) {
+            UtilizationClass::Underutilized
+        } else {
+            UtilizationClass::Appropriate
+        }
+    };
+    let thresholds = Thresholds {
+        low: &lows,
+        high: None,
+    };
+    utilization.record(planner, context, &before, &thresholds, class);
+}
+
+/// Finds the underutilized nodes and packs their pods onto the others; returns them.
+fn act(
+    planner: &mut Planner,
+    context: &Context,
+    args: &HighNodeUtilizationArgs,
+    utilization: &mut Utilization,
+    lows: &[Vec<i64>],
+) -> Vec<usize> {
+    let judged: Vec<usize> = utilization.judged().collect();
     let mut underutilized: Vec<usize> = judged
         .iter()
         .copied()
@@ -37,14 +61,15 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
         || underutilized.len() == judged.len()
         || others.is_empty()
     {
-        return;
+        return underutilized;
     }
+    let found = underutilized.clone();
     // Least used first; node order breaks ties.
     underutilized.sort_by(|&a, &b| utilization.load(a).total_cmp(&utilization.load(b)));
     let ceilings = (0..utilization.usage.len())
         .map(|node| utilization.allocatable(node))
         .collect();
-    let mut destinations = Destinations::new(&utilization, &others, ceilings, "fuller");
+    let mut destinations = Destinations::new(utilization, &others, ceilings, "fuller");
     let pods = pods_by_node(&planner.view);
     let admits =
         |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &args.thresholds);
@@ -67,15 +92,16 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
         drain(
             planner,
             context,
-            &mut utilization,
+            utilization,
             &mut destinations,
             &pods[source],
             &plan,
         );
         if !destinations.has_room() {
-            return;
+            break;
         }
     }
+    found
 }
 
 #[cfg(test)]

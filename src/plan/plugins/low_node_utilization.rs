@@ -12,9 +12,9 @@
 //! stop the plugin, as upstream's usage client fails on them: a warning, no evictions.
 
 use super::node_utilization::{
-    Destinations, Drain, Utilization, drain, pods_by_node, requests_any,
+    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any,
 };
-use crate::plan::{Context, Planner};
+use crate::plan::{Context, Planner, UtilizationClass};
 use crate::policy::{LowNodeUtilizationArgs, UsageSource, unmeasurable};
 use crate::snapshot::Pod;
 
@@ -33,6 +33,34 @@ pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationAr
     }
     let mut utilization = Utilization::measure(planner, context, &args.thresholds, args.usage);
     let (low, high) = thresholds(&utilization, args);
+    let before = utilization.usage.clone();
+    let (underutilized, above_target) = act(planner, context, args, &mut utilization, &low, &high);
+    let class = |node: usize| {
+        if underutilized.contains(&node) {
+            UtilizationClass::Underutilized
+        } else if above_target.contains(&node) {
+            UtilizationClass::AboveTarget
+        } else {
+            UtilizationClass::Appropriate
+        }
+    };
+    let thresholds = Thresholds {
+        low: &low,
+        high: Some(&high),
+    };
+    utilization.record(planner, context, &before, &thresholds, class);
+}
+
+/// Classifies the judged nodes and drains the ones above target; returns the underutilized
+/// and the above-target nodes.
+fn act(
+    planner: &mut Planner,
+    context: &Context,
+    args: &LowNodeUtilizationArgs,
+    utilization: &mut Utilization,
+    low: &[Vec<i64>],
+    high: &[Vec<i64>],
+) -> (Vec<usize>, Vec<usize>) {
     let judged: Vec<usize> = utilization.judged().collect();
     let view = &planner.view;
     let underutilized: Vec<usize> = judged
@@ -51,12 +79,13 @@ pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationAr
         || underutilized.len() == judged.len()
         || above_target.is_empty()
     {
-        return;
+        return (underutilized, above_target);
     }
+    let classes = (underutilized.clone(), above_target.clone());
     // Fullest first; node order breaks ties.
     above_target.sort_by(|&a, &b| utilization.load(b).total_cmp(&utilization.load(a)));
     let mut destinations =
-        Destinations::new(&utilization, &underutilized, high.clone(), "underutilized");
+        Destinations::new(utilization, &underutilized, high.to_vec(), "underutilized");
     let pods = pods_by_node(&planner.view);
     let keep_going =
         |utilization: &Utilization, node: usize| utilization.any_above(node, &high[node]);
@@ -79,15 +108,16 @@ pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationAr
         drain(
             planner,
             context,
-            &mut utilization,
+            utilization,
             &mut destinations,
             &pods[source],
             &plan,
         );
         if !destinations.has_room() {
-            return;
+            break;
         }
     }
+    classes
 }
 
 /// The low and high thresholds of every node, as amounts. With deviation thresholds they are
