@@ -8,6 +8,7 @@
 mod budget;
 mod dependencies;
 mod drs;
+mod drs_change;
 mod evictor;
 mod feasibility;
 pub mod labels;

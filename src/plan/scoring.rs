@@ -28,7 +28,7 @@
 //! return is possible and only the reported node depends on the sample: then the first
 //! [`SMALL_SAMPLE`] feasible nodes are scored, which keeps `plan()` near-linear.
 
-use super::view::{CpuMemory, Domains, View};
+use super::view::{CpuMemory, Domains, View, ZONE};
 use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
 const TAINT_TOLERATION: i64 = 3;
@@ -43,8 +43,6 @@ const MAX_SCORE: i64 = 100;
 const DEFAULT_CPU: i64 = 100;
 const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024 * 1000;
 
-/// The zone key of the scheduler's default spreading.
-pub const ZONE: &str = "topology.kubernetes.io/zone";
 const HOSTNAME: &str = "kubernetes.io/hostname";
 
 /// The sample for a pod that cannot return to its node: only the node reported as taking it

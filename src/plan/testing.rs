@@ -271,6 +271,8 @@ pub fn pod(key: &str) -> PodBuilder {
         reason: None,
         container_statuses: Vec::new(),
         init_container_statuses: Vec::new(),
+        ephemeral_container_statuses: Vec::new(),
+        conditions: Vec::new(),
     })
 }
 

@@ -15,6 +15,10 @@ use super::selector_index::SelectorIndex;
 use crate::policy::{NoEvictionPolicy, Policy, Strategy};
 use crate::snapshot::{AffinityTerm, Labels, Node, Pod, Requirements, Resources, Snapshot};
 
+/// The zone key of the scheduler's default spreading: indexed here because scoring needs its
+/// domains whether or not a pod names it.
+pub const ZONE: &str = "topology.kubernetes.io/zone";
+
 /// What became of a pod in this plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PodState {
@@ -235,7 +239,7 @@ impl<'a> View<'a> {
     fn index_domains(&self) -> HashMap<&'a str, Rc<Domains>> {
         // The zone key of the scheduler's default spreading, which scoring needs whether or not
         // a pod names it.
-        let mut keys: BTreeSet<&'a str> = BTreeSet::from([super::scoring::ZONE]);
+        let mut keys: BTreeSet<&'a str> = BTreeSet::from([ZONE]);
         // Keys of the policy's default spread constraints, which no pod names.
         for profile in &self.policy.profiles {
             for strategy in &profile.balance {

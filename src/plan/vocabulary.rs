@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::drs::DrsRuleChange;
+use super::drs_change::DrsRuleChange;
 use super::labels::{LabelApply, LabelChange, MappedNode};
 
 /// What a run would do, and why, and what it would not do, and why not.

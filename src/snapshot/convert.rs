@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use super::model::{
     AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
-    Owner, Pdb, Phase, Pod, PreferredTerm, Qos, Requirements, Resources, SpreadConstraint, Taint,
-    TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy, WeightedAffinityTerm,
-    WhenUnsatisfiable,
+    Owner, Pdb, Phase, Pod, PodCondition, PreferredTerm, Qos, Requirements, Resources,
+    SpreadConstraint, Taint, TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy,
+    WeightedAffinityTerm, WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
 use crate::kube::FIELD_MANAGER;
@@ -297,10 +297,31 @@ pub fn pod(pod: core::Pod) -> Result<Pod, ConvertError> {
         reason: status.reason.clone().filter(|reason| !reason.is_empty()),
         container_statuses: container_statuses(status.container_statuses.as_deref()),
         init_container_statuses: container_statuses(status.init_container_statuses.as_deref()),
+        ephemeral_container_statuses: container_statuses(
+            status.ephemeral_container_statuses.as_deref(),
+        ),
+        conditions: conditions(status.conditions.as_deref()),
         namespace,
         name,
         labels,
     })
+}
+
+/// `status.conditions` as PodLifeTime's `conditions` filter reads them.
+fn conditions(conditions: Option<&[core::PodCondition]>) -> Vec<PodCondition> {
+    conditions
+        .unwrap_or_default()
+        .iter()
+        .map(|condition| PodCondition {
+            condition_type: condition.type_.clone(),
+            status: condition.status.clone(),
+            reason: condition.reason.clone().filter(|reason| !reason.is_empty()),
+            last_transition: condition
+                .last_transition_time
+                .as_ref()
+                .and_then(|t| timestamp(t.0)),
+        })
+        .collect()
 }
 
 /// Restart counts and current states of containers (`status.containerStatuses` or
@@ -797,6 +818,62 @@ mod tests {
             json!([{"type": "ContainersReady", "status": "True"}])
         ));
         assert!(!converted_pod(json!({"containers": []}), json!({})).ready);
+    }
+
+    #[test]
+    fn conditions_keep_type_status_reason_and_transition_and_an_empty_reason_is_none() {
+        let pod = converted_pod(
+            json!({"containers": []}),
+            json!({"conditions": [
+                {"type": "Initialized", "status": "True", "reason": "PodCompleted",
+                 "lastTransitionTime": "2026-11-20T08:00:09Z"},
+                {"type": "Ready", "status": "False", "reason": ""}
+            ]}),
+        );
+        let transition = chrono::DateTime::parse_from_rfc3339("2026-11-20T08:00:09Z")
+            .expect("a time")
+            .to_utc();
+        assert_eq!(
+            pod.conditions,
+            [
+                PodCondition {
+                    condition_type: "Initialized".to_string(),
+                    status: "True".to_string(),
+                    reason: Some("PodCompleted".to_string()),
+                    last_transition: Some(transition),
+                },
+                PodCondition {
+                    condition_type: "Ready".to_string(),
+                    status: "False".to_string(),
+                    reason: None,
+                    last_transition: None,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn ephemeral_container_statuses_are_read_like_the_others() {
+        let pod = converted_pod(
+            json!({"containers": []}),
+            json!({"ephemeralContainerStatuses": [
+                {"name": "debugger", "restartCount": 0, "image": "busybox", "imageID": "",
+                 "ready": false,
+                 "state": {"terminated": {"exitCode": 130, "reason": "Error"}}}
+            ]}),
+        );
+        assert_eq!(
+            pod.ephemeral_container_statuses,
+            [ContainerStatus {
+                restart_count: 0,
+                waiting_reason: None,
+                terminated: Some(Terminated {
+                    reason: Some("Error".to_string()),
+                    exit_code: 130,
+                }),
+            }]
+        );
+        assert!(pod.container_statuses.is_empty());
     }
 
     #[test]

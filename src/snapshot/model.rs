@@ -282,6 +282,24 @@ pub struct Pod {
     pub container_statuses: Vec<ContainerStatus>,
     /// `status.initContainerStatuses`.
     pub init_container_statuses: Vec<ContainerStatus>,
+    /// `status.ephemeralContainerStatuses` (debug containers `kubectl debug` adds).
+    pub ephemeral_container_statuses: Vec<ContainerStatus>,
+    /// `status.conditions`, in the order the API lists them (PodLifeTime's `conditions`).
+    pub conditions: Vec<PodCondition>,
+}
+
+/// A pod condition as PodLifeTime's `conditions` filter reads it. `type` and `status` are kept
+/// as written: types are open (readiness gates add their own) and the filter compares text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodCondition {
+    /// `type` (`Ready`, `Initialized`, `PodScheduled`, a readiness gate's, …).
+    pub condition_type: String,
+    /// `status`: `True`, `False` or `Unknown`.
+    pub status: String,
+    /// `reason` (`PodCompleted`, …), when set.
+    pub reason: Option<String>,
+    /// `lastTransitionTime`, when set.
+    pub last_transition: Option<DateTime<Utc>>,
 }
 
 /// What the lifecycle strategies read of a container's status.

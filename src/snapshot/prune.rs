@@ -156,9 +156,12 @@ const POD_PATHS: &[&str] = &[
     "status.phase",
     "status.qosClass",
     "status.startTime",
-    // Whether it is Ready: the Eviction API lets some unready pods go without the budget.
+    // Whether it is Ready: the Eviction API lets some unready pods go without the budget;
+    // reasons and transition times are what PodLifeTime's `conditions` filters read.
     "status.conditions[].type",
     "status.conditions[].status",
+    "status.conditions[].reason",
+    "status.conditions[].lastTransitionTime",
     // What PodLifeTime's states, RemoveFailedPods' reasons and exit codes and
     // RemovePodsHavingTooManyRestarts read; names kept so the lists stay valid.
     "status.reason",
@@ -172,6 +175,11 @@ const POD_PATHS: &[&str] = &[
     "status.initContainerStatuses[].state.waiting.reason",
     "status.initContainerStatuses[].state.terminated.reason",
     "status.initContainerStatuses[].state.terminated.exitCode",
+    // Ephemeral (debug) containers never restart: only their states are read.
+    "status.ephemeralContainerStatuses[].name",
+    "status.ephemeralContainerStatuses[].state.waiting.reason",
+    "status.ephemeralContainerStatuses[].state.terminated.reason",
+    "status.ephemeralContainerStatuses[].state.terminated.exitCode",
 ];
 
 static POD: Kept = Kept {
@@ -526,7 +534,8 @@ mod tests {
                 "qosClass": "Burstable",
                 "startTime": "2026-11-20T08:00:05Z",
                 "podIP": "10.1.2.3",
-                "conditions": [{"type": "Ready", "status": "True", "reason": "planted",
+                "conditions": [{"type": "Ready", "status": "True", "reason": "PodCompleted",
+                                "message": "planted", "lastProbeTime": "2026-11-20T08:00:09Z",
                                 "lastTransitionTime": "2026-11-20T08:00:09Z"}],
                 "reason": "Evicted",
                 "message": "planted",
@@ -540,7 +549,13 @@ mod tests {
                 "initContainerStatuses": [{"name": "setup", "ready": true, "restartCount": 1,
                                            "image": "setup:1", "imageID": "sha256:planted",
                                            "state": {"waiting": {"reason": "CrashLoopBackOff",
-                                                                 "message": "planted"}}}]
+                                                                 "message": "planted"}}}],
+                "ephemeralContainerStatuses": [{"name": "debugger", "ready": false,
+                                                "restartCount": 0, "image": "busybox:1",
+                                                "imageID": "sha256:planted",
+                                                "state": {"terminated": {"exitCode": 130,
+                                                                         "reason": "Error",
+                                                                         "message": "planted"}}}]
             }
         });
         assert_eq!(
@@ -622,13 +637,17 @@ mod tests {
                     "phase": "Running",
                     "qosClass": "Burstable",
                     "startTime": "2026-11-20T08:00:05Z",
-                    "conditions": [{"type": "Ready", "status": "True"}],
+                    "conditions": [{"type": "Ready", "status": "True", "reason": "PodCompleted",
+                                    "lastTransitionTime": "2026-11-20T08:00:09Z"}],
                     "reason": "Evicted",
                     "containerStatuses": [{"name": "main", "restartCount": 3,
                                            "state": {"terminated": {"exitCode": 137,
                                                                     "reason": "OOMKilled"}}}],
                     "initContainerStatuses": [{"name": "setup", "restartCount": 1,
-                                               "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]
+                                               "state": {"waiting": {"reason": "CrashLoopBackOff"}}}],
+                    "ephemeralContainerStatuses": [{"name": "debugger",
+                                                    "state": {"terminated": {"exitCode": 130,
+                                                                             "reason": "Error"}}}]
                 }
             })
         );
@@ -898,6 +917,7 @@ mod tests {
                     "spec.resourceClaims[].name",
                     "status.containerStatuses[].name",
                     "status.initContainerStatuses[].name",
+                    "status.ephemeralContainerStatuses[].name",
                 ],
                 converted: |v| printed(convert::pod(typed(v))),
             },

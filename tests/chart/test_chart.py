@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import helm_python as helm
+from helm_python import _native as helm_native
 import kubernetes_validate
 import pytest
 import yaml
@@ -38,6 +39,15 @@ FULLNAME = "vsd-vsphere-descheduler"
 # validator knows: a field that one of them lacks or renamed fails here.
 OLDEST_KUBERNETES = "1.27"
 NEWEST_KUBERNETES = ".".join(kubernetes_validate.latest_version().split(".")[:2])
+
+# What an API server serves beyond Helm's built-in list, as `helm install` discovers it and
+# `helm template --api-versions` names it: Kubernetes 1.30 and later serve ValidatingAdmissionPolicy
+# (the chart's admission policy renders only then); 1.27 to 1.29 do not.
+CURRENT_API_VERSIONS = (
+    "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
+    "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding",
+)
+API_VERSIONS_WITHOUT_ADMISSION_POLICIES: tuple[str, ...] = ()
 
 # The values without a usable default; everything else is the chart's default.
 REQUIRED: dict[str, Any] = {
@@ -129,6 +139,8 @@ CUSTOM_RESOURCES = {"PrometheusRule"}
 
 VALUE_SETS = {"required-only": {}, "non-default": NON_DEFAULT}
 
+CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+
 
 # --- helpers -----------------------------------------------------------------------------------
 
@@ -149,10 +161,23 @@ def values(*overrides: dict[str, Any]) -> dict[str, Any]:
     return merged(REQUIRED, *overrides)
 
 
-def render(overrides: dict[str, Any] | None = None, *, release: str = RELEASE) -> dict[str, str]:
-    """Renders the chart like `helm template` and returns template path → text."""
+def render(
+    overrides: dict[str, Any] | None = None,
+    *,
+    release: str = RELEASE,
+    api_versions: tuple[str, ...] = CURRENT_API_VERSIONS,
+) -> dict[str, str]:
+    """Renders the chart like `helm template --api-versions …` and returns template path → text.
+
+    helm-python-sdk 0.2.2's Chart.render does not pass on the render options its C library
+    accepts, among them api_versions (what `helm template --api-versions` adds to Helm's
+    built-in list, which names API groups but no kinds), so the library's render call is made
+    directly, with the same errors.
+    """
+    options = {"name": release, "namespace": NAMESPACE, "is_install": True, "api_versions": list(api_versions)}
     with helm.Chart.load(CHART) as chart:
-        return chart.render(values(overrides or {}), name=release, namespace=NAMESPACE, is_install=True)
+        rendered = helm_native.call_string("helm_render", chart._raw(), json.dumps(values(overrides or {})), json.dumps(options))
+    return json.loads(rendered)
 
 
 def objects(overrides: dict[str, Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
@@ -164,8 +189,8 @@ def objects(overrides: dict[str, Any] | None = None, **kwargs: Any) -> list[dict
     return documents
 
 
-def notes(overrides: dict[str, Any] | None = None) -> str:
-    return render(overrides)["vsphere-descheduler/templates/NOTES.txt"]
+def notes(overrides: dict[str, Any] | None = None, **kwargs: Any) -> str:
+    return render(overrides, **kwargs)["vsphere-descheduler/templates/NOTES.txt"]
 
 
 def only(documents: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -293,10 +318,14 @@ def test_lint_fails_without_the_credentials_secret_name():
 # --- every object is valid Kubernetes ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("kubernetes", [OLDEST_KUBERNETES, NEWEST_KUBERNETES])
+# Each Kubernetes version with what its API server serves.
+SCHEMA_VERSIONS = {OLDEST_KUBERNETES: API_VERSIONS_WITHOUT_ADMISSION_POLICIES, NEWEST_KUBERNETES: CURRENT_API_VERSIONS}
+
+
+@pytest.mark.parametrize("kubernetes", SCHEMA_VERSIONS)
 @pytest.mark.parametrize("value_set", VALUE_SETS)
 def test_every_rendered_object_matches_the_kubernetes_schema(value_set, kubernetes):
-    documents = objects(VALUE_SETS[value_set])
+    documents = objects(VALUE_SETS[value_set], api_versions=SCHEMA_VERSIONS[kubernetes])
     assert documents
     for document in documents:
         if document["kind"] in CUSTOM_RESOURCES:
@@ -317,9 +346,12 @@ def test_the_chart_renders_exactly_these_objects():
         ("Role", f"{FULLNAME}-lease"),
         ("RoleBinding", f"{FULLNAME}-lease"),
         ("ServiceAccount", FULLNAME),
+        ("ValidatingAdmissionPolicy", FULLNAME),
+        ("ValidatingAdmissionPolicyBinding", FULLNAME),
     ]
-    namespaced = [doc for doc in objects() if not doc["kind"].startswith("Cluster")]
+    namespaced = [doc for doc in objects() if doc["kind"] not in CLUSTER_SCOPED]
     assert {doc["metadata"]["namespace"] for doc in namespaced} == {NAMESPACE}
+    assert not [doc for doc in objects() if doc["kind"] in CLUSTER_SCOPED and "namespace" in doc["metadata"]]
 
 
 def test_names_stay_short_enough_for_the_jobs_the_cronjob_creates():
@@ -591,7 +623,13 @@ def test_custom_service_account_name():
 
 def test_an_existing_service_account_and_rbac_can_be_brought_along():
     documents = objects({"serviceAccount": {"create": False, "name": "prepared"}, "rbac": {"create": False}})
-    assert sorted(doc["kind"] for doc in documents) == ["ConfigMap", "CronJob"]
+    # The admission policy stays: it confines whatever the account brought along may do.
+    assert sorted(doc["kind"] for doc in documents) == [
+        "ConfigMap",
+        "CronJob",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    ]
     assert pod_spec(documents)["serviceAccountName"] == "prepared"
 
 

@@ -258,3 +258,23 @@ activeDeadlineSeconds stops the pod.
 {{- define "vsphere-descheduler.runDeadline" -}}
 {{- sub (int .Values.activeDeadlineSeconds) (int .Values.deadlineMarginSeconds) -}}
 {{- end }}
+
+{{/*
+The node label keys the runs write, as a JSON list, host first: what the policy's
+vsphere.labels names (the host key defaults as the binary defaults it; an empty cluster or
+datacenter key is not written). A policy in upstream's format has no vsphere section, so the
+runs write the default host key only.
+*/}}
+{{- define "vsphere-descheduler.ownedLabelKeys" -}}
+{{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- $labels := dict }}
+{{- if include "vsphere-descheduler.ownFormat" . }}
+{{- $vsphere := kindIs "map" $policy.vsphere | ternary $policy.vsphere dict }}
+{{- $labels = kindIs "map" $vsphere.labels | ternary $vsphere.labels dict }}
+{{- end }}
+{{- $keys := list (toString (get $labels "host" | default "vsphere-descheduler.io/host")) }}
+{{- range list "cluster" "datacenter" }}
+{{- with get $labels . }}{{ $keys = append $keys (toString .) }}{{ end }}
+{{- end }}
+{{- toJson $keys }}
+{{- end }}
