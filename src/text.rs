@@ -3,8 +3,9 @@
 //! forge a line of a report nor send control codes to a terminal, and cut, so a megabyte value
 //! does not make a megabyte message.
 //!
-//! [`shown`] is for each piece of outside text a message quotes; [`one_line`] is the last word
-//! on a finished message before it is printed or stored in a report, whatever it was made of.
+//! [`shown`] is for each piece of outside text a message quotes; [`escaped`] for outside text
+//! a report shows in full (names in the text report); [`one_line`] is the last word on a
+//! finished message, whatever it was made of.
 
 use std::borrow::Cow;
 use std::fmt::{self, Write};
@@ -38,21 +39,45 @@ impl fmt::Display for Shown<'_> {
     }
 }
 
+/// `text` escaped as [`shown`] escapes, but not cut: for names a report lists.
+pub fn escaped(text: &str) -> Escaped<'_> {
+    Escaped(text)
+}
+
+/// Outside text, escaped as it is displayed.
+#[derive(Clone, Copy, Debug)]
+pub struct Escaped<'a>(&'a str);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.0.chars().any(needs_escape) {
+            return f.write_str(self.0);
+        }
+        self.0.chars().try_for_each(|c| write_escaped(f, c))
+    }
+}
+
 /// A finished message on one line of at most [`MAX_MESSAGE`] characters: characters that
 /// [`shown`] escapes are escaped (so text it already escaped is unchanged), and a longer message
 /// is cut with `…`.
 pub fn one_line(message: &str) -> Cow<'_, str> {
+    one_line_within(message, MAX_MESSAGE)
+}
+
+/// [`one_line`] of at most `max` characters, for a message that something (a file name and
+/// position) will precede.
+pub fn one_line_within(message: &str, max: usize) -> Cow<'_, str> {
     let clean = !message.chars().any(needs_escape);
-    if clean && message.chars().nth(MAX_MESSAGE).is_none() {
+    if clean && message.chars().nth(max).is_none() {
         return Cow::Borrowed(message);
     }
-    let mut line = String::with_capacity(message.len().min(MAX_MESSAGE * 4));
+    let mut line = String::with_capacity(message.len().min(max * 4));
     let mut count = 0;
     for character in message.chars() {
         let before = line.len();
         write_escaped(&mut line, character).expect("writing to a String cannot fail");
         count += line[before..].chars().count();
-        if count > MAX_MESSAGE - 1 {
+        if count > max - 1 {
             // What came before fits: this character's escape would not.
             line.truncate(before);
             line.push('…');
