@@ -920,6 +920,72 @@ fn a_request_that_times_out_fails_and_the_run_goes_on() {
     budgets_hold(&lab);
 }
 
+#[test]
+fn a_claim_expiring_between_two_label_requests_of_a_node_stops_the_rest_and_says_so() {
+    // DRS moved worker-b's VM next to worker-a: its host label is to change.
+    let lab = Lab::start("label-write-fails");
+    // The apply is held; once it arrived, renewals fail, and the test waits for the run to say
+    // its claim expired before letting the apply through, answered 503: the retry that would
+    // follow is a second label request, which the expired claim must stop.
+    let gate = Gate::new();
+    lab.server.cluster().inject(
+        Fault::action(
+            Some(Method::PATCH),
+            "/api/v1/nodes/worker-b",
+            FaultAction::HoldThen(
+                gate.clone(),
+                Box::new(FaultAction::Status {
+                    code: 503,
+                    reason: "ServiceUnavailable".to_string(),
+                    message: "injected fault: HTTP 503".to_string(),
+                    retry_after_seconds: 0,
+                }),
+            ),
+        )
+        .times(1),
+    );
+    let run = Running::start(&lab, &["--lock-duration", "6s"]);
+    gate.wait_for_arrivals(1, Duration::from_secs(60));
+    lab.server
+        .cluster()
+        .inject(Fault::status(Some(Method::PUT), "/leases/", 500));
+    run.wait_for_log("the run lock could not be renewed in time");
+    gate.open();
+    let outcome = run.finish();
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let patches: Vec<u16> = lab
+        .server
+        .cluster()
+        .requests
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path == "/api/v1/nodes/worker-b")
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(patches, [503], "the apply in flight, and no retry after it");
+    assert_eq!(lab.node_label("worker-b").as_deref(), Some(ESXI_42));
+    let errors = outcome.errors();
+    assert!(
+        errors.iter().any(|e| e.starts_with("label change(s) ")
+            && e.contains("of node worker-b not applied: lease ")
+            && e.contains("could not be renewed")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.ends_with("stopped acting: the remaining actions were not carried out")),
+        "{errors:?}"
+    );
+    assert_eq!(lab.server.cluster().count("POST", "/eviction"), 0);
+    assert!(
+        not_attempted(&outcome)
+            .iter()
+            .all(|m| m.starts_with("not attempted: ")),
+        "{}",
+        outcome.stdout
+    );
+}
+
 /// Each workload of `several-violations` has a PDB allowing one disruption: at most one of its
 /// pods may be evicted, whatever happened.
 fn budgets_hold(lab: &Lab) {

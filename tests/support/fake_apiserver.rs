@@ -20,9 +20,10 @@
 //!   a cluster without it and the 503 of an unavailable APIService;
 //! * `events.k8s.io/v1` Event creation with the server's validation;
 //! * Leases: create, get, PUT with `resourceVersion` preconditions (409), delete;
-//! * fault injection per method and path (status codes, delays, dropped connections, expired
-//!   continue tokens, requests held at a gate until the test opens it) and a log of every
-//!   request.
+//! * fault injection per method and path (status codes, bodies that are not a `Status` as a
+//!   proxy sends them, delays, dropped connections, expired continue tokens, requests held at a
+//!   gate until the test opens it — then handled, or failed — with the gate telling the test
+//!   when they arrived and when they were done with) and a log of every request.
 //!
 //! It serves on a socket of its own ([`FakeApiServer::start`]) or inside the test's runtime
 //! ([`in_process`]): the kube client then calls the router directly, with no I/O, so a test can
@@ -147,6 +148,9 @@ pub enum FaultAction {
     ExpireListSnapshots,
     /// Wait at the gate until the test opens it, then handle the request normally.
     Hold(Gate),
+    /// Wait at the gate until the test opens it, then act as the inner fault: a failure that
+    /// comes only when the test says so.
+    HoldThen(Gate, Box<FaultAction>),
     /// Answer with this status code and a body that is not a `Status`, as a proxy or load
     /// balancer in front of the API server does (an HTML error page, or nothing at all).
     Body {
@@ -542,6 +546,13 @@ async fn handle(
     };
     // Held until the request is answered (or the handler dropped), for `Gate::wait_for_departures`.
     let mut passage = None;
+    let fault = match fault {
+        Some(FaultAction::HoldThen(gate, then)) => {
+            passage = Some(gate.pass().await);
+            Some(*then)
+        }
+        other => other,
+    };
     match fault {
         Some(FaultAction::Status {
             code,
@@ -568,6 +579,8 @@ async fn handle(
         }
         Some(FaultAction::Delay(delay)) => tokio::time::sleep(delay).await,
         Some(FaultAction::Hold(gate)) => passage = Some(gate.pass().await),
+        // A hold nested in another waits at its own gate after the first.
+        Some(FaultAction::HoldThen(gate, _)) => passage = Some(gate.pass().await),
         Some(FaultAction::Drop) => {
             record(0);
             return dropped();
