@@ -18,6 +18,8 @@ use std::io::Write as _;
 
 use serde::Serialize;
 
+use crate::text::{escaped, one_line};
+
 use crate::plan::{
     DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, MappedBy, MappedNode,
     NodeUtilization, Plan, Skip,
@@ -246,10 +248,10 @@ impl Report {
                     let _ = writeln!(
                         out,
                         "  {}  {}: {} -> {}",
-                        change.node,
-                        change.key,
-                        change.old.as_deref().unwrap_or("(none)"),
-                        change.new.as_deref().unwrap_or("(removed)")
+                        escaped(&change.node),
+                        escaped(&change.key),
+                        escaped(change.old.as_deref().unwrap_or("(none)")),
+                        escaped(change.new.as_deref().unwrap_or("(removed)"))
                     );
                 }
             },
@@ -260,22 +262,22 @@ impl Report {
                 let host = e
                     .host
                     .as_deref()
-                    .map(|h| format!(" on ESXi {h}"))
+                    .map(|h| format!(" on ESXi {}", escaped(h)))
                     .unwrap_or_default();
                 let _ = writeln!(
                     out,
                     "  [{}] {}/{}  node {}{host}",
                     entry.result.as_str(),
-                    e.namespace,
-                    e.pod,
-                    e.node
+                    escaped(&e.namespace),
+                    escaped(&e.pod),
+                    escaped(&e.node)
                 );
-                let _ = writeln!(out, "      why:   {} ({})", e.reason, e.strategy);
+                let _ = writeln!(out, "      why:   {} ({})", escaped(&e.reason), e.strategy);
                 if let Some(target) = &e.fits_on {
-                    let _ = writeln!(out, "      fits:  {target}");
+                    let _ = writeln!(out, "      fits:  {}", escaped(target));
                 }
                 if let Some(message) = &entry.message {
-                    let _ = writeln!(out, "      note:  {message}");
+                    let _ = writeln!(out, "      note:  {}", escaped(message));
                 }
             }
         });
@@ -285,10 +287,10 @@ impl Report {
                     out,
                     "  [{}] {}/{}  ({})\n      {}",
                     skip.reason.as_str(),
-                    skip.namespace,
-                    skip.pod,
+                    escaped(&skip.namespace),
+                    escaped(&skip.pod),
                     skip.strategy,
-                    skip.detail
+                    escaped(&skip.detail)
                 );
             }
         });
@@ -309,12 +311,12 @@ impl Report {
                     out,
                     "  {:<6} {}  (cluster {}){result}\n         keep apart: {}",
                     rule.action.as_str(),
-                    rule.name,
-                    rule.cluster,
-                    rule.vms.join(", ")
+                    escaped(&rule.name),
+                    escaped(&rule.cluster),
+                    escaped(&rule.vms.join(", "))
                 );
                 if let Some(message) = &entry.message {
-                    let _ = writeln!(out, "         note: {message}");
+                    let _ = writeln!(out, "         note: {}", escaped(message));
                 }
             }
         });
@@ -325,14 +327,14 @@ impl Report {
             let _ = writeln!(
                 out,
                 "Unmapped nodes (no vSphere VM found; labels untouched): {}\n",
-                self.unmapped_nodes.join(", ")
+                escaped(&self.unmapped_nodes.join(", "))
             );
         }
         for warning in &self.warnings {
-            let _ = writeln!(out, "warning: {warning}");
+            let _ = writeln!(out, "warning: {}", one_line(warning));
         }
         for error in &self.errors {
-            let _ = writeln!(out, "error: {error}");
+            let _ = writeln!(out, "error: {}", one_line(error));
         }
         if !self.warnings.is_empty() || !self.errors.is_empty() {
             out.push('\n');
@@ -498,5 +500,33 @@ mod tests {
         for mode in [Mode::Plan, Mode::DryRun, Mode::Run] {
             assert_eq!(serde_json::json!(mode), mode.as_str());
         }
+    }
+
+    #[test]
+    fn names_from_the_input_cannot_forge_lines_or_send_control_codes() {
+        let mut report = Report::empty(Mode::Plan);
+        report.label_changes.push(crate::plan::LabelChange {
+            node: "worker-a\nerror: forged\u{1b}[2J".to_string(),
+            key: "vsphere-descheduler.io/host".to_string(),
+            old: None,
+            new: Some("esxi\u{2028}41".to_string()),
+        });
+        report.unmapped_nodes.push("ghost\r".to_string());
+        report
+            .errors
+            .push("snapshot file s.yaml: Pod a\nb appears more than once".to_string());
+        let text = report.to_text();
+        assert!(
+            text.lines().all(|line| !line.starts_with("error: forged")),
+            "{text}"
+        );
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' || c == '\u{2028}'),
+            "{text:?}"
+        );
+        assert!(text.contains("worker-a\\nerror: forged\\u{1b}[2J  vsphere-descheduler.io/host"));
+        assert!(text.contains("error: snapshot file s.yaml: Pod a\\nb appears more than once"));
     }
 }

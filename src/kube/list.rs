@@ -15,6 +15,7 @@ use kube::Resource;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, TypeMeta};
 use serde::de::DeserializeOwned;
 
+use super::error::Call;
 use super::{Client, Error, PAGE_SIZE, api_status, retry};
 use crate::snapshot::prune::{self, Pruned};
 use crate::snapshot::{self, ConvertError, METRICS_API_VERSION, Metrics, Objects};
@@ -214,7 +215,7 @@ async fn metrics_of_kind<T>(
     );
     let api = Api::<DynamicObject>::all_with(client.clone(), &resource);
     match list_all(api, metrics.list, keep).await {
-        Err(Error::List { kind, source }) => match api_status(&source).map(|s| s.code) {
+        Err(Error::List { kind, source }) => match source.status().map(|s| s.code) {
             Some(code @ (404 | 503)) => Err(Error::MetricsUnavailable { code, source }),
             _ => Err(Error::List { kind, source }),
         },
@@ -239,8 +240,9 @@ async fn list_all<K, T>(
     mut keep: impl FnMut(K) -> Result<T, Error>,
 ) -> Result<Vec<T>, Error>
 where
-    K: Clone + DeserializeOwned + Debug,
+    K: Resource + Clone + DeserializeOwned + Debug,
 {
+    let call = Call::new("GET", api.resource_url());
     let mut restarts = 0;
     'from_scratch: loop {
         let mut items = Vec::new();
@@ -264,7 +266,12 @@ where
                     );
                     continue 'from_scratch;
                 }
-                Err(source) => return Err(Error::List { kind, source }),
+                Err(error) => {
+                    return Err(Error::List {
+                        kind,
+                        source: call.failed(error),
+                    });
+                }
             };
             pages += 1;
             items.reserve(page.items.len());

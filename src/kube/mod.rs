@@ -31,7 +31,7 @@ mod target;
 
 use std::time::Duration;
 
-pub use error::{Error, api_status, describe};
+pub use error::{Call, Error, RequestError, UNPARSED_BODY_REASON, api_status, describe};
 pub use events::{EventKind, EventSpec};
 pub use evict::{EvictionRequest, EvictionResult};
 pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
