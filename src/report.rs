@@ -331,10 +331,10 @@ impl Report {
             );
         }
         for warning in &self.warnings {
-            let _ = writeln!(out, "warning: {}", one_line(warning));
+            let _ = writeln!(out, "warning: {}", lines(warning));
         }
         for error in &self.errors {
-            let _ = writeln!(out, "error: {}", one_line(error));
+            let _ = writeln!(out, "error: {}", lines(error));
         }
         if !self.warnings.is_empty() || !self.errors.is_empty() {
             out.push('\n');
@@ -369,6 +369,13 @@ pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(bytes)?;
     stdout.flush()
+}
+
+/// A message's lines (a list of a policy's problems is one per line), each bounded, with
+/// anything that could still break it escaped; the lines after the first indented.
+fn lines(message: &str) -> String {
+    let lines: Vec<_> = message.lines().map(one_line).collect();
+    lines.join("\n  ")
 }
 
 /// `Mapped nodes: 5 (3 by providerID, 2 as ESXi hosts)`.
@@ -514,7 +521,7 @@ mod tests {
         report.unmapped_nodes.push("ghost\r".to_string());
         report
             .errors
-            .push("snapshot file s.yaml: Pod a\nb appears more than once".to_string());
+            .push("snapshot file s.yaml: Pod a\nerror: forged appears more than once".to_string());
         let text = report.to_text();
         assert!(
             text.lines().all(|line| !line.starts_with("error: forged")),
@@ -527,6 +534,18 @@ mod tests {
             "{text:?}"
         );
         assert!(text.contains("worker-a\\nerror: forged\\u{1b}[2J  vsphere-descheduler.io/host"));
-        assert!(text.contains("error: snapshot file s.yaml: Pod a\\nb appears more than once"));
+        // A newline left in a message continues it, indented: it cannot start a line of its own.
+        assert!(text.contains("error: snapshot file s.yaml: Pod a\n  error: forged appears"));
+        // A message of several lines (a policy's problems) keeps one per line, indented.
+        report
+            .errors
+            .push("policy file p.yaml has 2 problems:\np.yaml:1:1: a\np.yaml:2:1: b".to_string());
+        assert!(
+            report.to_text().contains(
+                "error: policy file p.yaml has 2 problems:\n  p.yaml:1:1: a\n  p.yaml:2:1: b\n"
+            ),
+            "{}",
+            report.to_text()
+        );
     }
 }
