@@ -221,7 +221,6 @@ fn flaws(error: &str) -> Vec<String> {
         "Some(",
         "None)",
         " { ",
-        "::",
         "budget breached",
         "Error(",
         "Status {",
@@ -229,6 +228,17 @@ fn flaws(error: &str) -> Vec<String> {
         if error.contains(debug) {
             flaws.push(format!("shows debug output {debug:?}"));
         }
+    }
+    // A Rust path (`core::fmt`), not a user's key that ends in a colon before the message's own.
+    let path = error
+        .as_bytes()
+        .windows(3)
+        .any(|w| w[0].is_ascii_alphanumeric() && w[1] == b':' && w[2] == b':')
+        && error
+            .match_indices("::")
+            .any(|(at, _)| error[at + 2..].starts_with(|c: char| c.is_ascii_alphabetic()));
+    if path {
+        flaws.push("shows a Rust path \"::\"".to_string());
     }
     flaws
 }
