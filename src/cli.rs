@@ -48,6 +48,15 @@ pub enum Command {
     /// Record the live state (nodes, pods, PDBs, namespaces, vSphere inventory) into a file
     /// that `plan --snapshot` reads.
     Snapshot(SnapshotArgs),
+    /// Print a shell completion script (bash, zsh or fish) for this command line.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, clap::Args)]
@@ -185,6 +194,16 @@ pub struct SnapshotArgs {
 /// How to reach vCenter and the API server. Credentials never come from flags.
 #[derive(Debug, clap::Args)]
 pub struct ConnectionArgs {
+    /// The kubeconfig file to use, as kubectl's --kubeconfig: only this file. Without it,
+    /// KUBECONFIG (several files separated by `:`, merged; the first to name an entry wins),
+    /// then ~/.kube/config, then the pod's service account.
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use, as kubectl's --context; default: its current-context.
+    #[arg(long, value_name = "NAME", env = "VSPHERE_DESCHEDULER_CONTEXT")]
+    pub context: Option<String>,
+
     /// vCenter address (host, host:port or https URL), used when the policy names none.
     #[arg(long, value_name = "SERVER", env = "VSPHERE_SERVER")]
     pub vsphere_server: Option<String>,

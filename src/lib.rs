@@ -13,6 +13,7 @@ pub mod policy;
 pub mod report;
 pub mod run;
 pub mod snapshot;
+pub mod text;
 pub mod vsphere;
 
 /// An error and its causes on one line (`error: cause: cause`), for reports and problem

@@ -7,6 +7,7 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 use vsphere_descheduler::cli::{Args, LogFormat};
 use vsphere_descheduler::command;
+use vsphere_descheduler::text::one_line;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -15,10 +16,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             // The chain is printed once, here: messages name the object, sources the cause.
-            let mut message = format!("error: {error}");
+            let mut message = format!("error: {}", lines(&error.to_string()));
             let mut source = std::error::Error::source(&error);
             while let Some(cause) = source {
-                message.push_str(&format!("\n  caused by: {cause}"));
+                message.push_str(&format!("\n  caused by: {}", lines(&cause.to_string())));
                 source = cause.source();
             }
             #[allow(clippy::print_stderr)]
@@ -28,6 +29,13 @@ fn main() -> ExitCode {
             ExitCode::from(error.exit_code())
         }
     }
+}
+
+/// A message's lines (a list of problems is one per line), each bounded and with anything that
+/// could still break it escaped: messages quote text from input files and servers.
+fn lines(message: &str) -> String {
+    let lines: Vec<_> = message.lines().map(one_line).collect();
+    lines.join("\n")
 }
 
 fn init_logging(format: LogFormat) {

@@ -239,6 +239,7 @@ mod tests {
             uid: None,
             grace_period_seconds: None,
             depends_on_labels_of: Vec::new(),
+            landing: None,
         }
     }
 

@@ -1,5 +1,6 @@
-//! The report: what a run planned or did, as text for people or one JSON document for
-//! machines (the contract in DESIGN §7). The only module that writes to stdout.
+//! The report: what a run planned or did, as text for people, one JSON document for machines
+//! (the contract in DESIGN §7), or one self-contained HTML page (`html`, drawing what
+//! `placement` gathers). The only module that writes to stdout.
 //!
 //! Results of evictions: `planned` (plan, dry-run, or a run that stopped before getting to it;
 //! `message` then says why), `evicted`, `blocked` (a PodDisruptionBudget refused it), `gone`
@@ -9,14 +10,56 @@
 //! `failed`, `unknown` (the reconfiguration was submitted to vCenter, which completes it on its
 //! own, but the run stopped waiting for it).
 
+pub mod html;
+pub mod placement;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 use serde::Serialize;
 
+use crate::text::{escaped, one_line};
+
 use crate::plan::{
-    DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, MappedBy, MappedNode, Plan, Skip,
+    DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, MappedBy, MappedNode,
+    NodeUtilization, Plan, Skip,
 };
+pub use placement::Placement;
+
+/// Which Kubernetes API server, kubeconfig context and vCenter a live command talks to, so a
+/// user with several clusters sees at once which one a run acts on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    /// The API server's URL.
+    pub api_server: String,
+    /// The kubeconfig context used; `null` in-cluster (the pod's service account).
+    pub context: Option<String>,
+    /// The vCenter server as configured (policy, `--vsphere-server` or `VSPHERE_SERVER`).
+    #[serde(rename = "vCenter")]
+    pub vcenter: String,
+}
+
+impl Target {
+    /// `Kubernetes API server https://…, context prod; vCenter vc.example.com`.
+    pub fn describe(&self) -> String {
+        format!(
+            "Kubernetes API server {}, context {}; vCenter {}",
+            self.api_server,
+            self.context.as_deref().unwrap_or("(in-cluster)"),
+            self.vcenter
+        )
+    }
+
+    /// Says on stderr, before anything is read or changed, what the command talks to: not a
+    /// log line, which `RUST_LOG` could silence.
+    pub fn announce(&self) {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("target: {}", self.describe());
+        }
+    }
+}
 
 /// How the report was produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -117,6 +160,15 @@ pub struct Report {
     /// early, 2 invalid settings), so a report read from logs says how the run ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<u8>,
+    /// What a live run talks to; absent for offline plans and for runs that never got as far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    /// The utilization plugins' measurements (plan data for the HTML view; not in JSON).
+    #[serde(skip)]
+    pub utilization: Vec<NodeUtilization>,
+    /// Hosts, node VMs and workloads for `--output html`, gathered only when asked for.
+    #[serde(skip)]
+    pub placement: Option<Box<Placement>>,
 }
 
 impl Report {
@@ -152,7 +204,16 @@ impl Report {
             warnings: plan.warnings,
             errors: Vec::new(),
             exit_code: None,
+            target: None,
+            utilization: plan.utilization,
+            placement: None,
         }
+    }
+
+    /// Gathers what `--output html` draws: the hosts, node VMs and workloads of the snapshot
+    /// this report was planned on. Call it once the report's outcomes are final.
+    pub fn place(&mut self, snapshot: &crate::snapshot::Snapshot, policy: &crate::policy::Policy) {
+        self.placement = Some(Box::new(Placement::new(snapshot, policy, self)));
     }
 
     /// A report with nothing planned: what a run that could not plan prints, with its errors.
@@ -173,6 +234,9 @@ impl Report {
             Mode::Run => "Run",
         };
         let _ = writeln!(out, "{heading}\n");
+        if let Some(target) = &self.target {
+            let _ = writeln!(out, "Target: {}\n", target.describe());
+        }
 
         section(
             &mut out,
@@ -184,10 +248,10 @@ impl Report {
                     let _ = writeln!(
                         out,
                         "  {}  {}: {} -> {}",
-                        change.node,
-                        change.key,
-                        change.old.as_deref().unwrap_or("(none)"),
-                        change.new.as_deref().unwrap_or("(removed)")
+                        escaped(&change.node),
+                        escaped(&change.key),
+                        escaped(change.old.as_deref().unwrap_or("(none)")),
+                        escaped(change.new.as_deref().unwrap_or("(removed)"))
                     );
                 }
             },
@@ -198,22 +262,22 @@ impl Report {
                 let host = e
                     .host
                     .as_deref()
-                    .map(|h| format!(" on ESXi {h}"))
+                    .map(|h| format!(" on ESXi {}", escaped(h)))
                     .unwrap_or_default();
                 let _ = writeln!(
                     out,
                     "  [{}] {}/{}  node {}{host}",
                     entry.result.as_str(),
-                    e.namespace,
-                    e.pod,
-                    e.node
+                    escaped(&e.namespace),
+                    escaped(&e.pod),
+                    escaped(&e.node)
                 );
-                let _ = writeln!(out, "      why:   {} ({})", e.reason, e.strategy);
+                let _ = writeln!(out, "      why:   {} ({})", escaped(&e.reason), e.strategy);
                 if let Some(target) = &e.fits_on {
-                    let _ = writeln!(out, "      fits:  {target}");
+                    let _ = writeln!(out, "      fits:  {}", escaped(target));
                 }
                 if let Some(message) = &entry.message {
-                    let _ = writeln!(out, "      note:  {message}");
+                    let _ = writeln!(out, "      note:  {}", escaped(message));
                 }
             }
         });
@@ -223,10 +287,10 @@ impl Report {
                     out,
                     "  [{}] {}/{}  ({})\n      {}",
                     skip.reason.as_str(),
-                    skip.namespace,
-                    skip.pod,
+                    escaped(&skip.namespace),
+                    escaped(&skip.pod),
                     skip.strategy,
-                    skip.detail
+                    escaped(&skip.detail)
                 );
             }
         });
@@ -247,12 +311,12 @@ impl Report {
                     out,
                     "  {:<6} {}  (cluster {}){result}\n         keep apart: {}",
                     rule.action.as_str(),
-                    rule.name,
-                    rule.cluster,
-                    rule.vms.join(", ")
+                    escaped(&rule.name),
+                    escaped(&rule.cluster),
+                    escaped(&rule.vms.join(", "))
                 );
                 if let Some(message) = &entry.message {
-                    let _ = writeln!(out, "         note: {message}");
+                    let _ = writeln!(out, "         note: {}", escaped(message));
                 }
             }
         });
@@ -263,14 +327,14 @@ impl Report {
             let _ = writeln!(
                 out,
                 "Unmapped nodes (no vSphere VM found; labels untouched): {}\n",
-                self.unmapped_nodes.join(", ")
+                escaped(&self.unmapped_nodes.join(", "))
             );
         }
         for warning in &self.warnings {
-            let _ = writeln!(out, "warning: {warning}");
+            let _ = writeln!(out, "warning: {}", lines(warning));
         }
         for error in &self.errors {
-            let _ = writeln!(out, "error: {error}");
+            let _ = writeln!(out, "error: {}", lines(error));
         }
         if !self.warnings.is_empty() || !self.errors.is_empty() {
             out.push('\n');
@@ -292,11 +356,26 @@ impl Report {
         let text = match format {
             OutputFormat::Text => self.to_text(),
             OutputFormat::Json => self.to_json() + "\n",
+            OutputFormat::Html => html::render(self, self.placement.as_deref()),
         };
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(text.as_bytes())?;
         stdout.flush()
     }
+}
+
+/// Writes bytes to stdout: what the commands print besides reports (completion scripts).
+pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(bytes)?;
+    stdout.flush()
+}
+
+/// A message's lines (a list of a policy's problems is one per line), each bounded, with
+/// anything that could still break it escaped; the lines after the first indented.
+fn lines(message: &str) -> String {
+    let lines: Vec<_> = message.lines().map(one_line).collect();
+    lines.join("\n  ")
 }
 
 /// `Mapped nodes: 5 (3 by providerID, 2 as ESXi hosts)`.
@@ -338,6 +417,8 @@ pub struct SnapshotSummary {
     /// metrics.k8s.io PodMetrics recorded; absent when the policy reads no actual usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_metrics: Option<usize>,
+    /// What the command read from.
+    pub target: Target,
 }
 
 impl SnapshotSummary {
@@ -347,9 +428,11 @@ impl SnapshotSummary {
             OutputFormat::Json => {
                 serde_json::to_string_pretty(self).expect("a summary always serializes") + "\n"
             }
-            OutputFormat::Text => format!(
-                "Recorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s), {} \
+            // `execute` refuses html for this command before it starts.
+            OutputFormat::Text | OutputFormat::Html => format!(
+                "Target: {}\nRecorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s), {} \
                  PriorityClass(es){} and {} vSphere cluster(s) with {} VM(s) in {}\n",
+                self.target.describe(),
                 self.nodes,
                 self.pods,
                 self.pod_disruption_budgets,
@@ -378,6 +461,8 @@ pub enum OutputFormat {
     #[default]
     Text,
     Json,
+    /// One self-contained page (`plan`, `run` and `demo`).
+    Html,
 }
 
 fn section(
@@ -422,5 +507,45 @@ mod tests {
         for mode in [Mode::Plan, Mode::DryRun, Mode::Run] {
             assert_eq!(serde_json::json!(mode), mode.as_str());
         }
+    }
+
+    #[test]
+    fn names_from_the_input_cannot_forge_lines_or_send_control_codes() {
+        let mut report = Report::empty(Mode::Plan);
+        report.label_changes.push(crate::plan::LabelChange {
+            node: "worker-a\nerror: forged\u{1b}[2J".to_string(),
+            key: "vsphere-descheduler.io/host".to_string(),
+            old: None,
+            new: Some("esxi\u{2028}41".to_string()),
+        });
+        report.unmapped_nodes.push("ghost\r".to_string());
+        report
+            .errors
+            .push("snapshot file s.yaml: Pod a\nerror: forged appears more than once".to_string());
+        let text = report.to_text();
+        assert!(
+            text.lines().all(|line| !line.starts_with("error: forged")),
+            "{text}"
+        );
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' || c == '\u{2028}'),
+            "{text:?}"
+        );
+        assert!(text.contains("worker-a\\nerror: forged\\u{1b}[2J  vsphere-descheduler.io/host"));
+        // A newline left in a message continues it, indented: it cannot start a line of its own.
+        assert!(text.contains("error: snapshot file s.yaml: Pod a\n  error: forged appears"));
+        // A message of several lines (a policy's problems) keeps one per line, indented.
+        report
+            .errors
+            .push("policy file p.yaml has 2 problems:\np.yaml:1:1: a\np.yaml:2:1: b".to_string());
+        assert!(
+            report.to_text().contains(
+                "error: policy file p.yaml has 2 problems:\n  p.yaml:1:1: a\n  p.yaml:2:1: b\n"
+            ),
+            "{}",
+            report.to_text()
+        );
     }
 }

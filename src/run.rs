@@ -17,11 +17,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use crate::error_chain;
-pub use config::{ConfigError, RunConfig, connection_config, load_policy, snapshot_policy};
+pub use config::{
+    ConfigError, RunConfig, connection_config, kubernetes_selection, load_policy, snapshot_policy,
+};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 
 use crate::inventory::Inventory;
-use crate::report::{Mode, Report};
+use crate::report::{Mode, Report, Target};
 use crate::snapshot::{self, Objects, SnapshotError};
 use crate::{footprint, kube, plan, vsphere};
 use execute::Executor;
@@ -49,7 +51,8 @@ pub enum Error {
 
 /// Runs once and reports. A run that could not plan reports why in `errors`, with nothing else.
 pub async fn run(config: &RunConfig, stop: &Stop) -> Report {
-    let mut report = match locked_run(config, stop).await {
+    let mut target = None;
+    let mut report = match locked_run(config, stop, &mut target).await {
         Ok(report) => report,
         Err(error) => {
             tracing::error!(error = %error_chain(&error), "the run failed before planning");
@@ -61,6 +64,7 @@ pub async fn run(config: &RunConfig, stop: &Stop) -> Report {
     report
         .warnings
         .splice(0..0, config.warnings.iter().cloned());
+    report.target = target;
     report
 }
 
@@ -72,11 +76,23 @@ fn mode(config: &RunConfig) -> Mode {
     }
 }
 
-/// Takes the lock (not on a dry run: it writes nothing), acts, releases the lock.
-async fn locked_run(config: &RunConfig, stop: &Stop) -> Result<Report, Error> {
-    let kubernetes = kube::Client::connect(config.timeout)
+/// Says what it talks to (`target`), takes the lock (not on a dry run: it writes nothing),
+/// acts, releases the lock.
+async fn locked_run(
+    config: &RunConfig,
+    stop: &Stop,
+    target: &mut Option<Target>,
+) -> Result<Report, Error> {
+    let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
         .await
         .map_err(Error::Kubernetes)?;
+    let aimed = Target {
+        api_server: endpoint.api_server,
+        context: endpoint.context,
+        vcenter: config.vsphere.server.clone(),
+    };
+    aimed.announce();
+    *target = Some(aimed);
     let lock = if config.dry_run {
         None
     } else {
@@ -180,6 +196,9 @@ async fn observe_plan_act(
     executor.evict(&mut report, &unwritten).await;
     executor.sync_drs_rules(&mut report, vsphere.as_mut()).await;
     executor.publish_events(&mut report).await;
+    if config.placement {
+        report.place(&snapshot, &config.policy);
+    }
     if let Some(client) = vsphere
         && tokio::time::timeout(RELEASE_LIMIT, client.logout())
             .await

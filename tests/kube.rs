@@ -74,7 +74,12 @@ fn labels_of(server: &FakeApiServer, node: &str) -> BTreeMap<String, String> {
 
 /// The node as a listing gives it to the planner: with its uid and the label keys we applied.
 fn listed(server: &FakeApiServer, node: &str) -> snapshot::Node {
-    let object = serde_json::to_value(server.cluster().nodes[node].as_ref()).expect("JSON");
+    as_listed(server.cluster().nodes[node].as_ref())
+}
+
+/// An API node as the planner reads it from a list page.
+fn as_listed(node: &Node) -> snapshot::Node {
+    let object = serde_json::to_value(node).expect("JSON");
     snapshot::node(serde_json::from_value(object).expect("a node")).expect("a node converts")
 }
 
@@ -177,7 +182,7 @@ fn applying_labels_sets_our_key_and_takes_it_over_from_a_manual_label() {
     }));
     let apply = label_apply(&listed(&server, "worker-b"), &[(HOST, "esxi-41")], &[]);
     runtime()
-        .block_on(async { client(&server).apply_labels(&apply).await })
+        .block_on(async { client(&server).apply_labels(&apply, None).await })
         .expect("applied");
     let labels = labels_of(&server, "worker-b");
     assert_eq!(labels[HOST], "esxi-41");
@@ -220,7 +225,7 @@ fn a_key_left_out_is_removed_whether_we_own_it_alone_or_not() {
     let apply = |present: &[(&str, &str)], absent: &[&str]| {
         let apply = label_apply(&listed(&server, "worker-a"), present, absent);
         runtime
-            .block_on(async { client(&server).apply_labels(&apply).await })
+            .block_on(async { client(&server).apply_labels(&apply, None).await })
             .expect("applied");
     };
     apply(&[(HOST, "esxi-41")], &[]);
@@ -255,7 +260,7 @@ fn labels_of_a_node_deleted_since_it_was_listed_are_not_written_and_it_is_not_cr
     let apply = label_apply(&listed(&server, "worker-c"), &[(HOST, "esxi-43")], &[]);
     server.cluster().nodes.remove("worker-c");
     let error = runtime()
-        .block_on(async { client(&server).apply_labels(&apply).await })
+        .block_on(async { client(&server).apply_labels(&apply, None).await })
         .expect_err("the node is gone");
     assert!(
         matches!(error, kube::Error::NodeReplaced { .. }),
@@ -284,7 +289,7 @@ fn labels_of_a_node_recreated_under_the_same_name_are_not_written() {
         "another node of the same name"
     );
     let error = runtime()
-        .block_on(async { client(&server).apply_labels(&apply).await })
+        .block_on(async { client(&server).apply_labels(&apply, None).await })
         .expect_err("another node now");
     assert!(
         matches!(error, kube::Error::NodeReplaced { .. }),
@@ -958,4 +963,221 @@ fn evict_from(server: &FakeApiServer, namespace: &str, name: &str) -> EvictionRe
         dry_run: false,
     };
     runtime().block_on(async { client(server).evict(&request).await })
+}
+
+/// The nodes list failing as `fault` makes it, as its error chain reads in a report.
+fn nodes_list_error(fault: FaultAction) -> String {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        nodes: vec![node("n0", json!({}))],
+        ..KubeObjects::default()
+    }));
+    server
+        .cluster()
+        .inject(Fault::action(Some(Method::GET), "/api/v1/nodes", fault));
+    let error = runtime()
+        .block_on(async { client(&server).observe().await })
+        .expect_err("the list fails");
+    vsphere_descheduler::error_chain(&error)
+}
+
+#[test]
+fn an_html_error_page_from_a_proxy_is_one_line_naming_the_call_code_and_title() {
+    let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n\
+                <center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n\
+                </body>\r\n</html>\r\n";
+    assert_eq!(
+        nodes_list_error(FaultAction::Body {
+            code: 502,
+            content_type: "text/html",
+            body: page.to_string(),
+        }),
+        "failed to list nodes: GET /api/v1/nodes answered HTTP 502: 502 Bad Gateway"
+    );
+}
+
+#[test]
+fn an_empty_error_body_says_it_was_empty() {
+    assert_eq!(
+        nodes_list_error(FaultAction::Body {
+            code: 503,
+            content_type: "text/plain",
+            body: String::new(),
+        }),
+        "failed to list nodes: GET /api/v1/nodes answered HTTP 503 with an empty body"
+    );
+}
+
+#[test]
+fn a_plain_text_body_shows_its_first_line_escaped() {
+    assert_eq!(
+        nodes_list_error(FaultAction::Body {
+            code: 403,
+            content_type: "text/plain",
+            body: "\n  denied by the gateway\u{1b}[31m\nrequest id 7\n".to_string(),
+        }),
+        "failed to list nodes: GET /api/v1/nodes answered HTTP 403: denied by the \
+         gateway\\u{1b}[31m"
+    );
+}
+
+#[test]
+fn a_status_answer_shows_its_code_reason_and_message() {
+    assert_eq!(
+        nodes_list_error(FaultAction::Status {
+            code: 500,
+            reason: "InternalError".to_string(),
+            message: "etcdserver: request timed out".to_string(),
+            retry_after_seconds: 0,
+        }),
+        "failed to list nodes: GET /api/v1/nodes answered HTTP 500 InternalError: etcdserver: \
+         request timed out"
+    );
+}
+
+#[test]
+fn an_api_server_without_metrics_server_answers_plain_text_and_the_error_says_so() {
+    for (api, code, body) in [
+        (
+            fake_apiserver::MetricsApi::Absent,
+            404,
+            "404 page not found",
+        ),
+        (
+            fake_apiserver::MetricsApi::Unavailable,
+            503,
+            "service unavailable",
+        ),
+    ] {
+        let mut cluster = FakeCluster::default();
+        cluster.metrics_api = api;
+        let server = FakeApiServer::start(cluster);
+        let error = runtime()
+            .block_on(async { client(&server).observe_metrics().await })
+            .expect_err("not served");
+        // Both lists are sent at once; either may fail first.
+        let expected = |list: &str| {
+            format!(
+                "metrics.k8s.io is not served (HTTP {code}): is metrics-server installed and its \
+                 APIService available?: GET /apis/metrics.k8s.io/v1beta1/{list} answered HTTP \
+                 {code}: {body}"
+            )
+        };
+        let chain = vsphere_descheduler::error_chain(&error);
+        assert!(
+            chain == expected("nodes") || chain == expected("pods"),
+            "{api:?}: {chain}"
+        );
+        let requests = server.cluster().requests.clone();
+        assert!(requests.iter().all(|r| r.status == code), "{requests:?}");
+    }
+}
+
+/// A node whose `vsphere-descheduler.io/cluster` label someone else owns too: an apply that
+/// drops the key is followed by a merge patch removing it, two requests for one node.
+fn co_owned_cluster() -> FakeCluster {
+    FakeCluster::new(KubeObjects {
+        nodes: vec![node(
+            "worker-a",
+            json!({"vsphere-descheduler.io/cluster": "old"}),
+        )],
+        ..KubeObjects::default()
+    })
+}
+
+/// Takes the lock with `settings` in this runtime (paused time), then makes every renewal fail.
+async fn lock_then_fail_renewals(
+    client: &kube::Client,
+    state: &std::sync::Mutex<FakeCluster>,
+    settings: LockSettings,
+) -> kube::Lock {
+    let lock = client.acquire_lock(settings).await.expect("free");
+    state
+        .lock()
+        .expect("state")
+        .inject(Fault::status(Some(Method::PUT), "/leases/", 500));
+    lock
+}
+
+fn node_label_writes(state: &std::sync::Mutex<FakeCluster>) -> Vec<u16> {
+    state
+        .lock()
+        .expect("state")
+        .requests
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path == "/api/v1/nodes/worker-a")
+        .map(|r| r.status)
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_claim_expiring_between_two_label_requests_of_a_node_stops_the_second() {
+    let (client, state) = fake_apiserver::in_process(co_owned_cluster());
+    let client = kube::Client::new(client);
+    let lock = lock_then_fail_renewals(&client, &state, lock("run-1")).await;
+    // The apply takes a minute to be answered: the claim (60 s lease, 10 s margin) expires
+    // while it is in flight.
+    state.lock().expect("state").inject(
+        Fault::action(
+            Some(Method::PATCH),
+            "/api/v1/nodes/",
+            FaultAction::Delay(Duration::from_secs(60)),
+        )
+        .times(1),
+    );
+    let listed = as_listed(state.lock().expect("state").nodes["worker-a"].as_ref());
+    let apply = label_apply(
+        &listed,
+        &[(HOST, "esxi-41")],
+        &["vsphere-descheduler.io/cluster"],
+    );
+    let error = client
+        .apply_labels(&apply, Some(&lock))
+        .await
+        .expect_err("the claim expired");
+    assert_eq!(
+        vsphere_descheduler::error_chain(&error),
+        "lease kube-system/vsphere-descheduler could not be renewed for 60s, so another run may \
+         take it; stopped acting"
+    );
+    assert!(error.is_lock_loss());
+    assert_eq!(node_label_writes(&state), [200], "the removal was not sent");
+    let labels = state.lock().expect("state").nodes["worker-a"]
+        .metadata
+        .labels
+        .clone()
+        .unwrap_or_default();
+    assert_eq!(labels["vsphere-descheduler.io/cluster"], "old");
+    let _ = lock.release().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_claim_expiring_while_a_label_write_waits_to_retry_stops_the_retry() {
+    let (client, state) = fake_apiserver::in_process(co_owned_cluster());
+    let client = kube::Client::new(client);
+    // A 3 s lease: the claim lasts 2.5 s without renewal.
+    let settings = LockSettings {
+        duration: Duration::from_secs(3),
+        ..lock("run-1")
+    };
+    let lock = lock_then_fail_renewals(&client, &state, settings).await;
+    // Overloaded, come back in 5 s: the claim has expired by then.
+    state.lock().expect("state").inject(Fault::action(
+        Some(Method::PATCH),
+        "/api/v1/nodes/",
+        FaultAction::Status {
+            code: 429,
+            reason: "TooManyRequests".to_string(),
+            message: "too many requests, please try again later".to_string(),
+            retry_after_seconds: 5,
+        },
+    ));
+    let listed = as_listed(state.lock().expect("state").nodes["worker-a"].as_ref());
+    let apply = label_apply(&listed, &[(HOST, "esxi-41")], &[]);
+    let error = client
+        .apply_labels(&apply, Some(&lock))
+        .await
+        .expect_err("the claim expired");
+    assert!(matches!(error, kube::Error::LockExpired { .. }), "{error}");
+    assert_eq!(node_label_writes(&state), [429], "one attempt of three");
+    let _ = lock.release().await;
 }

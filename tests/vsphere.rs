@@ -458,8 +458,19 @@ async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
         .await
         .expect_err("untrusted certificate");
     let text = vsphere_descheduler::error_chain(&error);
-    assert!(matches!(error, Error::Request { .. }), "{text}");
-    assert!(text.contains("certificate"), "{text}");
+    assert!(
+        matches!(error, Error::UntrustedCertificate { .. }),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("vCenter 127.0.0.1:")
+            && text.ends_with(
+                " presented a TLS certificate that was refused: it was issued by a CA this tool \
+                 does not trust: give that CA's certificate (PEM) with --vsphere-ca-file or the \
+                 policy's vsphere.caFile"
+            ),
+        "{text}"
+    );
     assert_eq!(
         sim.calls_of("Login"),
         1,

@@ -28,7 +28,10 @@ pub fn execute(output: OutputFormat) -> Result<ExitCode, Error> {
         .policy;
     let snapshot = snapshot::from_str(SNAPSHOT, now()).map_err(Error::Snapshot)?;
     let plan = plan::plan(&snapshot, &policy);
-    let report = Report::planned(Mode::Plan, plan);
+    let mut report = Report::planned(Mode::Plan, plan);
+    if output == OutputFormat::Html {
+        report.place(&snapshot, &policy);
+    }
     if output == OutputFormat::Text {
         use std::io::Write;
         let intro = "Demo: the seed lab. Three ESXi hosts (esxi-41, esxi-42, esxi-43), one worker VM each,\n\

@@ -1,5 +1,6 @@
 //! The commands, and the one place errors become exit codes.
 
+mod completions;
 mod demo;
 mod plan;
 mod run;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 
 use crate::cli::{Args, Command};
 use crate::policy::PolicyError;
-use crate::report::Report;
+use crate::report::{OutputFormat, Report};
 use crate::run::ConfigError;
 use crate::snapshot::SnapshotError;
 
@@ -34,6 +35,8 @@ pub enum Error {
     Kubernetes(#[source] Box<crate::kube::Error>),
     #[error("cannot observe vCenter")]
     Vsphere(#[source] crate::vsphere::Error),
+    #[error("--output html is for plan, run and demo, not for {command}")]
+    NoHtml { command: &'static str },
     #[error("cannot write snapshot file {path}")]
     WriteSnapshot {
         path: PathBuf,
@@ -46,7 +49,11 @@ impl Error {
     /// DESIGN §5: 2 for invalid input or usage, 1 for failed actions or backends.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Policy(_) | Error::PriorityClass(_) | Error::Snapshot(_) | Error::Config(_) => 2,
+            Error::Policy(_)
+            | Error::PriorityClass(_)
+            | Error::Snapshot(_)
+            | Error::Config(_)
+            | Error::NoHtml { .. } => 2,
             Error::Output(_)
             | Error::Runtime(_)
             | Error::Kubernetes(_)
@@ -65,12 +72,20 @@ pub fn report_exit_code(report: &Report) -> u8 {
 
 /// Run the chosen command; the exit code on success is the command's verdict.
 pub fn execute(args: Args) -> Result<ExitCode, Error> {
+    let html = args.output == OutputFormat::Html;
     match args.command {
         Command::Plan(plan_args) => plan::execute(&plan_args, args.output),
+        Command::Validate(_) if html => Err(Error::NoHtml {
+            command: "validate",
+        }),
         Command::Validate(validate_args) => validate::execute(&validate_args, args.output),
         Command::Demo => demo::execute(args.output),
         Command::Run(run_args) => run::execute(&run_args, args.output),
+        Command::Snapshot(_) if html => Err(Error::NoHtml {
+            command: "snapshot",
+        }),
         Command::Snapshot(snapshot_args) => snapshot::execute(&snapshot_args, args.output),
+        Command::Completions(completions) => completions::execute(completions.shell),
     }
 }
 

@@ -28,9 +28,11 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
         .map_err(Error::PriorityClass)?;
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
     let evictions = plan.evictions.len();
-    Report::planned(Mode::Plan, plan)
-        .print(output)
-        .map_err(Error::Output)?;
+    let mut report = Report::planned(Mode::Plan, plan);
+    if output == OutputFormat::Html {
+        report.place(&snapshot.snapshot, &loaded.policy);
+    }
+    report.print(output).map_err(Error::Output)?;
     // The process ends here: freeing 150,000 pods one allocation at a time took a twentieth of
     // the command, and the operating system takes the memory back at once.
     std::mem::forget(snapshot);

@@ -16,10 +16,11 @@ use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
 
 pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let started = Instant::now();
-    let config = match RunConfig::resolve(args) {
+    let mut config = match RunConfig::resolve(args) {
         Ok(config) => config,
         Err(error) => return unusable_settings(args, output, started, error),
     };
+    config.placement = output == OutputFormat::Html;
     for warning in &config.warnings {
         warn!("{warning}");
     }

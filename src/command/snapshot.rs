@@ -18,7 +18,7 @@ use super::Error;
 use crate::cli::SnapshotArgs;
 use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects};
-use crate::report::{OutputFormat, SnapshotSummary};
+use crate::report::{OutputFormat, SnapshotSummary, Target};
 use crate::run;
 use crate::vsphere;
 
@@ -32,10 +32,17 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         .map_err(|e| Error::Config(Box::new(e)))?;
     let timeout = Duration::from_secs(args.connection.request_timeout);
     let runtime = super::runtime()?;
-    let (objects, metrics, inventory) = runtime.block_on(async {
-        let kubernetes = kube::Client::connect(timeout)
+    let (objects, metrics, inventory, target) = runtime.block_on(async {
+        let selection = run::kubernetes_selection(&args.connection);
+        let (kubernetes, endpoint) = kube::Client::connect(&selection, timeout)
             .await
             .map_err(|e| Error::Kubernetes(Box::new(e)))?;
+        let target = Target {
+            api_server: endpoint.api_server,
+            context: endpoint.context,
+            vcenter: connection.server.clone(),
+        };
+        target.announce();
         let settings = &policy.vsphere;
         let vcenter = async {
             let mut client = vsphere::Client::connect(&connection).await?;
@@ -70,6 +77,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
             metrics,
             inventory.map_err(Error::Vsphere)?,
+            target,
         ))
     })?;
     write(&args.output_file, &objects, metrics.as_ref(), &inventory).map_err(|source| {
@@ -89,6 +97,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         vms: inventory.clusters.iter().map(|c| c.vms.len()).sum(),
         node_metrics: metrics.as_ref().map(|m| m.nodes.len()),
         pod_metrics: metrics.as_ref().map(|m| m.pods.len()),
+        target,
     };
     summary.print(output).map_err(Error::Output)?;
     Ok(ExitCode::SUCCESS)

@@ -8,6 +8,7 @@ use super::Error;
 use crate::cli::ValidateArgs;
 use crate::policy::{self, PolicyError};
 use crate::report::OutputFormat;
+use crate::text::one_line;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -26,7 +27,11 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
                 file: file.display().to_string(),
                 valid: true,
                 problems: Vec::new(),
-                warnings: loaded.warnings,
+                warnings: loaded
+                    .warnings
+                    .iter()
+                    .map(|warning| one_line(warning).into_owned())
+                    .collect(),
             },
             Err(PolicyError::Invalid { problems, .. }) => FileResult {
                 file: file.display().to_string(),
@@ -37,7 +42,7 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
             Err(error) => FileResult {
                 file: file.display().to_string(),
                 valid: false,
-                problems: vec![crate::run::error_chain(&error)],
+                problems: vec![one_line(&crate::run::error_chain(&error)).into_owned()],
                 warnings: Vec::new(),
             },
         };
@@ -48,7 +53,8 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
         OutputFormat::Json => {
             serde_json::to_string_pretty(&results).expect("results serialize") + "\n"
         }
-        OutputFormat::Text => {
+        // `execute` refuses html for this command before it starts.
+        OutputFormat::Text | OutputFormat::Html => {
             let mut text = String::new();
             for result in &results {
                 if result.valid {

@@ -1,7 +1,14 @@
 //! Errors of the Kubernetes adapter. Messages name the object and what was being done; the
-//! cause (the API server's `Status`, a transport error) is only in the source chain.
+//! cause is only in the source chain, as a [`RequestError`]: one line naming the request, the
+//! status code and the server's message (or the first line of a body that is not a `Status`), or
+//! the transport problem. kube's own error text is never shown: it prints the whole `Status` in
+//! Rust's debug form.
+
+use std::fmt;
 
 use chrono::{DateTime, Utc};
+
+use crate::text::shown;
 
 /// Everything that can go wrong talking to the Kubernetes API server.
 #[derive(Debug, thiserror::Error)]
@@ -9,7 +16,7 @@ pub enum Error {
     #[error("failed to load the Kubernetes client configuration (kubeconfig or in-cluster)")]
     Config {
         #[source]
-        source: ::kube::config::InferConfigError,
+        source: super::target::ConfigError,
     },
     #[error("failed to set up the Kubernetes client")]
     Client {
@@ -20,7 +27,7 @@ pub enum Error {
     List {
         kind: &'static str,
         #[source]
-        source: ::kube::Error,
+        source: RequestError,
     },
     #[error("listing {kind} kept failing with expired continue tokens ({attempts} attempts)")]
     ListExpired { kind: &'static str, attempts: u32 },
@@ -32,7 +39,7 @@ pub enum Error {
     MetricsUnavailable {
         code: u16,
         #[source]
-        source: ::kube::Error,
+        source: RequestError,
     },
     #[error("{kind} {name} could not be read")]
     Convert {
@@ -45,7 +52,7 @@ pub enum Error {
     ApplyLabels {
         node: String,
         #[source]
-        source: ::kube::Error,
+        source: RequestError,
     },
     #[error("node {node} was deleted or replaced since it was listed; its labels were not changed")]
     NodeReplaced { node: String },
@@ -54,28 +61,28 @@ pub enum Error {
         node: String,
         key: String,
         #[source]
-        source: ::kube::Error,
+        source: RequestError,
     },
     #[error("failed to record event {name} in namespace {namespace}")]
     Event {
         namespace: String,
         name: String,
         #[source]
-        source: ::kube::Error,
+        source: RequestError,
     },
     #[error("failed to read lease {namespace}/{name}")]
     ReadLease {
         namespace: String,
         name: String,
         #[source]
-        source: ::kube::Error,
+        source: RequestError,
     },
     #[error("failed to write lease {namespace}/{name}")]
     WriteLease {
         namespace: String,
         name: String,
         #[source]
-        source: ::kube::Error,
+        source: RequestError,
     },
     #[error(
         "another run holds lease {namespace}/{name} (holder {holder}, until {until}); \
@@ -104,6 +111,88 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether the run lost its claim on the lock (taken over, or not renewed in time): no
+    /// further write may start.
+    pub fn is_lock_loss(&self) -> bool {
+        matches!(self, Error::LockLost { .. } | Error::LockExpired { .. })
+    }
+}
+
+/// One request to the API server, as messages name it: `GET /api/v1/nodes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub method: &'static str,
+    /// The path, without the query.
+    pub path: String,
+}
+
+impl Call {
+    pub fn new(method: &'static str, path: impl Into<String>) -> Call {
+        Call {
+            method,
+            path: path.into(),
+        }
+    }
+
+    /// The request to the object `name` of a collection whose URL is `collection`.
+    pub fn object(method: &'static str, collection: &str, name: &str) -> Call {
+        Call::new(method, format!("{collection}/{name}"))
+    }
+
+    /// Wraps kube's error of this request.
+    pub fn failed(&self, error: ::kube::Error) -> RequestError {
+        RequestError(Box::new((self.clone(), error)))
+    }
+}
+
+impl fmt::Display for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.method, shown(&self.path))
+    }
+}
+
+/// A request that failed: which, and kube's error, shown as one line (see [`describe`]). It has
+/// no source: the line holds everything worth saying, and kube's own text is a debug dump.
+/// Boxed: errors travel in `Result`s of calls that succeed far more often.
+#[derive(Debug)]
+pub struct RequestError(Box<(Call, ::kube::Error)>);
+
+impl RequestError {
+    /// The request that failed.
+    pub fn call(&self) -> &Call {
+        &self.0.0
+    }
+
+    /// kube's error.
+    pub fn error(&self) -> &::kube::Error {
+        &self.0.1
+    }
+
+    /// The API server's `Status`, when it answered.
+    pub fn status(&self) -> Option<&::kube::core::Status> {
+        api_status(self.error())
+    }
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (call, error) = self.0.as_ref();
+        match error {
+            ::kube::Error::Api(_) => write!(f, "{call} answered {}", describe(error)),
+            _ => write!(f, "{call} failed: {}", describe(error)),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// The reason kube-client (5.0, `handle_api_errors`) gives the `Status` it makes up when an
+/// error body is not a `Status` (plain text from an aggregated API that is not served, HTML from
+/// a proxy, nothing): its message is then the body. The API server's own reasons are
+/// `CamelCase` words, so this never names a real answer.
+pub const UNPARSED_BODY_REASON: &str = "Failed to parse error data";
+
 /// The API server's `Status` behind an error, when it answered with one.
 pub fn api_status(error: &::kube::Error) -> Option<&::kube::core::Status> {
     match error {
@@ -122,10 +211,19 @@ pub fn is_transient(error: &::kube::Error) -> bool {
     }
 }
 
-/// A short description of a failed request for reports: the server's message, or the transport
-/// problem. Never holds credentials (requests carry them in headers, which errors do not show).
+/// A failed request's answer in one line, for reports: `HTTP 404 NotFound: <the server's
+/// message>`; `HTTP 404: <the first line of the body>` when the body was not a `Status`
+/// (`HTTP 503 with an empty body` when there was none); else the transport problem. Outside text
+/// is escaped and cut ([`shown`]). Never holds credentials (requests carry them in headers,
+/// which errors do not show).
 pub fn describe(error: &::kube::Error) -> String {
     match error {
+        ::kube::Error::Api(status) if status.reason == UNPARSED_BODY_REASON => {
+            match first_line_of_text(&status.message) {
+                Some(line) => format!("HTTP {}: {}", status.code, shown(&line)),
+                None => format!("HTTP {} with an empty body", status.code),
+            }
+        }
         ::kube::Error::Api(status) => {
             let message = if status.message.is_empty() {
                 "no message"
@@ -133,20 +231,75 @@ pub fn describe(error: &::kube::Error) -> String {
                 status.message.as_str()
             };
             if status.reason.is_empty() {
-                format!("HTTP {}: {message}", status.code)
+                format!("HTTP {}: {}", status.code, shown(message))
             } else {
-                format!("HTTP {} {}: {message}", status.code, status.reason)
+                format!(
+                    "HTTP {} {}: {}",
+                    status.code,
+                    shown(&status.reason),
+                    shown(message)
+                )
             }
         }
-        other => {
-            let mut text = other.to_string();
-            let mut source = std::error::Error::source(other);
-            while let Some(cause) = source {
-                text.push_str(": ");
-                text.push_str(&cause.to_string());
-                source = cause.source();
+        ::kube::Error::HyperError(source) => causes(source),
+        ::kube::Error::Service(source) => causes(source.as_ref()),
+        ::kube::Error::SerdeError(source) => {
+            format!(
+                "the answer could not be read as the expected object ({})",
+                source_position(source)
+            )
+        }
+        other => causes(other),
+    }
+}
+
+/// The first line of a body that says something: plain text as it is; in an HTML error page
+/// (a proxy's), the first line with text outside the tags, which is its title.
+fn first_line_of_text(body: &str) -> Option<String> {
+    let html = body.trim_start().starts_with('<');
+    body.lines()
+        .map(|line| {
+            if html {
+                without_tags(line)
+            } else {
+                line.to_string()
             }
-            text
+        })
+        .map(|line| line.trim().to_string())
+        .find(|line| !line.is_empty())
+}
+
+fn without_tags(line: &str) -> String {
+    let mut text = String::with_capacity(line.len());
+    let mut in_tag = false;
+    for character in line.chars() {
+        match character {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            other if !in_tag => text.push(other),
+            _ => {}
         }
     }
+    text
+}
+
+/// Where in the answer JSON decoding stopped.
+fn source_position(error: &serde_json::Error) -> String {
+    format!("line {}, column {}", error.line(), error.column())
+}
+
+/// An error and its causes, `: `-separated, leaving out a cause whose text the previous one
+/// already ends with (transport errors often repeat their source).
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    shown(&text).to_string()
 }

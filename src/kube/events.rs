@@ -6,7 +6,7 @@ use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, PostParams};
 
-use super::{Client, Error};
+use super::{Call, Client, Error};
 
 /// `reportingController` of every Event we write.
 pub const REPORTING_CONTROLLER: &str = "vsphere-descheduler.io/vsphere-descheduler";
@@ -81,14 +81,15 @@ impl Client {
     pub async fn publish_event(&self, spec: &EventSpec, instance: &str) -> Result<(), Error> {
         let event = spec.to_event(chrono::Utc::now(), instance);
         let events: Api<Event> = Api::namespaced(self.client.clone(), &spec.namespace);
+        let call = Call::new("POST", events.resource_url());
         events
             .create(&PostParams::default(), &event)
             .await
             .map(|_| ())
-            .map_err(|source| Error::Event {
+            .map_err(|error| Error::Event {
                 namespace: spec.namespace.clone(),
                 name: event.metadata.name.unwrap_or_default(),
-                source,
+                source: call.failed(error),
             })
     }
 }

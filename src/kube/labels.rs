@@ -10,12 +10,17 @@
 //! instead of creating a bare Node or labelling a different one.
 //! A key we must remove but do not own alone (someone else co-owns it) is removed with a merge
 //! patch `null`, which answers 404 for a missing node and so never creates one either.
+//!
+//! One node's apply may take several requests (the apply, removals, their retries): the run's
+//! claim on the lock is checked before each, as before each eviction, so none starts after the
+//! claim expired or was lost.
 
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use super::{Client, Error, FIELD_MANAGER, api_status, retry};
+use super::retry::{self, Stopped};
+use super::{Call, Client, Error, FIELD_MANAGER, Lock};
 use crate::plan::LabelApply;
 
 /// The server-side apply configuration: our present keys, and the uid as a precondition.
@@ -31,18 +36,27 @@ fn apply_configuration(apply: &LabelApply) -> Value {
 }
 
 impl Client {
-    /// Writes one node's labels. Without a known uid (nodes always have one when listed live)
-    /// the apply is replaced by a merge patch, which cannot create a node either.
-    pub async fn apply_labels(&self, apply: &LabelApply) -> Result<(), Error> {
+    /// Writes one node's labels, checking `lock` (when there is one) before every request.
+    /// Without a known uid (nodes always have one when listed live) the apply is replaced by a
+    /// merge patch, which cannot create a node either.
+    pub async fn apply_labels(&self, apply: &LabelApply, lock: Option<&Lock>) -> Result<(), Error> {
         let nodes: Api<Node> = Api::all(self.client.clone());
         let name = apply.node.as_str();
+        let call = Call::object("PATCH", nodes.resource_url(), name);
+        let may_send = || lock.map_or(Ok(()), Lock::check);
+        let failed = |stopped| match stopped {
+            Stopped::Refused(error) => error,
+            Stopped::Failed(error) => node_error(name, call.failed(error)),
+        };
         let live = if apply.uid.is_some() {
             let params = PatchParams::apply(FIELD_MANAGER).force();
             let body = apply_configuration(apply);
             let patch = Patch::Apply(&body);
-            retry::idempotent("apply node labels", || nodes.patch(name, &params, &patch))
-                .await
-                .map_err(|source| node_error(name, source))?
+            retry::guarded("apply node labels", may_send, || {
+                nodes.patch(name, &params, &patch)
+            })
+            .await
+            .map_err(failed)?
         } else {
             let mut labels = serde_json::Map::new();
             for (key, value) in &apply.set {
@@ -51,47 +65,53 @@ impl Client {
             for key in &apply.remove {
                 labels.insert(key.clone(), Value::Null);
             }
-            let params = PatchParams {
-                field_manager: Some(FIELD_MANAGER.to_string()),
-                ..PatchParams::default()
-            };
+            let params = merge_params();
             let body = json!({"metadata": {"labels": labels}});
             let patch = Patch::Merge(&body);
-            return retry::idempotent("patch node labels", || nodes.patch(name, &params, &patch))
-                .await
-                .map(|_| ())
-                .map_err(|source| node_error(name, source));
+            return retry::guarded("patch node labels", may_send, || {
+                nodes.patch(name, &params, &patch)
+            })
+            .await
+            .map(|_| ())
+            .map_err(failed);
         };
         // Keys someone else co-owns survive our apply; remove those explicitly.
         let labels = live.metadata.labels.unwrap_or_default();
         for key in apply.remove.iter().filter(|key| labels.contains_key(*key)) {
-            let params = PatchParams {
-                field_manager: Some(FIELD_MANAGER.to_string()),
-                ..PatchParams::default()
-            };
+            let params = merge_params();
             let body = json!({"metadata": {"labels": {key.as_str(): null}}});
             let patch = Patch::Merge(&body);
-            retry::idempotent("remove node label", || nodes.patch(name, &params, &patch))
-                .await
-                .map_err(|source| match api_status(&source) {
-                    Some(status) if node_vanished(status) => Error::NodeReplaced {
-                        node: name.to_string(),
-                    },
-                    _ => Error::RemoveLabel {
-                        node: name.to_string(),
+            retry::guarded("remove node label", may_send, || {
+                nodes.patch(name, &params, &patch)
+            })
+            .await
+            .map_err(|stopped| match stopped {
+                Stopped::Refused(error) => error,
+                Stopped::Failed(error) => match node_error(name, call.failed(error)) {
+                    Error::ApplyLabels { node, source } => Error::RemoveLabel {
+                        node,
                         key: key.clone(),
                         source,
                     },
-                })?;
+                    replaced => replaced,
+                },
+            })?;
         }
         Ok(())
     }
 }
 
+fn merge_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..PatchParams::default()
+    }
+}
+
 /// Turns a refused label write into [`Error::NodeReplaced`] when the node we listed is not there
 /// any more, and into [`Error::ApplyLabels`] otherwise.
-fn node_error(node: &str, source: ::kube::Error) -> Error {
-    match api_status(&source) {
+fn node_error(node: &str, source: super::RequestError) -> Error {
+    match source.status() {
         Some(status) if node_vanished(status) => Error::NodeReplaced {
             node: node.to_string(),
         },

@@ -26,7 +26,7 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, PostParams};
 
-use super::{Client, Error, api_status, describe, retry};
+use super::{Call, Client, Error, api_status, describe, retry};
 
 /// Name of the lease.
 pub const LEASE_NAME: &str = "vsphere-descheduler";
@@ -191,15 +191,17 @@ impl Client {
     /// Takes the run lock, or says who holds it.
     pub async fn acquire_lock(&self, settings: LockSettings) -> Result<Lock, Error> {
         let api: Api<Lease> = Api::namespaced(self.client.clone(), &settings.namespace);
-        let read_error = |source| Error::ReadLease {
+        let read_error = |error| Error::ReadLease {
             namespace: settings.namespace.clone(),
             name: settings.name.clone(),
-            source,
+            source: Call::object("GET", api.resource_url(), &settings.name).failed(error),
         };
-        let write_error = |source| Error::WriteLease {
+        let create = Call::new("POST", api.resource_url());
+        let replace = Call::object("PUT", api.resource_url(), &settings.name);
+        let write_error = |call: &Call, error| Error::WriteLease {
             namespace: settings.namespace.clone(),
             name: settings.name.clone(),
-            source,
+            source: call.failed(error),
         };
         let race = || Error::LockRace {
             namespace: settings.namespace.clone(),
@@ -218,7 +220,7 @@ impl Client {
                     Err(error) if api_status(&error).is_some_and(|s| s.code == 409) => {
                         return Err(race());
                     }
-                    Err(error) => return Err(write_error(error)),
+                    Err(error) => return Err(write_error(&create, error)),
                 }
             }
             Some(existing) => {
@@ -240,7 +242,7 @@ impl Client {
                     Err(error) if api_status(&error).is_some_and(|s| s.code == 409) => {
                         return Err(race());
                     }
-                    Err(error) => return Err(write_error(error)),
+                    Err(error) => return Err(write_error(&replace, error)),
                 }
             }
         };
@@ -289,12 +291,21 @@ async fn renew(api: Api<Lease>, settings: LockSettings, claim: Arc<Mutex<Claim>>
                 return;
             }
             Err(error) => {
-                let left = claim.valid_until.saturating_duration_since(Instant::now());
-                tracing::warn!(
-                    error = %describe(&error),
-                    valid_for_seconds = left.as_secs(),
-                    "failed to renew the run lock"
-                );
+                let now = Instant::now();
+                if now >= claim.valid_until {
+                    tracing::warn!(
+                        error = %describe(&error),
+                        unrenewed_seconds = (now - claim.renewed_at).as_secs(),
+                        "the run lock could not be renewed in time: no change starts until a \
+                         renewal succeeds"
+                    );
+                } else {
+                    tracing::warn!(
+                        error = %describe(&error),
+                        valid_for_seconds = (claim.valid_until - now).as_secs(),
+                        "failed to renew the run lock"
+                    );
+                }
                 pause = RENEWAL_RETRY.min(interval);
             }
         }
@@ -340,10 +351,11 @@ impl Lock {
             }
             // Someone else wrote it meanwhile: it is not ours to clear.
             Err(error) if api_status(&error).is_some_and(|s| s.code == 409) => Ok(()),
-            Err(source) => Err(Error::WriteLease {
+            Err(error) => Err(Error::WriteLease {
                 namespace: self.settings.namespace.clone(),
                 name: self.settings.name.clone(),
-                source,
+                source: Call::object("PUT", self.api.resource_url(), &self.settings.name)
+                    .failed(error),
             }),
         }
     }

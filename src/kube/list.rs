@@ -18,6 +18,7 @@ use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, TypeMe
 use kube::core::Request;
 use serde::de::DeserializeOwned;
 
+use super::error::Call;
 use super::{Client, Error, PAGE_SIZE, api_status, retry};
 use crate::snapshot::prune::{self, Pruned};
 use crate::snapshot::wire;
@@ -224,7 +225,7 @@ async fn metrics_of_kind<T>(
     );
     let path = DynamicObject::url_path(&resource, None);
     match list_all(client, path, metrics.list, keep).await {
-        Err(Error::List { kind, source }) => match api_status(&source).map(|s| s.code) {
+        Err(Error::List { kind, source }) => match source.status().map(|s| s.code) {
             Some(code @ (404 | 503)) => Err(Error::MetricsUnavailable { code, source }),
             _ => Err(Error::List { kind, source }),
         },
@@ -280,6 +281,7 @@ async fn list_all<K, T>(
 where
     K: DeserializeOwned,
 {
+    let call = Call::new("GET", path.as_str());
     let mut restarts = 0;
     'from_scratch: loop {
         let mut items = Vec::new();
@@ -304,7 +306,12 @@ where
                         );
                         continue 'from_scratch;
                     }
-                    Err(source) => return Err(Error::List { kind, source }),
+                    Err(error) => {
+                        return Err(Error::List {
+                            kind,
+                            source: call.failed(error),
+                        });
+                    }
                 };
             pages += 1;
             reserve_for(&mut items, page.items.len(), &page.metadata);

@@ -27,14 +27,16 @@ mod labels;
 mod lease;
 mod list;
 mod retry;
+mod target;
 
 use std::time::Duration;
 
-pub use error::{Error, api_status, describe};
+pub use error::{Call, Error, RequestError, UNPARSED_BODY_REASON, api_status, describe};
 pub use events::{EventKind, EventSpec};
 pub use evict::{EvictionRequest, EvictionResult};
 pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
 pub use list::{RawMetrics, RawObjects};
+pub use target::{ConfigError, Endpoint, Selection};
 
 /// The field manager of every write this tool makes; server-side apply tracks our label keys
 /// under it.
@@ -69,10 +71,14 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Connects as kube does (`KUBECONFIG`, `~/.kube/config`, then in-cluster), with kube's
-    /// retry layer off and `timeout` on every request.
-    pub async fn connect(timeout: Duration) -> Result<Client, Error> {
-        let mut config = ::kube::Config::infer()
+    /// Connects as kubectl does (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`, then
+    /// in-cluster; `--context` or the current context), with kube's retry layer off and
+    /// `timeout` on every request. Says where it points, before any request is sent.
+    pub async fn connect(
+        selection: &Selection,
+        timeout: Duration,
+    ) -> Result<(Client, Endpoint), Error> {
+        let (mut config, endpoint) = target::load(selection)
             .await
             .map_err(|source| Error::Config { source })?;
         config.default_retry = false;
@@ -87,7 +93,7 @@ impl Client {
         // Count the read timeout from each request, not from when a pooled connection went idle.
         config.reset_reader_on_write = true;
         let client = ::kube::Client::try_from(config).map_err(|source| Error::Client { source })?;
-        Ok(Client { client })
+        Ok((Client { client }, endpoint))
     }
 
     /// Wraps a client built elsewhere. It should have no retry layer (see the module docs).

@@ -59,20 +59,21 @@ fn shortened(full: String) -> String {
 /// A workload: the controller of a set of pods (a Deployment for ReplicaSets that carry the
 /// Deployment's `pod-template-hash`, so a rollout does not rename the rule).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct Workload {
-    namespace: String,
-    kind: String,
-    name: String,
+pub struct Workload {
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
 }
 
 impl Workload {
     /// `namespace/Kind/name`, as the report names it.
-    fn display(&self) -> String {
+    pub fn display(&self) -> String {
         format!("{}/{}/{}", self.namespace, self.kind, self.name)
     }
 }
 
-fn workload(pod: &Pod) -> Option<Workload> {
+/// The workload a pod belongs to, when it has a controller.
+pub fn workload(pod: &Pod) -> Option<Workload> {
     let owner = pod.controller()?;
     let (kind, name) = match (owner.kind.as_str(), pod.labels.get("pod-template-hash")) {
         ("ReplicaSet", Some(hash)) => match owner.name.strip_suffix(&format!("-{hash}")) {

@@ -27,9 +27,11 @@ use std::collections::BTreeSet;
 
 use kube::core::SelectorExt;
 
-pub use drs::{DrsAction, DrsRuleChange, Edit, rule_name};
+pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
 pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
-pub use vocabulary::{Eviction, Plan, Skip, SkipReason};
+pub use vocabulary::{
+    Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
+};
 
 use crate::policy::{DuplicatesArgs, EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
 use crate::snapshot::Snapshot;
@@ -344,6 +346,7 @@ impl<'a> Planner<'a> {
             uid: Some(pod_ref.uid.clone()).filter(|uid| !uid.is_empty()),
             grace_period_seconds: self.view.policy.grace_period_seconds,
             depends_on_labels_of,
+            landing: landing.map(|n| self.view.nodes[n].node.name.clone()),
         });
         Attempt::Evicted { landing }
     }

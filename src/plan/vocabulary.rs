@@ -21,6 +21,10 @@ pub struct Plan {
     pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,
     pub warnings: Vec<String>,
+    /// What the utilization plugins measured: each judged node's usage against its thresholds,
+    /// before and after the plan's moves. Not in the JSON report; the HTML view draws it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub utilization: Vec<NodeUtilization>,
 }
 
 /// One planned eviction.
@@ -50,6 +54,10 @@ pub struct Eviction {
     /// attempted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub depends_on_labels_of: Vec<String>,
+    /// The node named in `fits_on`, for views that place the replacement (not in the report,
+    /// whose `fitsOn` already says it in words).
+    #[serde(skip)]
+    pub landing: Option<String>,
 }
 
 /// A candidate that is not evicted.
@@ -96,4 +104,52 @@ impl SkipReason {
             SkipReason::NoMetrics => "no-metrics",
         }
     }
+}
+
+/// One node as a utilization plugin judged it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeUtilization {
+    pub strategy: &'static str,
+    pub profile: String,
+    pub node: String,
+    pub class: UtilizationClass,
+    /// One entry per judged resource, sorted by name.
+    pub resources: Vec<ResourceUtilization>,
+}
+
+/// Where a node stands against a utilization plugin's thresholds, before the plan's moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UtilizationClass {
+    /// At or below `thresholds` in every resource: a destination (Low…), or a source (High…).
+    Underutilized,
+    /// Above `targetThresholds` in some resource: a source of `LowNodeUtilization`.
+    AboveTarget,
+    /// Neither.
+    Appropriate,
+}
+
+impl UtilizationClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UtilizationClass::Underutilized => "underutilized",
+            UtilizationClass::AboveTarget => "above target",
+            UtilizationClass::Appropriate => "appropriately utilized",
+        }
+    }
+}
+
+/// One resource of a judged node, in percent of its allocatable.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceUtilization {
+    pub resource: String,
+    pub before: f64,
+    /// After the plan's evictions from it and the replacements counted onto it.
+    pub after: f64,
+    /// `thresholds`, as a percentage of this node.
+    pub low: f64,
+    /// `targetThresholds` (LowNodeUtilization only).
+    pub high: Option<f64>,
 }

@@ -11,6 +11,7 @@ use super::decode::{Decoder, Finding};
 use super::v1alpha2::{Flavor, UPSTREAM_API_VERSION, VSPHERE_API_VERSION};
 use super::yaml::{self, MAX_FILE_BYTES, Node, Position, Value};
 use super::{Policy, v1alpha1, v1alpha2};
+use crate::text::{one_line, shown};
 
 /// The `kind` every policy file has.
 const KIND: &str = "DeschedulerPolicy";
@@ -52,15 +53,18 @@ impl Problem {
 impl fmt::Display for Problem {
     /// `FILE:LINE:COL: PATH: MESSAGE`, the shape editors and CI annotators understand; parts
     /// that are unknown are left out.
+    /// One line of at most [`crate::text::MAX_MESSAGE`] characters: paths and messages quote the file's keys
+    /// and values, which may hold anything.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
+        let mut line = self.file.clone();
         if let Some(position) = self.position {
-            write!(f, ":{position}")?;
+            line.push_str(&format!(":{position}"));
         }
         if !self.path.is_empty() {
-            write!(f, ": {}", self.path)?;
+            line.push_str(&format!(": {}", shown(&self.path)));
         }
-        write!(f, ": {}", self.message)
+        line.push_str(&format!(": {}", self.message));
+        f.write_str(&one_line(&line))
     }
 }
 

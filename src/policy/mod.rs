@@ -22,10 +22,10 @@ mod yaml;
 pub use load::{Loaded, PolicyError, Problem, load_file, load_str};
 pub use names::{NameError, check_dns_label};
 pub use plugins::{
-    AntiAffinityArgs, BASIC_RESOURCES, DefaultConstraint, DuplicatesArgs, FailedPodsArgs,
-    HighNodeUtilizationArgs, LowNodeUtilizationArgs, NodeAffinityArgs, NodeAffinityType,
-    NodeTaintsArgs, PodLifeTimeArgs, ResourceThresholds, Strategy, TooManyRestartsArgs,
-    TopologySpreadArgs, UsageSource,
+    AntiAffinityArgs, BASIC_RESOURCES, ConditionFilter, DefaultConstraint, DuplicatesArgs,
+    FailedPodsArgs, HighNodeUtilizationArgs, LowNodeUtilizationArgs, NodeAffinityArgs,
+    NodeAffinityType, NodeTaintsArgs, OwnerKinds, PodLifeTimeArgs, ResourceThresholds, Strategy,
+    TooManyRestartsArgs, TopologySpreadArgs, UsageSource, unmeasurable,
 };
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;

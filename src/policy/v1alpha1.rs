@@ -560,7 +560,7 @@ strategies:
         assert_eq!(
             profiles[0].deschedule,
             [Strategy::PodLifeTime(PodLifeTimeArgs {
-                max_pod_life_time_seconds: 86400,
+                max_pod_life_time_seconds: Some(86400),
                 states: vec!["Pending".into(), "CrashLoopBackOff".into()],
                 ..PodLifeTimeArgs::default()
             })]

@@ -271,7 +271,8 @@ mod tests {
     use crate::policy::testing::{OURS, load, problem, problems};
     use crate::policy::{
         AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, EvictorArgs, LabelKeys, Namespaces,
-        PriorityThreshold, Profile, Protections, Strategy, TopologySpreadArgs, parse_selector,
+        PodLifeTimeArgs, PriorityThreshold, Profile, Protections, Strategy, TopologySpreadArgs,
+        parse_selector,
     };
 
     #[test]
@@ -487,6 +488,83 @@ profiles:
         assert_eq!(
             policy.profiles[0].balance,
             [Strategy::Duplicates(DuplicatesArgs::default())]
+        );
+    }
+
+    /// Issue 19: generators (OpenShift's operator among them) write every optional field, absent
+    /// ones as `null`, an unset selector as `""`, an unset PriorityClass name as `""` and an
+    /// unused namespace list as `[]`; upstream reads each as absent, and so do we.
+    #[test]
+    fn generator_style_nulls_and_empty_values_are_absent() {
+        let text = "\
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+nodeSelector: \"\"
+profiles:
+  - name: p
+    pluginConfig:
+      - name: DefaultEvictor
+        args:
+          labelSelector: null
+          minPodAge: null
+          nodeSelector: \"\"
+          priorityThreshold: {name: low-priority, value: null}
+      - name: PodLifeTime
+        args: {maxPodLifeTimeSeconds: 60, states: null, labelSelector: null, namespaces: null}
+      - name: RemoveDuplicates
+        args: {namespaces: {exclude: [], include: [shop]}, excludeOwnerKinds: null}
+      - name: LowNodeUtilization
+        args:
+          thresholds: {cpu: 20}
+          targetThresholds: {cpu: 50}
+          evictableNamespaces: {exclude: [kube-system], include: null}
+    plugins:
+      deschedule: {enabled: [PodLifeTime], disabled: null}
+      balance: {enabled: [RemoveDuplicates, LowNodeUtilization], disabled: null}
+  - name: q
+    pluginConfig:
+      - name: DefaultEvictor
+        args: {priorityThreshold: {name: \"\", value: 1000}}
+    plugins:
+      balance: {enabled: [RemoveDuplicates]}
+";
+        let loaded = load(text);
+        assert_eq!(loaded.warnings, Vec::<String>::new());
+        let policy = loaded.policy;
+        assert_eq!(policy.node_selector, None);
+        let profile = &policy.profiles[0];
+        assert_eq!(
+            profile.evictor,
+            EvictorArgs {
+                priority_threshold: PriorityThreshold::Name("low-priority".into()),
+                ..EvictorArgs::default()
+            }
+        );
+        assert_eq!(
+            profile.deschedule,
+            [Strategy::PodLifeTime(PodLifeTimeArgs {
+                max_pod_life_time_seconds: Some(60),
+                ..PodLifeTimeArgs::default()
+            })]
+        );
+        assert_eq!(
+            profile.balance[0],
+            Strategy::Duplicates(DuplicatesArgs {
+                namespaces: Namespaces {
+                    include: vec!["shop".into()],
+                    exclude: Vec::new(),
+                },
+                exclude_owner_kinds: Vec::new(),
+            })
+        );
+        let Strategy::LowNodeUtilization(utilization) = &profile.balance[1] else {
+            panic!("expected LowNodeUtilization, got {:?}", profile.balance[1]);
+        };
+        assert_eq!(utilization.evictable_namespaces.exclude, ["kube-system"]);
+        assert!(utilization.evictable_namespaces.include.is_empty());
+        assert_eq!(
+            policy.profiles[1].evictor.priority_threshold,
+            PriorityThreshold::Value(1000)
         );
     }
 

@@ -98,8 +98,12 @@ pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, Vsp
     }
     match &cluster_name {
         // An invalid name was reported as such; "required" would only confuse.
+        // Pointed at what makes it required when the file says so, else at the mapping it
+        // belongs in.
         None if settings.drs_rules.enabled && top.get("clusterName").is_none() => d.problem(
-            drs_enabled_node.and_then(|node| node.position),
+            drs_enabled_node
+                .and_then(|node| node.position)
+                .or(top.position),
             "clusterName",
             "required while vsphere.drsRules.enabled is true (the default): it scopes the DRS \
              rules this Kubernetes cluster owns; set clusterName, or set \
@@ -385,10 +389,10 @@ mod tests {
     const HEADER: &str = "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\n";
 
     #[test]
-    fn a_missing_cluster_name_is_a_problem_while_drs_rules_are_on_by_default() {
+    fn a_missing_cluster_name_is_a_problem_at_the_mapping_it_belongs_in_while_drs_rules_are_on() {
         assert_eq!(
             problem(HEADER),
-            "policy.yaml: clusterName: required while vsphere.drsRules.enabled is true (the \
+            "policy.yaml:1:1: clusterName: required while vsphere.drsRules.enabled is true (the \
              default): it scopes the DRS rules this Kubernetes cluster owns; set clusterName, or \
              set vsphere.drsRules.enabled: false"
         );

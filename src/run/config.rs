@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::{ConnectionArgs, RunArgs};
-use crate::kube::{LEASE_NAME, LockSettings};
+use crate::kube::{self, LEASE_NAME, LockSettings};
 use crate::metrics::{self, Pushgateway};
 use crate::policy::{
     self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, VsphereSettings,
@@ -72,6 +72,10 @@ pub struct RunConfig {
     pub timeout: Duration,
     /// `--metrics-push-url`: where the run's metrics go at its end.
     pub metrics_push: Option<Pushgateway>,
+    /// `--kubeconfig` and `--context`.
+    pub kubernetes: kube::Selection,
+    /// Gather the hosts, node VMs and workloads the HTML view draws (`--output html`).
+    pub placement: bool,
 }
 
 impl RunConfig {
@@ -115,6 +119,8 @@ impl RunConfig {
             },
             timeout: Duration::from_secs(args.connection.request_timeout),
             metrics_push,
+            kubernetes: kubernetes_selection(&args.connection),
+            placement: false,
         })
     }
 }
@@ -154,6 +160,14 @@ pub fn connection_config(
     }
     config.timeout = Duration::from_secs(args.request_timeout);
     Ok(config)
+}
+
+/// Which kubeconfig and context the connection flags name.
+pub fn kubernetes_selection(args: &ConnectionArgs) -> kube::Selection {
+    kube::Selection {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+    }
 }
 
 /// `holderIdentity` and `reportingInstance`: the pod name (HOSTNAME in a pod) or host, the

@@ -63,14 +63,21 @@ impl<'a> Executor<'a> {
         } else {
             None
         };
-        if let Some(reason) = reason {
-            report.errors.push(format!(
-                "{reason}: the remaining actions were not carried out"
-            ));
-            self.halted = Some(reason);
-            return false;
+        match reason {
+            Some(reason) => {
+                self.halt(report, reason);
+                false
+            }
+            None => true,
         }
-        true
+    }
+
+    /// Makes no further change from now on, and says why in the report.
+    fn halt(&mut self, report: &mut Report, reason: String) {
+        report.errors.push(format!(
+            "{reason}: the remaining actions were not carried out"
+        ));
+        self.halted = Some(reason);
     }
 
     /// Writes the plan's label applies, one per node. Returns the nodes whose labels were not
@@ -90,7 +97,7 @@ impl<'a> Executor<'a> {
             // the next run.
             let written = self
                 .stop
-                .unless_halted(self.kubernetes.apply_labels(apply))
+                .unless_halted(self.kubernetes.apply_labels(apply, self.lock))
                 .await;
             let written = match written {
                 Ok(written) => written,
@@ -111,6 +118,7 @@ impl<'a> Executor<'a> {
                     "labelled node"
                 ),
                 Err(error) => {
+                    let lock_lost = error.is_lock_loss();
                     let error = error_chain(&error);
                     tracing::warn!(node = apply.node, error, "failed to label node");
                     let keys: Vec<&str> = report
@@ -125,6 +133,11 @@ impl<'a> Executor<'a> {
                         apply.node
                     ));
                     unwritten.insert(apply.node.clone());
+                    // The claim ended between two of this node's requests: nothing else starts.
+                    if lock_lost {
+                        self.halt(report, error);
+                        break;
+                    }
                 }
             }
         }

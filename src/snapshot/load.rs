@@ -21,6 +21,7 @@ use super::position::{
 use super::quantity::parse_milli;
 use super::wire;
 use crate::inventory::{self, Inventory};
+use crate::text::shown;
 
 /// Why a snapshot could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -48,17 +49,26 @@ pub enum SnapshotError {
     Parse { path: PathBuf, error: ParseError },
     /// Two records of one cluster id, or two of one `datacenter/name` that lack the ids to tell
     /// them apart.
-    #[error("snapshot file {path}: {}", duplicate_cluster(cluster, id.as_deref()))]
+    #[error(
+        "{}: {}",
+        place(path, at.as_deref()),
+        duplicate_cluster(&format!("{datacenter}/{name}"), id.as_deref())
+    )]
     DuplicateCluster {
         path: PathBuf,
-        /// `datacenter/name`.
-        cluster: String,
+        /// Where the later record starts, when the file could be read again to find it (boxed:
+        /// errors travel in `Result`s).
+        at: Option<Box<Position>>,
+        datacenter: String,
+        name: String,
         /// The id both records carry; `None` when they cannot be told apart.
         id: Option<String>,
     },
-    #[error("snapshot file {path}: {kind} {name} appears more than once")]
+    #[error("{}: {kind} {} appears more than once", place(path, at.as_deref()), shown(name))]
     Duplicate {
         path: PathBuf,
+        /// Where the later copy starts, when the file could be read again to find it.
+        at: Option<Box<Position>>,
         kind: &'static str,
         name: String,
     },
@@ -72,7 +82,16 @@ pub enum SnapshotError {
     NoNode { paths: Vec<PathBuf> },
 }
 
+/// `FILE:LINE:COL: document N` where that is known, else `snapshot file FILE`.
+fn place(path: &Path, at: Option<&Position>) -> String {
+    match at {
+        Some(at) => format!("{}:{at}", path.display()),
+        None => format!("snapshot file {}", path.display()),
+    }
+}
+
 fn duplicate_cluster(cluster: &str, id: Option<&str>) -> String {
+    let cluster = shown(cluster);
     match id {
         Some(id) => format!("vSphere cluster {cluster} ({id}) appears more than once"),
         None => format!(

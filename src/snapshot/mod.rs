@@ -3,6 +3,7 @@
 
 mod convert;
 mod load;
+mod locate;
 mod model;
 mod position;
 pub mod prune;
@@ -51,7 +52,7 @@ pub fn load_files_within(
     for path in paths {
         parts.push((path.clone(), load::read_file(path, limit)?));
     }
-    let loaded = assemble(parts, now)?;
+    let loaded = assemble(parts, now).map_err(located)?;
     if loaded.snapshot.nodes.is_empty() {
         let snapshot = &loaded.snapshot;
         let empty = snapshot.pods.is_empty()
@@ -68,6 +69,48 @@ pub fn load_files_within(
         });
     }
     Ok(loaded)
+}
+
+/// A duplicate, with where its later copy was written: the file is read again to find it.
+fn located(error: SnapshotError) -> SnapshotError {
+    let find = |path: &Path, sought| {
+        let text = std::fs::read_to_string(path).ok()?;
+        locate::last(&text, sought).map(Box::new)
+    };
+    match error {
+        SnapshotError::Duplicate {
+            path,
+            at: None,
+            kind,
+            name,
+        } => SnapshotError::Duplicate {
+            at: find(&path, locate::Sought::Object { kind, name: &name }),
+            path,
+            kind,
+            name,
+        },
+        SnapshotError::DuplicateCluster {
+            path,
+            at: None,
+            datacenter,
+            name,
+            id,
+        } => SnapshotError::DuplicateCluster {
+            at: find(
+                &path,
+                locate::Sought::Cluster {
+                    datacenter: &datacenter,
+                    name: &name,
+                    id: id.as_deref(),
+                },
+            ),
+            path,
+            datacenter,
+            name,
+            id,
+        },
+        other => other,
+    }
 }
 
 /// Assemble objects (with the file each came from, for error messages) into a snapshot:
@@ -91,6 +134,7 @@ pub fn assemble(
     for (file, (path, objects)) in parts.into_iter().enumerate() {
         let duplicate = |kind, name| SnapshotError::Duplicate {
             path: path.clone(),
+            at: None,
             kind,
             name,
         };
@@ -113,7 +157,9 @@ pub fn assemble(
                 if let Some(known) = merged.clusters.iter().find(|c| c.may_be(&cluster)) {
                     return Err(SnapshotError::DuplicateCluster {
                         path: path.clone(),
-                        cluster: cluster.qualified_name(),
+                        at: None,
+                        datacenter: cluster.datacenter.clone(),
+                        name: cluster.name.clone(),
                         id: known.id.clone().filter(|_| known.id == cluster.id),
                     });
                 }
@@ -132,6 +178,7 @@ pub fn assemble(
     }
     let duplicate = |kind, (file, name): (usize, String)| SnapshotError::Duplicate {
         path: files[file].clone(),
+        at: None,
         kind,
         name,
     };
@@ -285,10 +332,29 @@ mod tests {
             error.to_string(),
             SnapshotError::Duplicate {
                 path: PathBuf::from("second.yaml"),
+                at: None,
                 kind: "Pod",
                 name: "shop/web-2".to_string(),
             }
             .to_string()
+        );
+    }
+
+    #[test]
+    fn a_duplicate_read_from_files_points_at_its_later_copy() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let first = dir.path().join("first.yaml");
+        let second = dir.path().join("second.yaml");
+        let node = "apiVersion: v1\nkind: Node\nmetadata: {name: worker-a}\n";
+        std::fs::write(&first, node).expect("writable");
+        std::fs::write(&second, format!("# again\n---\n{node}")).expect("writable");
+        let error = load_files(&[first, second.clone()], Utc::now()).expect_err("a duplicate");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}:3:1: document 1: Node worker-a appears more than once",
+                second.display()
+            )
         );
     }
 

@@ -9,6 +9,11 @@ use std::fmt;
 use serde::de::IgnoredAny;
 use serde_saphyr::MessageFormatter;
 
+use crate::text::{MAX_MESSAGE, one_line_within};
+
+/// Room kept for what precedes a problem's message: a file name and its position.
+const POSITIONED: usize = 100;
+
 /// A place in a snapshot file: line and column as editors count them (from 1, columns in
 /// characters), and the document of the stream, from 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +35,7 @@ impl fmt::Display for Position {
 
 /// Something wrong in a snapshot's text, and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{at}: {message}")]
+#[error("{at}: {}", one_line_within(message, MAX_MESSAGE - POSITIONED))]
 pub struct ParseError {
     pub at: Position,
     pub message: String,
@@ -96,10 +101,36 @@ pub fn json_error_offset(text: &str, error: &serde_json::Error) -> usize {
 pub fn json_message(error: &serde_json::Error) -> String {
     let message = error.to_string();
     let suffix = format!(" at line {} column {}", error.line(), error.column());
-    match message.strip_suffix(&suffix) {
-        Some(bare) => bare.to_string(),
-        None => message,
-    }
+    let bare = message.strip_suffix(&suffix).unwrap_or(&message);
+    plain_expectation(bare)
+}
+
+/// serde's `expected X` in words instead of Rust's (`i32`) or k8s-openapi's (`PodSpec`,
+/// `ObjectMeta`) type names: a type error is about what the file holds, not about our types.
+fn plain_expectation(message: &str) -> String {
+    let Some((before, after)) = message.rsplit_once(", expected ") else {
+        return message.to_string();
+    };
+    let words = match after {
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer",
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a non-negative integer",
+        "f32" | "f64" => "a number",
+        "IntOrString" => "an integer or a string",
+        "Quantity" => "a quantity (a string such as 500m or 2Gi)",
+        "Time" | "MicroTime" => "a time (RFC 3339, such as 2026-11-21T20:49:09Z)",
+        // k8s-openapi names each object type: all of them are mappings in the file.
+        name if is_type_name(name) => "a mapping",
+        _ => return message.to_string(),
+    };
+    format!("{before}, expected {words}")
+}
+
+/// `PodSpec`, `ObjectMeta`: one CamelCase word, as k8s-openapi's visitors name their types.
+fn is_type_name(word: &str) -> bool {
+    let mut characters = word.chars();
+    characters.next().is_some_and(|c| c.is_ascii_uppercase())
+        && word.chars().all(|c| c.is_ascii_alphanumeric())
+        && characters.any(|c| c.is_ascii_lowercase())
 }
 
 /// The document of a JSON stream that begins with `before`: one more than the documents that
@@ -140,11 +171,18 @@ fn is_marker(line: &str, marker: &str) -> bool {
 /// A YAML reader's error, positioned in `text`, its message on one line without the position
 /// the reader appends.
 pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
-    let message = serde_saphyr::DefaultMessageFormatter
-        .format_message(error.without_snippet())
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let message = match original(error) {
+        serde_saphyr::Error::Budget { .. } => {
+            "the file is larger or more complex than its size allows (the YAML reader's limit on \
+             nodes, events or aliases was reached)"
+                .to_string()
+        }
+        _ => serde_saphyr::DefaultMessageFormatter
+            .format_message(error.without_snippet())
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect(),
+    };
     match error.location() {
         Some(location) => yaml_located(text, location, message),
         None => ParseError {
@@ -152,6 +190,16 @@ pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
             message,
         },
     }
+}
+
+/// The reader's error under the wrappers that add a snippet or an alias's location.
+fn original(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {
+    while let serde_saphyr::Error::AliasError { error: inner, .. }
+    | serde_saphyr::Error::WithSnippet { error: inner, .. } = error
+    {
+        error = inner;
+    }
+    error
 }
 
 /// A problem at a YAML reader's location in `text`.
@@ -169,7 +217,54 @@ pub fn yaml_located(text: &str, location: serde_saphyr::Location, message: Strin
 
 #[cfg(test)]
 mod tests {
-    use super::{at_offset, line_column, yaml_document};
+    use super::{at_offset, line_column, plain_expectation, yaml_document};
+
+    #[test]
+    fn type_errors_say_what_the_file_should_hold_not_which_rust_type() {
+        assert_eq!(
+            plain_expectation("invalid type: string \"x\", expected i32"),
+            "invalid type: string \"x\", expected an integer"
+        );
+        assert_eq!(
+            plain_expectation("invalid type: sequence, expected PodSpec"),
+            "invalid type: sequence, expected a mapping"
+        );
+        assert_eq!(
+            plain_expectation("invalid type: integer `3`, expected ObjectMeta"),
+            "invalid type: integer `3`, expected a mapping"
+        );
+        assert_eq!(
+            plain_expectation("invalid value: integer `-1`, expected u32"),
+            "invalid value: integer `-1`, expected a non-negative integer"
+        );
+        let kept = "unknown variant `x`, expected `Always` or `Never`";
+        assert_eq!(plain_expectation(kept), kept);
+        assert_eq!(
+            plain_expectation("invalid type: map, expected a string"),
+            "invalid type: map, expected a string"
+        );
+    }
+
+    #[test]
+    fn a_reader_budget_breach_is_told_in_words() {
+        // Each alias replays the anchor's thousand scalars: far more than the text's size.
+        let text = format!(
+            "a: &a [{}]\nb: [{}]\n",
+            "x, ".repeat(1000),
+            "*a, ".repeat(3000)
+        );
+        let error = super::super::load::read_str(&text).expect_err("too many nodes for its size");
+        assert!(
+            !error.message.contains("budget breached"),
+            "{}",
+            error.message
+        );
+        assert!(
+            error.message.contains("larger or more complex"),
+            "{}",
+            error.message
+        );
+    }
 
     #[test]
     fn columns_count_characters_and_lines_count_from_one() {

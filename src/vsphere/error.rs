@@ -87,6 +87,12 @@ pub enum Error {
         #[source]
         source: reqwest::Error,
     },
+    /// The handshake failed on the certificate vCenter presented; what is wrong says what to do.
+    #[error("vCenter {server} presented a TLS certificate that was refused: {problem}")]
+    UntrustedCertificate {
+        server: String,
+        problem: super::tls::CertificateProblem,
+    },
     #[error("{method} request to vCenter {server} timed out after {timeout:?}")]
     Timeout {
         method: &'static str,

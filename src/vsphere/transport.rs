@@ -142,7 +142,12 @@ impl Transport {
     }
 
     fn transport_error(&self, method: &'static str, source: reqwest::Error) -> Error {
-        if source.is_timeout() {
+        if let Some(problem) = super::tls::certificate_problem(&source) {
+            Error::UntrustedCertificate {
+                server: self.server.clone(),
+                problem,
+            }
+        } else if source.is_timeout() {
             Error::Timeout {
                 method,
                 server: self.server.clone(),

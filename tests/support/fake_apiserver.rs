@@ -20,9 +20,10 @@
 //!   a cluster without it and the 503 of an unavailable APIService;
 //! * `events.k8s.io/v1` Event creation with the server's validation;
 //! * Leases: create, get, PUT with `resourceVersion` preconditions (409), delete;
-//! * fault injection per method and path (status codes, delays, dropped connections, expired
-//!   continue tokens, requests held at a gate until the test opens it) and a log of every
-//!   request.
+//! * fault injection per method and path (status codes, bodies that are not a `Status` as a
+//!   proxy sends them, delays, dropped connections, expired continue tokens, requests held at a
+//!   gate until the test opens it — then handled, or failed — with the gate telling the test
+//!   when they arrived and when they were done with) and a log of every request.
 //!
 //! It serves on a socket of its own ([`FakeApiServer::start`]) or inside the test's runtime
 //! ([`in_process`]): the kube client then calls the router directly, with no I/O, so a test can
@@ -147,6 +148,16 @@ pub enum FaultAction {
     ExpireListSnapshots,
     /// Wait at the gate until the test opens it, then handle the request normally.
     Hold(Gate),
+    /// Wait at the gate until the test opens it, then act as the inner fault: a failure that
+    /// comes only when the test says so.
+    HoldThen(Gate, Box<FaultAction>),
+    /// Answer with this status code and a body that is not a `Status`, as a proxy or load
+    /// balancer in front of the API server does (an HTML error page, or nothing at all).
+    Body {
+        code: u16,
+        content_type: &'static str,
+        body: String,
+    },
 }
 
 /// Holds requests until opened, and tells the test how many arrived: a barrier between a test
@@ -155,9 +166,27 @@ pub enum FaultAction {
 pub struct Gate(Arc<GateState>);
 
 struct GateState {
-    arrived: Mutex<usize>,
-    arrival: std::sync::Condvar,
+    /// Requests that arrived, and requests done with: answered, or abandoned by their client
+    /// (the server then drops the handler, held or not).
+    counts: Mutex<GateCounts>,
+    changed: std::sync::Condvar,
     open: tokio::sync::watch::Sender<bool>,
+}
+
+#[derive(Default)]
+struct GateCounts {
+    arrived: usize,
+    departed: usize,
+}
+
+/// A request that arrived at a gate: counted as departed when dropped, at the end of its
+/// handler or when the server abandons it.
+pub(crate) struct Passage(Gate);
+
+impl Drop for Passage {
+    fn drop(&mut self) {
+        self.0.update(|counts| counts.departed += 1);
+    }
 }
 
 impl std::fmt::Debug for Gate {
@@ -169,8 +198,8 @@ impl std::fmt::Debug for Gate {
 impl Default for Gate {
     fn default() -> Gate {
         Gate(Arc::new(GateState {
-            arrived: Mutex::new(0),
-            arrival: std::sync::Condvar::new(),
+            counts: Mutex::new(GateCounts::default()),
+            changed: std::sync::Condvar::new(),
             open: tokio::sync::watch::channel(false).0,
         }))
     }
@@ -183,16 +212,27 @@ impl Gate {
 
     /// Blocks until `count` requests arrived at the gate; panics after `limit`.
     pub fn wait_for_arrivals(&self, count: usize, limit: Duration) {
-        let arrived = self.0.arrived.lock().expect("the gate is never poisoned");
-        let (arrived, timeout) = self
+        self.wait_until("arrived at", limit, |counts| counts.arrived >= count);
+    }
+
+    /// Blocks until `count` requests that arrived are done with (answered, or abandoned by
+    /// their client); panics after `limit`.
+    pub fn wait_for_departures(&self, count: usize, limit: Duration) {
+        self.wait_until("left", limit, |counts| counts.departed >= count);
+    }
+
+    fn wait_until(&self, what: &str, limit: Duration, done: impl Fn(&GateCounts) -> bool) {
+        let counts = self.0.counts.lock().expect("the gate is never poisoned");
+        let (counts, timeout) = self
             .0
-            .arrival
-            .wait_timeout_while(arrived, limit, |arrived| *arrived < count)
+            .changed
+            .wait_timeout_while(counts, limit, |counts| !done(counts))
             .expect("the gate is never poisoned");
         assert!(
             !timeout.timed_out(),
-            "{} of {count} requests arrived at the gate within {limit:?}",
-            *arrived
+            "within {limit:?}, {} requests arrived at the gate and {} left; not enough {what} it",
+            counts.arrived,
+            counts.departed
         );
     }
 
@@ -201,11 +241,18 @@ impl Gate {
         self.0.open.send_replace(true);
     }
 
-    async fn pass(&self) {
+    fn update(&self, change: impl FnOnce(&mut GateCounts)) {
+        change(&mut self.0.counts.lock().expect("the gate is never poisoned"));
+        self.0.changed.notify_all();
+    }
+
+    /// Waits until the gate is open. Keep the passage until the request is answered.
+    async fn pass(&self) -> Passage {
         let mut open = self.0.open.subscribe();
-        *self.0.arrived.lock().expect("the gate is never poisoned") += 1;
-        self.0.arrival.notify_all();
+        self.update(|counts| counts.arrived += 1);
+        let passage = Passage(self.clone());
         let _ = open.wait_for(|open| *open).await;
+        passage
     }
 }
 
@@ -497,6 +544,15 @@ async fn handle(
                 user_agent: user_agent.clone(),
             });
     };
+    // Held until the request is answered (or the handler dropped), for `Gate::wait_for_departures`.
+    let mut passage = None;
+    let fault = match fault {
+        Some(FaultAction::HoldThen(gate, then)) => {
+            passage = Some(gate.pass().await);
+            Some(*then)
+        }
+        other => other,
+    };
     match fault {
         Some(FaultAction::Status {
             code,
@@ -509,8 +565,22 @@ async fn handle(
                 .then(|| json!({"retryAfterSeconds": retry_after_seconds}));
             return status(code, &reason, &message, details);
         }
+        Some(FaultAction::Body {
+            code,
+            content_type,
+            body,
+        }) => {
+            record(code);
+            return Response::builder()
+                .status(code)
+                .header("content-type", content_type)
+                .body(Body::from(body))
+                .expect("a response");
+        }
         Some(FaultAction::Delay(delay)) => tokio::time::sleep(delay).await,
-        Some(FaultAction::Hold(gate)) => gate.pass().await,
+        Some(FaultAction::Hold(gate)) => passage = Some(gate.pass().await),
+        // A hold nested in another waits at its own gate after the first.
+        Some(FaultAction::HoldThen(gate, _)) => passage = Some(gate.pass().await),
         Some(FaultAction::Drop) => {
             record(0);
             return dropped();
@@ -537,6 +607,7 @@ async fn handle(
         route(&mut cluster, &request)
     };
     record(response.status().as_u16());
+    drop(passage);
     response
 }
 
@@ -685,6 +756,17 @@ fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
             None,
         ),
     }
+}
+
+/// A plain-text answer as Go's `http.Error` writes it (the body ends with a newline): what
+/// kube-apiserver sends where no handler of its own answers.
+pub(crate) fn plain_text(code: u16, text: &str) -> Response {
+    Response::builder()
+        .status(code)
+        .header("content-type", "text/plain; charset=utf-8")
+        .header("x-content-type-options", "nosniff")
+        .body(Body::from(format!("{text}\n")))
+        .expect("a response")
 }
 
 /// A Failure `Status` with the HTTP status equal to its code; `Retry-After` when the details

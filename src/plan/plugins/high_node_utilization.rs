@@ -6,8 +6,10 @@
 //! underutilized, when every node is, or when no other node can take pods. Sources go least
 //! used first; the destinations' room up to their allocatable bounds what moves.
 
-use super::node_utilization::{Destinations, Drain, Utilization, drain, pods_by_node};
-use crate::plan::{Context, Planner};
+use super::node_utilization::{
+    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any,
+};
+use crate::plan::{Context, Planner, UtilizationClass};
 use crate::policy::{HighNodeUtilizationArgs, UsageSource};
 use crate::snapshot::Pod;
 
@@ -15,10 +17,34 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
     let mut utilization =
         Utilization::measure(planner, context, &args.thresholds, UsageSource::Requests);
     let low = utilization.percents(&args.thresholds, 100.0);
-    let judged: Vec<usize> = utilization.judged().collect();
     let lows: Vec<Vec<i64>> = (0..utilization.usage.len())
         .map(|node| utilization.amounts_of(node, &low))
         .collect();
+    let before = utilization.usage.clone();
+    let underutilized = act(planner, context, args, &mut utilization, &lows);
+    let class = |node: usize| {
+        if underutilized.contains(&node) {
+            UtilizationClass::Underutilized
+        } else {
+            UtilizationClass::Appropriate
+        }
+    };
+    let thresholds = Thresholds {
+        low: &lows,
+        high: None,
+    };
+    utilization.record(planner, context, &before, &thresholds, class);
+}
+
+/// Finds the underutilized nodes and packs their pods onto the others; returns them.
+fn act(
+    planner: &mut Planner,
+    context: &Context,
+    args: &HighNodeUtilizationArgs,
+    utilization: &mut Utilization,
+    lows: &[Vec<i64>],
+) -> Vec<usize> {
+    let judged: Vec<usize> = utilization.judged().collect();
     let mut underutilized: Vec<usize> = judged
         .iter()
         .copied()
@@ -35,22 +61,18 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
         || underutilized.len() == judged.len()
         || others.is_empty()
     {
-        return;
+        return underutilized;
     }
+    let found = underutilized.clone();
     // Least used first; node order breaks ties.
     underutilized.sort_by(|&a, &b| utilization.load(a).total_cmp(&utilization.load(b)));
     let ceilings = (0..utilization.usage.len())
         .map(|node| utilization.allocatable(node))
         .collect();
-    let mut destinations = Destinations::new(&utilization, &others, ceilings, "fuller");
+    let mut destinations = Destinations::new(utilization, &others, ceilings, "fuller");
     let pods = pods_by_node(&planner.view);
-    let thresholding: Vec<&str> = args.thresholds.keys().map(String::as_str).collect();
-    let admits = |pod: &Pod| {
-        !args.only_thresholding_resources
-            || thresholding
-                .iter()
-                .any(|r| pod.requests.get(r) > 0 && *r != "pods")
-    };
+    let admits =
+        |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &args.thresholds);
     for source in underutilized {
         let reason = format!(
             "node {} is underutilized ({}): its pods are packed onto fuller nodes",
@@ -70,15 +92,16 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
         drain(
             planner,
             context,
-            &mut utilization,
+            utilization,
             &mut destinations,
             &pods[source],
             &plan,
         );
         if !destinations.has_room() {
-            return;
+            break;
         }
     }
+    found
 }
 
 #[cfg(test)]

@@ -7,14 +7,60 @@
 //! left below theirs. Underutilized nodes must be able to take pods: Ready, not cordoned, and
 //! (unlike upstream, which knows no hypervisor) on an ESXi host that is connected and not in
 //! maintenance, so nothing is moved onto a host about to be emptied.
+//!
+//! With actual usage, thresholds on a resource the metrics do not carry (an extended resource)
+//! stop the plugin, as upstream's usage client fails on them: a warning, no evictions.
 
-use super::node_utilization::{Destinations, Drain, Utilization, drain, pods_by_node};
-use crate::plan::{Context, Planner};
-use crate::policy::LowNodeUtilizationArgs;
+use super::node_utilization::{
+    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any,
+};
+use crate::plan::{Context, Planner, UtilizationClass};
+use crate::policy::{LowNodeUtilizationArgs, UsageSource, unmeasurable};
+use crate::snapshot::Pod;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationArgs) {
+    if args.usage == UsageSource::KubernetesMetrics
+        && let Some(resource) = unmeasurable(&args.thresholds).first()
+    {
+        // Upstream's usage client fails for the plugin on every run: no evictions.
+        let warning = format!(
+            "{} (profile {}): actual usage has no {resource} (metrics.k8s.io reports cpu and \
+             memory, pods are counted): nothing is evicted, as upstream",
+            context.strategy, context.profile
+        );
+        planner.plan.warnings.push(warning);
+        return;
+    }
     let mut utilization = Utilization::measure(planner, context, &args.thresholds, args.usage);
     let (low, high) = thresholds(&utilization, args);
+    let before = utilization.usage.clone();
+    let (underutilized, above_target) = act(planner, context, args, &mut utilization, &low, &high);
+    let class = |node: usize| {
+        if underutilized.contains(&node) {
+            UtilizationClass::Underutilized
+        } else if above_target.contains(&node) {
+            UtilizationClass::AboveTarget
+        } else {
+            UtilizationClass::Appropriate
+        }
+    };
+    let thresholds = Thresholds {
+        low: &low,
+        high: Some(&high),
+    };
+    utilization.record(planner, context, &before, &thresholds, class);
+}
+
+/// Classifies the judged nodes and drains the ones above target; returns the underutilized
+/// and the above-target nodes.
+fn act(
+    planner: &mut Planner,
+    context: &Context,
+    args: &LowNodeUtilizationArgs,
+    utilization: &mut Utilization,
+    low: &[Vec<i64>],
+    high: &[Vec<i64>],
+) -> (Vec<usize>, Vec<usize>) {
     let judged: Vec<usize> = utilization.judged().collect();
     let view = &planner.view;
     let underutilized: Vec<usize> = judged
@@ -33,15 +79,18 @@ pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationAr
         || underutilized.len() == judged.len()
         || above_target.is_empty()
     {
-        return;
+        return (underutilized, above_target);
     }
+    let classes = (underutilized.clone(), above_target.clone());
     // Fullest first; node order breaks ties.
     above_target.sort_by(|&a, &b| utilization.load(b).total_cmp(&utilization.load(a)));
     let mut destinations =
-        Destinations::new(&utilization, &underutilized, high.clone(), "underutilized");
+        Destinations::new(utilization, &underutilized, high.to_vec(), "underutilized");
     let pods = pods_by_node(&planner.view);
     let keep_going =
         |utilization: &Utilization, node: usize| utilization.any_above(node, &high[node]);
+    let admits =
+        |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &args.thresholds);
     for source in above_target {
         let reason = format!(
             "node {} is above targetThresholds ({}): an underutilized node takes the pod",
@@ -54,20 +103,21 @@ pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationAr
             evictable_namespaces: &args.evictable_namespaces,
             limit: args.eviction_limit_per_node,
             keep_going: &keep_going,
-            admits: &|_| true,
+            admits: &admits,
         };
         drain(
             planner,
             context,
-            &mut utilization,
+            utilization,
             &mut destinations,
             &pods[source],
             &plan,
         );
         if !destinations.has_room() {
-            return;
+            break;
         }
     }
+    classes
 }
 
 /// The low and high thresholds of every node, as amounts. With deviation thresholds they are
@@ -121,6 +171,9 @@ fn thresholds(
         })
         .unzip()
 }
+
+#[cfg(test)]
+mod upstream_cases;
 
 #[cfg(test)]
 mod tests {
@@ -308,5 +361,72 @@ mod tests {
         // All alike, so in name order; w1-00 has no metrics, the other two bring w1 to 30%.
         assert_eq!(skipped(&plan), [("app/w1-00".to_string(), "no-metrics")]);
         assert_eq!(evicted(&plan), ["app/w1-01", "app/w1-02"]);
+    }
+
+    #[test]
+    fn actual_usage_of_an_extended_resource_evicts_nothing_and_says_why() {
+        // By requests, w1's pods of one gpu each would move; metrics carry no gpu.
+        let lab = three_hosts().pods_on("w1", 4).with(|snapshot| {
+            for node in &mut snapshot.nodes {
+                node.allocatable
+                    .0
+                    .insert("nvidia.com/gpu".to_string(), 4000);
+            }
+            for pod in &mut snapshot.pods {
+                pod.requests.0.insert("nvidia.com/gpu".to_string(), 1000);
+            }
+            snapshot.metrics = Some(Metrics::default());
+        });
+        let args = LowNodeUtilizationArgs {
+            thresholds: [("nvidia.com/gpu".to_string(), 20.0)].into(),
+            target_thresholds: [("nvidia.com/gpu".to_string(), 50.0)].into(),
+            ..LowNodeUtilizationArgs::default()
+        };
+        let snapshot = lab.build();
+        assert_eq!(run(&snapshot, args.clone()).evictions.len(), 2);
+        let args = LowNodeUtilizationArgs {
+            usage: UsageSource::KubernetesMetrics,
+            ..args
+        };
+        let plan = run(&snapshot, args);
+        assert!(plan.evictions.is_empty());
+        assert_eq!(
+            plan.warnings,
+            [
+                "LowNodeUtilization (profile test): actual usage has no nvidia.com/gpu \
+              (metrics.k8s.io reports cpu and memory, pods are counted): nothing is evicted, as \
+              upstream"
+            ]
+        );
+    }
+
+    #[test]
+    fn only_thresholding_resources_leaves_pods_that_request_none_of_them() {
+        // w1 is above target by pods; its pods without a cpu request stay.
+        let lab = three_hosts().pods_on("w1", 60).with(|snapshot| {
+            for pod in snapshot
+                .pods
+                .iter_mut()
+                .filter(|p| p.name.as_str() < "w1-50")
+            {
+                pod.requests.0.insert("cpu".to_string(), 0);
+            }
+        });
+        let args = LowNodeUtilizationArgs {
+            thresholds: [("cpu".to_string(), 20.0), ("pods".to_string(), 20.0)].into(),
+            target_thresholds: [("cpu".to_string(), 50.0), ("pods".to_string(), 50.0)].into(),
+            only_thresholding_resources: true,
+            ..LowNodeUtilizationArgs::default()
+        };
+        let snapshot = lab.build();
+        let plan = run(&snapshot, args.clone());
+        assert!(!plan.evictions.is_empty());
+        assert!(plan.evictions.iter().all(|e| e.pod.as_str() >= "w1-50"));
+        let args = LowNodeUtilizationArgs {
+            only_thresholding_resources: false,
+            ..args
+        };
+        let plan = run(&snapshot, args);
+        assert!(plan.evictions.iter().any(|e| e.pod.as_str() < "w1-50"));
     }
 }

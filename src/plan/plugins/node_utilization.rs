@@ -12,7 +12,10 @@
 
 use crate::plan::feasibility::Allowed;
 use crate::plan::view::View;
-use crate::plan::{Attempt, Context, Fit, Planner, SkipReason};
+use crate::plan::{
+    Attempt, Context, Fit, NodeUtilization, Planner, ResourceUtilization, SkipReason,
+    UtilizationClass,
+};
 use crate::policy::{BASIC_RESOURCES, Namespaces, ResourceThresholds, UsageSource};
 use crate::snapshot::{Pod, Resources};
 
@@ -92,6 +95,39 @@ impl Utilization {
             source,
             usage,
             allocatable,
+        }
+    }
+
+    /// Records each judged node's usage, before (`before`: the usage when measured) and now,
+    /// against its thresholds, as plan data for views; decides nothing.
+    pub fn record(
+        &self,
+        planner: &mut Planner,
+        context: &Context,
+        before: &[Option<Vec<i64>>],
+        thresholds: &Thresholds,
+        class: impl Fn(usize) -> UtilizationClass,
+    ) {
+        for node in self.judged() {
+            let earlier = before[node].as_deref().unwrap_or(self.used(node));
+            let resources = (0..self.resources.len())
+                .map(|i| ResourceUtilization {
+                    resource: self.resources[i].clone(),
+                    before: self.percent(node, earlier[i], i),
+                    after: self.percent(node, self.used(node)[i], i),
+                    low: self.percent(node, thresholds.low[node][i], i),
+                    high: thresholds
+                        .high
+                        .map(|high| self.percent(node, high[node][i], i)),
+                })
+                .collect();
+            planner.plan.utilization.push(NodeUtilization {
+                strategy: context.strategy,
+                profile: context.profile.to_string(),
+                node: planner.view.nodes[node].node.name.clone(),
+                class: class(node),
+                resources,
+            });
         }
     }
 
@@ -210,6 +246,13 @@ impl Utilization {
     }
 }
 
+/// A plugin's thresholds per node and judged resource, as amounts.
+pub(super) struct Thresholds<'a> {
+    pub low: &'a [Vec<i64>],
+    /// `targetThresholds` (LowNodeUtilization only).
+    pub high: Option<&'a [Vec<i64>]>,
+}
+
 /// A node's amounts per judged resource: metered ones from `measured` when given.
 fn amounts(resources: &[String], requested: &Resources, measured: Option<&Resources>) -> Vec<i64> {
     resources
@@ -219,6 +262,14 @@ fn amounts(resources: &[String], requested: &Resources, measured: Option<&Resour
             _ => requested.get(r),
         })
         .collect()
+}
+
+/// Whether a pod requests one of the thresholds' resources, the pod count aside
+/// (`evictionModes: [OnlyThresholdingResources]`).
+pub(super) fn requests_any(pod: &Pod, thresholds: &ResourceThresholds) -> bool {
+    thresholds
+        .keys()
+        .any(|name| name != "pods" && pod.requests.get(name) > 0)
 }
 
 /// Pods counted on each node (active ones), in snapshot order.

@@ -1,61 +1,200 @@
-//! `PodLifeTime`: pods created more than `maxPodLifeTimeSeconds` ago, optionally only in the
-//! given `states` (a phase, `status.reason`, or a container's waiting reason), oldest first,
-//! as upstream. Finished pods count as upstream counts them: `states: [Succeeded]` deletes old
-//! completed pods, and without `states` an old finished pod goes like any other.
+//! `PodLifeTime`, as upstream's newest: the pods that pass every filter given — created more
+//! than `maxPodLifeTimeSeconds` ago, in one of `states`, with a condition matching one of
+//! `conditions`, with a container terminated with one of `exitCodes`, owned (or not) by
+//! `ownerKinds` — oldest first. Filter categories AND together; entries within one OR.
+//!
+//! `states` match the pod's phase, its `status.reason`, or a container's waiting or terminated
+//! reason; init containers count with `includingInitContainers`, ephemeral ones with
+//! `includingEphemeralContainers`. `exitCodes` read the containers and, with
+//! `includingInitContainers`, the init containers (upstream reads no ephemeral exit codes).
+//!
+//! Finished pods count as upstream counts them: `states: [Succeeded]` deletes old completed
+//! pods, and without `states` an old finished pod goes like any other.
 
-use super::{admits, age_seconds, is_finished_candidate};
+use chrono::{DateTime, Utc};
+
+use super::{admits, is_finished_candidate};
 use crate::plan::{Context, Fit, Planner};
-use crate::policy::PodLifeTimeArgs;
-use crate::snapshot::Pod;
+use crate::policy::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
+use crate::snapshot::{ContainerStatus, Pod, PodCondition};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &PodLifeTimeArgs) {
-    let max = i64::from(args.max_pod_life_time_seconds);
-    let mut old: Vec<(i64, usize)> = Vec::new();
+    let now = planner.view.snapshot.now;
+    let mut matching: Vec<(Option<DateTime<Utc>>, usize, String)> = Vec::new();
     for pod in 0..planner.view.snapshot.pods.len() {
         if !(planner.is_candidate(pod) || is_finished_candidate(planner, pod))
             || !admits(planner, &args.namespaces, args.label_selector.as_ref(), pod)
         {
             continue;
         }
-        match age_seconds(planner, pod) {
-            Some(age) if age > max && in_states(planner.view.pod(pod), &args.states) => {
-                old.push((age, pod));
-            }
-            _ => {}
+        let pod_ref = planner.view.pod(pod);
+        if let Some(reason) = matches(pod_ref, args, now) {
+            matching.push((pod_ref.created, pod, reason));
         }
     }
-    // Oldest first, so limits and budgets keep the youngest; the index (namespace/name order)
-    // breaks ties.
-    old.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    for (age, pod) in old {
-        let reason = format!("created {age}s ago, more than maxPodLifeTimeSeconds {max}");
+    // Oldest first, so limits and budgets keep the youngest; a pod without a creation time is
+    // oldest (upstream reads it as the zero time). The index (namespace/name order) breaks ties.
+    matching.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    for (_, pod, reason) in matching {
         planner.attempt(context, pod, reason, Fit::Evictor);
     }
 }
 
-/// Whether the pod is in one of `states`, when given: its phase, its `status.reason`, or a
-/// container's waiting reason.
-fn in_states(pod: &Pod, states: &[String]) -> bool {
-    states.is_empty()
-        || states
+/// Why the pod passes every filter given, or `None` when one fails. The reason names the first
+/// filter given, in upstream's order: the age, the state, the condition, the exit code.
+fn matches(pod: &Pod, args: &PodLifeTimeArgs, now: DateTime<Utc>) -> Option<String> {
+    let mut reasons = Vec::new();
+    if let Some(max) = args.max_pod_life_time_seconds {
+        // Without a creation time the age is unknown: not old enough.
+        let age = now.signed_duration_since(pod.created?).num_seconds();
+        if age <= i64::from(max) {
+            return None;
+        }
+        reasons.push(format!(
+            "created {age}s ago, more than maxPodLifeTimeSeconds {max}"
+        ));
+    }
+    if !args.states.is_empty() {
+        let state = state_of(pod, args)?;
+        reasons.push(format!("in state {state}"));
+    }
+    if !owner_kinds_admit(pod, &args.owner_kinds) {
+        return None;
+    }
+    if !args.conditions.is_empty() {
+        let condition = args
+            .conditions
             .iter()
-            .any(|state| state == pod.phase.as_str() || pod.reason.as_ref() == Some(state))
-        || pod
-            .statuses(false)
-            .filter_map(|status| status.waiting_reason.as_ref())
-            .any(|reason| states.contains(reason))
+            .find_map(|filter| matching_condition(pod, filter, now))?;
+        reasons.push(describe(condition, now));
+    }
+    if !args.exit_codes.is_empty() {
+        let code = exit_code_of(pod, args)?;
+        reasons.push(format!("a container exited with code {code}"));
+    }
+    reasons.into_iter().next()
+}
+
+/// The first of `states` the pod is in: its phase, its `status.reason`, or a container's
+/// waiting or terminated reason (init and ephemeral containers when asked).
+fn state_of<'a>(pod: &'a Pod, args: &PodLifeTimeArgs) -> Option<&'a str> {
+    let listed = |state: &str| args.states.iter().any(|s| s == state);
+    if listed(pod.phase.as_str()) {
+        return Some(pod.phase.as_str());
+    }
+    if let Some(reason) = pod.reason.as_deref().filter(|reason| listed(reason)) {
+        return Some(reason);
+    }
+    containers(
+        pod,
+        args.including_init_containers,
+        args.including_ephemeral_containers,
+    )
+    .flat_map(|status| {
+        let terminated = status.terminated.as_ref().and_then(|t| t.reason.as_deref());
+        status
+            .waiting_reason
+            .as_deref()
+            .into_iter()
+            .chain(terminated)
+    })
+    .find(|reason| listed(reason))
+}
+
+/// The exit code of a container terminated with one of `exitCodes` (init containers when
+/// asked; never ephemeral ones, as upstream).
+fn exit_code_of(pod: &Pod, args: &PodLifeTimeArgs) -> Option<i32> {
+    containers(pod, args.including_init_containers, false)
+        .filter_map(|status| status.terminated.as_ref())
+        .map(|terminated| terminated.exit_code)
+        .find(|code| args.exit_codes.contains(code))
+}
+
+/// The containers' statuses, then the init and ephemeral containers' when asked.
+fn containers(
+    pod: &Pod,
+    including_init: bool,
+    including_ephemeral: bool,
+) -> impl Iterator<Item = &ContainerStatus> {
+    let ephemeral: &[ContainerStatus] = if including_ephemeral {
+        &pod.ephemeral_container_statuses
+    } else {
+        &[]
+    };
+    pod.statuses(including_init).chain(ephemeral)
+}
+
+/// `ownerKinds`: an owner of an included kind, or none of an excluded kind. A pod without
+/// owners has no included kind.
+fn owner_kinds_admit(pod: &Pod, kinds: &OwnerKinds) -> bool {
+    let owned_by = |listed: &[String]| pod.owners.iter().any(|owner| listed.contains(&owner.kind));
+    if !kinds.include.is_empty() {
+        return owned_by(&kinds.include);
+    }
+    !owned_by(&kinds.exclude)
+}
+
+/// The pod's first condition the filter matches: every field given equal, and the last
+/// transition at least `minTimeSinceLastTransitionSeconds` ago when that is given (a condition
+/// without a transition time, or with one after `now`, then does not match).
+fn matching_condition<'a>(
+    pod: &'a Pod,
+    filter: &ConditionFilter,
+    now: DateTime<Utc>,
+) -> Option<&'a PodCondition> {
+    let equal = |wanted: &Option<String>, actual: Option<&str>| {
+        wanted
+            .as_deref()
+            .is_none_or(|wanted| actual == Some(wanted))
+    };
+    pod.conditions.iter().find(|condition| {
+        equal(&filter.condition_type, Some(&condition.condition_type))
+            && equal(&filter.status, Some(&condition.status))
+            && equal(&filter.reason, condition.reason.as_deref())
+            && filter
+                .min_time_since_last_transition_seconds
+                .is_none_or(|min| {
+                    condition.last_transition.is_some_and(|at| {
+                        let idle = now.signed_duration_since(at).num_seconds();
+                        idle >= 0 && idle >= i64::from(min)
+                    })
+                })
+    })
+}
+
+/// "condition Ready=False (PodCompleted) for 7200s", for the eviction's reason.
+fn describe(condition: &PodCondition, now: DateTime<Utc>) -> String {
+    let mut text = format!(
+        "condition {}={}",
+        condition.condition_type, condition.status
+    );
+    if let Some(reason) = &condition.reason {
+        text.push_str(&format!(" ({reason})"));
+    }
+    if let Some(at) = condition.last_transition {
+        let idle = now.signed_duration_since(at).num_seconds();
+        text.push_str(&format!(" for {idle}s"));
+    }
+    text
 }
 
 #[cfg(test)]
+mod upstream_cases;
+
+#[cfg(test)]
 mod tests {
+    use chrono::Duration;
+
     use crate::plan::plan;
     use crate::plan::testing::*;
-    use crate::policy::{Limits, PodLifeTimeArgs, Strategy};
+    use crate::policy::{ConditionFilter, Limits, Namespaces, PodLifeTimeArgs, Policy, Strategy};
     use crate::snapshot::Phase;
 
-    fn life_time(seconds: u32, states: &[&str]) -> crate::policy::Policy {
+    use super::upstream_cases::{condition, hours_ago};
+
+    fn life_time(seconds: u32, states: &[&str]) -> Policy {
         policy(vec![Strategy::PodLifeTime(PodLifeTimeArgs {
-            max_pod_life_time_seconds: seconds,
+            max_pod_life_time_seconds: Some(seconds),
             states: states.iter().map(|s| s.to_string()).collect(),
             ..PodLifeTimeArgs::default()
         })])
@@ -143,5 +282,120 @@ mod tests {
             evicted(&plan(&snapshot, &life_time(60, &[]))),
             ["app/done", "app/failed"]
         );
+    }
+
+    #[test]
+    fn the_reason_names_the_first_filter_given() {
+        let snapshot = three_hosts()
+            .pod(
+                pod("app/crashing")
+                    .app("a")
+                    .on("w1")
+                    .restarts(4, Some("CrashLoopBackOff")),
+            )
+            .pod(
+                pod("app/killed")
+                    .app("b")
+                    .on("w1")
+                    .terminated(137, "OOMKilled"),
+            )
+            .pod(pod("app/completed").app("c").on("w1").with(|pod| {
+                pod.conditions = vec![condition("Ready", "False", "PodCompleted", hours_ago(2))];
+            }))
+            .build();
+        let reasons = |args: PodLifeTimeArgs| -> Vec<String> {
+            let plan = plan(&snapshot, &policy(vec![Strategy::PodLifeTime(args)]));
+            plan.evictions.iter().map(|e| e.reason.clone()).collect()
+        };
+        assert_eq!(
+            reasons(PodLifeTimeArgs {
+                states: vec!["CrashLoopBackOff".into()],
+                ..PodLifeTimeArgs::default()
+            }),
+            ["in state CrashLoopBackOff"]
+        );
+        assert_eq!(
+            reasons(PodLifeTimeArgs {
+                exit_codes: vec![137],
+                ..PodLifeTimeArgs::default()
+            }),
+            ["a container exited with code 137"]
+        );
+        assert_eq!(
+            reasons(PodLifeTimeArgs {
+                conditions: vec![ConditionFilter {
+                    reason: Some("PodCompleted".into()),
+                    min_time_since_last_transition_seconds: Some(300),
+                    ..ConditionFilter::default()
+                }],
+                ..PodLifeTimeArgs::default()
+            }),
+            ["condition Ready=False (PodCompleted) for 7200s"]
+        );
+    }
+
+    #[test]
+    fn a_transition_in_the_future_is_not_old_enough() {
+        let snapshot = three_hosts()
+            .pod(pod("app/skewed").app("a").on("w1").with(|pod| {
+                pod.conditions = vec![condition("Ready", "True", "", now() + Duration::hours(1))];
+            }))
+            .build();
+        let args = PodLifeTimeArgs {
+            conditions: vec![ConditionFilter {
+                min_time_since_last_transition_seconds: Some(0),
+                ..ConditionFilter::default()
+            }],
+            ..PodLifeTimeArgs::default()
+        };
+        let plan = plan(&snapshot, &policy(vec![Strategy::PodLifeTime(args)]));
+        assert!(plan.evictions.is_empty(), "{:?}", evicted(&plan));
+    }
+
+    #[test]
+    fn a_pod_without_creation_time_goes_first_but_is_never_old_enough() {
+        let snapshot = three_hosts()
+            .pod(pod("app/old").app("a").on("w1").age_minutes(120))
+            .pod(
+                pod("app/unknown")
+                    .app("b")
+                    .on("w1")
+                    .with(|pod| pod.created = None),
+            )
+            .build();
+        let running = PodLifeTimeArgs {
+            states: vec!["Running".into()],
+            ..PodLifeTimeArgs::default()
+        };
+        let plan_with = |args| plan(&snapshot, &policy(vec![Strategy::PodLifeTime(args)]));
+        // Upstream reads a missing creation time as the zero time: the oldest of all.
+        assert_eq!(
+            evicted(&plan_with(running.clone())),
+            ["app/unknown", "app/old"]
+        );
+        // Its age is unknown, so no maxPodLifeTimeSeconds is exceeded (upstream: always).
+        let aged = PodLifeTimeArgs {
+            max_pod_life_time_seconds: Some(60),
+            ..running
+        };
+        assert_eq!(evicted(&plan_with(aged)), ["app/old"]);
+    }
+
+    #[test]
+    fn namespaces_narrow_every_filter() {
+        let args = PodLifeTimeArgs {
+            namespaces: Namespaces {
+                include: vec!["batch".to_string()],
+                exclude: Vec::new(),
+            },
+            states: vec!["Running".to_string()],
+            ..PodLifeTimeArgs::default()
+        };
+        let snapshot = three_hosts()
+            .pod(pod("batch/a").app("a").on("w1"))
+            .pod(pod("shop/b").app("b").on("w1"))
+            .build();
+        let plan = plan(&snapshot, &policy(vec![Strategy::PodLifeTime(args)]));
+        assert_eq!(evicted(&plan), ["batch/a"]);
     }
 }

@@ -4,8 +4,10 @@ use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
 use crate::policy::yaml::{Node, Value};
 
-use super::node_utilization::{ResourceThresholds, evictable_namespaces, thresholds};
-use super::{Strategy, choices};
+use super::Strategy;
+use super::node_utilization::{
+    ResourceThresholds, evictable_namespaces, only_thresholding_resources, thresholds,
+};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HighNodeUtilizationArgs {
@@ -37,14 +39,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
     };
     let mut args = threshold_args(d, &fields, node);
     args.evictable_namespaces = evictable_namespaces(d, &fields);
-    args.only_thresholding_resources = !choices(
-        d,
-        &fields,
-        "evictionModes",
-        "eviction mode",
-        &["OnlyThresholdingResources"],
-    )
-    .is_empty();
+    args.only_thresholding_resources = only_thresholding_resources(d, &fields);
     Strategy::HighNodeUtilization(args)
 }
 

@@ -7,7 +7,7 @@ use crate::policy::yaml::Node;
 use super::Strategy;
 use super::node_utilization::{
     ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits, metrics_utilization,
-    thresholds,
+    only_thresholding_resources, thresholds, unmeasurable,
 };
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -25,12 +25,15 @@ pub struct LowNodeUtilizationArgs {
     /// `evictionLimits.node`: at most this many evictions per node by this plugin.
     pub eviction_limit_per_node: Option<u32>,
     pub usage: UsageSource,
+    /// `evictionModes: [OnlyThresholdingResources]` (upstream master): only pods requesting
+    /// one of the thresholds' resources are evicted.
+    pub only_thresholding_resources: bool,
 }
 
 /// The argument without a default (with `targetThresholds`, checked beside it).
 pub(super) const REQUIRED: &str = "thresholds";
 
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 8] = [
     "thresholds",
     "targetThresholds",
     "useDeviationThresholds",
@@ -38,6 +41,7 @@ const FIELDS: [&str; 7] = [
     "evictableNamespaces",
     "evictionLimits",
     "metricsUtilization",
+    "evictionModes",
 ];
 
 pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
@@ -48,7 +52,30 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
     args.evictable_namespaces = evictable_namespaces(d, &fields);
     args.eviction_limit_per_node = eviction_limits(d, &fields);
     args.usage = metrics_utilization(d, &fields);
+    args.only_thresholding_resources = only_thresholding_resources(d, &fields);
+    if args.usage == UsageSource::KubernetesMetrics {
+        warn_unmeasurable(d, &fields, &args.thresholds);
+    }
     Strategy::LowNodeUtilization(args)
+}
+
+/// Thresholds on a resource that actual usage does not measure make upstream's plugin fail
+/// every run (metrics-server reports cpu and memory only, the pod count is counted); the plan
+/// then evicts nothing for this plugin, as upstream, and says so. The policy stays valid: upstream
+/// loads it, and the profile's other plugins run.
+fn warn_unmeasurable(d: &mut Decoder, fields: &Fields<'_>, thresholds: &ResourceThresholds) {
+    let unmeasurable = unmeasurable(thresholds);
+    if let (Some(first), Some(node)) = (unmeasurable.first(), fields.get("thresholds")) {
+        d.warning_at(
+            node,
+            &fields.path("thresholds"),
+            format!(
+                "metricsUtilization reads actual usage, which has no {first} (metrics.k8s.io \
+                 reports cpu and memory, and pods are counted): this plugin will evict nothing, \
+                 as upstream, whose usage client fails on it"
+            ),
+        );
+    }
 }
 
 /// The thresholds, deviation flag and node count, spelt the same in v1alpha1's
@@ -176,6 +203,58 @@ mod tests {
         assert_eq!(args.eviction_limit_per_node, Some(3));
         assert_eq!(args.usage, UsageSource::KubernetesMetrics);
         assert!(!args.use_deviation_thresholds);
+    }
+
+    #[test]
+    fn eviction_modes_convert_as_upstream_master_spells_them() {
+        let args = "          thresholds: {cpu: 20}\n          targetThresholds: {cpu: 50}\n          \
+                    evictionModes: [OnlyThresholdingResources]\n";
+        let profile = load(&with_args(NAME, args)).policy.profiles.remove(0);
+        let Some(Strategy::LowNodeUtilization(args)) = profile.balance.into_iter().next() else {
+            panic!("a LowNodeUtilization strategy");
+        };
+        assert!(args.only_thresholding_resources);
+        let args = "          thresholds: {cpu: 20}\n          targetThresholds: {cpu: 50}\n          \
+                    evictionModes: [OnlyThresholding]\n";
+        let problem = problem(&with_args(NAME, args));
+        assert!(
+            problem.contains("unknown eviction mode \"OnlyThresholding\""),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_eviction_modes_gets_a_position_and_a_suggestion() {
+        let args = "          thresholds: {cpu: 20}\n          targetThresholds: {cpu: 50}\n          \
+                    evictionMode: [OnlyThresholdingResources]\n";
+        assert_eq!(
+            problem(&with_args(NAME, args)),
+            "policy.yaml:11:11: profiles[0].pluginConfig[0].args.evictionMode: unknown field \
+             \"evictionMode\"; did you mean \"evictionModes\"? valid: thresholds, \
+             targetThresholds, useDeviationThresholds, numberOfNodes, evictableNamespaces, \
+             evictionLimits, metricsUtilization, evictionModes"
+        );
+    }
+
+    #[test]
+    fn actual_usage_of_an_extended_resource_warns_that_nothing_will_move() {
+        let args = "          thresholds: {cpu: 20, example.com/foo: 20}\n          \
+                    targetThresholds: {cpu: 50, example.com/foo: 50}\n          \
+                    metricsUtilization: {source: KubernetesMetrics}\n";
+        let warnings = load(&with_metrics(&with_args(NAME, args))).warnings;
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains(
+                "thresholds: metricsUtilization reads actual usage, which has no \
+                 example.com/foo"
+            ),
+            "{}",
+            warnings[0]
+        );
+        // By requests the same thresholds are fine.
+        let args = "          thresholds: {cpu: 20, example.com/foo: 20}\n          \
+                    targetThresholds: {cpu: 50, example.com/foo: 50}\n";
+        assert!(load(&with_args(NAME, args)).warnings.is_empty());
     }
 
     #[test]

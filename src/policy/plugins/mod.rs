@@ -25,8 +25,8 @@ pub use high_node_utilization::HighNodeUtilizationArgs;
 pub use low_node_utilization::LowNodeUtilizationArgs;
 pub use node_affinity::{NodeAffinityArgs, NodeAffinityType};
 pub use node_taints::NodeTaintsArgs;
-pub use node_utilization::{BASIC_RESOURCES, ResourceThresholds, UsageSource};
-pub use pod_life_time::PodLifeTimeArgs;
+pub use node_utilization::{BASIC_RESOURCES, ResourceThresholds, UsageSource, unmeasurable};
+pub use pod_life_time::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
 pub use too_many_restarts::TooManyRestartsArgs;
 pub use topology_spread::{DefaultConstraint, TopologySpreadArgs};
 

@@ -54,6 +54,17 @@ fn args(d: &mut Decoder, fields: &Fields<'_>, namespaces: Namespaces) -> NodeTai
         }
         taints
     });
+    let excluded_taints = fields.strings(d, "excludedTaints", taint);
+    if let (Some(node), Some(included)) = (fields.get("includedTaints"), &included_taints)
+        && !included.is_empty()
+        && !excluded_taints.is_empty()
+    {
+        d.problem_at(
+            node,
+            &fields.path("includedTaints"),
+            "either includedTaints or excludedTaints can be set, but not both (as upstream)",
+        );
+    }
     NodeTaintsArgs {
         namespaces,
         label_selector: label_selector(
@@ -62,7 +73,7 @@ fn args(d: &mut Decoder, fields: &Fields<'_>, namespaces: Namespaces) -> NodeTai
             &fields.path("labelSelector"),
         ),
         include_prefer_no_schedule: fields.bool(d, "includePreferNoSchedule").unwrap_or(false),
-        excluded_taints: fields.strings(d, "excludedTaints", taint),
+        excluded_taints,
         included_taints,
     }
 }
@@ -93,16 +104,36 @@ mod tests {
 
     #[test]
     fn taint_args_convert() {
-        let args = "          includePreferNoSchedule: true\n          excludedTaints: [dedicated=gpu]\n          \
-                    includedTaints: [maintenance]\n";
+        let args =
+            "          includePreferNoSchedule: true\n          excludedTaints: [dedicated=gpu]\n";
         assert_eq!(
             strategy(NAME, args),
             Strategy::NodeTaints(NodeTaintsArgs {
                 include_prefer_no_schedule: true,
                 excluded_taints: vec!["dedicated=gpu".into()],
+                ..NodeTaintsArgs::default()
+            })
+        );
+        let args = "          includedTaints: [maintenance]\n";
+        assert_eq!(
+            strategy(NAME, args),
+            Strategy::NodeTaints(NodeTaintsArgs {
                 included_taints: Some(vec!["maintenance".into()]),
                 ..NodeTaintsArgs::default()
             })
+        );
+    }
+
+    #[test]
+    fn included_and_excluded_taints_together_are_a_problem_as_upstream() {
+        let text = with_args(
+            NAME,
+            "          excludedTaints: [dedicated=gpu]\n          includedTaints: [maintenance]\n",
+        );
+        assert_eq!(
+            problem(&text),
+            "policy.yaml:10:27: profiles[0].pluginConfig[0].args.includedTaints: either \
+             includedTaints or excludedTaints can be set, but not both (as upstream)"
         );
     }
 

@@ -7,7 +7,7 @@ use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
 use crate::policy::yaml::{Node, Value};
 
-use super::namespaces;
+use super::{choices, namespaces};
 
 /// Percentages of a node's allocatable per resource name (`cpu`, `memory`, `pods`, or an
 /// extended resource), in file order's sorted form.
@@ -16,6 +16,16 @@ pub type ResourceThresholds = BTreeMap<String, f64>;
 /// The resources a threshold left out is taken to have (as upstream): `cpu`, `memory` and
 /// `pods` are always judged.
 pub const BASIC_RESOURCES: [&str; 3] = ["cpu", "memory", "pods"];
+
+/// The resources thresholds name that actual usage does not measure: it has metrics-server's
+/// `cpu` and `memory`, and `pods`, which upstream counts itself; not extended resources.
+pub fn unmeasurable(thresholds: &ResourceThresholds) -> Vec<&str> {
+    thresholds
+        .keys()
+        .map(String::as_str)
+        .filter(|name| !BASIC_RESOURCES.contains(name))
+        .collect()
+}
 
 /// Where a node's and a pod's utilization comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -142,6 +152,18 @@ pub(super) fn metrics_utilization(d: &mut Decoder, fields: &Fields<'_>) -> Usage
         None if metrics_server => UsageSource::KubernetesMetrics,
         None => UsageSource::Requests,
     }
+}
+
+/// `evictionModes: [OnlyThresholdingResources]`, upstream's only mode.
+pub(super) fn only_thresholding_resources(d: &mut Decoder, fields: &Fields<'_>) -> bool {
+    !choices(
+        d,
+        fields,
+        "evictionModes",
+        "eviction mode",
+        &["OnlyThresholdingResources"],
+    )
+    .is_empty()
 }
 
 /// `evictionLimits: {node}`: at most this many evictions per node by the plugin.

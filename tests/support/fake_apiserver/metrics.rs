@@ -2,13 +2,17 @@
 //! and `PodMetricsList` (all namespaces or one) in a single page whatever `limit` asks (it does
 //! not page), items without `kind` and `apiVersion`, each with `metadata` (name, namespace,
 //! labels, creation time), `timestamp`, `window` and `usage` (nodes) or `containers[].usage`
-//! (pods). An absent metrics-server is a 404, an unavailable APIService the aggregator's 503.
+//! (pods). An absent metrics-server is a 404, an unavailable APIService the aggregator's 503,
+//! both with a plain-text body as kube-apiserver sends them (not a `Status`): the group is
+//! unknown to every handler, so Go's `http.NotFound` answers `404 page not found`; the
+//! aggregator's proxy answers an APIService it marked unavailable with `http.Error`'s
+//! `service unavailable`.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{FakeCluster, status};
+use super::{FakeCluster, plain_text};
 
 /// The API group and version metrics-server registers.
 pub const API_VERSION: &str = "metrics.k8s.io/v1beta1";
@@ -16,10 +20,11 @@ pub const API_VERSION: &str = "metrics.k8s.io/v1beta1";
 /// Whether the cluster serves `metrics.k8s.io`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MetricsApi {
-    /// No metrics-server installed: the group is unknown (404).
+    /// No metrics-server installed: the group is unknown (404, `404 page not found`).
     #[default]
     Absent,
-    /// The APIService is registered but its backend is down (503 from the aggregator).
+    /// The APIService is registered but its backend is down or its Service missing (503 from
+    /// the aggregator, `service unavailable`).
     Unavailable,
     /// metrics-server answers.
     Serving,
@@ -35,22 +40,8 @@ pub enum Kind {
 /// `GET` of `/apis/metrics.k8s.io/v1beta1/nodes`, `/pods` or `/namespaces/NS/pods`.
 pub fn serve(cluster: &FakeCluster, kind: Kind, namespace: Option<&str>) -> Response {
     match cluster.metrics_api {
-        MetricsApi::Absent => {
-            return status(
-                404,
-                "NotFound",
-                "the server could not find the requested resource",
-                None,
-            );
-        }
-        MetricsApi::Unavailable => {
-            return status(
-                503,
-                "ServiceUnavailable",
-                "the server is currently unable to handle the request",
-                None,
-            );
-        }
+        MetricsApi::Absent => return plain_text(404, "404 page not found"),
+        MetricsApi::Unavailable => return plain_text(503, "service unavailable"),
         MetricsApi::Serving => {}
     }
     let (list_kind, items): (&str, Vec<Value>) = match kind {

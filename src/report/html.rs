@@ -1,0 +1,651 @@
+//! The report as one self-contained HTML page: ESXi hosts as columns with the node VMs on them,
+//! each drawn workload's replicas per host before and after the plan, every eviction and skip
+//! with its reason, the DRS rules as the VM groups they keep apart, and the utilization plugins'
+//! measurements. Inline CSS and SVG only, no script, and a Content-Security-Policy that lets
+//! the browser load nothing, so the page reads the same offline, as a CI artifact or attached
+//! to a change request.
+//!
+//! Every state is written out in words beside its colour, and every text that comes from the
+//! cluster (names, reasons) is escaped: names may hold `<`, `&` or quotes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::placement::{HostState, HostView, NodeView, Placement, WorkloadView, leaves};
+use super::{DrsRuleEntry, EvictionEntry, Mode, Outcome, Report};
+use crate::plan::{DrsAction, NodeUtilization, ResourceUtilization, Skip, UtilizationClass};
+
+/// The browser may load nothing: no scripts, fonts, images or connections; only the inline
+/// styles (and the inline SVG, which is part of the document).
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'";
+
+const STYLE: &str = include_str!("html/style.css");
+
+/// A workload on at most this many hosts has every host listed.
+const HOSTS_LISTED: usize = 8;
+
+/// Text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The page of a report; without a placement (a run that could not plan) only its summary,
+/// warnings and errors.
+pub fn render(report: &Report, placement: Option<&Placement>) -> String {
+    let mut page = Page {
+        out: String::with_capacity(64 * 1024),
+        report,
+    };
+    page.head();
+    page.summary();
+    if let Some(placement) = placement {
+        page.hosts(placement);
+        page.workloads(placement);
+    }
+    page.unattached(placement);
+    page.drs_rules();
+    page.utilization();
+    page.notes();
+    page.out.push_str("</main>\n</body>\n</html>\n");
+    page.out
+}
+
+struct Page<'a> {
+    out: String,
+    report: &'a Report,
+}
+
+/// `writeln!` into the page; writing to a `String` cannot fail.
+macro_rules! put {
+    ($page:expr, $($arg:tt)*) => {
+        let _ = writeln!($page.out, $($arg)*);
+    };
+}
+
+impl Page<'_> {
+    fn head(&mut self) {
+        let title = heading(self.report.mode);
+        put!(
+            self,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"{CONTENT_SECURITY_POLICY}\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>vsphere-descheduler: {title}</title>\n<style>\n{STYLE}</style>\n</head>\n\
+             <body>\n<main>\n<h1>vsphere-descheduler <span class=\"mode\">{title}</span></h1>"
+        );
+    }
+
+    fn summary(&mut self) {
+        let report = self.report;
+        if let Some(target) = &report.target {
+            put!(
+                self,
+                "<p class=\"target\" id=\"target\">Target: Kubernetes API server <b>{}</b>, \
+                 context <b>{}</b>, vCenter <b>{}</b></p>",
+                escape(&target.api_server),
+                escape(target.context.as_deref().unwrap_or("(in-cluster)")),
+                escape(&target.vcenter)
+            );
+        }
+        let changing = report
+            .drs_rules
+            .iter()
+            .filter(|r| !matches!(r.change.action, DrsAction::Keep { .. }))
+            .count();
+        put!(
+            self,
+            "<ul class=\"counts\" id=\"counts\"><li><b>{}</b> label change(s)</li>\
+             <li><b>{}</b> eviction(s)</li><li><b>{}</b> not evicted</li>\
+             <li><b>{changing}</b> DRS rule change(s)</li><li><b>{}</b> unmapped node(s)</li></ul>",
+            report.label_changes.len(),
+            report.evictions.len(),
+            report.skipped.len(),
+            report.unmapped_nodes.len()
+        );
+        put!(
+            self,
+            "<p class=\"legend\">Legend: <span class=\"tag evict\">evict</span> a pod leaves \
+             <span class=\"tag arrive\">arrives</span> a replacement is expected \
+             <span class=\"tag skip\">not evicted</span> a candidate that stays, with why \
+             <span class=\"tag moved\">moved</span> DRS moved the node VM since it was labelled \
+             <span class=\"tag down\">maintenance / disconnected</span> takes no pods</p>"
+        );
+    }
+
+    fn hosts(&mut self, placement: &Placement) {
+        put!(
+            self,
+            "<section id=\"hosts\">\n<h2>ESXi hosts and node VMs</h2>"
+        );
+        if placement.clusters.is_empty() {
+            put!(
+                self,
+                "<p class=\"note\">No vSphere inventory: hosts are unknown, host labels are not \
+                 trusted.</p>"
+            );
+        }
+        for cluster in &placement.clusters {
+            put!(
+                self,
+                "<h3>vSphere cluster <span class=\"name\">{}</span> ({} hosts)</h3>\n\
+                 <div class=\"hosts\">",
+                escape(&cluster.name),
+                cluster.hosts.len()
+            );
+            for host in &cluster.hosts {
+                self.host(host);
+            }
+            put!(self, "</div>");
+        }
+        if !placement.unplaced_nodes.is_empty() {
+            put!(
+                self,
+                "<h3>Nodes on no known host</h3>\n<div class=\"hosts\"><div class=\"host\">\
+                 <ul class=\"nodes\">"
+            );
+            for node in &placement.unplaced_nodes {
+                self.node(node);
+            }
+            put!(self, "</ul></div></div>");
+        }
+        put!(self, "</section>");
+    }
+
+    fn host(&mut self, host: &HostView) {
+        let (class, label) = match host.state {
+            HostState::Connected => ("host", String::new()),
+            state => (
+                "host down",
+                format!(" <span class=\"tag down\">{}</span>", state.as_str()),
+            ),
+        };
+        put!(
+            self,
+            "<div class=\"{class}\" data-host=\"{}\"><h4><svg class=\"icon\" viewBox=\"0 0 16 16\" \
+             aria-hidden=\"true\"><rect x=\"1\" y=\"3\" width=\"14\" height=\"10\" rx=\"1\"/>\
+             <line x1=\"3\" y1=\"6\" x2=\"13\" y2=\"6\"/><line x1=\"3\" y1=\"10\" x2=\"13\" \
+             y2=\"10\"/></svg>{}{label}</h4>\n<ul class=\"nodes\">",
+            escape(&host.name),
+            escape(&host.name)
+        );
+        for node in &host.nodes {
+            self.node(node);
+        }
+        put!(self, "</ul>");
+        if host.other_pods > 0 {
+            put!(
+                self,
+                "<p class=\"others\">{} other pod(s), summarised</p>",
+                host.other_pods
+            );
+        }
+        put!(self, "</div>");
+    }
+
+    fn node(&mut self, node: &NodeView) {
+        let mut notes = String::new();
+        if let Some(vm) = &node.vm {
+            let _ = write!(notes, "<span class=\"vm\">VM {}</span>", escape(vm));
+        }
+        if let Some(moved) = &node.moved {
+            let _ = write!(
+                notes,
+                "<span class=\"tag moved\">moved</span> <span class=\"move\">was on {} → is \
+                 on {}</span>",
+                escape(moved.was.as_deref().unwrap_or("(no label)")),
+                escape(moved.now.as_deref().unwrap_or("(no label)"))
+            );
+        }
+        if !node.ready {
+            notes.push_str("<span class=\"tag down\">NotReady</span>");
+        }
+        if node.cordoned {
+            notes.push_str("<span class=\"tag down\">cordoned</span>");
+        }
+        let mut flow = format!("<i>{} pod(s)</i>", node.pods);
+        if node.leaving > 0 {
+            let _ = write!(
+                flow,
+                " <span class=\"tag evict\">−{} evict</span>",
+                node.leaving
+            );
+        }
+        if node.arriving > 0 {
+            let _ = write!(
+                flow,
+                " <span class=\"tag arrive\">+{} arrives</span>",
+                node.arriving
+            );
+        }
+        put!(self, "<li><b>{}</b> {notes}{flow}</li>", escape(&node.node));
+    }
+
+    fn workloads(&mut self, placement: &Placement) {
+        let summary = &placement.summary;
+        put!(
+            self,
+            "<section id=\"workloads\">\n<h2>Workloads: replicas per host, before → after</h2>\n\
+             <p class=\"note\">{} pod(s) in {} workload(s). Drawn one by one: the workloads the \
+             plan touches (it evicts or skips one of their pods){}. Summarised, as other pods \
+             per host: {} untouched workload(s) without a host-level constraint{}.</p>",
+            summary.pods,
+            summary.workloads,
+            if summary.constrained_not_drawn > 0 {
+                String::new()
+            } else {
+                ", then the untouched ones with a host-level constraint".to_string()
+            },
+            summary.unconstrained,
+            if summary.constrained_not_drawn > 0 {
+                format!(
+                    " and {} untouched workload(s) with one (more than {} would not stay \
+                     readable)",
+                    summary.constrained_not_drawn,
+                    super::placement::UNTOUCHED_DRAWN_LIMIT
+                )
+            } else {
+                String::new()
+            }
+        );
+        let (touched, untouched): (Vec<&WorkloadView>, Vec<&WorkloadView>) =
+            placement.workloads.iter().partition(|w| w.touched);
+        for (title, group) in [
+            ("Touched by the plan", touched),
+            ("Unchanged, with a host-level constraint", untouched),
+        ] {
+            if group.is_empty() {
+                continue;
+            }
+            put!(self, "<h3>{title} ({})</h3>", group.len());
+            for workload in group {
+                self.workload(workload);
+            }
+        }
+        put!(self, "</section>");
+    }
+
+    fn workload(&mut self, workload: &WorkloadView) {
+        put!(self, "<article><h4>{}</h4>", escape(&workload.name));
+        if !workload.constraints.is_empty() {
+            let words: Vec<String> = workload.constraints.iter().map(|c| escape(c)).collect();
+            put!(self, "<p class=\"constraints\">{}</p>", words.join("; "));
+        }
+        self.out.push_str("<ul class=\"per-host\">");
+        self.host_counts(workload);
+        self.out.push_str("</ul>\n");
+        // Grouped by strategy, named once: a workload's evictions mostly share one.
+        let mut strategy = "";
+        for &index in &workload.evictions {
+            let entry = &self.report.evictions[index];
+            if entry.eviction.strategy != strategy {
+                strategy = entry.eviction.strategy;
+                put!(self, "<h5>{strategy}:</h5>");
+            }
+            self.eviction(entry, false);
+        }
+        for &index in &workload.skips {
+            let skip = &self.report.skipped[index];
+            if skip.strategy != strategy {
+                strategy = skip.strategy;
+                put!(self, "<h5>{strategy}:</h5>");
+            }
+            self.skip(skip, false);
+        }
+        put!(self, "</article>");
+    }
+
+    /// A workload's replicas per host, before → after. A workload on many hosts lists the
+    /// hosts that change or hold more than one replica, and counts the others, so that a page
+    /// of thousands of workloads on a hundred hosts stays readable (and small).
+    fn host_counts(&mut self, workload: &WorkloadView) {
+        let all = workload.hosts.len() <= HOSTS_LISTED;
+        let mut others: BTreeMap<usize, usize> = BTreeMap::new();
+        for count in &workload.hosts {
+            let changed = count.before != count.after;
+            if !all && !changed && count.before < 2 {
+                *others.entry(count.before).or_default() += 1;
+                continue;
+            }
+            let host = count.host.as_deref().unwrap_or("(no known host)");
+            let _ = write!(
+                self.out,
+                "<li{}>{}: {} → {}</li>",
+                if changed { " class=mv" } else { "" },
+                escape(host),
+                count.before,
+                count.after
+            );
+        }
+        for (replicas, hosts) in others {
+            let _ = write!(
+                self.out,
+                "<li>{replicas} → {replicas} on each of {hosts} other host(s)</li>"
+            );
+        }
+        if workload.unplaced_after > 0 {
+            let _ = write!(
+                self.out,
+                "<li class=mv>somewhere the scheduler picks: +{}</li>",
+                workload.unplaced_after
+            );
+        }
+    }
+
+    /// An eviction; inside its workload's article the pod's namespace goes without saying.
+    fn eviction(&mut self, entry: &EvictionEntry, with_namespace: bool) {
+        let e = &entry.eviction;
+        let from = match &e.host {
+            Some(host) => format!("{} ({})", escape(&e.node), escape(host)),
+            None => escape(&e.node),
+        };
+        let to = match &e.fits_on {
+            Some(target) => format!("fits on {}", escape(target)),
+            None => "wherever the scheduler puts it (not checked)".to_string(),
+        };
+        let tag = if leaves(entry) { "evict" } else { "skip" };
+        let note = entry
+            .message
+            .as_deref()
+            .map(|m| format!("<br>note: {}", escape(m)))
+            .unwrap_or_default();
+        put!(
+            self,
+            "<p class=ev><span class=\"tag {tag}\">evict: {result}</span> <b>{pod}</b> from \
+             {from} → {to}<small>violation: {reason}{note}</small></p>",
+            pod = pod_name(&e.namespace, &e.pod, with_namespace),
+            result = entry.result.as_str(),
+            reason = escape(&e.reason),
+        );
+    }
+
+    fn skip(&mut self, skip: &Skip, with_namespace: bool) {
+        put!(
+            self,
+            "<p class=sk><span class=\"tag skip\">not evicted: {reason}</span> \
+             <b>{pod}</b>{node}<small>{detail}</small></p>",
+            pod = pod_name(&skip.namespace, &skip.pod, with_namespace),
+            reason = skip.reason.as_str(),
+            node = skip
+                .node
+                .as_deref()
+                .map(|n| format!(" on {}", escape(n)))
+                .unwrap_or_default(),
+            detail = escape(&skip.detail),
+        );
+    }
+
+    /// Evictions and skips of pods no drawn workload holds (no placement, or a pod the
+    /// snapshot does not have): every action is on the page once.
+    fn unattached(&mut self, placement: Option<&Placement>) {
+        let report = self.report;
+        let mut evictions = vec![true; report.evictions.len()];
+        let mut skips = vec![true; report.skipped.len()];
+        for workload in placement
+            .map(|p| p.workloads.as_slice())
+            .unwrap_or_default()
+        {
+            workload
+                .evictions
+                .iter()
+                .for_each(|&i| evictions[i] = false);
+            workload.skips.iter().for_each(|&i| skips[i] = false);
+        }
+        if !evictions.contains(&true) && !skips.contains(&true) {
+            return;
+        }
+        put!(
+            self,
+            "<section id=\"actions\">\n<h2>Evictions and skips</h2>"
+        );
+        for (entry, _) in report.evictions.iter().zip(&evictions).filter(|(_, l)| **l) {
+            put!(self, "<h5>{}:</h5>", entry.eviction.strategy);
+            self.eviction(entry, true);
+        }
+        for (skip, _) in report.skipped.iter().zip(&skips).filter(|(_, l)| **l) {
+            put!(self, "<h5>{}:</h5>", skip.strategy);
+            self.skip(skip, true);
+        }
+        put!(self, "</section>");
+    }
+
+    fn drs_rules(&mut self) {
+        if self.report.drs_rules.is_empty() {
+            return;
+        }
+        put!(
+            self,
+            "<section id=\"drs\">\n<h2>DRS rules: node VMs kept apart</h2>\n<ul class=\"rules\">"
+        );
+        for entry in &self.report.drs_rules {
+            self.rule(entry);
+        }
+        put!(self, "</ul>\n</section>");
+    }
+
+    fn rule(&mut self, entry: &DrsRuleEntry) {
+        let rule = &entry.change;
+        let action = rule.action.as_str();
+        let result = match entry.result {
+            Outcome::Planned => String::new(),
+            result => format!(" <span class=\"tag\">{}</span>", result.as_str()),
+        };
+        let owner = match (&rule.workload, &rule.node_group) {
+            (Some(workload), _) => format!("for workload {}", escape(workload)),
+            (None, Some(group)) => format!("for node group {}", escape(group)),
+            (None, None) => String::new(),
+        };
+        // One list per rule, not a chip per VM: a large cluster has thousands of rules.
+        let vms: Vec<String> = rule.vms.iter().map(|vm| escape(vm)).collect();
+        put!(
+            self,
+            "<li><span class=\"tag rule-{action}\">\
+             {action}</span>{result} <b>{name}</b> (cluster {cluster}) {owner}<br>keeps apart \
+             {count} VMs: <span class=vms>{vms}</span></li>",
+            name = escape(&rule.name),
+            cluster = escape(&rule.cluster),
+            count = rule.vms.len(),
+            vms = vms.join(", ")
+        );
+    }
+
+    fn utilization(&mut self) {
+        if self.report.utilization.is_empty() {
+            return;
+        }
+        put!(
+            self,
+            "<section id=\"utilization\">\n<h2>Node utilization against thresholds</h2>\n\
+             <p class=\"note\">Bars: usage before the plan (solid) and after (outline); the \
+             marks are the thresholds (low) and targetThresholds (high).</p>\n<table>\
+             <thead><tr><th>node</th><th>plugin</th><th>judged</th><th>resources</th></tr>\
+             </thead><tbody>"
+        );
+        for node in &self.report.utilization {
+            self.node_utilization(node);
+        }
+        put!(self, "</tbody></table>\n</section>");
+    }
+
+    fn node_utilization(&mut self, node: &NodeUtilization) {
+        let resources: Vec<String> = node.resources.iter().map(resource_bar).collect();
+        put!(
+            self,
+            "<tr data-node=\"{name}\"><td>{name}</td><td>{strategy}</td><td><span class=\"tag \
+             class-{class}\">{words}</span></td><td>{bars}</td></tr>",
+            name = escape(&node.node),
+            strategy = node.strategy,
+            class = match node.class {
+                UtilizationClass::Underutilized => "under",
+                UtilizationClass::AboveTarget => "above",
+                UtilizationClass::Appropriate => "ok",
+            },
+            words = node.class.as_str(),
+            bars = resources.join("")
+        );
+    }
+
+    fn notes(&mut self) {
+        let report = self.report;
+        if report.unmapped_nodes.is_empty()
+            && report.warnings.is_empty()
+            && report.errors.is_empty()
+        {
+            return;
+        }
+        put!(self, "<section id=\"notes\">\n<h2>Notes</h2>\n<ul>");
+        if !report.unmapped_nodes.is_empty() {
+            let names: Vec<String> = report.unmapped_nodes.iter().map(|n| escape(n)).collect();
+            put!(
+                self,
+                "<li>Unmapped nodes (no vSphere VM found; labels untouched): {}</li>",
+                names.join(", ")
+            );
+        }
+        for warning in &report.warnings {
+            put!(
+                self,
+                "<li class=\"warning\">warning: {}</li>",
+                escape(warning)
+            );
+        }
+        for error in &report.errors {
+            put!(self, "<li class=\"error\">error: {}</li>", escape(error));
+        }
+        put!(self, "</ul>\n</section>");
+    }
+}
+
+/// One resource as a bar of 0–100 % with its usage before and after and threshold marks,
+/// followed by the same in words.
+fn resource_bar(resource: &ResourceUtilization) -> String {
+    let clamp = |percent: f64| percent.clamp(0.0, 100.0);
+    let mut marks = format!(
+        "<line class=\"low\" x1=\"{low:.1}\" y1=\"0\" x2=\"{low:.1}\" y2=\"10\"/>",
+        low = clamp(resource.low)
+    );
+    let mut words = format!(
+        "{} {:.0}% → {:.0}% (low {:.0}%",
+        escape(&resource.resource),
+        resource.before,
+        resource.after,
+        resource.low
+    );
+    if let Some(high) = resource.high {
+        let _ = write!(
+            marks,
+            "<line class=\"high\" x1=\"{high:.1}\" y1=\"0\" x2=\"{high:.1}\" y2=\"10\"/>",
+            high = clamp(high)
+        );
+        let _ = write!(words, ", target {high:.0}%");
+    }
+    words.push(')');
+    format!(
+        "<div class=\"resource\"><svg class=\"bar\" viewBox=\"0 0 100 10\" \
+         preserveAspectRatio=\"none\" aria-hidden=\"true\"><rect class=\"track\" width=\"100\" \
+         height=\"10\"/><rect class=\"before\" width=\"{before:.1}\" height=\"6\" y=\"2\"/>\
+         <rect class=\"after\" width=\"{after:.1}\" height=\"6\" y=\"2\"/>{marks}</svg> \
+         {words}</div>",
+        before = clamp(resource.before),
+        after = clamp(resource.after)
+    )
+}
+
+/// `namespace/name`, or the name alone where the namespace is already said.
+fn pod_name(namespace: &str, name: &str, with_namespace: bool) -> String {
+    if with_namespace {
+        format!("{}/{}", escape(namespace), escape(name))
+    } else {
+        escape(name)
+    }
+}
+
+fn heading(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Plan => "plan (offline: nothing was changed)",
+        Mode::DryRun => "dry run (nothing was changed)",
+        Mode::Run => "run",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Eviction, Plan, SkipReason};
+
+    fn hostile_report() -> Report {
+        let plan = Plan {
+            evictions: vec![Eviction {
+                namespace: "shop".to_string(),
+                pod: "web-<script>alert(1)</script>".to_string(),
+                node: "worker-\"a\"".to_string(),
+                host: Some("esxi-'1'&co".to_string()),
+                strategy: "RemovePodsViolatingInterPodAntiAffinity",
+                profile: "default".to_string(),
+                reason: "shares <b>a host</b>".to_string(),
+                fits_on: None,
+                uid: None,
+                grace_period_seconds: None,
+                depends_on_labels_of: Vec::new(),
+                landing: None,
+            }],
+            skipped: vec![Skip {
+                namespace: "shop".to_string(),
+                pod: "<img src=x>".to_string(),
+                node: None,
+                strategy: "RemovePodsViolatingInterPodAntiAffinity",
+                profile: "default".to_string(),
+                reason: SkipReason::Pdb,
+                detail: "\"quoted\" & <tagged>".to_string(),
+            }],
+            warnings: vec!["<warning>".to_string()],
+            ..Plan::default()
+        };
+        Report::planned(Mode::Plan, plan)
+    }
+
+    #[test]
+    fn text_from_the_cluster_is_escaped_everywhere() {
+        let mut report = hostile_report();
+        let snapshot = crate::snapshot::Snapshot::default();
+        report.place(&snapshot, &crate::policy::Policy::default());
+        let page = render(&report, report.placement.as_deref());
+        for raw in [
+            "<script>",
+            "<b>a host",
+            "<img src=x>",
+            "<tagged>",
+            "<warning>",
+        ] {
+            assert!(!page.contains(raw), "{raw} is not escaped");
+        }
+        for escaped in [
+            "web-&lt;script&gt;alert(1)&lt;/script&gt;",
+            "worker-&quot;a&quot;",
+            "esxi-&#39;1&#39;&amp;co",
+            "&quot;quoted&quot; &amp; &lt;tagged&gt;",
+        ] {
+            assert!(page.contains(escaped), "{escaped} missing");
+        }
+    }
+
+    #[test]
+    fn a_report_without_placement_still_renders_its_actions_and_notes() {
+        let report = hostile_report();
+        let page = render(&report, None);
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains("<li class=\"warning\">warning: &lt;warning&gt;</li>"));
+        assert!(!page.contains("id=\"hosts\""));
+        assert!(page.trim_end().ends_with("</html>"));
+    }
+}
