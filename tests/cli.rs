@@ -436,7 +436,7 @@ fn a_priority_threshold_naming_an_unknown_class_makes_plan_exit_2_naming_it_and_
 }
 
 /// `plan` on one snapshot fixture that cannot be read: exit 2, and the reason, shaped
-/// `FILE:LINE:COLUMN: document N: MESSAGE` (README, "Snapshot files").
+/// `FILE:LINE:COLUMN: document N: MESSAGE` (docs/snapshots.md).
 fn snapshot_error(name: &str) -> String {
     let snapshot = fixture(&format!("cli/{name}"));
     let (code, _, stderr) = run(binary()

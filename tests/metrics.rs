@@ -110,7 +110,7 @@ fn series(name: &str, labels: &[(&str, &str)]) -> String {
     format!("{name}{{{}}}", pairs.join(","))
 }
 
-/// What the report says, as the README's metric list counts it, worked out from the JSON
+/// What the report says, as docs/metrics.md's metric list counts it, worked out from the JSON
 /// report: every pushed series but the run's duration and end time.
 fn counted_from_report(report: &Value) -> BTreeMap<String, f64> {
     let entries = |field: &str| report[field].as_array().expect(field).clone();

@@ -128,8 +128,8 @@ pub struct FileSizeLimit {
 }
 
 impl FileSizeLimit {
-    /// 1 GiB: four times the generated 300,000-pod benchmark cluster as YAML (README,
-    /// "What a snapshot contains", has the measurements).
+    /// 1 GiB: four times the generated 300,000-pod benchmark cluster as YAML
+    /// (docs/snapshots.md, "What a snapshot contains", has the measurements).
     pub const DEFAULT: FileSizeLimit = FileSizeLimit { bytes: 1 << 30 };
 
     pub fn bytes(self) -> u64 {

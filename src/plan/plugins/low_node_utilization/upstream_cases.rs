@@ -8,7 +8,7 @@
 //! Every count is upstream's but where a comment says otherwise: those differ because a pod
 //! moves here only to a destination it leaves at or below its target (upstream only checks that
 //! the destinations' total room was positive before the move, so the last pod may overfill one);
-//! the README's "Differences from upstream" works the first of them through.
+//! docs/differences-from-upstream.md works the first of them through.
 
 use std::collections::BTreeMap;
 
