@@ -138,25 +138,11 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
     let (node_affinity, preferred_node_affinity) = node_affinity(affinity.node_affinity)?;
     let (anti_affinity, preferred_anti_affinity) =
         pod_anti_affinity(affinity.pod_anti_affinity, &labels)?;
-    // Required pod affinity is not read: no strategy acts on it, and the scheduler's filter
-    // for it matters only for pods that use it, which feasibility does not model.
-    let preferred_affinity = weighted_terms(
-        affinity
-            .pod_affinity
-            .and_then(|a| a.preferred_during_scheduling_ignored_during_execution),
-        &labels,
-        "spec.affinity.podAffinity",
-    )?;
-    let spread_constraints = spec
-        .topology_spread_constraints
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| spread_constraint(c, &labels))
-        .collect::<Result<_, _>>()?;
-
-    let volumes = spec.volumes.unwrap_or_default();
-    let mut images: Vec<String> = containers.into_iter().filter_map(|c| c.image).collect();
-    images.sort();
+    let preferred_affinity = pod_affinity(affinity.pod_affinity, &labels)?;
+    let spread_constraints = spread_constraints(spec.topology_spread_constraints, &labels)?;
+    let tolerations = tolerations(spec.tolerations)?;
+    let (local_storage, claims) = volumes(spec.volumes.unwrap_or_default());
+    let images = images(containers);
 
     Ok(exact_pod(Pod {
         uid: meta.uid.unwrap_or_default(),
@@ -178,12 +164,7 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         node_selector: spec.node_selector.unwrap_or_default(),
         node_affinity,
         preferred_node_affinity,
-        tolerations: spec
-            .tolerations
-            .unwrap_or_default()
-            .into_iter()
-            .map(toleration)
-            .collect::<Result<_, _>>()?,
+        tolerations,
         anti_affinity,
         preferred_anti_affinity,
         preferred_affinity,
@@ -192,14 +173,8 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         config_source: annotations.config_source,
         force_evict: annotations.force_evict,
         prefer_no_eviction: annotations.prefer_no_eviction,
-        local_storage: volumes
-            .iter()
-            .any(|v| v.empty_dir.is_some() || v.host_path.is_some()),
-        claims: volumes
-            .into_iter()
-            .filter_map(|v| v.persistent_volume_claim)
-            .map(|c| c.claim_name.unwrap_or_default())
-            .collect(),
+        local_storage,
+        claims,
         resource_claims: spec
             .resource_claims
             .is_some_and(|claims| !claims.is_empty()),
@@ -286,6 +261,63 @@ fn node_affinity(
         })
         .transpose()?;
     Ok((required, preferred))
+}
+
+/// `spec.affinity.podAffinity` as its preferred terms. Required pod affinity is not read: no
+/// strategy acts on it, and the scheduler's filter for it matters only for pods that use it,
+/// which feasibility does not model.
+fn pod_affinity(
+    affinity: Option<core::PodAffinity>,
+    labels: &Labels,
+) -> Result<Vec<WeightedAffinityTerm>, ConvertError> {
+    weighted_terms(
+        affinity.and_then(|a| a.preferred_during_scheduling_ignored_during_execution),
+        labels,
+        "spec.affinity.podAffinity",
+    )
+}
+
+fn spread_constraints(
+    constraints: Option<Vec<core::TopologySpreadConstraint>>,
+    labels: &Labels,
+) -> Result<Vec<SpreadConstraint>, ConvertError> {
+    constraints
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| spread_constraint(c, labels))
+        .collect()
+}
+
+fn tolerations(
+    tolerations: Option<Vec<core::Toleration>>,
+) -> Result<Vec<Toleration>, ConvertError> {
+    tolerations
+        .unwrap_or_default()
+        .into_iter()
+        .map(toleration)
+        .collect()
+}
+
+/// The containers' images, sorted, so that pods with the same images compare equal whatever
+/// their order (RemoveDuplicates groups pods by them).
+fn images(containers: Vec<wire::Container>) -> Vec<String> {
+    let mut images: Vec<String> = containers.into_iter().filter_map(|c| c.image).collect();
+    images.sort();
+    images
+}
+
+/// Whether the pod uses local storage (`emptyDir` or `hostPath`), and the names of its
+/// PersistentVolumeClaims.
+fn volumes(volumes: Vec<wire::Volume>) -> (bool, Vec<String>) {
+    let local_storage = volumes
+        .iter()
+        .any(|v| v.empty_dir.is_some() || v.host_path.is_some());
+    let claims = volumes
+        .into_iter()
+        .filter_map(|v| v.persistent_volume_claim)
+        .map(|c| c.claim_name.unwrap_or_default())
+        .collect();
+    (local_storage, claims)
 }
 
 /// `spec.affinity.podAntiAffinity` as its required and preferred terms (the pod's `labels`
