@@ -277,6 +277,7 @@ fn pod_affinity(
     )
 }
 
+/// `spec.topologySpreadConstraints` (the pod's `labels` fill their `matchLabelKeys`).
 fn spread_constraints(
     constraints: Option<Vec<core::TopologySpreadConstraint>>,
     labels: &Labels,
@@ -288,6 +289,7 @@ fn spread_constraints(
         .collect()
 }
 
+/// `spec.tolerations`; an unknown effect or operator is an error.
 fn tolerations(
     tolerations: Option<Vec<core::Toleration>>,
 ) -> Result<Vec<Toleration>, ConvertError> {
