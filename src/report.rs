@@ -243,56 +243,13 @@ impl Report {
             "Node labels",
             self.label_changes.len(),
             "to change",
-            |out| {
-                for change in &self.label_changes {
-                    let _ = writeln!(
-                        out,
-                        "  {}  {}: {} -> {}",
-                        escaped(&change.node),
-                        escaped(&change.key),
-                        escaped(change.old.as_deref().unwrap_or("(none)")),
-                        escaped(change.new.as_deref().unwrap_or("(removed)"))
-                    );
-                }
-            },
+            |out| self.write_label_changes(out),
         );
         section(&mut out, "Evictions", self.evictions.len(), "", |out| {
-            for entry in &self.evictions {
-                let e = &entry.eviction;
-                let host = e
-                    .host
-                    .as_deref()
-                    .map(|h| format!(" on ESXi {}", escaped(h)))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "  [{}] {}/{}  node {}{host}",
-                    entry.result.as_str(),
-                    escaped(&e.namespace),
-                    escaped(&e.pod),
-                    escaped(&e.node)
-                );
-                let _ = writeln!(out, "      why:   {} ({})", escaped(&e.reason), e.strategy);
-                if let Some(target) = &e.fits_on {
-                    let _ = writeln!(out, "      fits:  {}", escaped(target));
-                }
-                if let Some(message) = &entry.message {
-                    let _ = writeln!(out, "      note:  {}", escaped(message));
-                }
-            }
+            self.write_evictions(out)
         });
         section(&mut out, "Not evicted", self.skipped.len(), "", |out| {
-            for skip in &self.skipped {
-                let _ = writeln!(
-                    out,
-                    "  [{}] {}/{}  ({})\n      {}",
-                    skip.reason.as_str(),
-                    escaped(&skip.namespace),
-                    escaped(&skip.pod),
-                    skip.strategy,
-                    escaped(&skip.detail)
-                );
-            }
+            self.write_skipped(out)
         });
         let acting = self
             .drs_rules
@@ -300,26 +257,103 @@ impl Report {
             .filter(|r| !matches!(r.change.action, DrsAction::Keep { .. }))
             .count();
         section(&mut out, "DRS rules", acting, "to change", |out| {
-            for entry in &self.drs_rules {
-                let rule = &entry.change;
-                let result = if entry.result == Outcome::Planned {
-                    String::new()
-                } else {
-                    format!(" [{}]", entry.result.as_str())
-                };
-                let _ = writeln!(
-                    out,
-                    "  {:<6} {}  (cluster {}){result}\n         keep apart: {}",
-                    rule.action.as_str(),
-                    escaped(&rule.name),
-                    escaped(&rule.cluster),
-                    escaped(&rule.vms.join(", "))
-                );
-                if let Some(message) = &entry.message {
-                    let _ = writeln!(out, "         note: {}", escaped(message));
-                }
-            }
+            self.write_drs_rules(out)
         });
+        self.write_nodes_and_notices(&mut out);
+        let _ = writeln!(
+            out,
+            "Summary: {} label change(s), {} eviction(s), {} not evicted, {} DRS rule change(s), {} unmapped node(s)",
+            self.label_changes.len(),
+            self.evictions.len(),
+            self.skipped.len(),
+            acting,
+            self.unmapped_nodes.len()
+        );
+        out
+    }
+
+    /// One line per label change: node, key, old and new value.
+    fn write_label_changes(&self, out: &mut String) {
+        for change in &self.label_changes {
+            let _ = writeln!(
+                out,
+                "  {}  {}: {} -> {}",
+                escaped(&change.node),
+                escaped(&change.key),
+                escaped(change.old.as_deref().unwrap_or("(none)")),
+                escaped(change.new.as_deref().unwrap_or("(removed)"))
+            );
+        }
+    }
+
+    /// Each eviction with its result, why, where it fits and the executor's note.
+    fn write_evictions(&self, out: &mut String) {
+        for entry in &self.evictions {
+            let e = &entry.eviction;
+            let host = e
+                .host
+                .as_deref()
+                .map(|h| format!(" on ESXi {}", escaped(h)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  [{}] {}/{}  node {}{host}",
+                entry.result.as_str(),
+                escaped(&e.namespace),
+                escaped(&e.pod),
+                escaped(&e.node)
+            );
+            let _ = writeln!(out, "      why:   {} ({})", escaped(&e.reason), e.strategy);
+            if let Some(target) = &e.fits_on {
+                let _ = writeln!(out, "      fits:  {}", escaped(target));
+            }
+            if let Some(message) = &entry.message {
+                let _ = writeln!(out, "      note:  {}", escaped(message));
+            }
+        }
+    }
+
+    /// Each pod not evicted with its reason, strategy and detail.
+    fn write_skipped(&self, out: &mut String) {
+        for skip in &self.skipped {
+            let _ = writeln!(
+                out,
+                "  [{}] {}/{}  ({})\n      {}",
+                skip.reason.as_str(),
+                escaped(&skip.namespace),
+                escaped(&skip.pod),
+                skip.strategy,
+                escaped(&skip.detail)
+            );
+        }
+    }
+
+    /// Every DRS rule (kept ones too), with the result once the executor has one.
+    fn write_drs_rules(&self, out: &mut String) {
+        for entry in &self.drs_rules {
+            let rule = &entry.change;
+            let result = if entry.result == Outcome::Planned {
+                String::new()
+            } else {
+                format!(" [{}]", entry.result.as_str())
+            };
+            let _ = writeln!(
+                out,
+                "  {:<6} {}  (cluster {}){result}\n         keep apart: {}",
+                rule.action.as_str(),
+                escaped(&rule.name),
+                escaped(&rule.cluster),
+                escaped(&rule.vms.join(", "))
+            );
+            if let Some(message) = &entry.message {
+                let _ = writeln!(out, "         note: {}", escaped(message));
+            }
+        }
+    }
+
+    /// The mapped and unmapped nodes, then warnings and errors (a blank line after them, when
+    /// there are any).
+    fn write_nodes_and_notices(&self, out: &mut String) {
         if !self.mapped_nodes.is_empty() {
             let _ = writeln!(out, "{}\n", mapped_summary(&self.mapped_nodes));
         }
@@ -339,16 +373,6 @@ impl Report {
         if !self.warnings.is_empty() || !self.errors.is_empty() {
             out.push('\n');
         }
-        let _ = writeln!(
-            out,
-            "Summary: {} label change(s), {} eviction(s), {} not evicted, {} DRS rule change(s), {} unmapped node(s)",
-            self.label_changes.len(),
-            self.evictions.len(),
-            self.skipped.len(),
-            acting,
-            self.unmapped_nodes.len()
-        );
-        out
     }
 
     /// Write the report to stdout in the chosen format.

@@ -4,7 +4,9 @@
 use kube::core::SelectorExt;
 
 use super::view::{PodState, View};
-use crate::policy::{EvictorArgs, NoEvictionPolicy, PriorityThreshold, SYSTEM_CRITICAL_PRIORITY};
+use crate::policy::{
+    EvictorArgs, NoEvictionPolicy, PriorityThreshold, Protections, SYSTEM_CRITICAL_PRIORITY,
+};
 use crate::snapshot::{Phase, Pod, Snapshot};
 
 /// Priority of `system-node-critical`.
@@ -69,6 +71,31 @@ pub fn protections(
         return Vec::new();
     }
     let mut reasons = Vec::new();
+    kind_protections(args, pod, &mut reasons);
+    let protections = &args.protections;
+    if protections.system_critical_pods {
+        priority_protection(pod, priority_threshold, &mut reasons);
+    }
+    if pod.owners.is_empty() && (protections.failed_bare_pods || pod.phase != Phase::Failed) {
+        // With FailedBarePods off upstream still only lets *failed* bare pods go: a running
+        // bare pod would not come back.
+        reasons.push("bare pod (no owner would recreate it)".to_string());
+    }
+    if protections.daemonset_pods && pod.owners.iter().any(|o| o.kind == "DaemonSet") {
+        reasons.push("owned by a DaemonSet".to_string());
+    }
+    storage_protections(protections, pod, &mut reasons);
+    if protections.pods_without_pdb && view.pdbs_of(index).is_empty() {
+        reasons.push("no PodDisruptionBudget covers it".to_string());
+    }
+    filter_protections(view, args, pod, &mut reasons);
+    reasons
+}
+
+/// Pods that are not the evictor's to move whatever the policy: annotated against it under
+/// `noEvictionPolicy: Mandatory`, mirror and static pods (the kubelet owns them), and pods
+/// already terminating.
+fn kind_protections(args: &EvictorArgs, pod: &Pod, reasons: &mut Vec<String>) {
     if args.no_eviction_policy == NoEvictionPolicy::Mandatory && pod.prefer_no_eviction {
         reasons.push("annotated prefer-no-eviction (noEvictionPolicy Mandatory)".to_string());
     }
@@ -85,32 +112,31 @@ pub fn protections(
     if pod.terminating {
         reasons.push("terminating".to_string());
     }
-    let protections = &args.protections;
-    if protections.system_critical_pods {
-        match priority_threshold {
-            _ if pod.priority >= SYSTEM_CRITICAL_PRIORITY => {
-                reasons.push(format!("system-critical priority {}", pod.priority));
-            }
-            Threshold::Priority(threshold) if pod.priority >= threshold => {
-                reasons.push(format!(
-                    "priority {} is at or above priorityThreshold {threshold}",
-                    pod.priority
-                ));
-            }
-            Threshold::Priority(_) => {}
-            Threshold::UnknownClass(name) => reasons.push(format!(
-                "priorityThreshold names PriorityClass {name}, which the cluster does not have"
-            )),
+}
+
+/// System-critical pods, and pods at or above the profile's `priorityThreshold` (every pod
+/// when the threshold names a class the cluster does not have).
+fn priority_protection(pod: &Pod, threshold: Threshold, reasons: &mut Vec<String>) {
+    match threshold {
+        _ if pod.priority >= SYSTEM_CRITICAL_PRIORITY => {
+            reasons.push(format!("system-critical priority {}", pod.priority));
         }
+        Threshold::Priority(threshold) if pod.priority >= threshold => {
+            reasons.push(format!(
+                "priority {} is at or above priorityThreshold {threshold}",
+                pod.priority
+            ));
+        }
+        Threshold::Priority(_) => {}
+        Threshold::UnknownClass(name) => reasons.push(format!(
+            "priorityThreshold names PriorityClass {name}, which the cluster does not have"
+        )),
     }
-    if pod.owners.is_empty() && (protections.failed_bare_pods || pod.phase != Phase::Failed) {
-        // With FailedBarePods off upstream still only lets *failed* bare pods go: a running
-        // bare pod would not come back.
-        reasons.push("bare pod (no owner would recreate it)".to_string());
-    }
-    if protections.daemonset_pods && pod.owners.iter().any(|o| o.kind == "DaemonSet") {
-        reasons.push("owned by a DaemonSet".to_string());
-    }
+}
+
+/// Pods whose data or devices would not follow them: local storage, PersistentVolumeClaims
+/// and resource claims, each when its protection is on.
+fn storage_protections(protections: &Protections, pod: &Pod, reasons: &mut Vec<String>) {
     if protections.pods_with_local_storage && pod.local_storage {
         reasons.push("uses local storage (emptyDir or hostPath)".to_string());
     }
@@ -132,9 +158,10 @@ pub fn protections(
     if protections.pods_with_resource_claims && pod.resource_claims {
         reasons.push("uses resource claims".to_string());
     }
-    if protections.pods_without_pdb && view.pdbs_of(index).is_empty() {
-        reasons.push("no PodDisruptionBudget covers it".to_string());
-    }
+}
+
+/// The evictor's filters: its label and namespace selectors, `minReplicas` and `minPodAge`.
+fn filter_protections(view: &View, args: &EvictorArgs, pod: &Pod, reasons: &mut Vec<String>) {
     if args
         .label_selector
         .as_ref()
@@ -176,7 +203,6 @@ pub fn protections(
             }
         }
     }
-    reasons
 }
 
 /// Live pods of the namespace with the same first owner (upstream counts by owner UID).

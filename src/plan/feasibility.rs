@@ -136,8 +136,13 @@ fn search(
     if others > 0 {
         return Ok(scoring::choose(view, pod_index, &candidates).expect("candidates"));
     }
+    Err(no_node_would_take_it(refusals))
+}
+
+/// Why no node was found, every refusal once with how many nodes gave it.
+fn no_node_would_take_it(mut refusals: Vec<(Refusal, usize)>) -> String {
     if refusals.is_empty() {
-        return Err("no other node exists".to_string());
+        return "no other node exists".to_string();
     }
     refusals.sort();
     let summary: Vec<String> = refusals
@@ -149,10 +154,7 @@ fn search(
             )
         })
         .collect();
-    Err(format!(
-        "no other node would take it: {}",
-        summary.join("; ")
-    ))
+    format!("no other node would take it: {}", summary.join("; "))
 }
 
 /// Why a node would not take the pod, as a phrase after "N nodes"; rendered only for the

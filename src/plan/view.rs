@@ -144,79 +144,32 @@ impl<'a> View<'a> {
             .enumerate()
             .map(|(i, n)| (n.node.name.as_str(), i))
             .collect();
-        let mut used = vec![Resources::default(); nodes.len()];
-        let mut pod_node = Vec::with_capacity(snapshot.pods.len());
-        let mut state = Vec::with_capacity(snapshot.pods.len());
-        let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
-        let mut by_controller: HashMap<&str, Vec<usize>> = HashMap::new();
-        let mut by_label: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
-        let mut namespace_labels: HashMap<&str, Labels> = snapshot
+        let namespace_labels: HashMap<&str, Labels> = snapshot
             .namespaces
             .iter()
             .map(|(name, labels)| (name.as_str(), labels.clone()))
             .collect();
-        for (index, pod) in snapshot.pods.iter().enumerate() {
-            let node = pod
-                .node_name
-                .as_deref()
-                .and_then(|name| node_by_name.get(name).copied());
-            pod_node.push(node);
-            let active = node.is_some() && !pod.is_gone();
-            state.push(if active {
-                PodState::Active
-            } else {
-                PodState::Gone
-            });
-            if let (true, Some(node)) = (active, node) {
-                used[node].add(&pod.requests);
-            }
-            by_namespace
-                .entry(pod.namespace.as_str())
-                .or_default()
-                .push(index);
-            if let Some(owner) = pod.controller() {
-                by_controller
-                    .entry(owner.uid.as_str())
-                    .or_default()
-                    .push(index);
-            }
-            for (key, value) in &pod.labels {
-                by_label
-                    .entry((pod.namespace.as_str(), key.as_str(), value.as_str()))
-                    .or_default()
-                    .push(index);
-            }
-            namespace_labels
-                .entry(pod.namespace.as_str())
-                .or_insert_with(|| {
-                    // The API server labels every namespace with its name.
-                    Labels::from([(
-                        "kubernetes.io/metadata.name".to_string(),
-                        pod.namespace.clone(),
-                    )])
-                });
-        }
         let any_taints = nodes.iter().any(|n| !n.node.taints.is_empty());
         let receiving_nodes = nodes.iter().filter(|n| n.can_receive).count();
-        let used_cpu_memory = used.iter().map(CpuMemory::of).collect();
         let allocatable_cpu_memory = nodes
             .iter()
             .map(|n| CpuMemory::of(&n.node.allocatable))
             .collect();
+        let used = vec![Resources::default(); nodes.len()];
         let mut view = View {
             snapshot,
             policy,
             nodes,
             any_taints,
             receiving_nodes,
-            pod_node,
-            state,
+            pod_node: Vec::with_capacity(snapshot.pods.len()),
+            state: Vec::with_capacity(snapshot.pods.len()),
             used,
-            used_cpu_memory,
+            used_cpu_memory: Vec::new(),
             allocatable_cpu_memory,
-            by_namespace,
-            by_controller,
-            by_label,
+            by_namespace: HashMap::new(),
+            by_controller: HashMap::new(),
+            by_label: HashMap::new(),
             holders: Vec::new(),
             holder_index: SelectorIndex::default(),
             soft_holders: Vec::new(),
@@ -225,6 +178,12 @@ impl<'a> View<'a> {
             namespace_labels,
             domains: HashMap::new(),
         };
+        // One pass over the pods for both: the planner runs over hundreds of thousands.
+        for (index, pod) in snapshot.pods.iter().enumerate() {
+            view.place_pod(&node_by_name, pod);
+            view.index_pod(index, pod);
+        }
+        view.used_cpu_memory = view.used.iter().map(CpuMemory::of).collect();
         view.index_holders();
         for (index, pdb) in snapshot.pdbs.iter().enumerate() {
             if let Some(selector) = &pdb.selector {
@@ -234,6 +193,55 @@ impl<'a> View<'a> {
         }
         view.domains = view.index_domains();
         view
+    }
+
+    /// Records the next pod's node and state, counting its requests on its node while it is
+    /// active there. Pods are placed in snapshot order: their index is their position.
+    fn place_pod(&mut self, node_by_name: &HashMap<&str, usize>, pod: &Pod) {
+        let node = pod
+            .node_name
+            .as_deref()
+            .and_then(|name| node_by_name.get(name).copied());
+        self.pod_node.push(node);
+        let active = node.is_some() && !pod.is_gone();
+        self.state.push(if active {
+            PodState::Active
+        } else {
+            PodState::Gone
+        });
+        if let (true, Some(node)) = (active, node) {
+            self.used[node].add(&pod.requests);
+        }
+    }
+
+    /// Files a pod under its namespace, controller and labels, and gives its namespace labels
+    /// when the snapshot has none for it.
+    fn index_pod(&mut self, index: usize, pod: &'a Pod) {
+        self.by_namespace
+            .entry(pod.namespace.as_str())
+            .or_default()
+            .push(index);
+        if let Some(owner) = pod.controller() {
+            self.by_controller
+                .entry(owner.uid.as_str())
+                .or_default()
+                .push(index);
+        }
+        for (key, value) in &pod.labels {
+            self.by_label
+                .entry((pod.namespace.as_str(), key.as_str(), value.as_str()))
+                .or_default()
+                .push(index);
+        }
+        self.namespace_labels
+            .entry(pod.namespace.as_str())
+            .or_insert_with(|| {
+                // The API server labels every namespace with its name.
+                Labels::from([(
+                    "kubernetes.io/metadata.name".to_string(),
+                    pod.namespace.clone(),
+                )])
+            });
     }
 
     fn index_domains(&self) -> HashMap<&'a str, Rc<Domains>> {

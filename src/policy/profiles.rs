@@ -97,23 +97,7 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
         balance: Vec::new(),
     };
     for kind in &enabled {
-        if let (None, Some(arg), Some(plugins)) = (
-            configs.strategies.get(kind),
-            kind.required_arg(),
-            fields.get("plugins"),
-        ) {
-            d.problem_at(
-                plugins,
-                &fields.path("plugins"),
-                format!(
-                    "{} is enabled without a pluginConfig entry, and its {arg} has no default \
-                     (upstream refuses the plugin without it): add {{name: {}, args: {{{arg}: \
-                     …}}}} to pluginConfig",
-                    kind.name(),
-                    kind.name()
-                ),
-            );
-        }
+        missing_required_arg(d, &fields, &configs, *kind);
         let strategy = configs
             .strategies
             .get(kind)
@@ -124,19 +108,7 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
             ExtensionPoint::Balance => profile.balance.push(strategy),
         }
     }
-    for (kind, (node, entry_path)) in &configs.entries {
-        if !enabled.contains(kind) {
-            d.warning_at(
-                node,
-                entry_path,
-                format!(
-                    "{} is configured but not enabled; add it to plugins.{}.enabled to run it",
-                    kind.name(),
-                    kind.extension_point().key()
-                ),
-            );
-        }
-    }
+    configured_but_not_enabled(d, &configs, &enabled);
     if enabled.contains(&StrategyKind::TopologySpread) {
         unchecked_balance_warning(d, &configs);
     }
@@ -151,6 +123,50 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
         );
     }
     Some((profile, name_node.unwrap_or(node)))
+}
+
+/// A strategy enabled without a pluginConfig entry although one of its arguments has no
+/// default: a problem, as upstream refuses the plugin.
+fn missing_required_arg(
+    d: &mut Decoder,
+    fields: &Fields<'_>,
+    configs: &PluginConfigs,
+    kind: StrategyKind,
+) {
+    if let (None, Some(arg), Some(plugins)) = (
+        configs.strategies.get(&kind),
+        kind.required_arg(),
+        fields.get("plugins"),
+    ) {
+        d.problem_at(
+            plugins,
+            &fields.path("plugins"),
+            format!(
+                "{} is enabled without a pluginConfig entry, and its {arg} has no default \
+                 (upstream refuses the plugin without it): add {{name: {}, args: {{{arg}: \
+                 …}}}} to pluginConfig",
+                kind.name(),
+                kind.name()
+            ),
+        );
+    }
+}
+
+/// A pluginConfig entry for a strategy the profile does not enable has no effect: a warning.
+fn configured_but_not_enabled(d: &mut Decoder, configs: &PluginConfigs, enabled: &[StrategyKind]) {
+    for (kind, (node, entry_path)) in &configs.entries {
+        if !enabled.contains(kind) {
+            d.warning_at(
+                node,
+                entry_path,
+                format!(
+                    "{} is configured but not enabled; add it to plugins.{}.enabled to run it",
+                    kind.name(),
+                    kind.extension_point().key()
+                ),
+            );
+        }
+    }
 }
 
 /// `topologyBalanceNodeFit: false` beside an explicit `nodeFit: true`: upstream's nodeFit would

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use super::decode::{Decoder, Fields};
+use super::decode::{Decoder, Entry, Fields};
 use super::evictor::{LegacyFlags, legacy_flags, priority_threshold};
 use super::plugins::{ExtensionPoint, StrategyKind};
 use super::profiles::unsupported_plugin;
@@ -102,53 +102,10 @@ pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
             .into_iter()
             .map(|entry| (entry.name, entry))
             .collect();
-        for (name, entry) in entries {
-            let Some(fields) = d.fields(entry.value, &entry.path, &STRATEGY_FIELDS) else {
-                continue;
-            };
-            let _ = fields.integer::<i64>(d, "weight");
-            // Absent params read as null at the strategy's name, so a problem with a required
-            // parameter points there.
-            let no_params = Node {
-                position: entry.key.position,
-                value: Value::Null,
-            };
-            let params_node = fields.get("params").unwrap_or(&no_params);
-            let params = d.fields(params_node, &fields.path("params"), &PARAMS_FIELDS);
-            if !fields.bool(d, "enabled").unwrap_or(false) {
-                // Dropped, as upstream: whatever a disabled strategy holds has no effect.
-                continue;
+        for entry in entries.into_values() {
+            if let Some(profile) = strategy_profile(d, entry, flags, &mut warned_node_fit) {
+                profiles.push(profile);
             }
-            let Some(kind) = StrategyKind::from_name(name) else {
-                d.problem_at(
-                    entry.key,
-                    &entry.path,
-                    format!(
-                        "{}; set enabled: false or remove it",
-                        unsupported_plugin(name)
-                    ),
-                );
-                continue;
-            };
-            let Some(params) = params else { continue };
-            if !warned_node_fit
-                && kind.legacy_node_fit()
-                && let Some(node) = params
-                    .get("nodeFit")
-                    .filter(|node| node.value == Value::Bool(false))
-            {
-                warned_node_fit = true;
-                d.warning_at(
-                    node,
-                    &params.path("nodeFit"),
-                    format!(
-                        "nodeFit: false is read as unset in {API_VERSION} (Go wrote false for \
-                         unset fields), so nodeFit stays on; convert the file to \
-                         {VSPHERE_API_VERSION} to turn it off"
-                    ),
-                );
-            }
-            profiles.push(profile(d, kind, &params, flags));
         }
     }
     Policy {
@@ -158,6 +115,62 @@ pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
         vsphere: upstream_vsphere_settings(),
         ..Policy::default()
     }
+}
+
+/// The profile of one entry of `strategies`: none when the strategy is disabled, not
+/// supported, or its fields are unreadable (each problem reported on `d`). `nodeFit: false`
+/// is warned about once per file (`warned_node_fit`).
+fn strategy_profile(
+    d: &mut Decoder,
+    entry: Entry<'_>,
+    flags: LegacyFlags,
+    warned_node_fit: &mut bool,
+) -> Option<Profile> {
+    let name = entry.name;
+    let fields = d.fields(entry.value, &entry.path, &STRATEGY_FIELDS)?;
+    let _ = fields.integer::<i64>(d, "weight");
+    // Absent params read as null at the strategy's name, so a problem with a required
+    // parameter points there.
+    let no_params = Node {
+        position: entry.key.position,
+        value: Value::Null,
+    };
+    let params_node = fields.get("params").unwrap_or(&no_params);
+    let params = d.fields(params_node, &fields.path("params"), &PARAMS_FIELDS);
+    if !fields.bool(d, "enabled").unwrap_or(false) {
+        // Dropped, as upstream: whatever a disabled strategy holds has no effect.
+        return None;
+    }
+    let Some(kind) = StrategyKind::from_name(name) else {
+        d.problem_at(
+            entry.key,
+            &entry.path,
+            format!(
+                "{}; set enabled: false or remove it",
+                unsupported_plugin(name)
+            ),
+        );
+        return None;
+    };
+    let params = params?;
+    if !*warned_node_fit
+        && kind.legacy_node_fit()
+        && let Some(node) = params
+            .get("nodeFit")
+            .filter(|node| node.value == Value::Bool(false))
+    {
+        *warned_node_fit = true;
+        d.warning_at(
+            node,
+            &params.path("nodeFit"),
+            format!(
+                "nodeFit: false is read as unset in {API_VERSION} (Go wrote false for \
+                 unset fields), so nodeFit stays on; convert the file to \
+                 {VSPHERE_API_VERSION} to turn it off"
+            ),
+        );
+    }
+    Some(profile(d, kind, &params, flags))
 }
 
 /// The profile upstream made of one enabled strategy.

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::core::{Expression, Selector};
 
 use super::model::{
@@ -126,113 +126,28 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
     let spec = pod.spec.unwrap_or_default();
     let status = pod.status.unwrap_or_default();
 
-    let mut requests = Resources::default();
-    let mut limits = Resources::default();
-    let mut all_requests_equal_limits = true;
-    let mut any_resources = false;
     let mut containers = spec.containers.unwrap_or_default();
-    for container in &mut containers {
-        let (request, limit) = container_resources(container.resources.take())?;
-        any_resources |= !request.0.is_empty() || !limit.0.is_empty();
-        all_requests_equal_limits &= guaranteed_container(&request, &limit);
-        requests.add(&request);
-        limits.add(&limit);
-    }
-    let init_step = init_requests(spec.init_containers.unwrap_or_default(), &mut requests)?;
-    requests.max_with(&init_step);
-    if let Some(overhead) = spec.overhead {
-        requests.add(&resources(overhead, "spec.overhead")?);
-    }
-    requests.0.insert("pods".to_string(), 1000);
-
-    let qos = match status.qos_class.as_deref() {
-        Some("Guaranteed") => Qos::Guaranteed,
-        Some("Burstable") => Qos::Burstable,
-        Some("BestEffort") => Qos::BestEffort,
-        // Not recorded: derive it the way the API server does.
-        _ if !any_resources => Qos::BestEffort,
-        _ if all_requests_equal_limits => Qos::Guaranteed,
-        _ => Qos::Burstable,
-    };
+    let (requests, qos) = requests_and_qos(
+        &mut containers,
+        spec.init_containers.unwrap_or_default(),
+        spec.overhead,
+        status.qos_class.as_deref(),
+    )?;
 
     let affinity = spec.affinity.unwrap_or_default();
-    let (node_affinity, preferred) = affinity
-        .node_affinity
-        .map(|a| {
-            (
-                a.required_during_scheduling_ignored_during_execution,
-                a.preferred_during_scheduling_ignored_during_execution,
-            )
-        })
-        .unwrap_or_default();
-    let preferred_node_affinity = preferred
-        .unwrap_or_default()
-        .into_iter()
-        .map(|term| {
-            Ok(PreferredTerm {
-                weight: term.weight,
-                preference: node_selector_term(term.preference)?,
-            })
-        })
-        .collect::<Result<_, ConvertError>>()?;
-    let node_affinity = node_affinity
-        .map(|selector| {
-            selector
-                .node_selector_terms
-                .into_iter()
-                .map(node_selector_term)
-                .collect()
-        })
-        .transpose()?;
-    let (anti_affinity, preferred_anti_affinity) = affinity
-        .pod_anti_affinity
-        .map(|a| {
-            (
-                a.required_during_scheduling_ignored_during_execution,
-                a.preferred_during_scheduling_ignored_during_execution,
-            )
-        })
-        .unwrap_or_default();
-    let anti_affinity = anti_affinity
-        .unwrap_or_default()
-        .into_iter()
-        .map(|term| affinity_term(term, &labels, "spec.affinity.podAntiAffinity"))
-        .collect::<Result<_, _>>()?;
-    let preferred_anti_affinity = weighted_terms(
-        preferred_anti_affinity,
-        &labels,
-        "spec.affinity.podAntiAffinity",
-    )?;
-    // Required pod affinity is not read: no strategy acts on it, and the scheduler's filter
-    // for it matters only for pods that use it, which feasibility does not model.
-    let preferred_affinity = weighted_terms(
-        affinity
-            .pod_affinity
-            .and_then(|a| a.preferred_during_scheduling_ignored_during_execution),
-        &labels,
-        "spec.affinity.podAffinity",
-    )?;
-    let spread_constraints = spec
-        .topology_spread_constraints
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| spread_constraint(c, &labels))
-        .collect::<Result<_, _>>()?;
-
-    let volumes = spec.volumes.unwrap_or_default();
-    let mut images: Vec<String> = containers.into_iter().filter_map(|c| c.image).collect();
-    images.sort();
+    let (node_affinity, preferred_node_affinity) = node_affinity(affinity.node_affinity)?;
+    let (anti_affinity, preferred_anti_affinity) =
+        pod_anti_affinity(affinity.pod_anti_affinity, &labels)?;
+    let preferred_affinity = pod_affinity(affinity.pod_affinity, &labels)?;
+    let spread_constraints = spread_constraints(spec.topology_spread_constraints, &labels)?;
+    let tolerations = tolerations(spec.tolerations)?;
+    let (local_storage, claims) = volumes(spec.volumes.unwrap_or_default());
+    let images = images(containers);
 
     Ok(exact_pod(Pod {
         uid: meta.uid.unwrap_or_default(),
         node_name: spec.node_name.filter(|n| !n.is_empty()),
-        phase: match status.phase.as_deref() {
-            Some("Running") => Phase::Running,
-            Some("Succeeded") => Phase::Succeeded,
-            Some("Failed") => Phase::Failed,
-            Some("Unknown") => Phase::Unknown,
-            _ => Phase::Pending,
-        },
+        phase: phase(status.phase.as_deref()),
         terminating: meta.deletion_timestamp.is_some(),
         ready: status
             .conditions
@@ -243,28 +158,13 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         priority: spec.priority.unwrap_or(0),
         priority_class: spec.priority_class_name.filter(|n| !n.is_empty()),
         qos,
-        owners: meta
-            .owner_references
-            .unwrap_or_default()
-            .into_iter()
-            .map(|o| Owner {
-                kind: o.kind,
-                name: o.name,
-                uid: o.uid,
-                controller: o.controller.unwrap_or(false),
-            })
-            .collect(),
+        owners: owners(meta.owner_references.unwrap_or_default()),
         images,
         requests,
         node_selector: spec.node_selector.unwrap_or_default(),
         node_affinity,
         preferred_node_affinity,
-        tolerations: spec
-            .tolerations
-            .unwrap_or_default()
-            .into_iter()
-            .map(toleration)
-            .collect::<Result<_, _>>()?,
+        tolerations,
         anti_affinity,
         preferred_anti_affinity,
         preferred_affinity,
@@ -273,14 +173,8 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         config_source: annotations.config_source,
         force_evict: annotations.force_evict,
         prefer_no_eviction: annotations.prefer_no_eviction,
-        local_storage: volumes
-            .iter()
-            .any(|v| v.empty_dir.is_some() || v.host_path.is_some()),
-        claims: volumes
-            .into_iter()
-            .filter_map(|v| v.persistent_volume_claim)
-            .map(|c| c.claim_name.unwrap_or_default())
-            .collect(),
+        local_storage,
+        claims,
         resource_claims: spec
             .resource_claims
             .is_some_and(|claims| !claims.is_empty()),
@@ -293,6 +187,186 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         name,
         labels,
     }))
+}
+
+/// The pod's request as the scheduler sums it (containers, then the init sequence's largest
+/// step, then the overhead, plus one `pods` slot) and its QoS class. The containers' resources
+/// are taken out of them: the caller still needs their images.
+fn requests_and_qos(
+    containers: &mut [wire::Container],
+    init_containers: Vec<wire::Container>,
+    overhead: Option<wire::Quantities>,
+    qos_class: Option<&str>,
+) -> Result<(Resources, Qos), ConvertError> {
+    let mut requests = Resources::default();
+    let mut limits = Resources::default();
+    let mut all_requests_equal_limits = true;
+    let mut any_resources = false;
+    for container in containers {
+        let (request, limit) = container_resources(container.resources.take())?;
+        any_resources |= !request.0.is_empty() || !limit.0.is_empty();
+        all_requests_equal_limits &= guaranteed_container(&request, &limit);
+        requests.add(&request);
+        limits.add(&limit);
+    }
+    let init_step = init_requests(init_containers, &mut requests)?;
+    requests.max_with(&init_step);
+    if let Some(overhead) = overhead {
+        requests.add(&resources(overhead, "spec.overhead")?);
+    }
+    requests.0.insert("pods".to_string(), 1000);
+
+    let qos = match qos_class {
+        Some("Guaranteed") => Qos::Guaranteed,
+        Some("Burstable") => Qos::Burstable,
+        Some("BestEffort") => Qos::BestEffort,
+        // Not recorded: derive it the way the API server does.
+        _ if !any_resources => Qos::BestEffort,
+        _ if all_requests_equal_limits => Qos::Guaranteed,
+        _ => Qos::Burstable,
+    };
+    Ok((requests, qos))
+}
+
+/// `spec.affinity.nodeAffinity` as its required terms (none when absent, which differs from
+/// an empty list) and its preferred terms.
+fn node_affinity(
+    affinity: Option<core::NodeAffinity>,
+) -> Result<(Option<Vec<NodeSelectorTerm>>, Vec<PreferredTerm>), ConvertError> {
+    let (required, preferred) = affinity
+        .map(|a| {
+            (
+                a.required_during_scheduling_ignored_during_execution,
+                a.preferred_during_scheduling_ignored_during_execution,
+            )
+        })
+        .unwrap_or_default();
+    let preferred = preferred
+        .unwrap_or_default()
+        .into_iter()
+        .map(|term| {
+            Ok(PreferredTerm {
+                weight: term.weight,
+                preference: node_selector_term(term.preference)?,
+            })
+        })
+        .collect::<Result<_, ConvertError>>()?;
+    let required = required
+        .map(|selector| {
+            selector
+                .node_selector_terms
+                .into_iter()
+                .map(node_selector_term)
+                .collect()
+        })
+        .transpose()?;
+    Ok((required, preferred))
+}
+
+/// `spec.affinity.podAffinity` as its preferred terms. Required pod affinity is not read: no
+/// strategy acts on it, and the scheduler's filter for it matters only for pods that use it,
+/// which feasibility does not model.
+fn pod_affinity(
+    affinity: Option<core::PodAffinity>,
+    labels: &Labels,
+) -> Result<Vec<WeightedAffinityTerm>, ConvertError> {
+    weighted_terms(
+        affinity.and_then(|a| a.preferred_during_scheduling_ignored_during_execution),
+        labels,
+        "spec.affinity.podAffinity",
+    )
+}
+
+/// `spec.topologySpreadConstraints` (the pod's `labels` fill their `matchLabelKeys`).
+fn spread_constraints(
+    constraints: Option<Vec<core::TopologySpreadConstraint>>,
+    labels: &Labels,
+) -> Result<Vec<SpreadConstraint>, ConvertError> {
+    constraints
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| spread_constraint(c, labels))
+        .collect()
+}
+
+/// `spec.tolerations`; an unknown effect or operator is an error.
+fn tolerations(
+    tolerations: Option<Vec<core::Toleration>>,
+) -> Result<Vec<Toleration>, ConvertError> {
+    tolerations
+        .unwrap_or_default()
+        .into_iter()
+        .map(toleration)
+        .collect()
+}
+
+/// The containers' images, sorted, so that pods with the same images compare equal whatever
+/// their order (RemoveDuplicates groups pods by them).
+fn images(containers: Vec<wire::Container>) -> Vec<String> {
+    let mut images: Vec<String> = containers.into_iter().filter_map(|c| c.image).collect();
+    images.sort();
+    images
+}
+
+/// Whether the pod uses local storage (`emptyDir` or `hostPath`), and the names of its
+/// PersistentVolumeClaims.
+fn volumes(volumes: Vec<wire::Volume>) -> (bool, Vec<String>) {
+    let local_storage = volumes
+        .iter()
+        .any(|v| v.empty_dir.is_some() || v.host_path.is_some());
+    let claims = volumes
+        .into_iter()
+        .filter_map(|v| v.persistent_volume_claim)
+        .map(|c| c.claim_name.unwrap_or_default())
+        .collect();
+    (local_storage, claims)
+}
+
+/// `spec.affinity.podAntiAffinity` as its required and preferred terms (the pod's `labels`
+/// fill their `matchLabelKeys` and `mismatchLabelKeys`).
+fn pod_anti_affinity(
+    affinity: Option<core::PodAntiAffinity>,
+    labels: &Labels,
+) -> Result<(Vec<AffinityTerm>, Vec<WeightedAffinityTerm>), ConvertError> {
+    let (required, preferred) = affinity
+        .map(|a| {
+            (
+                a.required_during_scheduling_ignored_during_execution,
+                a.preferred_during_scheduling_ignored_during_execution,
+            )
+        })
+        .unwrap_or_default();
+    let required = required
+        .unwrap_or_default()
+        .into_iter()
+        .map(|term| affinity_term(term, labels, "spec.affinity.podAntiAffinity"))
+        .collect::<Result<_, _>>()?;
+    let preferred = weighted_terms(preferred, labels, "spec.affinity.podAntiAffinity")?;
+    Ok((required, preferred))
+}
+
+/// `status.phase`; an absent or unknown phase reads as `Pending`.
+fn phase(phase: Option<&str>) -> Phase {
+    match phase {
+        Some("Running") => Phase::Running,
+        Some("Succeeded") => Phase::Succeeded,
+        Some("Failed") => Phase::Failed,
+        Some("Unknown") => Phase::Unknown,
+        _ => Phase::Pending,
+    }
+}
+
+/// `metadata.ownerReferences`; an absent `controller` reads as false.
+fn owners(references: Vec<OwnerReference>) -> Vec<Owner> {
+    references
+        .into_iter()
+        .map(|o| Owner {
+            kind: o.kind,
+            name: o.name,
+            uid: o.uid,
+            controller: o.controller.unwrap_or(false),
+        })
+        .collect()
 }
 
 /// A pod's lists at their exact size. `collect` from a consumed vector reuses its allocation,

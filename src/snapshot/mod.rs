@@ -132,46 +132,25 @@ pub fn assemble(
     let mut metrics: Option<Metrics> = None;
     let mut ignored = Vec::new();
     for (file, (path, objects)) in parts.into_iter().enumerate() {
-        let duplicate = |kind, name| SnapshotError::Duplicate {
-            path: path.clone(),
-            at: None,
-            kind,
-            name,
-        };
         nodes.add(file, objects.nodes);
         pods.add(file, objects.pods);
         pdbs.add(file, objects.pdbs);
-        for (name, labels) in objects.namespaces {
-            if namespaces.insert(name.clone(), labels).is_some() {
-                return Err(duplicate("Namespace", name));
-            }
-        }
-        for (name, value) in objects.priority_classes {
-            if priority_classes.insert(name.clone(), value).is_some() {
-                return Err(duplicate("PriorityClass", name));
-            }
-        }
+        insert_unique(&mut namespaces, objects.namespaces, "Namespace", &path)?;
+        insert_unique(
+            &mut priority_classes,
+            objects.priority_classes,
+            "PriorityClass",
+            &path,
+        )?;
         for part in objects.inventories {
-            let merged = inventory.get_or_insert_with(Inventory::default);
-            for cluster in part.clusters {
-                if let Some(known) = merged.clusters.iter().find(|c| c.may_be(&cluster)) {
-                    return Err(SnapshotError::DuplicateCluster {
-                        path: path.clone(),
-                        at: None,
-                        datacenter: cluster.datacenter.clone(),
-                        name: cluster.name.clone(),
-                        id: known.id.clone().filter(|_| known.id == cluster.id),
-                    });
-                }
-                merged.clusters.push(cluster);
-            }
+            merge_inventory(
+                inventory.get_or_insert_with(Inventory::default),
+                part,
+                &path,
+            )?;
         }
         if let Some(part) = objects.metrics {
-            // Duplicates (a node or pod recorded twice) are the same measurement twice at most
-            // a scrape apart: the later file's wins.
-            let merged = metrics.get_or_insert_with(Metrics::default);
-            merged.nodes.extend(part.nodes);
-            merged.pods.extend(part.pods);
+            merge_metrics(metrics.get_or_insert_with(Metrics::default), part);
         }
         ignored.extend(objects.ignored);
         files.push(path);
@@ -214,6 +193,56 @@ pub fn assemble(
         },
         ignored,
     })
+}
+
+/// Adds one file's named objects (namespaces, PriorityClasses) to those of the files before
+/// it; a name already there is a duplicate.
+fn insert_unique<V>(
+    map: &mut BTreeMap<String, V>,
+    entries: Vec<(String, V)>,
+    kind: &'static str,
+    path: &Path,
+) -> Result<(), SnapshotError> {
+    for (name, value) in entries {
+        if map.insert(name.clone(), value).is_some() {
+            return Err(SnapshotError::Duplicate {
+                path: path.to_path_buf(),
+                at: None,
+                kind,
+                name,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Adds one file's usage to that of the files before it. Duplicates (a node or pod recorded
+/// twice) are the same measurement twice at most a scrape apart: the later file's wins.
+fn merge_metrics(merged: &mut Metrics, part: Metrics) {
+    merged.nodes.extend(part.nodes);
+    merged.pods.extend(part.pods);
+}
+
+/// Adds one inventory's clusters to those read before; a cluster that may be one already
+/// there ([`Cluster::may_be`](crate::inventory::Cluster::may_be)) is a duplicate.
+fn merge_inventory(
+    merged: &mut Inventory,
+    part: Inventory,
+    path: &Path,
+) -> Result<(), SnapshotError> {
+    for cluster in part.clusters {
+        if let Some(known) = merged.clusters.iter().find(|c| c.may_be(&cluster)) {
+            return Err(SnapshotError::DuplicateCluster {
+                path: path.to_path_buf(),
+                at: None,
+                datacenter: cluster.datacenter.clone(),
+                name: cluster.name.clone(),
+                id: known.id.clone().filter(|_| known.id == cluster.id),
+            });
+        }
+        merged.clusters.push(cluster);
+    }
+    Ok(())
 }
 
 /// Objects of one kind, with the file each came from (for error messages).

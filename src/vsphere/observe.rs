@@ -136,6 +136,9 @@ fn unreadable(object: &ObjectContent, path: &str) -> Option<Fault> {
         .map(|(_, fault)| fault.clone())
 }
 
+/// Selected clusters by reference value, each with its configuration when it is readable.
+type Selected<'a> = HashMap<&'a str, (Cluster, Option<&'a ClusterConfig>)>;
+
 /// Builds the inventory of the clusters that pass the filters (empty filter = all), every
 /// object with its managed object id.
 pub(crate) fn build(
@@ -149,12 +152,37 @@ pub(crate) fn build(
     for vm in objects.of_kind("VirtualMachine") {
         vm_names.insert(vm.obj.value.as_str(), required_str(vm, "name")?);
     }
+    let mut selected = selected_clusters(&objects, datacenters, clusters, &vm_names)?;
+    let host_cluster = place_hosts(&objects, &mut selected)?;
+    place_vms(&objects, &mut selected, &host_cluster)?;
 
-    // Selected clusters, by reference value.
-    let mut selected: HashMap<&str, (Cluster, Option<&ClusterConfig>)> = HashMap::new();
+    let mut inventory = Inventory {
+        clusters: selected.into_values().map(|(cluster, _)| cluster).collect(),
+    };
+    inventory
+        .clusters
+        .sort_by(|a, b| (&a.datacenter, &a.name, &a.id).cmp(&(&b.datacenter, &b.name, &b.id)));
+    for cluster in &mut inventory.clusters {
+        cluster.hosts.sort_by(|a, b| a.name.cmp(&b.name));
+        cluster
+            .vms
+            .sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
+    }
+    Ok(inventory)
+}
+
+/// The clusters the filters admit, with their DRS configuration and rules, not yet holding
+/// hosts or VMs.
+fn selected_clusters<'a>(
+    objects: &Objects<'a>,
+    datacenters: &[String],
+    clusters: &[String],
+    vm_names: &HashMap<&str, &str>,
+) -> Result<Selected<'a>, Error> {
+    let mut selected: Selected<'a> = HashMap::new();
     for object in objects.of_kind("ClusterComputeResource") {
         let name = required_str(object, "name")?;
-        let (datacenter, datacenter_id) = datacenter_of(&objects, object);
+        let (datacenter, datacenter_id) = datacenter_of(objects, object);
         if !admitted(datacenters, clusters, &datacenter, name) {
             continue;
         }
@@ -163,7 +191,7 @@ pub(crate) fn build(
             _ => None,
         };
         let (drs, rules) = match config {
-            Some(config) => (Some(drs_config(config)), rules(config, &vm_names, name)),
+            Some(config) => (Some(drs_config(config)), rules(config, vm_names, name)),
             None => {
                 tracing::warn!(cluster = name, "cluster configuration is unreadable");
                 (None, Vec::new())
@@ -181,8 +209,15 @@ pub(crate) fn build(
         };
         selected.insert(object.obj.value.as_str(), (cluster, config));
     }
+    Ok(selected)
+}
 
-    // Host reference value → (cluster reference value, host name).
+/// Adds each host to its selected cluster; returns host reference value → (cluster reference
+/// value, host name), for placing the VMs.
+fn place_hosts<'a>(
+    objects: &Objects<'a>,
+    selected: &mut Selected<'a>,
+) -> Result<HashMap<&'a str, (&'a str, &'a str)>, Error> {
     let mut host_cluster: HashMap<&str, (&str, &str)> = HashMap::new();
     for object in objects.of_kind("HostSystem") {
         let Some(parent) = object.property("parent").and_then(Value::as_reference) else {
@@ -199,7 +234,16 @@ pub(crate) fn build(
         cluster.hosts.push(host(object, name));
         host_cluster.insert(object.obj.value.as_str(), (parent.value.as_str(), name));
     }
+    Ok(host_cluster)
+}
 
+/// Adds each VM (not templates, not inaccessible ones) to the cluster of its host, with the
+/// cluster's DRS override for it.
+fn place_vms<'a>(
+    objects: &Objects<'a>,
+    selected: &mut Selected<'a>,
+    host_cluster: &HashMap<&'a str, (&'a str, &'a str)>,
+) -> Result<(), Error> {
     for object in objects.of_kind("VirtualMachine") {
         // Without `config` the VM is inaccessible (orphaned, or its datastore is gone).
         let Some(template) = object.property("config.template").and_then(Value::as_bool) else {
@@ -224,20 +268,7 @@ pub(crate) fn build(
         vm.drs_behavior = config.and_then(|c| drs_override(c, &object.obj));
         cluster.vms.push(vm);
     }
-
-    let mut inventory = Inventory {
-        clusters: selected.into_values().map(|(cluster, _)| cluster).collect(),
-    };
-    inventory
-        .clusters
-        .sort_by(|a, b| (&a.datacenter, &a.name, &a.id).cmp(&(&b.datacenter, &b.name, &b.id)));
-    for cluster in &mut inventory.clusters {
-        cluster.hosts.sort_by(|a, b| a.name.cmp(&b.name));
-        cluster
-            .vms
-            .sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
-    }
-    Ok(inventory)
+    Ok(())
 }
 
 /// Whether the policy's `datacenters` and `clusters` filters admit a cluster. A `clusters` entry

@@ -21,52 +21,7 @@ use crate::snapshot::Pod;
 type GroupKey<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [String]);
 
 pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
-    // Group → pods on each node (node index → pods), live pods only. Keys borrow from the
-    // snapshot: this runs over every pod.
-    let mut groups: HashMap<GroupKey, BTreeMap<usize, Vec<usize>>> = HashMap::new();
-    let view = &planner.view;
-    for pod in 0..view.snapshot.pods.len() {
-        // Where it counts: on its node, or, evicted by an earlier strategy, where its
-        // replacement is expected (it is no candidate then, but takes its place in the share).
-        let Some(node) = view.location(pod, true) else {
-            continue;
-        };
-        let pod_ref = view.pod(pod);
-        if pod_ref.owners.is_empty()
-            || !args.namespaces.admits(&pod_ref.namespace)
-            || pod_ref
-                .owners
-                .iter()
-                .any(|o| args.exclude_owner_kinds.contains(&o.kind))
-        {
-            continue;
-        }
-        let mut owners: Vec<(&str, &str)> = pod_ref
-            .owners
-            .iter()
-            .map(|o| (o.kind.as_str(), o.name.as_str()))
-            .collect();
-        owners.sort_unstable();
-        let key = (
-            pod_ref.namespace.as_str(),
-            owners,
-            pod_ref.images.as_slice(),
-        );
-        groups
-            .entry(key)
-            .or_default()
-            .entry(node)
-            .or_default()
-            .push(pod);
-    }
-    // Only groups with two pods on one node matter; in key order, for determinism.
-    let mut groups: Vec<(GroupKey, BTreeMap<usize, Vec<usize>>)> = groups
-        .into_iter()
-        .filter(|(_, by_node)| by_node.values().any(|pods| pods.len() > 1))
-        .collect();
-    groups.sort_by(|a, b| a.0.cmp(&b.0));
-
-    for ((namespace, owners, _), by_node) in groups {
+    for ((namespace, owners, _), by_node) in duplicate_groups(&planner.view, args) {
         let owner_names: Vec<String> = owners
             .iter()
             .map(|(kind, name)| format!("{kind}/{name}"))
@@ -108,6 +63,56 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
             }
         }
     }
+}
+
+/// Groups of duplicates with two pods on one node, each as its pods per node (node index →
+/// pods), in key order for determinism. Keys borrow from the snapshot: this runs over every
+/// pod.
+fn duplicate_groups<'a>(
+    view: &View<'a>,
+    args: &DuplicatesArgs,
+) -> Vec<(GroupKey<'a>, BTreeMap<usize, Vec<usize>>)> {
+    let mut groups: HashMap<GroupKey, BTreeMap<usize, Vec<usize>>> = HashMap::new();
+    for pod in 0..view.snapshot.pods.len() {
+        // Where it counts: on its node, or, evicted by an earlier strategy, where its
+        // replacement is expected (it is no candidate then, but takes its place in the share).
+        let Some(node) = view.location(pod, true) else {
+            continue;
+        };
+        let pod_ref = view.pod(pod);
+        if pod_ref.owners.is_empty()
+            || !args.namespaces.admits(&pod_ref.namespace)
+            || pod_ref
+                .owners
+                .iter()
+                .any(|o| args.exclude_owner_kinds.contains(&o.kind))
+        {
+            continue;
+        }
+        let mut owners: Vec<(&str, &str)> = pod_ref
+            .owners
+            .iter()
+            .map(|o| (o.kind.as_str(), o.name.as_str()))
+            .collect();
+        owners.sort_unstable();
+        let key = (
+            pod_ref.namespace.as_str(),
+            owners,
+            pod_ref.images.as_slice(),
+        );
+        groups
+            .entry(key)
+            .or_default()
+            .entry(node)
+            .or_default()
+            .push(pod);
+    }
+    let mut groups: Vec<(GroupKey, BTreeMap<usize, Vec<usize>>)> = groups
+        .into_iter()
+        .filter(|(_, by_node)| by_node.values().any(|pods| pods.len() > 1))
+        .collect();
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    groups
 }
 
 /// Whether a pod's replacement landing on `node` would put the pod's group over the even share

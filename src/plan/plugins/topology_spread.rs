@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashSet};
 use kube::core::{Expression, SelectorExt};
 
 use crate::plan::feasibility::{eligible_node, is_simple};
-use crate::plan::view::PodState;
+use crate::plan::view::{Domains, PodState, View};
 use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::{DefaultConstraint, TopologySpreadArgs};
 use crate::snapshot::{Pod, Requirements, SpreadConstraint, WhenUnsatisfiable};
@@ -163,13 +163,80 @@ fn balance(
     let Some(selector) = &constraint.selector else {
         return;
     };
-    let view = &planner.view;
-    let Some(domains) = view.shared_domains(&constraint.topology_key) else {
+    let Some(domains) = planner.view.shared_domains(&constraint.topology_key) else {
         return;
     };
+    let (mut counts, members) = tally(&planner.view, owner, constraint, selector, &domains);
+    let present = counts.iter().flatten().count() as i64;
+    if present == 0 {
+        return;
+    }
+    let max_skew = i64::from(constraint.max_skew);
+    let fewer_domains_than_required = constraint
+        .min_domains
+        .is_some_and(|min| present < i64::from(min));
+    let mut tried: HashSet<usize> = HashSet::new();
+    loop {
+        let global_min = if fewer_domains_than_required {
+            0
+        } else {
+            counts.iter().flatten().copied().min().unwrap_or(0)
+        };
+        let over = over_limit(&counts, &domains, global_min + max_skew);
+        if over.is_empty() {
+            return;
+        }
+
+        let mut moved = false;
+        'domains: for (domain, count) in over {
+            let mut candidates: Vec<usize> = members[domain]
+                .iter()
+                .copied()
+                .filter(|&p| planner.is_candidate(p) && !tried.contains(&p))
+                .filter(|&p| {
+                    args.label_selector
+                        .as_ref()
+                        .is_none_or(|s| s.matches(&planner.view.pod(p).labels))
+                })
+                .collect();
+            planner
+                .view
+                .sort_for_eviction(context.evictor.no_eviction_policy, &mut candidates);
+            for pod in candidates {
+                tried.insert(pod);
+                let excess = count - global_min - max_skew;
+                let reason =
+                    skew_reason(constraint, &domains.names[domain], count, excess, defaulted);
+                let fit = if args.topology_balance_node_fit {
+                    Fit::Balance(constraint)
+                } else {
+                    Fit::Unchecked
+                };
+                let attempt = planner.attempt(context, pod, reason, fit);
+                if let Attempt::Evicted { landing } = attempt {
+                    move_one(&mut counts, &domains, domain, landing);
+                    moved = true;
+                    break 'domains;
+                }
+            }
+        }
+        if !moved {
+            return;
+        }
+    }
+}
+
+/// The pods `selector` matches in the owner's namespace, counted per domain id with the pods
+/// themselves; `None` for a domain without an eligible node, which the skew leaves out.
+fn tally(
+    view: &View,
+    owner: usize,
+    constraint: &SpreadConstraint,
+    selector: &Requirements,
+    domains: &Domains,
+) -> (Vec<Option<i64>>, Vec<Vec<usize>>) {
     let owner_pod = view.pod(owner);
     let simple = is_simple(view, owner_pod, constraint);
-    // Count and members per domain id; `None` for domains without an eligible node.
     let mut counts: Vec<Option<i64>> = vec![None; domains.names.len()];
     // In the common case eligibility is "Ready with the key": known per domain without
     // looking at every node, which would make balancing every workload quadratic.
@@ -211,106 +278,71 @@ fn balance(
             members[id as usize].push(pod);
         }
     }
-    let present = counts.iter().flatten().count() as i64;
-    if present == 0 {
-        return;
-    }
-    let max_skew = i64::from(constraint.max_skew);
-    let fewer_domains_than_required = constraint
-        .min_domains
-        .is_some_and(|min| present < i64::from(min));
-    let mut tried: HashSet<usize> = HashSet::new();
-    loop {
-        let global_min = if fewer_domains_than_required {
-            0
-        } else {
-            counts.iter().flatten().copied().min().unwrap_or(0)
-        };
-        // Domains over the limit, fullest first (ties by name, for determinism).
-        let mut over: Vec<(usize, i64)> = counts
-            .iter()
-            .enumerate()
-            .filter_map(|(id, count)| count.map(|c| (id, c)))
-            .filter(|(_, count)| count - global_min > max_skew)
-            .collect();
-        if over.is_empty() {
-            return;
-        }
-        over.sort_by(|a, b| {
-            b.1.cmp(&a.1)
-                .then(domains.names[a.0].cmp(&domains.names[b.0]))
-        });
+    (counts, members)
+}
 
-        let mut moved = false;
-        'domains: for (domain, count) in over {
-            let mut candidates: Vec<usize> = members[domain]
+/// Domains holding more than `limit` matching pods, fullest first (ties by name, for
+/// determinism).
+fn over_limit(counts: &[Option<i64>], domains: &Domains, limit: i64) -> Vec<(usize, i64)> {
+    let mut over: Vec<(usize, i64)> = counts
+        .iter()
+        .enumerate()
+        .filter_map(|(id, count)| count.map(|c| (id, c)))
+        .filter(|(_, count)| *count > limit)
+        .collect();
+    over.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then(domains.names[a.0].cmp(&domains.names[b.0]))
+    });
+    over
+}
+
+/// Why a pod of a domain holding `count` matching pods, `excess` over what the emptiest
+/// domain allows, is evicted.
+fn skew_reason(
+    constraint: &SpreadConstraint,
+    domain: &str,
+    count: i64,
+    excess: i64,
+    defaulted: bool,
+) -> String {
+    let reason = format!(
+        "{} {domain} holds {count} matching pods, {excess} more than the emptiest domain allows (maxSkew {}{})",
+        constraint.topology_key,
+        constraint.max_skew,
+        if constraint.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway {
+            ", ScheduleAnyway"
+        } else {
+            ""
+        }
+    );
+    if defaulted {
+        format!("{reason}; a default constraint of the policy, as the pod declares none")
+    } else {
+        reason
+    }
+}
+
+/// Moves an evicted pod's count out of `domain` into the domain it is expected to land in
+/// (or, unchecked, the emptiest domain, where the scheduler would put it).
+fn move_one(counts: &mut [Option<i64>], domains: &Domains, domain: usize, landing: Option<usize>) {
+    if let Some(count) = &mut counts[domain] {
+        *count -= 1;
+    }
+    let target = landing
+        .and_then(|n| domains.of_node[n])
+        .map(|id| id as usize)
+        .filter(|&id| counts[id].is_some())
+        .or_else(|| {
+            counts
                 .iter()
-                .copied()
-                .filter(|&p| planner.is_candidate(p) && !tried.contains(&p))
-                .filter(|&p| {
-                    args.label_selector
-                        .as_ref()
-                        .is_none_or(|s| s.matches(&planner.view.pod(p).labels))
-                })
-                .collect();
-            planner
-                .view
-                .sort_for_eviction(context.evictor.no_eviction_policy, &mut candidates);
-            for pod in candidates {
-                tried.insert(pod);
-                let reason = format!(
-                    "{} {} holds {count} matching pods, {} more than the emptiest domain allows (maxSkew {max_skew}{})",
-                    constraint.topology_key,
-                    domains.names[domain],
-                    count - global_min - max_skew,
-                    if constraint.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway {
-                        ", ScheduleAnyway"
-                    } else {
-                        ""
-                    }
-                );
-                let reason = if defaulted {
-                    format!(
-                        "{reason}; a default constraint of the policy, as the pod declares none"
-                    )
-                } else {
-                    reason
-                };
-                let fit = if args.topology_balance_node_fit {
-                    Fit::Balance(constraint)
-                } else {
-                    Fit::Unchecked
-                };
-                let attempt = planner.attempt(context, pod, reason, fit);
-                if let Attempt::Evicted { landing } = attempt {
-                    if let Some(count) = &mut counts[domain] {
-                        *count -= 1;
-                    }
-                    // Account the pod where it is expected to land (or, unchecked, in the
-                    // emptiest domain, where the scheduler would put it).
-                    let target = landing
-                        .and_then(|n| domains.of_node[n])
-                        .map(|id| id as usize)
-                        .filter(|&id| counts[id].is_some())
-                        .or_else(|| {
-                            counts
-                                .iter()
-                                .enumerate()
-                                .filter_map(|(id, c)| c.map(|c| (c, &domains.names[id], id)))
-                                .min()
-                                .map(|(_, _, id)| id)
-                        });
-                    if let Some(count) = target.and_then(|id| counts[id].as_mut()) {
-                        *count += 1;
-                    }
-                    moved = true;
-                    break 'domains;
-                }
-            }
-        }
-        if !moved {
-            return;
-        }
+                .enumerate()
+                .filter_map(|(id, c)| c.map(|c| (c, &domains.names[id], id)))
+                .min()
+                .map(|(_, _, id)| id)
+        });
+    if let Some(count) = target.and_then(|id| counts[id].as_mut()) {
+        *count += 1;
     }
 }
 
