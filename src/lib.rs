@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod command;
 pub mod footprint;
+pub mod identity;
 pub mod inventory;
 pub mod kube;
 pub mod metrics;

@@ -38,12 +38,7 @@ pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
 pub use list::{RawMetrics, RawObjects};
 pub use target::{ConfigError, Endpoint, Selection};
 
-/// The field manager of every write this tool makes; server-side apply tracks our label keys
-/// under it.
-pub const FIELD_MANAGER: &str = "vsphere-descheduler";
-
-/// The `User-Agent` of every request to the API server.
-pub const USER_AGENT: &str = concat!("vsphere-descheduler/", env!("CARGO_PKG_VERSION"));
+pub use crate::identity::{FIELD_MANAGER, USER_AGENT};
 
 /// Every Kubernetes API call this adapter makes: lines of API group (`core` for the core group),
 /// resource, verb and the role that grants it (`ClusterRole`, `Role` in the lock namespace, or

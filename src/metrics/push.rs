@@ -16,17 +16,11 @@ use reqwest::header::CONTENT_TYPE;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::RunTiming;
-use crate::cli::MetricsArgs;
 use crate::error_chain;
 use crate::report::Report;
-use crate::run::RELEASE_LIMIT;
 
 /// The `job` of the group every run replaces.
 pub const JOB: &str = "vsphere-descheduler";
-
-/// How long the push may take once the run's deadline has passed, or after a stop signal:
-/// as long as releasing the lock may, so `--deadline` needs no more room than it did.
-pub const AFTER_STOP: Duration = RELEASE_LIMIT;
 
 /// The most of a refusal's body kept in the warning (Pushgateway explains in one line).
 const MAX_REFUSAL: usize = 300;
@@ -98,6 +92,18 @@ enum Auth {
     Bearer(SecretString),
 }
 
+/// The push settings of one run as the command line gives them, before any file is read; built
+/// where the run's other settings are resolved (`crate::run::config`).
+#[derive(Clone, Debug, Default)]
+pub struct PushSettings {
+    /// `--metrics-push-url`, as given.
+    pub url: String,
+    /// `--metrics-push-credentials-dir`.
+    pub credentials_dir: Option<PathBuf>,
+    /// `--metrics-push-ca-file`.
+    pub ca_file: Option<PathBuf>,
+}
+
 /// Where and how to push, resolved from the command line.
 #[derive(Clone, Debug)]
 pub struct Pushgateway {
@@ -108,20 +114,17 @@ pub struct Pushgateway {
 }
 
 impl Pushgateway {
-    /// The Pushgateway of `--metrics-push-url`, if one is given, with its credentials read.
-    pub fn resolve(args: &MetricsArgs) -> Result<Option<Pushgateway>, Error> {
-        let Some(text) = &args.metrics_push_url else {
-            return Ok(None);
-        };
-        let auth = match &args.metrics_push_credentials_dir {
+    /// The Pushgateway of `settings`, its URL checked and its credentials read.
+    pub fn resolve(settings: &PushSettings) -> Result<Pushgateway, Error> {
+        let auth = match &settings.credentials_dir {
             Some(dir) => Some(read_auth(dir)?),
             None => None,
         };
-        Ok(Some(Pushgateway {
-            url: base_url(text)?,
+        Ok(Pushgateway {
+            url: base_url(&settings.url)?,
             auth,
-            ca_file: args.metrics_push_ca_file.clone(),
-        }))
+            ca_file: settings.ca_file.clone(),
+        })
     }
 
     /// `<url>/metrics/job/vsphere-descheduler[/cluster/<clusterName>]`: the group's grouping
@@ -194,7 +197,7 @@ impl Pushgateway {
             .tls_backend_preconfigured(tls)
             .timeout(limit)
             .connect_timeout(limit)
-            .user_agent(crate::kube::USER_AGENT)
+            .user_agent(crate::identity::USER_AGENT)
             // A redirect would carry the metrics, and the credentials, somewhere not configured.
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -240,20 +243,22 @@ impl Pushgateway {
     }
 }
 
-/// How long the push may take: the request timeout, but at most [`AFTER_STOP`] past the run's
-/// deadline (`deadline_left` is what remains of it), and at most [`AFTER_STOP`] after a stop
-/// signal (Kubernetes kills the pod its grace period after SIGTERM).
+/// How long the push may take: the request timeout, but at most `after_stop` past the run's
+/// deadline (`deadline_left` is what remains of it), and at most `after_stop` after a stop
+/// signal (Kubernetes kills the pod its grace period after SIGTERM). The caller chooses
+/// `after_stop`: the run gives the push as long as releasing its lock may take.
 pub fn push_limit(
     request_timeout: Duration,
     deadline_left: Option<Duration>,
     stopped_by_signal: bool,
+    after_stop: Duration,
 ) -> Duration {
     let mut limit = request_timeout;
     if let Some(left) = deadline_left {
-        limit = limit.min(left + AFTER_STOP);
+        limit = limit.min(left + after_stop);
     }
     if stopped_by_signal {
-        limit = limit.min(AFTER_STOP);
+        limit = limit.min(after_stop);
     }
     limit
 }
@@ -356,18 +361,16 @@ fn read_secret_file(path: &Path) -> Result<Option<String>, Error> {
 mod tests {
     use super::*;
 
-    fn args(url: &str, credentials: Option<&Path>) -> MetricsArgs {
-        MetricsArgs {
-            metrics_push_url: Some(url.to_string()),
-            metrics_push_credentials_dir: credentials.map(Path::to_path_buf),
-            metrics_push_ca_file: None,
+    fn settings(url: &str, credentials: Option<&Path>) -> PushSettings {
+        PushSettings {
+            url: url.to_string(),
+            credentials_dir: credentials.map(Path::to_path_buf),
+            ca_file: None,
         }
     }
 
     fn gateway(url: &str) -> Pushgateway {
-        Pushgateway::resolve(&args(url, None))
-            .expect("a valid URL")
-            .expect("a Pushgateway")
+        Pushgateway::resolve(&settings(url, None)).expect("a valid URL")
     }
 
     #[test]
@@ -403,18 +406,8 @@ mod tests {
     }
 
     #[test]
-    fn no_url_means_no_push() {
-        let none = MetricsArgs {
-            metrics_push_url: None,
-            metrics_push_credentials_dir: None,
-            metrics_push_ca_file: None,
-        };
-        assert!(Pushgateway::resolve(&none).expect("valid").is_none());
-    }
-
-    #[test]
     fn urls_without_a_host_with_credentials_or_another_scheme_are_refused() {
-        let error = |url: &str| Pushgateway::resolve(&args(url, None)).expect_err(url);
+        let error = |url: &str| Pushgateway::resolve(&settings(url, None)).expect_err(url);
         assert!(matches!(
             error("http://user:secret@pgw:9091"),
             Error::CredentialsInUrl
@@ -436,11 +429,11 @@ mod tests {
     #[test]
     fn credentials_are_a_token_or_a_user_and_password_and_never_shown() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let resolve = || Pushgateway::resolve(&args("http://pgw:9091", Some(dir.path())));
+        let resolve = || Pushgateway::resolve(&settings("http://pgw:9091", Some(dir.path())));
         assert!(matches!(resolve(), Err(Error::NoCredentials { .. })));
 
         std::fs::write(dir.path().join("token"), "tok-en-secret\n").expect("write");
-        let bearer = resolve().expect("a token").expect("a Pushgateway");
+        let bearer = resolve().expect("a token");
         assert!(
             matches!(&bearer.auth, Some(Auth::Bearer(token)) if token.expose_secret() == "tok-en-secret")
         );
@@ -452,9 +445,7 @@ mod tests {
         std::fs::remove_file(dir.path().join("token")).expect("remove");
         assert!(matches!(resolve(), Err(Error::NoCredentials { .. })));
         std::fs::write(dir.path().join("password"), "pass-word-secret\r\n").expect("write");
-        let basic = resolve()
-            .expect("a user and password")
-            .expect("a Pushgateway");
+        let basic = resolve().expect("a user and password");
         assert!(matches!(
             &basic.auth,
             Some(Auth::Basic { username, password })
@@ -473,19 +464,18 @@ mod tests {
     #[test]
     fn the_push_ends_a_few_seconds_after_the_deadline_or_a_signal() {
         let timeout = Duration::from_secs(30);
-        assert_eq!(push_limit(timeout, None, false), timeout);
+        let after_stop = Duration::from_secs(5);
+        let limit = |left, signal| push_limit(timeout, left, signal, after_stop);
+        assert_eq!(limit(None, false), timeout);
+        assert_eq!(limit(Some(Duration::from_secs(60)), false), timeout);
         assert_eq!(
-            push_limit(timeout, Some(Duration::from_secs(60)), false),
-            timeout
+            limit(Some(Duration::from_secs(2)), false),
+            Duration::from_secs(2) + after_stop
         );
+        assert_eq!(limit(Some(Duration::ZERO), false), after_stop);
+        assert_eq!(limit(None, true), after_stop);
         assert_eq!(
-            push_limit(timeout, Some(Duration::from_secs(2)), false),
-            Duration::from_secs(2) + AFTER_STOP
-        );
-        assert_eq!(push_limit(timeout, Some(Duration::ZERO), false), AFTER_STOP);
-        assert_eq!(push_limit(timeout, None, true), AFTER_STOP);
-        assert_eq!(
-            push_limit(Duration::from_secs(1), None, true),
+            push_limit(Duration::from_secs(1), None, true, after_stop),
             Duration::from_secs(1)
         );
     }
