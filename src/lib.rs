@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod command;
+pub mod connection;
 pub mod footprint;
 pub mod identity;
 pub mod inventory;

@@ -16,6 +16,7 @@ use reqwest::header::CONTENT_TYPE;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::RunTiming;
+use crate::connection::{self, SecretProblem, UrlProblem, checked_url, read_secret_file};
 use crate::error_chain;
 use crate::report::Report;
 
@@ -58,7 +59,7 @@ pub enum Error {
     Tls {
         server: String,
         #[source]
-        source: Box<crate::vsphere::Error>,
+        source: crate::connection::Error,
     },
     #[error("cannot set up the HTTP client for Pushgateway {server}")]
     HttpClient {
@@ -187,12 +188,12 @@ impl Pushgateway {
         limit: Duration,
     ) -> Result<(), Error> {
         let server = self.server();
-        let tls = crate::vsphere::client_config_trusting(self.ca_file.as_deref(), false).map_err(
-            |source| Error::Tls {
+        let tls = connection::client_config(self.ca_file.as_deref(), false).map_err(|source| {
+            Error::Tls {
                 server: server.clone(),
-                source: Box::new(source),
-            },
-        )?;
+                source,
+            }
+        })?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .timeout(limit)
@@ -265,31 +266,19 @@ pub fn push_limit(
 
 /// Checks `--metrics-push-url`: http or https, a host, no credentials, no query or fragment.
 fn base_url(text: &str) -> Result<Url, Error> {
-    let text = text.trim();
     let invalid = |problem| Error::InvalidUrl {
-        url: text.to_string(),
+        url: text.trim().to_string(),
         problem,
     };
-    let url = Url::parse(text).map_err(|_| {
-        if text.contains('@') {
-            Error::CredentialsInUrl
-        } else {
+    checked_url(text, &["http", "https"]).map_err(|problem| match problem {
+        UrlProblem::Credentials => Error::CredentialsInUrl,
+        UrlProblem::NotAUrl => {
             invalid("it is not a URL such as http://pushgateway.monitoring:9091")
         }
-    })?;
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(Error::CredentialsInUrl);
-    }
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(invalid("only http and https are supported"));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(invalid("it has no host"));
-    }
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(invalid("it has a query or fragment"));
-    }
-    Ok(url)
+        UrlProblem::Scheme => invalid("only http and https are supported"),
+        UrlProblem::NoHost => invalid("it has no host"),
+        UrlProblem::QueryOrFragment => invalid("it has a query or fragment"),
+    })
 }
 
 /// One label of the grouping key as path segments: `name/value`, or `name@base64/<value in
@@ -310,9 +299,9 @@ fn grouping_segments(name: &str, value: &str) -> [String; 2] {
 
 /// `token` (a bearer token) or `username` and `password` (basic auth) from `dir`.
 fn read_auth(dir: &Path) -> Result<Auth, Error> {
-    let token = read_secret_file(&dir.join("token"))?;
-    let username = read_secret_file(&dir.join("username"))?;
-    let password = read_secret_file(&dir.join("password"))?;
+    let token = read_optional_secret(&dir.join("token"))?;
+    let username = read_optional_secret(&dir.join("username"))?;
+    let password = read_optional_secret(&dir.join("password"))?;
     match (token, username, password) {
         (Some(token), None, None) => Ok(Auth::Bearer(SecretString::from(token))),
         (None, Some(username), Some(password)) => Ok(Auth::Basic {
@@ -328,33 +317,21 @@ fn read_auth(dir: &Path) -> Result<Auth, Error> {
     }
 }
 
-/// The file's text without one trailing newline (`echo` and editors add one), or `None` when
-/// there is no such file.
-fn read_secret_file(path: &Path) -> Result<Option<String>, Error> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(Error::ReadCredential {
-                path: path.to_path_buf(),
-                source,
-            });
+/// The secret file's text (see [`read_secret_file`]), or `None` when there is no such file.
+fn read_optional_secret(path: &Path) -> Result<Option<String>, Error> {
+    match read_secret_file(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(SecretProblem::Unreadable(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
         }
-    };
-    let unusable = || Error::UnusableCredential {
-        path: path.to_path_buf(),
-    };
-    let mut text = String::from_utf8(bytes).map_err(|_| unusable())?;
-    if text.ends_with('\n') {
-        text.pop();
-        if text.ends_with('\r') {
-            text.pop();
-        }
+        Err(SecretProblem::Unreadable(source)) => Err(Error::ReadCredential {
+            path: path.to_path_buf(),
+            source,
+        }),
+        Err(SecretProblem::NotUtf8 | SecretProblem::Empty) => Err(Error::UnusableCredential {
+            path: path.to_path_buf(),
+        }),
     }
-    if text.is_empty() {
-        return Err(unusable());
-    }
-    Ok(Some(text))
 }
 
 #[cfg(test)]
