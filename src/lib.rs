@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod command;
 pub mod connection;
+pub mod duration;
 pub mod footprint;
 pub mod identity;
 pub mod inventory;
