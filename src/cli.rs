@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::duration::go_duration;
 use crate::report::OutputFormat;
 use crate::snapshot::FileSizeLimit;
 
@@ -256,35 +257,27 @@ impl std::str::FromStr for HumanDuration {
 
     fn from_str(text: &str) -> Result<HumanDuration, DurationError> {
         let malformed = || DurationError::Malformed(text.to_string());
-        let mut seconds: u64 = 0;
-        let mut rest = text.trim();
-        if rest.is_empty() {
+        let text = text.trim();
+        let duration = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            std::time::Duration::from_secs(text.parse().map_err(|_| malformed())?)
+        } else if whole_units(text) {
+            go_duration(text).map_err(|_| malformed())?
+        } else {
             return Err(malformed());
+        };
+        if duration.is_zero() {
+            return Err(DurationError::Zero);
         }
-        if rest.bytes().all(|b| b.is_ascii_digit()) {
-            rest = "";
-            seconds = text.trim().parse().map_err(|_| malformed())?;
-        }
-        while !rest.is_empty() {
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            let number: u64 = rest[..digits].parse().map_err(|_| malformed())?;
-            let unit = match rest[digits..].chars().next() {
-                Some('h') => 3600,
-                Some('m') => 60,
-                Some('s') => 1,
-                _ => return Err(malformed()),
-            };
-            seconds = number
-                .checked_mul(unit)
-                .and_then(|part| seconds.checked_add(part))
-                .ok_or_else(malformed)?;
-            rest = &rest[digits + 1..];
-        }
-        match seconds {
-            0 => Err(DurationError::Zero),
-            _ => Ok(HumanDuration(std::time::Duration::from_secs(seconds))),
-        }
+        Ok(HumanDuration(duration))
     }
+}
+
+/// Whether `text` counts only whole hours, minutes and seconds: the command line takes no
+/// fractions, signs or units below a second, which the Go syntax would allow.
+fn whole_units(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'h' | b'm' | b's'))
+        && !text.contains("ms")
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -308,7 +301,23 @@ mod tests {
         assert_eq!(parse("5m"), Ok(Duration::from_secs(300)));
         assert_eq!(parse("1h2m3s"), Ok(Duration::from_secs(3723)));
         assert_eq!(parse("0s"), Err(DurationError::Zero));
-        for bad in ["", "s", "1.5m", "5 m", "-5s", "5d", "99999999999999999999h"] {
+        assert_eq!(parse(" 1h30m "), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse("0"), Err(DurationError::Zero));
+        for bad in [
+            "",
+            "s",
+            "1.5m",
+            "5 m",
+            "-5s",
+            "+5s",
+            "5d",
+            "1000ms",
+            "1us",
+            "1m1ms",
+            "1sm",
+            "99999999999999999999h",
+            "99999999999999999999",
+        ] {
             assert!(
                 matches!(parse(bad), Err(DurationError::Malformed(_))),
                 "{bad:?}"

@@ -4,7 +4,10 @@
 
 pub mod cli;
 pub mod command;
+pub mod connection;
+pub mod duration;
 pub mod footprint;
+pub mod identity;
 pub mod inventory;
 pub mod kube;
 pub mod metrics;

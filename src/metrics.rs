@@ -20,7 +20,7 @@ use chrono::{DateTime, Utc};
 
 use crate::report::{Outcome, Report};
 
-pub use push::{Pushgateway, push_limit};
+pub use push::{PushSettings, Pushgateway, push_limit};
 
 /// The metric families, one per line: name, type, label names, help (see the file's header).
 pub const FAMILIES: &str = include_str!("metrics/families.txt");

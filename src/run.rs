@@ -18,7 +18,8 @@ use std::time::Duration;
 
 pub use crate::error_chain;
 pub use config::{
-    ConfigError, RunConfig, connection_config, kubernetes_selection, load_policy, snapshot_policy,
+    ConfigError, RunConfig, connection_config, kubernetes_selection, load_policy, metrics_push,
+    snapshot_policy,
 };
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 
@@ -28,8 +29,9 @@ use crate::snapshot::{self, Objects, SnapshotError};
 use crate::{footprint, kube, plan, vsphere};
 use execute::Executor;
 
-/// How long releasing the lock and logging out of vCenter may take at the end, even after the
-/// deadline: `--deadline` should leave this much before the pod is killed.
+/// How long releasing the lock, logging out of vCenter and pushing the metrics may each take at
+/// the end, even after the deadline: `--deadline` should leave this much before the pod is
+/// killed.
 pub const RELEASE_LIMIT: Duration = Duration::from_secs(5);
 
 /// Why a run could not get as far as planning.

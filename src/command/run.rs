@@ -10,7 +10,7 @@ use tracing::warn;
 use super::Error;
 use crate::cli::RunArgs;
 use crate::error_chain;
-use crate::metrics::{Pushgateway, push_limit};
+use crate::metrics::push_limit;
 use crate::report::{Mode, OutputFormat, Report};
 use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
 
@@ -38,6 +38,7 @@ pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> 
                 config.timeout,
                 deadline_left(config.deadline, started),
                 stopped_by_signal,
+                run::RELEASE_LIMIT,
             );
             let cluster = config.policy.cluster_name.as_deref();
             pushgateway
@@ -70,11 +71,12 @@ fn unusable_settings(
     let mut report = Report::empty(mode);
     report.errors.push(error_chain(&error));
     report.exit_code = Some(error.exit_code());
-    if let Ok(Some(pushgateway)) = Pushgateway::resolve(&args.metrics) {
+    if let Ok(Some(pushgateway)) = run::metrics_push(&args.metrics) {
         let limit = push_limit(
             Duration::from_secs(args.connection.request_timeout),
             deadline_left(args.deadline.map(|deadline| deadline.0), started),
             false,
+            run::RELEASE_LIMIT,
         );
         let cluster = args.cluster_name.as_deref();
         match super::runtime() {

@@ -3,10 +3,10 @@
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::Event;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 
-use super::{Call, Client, Error};
+use super::{Call, Client, Error, micro_time};
 
 /// `reportingController` of every Event we write.
 pub const REPORTING_CONTROLLER: &str = "vsphere-descheduler.io/vsphere-descheduler";
@@ -39,18 +39,13 @@ impl EventSpec {
     pub fn to_event(&self, now: chrono::DateTime<chrono::Utc>, instance: &str) -> Event {
         let nanos = now.timestamp_nanos_opt().unwrap_or_default();
         let name = event_name(&self.pod, nanos);
-        let event_time = k8s_openapi::jiff::Timestamp::new(
-            now.timestamp(),
-            i32::try_from(now.timestamp_subsec_nanos()).expect("sub-second nanoseconds fit"),
-        )
-        .expect("the clock reads a representable instant");
         Event {
             metadata: ObjectMeta {
                 name: Some(name),
                 namespace: Some(self.namespace.clone()),
                 ..ObjectMeta::default()
             },
-            event_time: Some(MicroTime(event_time)),
+            event_time: Some(micro_time(now)),
             type_: Some(
                 match self.kind {
                     EventKind::Normal => "Normal",

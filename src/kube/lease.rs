@@ -23,10 +23,10 @@ use tokio::time::Instant;
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 
-use super::{Call, Client, Error, api_status, describe, retry};
+use super::{Call, Client, Error, api_status, describe, micro_time, retry};
 
 /// Name of the lease.
 pub const LEASE_NAME: &str = "vsphere-descheduler";
@@ -137,14 +137,6 @@ fn holder_of(lease: &Lease, me: &str, now: DateTime<Utc>) -> Holder {
         },
         _ => Holder::Available,
     }
-}
-
-fn micro_time(now: DateTime<Utc>) -> MicroTime {
-    let nanos = i32::try_from(now.timestamp_subsec_nanos()).expect("sub-second nanoseconds fit");
-    MicroTime(
-        k8s_openapi::jiff::Timestamp::new(now.timestamp(), nanos)
-            .expect("the clock reads a representable instant"),
-    )
 }
 
 /// The lease as we hold it from `now`, based on what was read (`None`: a new lease).

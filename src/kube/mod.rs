@@ -31,6 +31,8 @@ mod target;
 
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+
 pub use error::{Call, Error, RequestError, UNPARSED_BODY_REASON, api_status, describe};
 pub use events::{EventKind, EventSpec};
 pub use evict::{EvictionRequest, EvictionResult};
@@ -38,12 +40,16 @@ pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
 pub use list::{RawMetrics, RawObjects};
 pub use target::{ConfigError, Endpoint, Selection};
 
-/// The field manager of every write this tool makes; server-side apply tracks our label keys
-/// under it.
-pub const FIELD_MANAGER: &str = "vsphere-descheduler";
+pub use crate::identity::{FIELD_MANAGER, USER_AGENT};
 
-/// The `User-Agent` of every request to the API server.
-pub const USER_AGENT: &str = concat!("vsphere-descheduler/", env!("CARGO_PKG_VERSION"));
+/// `now` as the API's MicroTime (an Event's `eventTime`, a Lease's acquire and renew times).
+fn micro_time(now: chrono::DateTime<chrono::Utc>) -> MicroTime {
+    let nanos = i32::try_from(now.timestamp_subsec_nanos()).expect("sub-second nanoseconds fit");
+    MicroTime(
+        k8s_openapi::jiff::Timestamp::new(now.timestamp(), nanos)
+            .expect("the clock reads a representable instant"),
+    )
+}
 
 /// Every Kubernetes API call this adapter makes: lines of API group (`core` for the core group),
 /// resource, verb and the role that grants it (`ClusterRole`, `Role` in the lock namespace, or

@@ -16,17 +16,12 @@ use reqwest::header::CONTENT_TYPE;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::RunTiming;
-use crate::cli::MetricsArgs;
+use crate::connection::{self, SecretProblem, UrlProblem, checked_url, read_secret_file};
 use crate::error_chain;
 use crate::report::Report;
-use crate::run::RELEASE_LIMIT;
 
 /// The `job` of the group every run replaces.
 pub const JOB: &str = "vsphere-descheduler";
-
-/// How long the push may take once the run's deadline has passed, or after a stop signal:
-/// as long as releasing the lock may, so `--deadline` needs no more room than it did.
-pub const AFTER_STOP: Duration = RELEASE_LIMIT;
 
 /// The most of a refusal's body kept in the warning (Pushgateway explains in one line).
 const MAX_REFUSAL: usize = 300;
@@ -64,7 +59,7 @@ pub enum Error {
     Tls {
         server: String,
         #[source]
-        source: Box<crate::vsphere::Error>,
+        source: crate::connection::Error,
     },
     #[error("cannot set up the HTTP client for Pushgateway {server}")]
     HttpClient {
@@ -98,6 +93,18 @@ enum Auth {
     Bearer(SecretString),
 }
 
+/// The push settings of one run as the command line gives them, before any file is read; built
+/// where the run's other settings are resolved (`crate::run::config`).
+#[derive(Clone, Debug, Default)]
+pub struct PushSettings {
+    /// `--metrics-push-url`, as given.
+    pub url: String,
+    /// `--metrics-push-credentials-dir`.
+    pub credentials_dir: Option<PathBuf>,
+    /// `--metrics-push-ca-file`.
+    pub ca_file: Option<PathBuf>,
+}
+
 /// Where and how to push, resolved from the command line.
 #[derive(Clone, Debug)]
 pub struct Pushgateway {
@@ -108,20 +115,17 @@ pub struct Pushgateway {
 }
 
 impl Pushgateway {
-    /// The Pushgateway of `--metrics-push-url`, if one is given, with its credentials read.
-    pub fn resolve(args: &MetricsArgs) -> Result<Option<Pushgateway>, Error> {
-        let Some(text) = &args.metrics_push_url else {
-            return Ok(None);
-        };
-        let auth = match &args.metrics_push_credentials_dir {
+    /// The Pushgateway of `settings`, its URL checked and its credentials read.
+    pub fn resolve(settings: &PushSettings) -> Result<Pushgateway, Error> {
+        let auth = match &settings.credentials_dir {
             Some(dir) => Some(read_auth(dir)?),
             None => None,
         };
-        Ok(Some(Pushgateway {
-            url: base_url(text)?,
+        Ok(Pushgateway {
+            url: base_url(&settings.url)?,
             auth,
-            ca_file: args.metrics_push_ca_file.clone(),
-        }))
+            ca_file: settings.ca_file.clone(),
+        })
     }
 
     /// `<url>/metrics/job/vsphere-descheduler[/cluster/<clusterName>]`: the group's grouping
@@ -184,17 +188,17 @@ impl Pushgateway {
         limit: Duration,
     ) -> Result<(), Error> {
         let server = self.server();
-        let tls = crate::vsphere::client_config_trusting(self.ca_file.as_deref(), false).map_err(
-            |source| Error::Tls {
+        let tls = connection::client_config(self.ca_file.as_deref(), false).map_err(|source| {
+            Error::Tls {
                 server: server.clone(),
-                source: Box::new(source),
-            },
-        )?;
+                source,
+            }
+        })?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .timeout(limit)
             .connect_timeout(limit)
-            .user_agent(crate::kube::USER_AGENT)
+            .user_agent(crate::identity::USER_AGENT)
             // A redirect would carry the metrics, and the credentials, somewhere not configured.
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -240,51 +244,41 @@ impl Pushgateway {
     }
 }
 
-/// How long the push may take: the request timeout, but at most [`AFTER_STOP`] past the run's
-/// deadline (`deadline_left` is what remains of it), and at most [`AFTER_STOP`] after a stop
-/// signal (Kubernetes kills the pod its grace period after SIGTERM).
+/// How long the push may take: the request timeout, but at most `after_stop` past the run's
+/// deadline (`deadline_left` is what remains of it), and at most `after_stop` after a stop
+/// signal (Kubernetes kills the pod its grace period after SIGTERM). The caller chooses
+/// `after_stop`: the run gives the push as long as releasing its lock may take.
 pub fn push_limit(
     request_timeout: Duration,
     deadline_left: Option<Duration>,
     stopped_by_signal: bool,
+    after_stop: Duration,
 ) -> Duration {
     let mut limit = request_timeout;
     if let Some(left) = deadline_left {
-        limit = limit.min(left + AFTER_STOP);
+        limit = limit.min(left + after_stop);
     }
     if stopped_by_signal {
-        limit = limit.min(AFTER_STOP);
+        limit = limit.min(after_stop);
     }
     limit
 }
 
 /// Checks `--metrics-push-url`: http or https, a host, no credentials, no query or fragment.
 fn base_url(text: &str) -> Result<Url, Error> {
-    let text = text.trim();
     let invalid = |problem| Error::InvalidUrl {
-        url: text.to_string(),
+        url: text.trim().to_string(),
         problem,
     };
-    let url = Url::parse(text).map_err(|_| {
-        if text.contains('@') {
-            Error::CredentialsInUrl
-        } else {
+    checked_url(text, &["http", "https"]).map_err(|problem| match problem {
+        UrlProblem::Credentials => Error::CredentialsInUrl,
+        UrlProblem::NotAUrl => {
             invalid("it is not a URL such as http://pushgateway.monitoring:9091")
         }
-    })?;
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(Error::CredentialsInUrl);
-    }
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(invalid("only http and https are supported"));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(invalid("it has no host"));
-    }
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(invalid("it has a query or fragment"));
-    }
-    Ok(url)
+        UrlProblem::Scheme => invalid("only http and https are supported"),
+        UrlProblem::NoHost => invalid("it has no host"),
+        UrlProblem::QueryOrFragment => invalid("it has a query or fragment"),
+    })
 }
 
 /// One label of the grouping key as path segments: `name/value`, or `name@base64/<value in
@@ -305,9 +299,9 @@ fn grouping_segments(name: &str, value: &str) -> [String; 2] {
 
 /// `token` (a bearer token) or `username` and `password` (basic auth) from `dir`.
 fn read_auth(dir: &Path) -> Result<Auth, Error> {
-    let token = read_secret_file(&dir.join("token"))?;
-    let username = read_secret_file(&dir.join("username"))?;
-    let password = read_secret_file(&dir.join("password"))?;
+    let token = read_optional_secret(&dir.join("token"))?;
+    let username = read_optional_secret(&dir.join("username"))?;
+    let password = read_optional_secret(&dir.join("password"))?;
     match (token, username, password) {
         (Some(token), None, None) => Ok(Auth::Bearer(SecretString::from(token))),
         (None, Some(username), Some(password)) => Ok(Auth::Basic {
@@ -323,51 +317,37 @@ fn read_auth(dir: &Path) -> Result<Auth, Error> {
     }
 }
 
-/// The file's text without one trailing newline (`echo` and editors add one), or `None` when
-/// there is no such file.
-fn read_secret_file(path: &Path) -> Result<Option<String>, Error> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(Error::ReadCredential {
-                path: path.to_path_buf(),
-                source,
-            });
+/// The secret file's text (see [`read_secret_file`]), or `None` when there is no such file.
+fn read_optional_secret(path: &Path) -> Result<Option<String>, Error> {
+    match read_secret_file(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(SecretProblem::Unreadable(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
         }
-    };
-    let unusable = || Error::UnusableCredential {
-        path: path.to_path_buf(),
-    };
-    let mut text = String::from_utf8(bytes).map_err(|_| unusable())?;
-    if text.ends_with('\n') {
-        text.pop();
-        if text.ends_with('\r') {
-            text.pop();
-        }
+        Err(SecretProblem::Unreadable(source)) => Err(Error::ReadCredential {
+            path: path.to_path_buf(),
+            source,
+        }),
+        Err(SecretProblem::NotUtf8 | SecretProblem::Empty) => Err(Error::UnusableCredential {
+            path: path.to_path_buf(),
+        }),
     }
-    if text.is_empty() {
-        return Err(unusable());
-    }
-    Ok(Some(text))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn args(url: &str, credentials: Option<&Path>) -> MetricsArgs {
-        MetricsArgs {
-            metrics_push_url: Some(url.to_string()),
-            metrics_push_credentials_dir: credentials.map(Path::to_path_buf),
-            metrics_push_ca_file: None,
+    fn settings(url: &str, credentials: Option<&Path>) -> PushSettings {
+        PushSettings {
+            url: url.to_string(),
+            credentials_dir: credentials.map(Path::to_path_buf),
+            ca_file: None,
         }
     }
 
     fn gateway(url: &str) -> Pushgateway {
-        Pushgateway::resolve(&args(url, None))
-            .expect("a valid URL")
-            .expect("a Pushgateway")
+        Pushgateway::resolve(&settings(url, None)).expect("a valid URL")
     }
 
     #[test]
@@ -403,18 +383,8 @@ mod tests {
     }
 
     #[test]
-    fn no_url_means_no_push() {
-        let none = MetricsArgs {
-            metrics_push_url: None,
-            metrics_push_credentials_dir: None,
-            metrics_push_ca_file: None,
-        };
-        assert!(Pushgateway::resolve(&none).expect("valid").is_none());
-    }
-
-    #[test]
     fn urls_without_a_host_with_credentials_or_another_scheme_are_refused() {
-        let error = |url: &str| Pushgateway::resolve(&args(url, None)).expect_err(url);
+        let error = |url: &str| Pushgateway::resolve(&settings(url, None)).expect_err(url);
         assert!(matches!(
             error("http://user:secret@pgw:9091"),
             Error::CredentialsInUrl
@@ -436,11 +406,11 @@ mod tests {
     #[test]
     fn credentials_are_a_token_or_a_user_and_password_and_never_shown() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let resolve = || Pushgateway::resolve(&args("http://pgw:9091", Some(dir.path())));
+        let resolve = || Pushgateway::resolve(&settings("http://pgw:9091", Some(dir.path())));
         assert!(matches!(resolve(), Err(Error::NoCredentials { .. })));
 
         std::fs::write(dir.path().join("token"), "tok-en-secret\n").expect("write");
-        let bearer = resolve().expect("a token").expect("a Pushgateway");
+        let bearer = resolve().expect("a token");
         assert!(
             matches!(&bearer.auth, Some(Auth::Bearer(token)) if token.expose_secret() == "tok-en-secret")
         );
@@ -452,9 +422,7 @@ mod tests {
         std::fs::remove_file(dir.path().join("token")).expect("remove");
         assert!(matches!(resolve(), Err(Error::NoCredentials { .. })));
         std::fs::write(dir.path().join("password"), "pass-word-secret\r\n").expect("write");
-        let basic = resolve()
-            .expect("a user and password")
-            .expect("a Pushgateway");
+        let basic = resolve().expect("a user and password");
         assert!(matches!(
             &basic.auth,
             Some(Auth::Basic { username, password })
@@ -473,19 +441,18 @@ mod tests {
     #[test]
     fn the_push_ends_a_few_seconds_after_the_deadline_or_a_signal() {
         let timeout = Duration::from_secs(30);
-        assert_eq!(push_limit(timeout, None, false), timeout);
+        let after_stop = Duration::from_secs(5);
+        let limit = |left, signal| push_limit(timeout, left, signal, after_stop);
+        assert_eq!(limit(None, false), timeout);
+        assert_eq!(limit(Some(Duration::from_secs(60)), false), timeout);
         assert_eq!(
-            push_limit(timeout, Some(Duration::from_secs(60)), false),
-            timeout
+            limit(Some(Duration::from_secs(2)), false),
+            Duration::from_secs(2) + after_stop
         );
+        assert_eq!(limit(Some(Duration::ZERO), false), after_stop);
+        assert_eq!(limit(None, true), after_stop);
         assert_eq!(
-            push_limit(timeout, Some(Duration::from_secs(2)), false),
-            Duration::from_secs(2) + AFTER_STOP
-        );
-        assert_eq!(push_limit(timeout, Some(Duration::ZERO), false), AFTER_STOP);
-        assert_eq!(push_limit(timeout, None, true), AFTER_STOP);
-        assert_eq!(
-            push_limit(Duration::from_secs(1), None, true),
+            push_limit(Duration::from_secs(1), None, true, after_stop),
             Duration::from_secs(1)
         );
     }

@@ -5,7 +5,6 @@
 //! other node would take only recreates it where it was, every run; feasibility checking is
 //! what stops such eviction loops, so it is on unless a policy turns it off.
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use super::decode::{Decoder, Fields, index, unknown};
@@ -15,6 +14,7 @@ use super::yaml::{Node, Position, Value};
 use super::{
     EvictorArgs, NoEvictionPolicy, PriorityThreshold, Protections, SYSTEM_CRITICAL_PRIORITY,
 };
+use crate::duration::go_duration;
 use crate::error_chain;
 
 /// The plugin name, as upstream spells it.
@@ -233,77 +233,13 @@ pub(super) fn priority_threshold(
 /// `minPodAge`: a Go duration string such as `5m` or `1h30m`.
 fn min_pod_age(d: &mut Decoder, node: &Node, path: &str) -> Option<Duration> {
     let text = d.string(node, path)?;
-    match parse_duration(&text) {
+    match go_duration(&text) {
         Ok(duration) => Some(duration),
         Err(message) => {
             d.problem_at(node, path, message);
             None
         }
     }
-}
-
-/// Longest duration Go represents (int64 nanoseconds, about 292 years).
-const MAX_GO_DURATION: Duration = Duration::from_nanos(i64::MAX as u64);
-
-/// Parses a non-negative Go duration with `kube::core::Duration`, after checking the syntax
-/// here: that parser multiplies floats into `std::time::Duration` and would panic on input such
-/// as `1e400h` or `nanh`, which a policy file must not be able to cause.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let invalid = || {
-        format!(
-            "invalid duration {text:?}: expected a Go duration such as \"90s\", \"5m\" or \"1h30m\""
-        )
-    };
-    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
-    // Bounds the sum below, so it cannot overflow either.
-    if text.len() > 64 || !is_go_duration(unsigned) {
-        return Err(invalid());
-    }
-    let duration = kube::core::Duration::from_str(text).map_err(|_| invalid())?;
-    let negative = duration.is_negative();
-    let duration = Duration::from(duration);
-    if negative && !duration.is_zero() {
-        return Err(format!("must not be negative, found {text:?}"));
-    }
-    if duration > MAX_GO_DURATION {
-        return Err(format!("duration {text:?} is longer than Go can represent"));
-    }
-    Ok(duration)
-}
-
-/// `0`, or one or more `<number><unit>` with a decimal number of at most 12 integer digits.
-fn is_go_duration(text: &str) -> bool {
-    if text == "0" {
-        return true;
-    }
-    let mut rest = text;
-    if rest.is_empty() {
-        return false;
-    }
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let (number, after) = rest.split_at(number_len);
-        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-        let digits_ok = (!whole.is_empty() || !fraction.is_empty())
-            && whole.len() <= 12
-            && !fraction.contains('.');
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(after.len());
-        let (unit, next) = after.split_at(unit_len);
-        if !digits_ok
-            || !matches!(
-                unit,
-                "ns" | "us" | "\u{b5}s" | "\u{3bc}s" | "ms" | "s" | "m" | "h"
-            )
-        {
-            return false;
-        }
-        rest = next;
-    }
-    true
 }
 
 fn no_eviction_policy(d: &mut Decoder, node: &Node, path: &str) -> NoEvictionPolicy {
@@ -633,44 +569,5 @@ mod tests {
         assert_eq!(problems.len(), 2);
         assert!(problems[0].contains("unknown field \"nodefit\"; did you mean \"nodeFit\"?"));
         assert!(problems[1].contains("did you mean \"evictSystemCriticalPods\"?"));
-    }
-
-    #[test]
-    fn go_durations_are_parsed() {
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-    }
-
-    #[test]
-    fn negative_durations_are_refused() {
-        assert_eq!(
-            parse_duration("-5m"),
-            Err("must not be negative, found \"-5m\"".to_string())
-        );
-    }
-
-    #[test]
-    fn durations_that_would_crash_the_parser_are_refused() {
-        for text in [
-            "1e400h",
-            "nanh",
-            "infh",
-            "",
-            "5",
-            "m",
-            "5 m",
-            "1..5s",
-            "5d",
-            "9999999999999h",
-        ] {
-            assert!(parse_duration(text).is_err(), "{text:?}");
-        }
-        assert_eq!(
-            parse_duration("999999999999h"),
-            Err("duration \"999999999999h\" is longer than Go can represent".to_string())
-        );
     }
 }

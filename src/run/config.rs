@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::{ConnectionArgs, RunArgs};
+use crate::cli::{ConnectionArgs, MetricsArgs, RunArgs};
 use crate::kube::{self, LEASE_NAME, LockSettings};
-use crate::metrics::{self, Pushgateway};
+use crate::metrics::{self, PushSettings, Pushgateway};
 use crate::policy::{
     self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, VsphereSettings,
 };
@@ -101,7 +101,7 @@ impl RunConfig {
             policy.cluster_name = Some(name.clone());
         }
         let vsphere = connection_config(&args.connection, &policy.vsphere)?;
-        let metrics_push = Pushgateway::resolve(&args.metrics).map_err(ConfigError::MetricsPush)?;
+        let metrics_push = metrics_push(&args.metrics).map_err(ConfigError::MetricsPush)?;
         if vsphere.insecure_skip_verify {
             warnings.push(INSECURE_WARNING.to_string());
         }
@@ -160,6 +160,19 @@ pub fn connection_config(
     }
     config.timeout = Duration::from_secs(args.request_timeout);
     Ok(config)
+}
+
+/// The Pushgateway of `--metrics-push-url`, if one is given, with its credentials read.
+pub fn metrics_push(args: &MetricsArgs) -> Result<Option<Pushgateway>, metrics::push::Error> {
+    let Some(url) = &args.metrics_push_url else {
+        return Ok(None);
+    };
+    let settings = PushSettings {
+        url: url.clone(),
+        credentials_dir: args.metrics_push_credentials_dir.clone(),
+        ca_file: args.metrics_push_ca_file.clone(),
+    };
+    Pushgateway::resolve(&settings).map(Some)
 }
 
 /// Which kubeconfig and context the connection flags name.

@@ -16,14 +16,7 @@ use super::model::{
 };
 use super::quantity::parse_milli;
 use super::wire;
-use crate::kube::FIELD_MANAGER;
-
-/// Pod annotations the planner reads; every other annotation is ignored (and not recorded).
-pub(super) const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
-pub(super) const CONFIG_SOURCE_ANNOTATION: &str = "kubernetes.io/config.source";
-pub(super) const EVICT_ANNOTATION: &str = "descheduler.alpha.kubernetes.io/evict";
-pub(super) const PREFER_NO_EVICTION_ANNOTATION: &str =
-    "descheduler.alpha.kubernetes.io/prefer-no-eviction";
+use crate::identity::FIELD_MANAGER;
 
 /// Why an object could not be understood; the loader adds the file and object name.
 #[derive(Debug, thiserror::Error)]

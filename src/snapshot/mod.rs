@@ -1,6 +1,7 @@
 //! Recorded or observed cluster state: Kubernetes objects plus the vSphere inventory, as one
 //! typed, sorted [`Snapshot`] that `plan()` reads.
 
+mod annotations;
 mod convert;
 mod load;
 mod locate;

@@ -17,10 +17,10 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::convert::{
+use super::annotations::{
     CONFIG_SOURCE_ANNOTATION, EVICT_ANNOTATION, MIRROR_ANNOTATION, PREFER_NO_EVICTION_ANNOTATION,
 };
-use crate::kube::FIELD_MANAGER;
+use crate::identity::FIELD_MANAGER;
 
 /// A Kubernetes object reduced to the fields planning reads (`apiVersion` and `kind` included,
 /// so the object still reads as itself). Only this module makes one.

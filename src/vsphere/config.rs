@@ -10,6 +10,7 @@ use reqwest::Url;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::Error;
+use crate::connection::{SecretProblem, UrlProblem, checked_url, read_secret_file};
 
 /// Environment variable holding the vCenter user name.
 pub const USERNAME_ENV: &str = "VSPHERE_USERNAME";
@@ -60,25 +61,13 @@ impl ConnectionConfig {
         } else {
             format!("https://{server}")
         };
-        let mut url = Url::parse(&text).map_err(|_| {
-            if text.contains('@') {
-                Error::CredentialsInServerAddress
-            } else {
-                invalid("it is neither host[:port] nor a URL")
-            }
+        let mut url = checked_url(&text, &["https"]).map_err(|problem| match problem {
+            UrlProblem::Credentials => Error::CredentialsInServerAddress,
+            UrlProblem::NotAUrl => invalid("it is neither host[:port] nor a URL"),
+            UrlProblem::Scheme => invalid("vCenter is only reached over https"),
+            UrlProblem::NoHost => invalid("it has no host"),
+            UrlProblem::QueryOrFragment => invalid("it has a query or fragment"),
         })?;
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(Error::CredentialsInServerAddress);
-        }
-        if url.scheme() != "https" {
-            return Err(invalid("vCenter is only reached over https"));
-        }
-        if url.host_str().is_none() {
-            return Err(invalid("it has no host"));
-        }
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err(invalid("it has a query or fragment"));
-        }
         if url.path() == "/" || url.path().is_empty() {
             url.set_path("/sdk");
         }
@@ -114,24 +103,13 @@ impl Credentials {
     fn from_dir(dir: &Path) -> Result<Credentials, Error> {
         let read = |file: &str| -> Result<String, Error> {
             let path = dir.join(file);
-            let bytes = std::fs::read(&path).map_err(|source| Error::ReadCredential {
-                path: path.clone(),
-                source,
-            })?;
-            let mut text = String::from_utf8(bytes)
-                .map_err(|_| Error::CredentialNotUtf8 { path: path.clone() })?;
-            if text.ends_with('\n') {
-                text.pop();
-                if text.ends_with('\r') {
-                    text.pop();
-                }
-            }
-            if text.is_empty() {
-                return Err(Error::EmptyCredential {
+            read_secret_file(&path).map_err(|problem| match problem {
+                SecretProblem::Unreadable(source) => Error::ReadCredential { path, source },
+                SecretProblem::NotUtf8 => Error::CredentialNotUtf8 { path },
+                SecretProblem::Empty => Error::EmptyCredential {
                     name: path.display().to_string(),
-                });
-            }
-            Ok(text)
+                },
+            })
         };
         Ok(Credentials::new(read("username")?, read("password")?))
     }

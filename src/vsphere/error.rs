@@ -56,20 +56,9 @@ pub enum Error {
         server: String,
         problem: &'static str,
     },
-    #[error("failed to read CA file {path}")]
-    ReadCaFile {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("CA file {path} holds no PEM certificate")]
-    NoCaCertificate { path: PathBuf },
-    #[error("CA file {path} holds an unusable certificate")]
-    InvalidCaCertificate {
-        path: PathBuf,
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
+    /// The CA file is unusable (its own message names it).
+    #[error(transparent)]
+    Trust(crate::connection::Error),
     #[error("failed to set up TLS for vCenter")]
     Tls {
         #[source]

@@ -40,4 +40,3 @@ pub use client::{Client, RuleChange, TASK_WAIT_LIMIT};
 pub use config::{ConnectionConfig, Credentials, DEFAULT_TIMEOUT, PASSWORD_ENV, USERNAME_ENV};
 pub use error::{Error, Fault};
 pub use soap::ParseError;
-pub(crate) use tls::client_config_trusting;

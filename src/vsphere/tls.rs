@@ -1,130 +1,20 @@
-//! TLS for the vCenter connection: rustls on the *ring* provider (as kube uses; no aws-lc/cmake).
-//!
-//! Verification is on by default against the system's roots, plus the certificates of `ca_file`
-//! for a private CA. `insecure_skip_verify` accepts any certificate, but handshake signatures
-//! are still checked so the connection is at least internally consistent.
+//! TLS for the vCenter connection: the trust every connection of this tool shares
+//! ([`crate::connection`]), and what a refused certificate means in words a user can act on.
 
-use std::path::Path;
-use std::sync::Arc;
-
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
-use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::ClientConfig;
 
 use super::{ConnectionConfig, Error};
+use crate::connection;
 
-/// The rustls client configuration for `config`.
+/// The rustls client configuration for `config`: [`connection::client_config`]'s trust, a setup
+/// failure named as vCenter's.
 pub(crate) fn client_config(config: &ConnectionConfig) -> Result<ClientConfig, Error> {
-    client_config_trusting(config.ca_file.as_deref(), config.insecure_skip_verify)
-}
-
-/// TLS that trusts the system's roots plus the certificates of `ca_file`, or any certificate
-/// when `insecure_skip_verify`. The Pushgateway connection (`crate::metrics::push`) uses it too,
-/// so every server this tool talks to is verified alike.
-pub(crate) fn client_config_trusting(
-    ca_file: Option<&Path>,
-    insecure_skip_verify: bool,
-) -> Result<ClientConfig, Error> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|source| Error::Tls { source })?;
-    let verifier: Arc<dyn ServerCertVerifier> = if insecure_skip_verify {
-        Arc::new(AcceptAnyCertificate { provider })
-    } else {
-        let extra_roots = match ca_file {
-            Some(path) => read_ca_file(path)?,
-            None => Vec::new(),
-        };
-        let verifier =
-            rustls_platform_verifier::Verifier::new_with_extra_roots(extra_roots, provider)
-                .map_err(|source| match ca_file {
-                    Some(path) => Error::InvalidCaCertificate {
-                        path: path.to_path_buf(),
-                        source: Box::new(source),
-                    },
-                    None => Error::Tls { source },
-                })?;
-        Arc::new(verifier)
-    };
-    Ok(builder
-        .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth())
-}
-
-fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, Error> {
-    let pem = std::fs::read(path).map_err(|source| Error::ReadCaFile {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let certificates = CertificateDer::pem_slice_iter(&pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|source| Error::InvalidCaCertificate {
-            path: path.to_path_buf(),
-            source: Box::new(source),
-        })?;
-    if certificates.is_empty() {
-        return Err(Error::NoCaCertificate {
-            path: path.to_path_buf(),
-        });
-    }
-    Ok(certificates)
-}
-
-/// Accepts any server certificate; used only with `insecure_skip_verify`.
-#[derive(Debug)]
-struct AcceptAnyCertificate {
-    provider: Arc<CryptoProvider>,
-}
-
-impl ServerCertVerifier for AcceptAnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
+    connection::client_config(config.ca_file.as_deref(), config.insecure_skip_verify).map_err(
+        |error| match error {
+            connection::Error::Tls { source } => Error::Tls { source },
+            error => Error::Trust(error),
+        },
+    )
 }
 
 /// What is wrong with the certificate a server presented, in words a user can act on.
@@ -218,6 +108,8 @@ fn problem_of(error: &rustls::CertificateError) -> CertificateProblem {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::vsphere::Credentials;
 
@@ -259,7 +151,10 @@ mod tests {
     fn a_ca_file_without_certificates_is_an_error_naming_it() {
         let (_dir, config) = config_with_ca("not a certificate\n");
         let error = client_config(&config).expect_err("no certificate");
-        assert!(matches!(error, Error::NoCaCertificate { .. }));
+        assert!(matches!(
+            error,
+            Error::Trust(connection::Error::NoCaCertificate { .. })
+        ));
         assert!(error.to_string().contains("ca.pem"));
     }
 
@@ -268,7 +163,10 @@ mod tests {
         let mut config = ConnectionConfig::new("vc", Credentials::new("u", "p"));
         config.ca_file = Some("/nonexistent/ca.pem".into());
         let error = client_config(&config).expect_err("missing file");
-        assert!(matches!(error, Error::ReadCaFile { .. }));
+        assert!(matches!(
+            error,
+            Error::Trust(connection::Error::ReadCaFile { .. })
+        ));
         assert!(error.to_string().contains("/nonexistent/ca.pem"));
     }
 
