@@ -18,6 +18,7 @@ pub mod run;
 pub mod snapshot;
 pub mod text;
 pub mod vsphere;
+mod yaml_tree;
 
 /// An error and its causes on one line (`error: cause: cause`), for reports and problem
 /// messages. `main` prints its own chain, one cause per line.

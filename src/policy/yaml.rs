@@ -1,75 +1,18 @@
-//! A small YAML tree in which every node and every mapping key remembers where it was written.
+//! Reading a policy file into the positioned YAML tree ([`crate::yaml_tree`]).
 //!
 //! serde-saphyr parses the text under a budget (so a hostile file cannot exhaust memory or time)
 //! and rejects duplicate keys; the tree it yields is then walked by [`super::decode`], which
 //! reports every problem at once instead of stopping at the first, as a serde derive would.
 
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::{
-    DuplicateKeyPolicy, Location, MergeKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
+    DuplicateKeyPolicy, MergeKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
 };
+
+use crate::yaml_tree::node;
+pub use crate::yaml_tree::{Node, Position, Value};
 
 /// Largest policy file read, checked before parsing: real policies are a few KiB.
 pub(super) const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
-
-/// A line and column, both 1-based, as editors count them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Position {
-    pub line: u32,
-    pub column: u32,
-}
-
-impl Position {
-    fn from_location(location: Location) -> Option<Position> {
-        // serde-saphyr reports line 0 for "unknown"; such positions are dropped, not printed.
-        let line = u32::try_from(location.line()).unwrap_or(u32::MAX);
-        let column = u32::try_from(location.column()).unwrap_or(u32::MAX);
-        (line > 0).then_some(Position { line, column })
-    }
-}
-
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.line, self.column)
-    }
-}
-
-/// A YAML node and where it starts.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct Node {
-    pub position: Option<Position>,
-    pub value: Value,
-}
-
-/// The value of a [`Node`], as YAML 1.2's core schema resolves it.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) enum Value {
-    Null,
-    Bool(bool),
-    Int(i128),
-    Float(f64),
-    Str(String),
-    Seq(Vec<Node>),
-    /// Entries in file order; keys are nodes because YAML allows any node as a key.
-    Map(Vec<(Node, Node)>),
-}
-
-impl Value {
-    /// How a value of this type is named in messages ("expected a list, found a string").
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Value::Null => "null",
-            Value::Bool(_) => "a boolean",
-            Value::Int(_) => "an integer",
-            Value::Float(_) => "a number",
-            Value::Str(_) => "a string",
-            Value::Seq(_) => "a list",
-            Value::Map(_) => "a mapping",
-        }
-    }
-}
 
 /// Why a file could not be parsed as YAML at all.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -221,90 +164,5 @@ fn lowercase_first(message: &str) -> String {
     match chars.next() {
         Some(first) => first.to_lowercase().chain(chars).collect(),
         None => String::new(),
-    }
-}
-
-fn node(spanned: Spanned<Value>) -> Node {
-    Node {
-        position: Position::from_location(spanned.referenced),
-        value: spanned.value,
-    }
-}
-
-impl<'de> Deserialize<'de> for Value {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ValueVisitor)
-    }
-}
-
-struct ValueVisitor;
-
-impl<'de> Visitor<'de> for ValueVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        Value::deserialize(deserializer)
-    }
-
-    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
-        Ok(Value::Bool(value))
-    }
-
-    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::Int(value.into()))
-    }
-
-    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::Int(value.into()))
-    }
-
-    fn visit_i128<E: de::Error>(self, value: i128) -> Result<Value, E> {
-        Ok(Value::Int(value))
-    }
-
-    fn visit_u128<E: de::Error>(self, value: u128) -> Result<Value, E> {
-        // Beyond i128 only a float can hold it; range checks reject it later either way.
-        Ok(i128::try_from(value).map_or(Value::Float(value as f64), Value::Int))
-    }
-
-    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
-        Ok(Value::Float(value))
-    }
-
-    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
-        Ok(Value::Str(value.to_string()))
-    }
-
-    fn visit_string<E: de::Error>(self, value: String) -> Result<Value, E> {
-        Ok(Value::Str(value))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Spanned<Value>>()? {
-            items.push(node(item));
-        }
-        Ok(Value::Seq(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<Spanned<Value>>()? {
-            let value = map.next_value::<Spanned<Value>>()?;
-            entries.push((node(key), node(value)));
-        }
-        Ok(Value::Map(entries))
     }
 }

@@ -410,11 +410,78 @@ fn read_yaml(text: &str) -> Result<Objects, ParseError> {
             Ok(read) => objects.extend(read),
             Err(misplaced) => {
                 let at = misplaced.at.unwrap_or(document.referenced);
-                return Err(position::yaml_located(text, at, misplaced.message));
+                let (line, column) =
+                    field_position(text, at, &misplaced.path).unwrap_or((at.line(), at.column()));
+                return Err(position::yaml_at(text, line, column, misplaced.message));
             }
         }
     }
     Ok(objects)
+}
+
+/// The steps of a serde path, as far as they name keys and list indices.
+fn steps(path: &serde_path_to_error::Path) -> Vec<Step> {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .map_while(|segment| match segment {
+            Segment::Map { key } => Some(Step::Key(key.clone())),
+            Segment::Seq { index } => Some(Step::Index(*index)),
+            Segment::Enum { .. } | Segment::Unknown => None,
+        })
+        .collect()
+}
+
+/// Where the value at `path` inside the object that starts at `at` is written (line, column).
+/// A YAML object is decoded from a tree without positions; only when one is refused is its own
+/// text (not the whole file, which may be a 150,000-pod List) read again into the positioned
+/// tree, to find the value. `None` when it cannot be found.
+fn field_position(text: &str, at: serde_saphyr::Location, path: &[Step]) -> Option<(u64, u64)> {
+    use crate::yaml_tree::Value;
+    if path.is_empty() {
+        return None;
+    }
+    let (own, first_line) = object_text(text, at)?;
+    let object = crate::yaml_tree::parse_document(&own)?;
+    let mut node = &object;
+    for step in path {
+        node = match (step, &node.value) {
+            (Step::Key(key), _) => node.get(key)?,
+            (Step::Index(index), Value::Seq(items)) => items.get(*index)?,
+            (Step::Index(_), _) => return None,
+        };
+    }
+    let position = node.position?;
+    Some((
+        first_line + u64::from(position.line) - 1,
+        u64::from(position.column),
+    ))
+}
+
+/// The lines of the object that starts at `at`, the list item's `- ` blanked so that columns
+/// stay as they are, and the line it starts on: the following lines indented at least as far,
+/// up to the end of the document.
+fn object_text(text: &str, at: serde_saphyr::Location) -> Option<(String, u64)> {
+    let first_line = at.line();
+    let indent = usize::try_from(at.column()).ok()?.checked_sub(1)?;
+    let mut lines = text
+        .lines()
+        .skip(usize::try_from(first_line).ok()?.checked_sub(1)?);
+    let first = lines.next()?;
+    let mut own = format!("{}{}\n", " ".repeat(indent), first.get(indent..)?);
+    for line in lines {
+        let content = line.trim_start_matches(' ');
+        let blank = content.is_empty() || content.starts_with('#');
+        if line.starts_with("---") || line.starts_with("...") {
+            break;
+        }
+        // The next item of the list, or the list's own next key.
+        if indent > 0 && !blank && line.len() - content.len() < indent {
+            break;
+        }
+        own.push_str(line);
+        own.push('\n');
+    }
+    Some((own, first_line))
 }
 
 /// What is wrong with one object, and at which byte of the text being read.
@@ -422,6 +489,16 @@ fn read_yaml(text: &str) -> Result<Objects, ParseError> {
 struct Problem {
     offset: usize,
     message: String,
+    /// Where in an unpositioned YAML object the value at fault is (mapping keys and list
+    /// indices from the object down); empty when unknown or when `offset` says where.
+    path: Vec<Step>,
+}
+
+/// One step down a YAML object's tree to the value a type error is about.
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
 }
 
 impl Problem {
@@ -430,6 +507,7 @@ impl Problem {
         Problem {
             offset: offset_in(text, part) + json_error_offset(part, error),
             message: json_message(error),
+            path: Vec::new(),
         }
     }
 
@@ -438,11 +516,16 @@ impl Problem {
         Problem {
             offset: offset_in(text, part) + self.offset,
             message: self.message,
+            path: self.path,
         }
     }
 
     fn message(message: String) -> Problem {
-        Problem { offset: 0, message }
+        Problem {
+            offset: 0,
+            message,
+            path: Vec::new(),
+        }
     }
 }
 
@@ -457,6 +540,8 @@ struct Document(Result<Objects, Misplaced>);
 struct Misplaced {
     message: String,
     at: Option<serde_saphyr::Location>,
+    /// From the object down to the value at fault, when known.
+    path: Vec<Step>,
 }
 
 impl<'de> Deserialize<'de> for Document {
@@ -498,6 +583,7 @@ impl<'de> Visitor<'de> for DocumentVisitor {
             object(Source::Tree(Value::Object(fields)), None).map_err(|problem| Misplaced {
                 message: problem.message,
                 at: None,
+                path: problem.path,
             }),
         ))
     }
@@ -522,6 +608,7 @@ impl Items {
                     return Err(Misplaced {
                         message: problem.message,
                         at: Some(item.referenced),
+                        path: problem.path,
                     });
                 }
             }
@@ -560,6 +647,7 @@ impl<'de> Deserialize<'de> for Items {
                                 read: Err(Misplaced {
                                     message: problem.message,
                                     at: Some(item.referenced),
+                                    path: problem.path,
                                 }),
                                 untyped,
                             });
@@ -743,9 +831,10 @@ impl Source<'_> {
 
     fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, Problem> {
         match self {
-            Source::Tree(value) => {
-                serde_json::from_value(value).map_err(|e| Problem::message(json_message(&e)))
-            }
+            Source::Tree(value) => serde_path_to_error::deserialize(value).map_err(|e| Problem {
+                path: steps(e.path()),
+                ..Problem::message(json_message(e.inner()))
+            }),
             Source::Raw(text) => {
                 serde_json::from_str(text).map_err(|e| Problem::json(text, text, &e))
             }
@@ -770,8 +859,8 @@ fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Proble
     );
     let mut objects = Objects::default();
     let described = |problem: Problem| Problem {
-        offset: problem.offset,
         message: format!("{kind} {name}: {}", problem.message),
+        ..problem
     };
     let converted = |e: ConvertError| described(Problem::message(e.to_string()));
     match (api_version, kind) {
@@ -886,8 +975,8 @@ fn pod_in_one_pass(text: &str, item_type: Option<ItemType>) -> Option<Result<Obj
 /// A `VSphereInventory` document: its fields other than the object header.
 fn inventory_document(source: Source) -> Result<Inventory, Problem> {
     let in_inventory = |problem: Problem| Problem {
-        offset: problem.offset,
         message: format!("{}: {}", inventory::KIND, problem.message),
+        ..problem
     };
     let mut value: Value = source.decode().map_err(in_inventory)?;
     if let Some(fields) = value.as_object_mut() {
@@ -1048,6 +1137,55 @@ mod tests {
         assert!(
             error.contains("Node n: invalid quantity \"lots\""),
             "{error}"
+        );
+    }
+
+    /// The error of reading `text`, as `LINE:COLUMN: document N: MESSAGE`.
+    fn yaml_error(text: &str) -> String {
+        read_str(text)
+            .expect_err("a value of the wrong type")
+            .to_string()
+    }
+
+    #[test]
+    fn a_yaml_value_of_the_wrong_type_is_positioned_at_the_value_not_the_object() {
+        let in_a_list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  \
+                         metadata: {name: a, namespace: ns}\n  spec:\n    nodeName: w1\n    \
+                         priority: high\n    containers: []\n";
+        assert_eq!(
+            yaml_error(in_a_list),
+            "9:15: document 1: Pod ns/a: invalid type: string \"high\", expected an integer"
+        );
+        let a_document = "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n---\n\
+                          apiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: ns}\nspec:\n  \
+                          containers:\n  - name: c\n    resources:\n      requests:\n        \
+                          cpu: [1]\n";
+        assert!(
+            yaml_error(a_document)
+                .starts_with("13:14: document 2: Pod ns/b: invalid type: sequence"),
+            "{}",
+            yaml_error(a_document)
+        );
+        let flow_items = "kind: PodList\napiVersion: v1\nitems:\n  - {apiVersion: v1, kind: Pod, \
+                          metadata: {name: ok, namespace: ns}, spec: {containers: []}}\n  - \
+                          apiVersion: v1\n    kind: Pod\n    metadata: {name: c, namespace: ns}\n    \
+                          spec: {priority: \"x\", containers: []}\n";
+        assert_eq!(
+            yaml_error(flow_items),
+            "8:22: document 1: Pod ns/c: invalid type: string \"x\", expected an integer"
+        );
+    }
+
+    #[test]
+    fn a_yaml_problem_found_after_decoding_keeps_the_objects_position() {
+        // A quantity is checked when the pod is converted, with no path to follow.
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  \
+                    metadata: {name: a, namespace: ns}\n  spec:\n    containers:\n    - name: c\n      \
+                    resources: {requests: {cpu: lots}}\n";
+        assert!(
+            yaml_error(text).starts_with("4:3: document 1: Pod ns/a: "),
+            "{}",
+            yaml_error(text)
         );
     }
 

@@ -204,11 +204,16 @@ fn original(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {
 
 /// A problem at a YAML reader's location in `text`.
 pub fn yaml_located(text: &str, location: serde_saphyr::Location, message: String) -> ParseError {
-    let line = usize::try_from(location.line()).unwrap_or(1).max(1);
+    yaml_at(text, location.line(), location.column(), message)
+}
+
+/// A YAML problem at a line and column (1-based, as serde-saphyr counts them; 0 is unknown).
+pub fn yaml_at(text: &str, line: u64, column: u64, message: String) -> ParseError {
+    let line = usize::try_from(line).unwrap_or(1).max(1);
     ParseError {
         at: Position {
             line,
-            column: usize::try_from(location.column()).unwrap_or(1).max(1),
+            column: usize::try_from(column).unwrap_or(1).max(1),
             document: yaml_document(text, line),
         },
         message,
