@@ -294,6 +294,91 @@ mod tests {
         );
     }
 
+    /// The sentences the report has always carried, word for word, for the kinds no golden
+    /// report shows.
+    #[test]
+    fn every_other_kind_keeps_its_sentence() {
+        let s = |text: &str| text.to_string();
+        let cases = [
+            (
+                Warning::NoInventory,
+                "no vSphere inventory: host labels are not refreshed and not trusted, so \
+                 host-level constraints are not acted on",
+            ),
+            (
+                Warning::TooFewReadyNodes { ready: 1 },
+                "only 1 Ready node(s) selected: no pod can move, eviction strategies skipped",
+            ),
+            (
+                Warning::HostOutsideCluster {
+                    vm: s("w1"),
+                    node: s("n1"),
+                    host: s("esxi-9"),
+                    cluster: s("c1"),
+                },
+                "VM w1 of node n1 runs on host \"esxi-9\", which is not in cluster c1",
+            ),
+            (
+                Warning::UnmappedGroupNodes {
+                    group: s("cp"),
+                    nodes: vec![s("a"), s("b")],
+                },
+                "node group cp: node(s) a, b match no vSphere VM, so no DRS rule keeps them apart",
+            ),
+            (
+                Warning::ForeignRule {
+                    rule: s("r"),
+                    cluster: s("c1"),
+                    subject: s("db/StatefulSet/pg"),
+                },
+                "DRS rule r in cluster c1 is not a user-created VM-VM anti-affinity rule: it is \
+                 left alone, and no rule keeps the VMs of db/StatefulSet/pg apart",
+            ),
+            (
+                Warning::RuleDisabled {
+                    rule: s("r"),
+                    cluster: s("c1"),
+                },
+                "DRS rule r in cluster c1 is disabled by vCenter (a conflicting rule?): it is not \
+                 enforced, and is left as it is",
+            ),
+            (
+                Warning::DrsDisabled {
+                    cluster: s("c1"),
+                    rules: 2,
+                },
+                "DRS is disabled on cluster c1: its 2 new or changed rule(s) will not be enforced",
+            ),
+            (
+                Warning::DrsNotFullyAutomated {
+                    cluster: s("c1"),
+                    behavior: s("manual"),
+                },
+                "DRS on cluster c1 is manual: its rules yield recommendations, not moves",
+            ),
+            (
+                Warning::VmDrsOverride {
+                    vm: s("w1"),
+                    behavior: s("partiallyAutomated"),
+                },
+                "VM w1 has a DRS override (partiallyAutomated): DRS may not move it to satisfy \
+                 its rules",
+            ),
+            (
+                Warning::NoNodeMetrics {
+                    strategy: "HighNodeUtilization",
+                    profile: s("p"),
+                    nodes: vec![s("a"), s("b")],
+                },
+                "HighNodeUtilization (profile p): no metrics.k8s.io NodeMetrics for node(s) a, b: \
+                 they are neither sources nor destinations",
+            ),
+        ];
+        for (warning, sentence) in cases {
+            assert_eq!(warning.to_string(), sentence);
+        }
+    }
+
     #[test]
     fn warnings_serialize_as_their_sentence() {
         let json = serde_json::to_value([Warning::NoClusterName]).expect("serializes");
