@@ -220,7 +220,9 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
-    use crate::plan::{DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip, SkipReason};
+    use crate::plan::{
+        DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip, SkipReason, Warning,
+    };
     use crate::report::Mode;
 
     const ANTI_AFFINITY: &str = "RemovePodsViolatingInterPodAntiAffinity";
@@ -297,7 +299,10 @@ mod tests {
                 rule("r3", DrsAction::Delete { key: 3 }),
             ],
             unmapped_nodes: vec!["edge-1".to_string()],
-            warnings: vec!["DRS is not fully automated".to_string()],
+            warnings: vec![Warning::DrsNotFullyAutomated {
+                cluster: "c1".to_string(),
+                behavior: "manual".to_string(),
+            }],
             ..Plan::default()
         };
         let mut report = Report::planned(Mode::Run, plan);

@@ -201,7 +201,7 @@ impl Report {
                 .collect(),
             mapped_nodes: plan.mapped_nodes,
             unmapped_nodes: plan.unmapped_nodes,
-            warnings: plan.warnings,
+            warnings: plan.warnings.iter().map(ToString::to_string).collect(),
             errors: Vec::new(),
             exit_code: None,
             target: None,

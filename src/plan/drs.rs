@@ -19,6 +19,7 @@ pub use super::drs_change::{DrsAction, DrsRuleChange, Edit};
 use super::labels::fnv1a32;
 use super::view::{PodState, View};
 use super::vocabulary::Plan;
+use super::warning::Warning;
 use crate::inventory::{Cluster, Rule, RuleKind, Vm};
 use crate::snapshot::Pod;
 
@@ -99,8 +100,7 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
         return;
     }
     let Some(cluster_name) = &view.policy.cluster_name else {
-        plan.warnings
-            .push("DRS rule sync is on but no clusterName is set: no rules planned".to_string());
+        plan.warnings.push(Warning::NoClusterName);
         return;
     };
     let owned_prefix = format!("{}:{cluster_name}:", settings.name_prefix);
@@ -120,13 +120,12 @@ pub fn plan_rules(view: &View, plan: &mut Plan) {
             .filter(|h| h.is_usable())
             .count();
         if vms.len() > usable {
-            plan.warnings.push(format!(
-                "{} runs on {} VMs in cluster {} but only {usable} hosts are usable: \
-                 no DRS rule, it could never be satisfied",
-                subject.display(),
-                vms.len(),
-                cluster_names[cluster]
-            ));
+            plan.warnings.push(Warning::UnsatisfiableRule {
+                subject: subject.display(),
+                vms: vms.len(),
+                cluster: cluster_names[cluster].to_string(),
+                usable,
+            });
             continue;
         }
         let name = subject.rule_name(&settings.name_prefix, cluster_name);
@@ -226,11 +225,10 @@ fn node_group_vms<'a>(view: &View<'a>, plan: &mut Plan) -> Members<'a> {
             }
         }
         if !unmapped.is_empty() && view.snapshot.inventory.is_some() {
-            plan.warnings.push(format!(
-                "node group {}: node(s) {} match no vSphere VM, so no DRS rule keeps them apart",
-                group.name,
-                unmapped.join(", ")
-            ));
+            plan.warnings.push(Warning::UnmappedGroupNodes {
+                group: group.name.clone(),
+                nodes: unmapped.iter().map(|n| n.to_string()).collect(),
+            });
         }
     }
     members
@@ -329,12 +327,11 @@ fn diff_cluster<'a>(
     for (name, wanted) in desired {
         kept.insert(name);
         if cluster.rules.iter().any(|r| r.name == name && !is_ours(r)) {
-            plan.warnings.push(format!(
-                "DRS rule {name} in cluster {} is not a user-created VM-VM anti-affinity rule: it \
-                 is left alone, and no rule keeps the VMs of {} apart",
-                target.name,
-                wanted.subject.display()
-            ));
+            plan.warnings.push(Warning::ForeignRule {
+                rule: name.to_string(),
+                cluster: target.name.to_string(),
+                subject: wanted.subject.display(),
+            });
             continue;
         }
         let existing = owned_by_name.get(name).copied();
@@ -353,7 +350,7 @@ fn diff_cluster<'a>(
             Some(key) => DrsAction::Delete { key },
             None => {
                 plan.warnings
-                    .push(without_key(rule, target.name, "deleted"));
+                    .push(without_key(rule, target.name, Edit::Delete));
                 DrsAction::Unaddressable(Edit::Delete)
             }
         };
@@ -387,18 +384,17 @@ fn desired_change(
         Some(rule) => {
             let same = holds_exactly(rule, &wanted.vms);
             if same && !rule.enabled {
-                plan.warnings.push(format!(
-                    "DRS rule {name} in cluster {} is disabled by vCenter (a conflicting rule?): \
-                     it is not enforced, and is left as it is",
-                    target.name
-                ));
+                plan.warnings.push(Warning::RuleDisabled {
+                    rule: name.to_string(),
+                    cluster: target.name.to_string(),
+                });
             }
             match (same, rule.key) {
                 (true, key) => DrsAction::Keep { key },
                 (false, Some(key)) => DrsAction::Update { key },
                 (false, None) => {
                     plan.warnings
-                        .push(without_key(rule, target.name, "updated"));
+                        .push(without_key(rule, target.name, Edit::Update));
                     DrsAction::Unaddressable(Edit::Update)
                 }
             }
@@ -430,12 +426,12 @@ fn holds_exactly(rule: &Rule, vms: &BTreeSet<VmRef<'_>>) -> bool {
 }
 
 /// An owned rule needs a change that can only address it by key, and the inventory has none.
-fn without_key(rule: &Rule, cluster: &str, change: &str) -> String {
-    format!(
-        "DRS rule {} in cluster {cluster} is recorded without its key: it would be {change}, but \
-         a change cannot address it, so none is carried out",
-        rule.name
-    )
+fn without_key(rule: &Rule, cluster: &str, edit: Edit) -> Warning {
+    Warning::RuleWithoutKey {
+        rule: rule.name.clone(),
+        cluster: cluster.to_string(),
+        edit,
+    }
 }
 
 /// Warn when DRS will not act on the rules it is given: once per cluster for its DRS
@@ -451,16 +447,15 @@ fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &m
     let cluster = target.cluster;
     if let Some(drs) = &cluster.drs {
         if !drs.enabled {
-            plan.warnings.push(format!(
-                "DRS is disabled on cluster {}: its {} new or changed rule(s) will not be enforced",
-                target.name,
-                acting.len()
-            ));
+            plan.warnings.push(Warning::DrsDisabled {
+                cluster: target.name.to_string(),
+                rules: acting.len(),
+            });
         } else if drs.default_vm_behavior != "fullyAutomated" {
-            plan.warnings.push(format!(
-                "DRS on cluster {} is {}: its rules yield recommendations, not moves",
-                target.name, drs.default_vm_behavior
-            ));
+            plan.warnings.push(Warning::DrsNotFullyAutomated {
+                cluster: target.name.to_string(),
+                behavior: drs.default_vm_behavior.clone(),
+            });
         }
     }
     // By id where known: two VMs of one name may be in the cluster, one of them in no rule.
@@ -476,17 +471,17 @@ fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &m
             .filter(|b| *b != "fullyAutomated")
             && in_rules.contains(vm.id.as_deref().unwrap_or(&vm.name))
         {
-            plan.warnings.push(format!(
-                "VM {} has a DRS override ({behavior}): DRS may not move it to satisfy its rules",
-                vm.name
-            ));
+            plan.warnings.push(Warning::VmDrsOverride {
+                vm: vm.name.clone(),
+                behavior: behavior.to_string(),
+            });
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{DrsAction, DrsRuleChange, Edit, rule_name};
+    use super::{DrsAction, DrsRuleChange, Edit, Warning, rule_name};
     use crate::inventory::{Rule, RuleKind};
     use crate::plan::plan;
     use crate::plan::testing::*;
@@ -614,7 +609,9 @@ mod tests {
         assert!(
             plan.warnings
                 .iter()
-                .any(|w| w.contains("could never be satisfied"))
+                .any(|w| matches!(w, Warning::UnsatisfiableRule { .. })),
+            "{:?}",
+            plan.warnings
         );
     }
 
@@ -627,9 +624,12 @@ mod tests {
         let plan = plan(&snapshot, &policy(vec![]));
         assert_eq!(plan.drs_rules[0].action, DrsAction::Keep { key: Some(7) });
         assert!(
+            plan.warnings.contains(&Warning::RuleDisabled {
+                rule: PG_RULE.to_string(),
+                cluster: "c1".to_string(),
+            }),
+            "{:?}",
             plan.warnings
-                .iter()
-                .any(|w| w.contains("disabled by vCenter"))
         );
     }
 
@@ -679,7 +679,10 @@ mod tests {
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
         assert!(
-            plan.warnings.iter().any(|w| w.contains("manual")),
+            plan.warnings.contains(&Warning::DrsNotFullyAutomated {
+                cluster: "c1".to_string(),
+                behavior: "manual".to_string(),
+            }),
             "{:?}",
             plan.warnings
         );
@@ -707,9 +710,11 @@ mod tests {
             )]
         );
         assert!(
-            plan.warnings.iter().any(|w| w.contains(PG_RULE)
-                && w.contains("without its key")
-                && w.contains("would be updated")),
+            plan.warnings.contains(&Warning::RuleWithoutKey {
+                rule: PG_RULE.to_string(),
+                cluster: "c1".to_string(),
+                edit: Edit::Update,
+            }),
             "{:?}",
             plan.warnings
         );
@@ -725,9 +730,11 @@ mod tests {
             DrsAction::Unaddressable(Edit::Delete)
         );
         assert!(
-            plan.warnings
-                .iter()
-                .any(|w| w.contains(gone) && w.contains("would be deleted")),
+            plan.warnings.contains(&Warning::RuleWithoutKey {
+                rule: gone.to_string(),
+                cluster: "c1".to_string(),
+                edit: Edit::Delete,
+            }),
             "{:?}",
             plan.warnings
         );
@@ -852,10 +859,10 @@ mod tests {
             Some(vec![vm_id("w1"), vm_id("w2"), vm_id("w3")])
         );
         assert!(
-            plan.warnings
-                .iter()
-                .any(|w| w.contains("runs on 2 VMs in cluster dc2/c1")
-                    && w.contains("only 1 hosts are usable")),
+            plan.warnings.iter().any(|w| matches!(
+                w,
+                Warning::UnsatisfiableRule { vms: 2, cluster, usable: 1, .. } if cluster == "dc2/c1"
+            )),
             "{:?}",
             plan.warnings
         );
@@ -963,9 +970,11 @@ mod tests {
         let plan = plan(&snapshot, &policy(vec![]));
         assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
         assert!(
-            plan.warnings.iter().any(|w| w.contains(PG_RULE)
-                && w.contains("not a user-created VM-VM anti-affinity rule")
-                && w.contains("db/StatefulSet/pg")),
+            plan.warnings.contains(&Warning::ForeignRule {
+                rule: PG_RULE.to_string(),
+                cluster: "c1".to_string(),
+                subject: "db/StatefulSet/pg".to_string(),
+            }),
             "{:?}",
             plan.warnings
         );
@@ -1054,8 +1063,12 @@ mod tests {
         let plan_crowded = plan(&crowded, &with_control_plane_group());
         assert!(plan_crowded.drs_rules.is_empty());
         assert!(
-            plan_crowded.warnings.iter().any(|w| w
-                .starts_with("node group control-plane runs on 3 VMs in cluster c1 but only 2")),
+            plan_crowded.warnings.contains(&Warning::UnsatisfiableRule {
+                subject: "node group control-plane".to_string(),
+                vms: 3,
+                cluster: "c1".to_string(),
+                usable: 2,
+            }),
             "{:?}",
             plan_crowded.warnings
         );
@@ -1074,11 +1087,10 @@ mod tests {
         let plan = plan(&snapshot, &with_control_plane_group());
         assert_eq!(plan.drs_rules[0].vms, ["cp1", "cp2"]);
         assert!(
-            plan.warnings.contains(
-                &"node group control-plane: node(s) cp3 match no vSphere VM, so no DRS rule \
-                  keeps them apart"
-                    .to_string()
-            ),
+            plan.warnings.contains(&Warning::UnmappedGroupNodes {
+                group: "control-plane".to_string(),
+                nodes: vec!["cp3".to_string()],
+            }),
             "{:?}",
             plan.warnings
         );

@@ -15,6 +15,8 @@ use crate::inventory::{Cluster, Host, Inventory, Vm};
 use crate::policy::{CAPV_HOST_LABEL, LabelKeys};
 use crate::snapshot::{Labels, Node};
 
+use super::warning::{Candidates, Warning};
+
 /// Where a node lives: on a VM, or as an ESXi host.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement<'a> {
@@ -82,7 +84,7 @@ pub struct Mapping<'a> {
     /// How each mapped node was found, in node order, as the report lists it.
     pub mapped: Vec<MappedNode>,
     pub unmapped: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// One label to set or remove on one node.
@@ -254,17 +256,16 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
                     .iter()
                     .map(|found| found_name(&cluster_names, *found))
                     .collect();
-                mapping.warnings.push(format!(
-                    "node {} matches several {} by {} ({}): left unmapped",
-                    node.name,
-                    if how == MappedBy::EsxiHost {
-                        "ESXi hosts"
+                mapping.warnings.push(Warning::AmbiguousNode {
+                    node: node.name.clone(),
+                    candidates: if how == MappedBy::EsxiHost {
+                        Candidates::EsxiHosts
                     } else {
-                        "VMs"
+                        Candidates::Vms
                     },
-                    how.describe(),
-                    names.join(", ")
-                ));
+                    by: how.describe(),
+                    matches: names,
+                });
                 mapping.unmapped.push(node.name.clone());
                 None
             }
@@ -278,13 +279,12 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
         if let Some(placement) = &placement
             && placement.host.is_none()
         {
-            mapping.warnings.push(format!(
-                "VM {} of node {} runs on host {:?}, which is not in cluster {}",
-                placement.vm.map_or("", |vm| vm.name.as_str()),
-                node.name,
-                placement.host_name,
-                cluster_names[placement.cluster_index]
-            ));
+            mapping.warnings.push(Warning::HostOutsideCluster {
+                vm: placement.vm.map_or("", |vm| vm.name.as_str()).to_string(),
+                node: node.name.clone(),
+                host: placement.host_name.to_string(),
+                cluster: cluster_names[placement.cluster_index].to_string(),
+            });
         }
         mapping.placements.push(placement);
     }
@@ -386,17 +386,17 @@ pub fn desired_labels(keys: &LabelKeys, placement: &Placement) -> BTreeMap<Strin
 /// A warning when the node's Cluster API host label (which CAPV refreshes only on its own resync;
 /// the scheduler places by it as it is, and so does the plan) names another host than the one it is on
 /// now (after a DRS move, until CAPV resyncs).
-pub fn stale_capv_label(node: &Node, placement: &Placement) -> Option<String> {
+pub fn stale_capv_label(node: &Node, placement: &Placement) -> Option<Warning> {
     let value = node.labels.get(CAPV_HOST_LABEL)?;
     let host = placement.host_name;
     if host.is_empty() || value == host || *value == label_value(host) {
         return None;
     }
-    Some(format!(
-        "node {}: {CAPV_HOST_LABEL} says {value} but it runs on ESXi host {host} now; the \
-         scheduler places by the stale label until Cluster API resyncs it, and so does this plan",
-        node.name
-    ))
+    Some(Warning::StaleCapvLabel {
+        node: node.name.clone(),
+        label: value.clone(),
+        host: host.to_string(),
+    })
 }
 
 /// Label changes that bring `labels` to `desired` for the keys this tool owns. Owned keys not
@@ -561,7 +561,14 @@ mod tests {
         );
         // w1's uuid is now shared by two VMs; w2's own uuid is gone, so it maps by name.
         assert_eq!(mapping.unmapped, ["w1"]);
-        assert!(mapping.warnings[0].contains("several VMs"));
+        assert!(
+            matches!(
+                &mapping.warnings[0],
+                Warning::AmbiguousNode { node, candidates: Candidates::Vms, .. } if node == "w1"
+            ),
+            "{:?}",
+            mapping.warnings
+        );
     }
 
     /// Three ESXi hosts, the third known to vCenter by its address, and nodes for each host
@@ -661,10 +668,15 @@ mod tests {
         assert_eq!(mapping.unmapped, ["esxi-42.example.com"]);
         assert_eq!(
             mapping.warnings,
-            [
-                "node esxi-42.example.com matches several ESXi hosts by ESXi host name or \
-              InternalIP (c1/esxi-42.example.com, c1/10.0.0.43): left unmapped"
-            ]
+            [Warning::AmbiguousNode {
+                node: "esxi-42.example.com".to_string(),
+                candidates: Candidates::EsxiHosts,
+                by: MappedBy::EsxiHost.describe(),
+                matches: vec![
+                    "c1/esxi-42.example.com".to_string(),
+                    "c1/10.0.0.43".to_string()
+                ],
+            }]
         );
     }
 
@@ -706,12 +718,11 @@ mod tests {
             .build();
         let plan = crate::plan::plan(&snapshot, &policy(vec![anti_affinity()]));
         assert!(
-            plan.warnings.contains(
-                &"node w2: node.cluster.x-k8s.io/esxi-host says esxi-2 but it runs on ESXi host \
-                  esxi-1 now; the scheduler places by the stale label until Cluster API resyncs \
-                  it, and so does this plan"
-                    .to_string()
-            ),
+            plan.warnings.contains(&Warning::StaleCapvLabel {
+                node: "w2".to_string(),
+                label: "esxi-2".to_string(),
+                host: "esxi-1".to_string(),
+            }),
             "{:?}",
             plan.warnings
         );

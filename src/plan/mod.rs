@@ -19,6 +19,7 @@ mod scoring;
 mod selector_index;
 mod view;
 mod vocabulary;
+mod warning;
 
 #[cfg(test)]
 mod testing;
@@ -32,6 +33,7 @@ pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 pub use vocabulary::{
     Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
 };
+pub use warning::{Candidates, Warning};
 
 use crate::policy::{DuplicatesArgs, EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
 use crate::snapshot::Snapshot;
@@ -101,11 +103,7 @@ fn refresh_nodes<'a>(
         .as_ref()
         .map(|inventory| labels::map_nodes(&snapshot.nodes, inventory));
     if mapping.is_none() {
-        plan.warnings.push(
-            "no vSphere inventory: host labels are not refreshed and not trusted, so host-level \
-             constraints are not acted on"
-                .to_string(),
-        );
+        plan.warnings.push(Warning::NoInventory);
     }
     let mut nodes = Vec::with_capacity(snapshot.nodes.len());
     for (index, node) in snapshot.nodes.iter().enumerate() {
@@ -248,9 +246,7 @@ impl<'a> Planner<'a> {
         let ready = self.view.nodes.iter().filter(|n| n.considered).count();
         if ready < 2 {
             // As upstream: with fewer than two candidate nodes there is nowhere to move anything.
-            self.plan.warnings.push(format!(
-                "only {ready} Ready node(s) selected: no pod can move, eviction strategies skipped"
-            ));
+            self.plan.warnings.push(Warning::TooFewReadyNodes { ready });
             return;
         }
         let policy = self.view.policy;

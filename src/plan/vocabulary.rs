@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::drs_change::DrsRuleChange;
 use super::labels::{LabelApply, LabelChange, MappedNode};
+use super::warning::Warning;
 
 /// What a run would do, and why, and what it would not do, and why not.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -20,7 +21,7 @@ pub struct Plan {
     /// How each mapped node was matched to the inventory, in node order.
     pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// What the utilization plugins measured: each judged node's usage against its thresholds,
     /// before and after the plan's moves. Not in the JSON report; the HTML view draws it.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -261,6 +261,7 @@ fn reason(
 mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
+    use crate::plan::warning::Warning;
     use crate::policy::{EvictorArgs, Limits, Protections, SYSTEM_CRITICAL_PRIORITY};
     use crate::snapshot::Snapshot;
 
@@ -384,9 +385,9 @@ mod tests {
         let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
         assert!(plan.evictions.is_empty());
         assert!(
+            plan.warnings.contains(&Warning::NoInventory),
+            "{:?}",
             plan.warnings
-                .iter()
-                .any(|w| w.contains("no vSphere inventory"))
         );
     }
 

@@ -14,6 +14,7 @@
 use super::node_utilization::{
     Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any,
 };
+use crate::plan::warning::Warning;
 use crate::plan::{Context, Planner, UtilizationClass};
 use crate::policy::{LowNodeUtilizationArgs, UsageSource, unmeasurable};
 use crate::snapshot::Pod;
@@ -23,11 +24,11 @@ pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationAr
         && let Some(resource) = unmeasurable(&args.thresholds).first()
     {
         // Upstream's usage client fails for the plugin on every run: no evictions.
-        let warning = format!(
-            "{} (profile {}): actual usage has no {resource} (metrics.k8s.io reports cpu and \
-             memory, pods are counted): nothing is evicted, as upstream",
-            context.strategy, context.profile
-        );
+        let warning = Warning::UnmeasurableResource {
+            strategy: context.strategy,
+            profile: context.profile.to_string(),
+            resource: resource.to_string(),
+        };
         planner.plan.warnings.push(warning);
         return;
     }
@@ -179,6 +180,7 @@ mod upstream_cases;
 mod tests {
     use crate::plan::plan;
     use crate::plan::testing::{Lab, evicted, pod, policy, resources, skipped, three_hosts};
+    use crate::plan::warning::Warning;
     use crate::policy::{LowNodeUtilizationArgs, Namespaces, Strategy, UsageSource};
     use crate::snapshot::{Metrics, Snapshot};
 
@@ -392,11 +394,11 @@ mod tests {
         assert!(plan.evictions.is_empty());
         assert_eq!(
             plan.warnings,
-            [
-                "LowNodeUtilization (profile test): actual usage has no nvidia.com/gpu \
-              (metrics.k8s.io reports cpu and memory, pods are counted): nothing is evicted, as \
-              upstream"
-            ]
+            [Warning::UnmeasurableResource {
+                strategy: "LowNodeUtilization",
+                profile: "test".to_string(),
+                resource: "nvidia.com/gpu".to_string(),
+            }]
         );
     }
 

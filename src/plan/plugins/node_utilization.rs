@@ -12,6 +12,7 @@
 
 use crate::plan::feasibility::Allowed;
 use crate::plan::view::View;
+use crate::plan::warning::Warning;
 use crate::plan::{
     Attempt, Context, Fit, NodeUtilization, Planner, ResourceUtilization, SkipReason,
     UtilizationClass,
@@ -81,13 +82,11 @@ impl Utilization {
             })
             .collect();
         if !unmetered.is_empty() {
-            let warning = format!(
-                "{} (profile {}): no metrics.k8s.io NodeMetrics for node(s) {}: they are \
-                 neither sources nor destinations",
-                context.strategy,
-                context.profile,
-                unmetered.join(", ")
-            );
+            let warning = Warning::NoNodeMetrics {
+                strategy: context.strategy,
+                profile: context.profile.to_string(),
+                nodes: unmetered.iter().map(|n| n.to_string()).collect(),
+            };
             planner.plan.warnings.push(warning);
         }
         Utilization {
