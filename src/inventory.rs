@@ -124,21 +124,79 @@ pub struct Host {
     /// The host's managed object id (`host-21`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// `runtime.connectionState`: `connected`, `disconnected` or `notResponding`.
-    #[serde(default = "connected")]
-    pub connection_state: String,
+    /// `runtime.connectionState`.
     #[serde(default)]
-    pub in_maintenance_mode: bool,
-}
-
-fn connected() -> String {
-    "connected".to_string()
+    pub connection_state: ConnectionState,
+    /// `runtime.inMaintenanceMode`.
+    #[serde(default)]
+    pub in_maintenance_mode: MaintenanceMode,
 }
 
 impl Host {
     /// Whether pods may be placed on node VMs of this host: connected and not in maintenance.
     pub fn is_usable(&self) -> bool {
-        self.connection_state == "connected" && !self.in_maintenance_mode
+        self.connection_state == ConnectionState::Connected
+            && self.in_maintenance_mode == MaintenanceMode::Off
+    }
+}
+
+/// A host's `runtime.connectionState`, written as vSphere spells it. A state this program does
+/// not know is kept as written (the host counts as unusable), so a newer vCenter or a
+/// hand-written snapshot still loads and round-trips.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ConnectionState {
+    #[default]
+    Connected,
+    Disconnected,
+    NotResponding,
+    Other(String),
+}
+
+impl From<String> for ConnectionState {
+    fn from(state: String) -> ConnectionState {
+        match state.as_str() {
+            "connected" => ConnectionState::Connected,
+            "disconnected" => ConnectionState::Disconnected,
+            "notResponding" => ConnectionState::NotResponding,
+            _ => ConnectionState::Other(state),
+        }
+    }
+}
+
+impl From<ConnectionState> for String {
+    fn from(state: ConnectionState) -> String {
+        match state {
+            ConnectionState::Connected => "connected".to_string(),
+            ConnectionState::Disconnected => "disconnected".to_string(),
+            ConnectionState::NotResponding => "notResponding".to_string(),
+            ConnectionState::Other(state) => state,
+        }
+    }
+}
+
+/// A host's `runtime.inMaintenanceMode`, written as the boolean vSphere reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "bool", into = "bool")]
+pub enum MaintenanceMode {
+    #[default]
+    Off,
+    On,
+}
+
+impl From<bool> for MaintenanceMode {
+    fn from(on: bool) -> MaintenanceMode {
+        if on {
+            MaintenanceMode::On
+        } else {
+            MaintenanceMode::Off
+        }
+    }
+}
+
+impl From<MaintenanceMode> for bool {
+    fn from(mode: MaintenanceMode) -> bool {
+        mode == MaintenanceMode::On
     }
 }
 
@@ -161,8 +219,9 @@ pub struct Vm {
     /// Name of the host the VM runs on now (`runtime.host`).
     #[serde(default)]
     pub host: String,
-    #[serde(default = "powered_on")]
-    pub power_state: String,
+    /// `runtime.powerState`.
+    #[serde(default)]
+    pub power_state: PowerState,
     /// Per-VM DRS override when one is set: its automation level (`drsVmConfig.behavior`:
     /// `fullyAutomated`, `partiallyAutomated`, `manual`), or `disabled` when the override turns
     /// DRS off for this VM (`drsVmConfig.enabled: false`).
@@ -170,8 +229,39 @@ pub struct Vm {
     pub drs_behavior: Option<String>,
 }
 
-fn powered_on() -> String {
-    "poweredOn".to_string()
+/// A VM's `runtime.powerState`, written as vSphere spells it. A state this program does not
+/// know is kept as written, so a newer vCenter or a hand-written snapshot still loads and
+/// round-trips.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum PowerState {
+    #[default]
+    PoweredOn,
+    PoweredOff,
+    Suspended,
+    Other(String),
+}
+
+impl From<String> for PowerState {
+    fn from(state: String) -> PowerState {
+        match state.as_str() {
+            "poweredOn" => PowerState::PoweredOn,
+            "poweredOff" => PowerState::PoweredOff,
+            "suspended" => PowerState::Suspended,
+            _ => PowerState::Other(state),
+        }
+    }
+}
+
+impl From<PowerState> for String {
+    fn from(state: PowerState) -> String {
+        match state {
+            PowerState::PoweredOn => "poweredOn".to_string(),
+            PowerState::PoweredOff => "poweredOff".to_string(),
+            PowerState::Suspended => "suspended".to_string(),
+            PowerState::Other(state) => state,
+        }
+    }
 }
 
 /// A DRS VM-VM rule.
@@ -219,4 +309,59 @@ pub enum RuleKind {
     Affinity,
     /// VM-Host rules and anything else: kept only so they are known, never edited.
     Other,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn states_read_and_write_vsphere_spellings_and_keep_unknown_ones() {
+        let host: Host = serde_json::from_value(json!({
+            "name": "esxi-1", "connectionState": "notResponding", "inMaintenanceMode": true
+        }))
+        .expect("a host");
+        assert_eq!(host.connection_state, ConnectionState::NotResponding);
+        assert_eq!(host.in_maintenance_mode, MaintenanceMode::On);
+        let standby: Host =
+            serde_json::from_value(json!({"name": "esxi-2", "connectionState": "standby"}))
+                .expect("a host in a state this program does not know");
+        assert_eq!(
+            standby.connection_state,
+            ConnectionState::Other("standby".to_string())
+        );
+        assert!(!standby.is_usable());
+        assert_eq!(
+            serde_json::to_value(&standby).expect("JSON"),
+            json!({"name": "esxi-2", "connectionState": "standby", "inMaintenanceMode": false})
+        );
+        let vm: Vm =
+            serde_json::from_value(json!({"name": "w1", "powerState": "suspended"})).expect("a VM");
+        assert_eq!(vm.power_state, PowerState::Suspended);
+        let odd: Vm = serde_json::from_value(json!({"name": "w2", "powerState": "unknownState"}))
+            .expect("a VM in a state this program does not know");
+        assert_eq!(
+            serde_json::to_value(&odd).expect("JSON")["powerState"],
+            "unknownState"
+        );
+    }
+
+    #[test]
+    fn an_absent_state_is_connected_out_of_maintenance_and_powered_on() {
+        let host: Host = serde_json::from_value(json!({"name": "esxi-1"})).expect("a host");
+        assert!(host.is_usable());
+        let vm: Vm = serde_json::from_value(json!({"name": "w1"})).expect("a VM");
+        assert_eq!(vm.power_state, PowerState::PoweredOn);
+    }
+
+    #[test]
+    fn a_state_that_is_not_a_string_is_refused_as_before() {
+        let error = serde_json::from_value::<Host>(json!({"name": "esxi-1", "connectionState": 5}))
+            .expect_err("a number is no state");
+        assert_eq!(
+            error.to_string(),
+            "invalid type: integer `5`, expected a string"
+        );
+    }
 }

@@ -9,7 +9,10 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::vcsim::{Options, Vcsim};
-use vsphere_descheduler::inventory::{Cluster, DrsConfig, Host, Inventory, Rule, RuleKind, Vm};
+use vsphere_descheduler::inventory::{
+    Cluster, ConnectionState, DrsConfig, Host, Inventory, MaintenanceMode, PowerState, Rule,
+    RuleKind, Vm,
+};
 use vsphere_descheduler::vsphere::Client;
 
 const CLUSTERS: usize = 2;
@@ -24,8 +27,8 @@ fn large_inventory() -> Inventory {
                 .map(|h| Host {
                     name: format!("esxi-{c}-{h:02}.example.com"),
                     id: None,
-                    connection_state: "connected".to_string(),
-                    in_maintenance_mode: false,
+                    connection_state: ConnectionState::Connected,
+                    in_maintenance_mode: MaintenanceMode::Off,
                 })
                 .collect();
             let vms: Vec<Vm> = (0..VMS_PER_CLUSTER)
@@ -34,7 +37,7 @@ fn large_inventory() -> Inventory {
                     id: None,
                     uuid: format!("42000000-0000-4000-8{c:03}-{v:012}"),
                     host: hosts[v % HOSTS_PER_CLUSTER].name.clone(),
-                    power_state: "poweredOn".to_string(),
+                    power_state: PowerState::PoweredOn,
                     drs_behavior: None,
                 })
                 .collect();

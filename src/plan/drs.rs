@@ -482,7 +482,7 @@ fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &m
 #[cfg(test)]
 mod tests {
     use super::{DrsAction, DrsRuleChange, Edit, Warning, rule_name};
-    use crate::inventory::{Rule, RuleKind};
+    use crate::inventory::{MaintenanceMode, Rule, RuleKind};
     use crate::plan::plan;
     use crate::plan::testing::*;
 
@@ -824,7 +824,7 @@ mod tests {
             second
                 .hosts
                 .retain(|h| ["esxi-4", "esxi-5"].contains(&h.name.as_str()));
-            second.hosts[1].in_maintenance_mode = true;
+            second.hosts[1].in_maintenance_mode = MaintenanceMode::On;
             second
                 .vms
                 .retain(|vm| ["w4", "w5"].contains(&vm.name.as_str()));
@@ -881,7 +881,7 @@ mod tests {
             .with(|s| {
                 let clusters = &mut s.inventory.as_mut().expect("inventory").clusters;
                 // Both clusters hold the rule; only dc2's is stale (its workload cannot have one).
-                clusters[1].hosts[1].in_maintenance_mode = false;
+                clusters[1].hosts[1].in_maintenance_mode = MaintenanceMode::Off;
                 clusters[1].rules.push(Rule {
                     name: PG_RULE.into(),
                     key: Some(9),
@@ -1057,7 +1057,7 @@ mod tests {
         let crowded = control_plane(three_hosts())
             .with(|s| {
                 s.inventory.as_mut().expect("inventory").clusters[0].hosts[2].in_maintenance_mode =
-                    true
+                    MaintenanceMode::On
             })
             .build();
         let plan_crowded = plan(&crowded, &with_control_plane_group());

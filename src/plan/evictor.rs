@@ -3,6 +3,7 @@
 
 use kube::core::SelectorExt;
 
+use super::protection::Protection;
 use super::view::{PodState, View};
 use crate::policy::{
     EvictorArgs, NoEvictionPolicy, PriorityThreshold, Protections, SYSTEM_CRITICAL_PRIORITY,
@@ -63,7 +64,7 @@ pub fn protections(
     args: &EvictorArgs,
     priority_threshold: Threshold,
     index: usize,
-) -> Vec<String> {
+) -> Vec<Protection> {
     let pod = view.pod(index);
     // The upstream escape hatch: the annotation bypasses every protection (not PDBs, not
     // feasibility).
@@ -79,14 +80,14 @@ pub fn protections(
     if pod.owners.is_empty() && (protections.failed_bare_pods || pod.phase != Phase::Failed) {
         // With FailedBarePods off upstream still only lets *failed* bare pods go: a running
         // bare pod would not come back.
-        reasons.push("bare pod (no owner would recreate it)".to_string());
+        reasons.push(Protection::BarePod);
     }
     if protections.daemonset_pods && pod.owners.iter().any(|o| o.kind == "DaemonSet") {
-        reasons.push("owned by a DaemonSet".to_string());
+        reasons.push(Protection::DaemonSet);
     }
     storage_protections(protections, pod, &mut reasons);
     if protections.pods_without_pdb && view.pdbs_of(index).is_empty() {
-        reasons.push("no PodDisruptionBudget covers it".to_string());
+        reasons.push(Protection::NoPodDisruptionBudget);
     }
     filter_protections(view, args, pod, &mut reasons);
     reasons
@@ -95,86 +96,84 @@ pub fn protections(
 /// Pods that are not the evictor's to move whatever the policy: annotated against it under
 /// `noEvictionPolicy: Mandatory`, mirror and static pods (the kubelet owns them), and pods
 /// already terminating.
-fn kind_protections(args: &EvictorArgs, pod: &Pod, reasons: &mut Vec<String>) {
+fn kind_protections(args: &EvictorArgs, pod: &Pod, reasons: &mut Vec<Protection>) {
     if args.no_eviction_policy == NoEvictionPolicy::Mandatory && pod.prefer_no_eviction {
-        reasons.push("annotated prefer-no-eviction (noEvictionPolicy Mandatory)".to_string());
+        reasons.push(Protection::PreferNoEviction);
     }
     if pod.mirror {
-        reasons.push("mirror pod".to_string());
+        reasons.push(Protection::Mirror);
     }
     if pod
         .config_source
         .as_deref()
         .is_some_and(|source| source != "api")
     {
-        reasons.push("static pod".to_string());
+        reasons.push(Protection::Static);
     }
     if pod.terminating {
-        reasons.push("terminating".to_string());
+        reasons.push(Protection::Terminating);
     }
 }
 
 /// System-critical pods, and pods at or above the profile's `priorityThreshold` (every pod
 /// when the threshold names a class the cluster does not have).
-fn priority_protection(pod: &Pod, threshold: Threshold, reasons: &mut Vec<String>) {
+fn priority_protection(pod: &Pod, threshold: Threshold, reasons: &mut Vec<Protection>) {
     match threshold {
         _ if pod.priority >= SYSTEM_CRITICAL_PRIORITY => {
-            reasons.push(format!("system-critical priority {}", pod.priority));
+            reasons.push(Protection::SystemCritical {
+                priority: pod.priority,
+            });
         }
         Threshold::Priority(threshold) if pod.priority >= threshold => {
-            reasons.push(format!(
-                "priority {} is at or above priorityThreshold {threshold}",
-                pod.priority
-            ));
+            reasons.push(Protection::AtOrAboveThreshold {
+                priority: pod.priority,
+                threshold,
+            });
         }
         Threshold::Priority(_) => {}
-        Threshold::UnknownClass(name) => reasons.push(format!(
-            "priorityThreshold names PriorityClass {name}, which the cluster does not have"
-        )),
+        Threshold::UnknownClass(name) => reasons.push(Protection::UnknownPriorityClass {
+            class: name.to_string(),
+        }),
     }
 }
 
 /// Pods whose data or devices would not follow them: local storage, PersistentVolumeClaims
 /// and resource claims, each when its protection is on.
-fn storage_protections(protections: &Protections, pod: &Pod, reasons: &mut Vec<String>) {
+fn storage_protections(protections: &Protections, pod: &Pod, reasons: &mut Vec<Protection>) {
     if protections.pods_with_local_storage && pod.local_storage {
-        reasons.push("uses local storage (emptyDir or hostPath)".to_string());
+        reasons.push(Protection::LocalStorage);
     }
     if protections.pods_with_pvc && !pod.claims.is_empty() {
         if protections.protected_storage_classes.is_empty() {
-            reasons.push(format!(
-                "uses PersistentVolumeClaim {}",
-                pod.claims.join(", ")
-            ));
+            reasons.push(Protection::PersistentVolumeClaims {
+                claims: pod.claims.clone(),
+            });
         } else {
             // Claims are not part of the snapshot; like upstream when a lookup fails, assume
             // the claim may be of a protected class.
-            reasons.push(format!(
-                "uses PersistentVolumeClaim {} whose storage class is unknown",
-                pod.claims.join(", ")
-            ));
+            reasons.push(Protection::ClaimsOfUnknownClass {
+                claims: pod.claims.clone(),
+            });
         }
     }
     if protections.pods_with_resource_claims && pod.resource_claims {
-        reasons.push("uses resource claims".to_string());
+        reasons.push(Protection::ResourceClaims);
     }
 }
 
 /// The evictor's filters: its label and namespace selectors, `minReplicas` and `minPodAge`.
-fn filter_protections(view: &View, args: &EvictorArgs, pod: &Pod, reasons: &mut Vec<String>) {
+fn filter_protections(view: &View, args: &EvictorArgs, pod: &Pod, reasons: &mut Vec<Protection>) {
     if args
         .label_selector
         .as_ref()
         .is_some_and(|s| !s.matches(&pod.labels))
     {
-        reasons.push("labels do not match the evictor's labelSelector".to_string());
+        reasons.push(Protection::LabelSelector);
     }
     if let Some(selector) = &args.namespace_label_selector {
         let labels = view.namespace_labels.get(pod.namespace.as_str());
         if !labels.is_some_and(|labels| selector.matches(labels)) {
-            reasons.push(
-                "namespace labels do not match the evictor's namespaceLabelSelector".to_string(),
-            );
+            reasons.push(Protection::NamespaceLabelSelector);
         }
     }
     if args.min_replicas > 1
@@ -182,23 +181,24 @@ fn filter_protections(view: &View, args: &EvictorArgs, pod: &Pod, reasons: &mut 
     {
         let replicas = owner_pods(view, pod, &owner.uid);
         if replicas < args.min_replicas as usize {
-            reasons.push(format!(
-                "its owner {}/{} has {replicas} pods, fewer than minReplicas {}",
-                owner.kind, owner.name, args.min_replicas
-            ));
+            reasons.push(Protection::TooFewReplicas {
+                owner_kind: owner.kind.clone(),
+                owner_name: owner.name.clone(),
+                replicas,
+                min_replicas: args.min_replicas,
+            });
         }
     }
     if let Some(min_age) = args.min_pod_age {
         match pod.started {
-            None => reasons.push("has not started (minPodAge)".to_string()),
+            None => reasons.push(Protection::NotStarted),
             Some(started) => {
                 let age = view.snapshot.now.signed_duration_since(started);
                 if age.to_std().map_or(true, |age| age < min_age) {
-                    reasons.push(format!(
-                        "started {}s ago, younger than minPodAge {}s",
-                        age.num_seconds().max(0),
-                        min_age.as_secs()
-                    ));
+                    reasons.push(Protection::TooYoung {
+                        age_seconds: age.num_seconds().max(0),
+                        min_age_seconds: min_age.as_secs(),
+                    });
                 }
             }
         }
@@ -218,7 +218,7 @@ fn owner_pods(view: &View, pod: &Pod, uid: &str) -> usize {
 mod tests {
     use super::*;
     use crate::plan::testing::*;
-    use crate::plan::{check_priority_classes, plan};
+    use crate::plan::{Planner, check_priority_classes, plan};
 
     fn name(class: &str) -> PriorityThreshold {
         PriorityThreshold::Name(class.to_string())
@@ -246,6 +246,23 @@ mod tests {
             .build()
     }
 
+    /// The protections of the named pod under the policy's first profile.
+    fn protections_of(
+        snapshot: &Snapshot,
+        policy: &crate::policy::Policy,
+        pod: &str,
+    ) -> Vec<Protection> {
+        let planner = Planner::new(snapshot, policy);
+        let evictor = &policy.profiles[0].evictor;
+        let threshold = Threshold::resolve(snapshot, &evictor.priority_threshold);
+        let index = snapshot
+            .pods
+            .iter()
+            .position(|p| p.name == pod)
+            .expect("the pod is in the snapshot");
+        protections(&planner.view, evictor, threshold, index)
+    }
+
     fn threshold_policy(threshold: PriorityThreshold) -> crate::policy::Policy {
         let evictor = EvictorArgs {
             priority_threshold: threshold,
@@ -266,8 +283,11 @@ mod tests {
         let plan = plan(&snapshot, &threshold_policy(business));
         assert_eq!(evicted(&plan), Vec::<String>::new());
         assert_eq!(
-            plan.skipped[0].detail,
-            "priority 1500 is at or above priorityThreshold 1000"
+            protections_of(&snapshot, &threshold_policy(name("business")), "web-new"),
+            [Protection::AtOrAboveThreshold {
+                priority: 1500,
+                threshold: 1000
+            }]
         );
     }
 
@@ -304,7 +324,9 @@ mod tests {
 
     #[test]
     fn a_plan_made_with_an_unknown_class_anyway_evicts_nothing() {
-        let plan = plan(&lab(), &threshold_policy(name("gold")));
+        let snapshot = lab();
+        let policy = threshold_policy(name("gold"));
+        let plan = plan(&snapshot, &policy);
         assert_eq!(evicted(&plan), Vec::<String>::new());
         assert_eq!(
             skipped(&plan),
@@ -314,8 +336,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            plan.skipped[0].detail,
-            "priorityThreshold names PriorityClass gold, which the cluster does not have"
+            protections_of(&snapshot, &policy, "web-new"),
+            [Protection::UnknownPriorityClass {
+                class: "gold".to_string()
+            }]
         );
     }
 }

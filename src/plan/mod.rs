@@ -15,6 +15,7 @@ pub mod labels;
 #[doc(hidden)]
 pub mod phases;
 mod plugins;
+mod protection;
 mod scoring;
 mod selector_index;
 mod view;
@@ -306,7 +307,8 @@ impl<'a> Planner<'a> {
         let protections =
             evictor::protections(&self.view, context.evictor, context.priority_threshold, pod);
         if !protections.is_empty() {
-            return self.skip(context, pod, SkipReason::Protected, protections.join("; "));
+            let detail = protection::detail(&protections);
+            return self.skip(context, pod, SkipReason::Protected, detail);
         }
         let landing = match self.landing(context, pod, fit) {
             Ok(landing) => landing,

@@ -6,7 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
 
-use crate::inventory::{Cluster, DrsConfig, Host, Inventory, Rule, RuleKind, Vm};
+use crate::inventory::{
+    Cluster, ConnectionState, DrsConfig, Host, Inventory, MaintenanceMode, PowerState, Rule,
+    RuleKind, Vm,
+};
 use crate::policy::{
     AntiAffinityArgs, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs, Policy, Profile, Strategy,
     TopologySpreadArgs, VsphereSettings,
@@ -97,8 +100,8 @@ impl Lab {
         self.cluster().hosts.push(Host {
             name: name.to_string(),
             id: Some(format!("host-{name}")),
-            connection_state: "connected".to_string(),
-            in_maintenance_mode: false,
+            connection_state: ConnectionState::Connected,
+            in_maintenance_mode: MaintenanceMode::Off,
         });
         self
     }
@@ -115,7 +118,7 @@ impl Lab {
             id: Some(vm_id(name)),
             uuid: uuid.clone(),
             host: host.to_string(),
-            power_state: "poweredOn".to_string(),
+            power_state: PowerState::PoweredOn,
             drs_behavior: None,
         });
         let mut node = ready_node(name, Some(format!("vsphere://{uuid}")));

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::inventory::Host;
+use crate::inventory::{ConnectionState, Host, MaintenanceMode};
 use crate::plan::workload;
 use crate::policy::Policy;
 use crate::report::{EvictionEntry, Outcome, Report};
@@ -66,10 +66,12 @@ pub enum HostState {
 
 impl HostState {
     fn of(host: &Host) -> HostState {
-        match host.connection_state.as_str() {
-            "disconnected" => HostState::Disconnected,
-            "notResponding" => HostState::NotResponding,
-            _ if host.in_maintenance_mode => HostState::Maintenance,
+        // The page knows no other state: an unknown one shows as connected (or in
+        // maintenance), though the planner counts such a host as unusable.
+        match host.connection_state {
+            ConnectionState::Disconnected => HostState::Disconnected,
+            ConnectionState::NotResponding => HostState::NotResponding,
+            _ if host.in_maintenance_mode == MaintenanceMode::On => HostState::Maintenance,
             _ => HostState::Connected,
         }
     }

@@ -8,7 +8,10 @@
 
 use std::collections::HashMap;
 
-use crate::inventory::{Cluster, DrsConfig, Host, Inventory, Rule, RuleKind, Vm};
+use crate::inventory::{
+    Cluster, ConnectionState, DrsConfig, Host, Inventory, MaintenanceMode, PowerState, Rule,
+    RuleKind, Vm,
+};
 
 use super::Error;
 use super::soap::{
@@ -289,12 +292,13 @@ fn host(object: &ObjectContent, name: &str) -> Host {
         connection_state: object
             .property("runtime.connectionState")
             .and_then(Value::as_str)
-            .unwrap_or("connected")
-            .to_string(),
+            .map_or(ConnectionState::Connected, |state| {
+                ConnectionState::from(state.to_string())
+            }),
         in_maintenance_mode: object
             .property("runtime.inMaintenanceMode")
             .and_then(Value::as_bool)
-            .unwrap_or(false),
+            .map_or(MaintenanceMode::Off, MaintenanceMode::from),
     }
 }
 
@@ -311,8 +315,9 @@ fn vm(object: &ObjectContent, name: &str, host: &str) -> Vm {
         power_state: object
             .property("runtime.powerState")
             .and_then(Value::as_str)
-            .unwrap_or("poweredOn")
-            .to_string(),
+            .map_or(PowerState::PoweredOn, |state| {
+                PowerState::from(state.to_string())
+            }),
         drs_behavior: None,
     }
 }
@@ -436,14 +441,14 @@ mod tests {
                 Host {
                     name: "esxi-01.example.com".to_string(),
                     id: Some("host-11".to_string()),
-                    connection_state: "connected".to_string(),
-                    in_maintenance_mode: false,
+                    connection_state: ConnectionState::Connected,
+                    in_maintenance_mode: MaintenanceMode::Off,
                 },
                 Host {
                     name: "esxi-02.example.com".to_string(),
                     id: Some("host-12".to_string()),
-                    connection_state: "notResponding".to_string(),
-                    in_maintenance_mode: true,
+                    connection_state: ConnectionState::NotResponding,
+                    in_maintenance_mode: MaintenanceMode::On,
                 },
             ],
             vms: vec![
@@ -452,7 +457,7 @@ mod tests {
                     id: Some("vm-101".to_string()),
                     uuid: "4211b599-1c8d-6f36-a2a0-5a3b3b1c9e01".to_string(),
                     host: "esxi-01.example.com".to_string(),
-                    power_state: "poweredOn".to_string(),
+                    power_state: PowerState::PoweredOn,
                     drs_behavior: Some("disabled".to_string()),
                 },
                 Vm {
@@ -460,7 +465,7 @@ mod tests {
                     id: Some("vm-102".to_string()),
                     uuid: "4211b599-1c8d-6f36-a2a0-5a3b3b1c9e02".to_string(),
                     host: "esxi-02.example.com".to_string(),
-                    power_state: "poweredOff".to_string(),
+                    power_state: PowerState::PoweredOff,
                     drs_behavior: Some("manual".to_string()),
                 },
             ],
@@ -541,23 +546,21 @@ mod tests {
         };
         assert_eq!(cluster.name, "wcp-cluster-41");
         assert_eq!(cluster.datacenter, "go-lab");
-        let states: Vec<(&str, &str, bool)> = cluster
+        let states: Vec<(&str, &ConnectionState, MaintenanceMode)> = cluster
             .hosts
             .iter()
-            .map(|h| {
-                (
-                    h.name.as_str(),
-                    h.connection_state.as_str(),
-                    h.in_maintenance_mode,
-                )
-            })
+            .map(|h| (h.name.as_str(), &h.connection_state, h.in_maintenance_mode))
             .collect();
         assert_eq!(
             states,
             [
-                ("esxi-41", "connected", false),
-                ("esxi-42", "notResponding", false),
-                ("esxi-43", "connected", true)
+                ("esxi-41", &ConnectionState::Connected, MaintenanceMode::Off),
+                (
+                    "esxi-42",
+                    &ConnectionState::NotResponding,
+                    MaintenanceMode::Off
+                ),
+                ("esxi-43", &ConnectionState::Connected, MaintenanceMode::On)
             ]
         );
         let vms: Vec<&str> = cluster.vms.iter().map(|v| v.name.as_str()).collect();

@@ -178,6 +178,7 @@ mod upstream_cases;
 
 #[cfg(test)]
 mod tests {
+    use crate::inventory::{ConnectionState, MaintenanceMode};
     use crate::plan::plan;
     use crate::plan::testing::{Lab, evicted, pod, policy, resources, skipped, three_hosts};
     use crate::plan::warning::Warning;
@@ -244,7 +245,7 @@ mod tests {
         // w3 is idle, but its host is being emptied: only w2 takes pods.
         let lab = load(three_hosts(), "w1", 30).with(|snapshot| {
             let inventory = snapshot.inventory.as_mut().expect("inventory");
-            inventory.clusters[0].hosts[2].in_maintenance_mode = true;
+            inventory.clusters[0].hosts[2].in_maintenance_mode = MaintenanceMode::On;
         });
         let plan = run(&lab.build(), cpu(20.0, 50.0));
         assert_eq!(plan.evictions.len(), 10);
@@ -260,7 +261,7 @@ mod tests {
         // w2 is half full; only w3 is idle, and its host is disconnected.
         let lab = load(load(three_hosts(), "w1", 30), "w2", 12).with(|snapshot| {
             let inventory = snapshot.inventory.as_mut().expect("inventory");
-            inventory.clusters[0].hosts[2].connection_state = "disconnected".to_string();
+            inventory.clusters[0].hosts[2].connection_state = ConnectionState::Disconnected;
         });
         assert!(run(&lab.build(), cpu(20.0, 50.0)).evictions.is_empty());
     }
