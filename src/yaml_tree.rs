@@ -84,6 +84,7 @@ pub(crate) fn parse_document(text: &str) -> Option<Node> {
     document.map(node)
 }
 
+/// A parsed value as a [`Node`] positioned where it is written (an alias: where it is used).
 pub(crate) fn node(spanned: Spanned<Value>) -> Node {
     Node {
         position: Position::from_location(spanned.referenced),
