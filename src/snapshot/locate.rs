@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::position::{Position, at_offset, is_json, offset_in, yaml_document};
+use super::position::{self, Position, at_offset, is_json, offset_in};
 
 /// The object to find.
 #[derive(Clone, Copy, Debug)]
@@ -158,15 +158,12 @@ fn yaml_position(text: &str, sought: Sought) -> Option<Position> {
             }
         }
     }
-    let location = found?;
-    let line = usize::try_from(location.line())
-        .ok()
-        .filter(|line| *line > 0)?;
-    Some(Position {
-        line,
-        column: usize::try_from(location.column()).unwrap_or(1).max(1),
-        document: yaml_document(text, line),
-    })
+    let location = found.filter(|location| location.line() > 0)?;
+    Some(position::yaml_position(
+        text,
+        location.line(),
+        location.column(),
+    ))
 }
 
 #[cfg(test)]

@@ -209,14 +209,20 @@ pub fn yaml_located(text: &str, location: serde_saphyr::Location, message: Strin
 
 /// A YAML problem at a line and column (1-based, as serde-saphyr counts them; 0 is unknown).
 pub fn yaml_at(text: &str, line: u64, column: u64, message: String) -> ParseError {
-    let line = usize::try_from(line).unwrap_or(1).max(1);
     ParseError {
-        at: Position {
-            line,
-            column: usize::try_from(column).unwrap_or(1).max(1),
-            document: yaml_document(text, line),
-        },
+        at: yaml_position(text, line, column),
         message,
+    }
+}
+
+/// The position of a line and column of YAML `text` (1-based; 0, unknown, counts as 1), with the
+/// document that holds it.
+pub fn yaml_position(text: &str, line: u64, column: u64) -> Position {
+    let line = usize::try_from(line).unwrap_or(1).max(1);
+    Position {
+        line,
+        column: usize::try_from(column).unwrap_or(1).max(1),
+        document: yaml_document(text, line),
     }
 }
 
