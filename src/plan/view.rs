@@ -178,20 +178,33 @@ impl<'a> View<'a> {
             namespace_labels,
             domains: HashMap::new(),
         };
-        // One pass over the pods for both: the planner runs over hundreds of thousands.
-        for (index, pod) in snapshot.pods.iter().enumerate() {
-            view.place_pod(&node_by_name, pod);
-            view.index_pod(index, pod);
-        }
-        view.used_cpu_memory = view.used.iter().map(CpuMemory::of).collect();
-        view.index_holders();
-        for (index, pdb) in snapshot.pdbs.iter().enumerate() {
-            if let Some(selector) = &pdb.selector {
-                view.pdb_index
-                    .insert(Some(pdb.namespace.as_str()), selector, index);
+        // The label index and the topology keys read only the snapshot and each is built by
+        // one thread in pod order, so they are the same whatever the threads' timing; the
+        // pass placing and filing the pods runs beside them on the other core.
+        let (by_label, keys) = std::thread::scope(|scope| {
+            let labels = scope.spawn(|| label_index(snapshot));
+            let keys = scope.spawn(|| topology_keys(snapshot, policy));
+            // One pass over the pods for both: the planner runs over hundreds of thousands.
+            for (index, pod) in snapshot.pods.iter().enumerate() {
+                view.place_pod(&node_by_name, pod);
+                view.index_pod(index, pod);
             }
-        }
-        view.domains = view.index_domains();
+            view.used_cpu_memory = view.used.iter().map(CpuMemory::of).collect();
+            view.index_holders();
+            for (index, pdb) in snapshot.pdbs.iter().enumerate() {
+                if let Some(selector) = &pdb.selector {
+                    view.pdb_index
+                        .insert(Some(pdb.namespace.as_str()), selector, index);
+                }
+            }
+            (
+                labels.join().expect("the label index does not panic"),
+                keys.join()
+                    .expect("collecting topology keys does not panic"),
+            )
+        });
+        view.by_label = by_label;
+        view.domains = view.index_domains(keys);
         view
     }
 
@@ -214,7 +227,7 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Files a pod under its namespace, controller and labels, and gives its namespace labels
+    /// Files a pod under its namespace and controller, and gives its namespace labels
     /// when the snapshot has none for it.
     fn index_pod(&mut self, index: usize, pod: &'a Pod) {
         self.by_namespace
@@ -224,12 +237,6 @@ impl<'a> View<'a> {
         if let Some(owner) = pod.controller() {
             self.by_controller
                 .entry(owner.uid.as_str())
-                .or_default()
-                .push(index);
-        }
-        for (key, value) in &pod.labels {
-            self.by_label
-                .entry((pod.namespace.as_str(), key.as_str(), value.as_str()))
                 .or_default()
                 .push(index);
         }
@@ -244,36 +251,8 @@ impl<'a> View<'a> {
             });
     }
 
-    fn index_domains(&self) -> HashMap<&'a str, Rc<Domains>> {
-        // The zone key of the scheduler's default spreading, which scoring needs whether or not
-        // a pod names it.
-        let mut keys: BTreeSet<&'a str> = BTreeSet::from([ZONE]);
-        // Keys of the policy's default spread constraints, which no pod names.
-        for profile in &self.policy.profiles {
-            for strategy in &profile.balance {
-                if let Strategy::TopologySpread(args) = strategy {
-                    keys.extend(
-                        args.default_constraints
-                            .iter()
-                            .map(|c| c.topology_key.as_str()),
-                    );
-                }
-            }
-        }
-        for pod in &self.snapshot.pods {
-            keys.extend(pod.anti_affinity.iter().map(|t| t.topology_key.as_str()));
-            keys.extend(
-                pod.preferred_anti_affinity
-                    .iter()
-                    .chain(&pod.preferred_affinity)
-                    .map(|t| t.term.topology_key.as_str()),
-            );
-            keys.extend(
-                pod.spread_constraints
-                    .iter()
-                    .map(|c| c.topology_key.as_str()),
-            );
-        }
+    /// Numbers the domains of every key, from the refreshed node labels.
+    fn index_domains(&self, keys: BTreeSet<&'a str>) -> HashMap<&'a str, Rc<Domains>> {
         let mut all = HashMap::new();
         for key in keys {
             let mut domains = Domains::default();
@@ -562,4 +541,51 @@ impl<'a> View<'a> {
             (pod.priority, pod.qos, stays, Reverse(pod.created), index)
         });
     }
+}
+
+/// (namespace, label key, label value) → the pods carrying that label, in snapshot order.
+fn label_index(snapshot: &Snapshot) -> HashMap<(&str, &str, &str), Vec<usize>> {
+    let mut by_label: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
+    for (index, pod) in snapshot.pods.iter().enumerate() {
+        for (key, value) in &pod.labels {
+            by_label
+                .entry((pod.namespace.as_str(), key.as_str(), value.as_str()))
+                .or_default()
+                .push(index);
+        }
+    }
+    by_label
+}
+
+/// Every topology key planning numbers domains for: the zone key of the scheduler's default
+/// spreading (scoring needs its domains whether or not a pod names it), the keys of the
+/// policy's default spread constraints (which no pod names), and every key a pod refers to.
+fn topology_keys<'a>(snapshot: &'a Snapshot, policy: &'a Policy) -> BTreeSet<&'a str> {
+    let mut keys: BTreeSet<&'a str> = BTreeSet::from([ZONE]);
+    for profile in &policy.profiles {
+        for strategy in &profile.balance {
+            if let Strategy::TopologySpread(args) = strategy {
+                keys.extend(
+                    args.default_constraints
+                        .iter()
+                        .map(|c| c.topology_key.as_str()),
+                );
+            }
+        }
+    }
+    for pod in &snapshot.pods {
+        keys.extend(pod.anti_affinity.iter().map(|t| t.topology_key.as_str()));
+        keys.extend(
+            pod.preferred_anti_affinity
+                .iter()
+                .chain(&pod.preferred_affinity)
+                .map(|t| t.term.topology_key.as_str()),
+        );
+        keys.extend(
+            pod.spread_constraints
+                .iter()
+                .map(|c| c.topology_key.as_str()),
+        );
+    }
+    keys
 }
