@@ -229,8 +229,10 @@ impl<'a> Planner<'a> {
     /// Map nodes to VMs, refresh their labels and build the working state.
     fn new(snapshot: &'a Snapshot, policy: &'a Policy) -> Planner<'a> {
         let mut plan = Plan::default();
-        let nodes = refresh_nodes(snapshot, policy, &mut plan);
-        let view = View::new(snapshot, policy, nodes);
+        // The node refresh runs beside the label index, which needs no node.
+        let view = View::new(snapshot, policy, || {
+            refresh_nodes(snapshot, policy, &mut plan)
+        });
         let budget = Budget::new(&view);
         let relabelled = dependencies::relabelled(&view, &plan.label_changes);
         Planner {

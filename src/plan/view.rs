@@ -132,18 +132,40 @@ pub struct View<'a> {
 }
 
 impl<'a> View<'a> {
-    pub fn new(snapshot: &'a Snapshot, policy: &'a Policy, nodes: Vec<NodeState<'a>>) -> View<'a> {
+    /// The working state over the nodes `refresh` returns (in snapshot order, with refreshed
+    /// labels). The label index and the topology keys read only the snapshot, so they are
+    /// built on threads beside the refresh and the pass that places and files the pods; each
+    /// is built by one thread in pod order, so the view is the same whatever the timing.
+    pub fn new(
+        snapshot: &'a Snapshot,
+        policy: &'a Policy,
+        refresh: impl FnOnce() -> Vec<NodeState<'a>>,
+    ) -> View<'a> {
         debug_assert!(
             snapshot
                 .pods
                 .is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)),
             "snapshot pods are sorted by namespace and name"
         );
-        let node_by_name: HashMap<&str, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.node.name.as_str(), i))
-            .collect();
+        let (mut view, by_label, keys) = std::thread::scope(|scope| {
+            let labels = scope.spawn(|| label_index(snapshot));
+            let keys = scope.spawn(|| topology_keys(snapshot, policy));
+            let mut view = View::over(snapshot, policy, refresh());
+            view.index_pods();
+            (
+                view,
+                labels.join().expect("the label index does not panic"),
+                keys.join()
+                    .expect("collecting topology keys does not panic"),
+            )
+        });
+        view.by_label = by_label;
+        view.domains = view.index_domains(keys);
+        view
+    }
+
+    /// The view of the nodes, before any pod is placed.
+    fn over(snapshot: &'a Snapshot, policy: &'a Policy, nodes: Vec<NodeState<'a>>) -> View<'a> {
         let namespace_labels: HashMap<&str, Labels> = snapshot
             .namespaces
             .iter()
@@ -156,7 +178,7 @@ impl<'a> View<'a> {
             .map(|n| CpuMemory::of(&n.node.allocatable))
             .collect();
         let used = vec![Resources::default(); nodes.len()];
-        let mut view = View {
+        View {
             snapshot,
             policy,
             nodes,
@@ -177,35 +199,31 @@ impl<'a> View<'a> {
             pdb_index: SelectorIndex::default(),
             namespace_labels,
             domains: HashMap::new(),
-        };
-        // The label index and the topology keys read only the snapshot and each is built by
-        // one thread in pod order, so they are the same whatever the threads' timing; the
-        // pass placing and filing the pods runs beside them on the other core.
-        let (by_label, keys) = std::thread::scope(|scope| {
-            let labels = scope.spawn(|| label_index(snapshot));
-            let keys = scope.spawn(|| topology_keys(snapshot, policy));
-            // One pass over the pods for both: the planner runs over hundreds of thousands.
-            for (index, pod) in snapshot.pods.iter().enumerate() {
-                view.place_pod(&node_by_name, pod);
-                view.index_pod(index, pod);
+        }
+    }
+
+    /// Places every pod and files it, its anti-affinity terms and the PDBs.
+    fn index_pods(&mut self) {
+        let snapshot = self.snapshot;
+        let node_by_name: HashMap<&str, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.node.name.as_str(), i))
+            .collect();
+        // One pass over the pods for both: the planner runs over hundreds of thousands.
+        for (index, pod) in snapshot.pods.iter().enumerate() {
+            self.place_pod(&node_by_name, pod);
+            self.index_pod(index, pod);
+        }
+        self.used_cpu_memory = self.used.iter().map(CpuMemory::of).collect();
+        self.index_holders();
+        for (index, pdb) in snapshot.pdbs.iter().enumerate() {
+            if let Some(selector) = &pdb.selector {
+                self.pdb_index
+                    .insert(Some(pdb.namespace.as_str()), selector, index);
             }
-            view.used_cpu_memory = view.used.iter().map(CpuMemory::of).collect();
-            view.index_holders();
-            for (index, pdb) in snapshot.pdbs.iter().enumerate() {
-                if let Some(selector) = &pdb.selector {
-                    view.pdb_index
-                        .insert(Some(pdb.namespace.as_str()), selector, index);
-                }
-            }
-            (
-                labels.join().expect("the label index does not panic"),
-                keys.join()
-                    .expect("collecting topology keys does not panic"),
-            )
-        });
-        view.by_label = by_label;
-        view.domains = view.index_domains(keys);
-        view
+        }
     }
 
     /// Records the next pod's node and state, counting its requests on its node while it is
