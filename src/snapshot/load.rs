@@ -19,7 +19,7 @@ use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
 use super::quantity::parse_milli;
-use super::wire;
+use super::{stream, wire};
 use crate::inventory::{self, Inventory};
 use crate::text::shown;
 
@@ -199,19 +199,24 @@ impl Objects {
     }
 
     /// Gives back what the vectors reserved beyond their objects while they grew.
-    fn shrink_to_fit(&mut self) {
+    pub(super) fn shrink_to_fit(&mut self) {
         self.nodes.shrink_to_fit();
         self.pods.shrink_to_fit();
         self.pdbs.shrink_to_fit();
     }
 
     fn extend(&mut self, other: Objects) {
-        append(&mut self.nodes, other.nodes);
-        append(&mut self.pods, other.pods);
-        append(&mut self.pdbs, other.pdbs);
-        append(&mut self.namespaces, other.namespaces);
-        append(&mut self.priority_classes, other.priority_classes);
-        append(&mut self.inventories, other.inventories);
+        self.extend_growing(other, Growth::Exact);
+    }
+
+    /// `other` after these objects, the vectors growing as `growth` says.
+    pub(super) fn extend_growing(&mut self, other: Objects, growth: Growth) {
+        append(&mut self.nodes, other.nodes, growth);
+        append(&mut self.pods, other.pods, growth);
+        append(&mut self.pdbs, other.pdbs, growth);
+        append(&mut self.namespaces, other.namespaces, growth);
+        append(&mut self.priority_classes, other.priority_classes, growth);
+        append(&mut self.inventories, other.inventories, growth);
         if let Some(metrics) = other.metrics {
             let mine = self.metrics.get_or_insert_with(Metrics::default);
             mine.nodes.extend(metrics.nodes);
@@ -221,20 +226,44 @@ impl Objects {
     }
 }
 
+/// How a vector of objects grows when more are appended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Growth {
+    /// To the exact size: doubling would leave up to half of it unused for the rest of the run.
+    Exact,
+    /// By doubling, for many small appends (exact growth would reallocate at each); the
+    /// caller gives back the spare room when done.
+    Doubling,
+}
+
 /// `other` after `mine`, taking `other` whole when `mine` is empty (moving a 150,000-pod vector
-/// into an empty one would hold both at once), else growing `mine` to the exact size (doubling
-/// would leave up to half of it unused for the rest of the run).
-fn append<T>(mine: &mut Vec<T>, other: Vec<T>) {
+/// into an empty one would hold both at once), else growing `mine` as `growth` says.
+fn append<T>(mine: &mut Vec<T>, mut other: Vec<T>, growth: Growth) {
     if mine.is_empty() {
         *mine = other;
     } else {
-        mine.reserve_exact(other.len());
-        mine.extend(other);
+        if growth == Growth::Exact {
+            mine.reserve_exact(other.len());
+        }
+        mine.append(&mut other);
     }
 }
 
-/// Read one snapshot file of at most `limit` bytes.
+/// Read one snapshot file of at most `limit` bytes. A JSON file is read as a stream, its text
+/// never held whole; anything the stream does not take (YAML, a problem, a pipe) is read
+/// whole, which is also what words every error.
 pub fn read_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotError> {
+    match stream::read_file(path, limit) {
+        Ok(objects) => Ok(objects),
+        Err(fallback) => {
+            tracing::debug!(path = %path.display(), reason = %fallback, "reading the snapshot file whole");
+            read_whole_file(path, limit)
+        }
+    }
+}
+
+/// Read one snapshot file of at most `limit` bytes, holding its text while it is decoded.
+pub(super) fn read_whole_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotError> {
     let text = read_text(path, limit)?;
     read_str(&text).map_err(|error| SnapshotError::Parse {
         path: path.to_path_buf(),
@@ -243,7 +272,7 @@ pub fn read_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotE
 }
 
 /// How much is read at a time; each piece is checked to be text before the next is read.
-const CHUNK_BYTES: u64 = 1 << 20;
+pub(super) const CHUNK_BYTES: u64 = 1 << 20;
 
 /// The text of a file, read through a bounded reader: a regular file over the limit is refused
 /// by its size, anything else (a device, a pipe) once it has given one byte more than the limit.
@@ -306,7 +335,7 @@ fn not_text(path: &Path, bytes: &[u8], offset: usize, problem: NotText) -> Snaps
 
 /// Checks `bytes[from..]` and returns how far they are valid text: the end, or the start of a
 /// character the next chunk completes. `Err` has the offset of the first byte that is not text.
-fn check_text(bytes: &[u8], from: usize) -> Result<usize, (usize, NotText)> {
+pub(super) fn check_text(bytes: &[u8], from: usize) -> Result<usize, (usize, NotText)> {
     let unchecked = &bytes[from..];
     let control =
         first_control(unchecked).map(|at| (from + at, NotText::ControlCharacter(unchecked[at])));
@@ -376,16 +405,18 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
             }
         };
         let document = document.map_err(|e| positioned(Problem::json(text, text, &e)))?;
-        let raw = document.get();
-        let list: ListHeader =
-            serde_json::from_str(raw).map_err(|e| positioned(Problem::json(text, raw, &e)))?;
-        let read = match list.items {
-            Some(items) => convert_items(text, &items, ItemType::of(&list.api_version, &list.kind)),
-            None => object(Source::Raw(raw), None).map_err(|e| e.within(text, raw)),
-        };
-        objects.extend(read.map_err(positioned)?);
+        objects.extend(read_document(text, document.get()).map_err(positioned)?);
     }
     Ok(objects)
+}
+
+/// One JSON document, `raw`, a slice of `text`: a list's items, or the document as one object.
+pub(super) fn read_document(text: &str, raw: &str) -> Result<Objects, Problem> {
+    let list: ListHeader = serde_json::from_str(raw).map_err(|e| Problem::json(text, raw, &e))?;
+    match list.items {
+        Some(items) => convert_items(text, &items, ItemType::of(&list.api_version, &list.kind)),
+        None => object(Source::Raw(raw), None).map_err(|e| e.within(text, raw)),
+    }
 }
 
 /// YAML documents are read one at a time by the streaming reader, list items converted as they
@@ -486,7 +517,7 @@ fn object_text(text: &str, at: serde_saphyr::Location) -> Option<(String, u64)> 
 
 /// What is wrong with one object, and at which byte of the text being read.
 #[derive(Debug)]
-struct Problem {
+pub(super) struct Problem {
     offset: usize,
     message: String,
     /// Where in an unpositioned YAML object the value at fault is (mapping keys and list
@@ -709,26 +740,26 @@ fn convert_items(
 /// The items of a JSON `List`, left as raw text.
 #[derive(serde::Deserialize)]
 #[serde(expecting = "a Kubernetes object, a List, or a VSphereInventory (a JSON object)")]
-struct ListHeader<'a> {
+pub(super) struct ListHeader<'a> {
     #[serde(borrow, default)]
-    items: Option<Vec<&'a RawValue>>,
+    pub(super) items: Option<Vec<&'a RawValue>>,
     #[serde(default, rename = "apiVersion", deserialize_with = "api_version")]
-    api_version: String,
+    pub(super) api_version: String,
     #[serde(default, deserialize_with = "kind")]
-    kind: String,
+    pub(super) kind: String,
 }
 
 /// The type of the items of a typed list (`NodeList`, `NodeMetricsList`): the API server
 /// leaves `apiVersion` and `kind` out of them (`kubectl get --raw` shows them so), so an item
 /// without either is read as the list's. `v1 List` items name their own.
-#[derive(Clone, Copy, Debug)]
-struct ItemType<'a> {
-    api_version: &'a str,
-    kind: &'a str,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ItemType<'a> {
+    pub(super) api_version: &'a str,
+    pub(super) kind: &'a str,
 }
 
 impl<'a> ItemType<'a> {
-    fn of(api_version: &'a str, list_kind: &'a str) -> Option<ItemType<'a>> {
+    pub(super) fn of(api_version: &'a str, list_kind: &'a str) -> Option<ItemType<'a>> {
         match list_kind.strip_suffix("List") {
             Some(kind) if !kind.is_empty() && !api_version.is_empty() => {
                 Some(ItemType { api_version, kind })
@@ -807,7 +838,7 @@ fn describe(value: &Value) -> String {
 }
 
 /// One object: a tree (from YAML) or raw JSON text (decoded straight into its type).
-enum Source<'a> {
+pub(super) enum Source<'a> {
     Tree(Value),
     Raw(&'a str),
 }
@@ -845,7 +876,7 @@ impl Source<'_> {
 /// Convert one object by its `apiVersion` and `kind`. A problem is positioned in the object's
 /// raw text, or at its start when it is about the object as a whole.
 /// An item of a typed list without `apiVersion` and `kind` is of `item_type`.
-fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Problem> {
+pub(super) fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Problem> {
     if let Source::Raw(text) = source
         && let Some(read) = pod_in_one_pass(text, item_type)
     {

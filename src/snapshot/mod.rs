@@ -3,12 +3,14 @@
 
 mod annotations;
 mod convert;
+mod json_scan;
 mod load;
 mod locate;
 mod model;
 mod position;
 pub mod prune;
 mod quantity;
+mod stream;
 pub mod wire;
 
 use std::collections::BTreeMap;
