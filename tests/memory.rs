@@ -32,9 +32,8 @@ fn peak_rss_bytes(stderr: &str) -> u64 {
         .unwrap_or_else(|| panic!("a resources used line in {stderr}"))
 }
 
-/// The peak resident memory of `plan` on a generated cluster of this shape, and the size of the
-/// snapshot file (its text is held while it is decoded; a run holds no file).
-fn plan_peak(shape: &cluster::Shape) -> (u64, u64) {
+/// The peak resident memory of `plan` on a generated cluster of this shape.
+fn plan_peak(shape: &cluster::Shape) -> u64 {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let snapshot = dir.path().join("cluster.json");
     let text = cluster::generate(shape).json();
@@ -58,12 +57,15 @@ fn plan_peak(shape: &cluster::Shape) -> (u64, u64) {
         .expect("the binary runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    (peak_rss_bytes(&stderr), text.len() as u64)
+    peak_rss_bytes(&stderr)
 }
 
 /// The memory that grows with the cluster, which is what the estimate's rates promise: the
 /// difference between two sizes, so the binary's own size (larger in a debug build) cancels
-/// out. The rates hold it with the file's text on top.
+/// out. A JSON file is read as a stream, its text never held whole (a window of a few MiB, the
+/// same at both sizes), so the rates hold it with nothing on top: holding the text again would
+/// add the files' difference (10.6 MB) and fail. Measured 45.0–45.5 MB in a debug build against
+/// 48.6 MB allowed.
 #[test]
 fn memory_grows_with_the_cluster_no_faster_than_the_rates_the_run_checks_its_limit_by() {
     let small = cluster::Shape {
@@ -78,16 +80,15 @@ fn memory_grows_with_the_cluster_no_faster_than_the_rates_the_run_checks_its_lim
         hosts: 10,
         ..cluster::Shape::default()
     };
-    let (small_peak, small_file) = plan_peak(&small);
-    let (large_peak, large_file) = plan_peak(&large);
+    let small_peak = plan_peak(&small);
+    let large_peak = plan_peak(&large);
     let grown = large_peak.saturating_sub(small_peak);
-    let allowed = footprint::estimate(large.nodes, large.pods)
-        - footprint::estimate(small.nodes, small.pods)
-        + (large_file - small_file);
+    let allowed =
+        footprint::estimate(large.nodes, large.pods) - footprint::estimate(small.nodes, small.pods);
     assert!(
         grown <= allowed,
         "{} more pods took {} KiB more at the peak ({} KiB -> {} KiB), over the {} KiB the \
-         rates allow (footprint::PER_POD_BYTES, PER_NODE_BYTES, plus the file)",
+         rates allow (footprint::PER_POD_BYTES, PER_NODE_BYTES)",
         large.pods - small.pods,
         grown >> 10,
         small_peak >> 10,
