@@ -69,15 +69,18 @@ fn read_in_blocks(
     }
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let failed = AtomicBool::new(false);
-    // At most one batch waits per thread: the window of text stays a few batches.
-    let (jobs, queue) = mpsc::sync_channel(threads);
-    let queue = Mutex::new(queue);
     std::thread::scope(|scope| {
+        // At most one batch waits per thread: the window of text stays a few batches. The
+        // threads alone hold the queue, so that sending fails instead of waiting for ever
+        // should they all have stopped.
+        let (jobs, queue) = mpsc::sync_channel(threads);
+        let queue = Arc::new(Mutex::new(queue));
         let (done, converted) = mpsc::channel();
         for _ in 0..threads {
-            let (queue, done, failed) = (&queue, done.clone(), &failed);
-            scope.spawn(move || convert_batches(queue, &done, failed));
+            let (queue, done, failed) = (Arc::clone(&queue), done.clone(), &failed);
+            scope.spawn(move || convert_batches(&queue, &done, failed));
         }
+        drop(queue);
         drop(done);
         let mut gathered = Gathered::default();
         let fed = feed(file, limit, block_bytes, batch_bytes, jobs, || {
