@@ -120,7 +120,7 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         count(
             EVICTIONS,
             &[
-                eviction.strategy,
+                eviction.strategy.as_str(),
                 &eviction.namespace,
                 entry.result.as_str(),
             ],
@@ -130,7 +130,7 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         }
     }
     for skip in &report.skipped {
-        count(SKIPPED, &[skip.strategy, skip.reason.as_str()]);
+        count(SKIPPED, &[skip.strategy.as_str(), skip.reason.as_str()]);
     }
     for change in &report.label_changes {
         count(LABEL_CHANGES, &[&change.key]);
@@ -223,12 +223,13 @@ mod tests {
     use crate::plan::{
         DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip, SkipReason, Warning,
     };
+    use crate::policy::PluginKind;
     use crate::report::Mode;
 
-    const ANTI_AFFINITY: &str = "RemovePodsViolatingInterPodAntiAffinity";
-    const SPREAD: &str = "RemovePodsViolatingTopologySpreadConstraint";
+    const ANTI_AFFINITY: PluginKind = PluginKind::InterPodAntiAffinity;
+    const SPREAD: PluginKind = PluginKind::TopologySpread;
 
-    fn eviction(namespace: &str, pod: &str, strategy: &'static str) -> Eviction {
+    fn eviction(namespace: &str, pod: &str, strategy: PluginKind) -> Eviction {
         Eviction {
             namespace: namespace.to_string(),
             pod: pod.to_string(),
@@ -245,7 +246,7 @@ mod tests {
         }
     }
 
-    fn skip(pod: &str, strategy: &'static str, reason: SkipReason) -> Skip {
+    fn skip(pod: &str, strategy: PluginKind, reason: SkipReason) -> Skip {
         Skip {
             namespace: "shop".to_string(),
             pod: pod.to_string(),

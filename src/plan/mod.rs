@@ -36,7 +36,9 @@ pub use vocabulary::{
 };
 pub use warning::{Candidates, Warning};
 
-use crate::policy::{DuplicatesArgs, EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
+use crate::policy::{
+    DuplicatesArgs, EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, Strategy,
+};
 use crate::snapshot::Snapshot;
 use budget::Budget;
 use view::{NodeState, PodState, View};
@@ -174,7 +176,7 @@ fn refresh_nodes<'a>(
 #[derive(Clone)]
 pub(crate) struct Context<'p> {
     pub profile: &'p str,
-    pub strategy: &'static str,
+    pub strategy: PluginKind,
     pub evictor: &'p EvictorArgs,
     pub priority_threshold: evictor::Threshold<'p>,
     /// The profile's RemoveDuplicates, when enabled: a replacement that another strategy sends
@@ -188,7 +190,7 @@ pub(crate) struct Planner<'a> {
     budget: Budget,
     pub plan: Plan,
     /// (pod, strategy) pairs already skipped, so a pod is reported once per strategy.
-    tried: BTreeSet<(usize, &'static str)>,
+    tried: BTreeSet<(usize, PluginKind)>,
     /// Nodes with planned label changes, which evictions may depend on.
     relabelled: dependencies::Relabelling,
 }
@@ -265,10 +267,7 @@ impl<'a> Planner<'a> {
     }
 
     fn run_strategy(&mut self, profile: &Profile, strategy: &Strategy) {
-        let context = Context {
-            strategy: strategy.name(),
-            ..self.context(profile)
-        };
+        let context = self.context(profile, strategy.kind());
         plugins::run(self, &context, strategy);
     }
 
@@ -279,10 +278,10 @@ impl<'a> Planner<'a> {
         plan
     }
 
-    fn context<'p>(&self, profile: &'p Profile) -> Context<'p> {
+    fn context<'p>(&self, profile: &'p Profile, strategy: PluginKind) -> Context<'p> {
         Context {
             profile: &profile.name,
-            strategy: "",
+            strategy,
             evictor: &profile.evictor,
             priority_threshold: evictor::Threshold::resolve(
                 self.view.snapshot,

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::policy::PluginKind;
+
 use super::drs_change::DrsRuleChange;
 use super::labels::{LabelApply, LabelChange, MappedNode};
 use super::warning::Warning;
@@ -37,7 +39,7 @@ pub struct Eviction {
     pub node: String,
     /// The ESXi host of the pod's node, when mapped.
     pub host: Option<String>,
-    pub strategy: &'static str,
+    pub strategy: PluginKind,
     pub profile: String,
     /// Why, in words: the violated rule and the pod it conflicts with.
     pub reason: String,
@@ -68,7 +70,7 @@ pub struct Skip {
     pub namespace: String,
     pub pod: String,
     pub node: Option<String>,
-    pub strategy: &'static str,
+    pub strategy: PluginKind,
     pub profile: String,
     pub reason: SkipReason,
     pub detail: String,
@@ -111,7 +113,7 @@ impl SkipReason {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeUtilization {
-    pub strategy: &'static str,
+    pub strategy: PluginKind,
     pub profile: String,
     pub node: String,
     pub class: UtilizationClass,

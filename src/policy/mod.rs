@@ -24,8 +24,8 @@ pub use names::{NameError, check_dns_label};
 pub use plugins::{
     AntiAffinityArgs, BASIC_RESOURCES, ConditionFilter, DefaultConstraint, DuplicatesArgs,
     FailedPodsArgs, HighNodeUtilizationArgs, LowNodeUtilizationArgs, NodeAffinityArgs,
-    NodeAffinityType, NodeTaintsArgs, OwnerKinds, PodLifeTimeArgs, ResourceThresholds, Strategy,
-    TooManyRestartsArgs, TopologySpreadArgs, UsageSource, unmeasurable,
+    NodeAffinityType, NodeTaintsArgs, OwnerKinds, PluginKind, PodLifeTimeArgs, ResourceThresholds,
+    Strategy, TooManyRestartsArgs, TopologySpreadArgs, UsageSource, unmeasurable,
 };
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;

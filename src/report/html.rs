@@ -285,19 +285,21 @@ impl Page<'_> {
         self.host_counts(workload);
         self.out.push_str("</ul>\n");
         // Grouped by strategy, named once: a workload's evictions mostly share one.
-        let mut strategy = "";
+        let mut named = None;
         for &index in &workload.evictions {
             let entry = &self.report.evictions[index];
-            if entry.eviction.strategy != strategy {
-                strategy = entry.eviction.strategy;
+            let strategy = entry.eviction.strategy;
+            if named != Some(strategy) {
+                named = Some(strategy);
                 put!(self, "<h5>{strategy}:</h5>");
             }
             self.eviction(entry, false);
         }
         for &index in &workload.skips {
             let skip = &self.report.skipped[index];
-            if skip.strategy != strategy {
-                strategy = skip.strategy;
+            let strategy = skip.strategy;
+            if named != Some(strategy) {
+                named = Some(strategy);
                 put!(self, "<h5>{strategy}:</h5>");
             }
             self.skip(skip, false);
@@ -582,6 +584,7 @@ fn heading(mode: Mode) -> &'static str {
 mod tests {
     use super::*;
     use crate::plan::{Eviction, Plan, SkipReason};
+    use crate::policy::PluginKind;
 
     fn hostile_report() -> Report {
         let plan = Plan {
@@ -590,7 +593,7 @@ mod tests {
                 pod: "web-<script>alert(1)</script>".to_string(),
                 node: "worker-\"a\"".to_string(),
                 host: Some("esxi-'1'&co".to_string()),
-                strategy: "RemovePodsViolatingInterPodAntiAffinity",
+                strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
                 reason: "shares <b>a host</b>".to_string(),
                 fits_on: None,
@@ -603,7 +606,7 @@ mod tests {
                 namespace: "shop".to_string(),
                 pod: "<img src=x>".to_string(),
                 node: None,
-                strategy: "RemovePodsViolatingInterPodAntiAffinity",
+                strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
                 reason: SkipReason::Pdb,
                 detail: "\"quoted\" & <tagged>".to_string(),
