@@ -13,6 +13,7 @@ pub mod kube;
 pub mod metrics;
 pub mod plan;
 pub mod policy;
+pub mod position;
 pub mod report;
 pub mod run;
 pub mod snapshot;

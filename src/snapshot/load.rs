@@ -367,11 +367,7 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
         let positioned = |problem: Problem| {
             let (line, column) = line_column(text, problem.offset);
             ParseError {
-                at: Position {
-                    line,
-                    column,
-                    document: index + 1,
-                },
+                at: Position::in_document(line, column, index + 1),
                 message: problem.message,
             }
         };
@@ -452,8 +448,8 @@ fn field_position(text: &str, at: serde_saphyr::Location, path: &[Step]) -> Opti
     }
     let position = node.position?;
     Some((
-        first_line + u64::from(position.line) - 1,
-        u64::from(position.column),
+        first_line + u64::try_from(position.line).ok()? - 1,
+        u64::try_from(position.column).ok()?,
     ))
 }
 
@@ -1083,7 +1079,7 @@ mod tests {
                     at: super::Position {
                         line: 1,
                         column: 4,
-                        document: 1
+                        document: Some(1)
                     },
                     offset: 3,
                     problem: NotText::InvalidUtf8,
