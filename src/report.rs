@@ -12,6 +12,7 @@
 
 pub mod html;
 pub mod placement;
+mod warning;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -25,6 +26,7 @@ use crate::plan::{
     NodeUtilization, Plan, Skip,
 };
 pub use placement::Placement;
+pub use warning::ReportWarning;
 
 /// Which Kubernetes API server, kubeconfig context and vCenter a live command talks to, so a
 /// user with several clusters sees at once which one a run acts on.
@@ -154,7 +156,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<ReportWarning>,
     pub errors: Vec<String>,
     /// The exit code of a `run` (0 done, 1 some action or backend failed or the run stopped
     /// early, 2 invalid settings), so a report read from logs says how the run ended.
@@ -201,7 +203,7 @@ impl Report {
                 .collect(),
             mapped_nodes: plan.mapped_nodes,
             unmapped_nodes: plan.unmapped_nodes,
-            warnings: plan.warnings.iter().map(ToString::to_string).collect(),
+            warnings: plan.warnings.into_iter().map(ReportWarning::Plan).collect(),
             errors: Vec::new(),
             exit_code: None,
             target: None,
@@ -365,7 +367,7 @@ impl Report {
             );
         }
         for warning in &self.warnings {
-            let _ = writeln!(out, "warning: {}", lines(warning));
+            let _ = writeln!(out, "warning: {}", lines(&warning.to_string()));
         }
         for error in &self.errors {
             let _ = writeln!(out, "error: {}", lines(error));

@@ -24,7 +24,7 @@ pub use config::{
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 
 use crate::inventory::Inventory;
-use crate::report::{Mode, Report, Target};
+use crate::report::{Mode, Report, ReportWarning, Target};
 use crate::snapshot::{self, Objects, SnapshotError};
 use crate::{footprint, kube, plan, vsphere};
 use execute::Executor;
@@ -117,10 +117,9 @@ async fn locked_run(
     };
     let mut report = outcome?;
     if let Err(error) = release {
-        report.warnings.push(format!(
-            "{}; the next run waits for it to expire",
-            error_chain(&error)
-        ));
+        report.warnings.push(ReportWarning::LockNotReleased {
+            cause: error_chain(&error),
+        });
     }
     Ok(report)
 }

@@ -11,7 +11,7 @@ use super::Error;
 use crate::cli::RunArgs;
 use crate::error_chain;
 use crate::metrics::push_limit;
-use crate::report::{Mode, OutputFormat, Report};
+use crate::report::{Mode, OutputFormat, Report, ReportWarning};
 use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
 
 pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> {
@@ -83,10 +83,9 @@ fn unusable_settings(
             Ok(runtime) => {
                 runtime.block_on(pushgateway.push_report(&mut report, cluster, started, limit))
             }
-            Err(runtime_error) => report.warnings.push(format!(
-                "the run's metrics were not pushed: {}",
-                error_chain(&runtime_error)
-            )),
+            Err(runtime_error) => report.warnings.push(ReportWarning::MetricsNotPushed {
+                cause: error_chain(&runtime_error),
+            }),
         }
     }
     report.print(output).map_err(Error::Output)?;

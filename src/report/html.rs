@@ -518,7 +518,7 @@ impl Page<'_> {
             put!(
                 self,
                 "<li class=\"warning\">warning: {}</li>",
-                escape(warning)
+                escape(&warning.to_string())
             );
         }
         for error in &report.errors {
@@ -585,6 +585,7 @@ mod tests {
     use super::*;
     use crate::plan::{Eviction, Plan, SkipReason};
     use crate::policy::PluginKind;
+    use crate::report::ReportWarning;
 
     fn hostile_report() -> Report {
         let plan = Plan {
@@ -614,8 +615,10 @@ mod tests {
             ..Plan::default()
         };
         let mut report = Report::planned(Mode::Plan, plan);
-        // The report's warnings are text: some come from the run, not the plan.
-        report.warnings.push("<warning>".to_string());
+        // Policy findings quote the file, which may hold anything.
+        report
+            .warnings
+            .push(ReportWarning::Policy("<warning>".to_string()));
         report
     }
 

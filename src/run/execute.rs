@@ -10,7 +10,7 @@ use crate::error_chain;
 use crate::kube::{self, EventKind, EventSpec, EvictionRequest, EvictionResult, Lock};
 use crate::plan::{DrsAction, DrsRuleChange};
 use crate::policy::Policy;
-use crate::report::{Outcome, Report};
+use crate::report::{Outcome, Report, ReportWarning};
 use crate::vsphere::{self, RuleChange};
 
 use super::Stop;
@@ -337,9 +337,7 @@ impl<'a> Executor<'a> {
             return;
         }
         if self.stop.aborted() {
-            report
-                .warnings
-                .push("no events were recorded: the run's deadline passed".to_string());
+            report.warnings.push(ReportWarning::EventsNotRecorded);
             return;
         }
         let mut warnings = Vec::new();
@@ -382,18 +380,15 @@ impl<'a> Executor<'a> {
                 .unless_aborted(self.kubernetes.publish_event(&spec, self.instance))
                 .await;
             let Ok(published) = published else {
-                warnings.push(
-                    "the remaining events were not recorded: the run's deadline passed".to_string(),
-                );
+                warnings.push(ReportWarning::RemainingEventsNotRecorded);
                 break;
             };
             if let Err(error) = published {
-                warnings.push(format!(
-                    "no event recorded for pod {}/{}: {}",
-                    eviction.namespace,
-                    eviction.pod,
-                    error_chain(&error)
-                ));
+                warnings.push(ReportWarning::EventNotRecorded {
+                    namespace: eviction.namespace.clone(),
+                    pod: eviction.pod.clone(),
+                    cause: error_chain(&error),
+                });
             }
         }
         report.warnings.extend(warnings);
