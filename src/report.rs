@@ -12,6 +12,7 @@
 
 pub mod html;
 pub mod placement;
+mod record;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -20,9 +21,10 @@ use serde::Serialize;
 
 use crate::text::{escaped, one_line};
 
+use crate::outcome::{DrsOutcome, EvictionOutcome, NotAttempted, Outcomes};
 use crate::plan::{
-    DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, MappedBy, MappedNode,
-    NodeUtilization, Plan, Skip,
+    DrsAction, DrsRuleChange, Eviction, LabelChange, MappedBy, MappedNode, NodeUtilization, Plan,
+    Skip,
 };
 pub use placement::Placement;
 
@@ -115,24 +117,106 @@ impl Outcome {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One eviction and what became of it.
+#[derive(Clone, Debug)]
 pub struct EvictionEntry {
-    #[serde(flatten)]
     pub eviction: Eviction,
-    pub result: Outcome,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub outcome: EvictionOutcome,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+impl EvictionEntry {
+    /// The word the report uses for the outcome.
+    pub fn result(&self) -> Outcome {
+        match self.outcome {
+            EvictionOutcome::Evicted => Outcome::Evicted,
+            EvictionOutcome::WouldEvict | EvictionOutcome::NotAttempted(_) => Outcome::Planned,
+            EvictionOutcome::Blocked(_) => Outcome::Blocked,
+            EvictionOutcome::Gone(_) => Outcome::Gone,
+            EvictionOutcome::Failed(_) => Outcome::Failed,
+            EvictionOutcome::Unknown(_) => Outcome::Unknown,
+        }
+    }
+
+    /// What the server said, or why the eviction was not attempted or not confirmed.
+    pub fn message(&self) -> Option<String> {
+        match &self.outcome {
+            EvictionOutcome::Evicted | EvictionOutcome::WouldEvict => None,
+            EvictionOutcome::Blocked(message)
+            | EvictionOutcome::Gone(message)
+            | EvictionOutcome::Failed(message) => Some(message.clone()),
+            EvictionOutcome::Unknown(reason) => Some(format!(
+                "sent, but {reason} before the API server answered: the pod may have been evicted"
+            )),
+            EvictionOutcome::NotAttempted(why) => withheld(why),
+        }
+    }
+}
+
+/// One DRS rule change and what became of it.
+#[derive(Clone, Debug)]
 pub struct DrsRuleEntry {
-    #[serde(flatten)]
     pub change: DrsRuleChange,
-    pub result: Outcome,
+    pub outcome: DrsOutcome,
+}
+
+impl DrsRuleEntry {
+    /// The word the report uses for the outcome.
+    pub fn result(&self) -> Outcome {
+        match self.outcome {
+            DrsOutcome::Applied => Outcome::Applied,
+            DrsOutcome::Failed(_) => Outcome::Failed,
+            DrsOutcome::Unknown(_) => Outcome::Unknown,
+            DrsOutcome::NotAttempted(_) => Outcome::Planned,
+        }
+    }
+
+    /// What vCenter said, or why the change was not attempted or not confirmed.
+    pub fn message(&self) -> Option<String> {
+        match &self.outcome {
+            DrsOutcome::Applied => None,
+            DrsOutcome::Failed(message) => Some(message.clone()),
+            DrsOutcome::Unknown(unconfirmed) => Some(unconfirmed.to_string()),
+            DrsOutcome::NotAttempted(why) => withheld(why),
+        }
+    }
+}
+
+/// The note of an action not attempted: said when the run meant to carry it out (a dry run's
+/// or an offline plan's actions stay `planned` without one).
+fn withheld(why: &NotAttempted) -> Option<String> {
+    why.is_withheld().then(|| format!("not attempted: {why}"))
+}
+
+/// An entry as the JSON report has it: the action's fields, then `result` and `message`.
+#[derive(Serialize)]
+struct Recorded<'a, T: Serialize> {
+    #[serde(flatten)]
+    action: &'a T,
+    result: Outcome,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    message: Option<String>,
+}
+
+impl Serialize for EvictionEntry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Recorded {
+            action: &self.eviction,
+            result: self.result(),
+            message: self.message(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl Serialize for DrsRuleEntry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Recorded {
+            action: &self.change,
+            result: self.result(),
+            message: self.message(),
+        }
+        .serialize(serializer)
+    }
 }
 
 /// The report document.
@@ -143,9 +227,6 @@ pub struct Report {
     pub kind: &'static str,
     pub mode: Mode,
     pub label_changes: Vec<LabelChange>,
-    /// The plan's label writes, which the executor carries out; `labelChanges` reports them.
-    #[serde(skip)]
-    pub label_applies: Vec<LabelApply>,
     pub evictions: Vec<EvictionEntry>,
     pub skipped: Vec<Skip>,
     pub drs_rules: Vec<DrsRuleEntry>,
@@ -172,37 +253,45 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report of a plan not (yet) carried out: every action `planned`.
+    /// A report of a plan not carried out: every action `planned`.
     pub fn planned(mode: Mode, plan: Plan) -> Report {
+        let outcomes = Outcomes::not_attempted(
+            plan.label_applies.len(),
+            plan.evictions.len(),
+            plan.drs_rules.len(),
+            &NotAttempted::Offline,
+        );
+        Report::new(mode, plan, outcomes)
+    }
+
+    /// The record of `plan` and what became of it: each action with its outcome, the errors
+    /// in the order they happened, the plan's warnings and those of the Events.
+    pub fn new(mode: Mode, plan: Plan, outcomes: Outcomes) -> Report {
+        let errors = record::errors(&plan, &outcomes);
+        let mut warnings: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
+        warnings.extend(record::event_warnings(&plan, &outcomes));
         Report {
             api_version: "vsphere-descheduler.io/v1alpha1",
             kind: "Report",
             mode,
             label_changes: plan.label_changes,
-            label_applies: plan.label_applies,
             evictions: plan
                 .evictions
                 .into_iter()
-                .map(|eviction| EvictionEntry {
-                    eviction,
-                    result: Outcome::Planned,
-                    message: None,
-                })
+                .zip(outcomes.evictions)
+                .map(|(eviction, outcome)| EvictionEntry { eviction, outcome })
                 .collect(),
             skipped: plan.skipped,
             drs_rules: plan
                 .drs_rules
                 .into_iter()
-                .map(|change| DrsRuleEntry {
-                    change,
-                    result: Outcome::Planned,
-                    message: None,
-                })
+                .zip(outcomes.drs_rules)
+                .map(|(change, outcome)| DrsRuleEntry { change, outcome })
                 .collect(),
             mapped_nodes: plan.mapped_nodes,
             unmapped_nodes: plan.unmapped_nodes,
-            warnings: plan.warnings.iter().map(ToString::to_string).collect(),
-            errors: Vec::new(),
+            warnings,
+            errors,
             exit_code: None,
             target: None,
             utilization: plan.utilization,
@@ -298,7 +387,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "  [{}] {}/{}  node {}{host}",
-                entry.result.as_str(),
+                entry.result().as_str(),
                 escaped(&e.namespace),
                 escaped(&e.pod),
                 escaped(&e.node)
@@ -307,8 +396,8 @@ impl Report {
             if let Some(target) = &e.fits_on {
                 let _ = writeln!(out, "      fits:  {}", escaped(target));
             }
-            if let Some(message) = &entry.message {
-                let _ = writeln!(out, "      note:  {}", escaped(message));
+            if let Some(message) = entry.message() {
+                let _ = writeln!(out, "      note:  {}", escaped(&message));
             }
         }
     }
@@ -332,10 +421,9 @@ impl Report {
     fn write_drs_rules(&self, out: &mut String) {
         for entry in &self.drs_rules {
             let rule = &entry.change;
-            let result = if entry.result == Outcome::Planned {
-                String::new()
-            } else {
-                format!(" [{}]", entry.result.as_str())
+            let result = match entry.result() {
+                Outcome::Planned => String::new(),
+                result => format!(" [{}]", result.as_str()),
             };
             let _ = writeln!(
                 out,
@@ -345,8 +433,8 @@ impl Report {
                 escaped(&rule.cluster),
                 escaped(&rule.vms.join(", "))
             );
-            if let Some(message) = &entry.message {
-                let _ = writeln!(out, "         note: {}", escaped(message));
+            if let Some(message) = entry.message() {
+                let _ = writeln!(out, "         note: {}", escaped(&message));
             }
         }
     }
