@@ -309,3 +309,83 @@ impl Verdict {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIGTERM: StopReason = StopReason::Signal(Signal::Terminate);
+
+    fn evictions(outcomes: Vec<EvictionOutcome>) -> Outcomes {
+        Outcomes {
+            evictions: outcomes,
+            ..Outcomes::default()
+        }
+    }
+
+    #[test]
+    fn a_pdb_refusal_a_gone_pod_and_a_dry_run_are_a_done_run() {
+        let outcomes = evictions(vec![
+            EvictionOutcome::Evicted,
+            EvictionOutcome::Blocked("pdb web".to_string()),
+            EvictionOutcome::Gone("not found".to_string()),
+            EvictionOutcome::WouldEvict,
+            EvictionOutcome::NotAttempted(NotAttempted::DryRun),
+        ]);
+        assert_eq!(outcomes.verdict(), Verdict::Done);
+        assert_eq!(outcomes.verdict().exit_code(), 0);
+    }
+
+    #[test]
+    fn a_failed_or_unconfirmed_action_fails_the_run() {
+        let failed = [
+            evictions(vec![EvictionOutcome::Failed("500".to_string())]),
+            evictions(vec![EvictionOutcome::Unknown(SIGTERM)]),
+            Outcomes {
+                labels: vec![LabelOutcome::Unconfirmed(SIGTERM)],
+                ..Outcomes::default()
+            },
+            Outcomes {
+                drs_rules: vec![DrsOutcome::Unknown(DrsUnconfirmed::Stopped(SIGTERM))],
+                ..Outcomes::default()
+            },
+            Outcomes::not_planned("cannot observe the Kubernetes cluster".to_string()),
+        ];
+        for outcomes in failed {
+            assert_eq!(outcomes.verdict(), Verdict::Failed, "{outcomes:?}");
+        }
+    }
+
+    #[test]
+    fn a_halt_with_actions_left_fails_the_run_though_nothing_failed() {
+        let halt = Halt::Stopped(SIGTERM);
+        let outcomes = Outcomes {
+            halt: Some((halt.clone(), HaltedAt::BeforeEviction(0))),
+            ..evictions(vec![EvictionOutcome::NotAttempted(NotAttempted::Halted(
+                halt,
+            ))])
+        };
+        assert_eq!(outcomes.verdict().exit_code(), 1);
+    }
+
+    #[test]
+    fn only_what_the_run_meant_to_do_counts_as_withheld() {
+        let halted = NotAttempted::Halted(Halt::LockLost("lease taken over".to_string()));
+        assert!(halted.is_withheld());
+        assert!(NotAttempted::Unidentified.is_withheld());
+        assert!(
+            NotAttempted::StaleLabels {
+                node: "worker-a".to_string()
+            }
+            .is_withheld()
+        );
+        for ruled_out in [
+            NotAttempted::Offline,
+            NotAttempted::DryRun,
+            NotAttempted::Unaddressable,
+            NotAttempted::NoVcenter,
+        ] {
+            assert!(!ruled_out.is_withheld(), "{ruled_out:?}");
+        }
+    }
+}

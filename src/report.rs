@@ -601,6 +601,7 @@ fn section(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::{DrsUnconfirmed, Halt, Signal, StopReason};
 
     #[test]
     fn outcome_and_mode_names_are_the_json_report_s() {
@@ -619,6 +620,97 @@ mod tests {
         for mode in [Mode::Plan, Mode::DryRun, Mode::Run] {
             assert_eq!(serde_json::json!(mode), mode.as_str());
         }
+    }
+
+    #[test]
+    fn an_entry_s_typed_outcome_is_the_report_s_result_and_note() {
+        let halt = Halt::Stopped(StopReason::Deadline(std::time::Duration::from_secs(60)));
+        let cases = [
+            (EvictionOutcome::WouldEvict, Outcome::Planned, None),
+            (
+                EvictionOutcome::NotAttempted(NotAttempted::DryRun),
+                Outcome::Planned,
+                None,
+            ),
+            (
+                EvictionOutcome::NotAttempted(NotAttempted::Halted(halt)),
+                Outcome::Planned,
+                Some("not attempted: the run's deadline of 60s passed"),
+            ),
+            (
+                EvictionOutcome::Blocked("pdb web allows 0".to_string()),
+                Outcome::Blocked,
+                Some("pdb web allows 0"),
+            ),
+            (
+                EvictionOutcome::Unknown(StopReason::Signal(Signal::Terminate)),
+                Outcome::Unknown,
+                Some(
+                    "sent, but the run was stopped by SIGTERM before the API server answered: \
+                     the pod may have been evicted",
+                ),
+            ),
+        ];
+        for (outcome, result, message) in cases {
+            let entry = EvictionEntry {
+                eviction: sample_eviction(),
+                outcome,
+            };
+            assert_eq!(entry.result(), result, "{:?}", entry.outcome);
+            assert_eq!(entry.message().as_deref(), message, "{:?}", entry.outcome);
+        }
+    }
+
+    fn sample_eviction() -> Eviction {
+        Eviction {
+            namespace: "shop".to_string(),
+            pod: "web-1".to_string(),
+            node: "worker-a".to_string(),
+            host: None,
+            strategy: "RemovePodsViolatingInterPodAntiAffinity",
+            profile: "default".to_string(),
+            reason: "shares a host".to_string(),
+            fits_on: None,
+            uid: None,
+            grace_period_seconds: None,
+            depends_on_labels_of: Vec::new(),
+            landing: None,
+        }
+    }
+
+    #[test]
+    fn a_drs_change_the_plan_ruled_out_stays_planned_without_a_note() {
+        let change = DrsRuleChange {
+            cluster: "c1".to_string(),
+            cluster_id: None,
+            name: "r1".to_string(),
+            action: DrsAction::Create,
+            vms: Vec::new(),
+            vm_ids: None,
+            rule_uuid: None,
+            workload: None,
+            node_group: None,
+        };
+        let entry = |outcome| DrsRuleEntry {
+            change: change.clone(),
+            outcome,
+        };
+        let unaddressable = entry(DrsOutcome::NotAttempted(NotAttempted::Unaddressable));
+        assert_eq!(unaddressable.result(), Outcome::Planned);
+        assert_eq!(unaddressable.message(), None);
+        let unidentified = entry(DrsOutcome::NotAttempted(NotAttempted::Unidentified));
+        assert_eq!(
+            unidentified.message().as_deref(),
+            Some("not attempted: the inventory it was planned on has no managed object ids")
+        );
+        let unconfirmed = entry(DrsOutcome::Unknown(DrsUnconfirmed::Stopped(
+            StopReason::Signal(Signal::Interrupt),
+        )));
+        assert_eq!(unconfirmed.result(), Outcome::Unknown);
+        assert_eq!(
+            unconfirmed.message().as_deref(),
+            Some("the run was stopped by SIGINT before vCenter answered")
+        );
     }
 
     #[test]
