@@ -31,10 +31,11 @@ pub struct Backends<'a> {
 
 /// Carries out `plan` with `backends` and says what became of every action.
 pub async fn execute(plan: &Plan, backends: Backends<'_>) -> Outcomes {
+    // A dry run writes no label and no DRS rule, so theirs stay so; a live run replaces every
+    // outcome below, those a halt cut off included, so its starting value is never reported.
     let why = if backends.dry_run {
         NotAttempted::DryRun
     } else {
-        // Replaced as each is carried out; what is left was cut off by a halt, recorded then.
         NotAttempted::Offline
     };
     let outcomes = Outcomes::not_attempted(
