@@ -11,6 +11,7 @@ pub mod identity;
 pub mod inventory;
 pub mod kube;
 pub mod metrics;
+pub mod outcome;
 pub mod plan;
 pub mod policy;
 pub mod position;

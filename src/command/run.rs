@@ -30,8 +30,9 @@ pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> 
         if let Some(deadline) = config.deadline {
             stop.abort_after(deadline);
         }
-        let mut report = run::run(&config, &stop).await;
-        report.exit_code = Some(super::report_exit_code(&report));
+        let finished = run::run(&config, &stop).await;
+        let mut report = finished.report;
+        report.exit_code = Some(finished.verdict.exit_code());
         if let Some(pushgateway) = &config.metrics_push {
             let stopped_by_signal = matches!(stop.halted(), Some(StopReason::Signal(_)));
             let limit = push_limit(

@@ -8,7 +8,9 @@
 mod budget;
 mod dependencies;
 mod drs;
+mod drs_batch;
 mod drs_change;
+mod events;
 mod evictor;
 mod feasibility;
 pub mod labels;
@@ -30,6 +32,8 @@ use std::collections::BTreeSet;
 use kube::core::SelectorExt;
 
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
+pub use drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
+pub use events::{EVENT_ACTION, EventIntent};
 pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 pub use vocabulary::{
     Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
@@ -275,6 +279,8 @@ impl<'a> Planner<'a> {
     fn finish(self) -> Plan {
         let Planner { view, mut plan, .. } = self;
         drs::plan_rules(&view, &mut plan);
+        plan.drs_batches = drs_batch::batches(&plan.drs_rules);
+        plan.events_on_failure = view.policy.eviction_failure_events;
         plan
     }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::policy::PluginKind;
 
+use super::drs_batch::DrsBatch;
 use super::drs_change::DrsRuleChange;
 use super::labels::{LabelApply, LabelChange, MappedNode};
 use super::warning::Warning;
@@ -20,6 +21,14 @@ pub struct Plan {
     pub evictions: Vec<Eviction>,
     pub skipped: Vec<Skip>,
     pub drs_rules: Vec<DrsRuleChange>,
+    /// `drs_rules` as vCenter reconfigurations, one per cluster: what a run writes.
+    #[serde(skip)]
+    pub drs_batches: Vec<DrsBatch>,
+    /// Whether a failed eviction records a Warning Event (the policy's
+    /// `evictionFailureEventNotification`), resolved here so the executor never reads the
+    /// policy.
+    #[serde(skip)]
+    pub events_on_failure: bool,
     /// How each mapped node was matched to the inventory, in node order.
     pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,

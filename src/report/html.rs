@@ -357,16 +357,15 @@ impl Page<'_> {
         };
         let tag = if leaves(entry) { "evict" } else { "skip" };
         let note = entry
-            .message
-            .as_deref()
-            .map(|m| format!("<br>note: {}", escape(m)))
+            .message()
+            .map(|m| format!("<br>note: {}", escape(&m)))
             .unwrap_or_default();
         put!(
             self,
             "<p class=ev><span class=\"tag {tag}\">evict: {result}</span> <b>{pod}</b> from \
              {from} → {to}<small>violation: {reason}{note}</small></p>",
             pod = pod_name(&e.namespace, &e.pod, with_namespace),
-            result = entry.result.as_str(),
+            result = entry.result().as_str(),
             reason = escape(&e.reason),
         );
     }
@@ -438,7 +437,7 @@ impl Page<'_> {
     fn rule(&mut self, entry: &DrsRuleEntry) {
         let rule = &entry.change;
         let action = rule.action.as_str();
-        let result = match entry.result {
+        let result = match entry.result() {
             Outcome::Planned => String::new(),
             result => format!(" <span class=\"tag\">{}</span>", result.as_str()),
         };
