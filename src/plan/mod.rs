@@ -27,8 +27,6 @@ mod testing;
 
 use std::collections::BTreeSet;
 
-use kube::core::SelectorExt;
-
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
 pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 pub use vocabulary::{
@@ -37,7 +35,7 @@ pub use vocabulary::{
 pub use warning::{Candidates, Warning};
 
 use crate::policy::{DuplicatesArgs, EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Labels, Snapshot};
 use budget::Budget;
 use view::{NodeState, PodState, View};
 
@@ -109,7 +107,7 @@ fn refresh_nodes<'a>(
     let mut nodes = Vec::with_capacity(snapshot.nodes.len());
     for (index, node) in snapshot.nodes.iter().enumerate() {
         let placement = mapping.as_ref().and_then(|m| m.placements[index].clone());
-        let mut node_labels = node.labels.clone();
+        let mut node_labels = node.labels.to_map();
         match &placement {
             Some(placement) => {
                 if let Some(warning) = labels::stale_capv_label(node, placement) {
@@ -122,7 +120,7 @@ fn refresh_nodes<'a>(
                         .push(labels::apply(node, keys.owned(), &changes));
                 }
                 plan.label_changes.extend(changes);
-                node_labels.extend(desired);
+                node_labels.extend(desired.into_iter().map(|(k, v)| (k.into(), v.into())));
             }
             None => {
                 // Unmapped, or vSphere not observed: whatever host label it carries is stale
@@ -132,6 +130,7 @@ fn refresh_nodes<'a>(
                 }
             }
         }
+        let node_labels = Labels::from(node_labels);
         let selected = policy
             .node_selector
             .as_ref()
