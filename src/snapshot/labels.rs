@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-/// Labels (or annotations) of an object, in key order (the order a `BTreeMap` gives them), so
-/// output is deterministic. Reads never allocate; a change builds a new set.
+/// Labels of an object (or a pod's node selector), in key order (the order a `BTreeMap` gives
+/// them), so output is deterministic. Reads never allocate; a change builds a new set.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Labels(Box<[(Arc<str>, Arc<str>)]>);
 
