@@ -23,8 +23,8 @@ profiles:
 ";
 
 /// What `plan` itself may grow by per pod beyond the file's text, tighter than the run's
-/// estimate (`footprint::PER_POD_BYTES`, which also covers a live run's list pages and was not
-/// re-measured): 2.0 KiB per pod from 1,500 to 15,000 pods in a debug build once labels were
+/// estimate (`footprint::PER_POD_BYTES`, which also covers a live run and is set from a run of
+/// the lab): 2.0 KiB per pod from 1,500 to 15,000 pods in a debug build once labels were
 /// interned (BENCHMARKS.md), with a quarter of margin for the allocator and the build profile.
 const PLAN_PER_POD_BYTES: u64 = 2560;
 
