@@ -29,8 +29,6 @@ mod testing;
 
 use std::collections::BTreeSet;
 
-use kube::core::SelectorExt;
-
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
 pub use drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
 pub use events::{EVENT_ACTION, EventIntent};
@@ -43,7 +41,7 @@ pub use warning::{Candidates, Warning};
 use crate::policy::{
     DuplicatesArgs, EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, Strategy,
 };
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Labels, Snapshot};
 use budget::Budget;
 use view::{NodeState, PodState, View};
 
@@ -115,7 +113,7 @@ fn refresh_nodes<'a>(
     let mut nodes = Vec::with_capacity(snapshot.nodes.len());
     for (index, node) in snapshot.nodes.iter().enumerate() {
         let placement = mapping.as_ref().and_then(|m| m.placements[index].clone());
-        let mut node_labels = node.labels.clone();
+        let mut node_labels = node.labels.to_map();
         match &placement {
             Some(placement) => {
                 if let Some(warning) = labels::stale_capv_label(node, placement) {
@@ -128,7 +126,7 @@ fn refresh_nodes<'a>(
                         .push(labels::apply(node, keys.owned(), &changes));
                 }
                 plan.label_changes.extend(changes);
-                node_labels.extend(desired);
+                node_labels.extend(desired.into_iter().map(|(k, v)| (k.into(), v.into())));
             }
             None => {
                 // Unmapped, or vSphere not observed: whatever host label it carries is stale
@@ -138,6 +136,7 @@ fn refresh_nodes<'a>(
                 }
             }
         }
+        let node_labels = Labels::from(node_labels);
         let selected = policy
             .node_selector
             .as_ref()

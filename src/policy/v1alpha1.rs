@@ -406,7 +406,11 @@ strategies:
         };
         assert_eq!(
             policy.node_selector,
-            Some(parse_selector("node-role.kubernetes.io/worker").expect("valid"))
+            Some(
+                parse_selector("node-role.kubernetes.io/worker")
+                    .expect("valid")
+                    .into()
+            )
         );
         assert_eq!(
             policy.limits,
@@ -440,7 +444,7 @@ strategies:
                     evictor: evictor(PriorityThreshold::Name("system-cluster-critical".into())),
                     deschedule: vec![],
                     balance: vec![Strategy::TopologySpread(TopologySpreadArgs {
-                        label_selector: Some(parse_selector("app=web").expect("valid")),
+                        label_selector: Some(parse_selector("app=web").expect("valid").into()),
                         ..TopologySpreadArgs::default()
                     })],
                 },

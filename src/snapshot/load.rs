@@ -14,6 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::convert::{self, ConvertError};
+use super::labels::Interner;
 use super::model::{Labels, Metrics, Node, Pdb, Pod};
 use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
@@ -377,7 +378,8 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
             serde_json::from_str(raw).map_err(|e| positioned(Problem::json(text, raw, &e)))?;
         let read = match list.items {
             Some(items) => convert_items(text, &items, ItemType::of(&list.api_version, &list.kind)),
-            None => object(Source::Raw(raw), None).map_err(|e| e.within(text, raw)),
+            None => object(Source::Raw(raw), None, &mut Interner::default())
+                .map_err(|e| e.within(text, raw)),
         };
         objects.extend(read.map_err(positioned)?);
     }
@@ -576,7 +578,12 @@ impl<'de> Visitor<'de> for DocumentVisitor {
             return Ok(Document(Ok(Objects::default())));
         }
         Ok(Document(
-            object(Source::Tree(Value::Object(fields)), None).map_err(|problem| Misplaced {
+            object(
+                Source::Tree(Value::Object(fields)),
+                None,
+                &mut Interner::default(),
+            )
+            .map_err(|problem| Misplaced {
                 message: problem.message,
                 at: None,
                 path: problem.path,
@@ -591,14 +598,16 @@ impl<'de> Visitor<'de> for DocumentVisitor {
 struct Items {
     read: Result<Objects, Misplaced>,
     untyped: Vec<serde_saphyr::Spanned<Value>>,
+    /// Shares label texts across the list's items.
+    interner: Interner,
 }
 
 impl Items {
     /// The items converted, those without a type as `item_type`.
-    fn finish(self, item_type: Option<ItemType>) -> Result<Objects, Misplaced> {
+    fn finish(mut self, item_type: Option<ItemType>) -> Result<Objects, Misplaced> {
         let mut objects = self.read?;
         for item in self.untyped {
-            match object(Source::Tree(item.value), item_type) {
+            match object(Source::Tree(item.value), item_type, &mut self.interner) {
                 Ok(converted) => objects.extend(converted),
                 Err(problem) => {
                     return Err(Misplaced {
@@ -625,17 +634,19 @@ impl<'de> Deserialize<'de> for Items {
                 Ok(Items {
                     read: Ok(Objects::default()),
                     untyped: Vec::new(),
+                    interner: Interner::default(),
                 })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
                 let mut objects = Objects::default();
                 let mut untyped = Vec::new();
+                let mut interner = Interner::default();
                 while let Some(item) = seq.next_element::<serde_saphyr::Spanned<Value>>()? {
                     if item.value.get("apiVersion").is_none() && item.value.get("kind").is_none() {
                         untyped.push(item);
                         continue;
                     }
-                    match object(Source::Tree(item.value), None) {
+                    match object(Source::Tree(item.value), None, &mut interner) {
                         Ok(converted) => objects.extend(converted),
                         Err(problem) => {
                             while seq.next_element::<de::IgnoredAny>()?.is_some() {}
@@ -646,6 +657,7 @@ impl<'de> Deserialize<'de> for Items {
                                     path: problem.path,
                                 }),
                                 untyped,
+                                interner,
                             });
                         }
                     }
@@ -653,6 +665,7 @@ impl<'de> Deserialize<'de> for Items {
                 Ok(Items {
                     read: Ok(objects),
                     untyped,
+                    interner,
                 })
             }
         }
@@ -665,6 +678,7 @@ const PARALLEL_ITEMS: usize = 4096;
 
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
+/// Each chunk shares its label texts through its own interner (no lock between threads).
 /// Errors are positioned in `text`, which the items are slices of.
 fn convert_items(
     text: &str,
@@ -673,9 +687,11 @@ fn convert_items(
 ) -> Result<Objects, Problem> {
     let convert_chunk = |chunk: &[&RawValue]| -> Result<Objects, Problem> {
         let mut objects = Objects::default();
+        let mut interner = Interner::default();
         for item in chunk {
             let raw = item.get();
-            objects.extend(object(Source::Raw(raw), item_type).map_err(|e| e.within(text, raw))?);
+            let read = object(Source::Raw(raw), item_type, &mut interner);
+            objects.extend(read.map_err(|e| e.within(text, raw))?);
         }
         objects.shrink_to_fit();
         Ok(objects)
@@ -841,9 +857,13 @@ impl Source<'_> {
 /// Convert one object by its `apiVersion` and `kind`. A problem is positioned in the object's
 /// raw text, or at its start when it is about the object as a whole.
 /// An item of a typed list without `apiVersion` and `kind` is of `item_type`.
-fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Problem> {
+fn object(
+    source: Source,
+    item_type: Option<ItemType>,
+    interner: &mut Interner,
+) -> Result<Objects, Problem> {
     if let Source::Raw(text) = source
-        && let Some(read) = pod_in_one_pass(text, item_type)
+        && let Some(read) = pod_in_one_pass(text, item_type, interner)
     {
         return read;
     }
@@ -862,11 +882,15 @@ fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Proble
     match (api_version, kind) {
         ("v1", "Node") => {
             let node = source.decode().map_err(described)?;
-            objects.nodes.push(convert::node(node).map_err(converted)?);
+            objects
+                .nodes
+                .push(convert::node(node, interner).map_err(converted)?);
         }
         ("v1", "Pod") => {
             let pod = source.decode().map_err(described)?;
-            objects.pods.push(convert::pod(pod).map_err(converted)?);
+            objects
+                .pods
+                .push(convert::pod(pod, interner).map_err(converted)?);
         }
         ("policy/v1", "PodDisruptionBudget") => {
             let pdb = source.decode().map_err(described)?;
@@ -876,7 +900,7 @@ fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Proble
             let namespace = source.decode().map_err(described)?;
             objects
                 .namespaces
-                .push(convert::namespace(namespace).map_err(converted)?);
+                .push(convert::namespace(namespace, interner).map_err(converted)?);
         }
         ("scheduling.k8s.io/v1", "PriorityClass") => {
             let class = source.decode().map_err(described)?;
@@ -945,7 +969,11 @@ fn display_name(namespace: Option<&str>, name: Option<&str>) -> String {
 /// Pods are most of a big snapshot: raw JSON is first read as a pod with its `apiVersion` and
 /// `kind`, in one pass instead of a header pass and a second one. Anything that is not a pod,
 /// or does not read as one, is `None` and takes the general path, which also words the errors.
-fn pod_in_one_pass(text: &str, item_type: Option<ItemType>) -> Option<Result<Objects, Problem>> {
+fn pod_in_one_pass(
+    text: &str,
+    item_type: Option<ItemType>,
+    interner: &mut Interner,
+) -> Option<Result<Objects, Problem>> {
     let typed: wire::TypedPod = serde_json::from_str(text).ok()?;
     let api_version = typed.api_version.as_deref().unwrap_or_default();
     let kind = typed.kind.as_deref().unwrap_or_default();
@@ -959,7 +987,7 @@ fn pod_in_one_pass(text: &str, item_type: Option<ItemType>) -> Option<Result<Obj
         meta.and_then(|m| m.name.as_deref()),
     );
     Some(
-        convert::pod(pod)
+        convert::pod(pod, interner)
             .map(|pod| Objects {
                 pods: vec![pod],
                 ..Objects::default()

@@ -3,6 +3,7 @@
 
 mod annotations;
 mod convert;
+mod labels;
 mod load;
 mod locate;
 mod model;
@@ -20,6 +21,7 @@ pub use convert::{
     ConvertError, namespace, node, pdb, pod, priority_class, selector, untyped_node_metrics,
     untyped_pod_metrics,
 };
+pub use labels::Interner;
 pub use load::{
     FileSizeLimit, InvalidFileSize, METRICS_API_VERSION, NotText, Objects, SnapshotError, read_str,
 };

@@ -22,8 +22,6 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use kube::core::SelectorExt;
-
 use crate::plan::view::{PodState, View};
 use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::AntiAffinityArgs;
@@ -554,7 +552,11 @@ mod tests {
     fn a_matched_pod_the_strategys_label_selector_leaves_out_is_not_evicted() {
         let snapshot = clients_around_x(x());
         let args = crate::policy::AntiAffinityArgs {
-            label_selector: Some(crate::policy::parse_selector("app=client").expect("valid")),
+            label_selector: Some(
+                crate::policy::parse_selector("app=client")
+                    .expect("valid")
+                    .into(),
+            ),
             ..Default::default()
         };
         let strategy = crate::policy::Strategy::InterPodAntiAffinity(args);
