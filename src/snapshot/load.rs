@@ -14,6 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::convert::{self, ConvertError};
+use super::labels::Interner;
 use super::model::{Labels, Metrics, Node, Pdb, Pod};
 use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
@@ -396,26 +397,28 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
         let positioned = |problem: Problem| {
             let (line, column) = line_column(text, problem.offset);
             ParseError {
-                at: Position {
-                    line,
-                    column,
-                    document: index + 1,
-                },
+                at: Position::in_document(line, column, index + 1),
                 message: problem.message,
             }
         };
         let document = document.map_err(|e| positioned(Problem::json(text, text, &e)))?;
-        objects.extend(read_document(text, document.get()).map_err(positioned)?);
+        let read = read_document(text, document.get(), &mut Interner::default());
+        objects.extend(read.map_err(positioned)?);
     }
     Ok(objects)
 }
 
-/// One JSON document, `raw`, a slice of `text`: a list's items, or the document as one object.
-pub(super) fn read_document(text: &str, raw: &str) -> Result<Objects, Problem> {
+/// One JSON document, `raw`, a slice of `text`: a list's items (each thread converting them
+/// with its own interner), or the document as one object, its labels shared through `interner`.
+pub(super) fn read_document(
+    text: &str,
+    raw: &str,
+    interner: &mut Interner,
+) -> Result<Objects, Problem> {
     let list: ListHeader = serde_json::from_str(raw).map_err(|e| Problem::json(text, raw, &e))?;
     match list.items {
         Some(items) => convert_items(text, &items, ItemType::of(&list.api_version, &list.kind)),
-        None => object(Source::Raw(raw), None).map_err(|e| e.within(text, raw)),
+        None => object(Source::Raw(raw), None, interner).map_err(|e| e.within(text, raw)),
     }
 }
 
@@ -483,8 +486,8 @@ fn field_position(text: &str, at: serde_saphyr::Location, path: &[Step]) -> Opti
     }
     let position = node.position?;
     Some((
-        first_line + u64::from(position.line) - 1,
-        u64::from(position.column),
+        first_line + u64::try_from(position.line).ok()? - 1,
+        u64::try_from(position.column).ok()?,
     ))
 }
 
@@ -611,7 +614,12 @@ impl<'de> Visitor<'de> for DocumentVisitor {
             return Ok(Document(Ok(Objects::default())));
         }
         Ok(Document(
-            object(Source::Tree(Value::Object(fields)), None).map_err(|problem| Misplaced {
+            object(
+                Source::Tree(Value::Object(fields)),
+                None,
+                &mut Interner::default(),
+            )
+            .map_err(|problem| Misplaced {
                 message: problem.message,
                 at: None,
                 path: problem.path,
@@ -626,14 +634,16 @@ impl<'de> Visitor<'de> for DocumentVisitor {
 struct Items {
     read: Result<Objects, Misplaced>,
     untyped: Vec<serde_saphyr::Spanned<Value>>,
+    /// Shares label texts across the list's items.
+    interner: Interner,
 }
 
 impl Items {
     /// The items converted, those without a type as `item_type`.
-    fn finish(self, item_type: Option<ItemType>) -> Result<Objects, Misplaced> {
+    fn finish(mut self, item_type: Option<ItemType>) -> Result<Objects, Misplaced> {
         let mut objects = self.read?;
         for item in self.untyped {
-            match object(Source::Tree(item.value), item_type) {
+            match object(Source::Tree(item.value), item_type, &mut self.interner) {
                 Ok(converted) => objects.extend(converted),
                 Err(problem) => {
                     return Err(Misplaced {
@@ -660,17 +670,19 @@ impl<'de> Deserialize<'de> for Items {
                 Ok(Items {
                     read: Ok(Objects::default()),
                     untyped: Vec::new(),
+                    interner: Interner::default(),
                 })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
                 let mut objects = Objects::default();
                 let mut untyped = Vec::new();
+                let mut interner = Interner::default();
                 while let Some(item) = seq.next_element::<serde_saphyr::Spanned<Value>>()? {
                     if item.value.get("apiVersion").is_none() && item.value.get("kind").is_none() {
                         untyped.push(item);
                         continue;
                     }
-                    match object(Source::Tree(item.value), None) {
+                    match object(Source::Tree(item.value), None, &mut interner) {
                         Ok(converted) => objects.extend(converted),
                         Err(problem) => {
                             while seq.next_element::<de::IgnoredAny>()?.is_some() {}
@@ -681,6 +693,7 @@ impl<'de> Deserialize<'de> for Items {
                                     path: problem.path,
                                 }),
                                 untyped,
+                                interner,
                             });
                         }
                     }
@@ -688,6 +701,7 @@ impl<'de> Deserialize<'de> for Items {
                 Ok(Items {
                     read: Ok(objects),
                     untyped,
+                    interner,
                 })
             }
         }
@@ -700,6 +714,7 @@ const PARALLEL_ITEMS: usize = 4096;
 
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
+/// Each chunk shares its label texts through its own interner (no lock between threads).
 /// Errors are positioned in `text`, which the items are slices of.
 fn convert_items(
     text: &str,
@@ -708,9 +723,11 @@ fn convert_items(
 ) -> Result<Objects, Problem> {
     let convert_chunk = |chunk: &[&RawValue]| -> Result<Objects, Problem> {
         let mut objects = Objects::default();
+        let mut interner = Interner::default();
         for item in chunk {
             let raw = item.get();
-            objects.extend(object(Source::Raw(raw), item_type).map_err(|e| e.within(text, raw))?);
+            let read = object(Source::Raw(raw), item_type, &mut interner);
+            objects.extend(read.map_err(|e| e.within(text, raw))?);
         }
         objects.shrink_to_fit();
         Ok(objects)
@@ -876,9 +893,13 @@ impl Source<'_> {
 /// Convert one object by its `apiVersion` and `kind`. A problem is positioned in the object's
 /// raw text, or at its start when it is about the object as a whole.
 /// An item of a typed list without `apiVersion` and `kind` is of `item_type`.
-pub(super) fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Problem> {
+pub(super) fn object(
+    source: Source,
+    item_type: Option<ItemType>,
+    interner: &mut Interner,
+) -> Result<Objects, Problem> {
     if let Source::Raw(text) = source
-        && let Some(read) = pod_in_one_pass(text, item_type)
+        && let Some(read) = pod_in_one_pass(text, item_type, interner)
     {
         return read;
     }
@@ -897,11 +918,15 @@ pub(super) fn object(source: Source, item_type: Option<ItemType>) -> Result<Obje
     match (api_version, kind) {
         ("v1", "Node") => {
             let node = source.decode().map_err(described)?;
-            objects.nodes.push(convert::node(node).map_err(converted)?);
+            objects
+                .nodes
+                .push(convert::node(node, interner).map_err(converted)?);
         }
         ("v1", "Pod") => {
             let pod = source.decode().map_err(described)?;
-            objects.pods.push(convert::pod(pod).map_err(converted)?);
+            objects
+                .pods
+                .push(convert::pod(pod, interner).map_err(converted)?);
         }
         ("policy/v1", "PodDisruptionBudget") => {
             let pdb = source.decode().map_err(described)?;
@@ -911,7 +936,7 @@ pub(super) fn object(source: Source, item_type: Option<ItemType>) -> Result<Obje
             let namespace = source.decode().map_err(described)?;
             objects
                 .namespaces
-                .push(convert::namespace(namespace).map_err(converted)?);
+                .push(convert::namespace(namespace, interner).map_err(converted)?);
         }
         ("scheduling.k8s.io/v1", "PriorityClass") => {
             let class = source.decode().map_err(described)?;
@@ -980,7 +1005,11 @@ fn display_name(namespace: Option<&str>, name: Option<&str>) -> String {
 /// Pods are most of a big snapshot: raw JSON is first read as a pod with its `apiVersion` and
 /// `kind`, in one pass instead of a header pass and a second one. Anything that is not a pod,
 /// or does not read as one, is `None` and takes the general path, which also words the errors.
-fn pod_in_one_pass(text: &str, item_type: Option<ItemType>) -> Option<Result<Objects, Problem>> {
+fn pod_in_one_pass(
+    text: &str,
+    item_type: Option<ItemType>,
+    interner: &mut Interner,
+) -> Option<Result<Objects, Problem>> {
     let typed: wire::TypedPod = serde_json::from_str(text).ok()?;
     let api_version = typed.api_version.as_deref().unwrap_or_default();
     let kind = typed.kind.as_deref().unwrap_or_default();
@@ -994,7 +1023,7 @@ fn pod_in_one_pass(text: &str, item_type: Option<ItemType>) -> Option<Result<Obj
         meta.and_then(|m| m.name.as_deref()),
     );
     Some(
-        convert::pod(pod)
+        convert::pod(pod, interner)
             .map(|pod| Objects {
                 pods: vec![pod],
                 ..Objects::default()
@@ -1114,7 +1143,7 @@ mod tests {
                     at: super::Position {
                         line: 1,
                         column: 4,
-                        document: 1
+                        document: Some(1)
                     },
                     offset: 3,
                     problem: NotText::InvalidUtf8,

@@ -15,6 +15,7 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use super::json_scan::{ScanError, Scanner, Sink};
+use super::labels::Interner;
 use super::load::{
     CHUNK_BYTES, FileSizeLimit, Growth, ItemType, ListHeader, Objects, Source, check_text, object,
     read_document,
@@ -261,12 +262,14 @@ impl Sink for Batcher {
 }
 
 /// Converts batches from `queue` until it is closed, sending each result to `done` (`None`
-/// when something did not convert; then the rest are only received).
+/// when something did not convert; then the rest are only received). The thread's batches
+/// share their label texts through one interner, as a thread of the whole-file reader does.
 fn convert_batches(
     queue: &Mutex<Receiver<(usize, Batch)>>,
     done: &Sender<(usize, Option<Objects>)>,
     failed: &AtomicBool,
 ) {
+    let mut interner = Interner::default();
     loop {
         let job = queue.lock().expect("a batch receiver").recv();
         let Ok((index, batch)) = job else {
@@ -275,7 +278,7 @@ fn convert_batches(
         let objects = if failed.load(Ordering::Relaxed) {
             None
         } else {
-            convert(&batch)
+            convert(&batch, &mut interner)
         };
         drop(batch);
         if objects.is_none() {
@@ -288,7 +291,7 @@ fn convert_batches(
 }
 
 /// The objects of a batch, as the whole-file reader converts the same texts.
-fn convert(batch: &Batch) -> Option<Objects> {
+fn convert(batch: &Batch, interner: &mut Interner) -> Option<Objects> {
     let text = std::str::from_utf8(&batch.text).ok()?;
     let mut objects = Objects::default();
     let mut start = 0;
@@ -298,8 +301,9 @@ fn convert(batch: &Batch) -> Option<Objects> {
             Piece::Item(item_type) => object(
                 Source::Raw(raw),
                 item_type.as_deref().map(ListItemType::borrowed),
+                interner,
             ),
-            Piece::Document => read_document(raw, raw),
+            Piece::Document => read_document(raw, raw, interner),
         };
         objects.extend_growing(read.ok()?, Growth::Doubling);
         start = *end;
