@@ -18,18 +18,18 @@ use criterion::{
     criterion_main,
 };
 use vsphere_descheduler::plan::phases::{self, Phases};
-use vsphere_descheduler::policy::{self, Policy};
+use vsphere_descheduler::policy::{self, PluginKind, Policy};
 use vsphere_descheduler::snapshot::{self, Snapshot};
 
 use cluster::Shape;
 
-const ANTI_AFFINITY: &str = "RemovePodsViolatingInterPodAntiAffinity";
-const SPREAD: &str = "RemovePodsViolatingTopologySpreadConstraint";
-const DUPLICATES: &str = "RemoveDuplicates";
+const ANTI_AFFINITY: PluginKind = PluginKind::InterPodAntiAffinity;
+const SPREAD: PluginKind = PluginKind::TopologySpread;
+const DUPLICATES: PluginKind = PluginKind::Duplicates;
 const PROFILE: &str = "bench";
 
 /// Strategy benchmarks: name, and the plugin a policy of its own enables.
-const STRATEGIES: [(&str, &str); 3] = [
+const STRATEGIES: [(&str, PluginKind); 3] = [
     ("anti-affinity", ANTI_AFFINITY),
     ("topology-spread", SPREAD),
     ("duplicates", DUPLICATES),
@@ -134,7 +134,8 @@ fn test_mode() -> bool {
     has("--test") || !has("--bench")
 }
 
-fn policy(deschedule: &[&str], balance: &[&str]) -> Policy {
+fn policy(deschedule: &[PluginKind], balance: &[PluginKind]) -> Policy {
+    let names = |plugins: &[PluginKind]| plugins.iter().map(|p| p.as_str()).collect::<Vec<_>>();
     let text = format!(
         "apiVersion: vsphere-descheduler.io/v1alpha1\n\
          kind: DeschedulerPolicy\n\
@@ -144,8 +145,8 @@ fn policy(deschedule: &[&str], balance: &[&str]) -> Policy {
            plugins:\n    \
              deschedule: {{enabled: [{}]}}\n    \
              balance: {{enabled: [{}]}}\n",
-        deschedule.join(", "),
-        balance.join(", "),
+        names(deschedule).join(", "),
+        names(balance).join(", "),
     );
     policy::load_str("bench.yaml", &text)
         .expect("a valid policy")
@@ -158,7 +159,7 @@ fn full_policy() -> Policy {
 }
 
 /// A policy enabling one strategy, where upstream files it.
-fn single_policy(plugin: &str) -> Policy {
+fn single_policy(plugin: PluginKind) -> Policy {
     if plugin == ANTI_AFFINITY {
         policy(&[plugin], &[])
     } else {

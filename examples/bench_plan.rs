@@ -59,9 +59,9 @@ fn main() {
         for profile in &policy.profiles {
             for strategy in profile.deschedule.iter().chain(&profile.balance) {
                 let (evictions, took) =
-                    timed(|| state.run_strategy(&profile.name, strategy.name()));
+                    timed(|| state.run_strategy(&profile.name, strategy.kind()));
                 record(
-                    format!("{}/{}", profile.name, strategy.name()),
+                    format!("{}/{}", profile.name, strategy.kind()),
                     took,
                     evictions,
                 );

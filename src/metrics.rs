@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::report::{Outcome, Report};
+use crate::outcome::{DrsOutcome, EvictionOutcome};
+use crate::report::Report;
 
 pub use push::{PushSettings, Pushgateway, push_limit};
 
@@ -120,17 +121,17 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         count(
             EVICTIONS,
             &[
-                eviction.strategy,
+                eviction.strategy.as_str(),
                 &eviction.namespace,
-                entry.result.as_str(),
+                entry.result().as_str(),
             ],
         );
-        if not_attempted(entry.result, entry.message.as_deref()) {
+        if matches!(&entry.outcome, EvictionOutcome::NotAttempted(why) if why.is_withheld()) {
             count(NOT_ATTEMPTED, &["eviction"]);
         }
     }
     for skip in &report.skipped {
-        count(SKIPPED, &[skip.strategy, skip.reason.as_str()]);
+        count(SKIPPED, &[skip.strategy.as_str(), skip.reason.as_str()]);
     }
     for change in &report.label_changes {
         count(LABEL_CHANGES, &[&change.key]);
@@ -138,9 +139,9 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
     for entry in &report.drs_rules {
         count(
             DRS_RULES,
-            &[entry.change.action.as_str(), entry.result.as_str()],
+            &[entry.change.action.as_str(), entry.result().as_str()],
         );
-        if not_attempted(entry.result, entry.message.as_deref()) {
+        if matches!(&entry.outcome, DrsOutcome::NotAttempted(why) if why.is_withheld()) {
             count(NOT_ATTEMPTED, &["drs-rule"]);
         }
     }
@@ -168,12 +169,6 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         1.0,
     );
     samples
-}
-
-/// The report's way of saying an action was not attempted: it stays `planned`, and its message
-/// says why (a dry run's checked eviction stays `planned` without one).
-fn not_attempted(result: Outcome, message: Option<&str>) -> bool {
-    result == Outcome::Planned && message.is_some()
 }
 
 fn render(samples: &Samples) -> String {
@@ -220,15 +215,17 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
+    use crate::outcome::{Halt, NotAttempted, Outcomes, Signal, StopReason};
     use crate::plan::{
         DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip, SkipReason, Warning,
     };
+    use crate::policy::PluginKind;
     use crate::report::Mode;
 
-    const ANTI_AFFINITY: &str = "RemovePodsViolatingInterPodAntiAffinity";
-    const SPREAD: &str = "RemovePodsViolatingTopologySpreadConstraint";
+    const ANTI_AFFINITY: PluginKind = PluginKind::InterPodAntiAffinity;
+    const SPREAD: PluginKind = PluginKind::TopologySpread;
 
-    fn eviction(namespace: &str, pod: &str, strategy: &'static str) -> Eviction {
+    fn eviction(namespace: &str, pod: &str, strategy: PluginKind) -> Eviction {
         Eviction {
             namespace: namespace.to_string(),
             pod: pod.to_string(),
@@ -245,7 +242,7 @@ mod tests {
         }
     }
 
-    fn skip(pod: &str, strategy: &'static str, reason: SkipReason) -> Skip {
+    fn skip(pod: &str, strategy: PluginKind, reason: SkipReason) -> Skip {
         Skip {
             namespace: "shop".to_string(),
             pod: pod.to_string(),
@@ -305,24 +302,23 @@ mod tests {
             }],
             ..Plan::default()
         };
-        let mut report = Report::planned(Mode::Run, plan);
-        let results = [
-            (Outcome::Evicted, None),
-            (Outcome::Evicted, None),
-            (Outcome::Blocked, Some("PDB")),
-            (Outcome::Failed, Some("500")),
-            (Outcome::Planned, Some("not attempted: stopped")),
-        ];
-        for (entry, (result, message)) in report.evictions.iter_mut().zip(results) {
-            entry.result = result;
-            entry.message = message.map(str::to_string);
-        }
-        report.drs_rules[0].result = Outcome::Applied;
-        report.drs_rules[1].result = Outcome::Applied;
-        report.drs_rules[2].message = Some("not attempted: stopped".to_string());
-        report
-            .errors
-            .push("eviction of pod db/pg-1 failed".to_string());
+        let stopped = NotAttempted::Halted(Halt::Stopped(StopReason::Signal(Signal::Terminate)));
+        let outcomes = Outcomes {
+            evictions: vec![
+                EvictionOutcome::Evicted,
+                EvictionOutcome::Evicted,
+                EvictionOutcome::Blocked("PDB".to_string()),
+                EvictionOutcome::Failed("500".to_string()),
+                EvictionOutcome::NotAttempted(stopped.clone()),
+            ],
+            drs_rules: vec![
+                DrsOutcome::Applied,
+                DrsOutcome::Applied,
+                DrsOutcome::NotAttempted(stopped),
+            ],
+            ..Outcomes::default()
+        };
+        let mut report = Report::new(Mode::Run, plan, outcomes);
         report.exit_code = Some(1);
         report
     }
@@ -426,8 +422,7 @@ mod tests {
         let mut report = Report::empty(Mode::DryRun);
         report.evictions = busy_run().evictions;
         for entry in &mut report.evictions {
-            entry.result = Outcome::Planned;
-            entry.message = None;
+            entry.outcome = EvictionOutcome::WouldEvict;
         }
         let text = metrics(&report, &timing());
         assert!(!text.contains(NOT_ATTEMPTED), "{text}");

@@ -10,8 +10,11 @@
 //! `failed`, `unknown` (the reconfiguration was submitted to vCenter, which completes it on its
 //! own, but the run stopped waiting for it).
 
+mod entry;
 pub mod html;
 pub mod placement;
+mod record;
+mod warning;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -20,11 +23,11 @@ use serde::Serialize;
 
 use crate::text::{escaped, one_line};
 
-use crate::plan::{
-    DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, MappedBy, MappedNode,
-    NodeUtilization, Plan, Skip,
-};
+use crate::outcome::{NotAttempted, Outcomes};
+use crate::plan::{DrsAction, LabelChange, MappedBy, MappedNode, NodeUtilization, Plan, Skip};
+pub use entry::{DrsRuleEntry, EvictionEntry};
 pub use placement::Placement;
+pub use warning::ReportWarning;
 
 /// Which Kubernetes API server, kubeconfig context and vCenter a live command talks to, so a
 /// user with several clusters sees at once which one a run acts on.
@@ -115,26 +118,6 @@ impl Outcome {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EvictionEntry {
-    #[serde(flatten)]
-    pub eviction: Eviction,
-    pub result: Outcome,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DrsRuleEntry {
-    #[serde(flatten)]
-    pub change: DrsRuleChange,
-    pub result: Outcome,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
 /// The report document.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,9 +126,6 @@ pub struct Report {
     pub kind: &'static str,
     pub mode: Mode,
     pub label_changes: Vec<LabelChange>,
-    /// The plan's label writes, which the executor carries out; `labelChanges` reports them.
-    #[serde(skip)]
-    pub label_applies: Vec<LabelApply>,
     pub evictions: Vec<EvictionEntry>,
     pub skipped: Vec<Skip>,
     pub drs_rules: Vec<DrsRuleEntry>,
@@ -154,7 +134,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<ReportWarning>,
     pub errors: Vec<String>,
     /// The exit code of a `run` (0 done, 1 some action or backend failed or the run stopped
     /// early, 2 invalid settings), so a report read from logs says how the run ended.
@@ -172,37 +152,50 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report of a plan not (yet) carried out: every action `planned`.
+    /// A report of a plan not carried out: every action `planned`.
     pub fn planned(mode: Mode, plan: Plan) -> Report {
+        let outcomes = Outcomes::not_attempted(
+            plan.label_applies.len(),
+            plan.evictions.len(),
+            plan.drs_rules.len(),
+            &NotAttempted::Offline,
+        );
+        Report::new(mode, plan, outcomes)
+    }
+
+    /// The record of `plan` and what became of it: each action with its outcome, the errors
+    /// in the order they happened, the plan's warnings and those of the Events.
+    pub fn new(mode: Mode, plan: Plan, outcomes: Outcomes) -> Report {
+        let errors = record::errors(&plan, &outcomes);
+        let mut warnings: Vec<ReportWarning> = plan
+            .warnings
+            .iter()
+            .cloned()
+            .map(ReportWarning::Plan)
+            .collect();
+        warnings.extend(record::event_warnings(&plan, &outcomes));
         Report {
             api_version: "vsphere-descheduler.io/v1alpha1",
             kind: "Report",
             mode,
             label_changes: plan.label_changes,
-            label_applies: plan.label_applies,
             evictions: plan
                 .evictions
                 .into_iter()
-                .map(|eviction| EvictionEntry {
-                    eviction,
-                    result: Outcome::Planned,
-                    message: None,
-                })
+                .zip(outcomes.evictions)
+                .map(|(eviction, outcome)| EvictionEntry { eviction, outcome })
                 .collect(),
             skipped: plan.skipped,
             drs_rules: plan
                 .drs_rules
                 .into_iter()
-                .map(|change| DrsRuleEntry {
-                    change,
-                    result: Outcome::Planned,
-                    message: None,
-                })
+                .zip(outcomes.drs_rules)
+                .map(|(change, outcome)| DrsRuleEntry { change, outcome })
                 .collect(),
             mapped_nodes: plan.mapped_nodes,
             unmapped_nodes: plan.unmapped_nodes,
-            warnings: plan.warnings.iter().map(ToString::to_string).collect(),
-            errors: Vec::new(),
+            warnings,
+            errors,
             exit_code: None,
             target: None,
             utilization: plan.utilization,
@@ -298,7 +291,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "  [{}] {}/{}  node {}{host}",
-                entry.result.as_str(),
+                entry.result().as_str(),
                 escaped(&e.namespace),
                 escaped(&e.pod),
                 escaped(&e.node)
@@ -307,8 +300,8 @@ impl Report {
             if let Some(target) = &e.fits_on {
                 let _ = writeln!(out, "      fits:  {}", escaped(target));
             }
-            if let Some(message) = &entry.message {
-                let _ = writeln!(out, "      note:  {}", escaped(message));
+            if let Some(message) = entry.message() {
+                let _ = writeln!(out, "      note:  {}", escaped(&message));
             }
         }
     }
@@ -332,10 +325,9 @@ impl Report {
     fn write_drs_rules(&self, out: &mut String) {
         for entry in &self.drs_rules {
             let rule = &entry.change;
-            let result = if entry.result == Outcome::Planned {
-                String::new()
-            } else {
-                format!(" [{}]", entry.result.as_str())
+            let result = match entry.result() {
+                Outcome::Planned => String::new(),
+                result => format!(" [{}]", result.as_str()),
             };
             let _ = writeln!(
                 out,
@@ -345,8 +337,8 @@ impl Report {
                 escaped(&rule.cluster),
                 escaped(&rule.vms.join(", "))
             );
-            if let Some(message) = &entry.message {
-                let _ = writeln!(out, "         note: {}", escaped(message));
+            if let Some(message) = entry.message() {
+                let _ = writeln!(out, "         note: {}", escaped(&message));
             }
         }
     }
@@ -365,7 +357,7 @@ impl Report {
             );
         }
         for warning in &self.warnings {
-            let _ = writeln!(out, "warning: {}", lines(warning));
+            let _ = writeln!(out, "warning: {}", lines(&warning.to_string()));
         }
         for error in &self.errors {
             let _ = writeln!(out, "error: {}", lines(error));

@@ -24,10 +24,12 @@ pub use config::{
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 
 use crate::inventory::Inventory;
-use crate::report::{Mode, Report, Target};
+use crate::outcome::{Outcomes, Problem, Verdict};
+use crate::plan::Plan;
+use crate::report::{Mode, Report, ReportWarning, Target};
 use crate::snapshot::{self, Objects, SnapshotError};
 use crate::{footprint, kube, plan, vsphere};
-use execute::Executor;
+use execute::Backends;
 
 /// How long releasing the lock, logging out of vCenter and pushing the metrics may each take at
 /// the end, even after the deadline: `--deadline` should leave this much before the pod is
@@ -51,23 +53,34 @@ pub enum Error {
     Memory(#[source] footprint::OverBudget),
 }
 
+/// A run's report, and how it ended (what the exit code says).
+pub struct Finished {
+    pub report: Report,
+    pub verdict: Verdict,
+}
+
 /// Runs once and reports. A run that could not plan reports why in `errors`, with nothing else.
-pub async fn run(config: &RunConfig, stop: &Stop) -> Report {
+pub async fn run(config: &RunConfig, stop: &Stop) -> Finished {
     let mut target = None;
-    let mut report = match locked_run(config, stop, &mut target).await {
-        Ok(report) => report,
+    let Finished {
+        mut report,
+        verdict,
+    } = match locked_run(config, stop, &mut target).await {
+        Ok(finished) => finished,
         Err(error) => {
             tracing::error!(error = %error_chain(&error), "the run failed before planning");
-            let mut report = Report::empty(mode(config));
-            report.errors.push(error_chain(&error));
-            report
+            let outcomes = Outcomes::not_planned(error_chain(&error));
+            Finished {
+                verdict: outcomes.verdict(),
+                report: Report::new(mode(config), Plan::default(), outcomes),
+            }
         }
     };
     report
         .warnings
         .splice(0..0, config.warnings.iter().cloned());
     report.target = target;
-    report
+    Finished { report, verdict }
 }
 
 fn mode(config: &RunConfig) -> Mode {
@@ -84,7 +97,7 @@ async fn locked_run(
     config: &RunConfig,
     stop: &Stop,
     target: &mut Option<Target>,
-) -> Result<Report, Error> {
+) -> Result<Finished, Error> {
     let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
         .await
         .map_err(Error::Kubernetes)?;
@@ -115,22 +128,80 @@ async fn locked_run(
             }),
         None => Ok(()),
     };
-    let mut report = outcome?;
+    let mut finished = outcome?;
     if let Err(error) = release {
-        report.warnings.push(format!(
-            "{}; the next run waits for it to expire",
-            error_chain(&error)
-        ));
+        finished
+            .report
+            .warnings
+            .push(ReportWarning::LockNotReleased {
+                cause: error_chain(&error),
+            });
     }
-    Ok(report)
+    Ok(finished)
 }
 
+/// Observes, plans, carries the plan out and records it.
 async fn observe_plan_act(
     config: &RunConfig,
     kubernetes: &kube::Client,
     lock: Option<&kube::Lock>,
     stop: &Stop,
-) -> Result<Report, Error> {
+) -> Result<Finished, Error> {
+    let Observed {
+        snapshot,
+        mut vsphere,
+        problems,
+    } = observe(config, kubernetes, stop).await?;
+    // Before planning, whose working state would take the rest: a run killed for memory
+    // reports nothing.
+    footprint::check(
+        snapshot.nodes.len(),
+        snapshot.pods.len(),
+        footprint::memory_limit(),
+    )
+    .map_err(Error::Memory)?;
+    plan::check_priority_classes(&snapshot, &config.policy).map_err(Error::Policy)?;
+    let plan = plan::plan(&snapshot, &config.policy);
+
+    let backends = Backends {
+        kubernetes,
+        vsphere: vsphere.as_mut(),
+        dry_run: config.dry_run,
+        stop,
+        lock,
+        instance: &config.lock.holder,
+    };
+    let mut outcomes = execute::execute(&plan, backends).await;
+    outcomes.problems.splice(0..0, problems);
+    let verdict = outcomes.verdict();
+    let mut report = Report::new(mode(config), plan, outcomes);
+    if config.placement {
+        report.place(&snapshot, &config.policy);
+    }
+    if let Some(client) = vsphere
+        && tokio::time::timeout(RELEASE_LIMIT, client.logout())
+            .await
+            .is_err()
+    {
+        tracing::warn!("logging out of vCenter took too long; the session expires on its own");
+    }
+    Ok(Finished { report, verdict })
+}
+
+/// What a run observed: the snapshot to plan on, the vCenter session when there is one, and
+/// what could not be observed.
+struct Observed {
+    snapshot: snapshot::Snapshot,
+    vsphere: Option<vsphere::Client>,
+    problems: Vec<Problem>,
+}
+
+/// Reads vCenter, the cluster and (when the policy needs them) its metrics, all at once.
+async fn observe(
+    config: &RunConfig,
+    kubernetes: &kube::Client,
+    stop: &Stop,
+) -> Result<Observed, Error> {
     // Reads only: abandoned at once when the run halts.
     let (vcenter, cluster, metrics) = stop
         .unless_halted(async {
@@ -143,72 +214,30 @@ async fn observe_plan_act(
         .await
         .map_err(Error::Stopped)?;
     let mut cluster = cluster.map_err(Error::Kubernetes)?;
-    let metrics_error = match metrics {
-        Ok(metrics) => {
-            cluster.metrics = metrics;
-            None
+    let mut problems = Vec::new();
+    match metrics {
+        Ok(metrics) => cluster.metrics = metrics,
+        Err(error @ kube::Error::MetricsUnavailable { .. }) => {
+            problems.push(Problem::MetricsUnavailable(error_chain(&error)));
         }
-        Err(error @ kube::Error::MetricsUnavailable { .. }) => Some(error),
         Err(error) => return Err(Error::Kubernetes(error)),
-    };
-    let (mut vsphere, inventory, vcenter_error) = match vcenter {
-        Ok((client, inventory)) => (Some(client), Some(inventory), None),
-        Err(error) => (None, None, Some(error)),
+    }
+    let (mut vsphere, inventory) = match vcenter {
+        Ok((client, inventory)) => (Some(client), Some(inventory)),
+        Err(error) => {
+            problems.push(Problem::VcenterUnobserved(error_chain(&error)));
+            (None, None)
+        }
     };
     if let Some(client) = &mut vsphere {
         client.stop_waiting_on(stop.halt_token().clone());
     }
-
     let snapshot = assemble(cluster, inventory)?;
-    // Before planning, whose working state would take the rest: a run killed for memory
-    // reports nothing.
-    footprint::check(
-        snapshot.nodes.len(),
-        snapshot.pods.len(),
-        footprint::memory_limit(),
-    )
-    .map_err(Error::Memory)?;
-    plan::check_priority_classes(&snapshot, &config.policy).map_err(Error::Policy)?;
-    let plan = plan::plan(&snapshot, &config.policy);
-    let mut report = Report::planned(mode(config), plan);
-    if let Some(error) = metrics_error {
-        report.errors.push(format!(
-            "actual usage could not be read, so the plugins reading it planned without \
-             metrics (their pods are skipped as no-metrics): {}",
-            error_chain(&error)
-        ));
-    }
-    if let Some(error) = vcenter_error {
-        report.errors.push(format!(
-            "vCenter could not be observed, so no node label was changed, host labels were not \
-             trusted and no DRS rule was touched: {}",
-            error_chain(&error)
-        ));
-    }
-
-    let mut executor = Executor::new(
-        kubernetes,
-        &config.policy,
-        config.dry_run,
-        stop,
-        lock,
-        &config.lock.holder,
-    );
-    let unwritten = executor.apply_labels(&mut report).await;
-    executor.evict(&mut report, &unwritten).await;
-    executor.sync_drs_rules(&mut report, vsphere.as_mut()).await;
-    executor.publish_events(&mut report).await;
-    if config.placement {
-        report.place(&snapshot, &config.policy);
-    }
-    if let Some(client) = vsphere
-        && tokio::time::timeout(RELEASE_LIMIT, client.logout())
-            .await
-            .is_err()
-    {
-        tracing::warn!("logging out of vCenter took too long; the session expires on its own");
-    }
-    Ok(report)
+    Ok(Observed {
+        snapshot,
+        vsphere,
+        problems,
+    })
 }
 
 /// metrics-server's usage when the policy reads actual usage; nothing (and no request) otherwise.

@@ -7,26 +7,14 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::{Location, Spanned};
 
-/// A line and column, both 1-based, as editors count them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Position {
-    pub line: u32,
-    pub column: u32,
-}
+pub use crate::position::Position;
 
-impl Position {
-    pub(crate) fn from_location(location: Location) -> Option<Position> {
-        // serde-saphyr reports line 0 for "unknown"; such positions are dropped, not printed.
-        let line = u32::try_from(location.line()).unwrap_or(u32::MAX);
-        let column = u32::try_from(location.column()).unwrap_or(u32::MAX);
-        (line > 0).then_some(Position { line, column })
-    }
-}
-
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.line, self.column)
-    }
+/// The position of a reader's location in a one-document file; `None` when unknown.
+pub(crate) fn position_of(location: Location) -> Option<Position> {
+    // serde-saphyr reports line 0 for "unknown"; such positions are dropped, not printed.
+    let line = usize::try_from(location.line()).unwrap_or(usize::MAX);
+    let column = usize::try_from(location.column()).unwrap_or(usize::MAX);
+    (line > 0).then_some(Position::new(line, column))
 }
 
 /// A YAML node and where it starts.
@@ -87,7 +75,7 @@ pub(crate) fn parse_document(text: &str) -> Option<Node> {
 /// A parsed value as a [`Node`] positioned where it is written (an alias: where it is used).
 pub(crate) fn node(spanned: Spanned<Value>) -> Node {
     Node {
-        position: Position::from_location(spanned.referenced),
+        position: position_of(spanned.referenced),
         value: spanned.value,
     }
 }

@@ -80,7 +80,12 @@ fn listed(server: &FakeApiServer, node: &str) -> snapshot::Node {
 /// An API node as the planner reads it from a list page.
 fn as_listed(node: &Node) -> snapshot::Node {
     let object = serde_json::to_value(node).expect("JSON");
-    snapshot::node(serde_json::from_value(object).expect("a node")).expect("a node converts")
+    let mut interner = snapshot::Interner::default();
+    snapshot::node(
+        serde_json::from_value(object).expect("a node"),
+        &mut interner,
+    )
+    .expect("a node converts")
 }
 
 /// A label write for a listed node.

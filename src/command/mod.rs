@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use crate::cli::{Args, Command};
 use crate::policy::PolicyError;
-use crate::report::{OutputFormat, Report};
+use crate::report::OutputFormat;
 use crate::run::ConfigError;
 use crate::snapshot::SnapshotError;
 
@@ -61,13 +61,6 @@ impl Error {
             | Error::WriteSnapshot { .. } => 1,
         }
     }
-}
-
-/// The verdict of a live run, from its report: 0 when everything planned was carried out
-/// or refused as expected (a PDB block is a normal outcome), 1 when an action or a backend
-/// failed, or the run was stopped early.
-pub fn report_exit_code(report: &Report) -> u8 {
-    if report.errors.is_empty() { 0 } else { 1 }
 }
 
 /// Run the chosen command; the exit code on success is the command's verdict.

@@ -11,7 +11,7 @@ use super::Error;
 use crate::cli::RunArgs;
 use crate::error_chain;
 use crate::metrics::push_limit;
-use crate::report::{Mode, OutputFormat, Report};
+use crate::report::{Mode, OutputFormat, Report, ReportWarning};
 use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
 
 pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> {
@@ -30,8 +30,9 @@ pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> 
         if let Some(deadline) = config.deadline {
             stop.abort_after(deadline);
         }
-        let mut report = run::run(&config, &stop).await;
-        report.exit_code = Some(super::report_exit_code(&report));
+        let finished = run::run(&config, &stop).await;
+        let mut report = finished.report;
+        report.exit_code = Some(finished.verdict.exit_code());
         if let Some(pushgateway) = &config.metrics_push {
             let stopped_by_signal = matches!(stop.halted(), Some(StopReason::Signal(_)));
             let limit = push_limit(
@@ -83,10 +84,9 @@ fn unusable_settings(
             Ok(runtime) => {
                 runtime.block_on(pushgateway.push_report(&mut report, cluster, started, limit))
             }
-            Err(runtime_error) => report.warnings.push(format!(
-                "the run's metrics were not pushed: {}",
-                error_chain(&runtime_error)
-            )),
+            Err(runtime_error) => report.warnings.push(ReportWarning::MetricsNotPushed {
+                cause: error_chain(&runtime_error),
+            }),
         }
     }
     report.print(output).map_err(Error::Output)?;

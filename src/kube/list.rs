@@ -22,7 +22,7 @@ use super::error::Call;
 use super::{Client, Error, PAGE_SIZE, api_status, retry};
 use crate::snapshot::prune::{self, Pruned};
 use crate::snapshot::wire;
-use crate::snapshot::{self, ConvertError, METRICS_API_VERSION, Metrics, Objects};
+use crate::snapshot::{self, ConvertError, Interner, METRICS_API_VERSION, Metrics, Objects};
 
 /// How often one kind is listed again from scratch after `410 Expired` before giving up.
 const MAX_RESTARTS: u32 = 3;
@@ -55,13 +55,13 @@ impl Client {
                 client,
                 path_of::<Node>(),
                 "nodes",
-                converting("node", snapshot::node)
+                converting("node", interning(snapshot::node))
             ),
             list_all(
                 client,
                 path_of::<Pod>(),
                 "pods",
-                converting("pod", snapshot::pod)
+                converting("pod", interning(snapshot::pod))
             ),
             list_all(
                 client,
@@ -73,7 +73,7 @@ impl Client {
                 client,
                 path_of::<Namespace>(),
                 "namespaces",
-                converting("namespace", snapshot::namespace)
+                converting("namespace", interning(snapshot::namespace))
             ),
             list_all(
                 client,
@@ -347,12 +347,21 @@ fn reserve_for<T>(items: &mut Vec<T>, page: usize, metadata: &kube::core::ListMe
 /// Convert each listed object, naming the one that does not convert.
 fn converting<K: Named, T>(
     kind: &'static str,
-    convert: fn(K) -> Result<T, ConvertError>,
+    mut convert: impl FnMut(K) -> Result<T, ConvertError>,
 ) -> impl FnMut(K) -> Result<T, Error> {
     move |object| {
         let name = object.name();
         convert(object).map_err(|source| Error::Convert { kind, name, source })
     }
+}
+
+/// A conversion that shares label texts across every page of its list through one interner
+/// (each kind has its own: the lists are read concurrently).
+fn interning<K, T>(
+    convert: fn(K, &mut Interner) -> Result<T, ConvertError>,
+) -> impl FnMut(K) -> Result<T, ConvertError> {
+    let mut interner = Interner::default();
+    move |object| convert(object, &mut interner)
 }
 
 /// How a listed object is named in an error: `namespace/name`, or `name`.

@@ -18,7 +18,7 @@ use secrecy::{ExposeSecret, SecretString};
 use super::RunTiming;
 use crate::connection::{self, SecretProblem, UrlProblem, checked_url, read_secret_file};
 use crate::error_chain;
-use crate::report::Report;
+use crate::report::{Report, ReportWarning};
 
 /// The `job` of the group every run replaces.
 pub const JOB: &str = "vsphere-descheduler";
@@ -173,7 +173,9 @@ impl Pushgateway {
         match self.push(cluster, body, limit).await {
             Ok(()) => tracing::info!(server = %self.server(), "pushed the run's metrics"),
             Err(error) => {
-                let warning = format!("the run's metrics were not pushed: {}", error_chain(&error));
+                let warning = ReportWarning::MetricsNotPushed {
+                    cause: error_chain(&error),
+                };
                 tracing::warn!("{warning}");
                 report.warnings.push(warning);
             }

@@ -13,8 +13,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use kube::core::SelectorExt;
-
 pub use super::drs_change::{DrsAction, DrsRuleChange, Edit};
 use super::labels::fnv1a32;
 use super::view::{PodState, View};
@@ -643,8 +641,7 @@ mod tests {
                     .on("w1")
                     .anti_affinity(HOST)
                     .with(|p| {
-                        p.labels
-                            .insert("pod-template-hash".into(), "5d8f7c9b6".into());
+                        p.labels.insert("pod-template-hash", "5d8f7c9b6");
                     }),
             )
             .pod(
@@ -654,8 +651,7 @@ mod tests {
                     .on("w2")
                     .anti_affinity(HOST)
                     .with(|p| {
-                        p.labels
-                            .insert("pod-template-hash".into(), "5d8f7c9b6".into());
+                        p.labels.insert("pod-template-hash", "5d8f7c9b6");
                     }),
             )
             .build();
@@ -991,7 +987,9 @@ mod tests {
             .node_groups
             .push(crate::policy::NodeGroup {
                 name: "control-plane".into(),
-                node_selector: crate::policy::parse_selector(CONTROL_PLANE).expect("valid"),
+                node_selector: crate::policy::parse_selector(CONTROL_PLANE)
+                    .expect("valid")
+                    .into(),
             });
         policy
     }

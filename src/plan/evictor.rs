@@ -1,8 +1,6 @@
 //! Protections: which pods may be evicted at all (the upstream DefaultEvictor's filter, with
 //! its argument names and semantics).
 
-use kube::core::SelectorExt;
-
 use super::protection::Protection;
 use super::view::{PodState, View};
 use crate::policy::{

@@ -15,8 +15,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kube::core::SelectorExt;
-
 use super::scoring;
 use super::view::{Domains, View};
 use crate::policy::EvictorArgs;

@@ -127,12 +127,12 @@ pub fn apply<'k>(
     for key in owned {
         let change = changes.iter().find(|change| change.key == key);
         let value = match change {
-            Some(change) => change.new.as_ref(),
+            Some(change) => change.new.as_deref(),
             None => node.labels.get(key),
         };
         match value {
             Some(value) => {
-                set.insert(key.to_string(), value.clone());
+                set.insert(key.to_string(), value.to_string());
             }
             None if change.is_some() || node.applied_label_keys.contains(key) => {
                 remove.insert(key.to_string());
@@ -394,7 +394,7 @@ pub fn stale_capv_label(node: &Node, placement: &Placement) -> Option<Warning> {
     }
     Some(Warning::StaleCapvLabel {
         node: node.name.clone(),
-        label: value.clone(),
+        label: value.to_string(),
         host: host.to_string(),
     })
 }
@@ -408,11 +408,11 @@ pub fn changes(
 ) -> Vec<LabelChange> {
     desired
         .iter()
-        .filter(|(key, value)| labels.get(*key) != Some(*value))
+        .filter(|(key, value)| labels.get(key) != Some(value.as_str()))
         .map(|(key, value)| LabelChange {
             node: node.to_string(),
             key: key.clone(),
-            old: labels.get(key).cloned(),
+            old: labels.get(key).map(str::to_string),
             new: Some(value.clone()),
         })
         .collect()

@@ -8,7 +8,9 @@
 mod budget;
 mod dependencies;
 mod drs;
+mod drs_batch;
 mod drs_change;
+mod events;
 mod evictor;
 mod feasibility;
 pub mod labels;
@@ -27,17 +29,19 @@ mod testing;
 
 use std::collections::BTreeSet;
 
-use kube::core::SelectorExt;
-
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
+pub use drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
+pub use events::{EVENT_ACTION, EventIntent};
 pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 pub use vocabulary::{
     Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
 };
 pub use warning::{Candidates, Warning};
 
-use crate::policy::{DuplicatesArgs, EvictorArgs, Policy, PriorityThreshold, Profile, Strategy};
-use crate::snapshot::Snapshot;
+use crate::policy::{
+    DuplicatesArgs, EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, Strategy,
+};
+use crate::snapshot::{Labels, Snapshot};
 use budget::Budget;
 use view::{NodeState, PodState, View};
 
@@ -109,7 +113,7 @@ fn refresh_nodes<'a>(
     let mut nodes = Vec::with_capacity(snapshot.nodes.len());
     for (index, node) in snapshot.nodes.iter().enumerate() {
         let placement = mapping.as_ref().and_then(|m| m.placements[index].clone());
-        let mut node_labels = node.labels.clone();
+        let mut node_labels = node.labels.to_map();
         match &placement {
             Some(placement) => {
                 if let Some(warning) = labels::stale_capv_label(node, placement) {
@@ -122,7 +126,7 @@ fn refresh_nodes<'a>(
                         .push(labels::apply(node, keys.owned(), &changes));
                 }
                 plan.label_changes.extend(changes);
-                node_labels.extend(desired);
+                node_labels.extend(desired.into_iter().map(|(k, v)| (k.into(), v.into())));
             }
             None => {
                 // Unmapped, or vSphere not observed: whatever host label it carries is stale
@@ -132,6 +136,7 @@ fn refresh_nodes<'a>(
                 }
             }
         }
+        let node_labels = Labels::from(node_labels);
         let selected = policy
             .node_selector
             .as_ref()
@@ -174,7 +179,7 @@ fn refresh_nodes<'a>(
 #[derive(Clone)]
 pub(crate) struct Context<'p> {
     pub profile: &'p str,
-    pub strategy: &'static str,
+    pub strategy: PluginKind,
     pub evictor: &'p EvictorArgs,
     pub priority_threshold: evictor::Threshold<'p>,
     /// The profile's RemoveDuplicates, when enabled: a replacement that another strategy sends
@@ -188,7 +193,7 @@ pub(crate) struct Planner<'a> {
     budget: Budget,
     pub plan: Plan,
     /// (pod, strategy) pairs already skipped, so a pod is reported once per strategy.
-    tried: BTreeSet<(usize, &'static str)>,
+    tried: BTreeSet<(usize, PluginKind)>,
     /// Nodes with planned label changes, which evictions may depend on.
     relabelled: dependencies::Relabelling,
 }
@@ -267,10 +272,7 @@ impl<'a> Planner<'a> {
     }
 
     fn run_strategy(&mut self, profile: &Profile, strategy: &Strategy) {
-        let context = Context {
-            strategy: strategy.name(),
-            ..self.context(profile)
-        };
+        let context = self.context(profile, strategy.kind());
         plugins::run(self, &context, strategy);
     }
 
@@ -278,13 +280,15 @@ impl<'a> Planner<'a> {
     fn finish(self) -> Plan {
         let Planner { view, mut plan, .. } = self;
         drs::plan_rules(&view, &mut plan);
+        plan.drs_batches = drs_batch::batches(&plan.drs_rules);
+        plan.events_on_failure = view.policy.eviction_failure_events;
         plan
     }
 
-    fn context<'p>(&self, profile: &'p Profile) -> Context<'p> {
+    fn context<'p>(&self, profile: &'p Profile, strategy: PluginKind) -> Context<'p> {
         Context {
             profile: &profile.name,
-            strategy: "",
+            strategy,
             evictor: &profile.evictor,
             priority_threshold: evictor::Threshold::resolve(
                 self.view.snapshot,

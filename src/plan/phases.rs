@@ -4,7 +4,7 @@
 //! `drs_rules`; timing them apart shows which one grows with the cluster.
 
 use super::{Planner, feasibility, labels};
-use crate::policy::{Policy, Strategy};
+use crate::policy::{PluginKind, Policy, Strategy};
 use crate::snapshot::Snapshot;
 
 /// A planner stopped between phases.
@@ -20,12 +20,12 @@ impl<'a> Phases<'a> {
         }
     }
 
-    /// Run one strategy of the policy, by profile and strategy name, on the working state.
+    /// Run one strategy of the policy, by profile name and plugin, on the working state.
     /// Returns how many evictions the plan holds afterwards.
     ///
     /// # Panics
     /// When the policy has no such strategy.
-    pub fn run_strategy(&mut self, profile: &str, strategy: &str) -> usize {
+    pub fn run_strategy(&mut self, profile: &str, strategy: PluginKind) -> usize {
         let policy = self.planner.view.policy;
         let profile = policy
             .profiles
@@ -36,7 +36,7 @@ impl<'a> Phases<'a> {
             .deschedule
             .iter()
             .chain(&profile.balance)
-            .find(|s| s.name() == strategy)
+            .find(|s| s.kind() == strategy)
             .unwrap_or_else(|| panic!("no strategy {strategy} in profile {}", profile.name));
         self.planner.run_strategy(profile, found);
         self.planner.plan.evictions.len()

@@ -50,12 +50,9 @@ impl<'a> SelectorIndex<'a> {
     ) -> impl Iterator<Item = usize> + '_ {
         let scopes = [Some(namespace), None];
         let filed = labels.iter().flat_map(move |(key, value)| {
-            scopes.into_iter().flat_map(move |scope| {
-                self.filed
-                    .get(&(scope, key.as_str(), value.as_str()))
-                    .into_iter()
-                    .flatten()
-            })
+            scopes
+                .into_iter()
+                .flat_map(move |scope| self.filed.get(&(scope, key, value)).into_iter().flatten())
         });
         let unfiled = scopes
             .into_iter()

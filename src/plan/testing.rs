@@ -305,7 +305,7 @@ impl PodBuilder {
 
     /// Required anti-affinity against its own app on `key`.
     pub fn anti_affinity(mut self, key: &str) -> Self {
-        let app = self.0.labels.get("app").expect("app() first").clone();
+        let app = self.0.labels.get("app").expect("app() first").to_string();
         self.0.anti_affinity.push(AffinityTerm {
             selector: Some(app_selector(&app)),
             namespaces: Vec::new(),
@@ -317,7 +317,7 @@ impl PodBuilder {
 
     /// Preferred anti-affinity against its own app on `key`, with `weight`.
     pub fn soft_anti_affinity(mut self, key: &str, weight: i32) -> Self {
-        let app = self.0.labels.get("app").expect("app() first").clone();
+        let app = self.0.labels.get("app").expect("app() first").to_string();
         self.0.preferred_anti_affinity.push(WeightedAffinityTerm {
             weight,
             term: AffinityTerm {
@@ -366,7 +366,7 @@ impl PodBuilder {
 
     /// A spread constraint over its own app on `key`.
     pub fn spread(mut self, key: &str, max_skew: i32, when: WhenUnsatisfiable) -> Self {
-        let app = self.0.labels.get("app").expect("app() first").clone();
+        let app = self.0.labels.get("app").expect("app() first").to_string();
         self.0.spread_constraints.push(SpreadConstraint {
             max_skew,
             topology_key: key.to_string(),

@@ -262,10 +262,7 @@ impl<'a> View<'a> {
             .entry(pod.namespace.as_str())
             .or_insert_with(|| {
                 // The API server labels every namespace with its name.
-                Labels::from([(
-                    "kubernetes.io/metadata.name".to_string(),
-                    pod.namespace.clone(),
-                )])
+                Labels::from([("kubernetes.io/metadata.name", pod.namespace.as_str())])
             });
     }
 
@@ -277,8 +274,8 @@ impl<'a> View<'a> {
             let mut ids: HashMap<&str, u32> = HashMap::new();
             for state in &self.nodes {
                 let id = state.labels.get(key).map(|value| {
-                    *ids.entry(value.as_str()).or_insert_with(|| {
-                        domains.names.push(value.clone());
+                    *ids.entry(value).or_insert_with(|| {
+                        domains.names.push(value.to_string());
                         domains.has_ready_node.push(false);
                         (domains.names.len() - 1) as u32
                     })
@@ -567,7 +564,7 @@ fn label_index(snapshot: &Snapshot) -> HashMap<(&str, &str, &str), Vec<usize>> {
     for (index, pod) in snapshot.pods.iter().enumerate() {
         for (key, value) in &pod.labels {
             by_label
-                .entry((pod.namespace.as_str(), key.as_str(), value.as_str()))
+                .entry((pod.namespace.as_str(), key, value))
                 .or_default()
                 .push(index);
         }

@@ -3,6 +3,9 @@
 
 use serde::Serialize;
 
+use crate::policy::PluginKind;
+
+use super::drs_batch::DrsBatch;
 use super::drs_change::DrsRuleChange;
 use super::labels::{LabelApply, LabelChange, MappedNode};
 use super::warning::Warning;
@@ -18,6 +21,14 @@ pub struct Plan {
     pub evictions: Vec<Eviction>,
     pub skipped: Vec<Skip>,
     pub drs_rules: Vec<DrsRuleChange>,
+    /// `drs_rules` as vCenter reconfigurations, one per cluster: what a run writes.
+    #[serde(skip)]
+    pub drs_batches: Vec<DrsBatch>,
+    /// Whether a failed eviction records a Warning Event (the policy's
+    /// `evictionFailureEventNotification`), resolved here so the executor never reads the
+    /// policy.
+    #[serde(skip)]
+    pub events_on_failure: bool,
     /// How each mapped node was matched to the inventory, in node order.
     pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,
@@ -37,7 +48,7 @@ pub struct Eviction {
     pub node: String,
     /// The ESXi host of the pod's node, when mapped.
     pub host: Option<String>,
-    pub strategy: &'static str,
+    pub strategy: PluginKind,
     pub profile: String,
     /// Why, in words: the violated rule and the pod it conflicts with.
     pub reason: String,
@@ -68,7 +79,7 @@ pub struct Skip {
     pub namespace: String,
     pub pod: String,
     pub node: Option<String>,
-    pub strategy: &'static str,
+    pub strategy: PluginKind,
     pub profile: String,
     pub reason: SkipReason,
     pub detail: String,
@@ -111,7 +122,7 @@ impl SkipReason {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeUtilization {
-    pub strategy: &'static str,
+    pub strategy: PluginKind,
     pub profile: String,
     pub node: String,
     pub class: UtilizationClass,

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use crate::policy::CAPV_HOST_LABEL;
+use crate::policy::{CAPV_HOST_LABEL, PluginKind};
 
 use super::drs_change::Edit;
 
@@ -71,13 +71,13 @@ pub enum Warning {
     VmDrsOverride { vm: String, behavior: String },
     /// A utilization strategy's threshold names a resource actual usage does not measure.
     UnmeasurableResource {
-        strategy: &'static str,
+        strategy: PluginKind,
         profile: String,
         resource: String,
     },
     /// Nodes without NodeMetrics, left out of a utilization strategy.
     NoNodeMetrics {
-        strategy: &'static str,
+        strategy: PluginKind,
         profile: String,
         nodes: Vec<String>,
     },
@@ -225,7 +225,7 @@ impl Serialize for Warning {
 
 #[cfg(test)]
 mod tests {
-    use super::{Candidates, Edit, Warning};
+    use super::{Candidates, Edit, PluginKind, Warning};
 
     #[test]
     fn an_ambiguous_node_names_what_it_matched_and_how() {
@@ -263,7 +263,7 @@ mod tests {
     #[test]
     fn an_unmeasurable_resource_names_the_strategy_and_profile() {
         let warning = Warning::UnmeasurableResource {
-            strategy: "LowNodeUtilization",
+            strategy: PluginKind::LowNodeUtilization,
             profile: "test".to_string(),
             resource: "nvidia.com/gpu".to_string(),
         };
@@ -366,7 +366,7 @@ mod tests {
             ),
             (
                 Warning::NoNodeMetrics {
-                    strategy: "HighNodeUtilization",
+                    strategy: PluginKind::HighNodeUtilization,
                     profile: s("p"),
                     nodes: vec![s("a"), s("b")],
                 },

@@ -431,7 +431,7 @@ mod tests {
 
     fn node(value: Value) -> Node {
         Node {
-            position: Some(Position { line: 1, column: 1 }),
+            position: Some(Position::new(1, 1)),
             value,
         }
     }

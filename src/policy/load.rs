@@ -148,10 +148,7 @@ fn end_of(text: &str) -> Position {
         .next()
         .map_or(0, |last| last.chars().count())
         + 1;
-    Position {
-        line: u32::try_from(line).unwrap_or(u32::MAX),
-        column: u32::try_from(column).unwrap_or(u32::MAX),
-    }
+    Position::new(line, column)
 }
 
 /// Resolves a policy held in memory; `file_name` is only used in messages.
@@ -495,7 +492,7 @@ profiles:
         let PolicyError::Invalid { problems, .. } = error else {
             panic!("{error}")
         };
-        assert_eq!(problems[0].position, Some(Position { line: 2, column: 7 }));
+        assert_eq!(problems[0].position, Some(Position::new(2, 7)));
         assert_eq!(problems[0].message, "file is not valid UTF-8");
     }
 
@@ -507,7 +504,7 @@ profiles:
             path: path.to_string(),
             message: "m".to_string(),
         };
-        let at = Some(Position { line: 3, column: 7 });
+        let at = Some(Position::new(3, 7));
         assert_eq!(problem(at, "a.b").to_string(), "policy.yaml:3:7: a.b: m");
         assert_eq!(problem(None, "a.b").to_string(), "policy.yaml: a.b: m");
         assert_eq!(problem(at, "").to_string(), "policy.yaml:3:7: m");

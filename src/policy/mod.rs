@@ -24,13 +24,13 @@ pub use names::{NameError, check_dns_label};
 pub use plugins::{
     AntiAffinityArgs, BASIC_RESOURCES, ConditionFilter, DefaultConstraint, DuplicatesArgs,
     FailedPodsArgs, HighNodeUtilizationArgs, LowNodeUtilizationArgs, NodeAffinityArgs,
-    NodeAffinityType, NodeTaintsArgs, OwnerKinds, PodLifeTimeArgs, ResourceThresholds, Strategy,
-    TooManyRestartsArgs, TopologySpreadArgs, UsageSource, unmeasurable,
+    NodeAffinityType, NodeTaintsArgs, OwnerKinds, PluginKind, PodLifeTimeArgs, ResourceThresholds,
+    Strategy, TooManyRestartsArgs, TopologySpreadArgs, UsageSource, unmeasurable,
 };
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;
 
-use kube::core::Selector;
+use crate::snapshot::Requirements;
 
 /// Default label key for the ESXi host a node VM runs on.
 pub const DEFAULT_HOST_LABEL: &str = "vsphere-descheduler.io/host";
@@ -56,7 +56,7 @@ pub struct Policy {
     /// is on (validation enforces it).
     pub cluster_name: Option<String>,
     /// Top-level `nodeSelector`: the nodes every strategy considers.
-    pub node_selector: Option<Selector>,
+    pub node_selector: Option<Requirements>,
     pub limits: Limits,
     /// Profiles in file order. Deschedule strategies of all profiles run before balance ones.
     pub profiles: Vec<Profile>,
@@ -119,11 +119,11 @@ impl Namespaces {
 #[derive(Clone, Debug, PartialEq)]
 pub struct EvictorArgs {
     /// Nodes nodeFit may consider as new homes.
-    pub node_selector: Option<Selector>,
+    pub node_selector: Option<Requirements>,
     /// Only pods whose labels match may be evicted.
-    pub label_selector: Option<Selector>,
+    pub label_selector: Option<Requirements>,
     /// Only pods in namespaces whose labels match may be evicted.
-    pub namespace_label_selector: Option<Selector>,
+    pub namespace_label_selector: Option<Requirements>,
     /// Pods at or above this priority are protected (while system-critical protection is on).
     pub priority_threshold: PriorityThreshold,
     /// Require some other node to take the pod (default true here, false upstream).
@@ -265,7 +265,7 @@ pub struct DrsRuleSettings {
 pub struct NodeGroup {
     /// A DNS label, unique among the groups; the rule is `<namePrefix>:<clusterName>:nodes:<name>`.
     pub name: String,
-    pub node_selector: Selector,
+    pub node_selector: Requirements,
 }
 
 impl Default for DrsRuleSettings {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Fields, index, unknown};
 use super::evictor::{DEFAULT_EVICTOR, evictor_args};
-use super::plugins::{ExtensionPoint, StrategyKind};
+use super::plugins::{ExtensionPoint, PluginKind};
 use super::yaml::{Node, Position, Value};
 use super::{Profile, Strategy};
 
@@ -30,7 +30,7 @@ const PLUGIN_SETS: [&str; 6] = [
 /// Every plugin name this tool accepts.
 fn supported_plugins() -> Vec<&'static str> {
     std::iter::once(DEFAULT_EVICTOR)
-        .chain(StrategyKind::ALL.map(StrategyKind::name))
+        .chain(PluginKind::ALL.map(PluginKind::as_str))
         .collect()
 }
 
@@ -109,7 +109,7 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
         }
     }
     configured_but_not_enabled(d, &configs, &enabled);
-    if enabled.contains(&StrategyKind::TopologySpread) {
+    if enabled.contains(&PluginKind::TopologySpread) {
         unchecked_balance_warning(d, &configs);
     }
     if enabled.is_empty() {
@@ -131,7 +131,7 @@ fn missing_required_arg(
     d: &mut Decoder,
     fields: &Fields<'_>,
     configs: &PluginConfigs,
-    kind: StrategyKind,
+    kind: PluginKind,
 ) {
     if let (None, Some(arg), Some(plugins)) = (
         configs.strategies.get(&kind),
@@ -145,15 +145,15 @@ fn missing_required_arg(
                 "{} is enabled without a pluginConfig entry, and its {arg} has no default \
                  (upstream refuses the plugin without it): add {{name: {}, args: {{{arg}: \
                  …}}}} to pluginConfig",
-                kind.name(),
-                kind.name()
+                kind.as_str(),
+                kind.as_str()
             ),
         );
     }
 }
 
 /// A pluginConfig entry for a strategy the profile does not enable has no effect: a warning.
-fn configured_but_not_enabled(d: &mut Decoder, configs: &PluginConfigs, enabled: &[StrategyKind]) {
+fn configured_but_not_enabled(d: &mut Decoder, configs: &PluginConfigs, enabled: &[PluginKind]) {
     for (kind, (node, entry_path)) in &configs.entries {
         if !enabled.contains(kind) {
             d.warning_at(
@@ -161,7 +161,7 @@ fn configured_but_not_enabled(d: &mut Decoder, configs: &PluginConfigs, enabled:
                 entry_path,
                 format!(
                     "{} is configured but not enabled; add it to plugins.{}.enabled to run it",
-                    kind.name(),
+                    kind.as_str(),
                     kind.extension_point().key()
                 ),
             );
@@ -173,7 +173,7 @@ fn configured_but_not_enabled(d: &mut Decoder, configs: &PluginConfigs, enabled:
 /// still refuse the pods the former lets go; here the strategy's own setting wins, and the
 /// warning says so.
 fn unchecked_balance_warning(d: &mut Decoder, configs: &PluginConfigs) {
-    let kind = StrategyKind::TopologySpread;
+    let kind = PluginKind::TopologySpread;
     let node_fit = field(configs.evictor, "nodeFit");
     let balance_fit = configs
         .args
@@ -193,7 +193,7 @@ fn unchecked_balance_warning(d: &mut Decoder, configs: &PluginConfigs) {
             "topologyBalanceNodeFit: false lets {} evict pods that no node would take now, \
              although {DEFAULT_EVICTOR} sets nodeFit: true; here topologyBalanceNodeFit wins for \
              this strategy (upstream's nodeFit would still refuse those pods)",
-            kind.name()
+            kind.as_str()
         ),
     );
 }
@@ -213,11 +213,11 @@ fn field<'n>(node: Option<&'n Node>, name: &str) -> Option<&'n Node> {
 struct PluginConfigs<'n> {
     evictor: Option<&'n Node>,
     evictor_path: String,
-    strategies: BTreeMap<StrategyKind, Strategy>,
+    strategies: BTreeMap<PluginKind, Strategy>,
     /// Each strategy entry's name node and path, for "configured but not enabled" warnings.
-    entries: BTreeMap<StrategyKind, (&'n Node, String)>,
+    entries: BTreeMap<PluginKind, (&'n Node, String)>,
     /// Each strategy entry's `args`, when given, for warnings about combinations.
-    args: BTreeMap<StrategyKind, &'n Node>,
+    args: BTreeMap<PluginKind, &'n Node>,
 }
 
 fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n> {
@@ -263,7 +263,7 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
         if name == DEFAULT_EVICTOR {
             configs.evictor = args;
             configs.evictor_path = args_path;
-        } else if let Some(kind) = StrategyKind::from_name(&name) {
+        } else if let Some(kind) = PluginKind::from_name(&name) {
             configs
                 .strategies
                 .insert(kind, kind.decode_args(d, args, &args_path));
@@ -279,8 +279,8 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
 }
 
 /// The strategies enabled under `plugins:`, deschedule ones first, each once.
-fn enabled_strategies(d: &mut Decoder, node: &Node, path: &str) -> Vec<StrategyKind> {
-    let mut enabled: Vec<StrategyKind> = Vec::new();
+fn enabled_strategies(d: &mut Decoder, node: &Node, path: &str) -> Vec<PluginKind> {
+    let mut enabled: Vec<PluginKind> = Vec::new();
     let Some(sets) = d.fields(node, path, &PLUGIN_SETS) else {
         return enabled;
     };
@@ -326,7 +326,7 @@ fn enabled_strategies(d: &mut Decoder, node: &Node, path: &str) -> Vec<StrategyK
 
 /// Whether `name` may be enabled in plugin set `set`: the strategy it enables, `None` for the
 /// implicit DefaultEvictor filter, or the problem.
-fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
+fn placement(set: &str, name: &str) -> Result<Option<PluginKind>, String> {
     let is_filter = matches!(set, "filter" | "preevictionfilter");
     if name == DEFAULT_EVICTOR {
         return if is_filter {
@@ -338,7 +338,7 @@ fn placement(set: &str, name: &str) -> Result<Option<StrategyKind>, String> {
             ))
         };
     }
-    let Some(kind) = StrategyKind::from_name(name) else {
+    let Some(kind) = PluginKind::from_name(name) else {
         return Err(if is_filter {
             match super::decode::suggestion(name, &[DEFAULT_EVICTOR]) {
                 Some(close) => format!(

@@ -12,6 +12,7 @@ use super::decode::{Decoder, index};
 use super::names::{NameError, check_label_key, check_label_value};
 use super::yaml::{Node, Value};
 use crate::error_chain;
+use crate::snapshot::Requirements;
 
 /// Why a `labels.Parse` selector string was refused. Offsets count characters from 0.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
@@ -281,12 +282,12 @@ pub(super) fn selector_string(
     d: &mut Decoder,
     node: Option<&Node>,
     path: &str,
-) -> Option<Selector> {
+) -> Option<Requirements> {
     let node = node?;
     let text = d.string(node, path)?;
     match parse_selector(&text) {
         Ok(selector) if selector.selects_all() => None,
-        Ok(selector) => Some(selector),
+        Ok(selector) => Some(Requirements::from(selector)),
         Err(error) => {
             d.problem_at(
                 node,
@@ -300,8 +301,13 @@ pub(super) fn selector_string(
 
 /// Decodes a `LabelSelector` mapping (`matchLabels`, `matchExpressions`), validated like the
 /// API server does: `In`/`NotIn` need values, `Exists`/`DoesNotExist` must have none.
-/// Absent or null means no selector; `{}` selects everything.
-pub(super) fn label_selector(d: &mut Decoder, node: Option<&Node>, path: &str) -> Option<Selector> {
+/// Absent or null means no selector; `{}` selects everything. The result is kept as its
+/// requirements, which the planner matches against a pod's or node's labels.
+pub(super) fn label_selector(
+    d: &mut Decoder,
+    node: Option<&Node>,
+    path: &str,
+) -> Option<Requirements> {
     let node = node?;
     let fields = d.fields(node, path, &["matchLabels", "matchExpressions"])?;
     let mut expressions = Vec::new();
@@ -328,7 +334,7 @@ pub(super) fn label_selector(d: &mut Decoder, node: Option<&Node>, path: &str) -
             expressions.push(expression);
         }
     }
-    Some(expressions.into_iter().collect())
+    Some(Requirements::from_iter(expressions))
 }
 
 fn label_requirement(d: &mut Decoder, node: &Node, path: &str) -> Option<Expression> {
@@ -442,7 +448,7 @@ mod tests {
             .evictor
             .label_selector
             .clone();
-        let expected: Selector = [
+        let expected: Requirements = [
             Expression::Equal("app".into(), "web".into()),
             Expression::Equal("tier".into(), String::new()),
             Expression::NotIn("env".into(), set(&["dev", "test"])),

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Entry, Fields};
 use super::evictor::{LegacyFlags, legacy_flags, priority_threshold};
-use super::plugins::{ExtensionPoint, StrategyKind};
+use super::plugins::{ExtensionPoint, PluginKind};
 use super::profiles::unsupported_plugin;
 use super::selector::selector_string;
 use super::v1alpha2::{
@@ -141,7 +141,7 @@ fn strategy_profile(
         // Dropped, as upstream: whatever a disabled strategy holds has no effect.
         return None;
     }
-    let Some(kind) = StrategyKind::from_name(name) else {
+    let Some(kind) = PluginKind::from_name(name) else {
         d.problem_at(
             entry.key,
             &entry.path,
@@ -174,12 +174,7 @@ fn strategy_profile(
 }
 
 /// The profile upstream made of one enabled strategy.
-fn profile(
-    d: &mut Decoder,
-    kind: StrategyKind,
-    params: &Fields<'_>,
-    flags: LegacyFlags,
-) -> Profile {
+fn profile(d: &mut Decoder, kind: PluginKind, params: &Fields<'_>, flags: LegacyFlags) -> Profile {
     let threshold = priority_threshold(
         d,
         params.position,
@@ -210,12 +205,12 @@ fn profile(
                 &params.path(field),
                 format!(
                     "{field} is not a parameter of {} and is ignored",
-                    kind.name()
+                    kind.as_str()
                 ),
             );
         }
     }
-    let name = format!("strategy-{}-profile", kind.name());
+    let name = format!("strategy-{}-profile", kind.as_str());
     let (deschedule, balance) = match kind.extension_point() {
         ExtensionPoint::Deschedule => (vec![strategy], Vec::new()),
         ExtensionPoint::Balance => (Vec::new(), vec![strategy]),
@@ -411,7 +406,11 @@ strategies:
         };
         assert_eq!(
             policy.node_selector,
-            Some(parse_selector("node-role.kubernetes.io/worker").expect("valid"))
+            Some(
+                parse_selector("node-role.kubernetes.io/worker")
+                    .expect("valid")
+                    .into()
+            )
         );
         assert_eq!(
             policy.limits,
@@ -445,7 +444,7 @@ strategies:
                     evictor: evictor(PriorityThreshold::Name("system-cluster-critical".into())),
                     deschedule: vec![],
                     balance: vec![Strategy::TopologySpread(TopologySpreadArgs {
-                        label_selector: Some(parse_selector("app=web").expect("valid")),
+                        label_selector: Some(parse_selector("app=web").expect("valid").into()),
                         ..TopologySpreadArgs::default()
                     })],
                 },

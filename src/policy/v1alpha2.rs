@@ -412,7 +412,11 @@ profiles:
         let policy = load(text).policy;
         let expected = Policy {
             cluster_name: None,
-            node_selector: Some(parse_selector("env in (prod),!legacy").expect("valid")),
+            node_selector: Some(
+                parse_selector("env in (prod),!legacy")
+                    .expect("valid")
+                    .into(),
+            ),
             limits: Limits {
                 total: Some(10),
                 ..Limits::default()

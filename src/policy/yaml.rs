@@ -8,8 +8,8 @@ use serde_saphyr::{
     DuplicateKeyPolicy, MergeKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
 };
 
-use crate::yaml_tree::node;
 pub use crate::yaml_tree::{Node, Position, Value};
+use crate::yaml_tree::{node, position_of};
 
 /// Largest policy file read, checked before parsing: real policies are a few KiB.
 pub(super) const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
@@ -83,7 +83,7 @@ fn options() -> serde_saphyr::Options {
 }
 
 fn syntax_error(error: &serde_saphyr::Error) -> SyntaxError {
-    let position = error.location().and_then(Position::from_location);
+    let position = error.location().and_then(position_of);
     SyntaxError {
         position,
         message: syntax_message(original(error)),

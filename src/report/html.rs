@@ -285,19 +285,21 @@ impl Page<'_> {
         self.host_counts(workload);
         self.out.push_str("</ul>\n");
         // Grouped by strategy, named once: a workload's evictions mostly share one.
-        let mut strategy = "";
+        let mut named = None;
         for &index in &workload.evictions {
             let entry = &self.report.evictions[index];
-            if entry.eviction.strategy != strategy {
-                strategy = entry.eviction.strategy;
+            let strategy = entry.eviction.strategy;
+            if named != Some(strategy) {
+                named = Some(strategy);
                 put!(self, "<h5>{strategy}:</h5>");
             }
             self.eviction(entry, false);
         }
         for &index in &workload.skips {
             let skip = &self.report.skipped[index];
-            if skip.strategy != strategy {
-                strategy = skip.strategy;
+            let strategy = skip.strategy;
+            if named != Some(strategy) {
+                named = Some(strategy);
                 put!(self, "<h5>{strategy}:</h5>");
             }
             self.skip(skip, false);
@@ -355,16 +357,15 @@ impl Page<'_> {
         };
         let tag = if leaves(entry) { "evict" } else { "skip" };
         let note = entry
-            .message
-            .as_deref()
-            .map(|m| format!("<br>note: {}", escape(m)))
+            .message()
+            .map(|m| format!("<br>note: {}", escape(&m)))
             .unwrap_or_default();
         put!(
             self,
             "<p class=ev><span class=\"tag {tag}\">evict: {result}</span> <b>{pod}</b> from \
              {from} → {to}<small>violation: {reason}{note}</small></p>",
             pod = pod_name(&e.namespace, &e.pod, with_namespace),
-            result = entry.result.as_str(),
+            result = entry.result().as_str(),
             reason = escape(&e.reason),
         );
     }
@@ -436,7 +437,7 @@ impl Page<'_> {
     fn rule(&mut self, entry: &DrsRuleEntry) {
         let rule = &entry.change;
         let action = rule.action.as_str();
-        let result = match entry.result {
+        let result = match entry.result() {
             Outcome::Planned => String::new(),
             result => format!(" <span class=\"tag\">{}</span>", result.as_str()),
         };
@@ -516,7 +517,7 @@ impl Page<'_> {
             put!(
                 self,
                 "<li class=\"warning\">warning: {}</li>",
-                escape(warning)
+                escape(&warning.to_string())
             );
         }
         for error in &report.errors {
@@ -582,6 +583,8 @@ fn heading(mode: Mode) -> &'static str {
 mod tests {
     use super::*;
     use crate::plan::{Eviction, Plan, SkipReason};
+    use crate::policy::PluginKind;
+    use crate::report::ReportWarning;
 
     fn hostile_report() -> Report {
         let plan = Plan {
@@ -590,7 +593,7 @@ mod tests {
                 pod: "web-<script>alert(1)</script>".to_string(),
                 node: "worker-\"a\"".to_string(),
                 host: Some("esxi-'1'&co".to_string()),
-                strategy: "RemovePodsViolatingInterPodAntiAffinity",
+                strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
                 reason: "shares <b>a host</b>".to_string(),
                 fits_on: None,
@@ -603,7 +606,7 @@ mod tests {
                 namespace: "shop".to_string(),
                 pod: "<img src=x>".to_string(),
                 node: None,
-                strategy: "RemovePodsViolatingInterPodAntiAffinity",
+                strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
                 reason: SkipReason::Pdb,
                 detail: "\"quoted\" & <tagged>".to_string(),
@@ -611,8 +614,10 @@ mod tests {
             ..Plan::default()
         };
         let mut report = Report::planned(Mode::Plan, plan);
-        // The report's warnings are text: some come from the run, not the plan.
-        report.warnings.push("<warning>".to_string());
+        // Policy findings quote the file, which may hold anything.
+        report
+            .warnings
+            .push(ReportWarning::Policy("<warning>".to_string()));
         report
     }
 

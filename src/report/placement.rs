@@ -139,7 +139,7 @@ pub struct HostCount {
 /// Whether an eviction entry took (or, planned, will take) the pod off its node.
 pub fn leaves(entry: &EvictionEntry) -> bool {
     matches!(
-        entry.result,
+        entry.result(),
         Outcome::Planned | Outcome::Evicted | Outcome::Unknown
     )
 }

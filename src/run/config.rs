@@ -10,6 +10,7 @@ use crate::metrics::{self, PushSettings, Pushgateway};
 use crate::policy::{
     self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, VsphereSettings,
 };
+use crate::report::ReportWarning;
 use crate::vsphere::{self, ConnectionConfig, Credentials};
 
 /// The policy used when `run` is given none: keep host anti-affinity, label every node with its
@@ -53,16 +54,13 @@ pub enum ConfigError {
     MetricsPush(#[source] metrics::push::Error),
 }
 
-const INSECURE_WARNING: &str = "TLS verification of vCenter is disabled: any server can pose \
-                                as vCenter and read the credentials";
-
 /// Everything one run needs to know, resolved.
 #[derive(Debug)]
 pub struct RunConfig {
     pub policy: Policy,
     /// Valid but risky settings (the policy's, TLS verification off): logged, and the first
     /// warnings of the report.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<ReportWarning>,
     /// `--deadline`: the whole run's time limit.
     pub deadline: Option<Duration>,
     pub dry_run: bool,
@@ -80,7 +78,9 @@ pub struct RunConfig {
 
 impl RunConfig {
     pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
-        let (mut policy, mut warnings) = load_policy(args.policy.as_deref())?;
+        let (mut policy, findings) = load_policy(args.policy.as_deref())?;
+        let mut warnings: Vec<ReportWarning> =
+            findings.into_iter().map(ReportWarning::Policy).collect();
         if let Some(name) = &args.cluster_name {
             policy::check_dns_label(name).map_err(|problem| ConfigError::ClusterName {
                 name: name.clone(),
@@ -103,7 +103,7 @@ impl RunConfig {
         let vsphere = connection_config(&args.connection, &policy.vsphere)?;
         let metrics_push = metrics_push(&args.metrics).map_err(ConfigError::MetricsPush)?;
         if vsphere.insecure_skip_verify {
-            warnings.push(INSECURE_WARNING.to_string());
+            warnings.push(ReportWarning::InsecureTls);
         }
         Ok(RunConfig {
             policy,
@@ -156,7 +156,7 @@ pub fn connection_config(
         .or_else(|| args.vsphere_ca_file.clone());
     config.insecure_skip_verify = settings.insecure_skip_verify || args.vsphere_insecure;
     if config.insecure_skip_verify {
-        tracing::warn!(server = %config.server, "{INSECURE_WARNING}");
+        tracing::warn!(server = %config.server, "{}", ReportWarning::InsecureTls);
     }
     config.timeout = Duration::from_secs(args.request_timeout);
     Ok(config)
@@ -270,7 +270,7 @@ mod tests {
     fn tls_verification_off_is_a_warning_of_the_report() {
         assert!(resolve(&[]).expect("valid").warnings.is_empty());
         let config = resolve(&["--vsphere-insecure"]).expect("valid");
-        assert_eq!(config.warnings, [INSECURE_WARNING]);
+        assert_eq!(config.warnings, [ReportWarning::InsecureTls]);
     }
 
     #[test]

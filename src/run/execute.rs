@@ -1,475 +1,343 @@
-//! Carrying out a plan: label applies, then evictions in plan order, then DRS rule changes, each
-//! outcome recorded in the report. Nothing here decides anything the plan did not; the only
-//! judgement is when to stop: on a signal, on losing the run lock, and before an eviction whose
-//! decision relied on node labels that could not be written (the scheduler would place the pod
-//! by the stale labels).
+//! Carrying out a plan: label applies, then evictions in plan order, then the DRS
+//! reconfigurations, then the Events, each action's outcome typed in [`Outcomes`]. Every call is
+//! the plan's, fully addressed; the only judgement here is when to stop: on a signal, on losing
+//! the run lock, and before an eviction whose decision relied on node labels that could not be
+//! written (the scheduler would place the pod by the stale labels).
 
 use std::collections::BTreeSet;
 
 use crate::error_chain;
 use crate::kube::{self, EventKind, EventSpec, EvictionRequest, EvictionResult, Lock};
-use crate::plan::{DrsAction, DrsRuleChange};
-use crate::policy::Policy;
-use crate::report::{Outcome, Report};
+use crate::outcome::{
+    DrsOutcome, DrsUnconfirmed, EventsCut, EvictionOutcome, Halt, HaltedAt, LabelOutcome,
+    NotAttempted, Outcomes,
+};
+use crate::plan::{ClusterWrites, EVENT_ACTION, EventIntent, Eviction, Plan, RuleWrite, Settled};
 use crate::vsphere::{self, RuleChange};
 
 use super::Stop;
 
-/// The `action` of every Event this tool writes, as upstream's descheduler.
-const ACTION: &str = "Descheduled";
-
-/// What the executor acts with and on.
-pub struct Executor<'a> {
+/// What the executor acts with.
+pub struct Backends<'a> {
     pub kubernetes: &'a kube::Client,
-    pub policy: &'a Policy,
+    /// `None` when vCenter could not be observed: no DRS rule is touched then.
+    pub vsphere: Option<&'a mut vsphere::Client>,
     pub dry_run: bool,
     pub stop: &'a Stop,
     pub lock: Option<&'a Lock>,
     /// Identifies this run in Events.
     pub instance: &'a str,
-    /// Why no further change is made, once that is so.
-    halted: Option<String>,
 }
 
-impl<'a> Executor<'a> {
-    pub fn new(
-        kubernetes: &'a kube::Client,
-        policy: &'a Policy,
-        dry_run: bool,
-        stop: &'a Stop,
-        lock: Option<&'a Lock>,
-        instance: &'a str,
-    ) -> Executor<'a> {
-        Executor {
-            kubernetes,
-            policy,
-            dry_run,
-            stop,
-            lock,
-            instance,
-            halted: None,
-        }
-    }
+/// Carries out `plan` with `backends` and says what became of every action.
+pub async fn execute(plan: &Plan, backends: Backends<'_>) -> Outcomes {
+    // A dry run writes no label and no DRS rule, so theirs stay so; a live run replaces every
+    // outcome below, those a halt cut off included, so its starting value is never reported.
+    let why = if backends.dry_run {
+        NotAttempted::DryRun
+    } else {
+        NotAttempted::Offline
+    };
+    let outcomes = Outcomes::not_attempted(
+        plan.label_applies.len(),
+        plan.evictions.len(),
+        plan.drs_rules.len(),
+        &why,
+    );
+    let mut executor = Executor {
+        backends,
+        plan,
+        outcomes,
+        halted: None,
+    };
+    let unwritten = executor.apply_labels().await;
+    executor.evict(&unwritten).await;
+    executor.sync_drs_rules().await;
+    executor.publish_events().await;
+    executor.outcomes
+}
 
-    /// Whether the next change may be made; records why not, once.
-    fn may_act(&mut self, report: &mut Report) -> bool {
-        if self.halted.is_some() {
-            return false;
+struct Executor<'a, 'p> {
+    backends: Backends<'a>,
+    plan: &'p Plan,
+    outcomes: Outcomes,
+    /// Why no further change is made, once that is so.
+    halted: Option<Halt>,
+}
+
+impl<'p> Executor<'_, 'p> {
+    /// `None` when the next change, at `at`, may be made; otherwise why not (recorded once).
+    fn halt_before(&mut self, at: HaltedAt) -> Option<Halt> {
+        if let Some(halt) = &self.halted {
+            return Some(halt.clone());
         }
-        let reason = if let Some(reason) = self.stop.halted() {
-            Some(reason.to_string())
-        } else if let Some(Err(error)) = self.lock.map(Lock::check) {
-            Some(error_chain(&error))
+        let halt = if let Some(reason) = self.backends.stop.halted() {
+            Halt::Stopped(reason)
+        } else if let Some(Err(error)) = self.backends.lock.map(Lock::check) {
+            Halt::LockLost(error_chain(&error))
         } else {
-            None
+            return None;
         };
-        match reason {
-            Some(reason) => {
-                self.halt(report, reason);
-                false
-            }
-            None => true,
-        }
+        self.halt(halt.clone(), at);
+        Some(halt)
     }
 
-    /// Makes no further change from now on, and says why in the report.
-    fn halt(&mut self, report: &mut Report, reason: String) {
-        report.errors.push(format!(
-            "{reason}: the remaining actions were not carried out"
-        ));
-        self.halted = Some(reason);
+    /// Makes no further change from now on.
+    fn halt(&mut self, halt: Halt, at: HaltedAt) {
+        self.outcomes.halt = Some((halt.clone(), at));
+        self.halted = Some(halt);
     }
 
     /// Writes the plan's label applies, one per node. Returns the nodes whose labels were not
     /// written.
-    pub async fn apply_labels(&mut self, report: &mut Report) -> BTreeSet<String> {
+    async fn apply_labels(&mut self) -> BTreeSet<&'p str> {
         let mut unwritten = BTreeSet::new();
-        if self.dry_run {
+        if self.backends.dry_run {
             return unwritten;
         }
-        // Taken for the loop, which also writes errors into the report; put back below.
-        let applies = std::mem::take(&mut report.label_applies);
-        for apply in &applies {
-            if !self.may_act(report) {
+        let plan = self.plan;
+        for (index, apply) in plan.label_applies.iter().enumerate() {
+            if let Some(halt) = self.halt_before(HaltedAt::BeforeLabel(index)) {
+                self.cut_labels(index, &halt);
                 break;
             }
             // Label writes are idempotent: one abandoned when the run halts is written again by
             // the next run.
-            let written = self
+            let backends = &self.backends;
+            let written = backends
                 .stop
-                .unless_halted(self.kubernetes.apply_labels(apply, self.lock))
+                .unless_halted(backends.kubernetes.apply_labels(apply, backends.lock))
                 .await;
-            let written = match written {
-                Ok(written) => written,
+            let outcome = match written {
+                Ok(Ok(())) => {
+                    tracing::info!(
+                        node = apply.node,
+                        labels = ?apply.set,
+                        removed = ?apply.remove,
+                        "labelled node"
+                    );
+                    LabelOutcome::Written
+                }
+                Ok(Err(error)) => {
+                    let cause = error_chain(&error);
+                    tracing::warn!(node = apply.node, error = cause, "failed to label node");
+                    if error.is_lock_loss() {
+                        self.outcomes.labels[index] = LabelOutcome::Failed {
+                            cause: cause.clone(),
+                        };
+                        unwritten.insert(apply.node.as_str());
+                        // The claim ended between two of this node's requests: nothing else
+                        // starts.
+                        let halt = Halt::LockLost(cause);
+                        self.halt(halt.clone(), HaltedAt::AfterLabel(index));
+                        self.cut_labels(index + 1, &halt);
+                        break;
+                    }
+                    LabelOutcome::Failed { cause }
+                }
                 Err(reason) => {
-                    report.errors.push(format!(
-                        "the label changes of node {} were not confirmed: {reason}",
-                        apply.node
-                    ));
-                    unwritten.insert(apply.node.clone());
+                    self.outcomes.labels[index] = LabelOutcome::Unconfirmed(reason);
+                    unwritten.insert(apply.node.as_str());
+                    self.cut_labels(index + 1, &Halt::Stopped(reason));
                     break;
                 }
             };
-            match written {
-                Ok(()) => tracing::info!(
-                    node = apply.node,
-                    labels = ?apply.set,
-                    removed = ?apply.remove,
-                    "labelled node"
-                ),
-                Err(error) => {
-                    let lock_lost = error.is_lock_loss();
-                    let error = error_chain(&error);
-                    tracing::warn!(node = apply.node, error, "failed to label node");
-                    let keys: Vec<&str> = report
-                        .label_changes
-                        .iter()
-                        .filter(|change| change.node == apply.node)
-                        .map(|change| change.key.as_str())
-                        .collect();
-                    report.errors.push(format!(
-                        "label change(s) {} of node {} not applied: {error}",
-                        keys.join(", "),
-                        apply.node
-                    ));
-                    unwritten.insert(apply.node.clone());
-                    // The claim ended between two of this node's requests: nothing else starts.
-                    if lock_lost {
-                        self.halt(report, error);
-                        break;
-                    }
-                }
+            if outcome != LabelOutcome::Written {
+                unwritten.insert(apply.node.as_str());
             }
+            self.outcomes.labels[index] = outcome;
         }
-        report.label_applies = applies;
         unwritten
     }
 
-    /// Evicts in plan order (on a dry run: asks the server whether it would). Each answer is the
-    /// entry's result; refusals are not retried. An eviction that depends on the labels of a
-    /// node in `unwritten` is not attempted; the others are.
-    pub async fn evict(&mut self, report: &mut Report, unwritten: &BTreeSet<String>) {
-        let mut halted: Option<String> = self
-            .halted
-            .as_ref()
-            .map(|reason| format!("not attempted: {reason}"));
-        for index in 0..report.evictions.len() {
-            if halted.is_none() && !self.may_act(report) {
-                halted = self
-                    .halted
-                    .as_ref()
-                    .map(|reason| format!("not attempted: {reason}"));
-            }
-            if let Some(message) = &halted {
-                report.evictions[index].message = Some(message.clone());
-                continue;
-            }
-            let eviction = &report.evictions[index].eviction;
+    /// The label applies from `from` on are not attempted, for `halt`.
+    fn cut_labels(&mut self, from: usize, halt: &Halt) {
+        for outcome in self.outcomes.labels.iter_mut().skip(from) {
+            *outcome = LabelOutcome::NotAttempted(NotAttempted::Halted(halt.clone()));
+        }
+    }
+
+    /// Evicts in plan order (on a dry run: asks the server whether it would). Refusals are not
+    /// retried. An eviction that depends on the labels of a node in `unwritten` is not
+    /// attempted; the others are.
+    async fn evict(&mut self, unwritten: &BTreeSet<&str>) {
+        let plan = self.plan;
+        for (index, eviction) in plan.evictions.iter().enumerate() {
             let stale = eviction
                 .depends_on_labels_of
                 .iter()
-                .find(|node| unwritten.contains(*node));
-            if let Some(node) = stale {
-                report.evictions[index].message = Some(format!(
-                    "not attempted: the labels of node {node} could not be written, so the \
-                     scheduler would place the pod by stale host labels"
-                ));
-                continue;
-            }
-            let request = EvictionRequest {
-                namespace: &eviction.namespace,
-                name: &eviction.pod,
-                uid: eviction.uid.as_deref(),
-                grace_period_seconds: eviction.grace_period_seconds,
-                dry_run: self.dry_run,
+                .find(|node| unwritten.contains(node.as_str()));
+            let outcome = if let Some(halt) = self.halt_before(HaltedAt::BeforeEviction(index)) {
+                EvictionOutcome::NotAttempted(NotAttempted::Halted(halt))
+            } else if let Some(node) = stale {
+                EvictionOutcome::NotAttempted(NotAttempted::StaleLabels { node: node.clone() })
+            } else {
+                self.evict_one(eviction).await
             };
-            let pod = format!("{}/{}", eviction.namespace, eviction.pod);
-            let Ok(result) = self
-                .stop
-                .unless_aborted(self.kubernetes.evict(&request))
-                .await
-            else {
-                let reason = self
-                    .stop
-                    .halted()
-                    .map(|r| r.to_string())
-                    .unwrap_or_default();
-                let entry = &mut report.evictions[index];
-                entry.result = Outcome::Unknown;
-                entry.message = Some(format!(
-                    "sent, but {reason} before the API server answered: the pod may have been \
-                     evicted"
-                ));
-                report
-                    .errors
-                    .push(format!("eviction of pod {pod} was not confirmed: {reason}"));
-                continue;
-            };
-            let (outcome, message) = match result {
-                EvictionResult::Evicted => {
-                    tracing::info!(pod, node = %eviction.node, "evicted");
-                    (Outcome::Evicted, None)
-                }
-                EvictionResult::WouldEvict => (Outcome::Planned, None),
-                EvictionResult::Blocked(message) => {
-                    tracing::info!(pod, reason = %message, "eviction blocked by a PodDisruptionBudget");
-                    (Outcome::Blocked, Some(message))
-                }
-                EvictionResult::Gone(message) => (Outcome::Gone, Some(message)),
-                EvictionResult::Failed(message) => {
-                    tracing::warn!(pod, error = %message, "eviction failed");
-                    report
-                        .errors
-                        .push(format!("eviction of pod {pod} failed: {message}"));
-                    (Outcome::Failed, Some(message))
-                }
-            };
-            let entry = &mut report.evictions[index];
-            entry.result = outcome;
-            entry.message = message;
+            self.outcomes.evictions[index] = outcome;
         }
     }
 
-    /// Carries out the plan's DRS rule changes, one reconfiguration per vSphere cluster.
-    /// `keep` entries need no write. A failed task fails its cluster's entries; evictions are
-    /// not undone.
-    pub async fn sync_drs_rules(
-        &mut self,
-        report: &mut Report,
-        vsphere: Option<&mut vsphere::Client>,
-    ) {
-        if self.dry_run || report.drs_rules.is_empty() {
+    /// Sends one eviction and says how the server answered.
+    async fn evict_one(&self, eviction: &Eviction) -> EvictionOutcome {
+        let backends = &self.backends;
+        let request = EvictionRequest {
+            namespace: &eviction.namespace,
+            name: &eviction.pod,
+            uid: eviction.uid.as_deref(),
+            grace_period_seconds: eviction.grace_period_seconds,
+            dry_run: backends.dry_run,
+        };
+        let pod = format!("{}/{}", eviction.namespace, eviction.pod);
+        let answer = backends
+            .stop
+            .unless_aborted(backends.kubernetes.evict(&request))
+            .await;
+        match answer {
+            Err(reason) => EvictionOutcome::Unknown(reason),
+            Ok(EvictionResult::Evicted) => {
+                tracing::info!(pod, node = %eviction.node, "evicted");
+                EvictionOutcome::Evicted
+            }
+            Ok(EvictionResult::WouldEvict) => EvictionOutcome::WouldEvict,
+            Ok(EvictionResult::Blocked(message)) => {
+                tracing::info!(pod, reason = %message, "eviction blocked by a PodDisruptionBudget");
+                EvictionOutcome::Blocked(message)
+            }
+            Ok(EvictionResult::Gone(message)) => EvictionOutcome::Gone(message),
+            Ok(EvictionResult::Failed(message)) => {
+                tracing::warn!(pod, error = %message, "eviction failed");
+                EvictionOutcome::Failed(message)
+            }
+        }
+    }
+
+    /// Sends the plan's DRS reconfigurations, one per vSphere cluster. A failed task fails its
+    /// cluster's changes; evictions are not undone.
+    async fn sync_drs_rules(&mut self) {
+        if self.backends.dry_run {
             return;
         }
-        let Some(vsphere) = vsphere else {
+        let plan = self.plan;
+        let Some(vsphere) = self.backends.vsphere.take() else {
+            for outcome in &mut self.outcomes.drs_rules {
+                *outcome = DrsOutcome::NotAttempted(NotAttempted::NoVcenter);
+            }
             return;
         };
-        // Reports name each cluster uniquely (`datacenter/name` where names repeat).
-        let mut clusters: Vec<(String, Option<String>)> = report
-            .drs_rules
-            .iter()
-            .map(|entry| {
-                (
-                    entry.change.cluster.clone(),
-                    entry.change.cluster_id.clone(),
-                )
-            })
-            .collect();
-        clusters.sort();
-        clusters.dedup();
-        for (cluster, cluster_id) in clusters {
-            let mut changes = Vec::new();
-            let mut entries = Vec::new();
-            for (index, entry) in report.drs_rules.iter_mut().enumerate() {
-                let change = &entry.change;
-                if change.cluster != cluster {
-                    continue;
-                }
-                match change.action {
-                    DrsAction::Keep { .. } => entry.result = Outcome::Applied,
-                    // Stays planned; the plan's warning says why.
-                    DrsAction::Unaddressable(_) => {}
-                    _ => match (&cluster_id, rule_change(change)) {
-                        (Some(_), Some(translated)) => {
-                            changes.push(translated);
-                            entries.push(index);
-                        }
-                        _ => entry.message = Some(format!("not attempted: {UNIDENTIFIED}")),
-                    },
-                }
+        for (batch_index, batch) in plan.drs_batches.iter().enumerate() {
+            for (index, settled) in &batch.settled {
+                self.outcomes.drs_rules[*index] = match settled {
+                    Settled::Keep => DrsOutcome::Applied,
+                    Settled::Unaddressable => DrsOutcome::NotAttempted(NotAttempted::Unaddressable),
+                    Settled::Unidentified => DrsOutcome::NotAttempted(NotAttempted::Unidentified),
+                };
             }
-            let Some(cluster_id) = cluster_id.filter(|_| !changes.is_empty()) else {
+            let Some(writes) = &batch.writes else {
                 continue;
             };
-            if !self.may_act(report) {
-                let reason = self.halted.clone().unwrap_or_default();
-                for index in entries {
-                    report.drs_rules[index].message = Some(format!("not attempted: {reason}"));
-                }
-                continue;
-            }
-            let applied = self
-                .stop
-                .unless_aborted(vsphere.apply_rule_changes(&cluster_id, &changes))
-                .await;
-            // Submitted but not awaited (the deadline, or the task wait ended by a stop) is not
-            // a failure: vCenter completes the task on its own.
-            let refused = match applied {
-                Ok(Ok(())) => None,
-                Err(reason) => Some((
-                    Outcome::Unknown,
-                    format!("{reason} before vCenter answered"),
-                )),
-                Ok(Err(error @ vsphere::Error::TaskNotAwaited { .. })) => {
-                    Some((Outcome::Unknown, error_chain(&error)))
-                }
-                Ok(Err(error)) => Some((Outcome::Failed, error_chain(&error))),
+            let outcome = match self.halt_before(HaltedAt::BeforeDrsBatch(batch_index)) {
+                Some(halt) => DrsOutcome::NotAttempted(NotAttempted::Halted(halt)),
+                None => self.reconfigure(&mut *vsphere, writes).await,
             };
-            let (outcome, message) = match refused {
-                None => (Outcome::Applied, None),
-                Some((outcome, message)) => {
-                    report.errors.push(if outcome == Outcome::Unknown {
-                        format!(
-                            "DRS rule changes of vSphere cluster {cluster} were not confirmed: \
-                             {message}"
-                        )
-                    } else {
-                        format!(
-                            "DRS rules of vSphere cluster {cluster} were not changed: {message}"
-                        )
-                    });
-                    (outcome, Some(message))
-                }
-            };
-            for index in entries {
-                report.drs_rules[index].result = outcome;
-                report.drs_rules[index].message = message.clone();
+            for (index, _) in &writes.changes {
+                self.outcomes.drs_rules[*index] = outcome.clone();
             }
         }
     }
 
-    /// Events on the pods acted on: Normal for each eviction, Warning for each failed one when
-    /// the policy's `evictionFailureEventNotification` asks for it (upstream's default: off).
-    /// Written even after a stop signal: they record what was done, they change nothing.
-    /// A failed event is a warning, not a failed run.
-    pub async fn publish_events(&self, report: &mut Report) {
-        if self.dry_run {
+    /// One cluster's reconfiguration, sent and awaited.
+    async fn reconfigure(
+        &self,
+        vsphere: &mut vsphere::Client,
+        writes: &ClusterWrites,
+    ) -> DrsOutcome {
+        let changes: Vec<RuleChange> = writes
+            .changes
+            .iter()
+            .map(|(_, write)| vcenter_change(write))
+            .collect();
+        let applied = self
+            .backends
+            .stop
+            .unless_aborted(vsphere.apply_rule_changes(&writes.cluster_id, &changes))
+            .await;
+        // Submitted but not awaited (the deadline, or the task wait ended by a stop) is not a
+        // failure: vCenter completes the task on its own.
+        match applied {
+            Ok(Ok(())) => DrsOutcome::Applied,
+            Err(reason) => DrsOutcome::Unknown(DrsUnconfirmed::Stopped(reason)),
+            Ok(Err(error @ vsphere::Error::TaskNotAwaited { .. })) => {
+                DrsOutcome::Unknown(DrsUnconfirmed::TaskNotAwaited(error_chain(&error)))
+            }
+            Ok(Err(error)) => DrsOutcome::Failed(error_chain(&error)),
+        }
+    }
+
+    /// The plan's Events for what the evictions came to: written even after a stop signal
+    /// (they record what was done, they change nothing), not after the deadline.
+    async fn publish_events(&mut self) {
+        if self.backends.dry_run {
             return;
         }
-        if self.stop.aborted() {
-            report
-                .warnings
-                .push("no events were recorded: the run's deadline passed".to_string());
+        if self.backends.stop.aborted() {
+            self.outcomes.events_cut = Some(EventsCut::BeforeStart);
             return;
         }
-        let mut warnings = Vec::new();
-        for entry in &report.evictions {
-            let eviction = &entry.eviction;
-            let place = match &eviction.host {
-                Some(host) => format!("node {} (ESXi host {host})", eviction.node),
-                None => format!("node {}", eviction.node),
-            };
-            let (kind, reason, note) = match entry.result {
-                Outcome::Evicted => (
-                    EventKind::Normal,
-                    eviction.strategy.to_string(),
-                    format!(
-                        "pod evicted from {place} by vsphere-descheduler: {}",
-                        eviction.reason
-                    ),
-                ),
-                Outcome::Failed if self.policy.eviction_failure_events => (
-                    EventKind::Warning,
-                    "EvictionFailed".to_string(),
-                    format!(
-                        "pod eviction from {place} by vsphere-descheduler failed: {}",
-                        entry.message.as_deref().unwrap_or("unknown error")
-                    ),
-                ),
+        let plan = self.plan;
+        for (index, eviction) in plan.evictions.iter().enumerate() {
+            let (kind, intent) = match &self.outcomes.evictions[index] {
+                EvictionOutcome::Evicted => (EventKind::Normal, eviction.evicted_event()),
+                EvictionOutcome::Failed(cause) => match plan.failure_event(index, cause) {
+                    Some(intent) => (EventKind::Warning, intent),
+                    None => continue,
+                },
                 _ => continue,
             };
-            let spec = EventSpec {
-                namespace: eviction.namespace.clone(),
-                pod: eviction.pod.clone(),
-                pod_uid: eviction.uid.clone(),
-                kind,
-                reason,
-                action: ACTION.to_string(),
-                note,
-            };
-            let published = self
+            let spec = event_spec(eviction, kind, intent);
+            let backends = &self.backends;
+            let published = backends
                 .stop
-                .unless_aborted(self.kubernetes.publish_event(&spec, self.instance))
+                .unless_aborted(backends.kubernetes.publish_event(&spec, backends.instance))
                 .await;
             let Ok(published) = published else {
-                warnings.push(
-                    "the remaining events were not recorded: the run's deadline passed".to_string(),
-                );
+                self.outcomes.events_cut = Some(EventsCut::Midway);
                 break;
             };
-            if let Err(error) = published {
-                warnings.push(format!(
-                    "no event recorded for pod {}/{}: {}",
-                    eviction.namespace,
-                    eviction.pod,
-                    error_chain(&error)
-                ));
-            }
+            let published = published.map_err(|error| error_chain(&error));
+            self.outcomes.events.push((index, published));
         }
-        report.warnings.extend(warnings);
     }
 }
 
-/// Why a change from a plan without managed object ids is not carried out: vCenter addresses
-/// clusters and VMs by id, and a run's own observation always has them.
-const UNIDENTIFIED: &str = "the inventory it was planned on has no managed object ids";
+/// The Event `intent` on the pod of `eviction`.
+fn event_spec(eviction: &Eviction, kind: EventKind, intent: EventIntent) -> EventSpec {
+    EventSpec {
+        namespace: eviction.namespace.clone(),
+        pod: eviction.pod.clone(),
+        pod_uid: eviction.uid.clone(),
+        kind,
+        reason: intent.reason,
+        action: EVENT_ACTION.to_string(),
+        note: intent.note,
+    }
+}
 
-/// The vCenter call that carries out a create, update or delete; `None` for `keep`, for a change
-/// without a key, and when the plan lacks the VM ids it needs.
-fn rule_change(change: &DrsRuleChange) -> Option<RuleChange> {
-    match change.action {
-        DrsAction::Keep { .. } | DrsAction::Unaddressable(_) => None,
-        DrsAction::Create => Some(RuleChange::Add {
-            name: change.name.clone(),
-            vms: change.vm_ids.clone()?,
-        }),
-        DrsAction::Update { key } => Some(RuleChange::Edit {
+/// The vSphere client's form of a planned rule write.
+fn vcenter_change(write: &RuleWrite) -> RuleChange {
+    match write.clone() {
+        RuleWrite::Add { name, vms } => RuleChange::Add { name, vms },
+        RuleWrite::Edit {
             key,
-            name: change.name.clone(),
-            rule_uuid: change.rule_uuid.clone(),
-            vms: change.vm_ids.clone()?,
-        }),
-        DrsAction::Delete { key } => Some(RuleChange::Remove { key }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn change(action: DrsAction, vm_ids: Option<Vec<String>>) -> DrsRuleChange {
-        DrsRuleChange {
-            cluster: "dc-east/Cluster".to_string(),
-            cluster_id: Some("domain-c7".to_string()),
-            name: "vsphere-descheduler:lab:db:StatefulSet/pg".to_string(),
-            action,
-            vms: vec!["k8s-worker-1".to_string(), "k8s-worker-2".to_string()],
-            vm_ids,
-            rule_uuid: Some("uuid-7".to_string()),
-            workload: None,
-            node_group: None,
-        }
-    }
-
-    #[test]
-    fn rule_changes_address_vms_by_id_and_resend_the_rule_uuid() {
-        let ids = Some(vec!["vm-20".to_string(), "vm-21".to_string()]);
-        assert_eq!(
-            rule_change(&change(DrsAction::Update { key: 7 }, ids.clone())),
-            Some(RuleChange::Edit {
-                key: 7,
-                name: "vsphere-descheduler:lab:db:StatefulSet/pg".to_string(),
-                rule_uuid: Some("uuid-7".to_string()),
-                vms: vec!["vm-20".to_string(), "vm-21".to_string()],
-            })
-        );
-        assert_eq!(
-            rule_change(&change(DrsAction::Delete { key: 7 }, None)),
-            Some(RuleChange::Remove { key: 7 }),
-            "a removal needs only the key"
-        );
-        assert_eq!(
-            rule_change(&change(DrsAction::Keep { key: Some(7) }, ids)),
-            None
-        );
-    }
-
-    #[test]
-    fn a_change_planned_without_vm_ids_is_not_translated() {
-        assert_eq!(rule_change(&change(DrsAction::Create, None)), None);
-        assert_eq!(
-            rule_change(&change(DrsAction::Update { key: 7 }, None)),
-            None
-        );
+            name,
+            rule_uuid,
+            vms,
+        } => RuleChange::Edit {
+            key,
+            name,
+            rule_uuid,
+            vms,
+        },
+        RuleWrite::Remove { key } => RuleChange::Remove { key },
     }
 }

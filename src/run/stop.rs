@@ -12,50 +12,16 @@
 //!
 //! A second SIGTERM or SIGINT exits at once with code 130.
 
-use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+pub use crate::outcome::{Signal, StopReason};
+
 /// Exit code of a run ended by a second signal (128 + SIGINT, as shells report an interrupt).
 pub const EXIT_INTERRUPTED_TWICE: i32 = 130;
-
-/// A signal that asks the run to stop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Signal {
-    Terminate,
-    Interrupt,
-}
-
-impl fmt::Display for Signal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Signal::Terminate => "SIGTERM",
-            Signal::Interrupt => "SIGINT",
-        })
-    }
-}
-
-/// Why the run stopped early.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopReason {
-    Signal(Signal),
-    /// `--deadline` passed.
-    Deadline(Duration),
-}
-
-impl fmt::Display for StopReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StopReason::Signal(signal) => write!(f, "the run was stopped by {signal}"),
-            StopReason::Deadline(deadline) => {
-                write!(f, "the run's deadline of {}s passed", deadline.as_secs())
-            }
-        }
-    }
-}
 
 /// Whether, and why, the run was asked to stop. Cheap to clone; every clone sees the same.
 #[derive(Clone, Debug, Default)]

@@ -8,6 +8,7 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::core::{Expression, Selector};
 
+use super::labels::Interner;
 use super::model::{
     AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
     Owner, Pdb, Phase, Pod, PodCondition, PreferredTerm, Qos, Requirements, Resources,
@@ -33,7 +34,9 @@ pub enum ConvertError {
     Unreadable { message: String },
 }
 
-pub fn node(node: wire::Node) -> Result<Node, ConvertError> {
+/// A node; its label texts are shared through `interner` with the other objects converted
+/// with it.
+pub fn node(node: wire::Node, interner: &mut Interner) -> Result<Node, ConvertError> {
     let meta = node.metadata.unwrap_or_default();
     let name = meta.name.ok_or(ConvertError::Missing {
         field: "metadata.name",
@@ -64,7 +67,7 @@ pub fn node(node: wire::Node) -> Result<Node, ConvertError> {
     Ok(exact_node(Node {
         name,
         uid: meta.uid.filter(|uid| !uid.is_empty()),
-        labels: meta.labels.unwrap_or_default(),
+        labels: interner.labels(meta.labels),
         applied_label_keys: applied_label_keys(meta.managed_fields.unwrap_or_default()),
         provider_id: spec.provider_id.filter(|id| !id.is_empty()),
         internal_ips: status
@@ -108,13 +111,15 @@ fn applied_label_keys(entries: Vec<wire::ManagedFields>) -> BTreeSet<String> {
         .collect()
 }
 
-pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
+/// A pod; its label and node selector texts are shared through `interner` with the other
+/// objects converted with it.
+pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError> {
     let meta = pod.metadata.unwrap_or_default();
     let name = meta.name.ok_or(ConvertError::Missing {
         field: "metadata.name",
     })?;
     let namespace = meta.namespace.unwrap_or_else(|| "default".to_string());
-    let labels = meta.labels.unwrap_or_default();
+    let labels = interner.labels(meta.labels);
     let annotations = meta.annotations.unwrap_or_default();
     let spec = pod.spec.unwrap_or_default();
     let status = pod.status.unwrap_or_default();
@@ -154,7 +159,7 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         owners: owners(meta.owner_references.unwrap_or_default()),
         images,
         requests,
-        node_selector: spec.node_selector.unwrap_or_default(),
+        node_selector: interner.labels(spec.node_selector),
         node_affinity,
         preferred_node_affinity,
         tolerations,
@@ -456,11 +461,15 @@ pub fn pdb(pdb: PodDisruptionBudget) -> Result<Pdb, ConvertError> {
     })
 }
 
-pub fn namespace(namespace: core::Namespace) -> Result<(String, Labels), ConvertError> {
+/// A namespace as its name and labels (texts shared through `interner`).
+pub fn namespace(
+    namespace: core::Namespace,
+    interner: &mut Interner,
+) -> Result<(String, Labels), ConvertError> {
     let name = namespace.metadata.name.ok_or(ConvertError::Missing {
         field: "metadata.name",
     })?;
-    Ok((name, namespace.metadata.labels.unwrap_or_default()))
+    Ok((name, interner.labels(namespace.metadata.labels)))
 }
 
 /// A PriorityClass as its name and value (`globalDefault` is not read: admission already
@@ -697,12 +706,12 @@ fn with_label_keys(
     let mut selector = selector?;
     for key in match_keys.unwrap_or_default() {
         if let Some(value) = labels.get(&key) {
-            selector.push(Expression::In(key, [value.clone()].into()));
+            selector.push(Expression::In(key, [value.to_string()].into()));
         }
     }
     for key in mismatch_keys.unwrap_or_default() {
         if let Some(value) = labels.get(&key) {
-            selector.push(Expression::NotIn(key, [value.clone()].into()));
+            selector.push(Expression::NotIn(key, [value.to_string()].into()));
         }
     }
     Some(selector)
@@ -812,7 +821,8 @@ mod tests {
 
     #[test]
     fn only_keys_our_manager_applied_count_as_ours() {
-        let converted = node(named(json!({
+        let converted = node(
+            named(json!({
             "uid": "u-1",
             "managedFields": [
                 entry(FIELD_MANAGER, "Apply", &["vsphere-descheduler.io/host"]),
@@ -820,7 +830,9 @@ mod tests {
                 entry("kubelet", "Update", &["kubernetes.io/hostname"]),
                 entry("other-tool", "Apply", &["example.com/zone"]),
             ]
-        })))
+            })),
+            &mut Interner::default(),
+        )
         .expect("converts");
         assert_eq!(converted.uid.as_deref(), Some("u-1"));
         assert_eq!(
@@ -831,7 +843,12 @@ mod tests {
 
     fn converted_pod(spec: Value, status: Value) -> Pod {
         let object = json!({"metadata": {"name": "web-1"}, "spec": spec, "status": status});
-        pod(serde_json::from_value(object).expect("a pod")).expect("converts")
+        let mut interner = Interner::default();
+        pod(
+            serde_json::from_value(object).expect("a pod"),
+            &mut interner,
+        )
+        .expect("converts")
     }
 
     #[test]
@@ -987,7 +1004,8 @@ mod tests {
 
     #[test]
     fn a_node_recorded_without_managed_fields_or_uid_has_neither() {
-        let converted = node(named(json!({"uid": ""}))).expect("converts");
+        let converted =
+            node(named(json!({"uid": ""})), &mut Interner::default()).expect("converts");
         assert_eq!(converted.uid, None);
         assert!(converted.applied_label_keys.is_empty());
     }

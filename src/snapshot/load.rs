@@ -14,12 +14,13 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::convert::{self, ConvertError};
+use super::labels::Interner;
 use super::model::{Labels, Metrics, Node, Pdb, Pod};
 use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
 use super::quantity::parse_milli;
-use super::wire;
+use super::{stream, wire};
 use crate::inventory::{self, Inventory};
 use crate::text::shown;
 
@@ -199,19 +200,24 @@ impl Objects {
     }
 
     /// Gives back what the vectors reserved beyond their objects while they grew.
-    fn shrink_to_fit(&mut self) {
+    pub(super) fn shrink_to_fit(&mut self) {
         self.nodes.shrink_to_fit();
         self.pods.shrink_to_fit();
         self.pdbs.shrink_to_fit();
     }
 
     fn extend(&mut self, other: Objects) {
-        append(&mut self.nodes, other.nodes);
-        append(&mut self.pods, other.pods);
-        append(&mut self.pdbs, other.pdbs);
-        append(&mut self.namespaces, other.namespaces);
-        append(&mut self.priority_classes, other.priority_classes);
-        append(&mut self.inventories, other.inventories);
+        self.extend_growing(other, Growth::Exact);
+    }
+
+    /// `other` after these objects, the vectors growing as `growth` says.
+    pub(super) fn extend_growing(&mut self, other: Objects, growth: Growth) {
+        append(&mut self.nodes, other.nodes, growth);
+        append(&mut self.pods, other.pods, growth);
+        append(&mut self.pdbs, other.pdbs, growth);
+        append(&mut self.namespaces, other.namespaces, growth);
+        append(&mut self.priority_classes, other.priority_classes, growth);
+        append(&mut self.inventories, other.inventories, growth);
         if let Some(metrics) = other.metrics {
             let mine = self.metrics.get_or_insert_with(Metrics::default);
             mine.nodes.extend(metrics.nodes);
@@ -221,20 +227,44 @@ impl Objects {
     }
 }
 
+/// How a vector of objects grows when more are appended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Growth {
+    /// To the exact size: doubling would leave up to half of it unused for the rest of the run.
+    Exact,
+    /// By doubling, for many small appends (exact growth would reallocate at each); the
+    /// caller gives back the spare room when done.
+    Doubling,
+}
+
 /// `other` after `mine`, taking `other` whole when `mine` is empty (moving a 150,000-pod vector
-/// into an empty one would hold both at once), else growing `mine` to the exact size (doubling
-/// would leave up to half of it unused for the rest of the run).
-fn append<T>(mine: &mut Vec<T>, other: Vec<T>) {
+/// into an empty one would hold both at once), else growing `mine` as `growth` says.
+fn append<T>(mine: &mut Vec<T>, mut other: Vec<T>, growth: Growth) {
     if mine.is_empty() {
         *mine = other;
     } else {
-        mine.reserve_exact(other.len());
-        mine.extend(other);
+        if growth == Growth::Exact {
+            mine.reserve_exact(other.len());
+        }
+        mine.append(&mut other);
     }
 }
 
-/// Read one snapshot file of at most `limit` bytes.
+/// Read one snapshot file of at most `limit` bytes. A JSON file is read as a stream, its text
+/// never held whole; anything the stream does not take (YAML, a problem, a pipe) is read
+/// whole, which is also what words every error.
 pub fn read_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotError> {
+    match stream::read_file(path, limit) {
+        Ok(objects) => Ok(objects),
+        Err(fallback) => {
+            tracing::debug!(path = %path.display(), reason = %fallback, "reading the snapshot file whole");
+            read_whole_file(path, limit)
+        }
+    }
+}
+
+/// Read one snapshot file of at most `limit` bytes, holding its text while it is decoded.
+pub(super) fn read_whole_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotError> {
     let text = read_text(path, limit)?;
     read_str(&text).map_err(|error| SnapshotError::Parse {
         path: path.to_path_buf(),
@@ -243,7 +273,7 @@ pub fn read_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotE
 }
 
 /// How much is read at a time; each piece is checked to be text before the next is read.
-const CHUNK_BYTES: u64 = 1 << 20;
+pub(super) const CHUNK_BYTES: u64 = 1 << 20;
 
 /// The text of a file, read through a bounded reader: a regular file over the limit is refused
 /// by its size, anything else (a device, a pipe) once it has given one byte more than the limit.
@@ -306,7 +336,7 @@ fn not_text(path: &Path, bytes: &[u8], offset: usize, problem: NotText) -> Snaps
 
 /// Checks `bytes[from..]` and returns how far they are valid text: the end, or the start of a
 /// character the next chunk completes. `Err` has the offset of the first byte that is not text.
-fn check_text(bytes: &[u8], from: usize) -> Result<usize, (usize, NotText)> {
+pub(super) fn check_text(bytes: &[u8], from: usize) -> Result<usize, (usize, NotText)> {
     let unchecked = &bytes[from..];
     let control =
         first_control(unchecked).map(|at| (from + at, NotText::ControlCharacter(unchecked[at])));
@@ -367,25 +397,29 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
         let positioned = |problem: Problem| {
             let (line, column) = line_column(text, problem.offset);
             ParseError {
-                at: Position {
-                    line,
-                    column,
-                    document: index + 1,
-                },
+                at: Position::in_document(line, column, index + 1),
                 message: problem.message,
             }
         };
         let document = document.map_err(|e| positioned(Problem::json(text, text, &e)))?;
-        let raw = document.get();
-        let list: ListHeader =
-            serde_json::from_str(raw).map_err(|e| positioned(Problem::json(text, raw, &e)))?;
-        let read = match list.items {
-            Some(items) => convert_items(text, &items, ItemType::of(&list.api_version, &list.kind)),
-            None => object(Source::Raw(raw), None).map_err(|e| e.within(text, raw)),
-        };
+        let read = read_document(text, document.get(), &mut Interner::default());
         objects.extend(read.map_err(positioned)?);
     }
     Ok(objects)
+}
+
+/// One JSON document, `raw`, a slice of `text`: a list's items (each thread converting them
+/// with its own interner), or the document as one object, its labels shared through `interner`.
+pub(super) fn read_document(
+    text: &str,
+    raw: &str,
+    interner: &mut Interner,
+) -> Result<Objects, Problem> {
+    let list: ListHeader = serde_json::from_str(raw).map_err(|e| Problem::json(text, raw, &e))?;
+    match list.items {
+        Some(items) => convert_items(text, &items, ItemType::of(&list.api_version, &list.kind)),
+        None => object(Source::Raw(raw), None, interner).map_err(|e| e.within(text, raw)),
+    }
 }
 
 /// YAML documents are read one at a time by the streaming reader, list items converted as they
@@ -452,8 +486,8 @@ fn field_position(text: &str, at: serde_saphyr::Location, path: &[Step]) -> Opti
     }
     let position = node.position?;
     Some((
-        first_line + u64::from(position.line) - 1,
-        u64::from(position.column),
+        first_line + u64::try_from(position.line).ok()? - 1,
+        u64::try_from(position.column).ok()?,
     ))
 }
 
@@ -486,7 +520,7 @@ fn object_text(text: &str, at: serde_saphyr::Location) -> Option<(String, u64)> 
 
 /// What is wrong with one object, and at which byte of the text being read.
 #[derive(Debug)]
-struct Problem {
+pub(super) struct Problem {
     offset: usize,
     message: String,
     /// Where in an unpositioned YAML object the value at fault is (mapping keys and list
@@ -580,7 +614,12 @@ impl<'de> Visitor<'de> for DocumentVisitor {
             return Ok(Document(Ok(Objects::default())));
         }
         Ok(Document(
-            object(Source::Tree(Value::Object(fields)), None).map_err(|problem| Misplaced {
+            object(
+                Source::Tree(Value::Object(fields)),
+                None,
+                &mut Interner::default(),
+            )
+            .map_err(|problem| Misplaced {
                 message: problem.message,
                 at: None,
                 path: problem.path,
@@ -595,14 +634,16 @@ impl<'de> Visitor<'de> for DocumentVisitor {
 struct Items {
     read: Result<Objects, Misplaced>,
     untyped: Vec<serde_saphyr::Spanned<Value>>,
+    /// Shares label texts across the list's items.
+    interner: Interner,
 }
 
 impl Items {
     /// The items converted, those without a type as `item_type`.
-    fn finish(self, item_type: Option<ItemType>) -> Result<Objects, Misplaced> {
+    fn finish(mut self, item_type: Option<ItemType>) -> Result<Objects, Misplaced> {
         let mut objects = self.read?;
         for item in self.untyped {
-            match object(Source::Tree(item.value), item_type) {
+            match object(Source::Tree(item.value), item_type, &mut self.interner) {
                 Ok(converted) => objects.extend(converted),
                 Err(problem) => {
                     return Err(Misplaced {
@@ -629,17 +670,19 @@ impl<'de> Deserialize<'de> for Items {
                 Ok(Items {
                     read: Ok(Objects::default()),
                     untyped: Vec::new(),
+                    interner: Interner::default(),
                 })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
                 let mut objects = Objects::default();
                 let mut untyped = Vec::new();
+                let mut interner = Interner::default();
                 while let Some(item) = seq.next_element::<serde_saphyr::Spanned<Value>>()? {
                     if item.value.get("apiVersion").is_none() && item.value.get("kind").is_none() {
                         untyped.push(item);
                         continue;
                     }
-                    match object(Source::Tree(item.value), None) {
+                    match object(Source::Tree(item.value), None, &mut interner) {
                         Ok(converted) => objects.extend(converted),
                         Err(problem) => {
                             while seq.next_element::<de::IgnoredAny>()?.is_some() {}
@@ -650,6 +693,7 @@ impl<'de> Deserialize<'de> for Items {
                                     path: problem.path,
                                 }),
                                 untyped,
+                                interner,
                             });
                         }
                     }
@@ -657,6 +701,7 @@ impl<'de> Deserialize<'de> for Items {
                 Ok(Items {
                     read: Ok(objects),
                     untyped,
+                    interner,
                 })
             }
         }
@@ -669,6 +714,7 @@ const PARALLEL_ITEMS: usize = 4096;
 
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
+/// Each chunk shares its label texts through its own interner (no lock between threads).
 /// Errors are positioned in `text`, which the items are slices of.
 fn convert_items(
     text: &str,
@@ -677,9 +723,11 @@ fn convert_items(
 ) -> Result<Objects, Problem> {
     let convert_chunk = |chunk: &[&RawValue]| -> Result<Objects, Problem> {
         let mut objects = Objects::default();
+        let mut interner = Interner::default();
         for item in chunk {
             let raw = item.get();
-            objects.extend(object(Source::Raw(raw), item_type).map_err(|e| e.within(text, raw))?);
+            let read = object(Source::Raw(raw), item_type, &mut interner);
+            objects.extend(read.map_err(|e| e.within(text, raw))?);
         }
         objects.shrink_to_fit();
         Ok(objects)
@@ -709,26 +757,26 @@ fn convert_items(
 /// The items of a JSON `List`, left as raw text.
 #[derive(serde::Deserialize)]
 #[serde(expecting = "a Kubernetes object, a List, or a VSphereInventory (a JSON object)")]
-struct ListHeader<'a> {
+pub(super) struct ListHeader<'a> {
     #[serde(borrow, default)]
-    items: Option<Vec<&'a RawValue>>,
+    pub(super) items: Option<Vec<&'a RawValue>>,
     #[serde(default, rename = "apiVersion", deserialize_with = "api_version")]
-    api_version: String,
+    pub(super) api_version: String,
     #[serde(default, deserialize_with = "kind")]
-    kind: String,
+    pub(super) kind: String,
 }
 
 /// The type of the items of a typed list (`NodeList`, `NodeMetricsList`): the API server
 /// leaves `apiVersion` and `kind` out of them (`kubectl get --raw` shows them so), so an item
 /// without either is read as the list's. `v1 List` items name their own.
-#[derive(Clone, Copy, Debug)]
-struct ItemType<'a> {
-    api_version: &'a str,
-    kind: &'a str,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ItemType<'a> {
+    pub(super) api_version: &'a str,
+    pub(super) kind: &'a str,
 }
 
 impl<'a> ItemType<'a> {
-    fn of(api_version: &'a str, list_kind: &'a str) -> Option<ItemType<'a>> {
+    pub(super) fn of(api_version: &'a str, list_kind: &'a str) -> Option<ItemType<'a>> {
         match list_kind.strip_suffix("List") {
             Some(kind) if !kind.is_empty() && !api_version.is_empty() => {
                 Some(ItemType { api_version, kind })
@@ -807,7 +855,7 @@ fn describe(value: &Value) -> String {
 }
 
 /// One object: a tree (from YAML) or raw JSON text (decoded straight into its type).
-enum Source<'a> {
+pub(super) enum Source<'a> {
     Tree(Value),
     Raw(&'a str),
 }
@@ -845,9 +893,13 @@ impl Source<'_> {
 /// Convert one object by its `apiVersion` and `kind`. A problem is positioned in the object's
 /// raw text, or at its start when it is about the object as a whole.
 /// An item of a typed list without `apiVersion` and `kind` is of `item_type`.
-fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Problem> {
+pub(super) fn object(
+    source: Source,
+    item_type: Option<ItemType>,
+    interner: &mut Interner,
+) -> Result<Objects, Problem> {
     if let Source::Raw(text) = source
-        && let Some(read) = pod_in_one_pass(text, item_type)
+        && let Some(read) = pod_in_one_pass(text, item_type, interner)
     {
         return read;
     }
@@ -866,11 +918,15 @@ fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Proble
     match (api_version, kind) {
         ("v1", "Node") => {
             let node = source.decode().map_err(described)?;
-            objects.nodes.push(convert::node(node).map_err(converted)?);
+            objects
+                .nodes
+                .push(convert::node(node, interner).map_err(converted)?);
         }
         ("v1", "Pod") => {
             let pod = source.decode().map_err(described)?;
-            objects.pods.push(convert::pod(pod).map_err(converted)?);
+            objects
+                .pods
+                .push(convert::pod(pod, interner).map_err(converted)?);
         }
         ("policy/v1", "PodDisruptionBudget") => {
             let pdb = source.decode().map_err(described)?;
@@ -880,7 +936,7 @@ fn object(source: Source, item_type: Option<ItemType>) -> Result<Objects, Proble
             let namespace = source.decode().map_err(described)?;
             objects
                 .namespaces
-                .push(convert::namespace(namespace).map_err(converted)?);
+                .push(convert::namespace(namespace, interner).map_err(converted)?);
         }
         ("scheduling.k8s.io/v1", "PriorityClass") => {
             let class = source.decode().map_err(described)?;
@@ -949,7 +1005,11 @@ fn display_name(namespace: Option<&str>, name: Option<&str>) -> String {
 /// Pods are most of a big snapshot: raw JSON is first read as a pod with its `apiVersion` and
 /// `kind`, in one pass instead of a header pass and a second one. Anything that is not a pod,
 /// or does not read as one, is `None` and takes the general path, which also words the errors.
-fn pod_in_one_pass(text: &str, item_type: Option<ItemType>) -> Option<Result<Objects, Problem>> {
+fn pod_in_one_pass(
+    text: &str,
+    item_type: Option<ItemType>,
+    interner: &mut Interner,
+) -> Option<Result<Objects, Problem>> {
     let typed: wire::TypedPod = serde_json::from_str(text).ok()?;
     let api_version = typed.api_version.as_deref().unwrap_or_default();
     let kind = typed.kind.as_deref().unwrap_or_default();
@@ -963,7 +1023,7 @@ fn pod_in_one_pass(text: &str, item_type: Option<ItemType>) -> Option<Result<Obj
         meta.and_then(|m| m.name.as_deref()),
     );
     Some(
-        convert::pod(pod)
+        convert::pod(pod, interner)
             .map(|pod| Objects {
                 pods: vec![pod],
                 ..Objects::default()
@@ -1083,7 +1143,7 @@ mod tests {
                     at: super::Position {
                         line: 1,
                         column: 4,
-                        document: 1
+                        document: Some(1)
                     },
                     offset: 3,
                     problem: NotText::InvalidUtf8,

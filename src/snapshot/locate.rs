@@ -180,7 +180,7 @@ mod tests {
             name: "shop/web-1",
         };
         let at = last(text, sought).expect("found");
-        assert_eq!((at.line, at.column, at.document), (9, 3, 2));
+        assert_eq!(at, Position::in_document(9, 3, 2));
     }
 
     #[test]
@@ -196,7 +196,7 @@ mod tests {
             },
         )
         .expect("found");
-        assert_eq!((at.line, at.column, at.document), (3, 3, 2));
+        assert_eq!(at, Position::in_document(3, 3, 2));
     }
 
     #[test]

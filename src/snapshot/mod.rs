@@ -3,12 +3,15 @@
 
 mod annotations;
 mod convert;
+mod json_scan;
+mod labels;
 mod load;
 mod locate;
 mod model;
 mod position;
 pub mod prune;
 mod quantity;
+mod stream;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -20,6 +23,7 @@ pub use convert::{
     ConvertError, namespace, node, pdb, pod, priority_class, selector, untyped_node_metrics,
     untyped_pod_metrics,
 };
+pub use labels::Interner;
 pub use load::{
     FileSizeLimit, InvalidFileSize, METRICS_API_VERSION, NotText, Objects, SnapshotError, read_str,
 };

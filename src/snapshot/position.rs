@@ -4,8 +4,6 @@
 //! Positions are worked out only once something has failed, so reading a valid file costs
 //! nothing more.
 
-use std::fmt;
-
 use serde::de::IgnoredAny;
 use serde_saphyr::MessageFormatter;
 
@@ -14,24 +12,7 @@ use crate::text::{MAX_MESSAGE, one_line_within};
 /// Room kept for what precedes a problem's message: a file name and its position.
 const POSITIONED: usize = 100;
 
-/// A place in a snapshot file: line and column as editors count them (from 1, columns in
-/// characters), and the document of the stream, from 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Position {
-    pub line: usize,
-    pub column: usize,
-    pub document: usize,
-}
-
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}: document {}",
-            self.line, self.column, self.document
-        )
-    }
-}
+pub use crate::position::Position;
 
 /// Something wrong in a snapshot's text, and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -54,11 +35,7 @@ pub fn at_offset(text: &str, offset: usize) -> Position {
     } else {
         yaml_document(text, line)
     };
-    Position {
-        line,
-        column,
-        document,
-    }
+    Position::in_document(line, column, document)
 }
 
 /// Line and column (in characters, both from 1) of byte `offset` of `text`.
@@ -219,11 +196,8 @@ pub fn yaml_at(text: &str, line: u64, column: u64, message: String) -> ParseErro
 /// document that holds it.
 pub fn yaml_position(text: &str, line: u64, column: u64) -> Position {
     let line = usize::try_from(line).unwrap_or(1).max(1);
-    Position {
-        line,
-        column: usize::try_from(column).unwrap_or(1).max(1),
-        document: yaml_document(text, line),
-    }
+    let column = usize::try_from(column).unwrap_or(1).max(1);
+    Position::in_document(line, column, yaml_document(text, line))
 }
 
 #[cfg(test)]
@@ -304,9 +278,9 @@ mod tests {
     fn a_json_document_is_one_more_than_those_complete_before_it() {
         let text = "{\"a\": 1}\n{\"b\": [1,\n2]} {\"c\": 3}";
         let document = |needle: &str| at_offset(text, text.find(needle).expect("in text")).document;
-        assert_eq!(document("\"a\""), 1);
-        assert_eq!(document("2]"), 2);
-        assert_eq!(document("{\"c\""), 3);
+        assert_eq!(document("\"a\""), Some(1));
+        assert_eq!(document("2]"), Some(2));
+        assert_eq!(document("{\"c\""), Some(3));
         assert_eq!(at_offset(text, text.find("2]").expect("2")).line, 3);
     }
 }

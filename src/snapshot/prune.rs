@@ -352,7 +352,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::snapshot::convert;
+    use crate::snapshot::{Interner, convert};
 
     fn typed<T: serde::de::DeserializeOwned>(value: Value) -> T {
         serde_json::from_value(value).expect("a valid Kubernetes object")
@@ -756,10 +756,17 @@ mod tests {
     }
 
     /// Asserts that an object converts to the same planner value (or the same error) pruned.
+    /// A conversion with an interner of its own.
+    fn interned<W, T>(
+        convert: fn(W, &mut Interner) -> Result<T, convert::ConvertError>,
+    ) -> impl Fn(W) -> Result<T, convert::ConvertError> {
+        move |object| convert(object, &mut Interner::default())
+    }
+
     fn assert_converts_the_same<K, W, T>(
         object: &Value,
         prune: fn(K) -> Pruned,
-        convert: fn(W) -> Result<T, convert::ConvertError>,
+        convert: impl Fn(W) -> Result<T, convert::ConvertError>,
         context: &str,
     ) where
         K: serde::de::DeserializeOwned,
@@ -807,14 +814,19 @@ mod tests {
         let mut compared = 0;
         for (context, object) in fixture_objects() {
             match object["kind"].as_str().unwrap_or_default() {
-                "Node" => assert_converts_the_same(&object, node, convert::node, &context),
-                "Pod" => assert_converts_the_same(&object, pod, convert::pod, &context),
+                "Node" => {
+                    assert_converts_the_same(&object, node, interned(convert::node), &context)
+                }
+                "Pod" => assert_converts_the_same(&object, pod, interned(convert::pod), &context),
                 "PodDisruptionBudget" => {
                     assert_converts_the_same(&object, pdb, convert::pdb, &context)
                 }
-                "Namespace" => {
-                    assert_converts_the_same(&object, namespace, convert::namespace, &context)
-                }
+                "Namespace" => assert_converts_the_same(
+                    &object,
+                    namespace,
+                    interned(convert::namespace),
+                    &context,
+                ),
                 "PriorityClass" => assert_converts_the_same(
                     &object,
                     priority_class,
@@ -903,7 +915,7 @@ mod tests {
                 paths: NODE_PATHS,
                 kept: &NODE,
                 not_converted: &["apiVersion", "kind", "metadata.uid"],
-                converted: |v| printed(convert::node(typed(v))),
+                converted: |v| printed(convert::node(typed(v), &mut Interner::default())),
             },
             Table {
                 kind: "Pod",
@@ -920,7 +932,7 @@ mod tests {
                     "status.initContainerStatuses[].name",
                     "status.ephemeralContainerStatuses[].name",
                 ],
-                converted: |v| printed(convert::pod(typed(v))),
+                converted: |v| printed(convert::pod(typed(v), &mut Interner::default())),
             },
             Table {
                 kind: "PodDisruptionBudget",
@@ -934,7 +946,7 @@ mod tests {
                 paths: NAMESPACE_PATHS,
                 kept: &NAMESPACE,
                 not_converted: &["apiVersion", "kind"],
-                converted: |v| printed(convert::namespace(typed(v))),
+                converted: |v| printed(convert::namespace(typed(v), &mut Interner::default())),
             },
             Table {
                 kind: "PriorityClass",

@@ -22,8 +22,6 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use kube::core::SelectorExt;
-
 use crate::plan::view::{PodState, View};
 use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::AntiAffinityArgs;
@@ -262,7 +260,10 @@ mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
     use crate::plan::warning::Warning;
-    use crate::policy::{EvictorArgs, Limits, Protections, SYSTEM_CRITICAL_PRIORITY};
+    use crate::policy::{
+        EvictorArgs, Limits, PluginKind, PodLifeTimeArgs, Protections, SYSTEM_CRITICAL_PRIORITY,
+        Strategy,
+    };
     use crate::snapshot::Snapshot;
 
     /// Two hosts: w1 and w2 on esxi-1, w3 on esxi-2.
@@ -320,6 +321,37 @@ mod tests {
             plan.skipped[0].detail.contains("anti-affinity"),
             "{}",
             plan.skipped[0].detail
+        );
+    }
+
+    #[test]
+    fn a_pod_two_strategies_keep_is_reported_once_under_each() {
+        let snapshot = crowded()
+            .pod(web("web-a", "w1", 30))
+            .pod(web("web-b", "w2", 20))
+            .pod(web("web-c", "w3", 10))
+            .build();
+        // Every replica is past its lifetime, and no node takes one without sharing a host.
+        let lifetime = Strategy::PodLifeTime(PodLifeTimeArgs {
+            max_pod_life_time_seconds: Some(60),
+            ..PodLifeTimeArgs::default()
+        });
+        let plan = plan(&snapshot, &policy(vec![anti_affinity(), lifetime]));
+        let skips: Vec<(&str, PluginKind)> = plan
+            .skipped
+            .iter()
+            .map(|skip| (skip.pod.as_str(), skip.strategy))
+            .collect();
+        assert_eq!(
+            skips,
+            [
+                ("web-b", PluginKind::InterPodAntiAffinity),
+                ("web-a", PluginKind::InterPodAntiAffinity),
+                // PodLifeTime takes the oldest first, as upstream.
+                ("web-a", PluginKind::PodLifeTime),
+                ("web-b", PluginKind::PodLifeTime),
+                ("web-c", PluginKind::PodLifeTime),
+            ]
         );
     }
 
@@ -520,7 +552,11 @@ mod tests {
     fn a_matched_pod_the_strategys_label_selector_leaves_out_is_not_evicted() {
         let snapshot = clients_around_x(x());
         let args = crate::policy::AntiAffinityArgs {
-            label_selector: Some(crate::policy::parse_selector("app=client").expect("valid")),
+            label_selector: Some(
+                crate::policy::parse_selector("app=client")
+                    .expect("valid")
+                    .into(),
+            ),
             ..Default::default()
         };
         let strategy = crate::policy::Strategy::InterPodAntiAffinity(args);

@@ -182,7 +182,7 @@ mod tests {
     use crate::plan::plan;
     use crate::plan::testing::{Lab, evicted, pod, policy, resources, skipped, three_hosts};
     use crate::plan::warning::Warning;
-    use crate::policy::{LowNodeUtilizationArgs, Namespaces, Strategy, UsageSource};
+    use crate::policy::{LowNodeUtilizationArgs, Namespaces, PluginKind, Strategy, UsageSource};
     use crate::snapshot::{Metrics, Snapshot};
 
     /// Thresholds on cpu alone: underutilized at or below `low`%, above target over `high`%.
@@ -396,7 +396,7 @@ mod tests {
         assert_eq!(
             plan.warnings,
             [Warning::UnmeasurableResource {
-                strategy: "LowNodeUtilization",
+                strategy: PluginKind::LowNodeUtilization,
                 profile: "test".to_string(),
                 resource: "nvidia.com/gpu".to_string(),
             }]

@@ -18,14 +18,12 @@ mod pod_life_time;
 mod too_many_restarts;
 mod topology_spread;
 
-use kube::core::{Selector, SelectorExt};
-
 use std::collections::HashMap;
 
 use super::view::PodState;
 use super::{Context, Fit, Planner};
 use crate::policy::{Namespaces, Strategy};
-use crate::snapshot::Phase;
+use crate::snapshot::{Phase, Requirements};
 
 /// Runs one strategy of a profile on the working state.
 pub(super) fn run(planner: &mut Planner, context: &Context, strategy: &Strategy) {
@@ -47,7 +45,7 @@ pub(super) fn run(planner: &mut Planner, context: &Context, strategy: &Strategy)
 fn admits(
     planner: &Planner,
     namespaces: &Namespaces,
-    label_selector: Option<&Selector>,
+    label_selector: Option<&Requirements>,
     pod: usize,
 ) -> bool {
     let pod = planner.view.pod(pod);

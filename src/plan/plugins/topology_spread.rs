@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
 
-use kube::core::{Expression, SelectorExt};
+use kube::core::Expression;
 
 use crate::plan::feasibility::{eligible_node, is_simple};
 use crate::plan::view::{Domains, PodState, View};
@@ -145,8 +145,8 @@ fn default_selector(pod: &Pod) -> Option<Requirements> {
     }
     let mut selector = Requirements::default();
     for (key, value) in &pod.labels {
-        if !PER_POD_LABELS.contains(&key.as_str()) {
-            selector.push(Expression::Equal(key.clone(), value.clone()));
+        if !PER_POD_LABELS.contains(&key) {
+            selector.push(Expression::Equal(key.to_string(), value.to_string()));
         }
     }
     (!selector.selects_all()).then_some(selector)

@@ -10,7 +10,7 @@ use super::{Strategy, namespaces};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AntiAffinityArgs {
     pub namespaces: Namespaces,
-    pub label_selector: Option<kube::core::Selector>,
+    pub label_selector: Option<crate::snapshot::Requirements>,
     /// `includeSoftConstraints` (default false): act on preferred anti-affinity terms too, when
     /// the pod has a place that breaks none of them.
     pub include_soft_constraints: bool,

@@ -10,7 +10,7 @@ use super::{Strategy, namespaces, owner_kinds};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FailedPodsArgs {
     pub namespaces: Namespaces,
-    pub label_selector: Option<kube::core::Selector>,
+    pub label_selector: Option<crate::snapshot::Requirements>,
     /// Failed pods with an owner of one of these kinds stay (e.g. `Job`, whose failed pods
     /// are its record).
     pub exclude_owner_kinds: Vec<String>,

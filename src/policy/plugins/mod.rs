@@ -3,7 +3,7 @@
 //! `descheduler/v1alpha1` strategy's `params`) and defaulted.
 //!
 //! Each plugin's arguments live in a module of their own, named after the plugin; this file
-//! lists them once, in [`StrategyKind::registration`], so adding or reading a plugin touches that
+//! lists them once, in [`PluginKind::registration`], so adding or reading a plugin touches that
 //! match and the plugin's module (the planner has its registry in `plan/plugins/`).
 
 mod anti_affinity;
@@ -30,6 +30,10 @@ pub use pod_life_time::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
 pub use too_many_restarts::TooManyRestartsArgs;
 pub use topology_spread::{DefaultConstraint, TopologySpreadArgs};
 
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
 use super::Namespaces;
 use super::decode::{Decoder, Fields, index};
 use super::names::check_dns_label;
@@ -51,28 +55,24 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    /// The upstream plugin name, used in reports and events.
-    pub fn name(&self) -> &'static str {
-        self.kind().name()
-    }
-
     /// Whether the strategy reads actual usage from `metrics.k8s.io`.
     pub fn reads_metrics(&self) -> bool {
         matches!(self, Strategy::LowNodeUtilization(args) if args.usage == UsageSource::KubernetesMetrics)
     }
 
-    pub(super) fn kind(&self) -> StrategyKind {
+    /// Which plugin this is: what reports, events and metrics name it by.
+    pub fn kind(&self) -> PluginKind {
         match self {
-            Strategy::InterPodAntiAffinity(_) => StrategyKind::InterPodAntiAffinity,
-            Strategy::TopologySpread(_) => StrategyKind::TopologySpread,
-            Strategy::Duplicates(_) => StrategyKind::Duplicates,
-            Strategy::NodeAffinity(_) => StrategyKind::NodeAffinity,
-            Strategy::NodeTaints(_) => StrategyKind::NodeTaints,
-            Strategy::TooManyRestarts(_) => StrategyKind::TooManyRestarts,
-            Strategy::PodLifeTime(_) => StrategyKind::PodLifeTime,
-            Strategy::FailedPods(_) => StrategyKind::FailedPods,
-            Strategy::LowNodeUtilization(_) => StrategyKind::LowNodeUtilization,
-            Strategy::HighNodeUtilization(_) => StrategyKind::HighNodeUtilization,
+            Strategy::InterPodAntiAffinity(_) => PluginKind::InterPodAntiAffinity,
+            Strategy::TopologySpread(_) => PluginKind::TopologySpread,
+            Strategy::Duplicates(_) => PluginKind::Duplicates,
+            Strategy::NodeAffinity(_) => PluginKind::NodeAffinity,
+            Strategy::NodeTaints(_) => PluginKind::NodeTaints,
+            Strategy::TooManyRestarts(_) => PluginKind::TooManyRestarts,
+            Strategy::PodLifeTime(_) => PluginKind::PodLifeTime,
+            Strategy::FailedPods(_) => PluginKind::FailedPods,
+            Strategy::LowNodeUtilization(_) => PluginKind::LowNodeUtilization,
+            Strategy::HighNodeUtilization(_) => PluginKind::HighNodeUtilization,
         }
     }
 }
@@ -94,9 +94,10 @@ impl ExtensionPoint {
     }
 }
 
-/// A supported strategy, before its arguments are read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum StrategyKind {
+/// A supported plugin (a strategy, before its arguments are read): the one name of a strategy
+/// wherever the policy, the plan, the report and the metrics speak of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PluginKind {
     InterPodAntiAffinity,
     TopologySpread,
     Duplicates,
@@ -111,7 +112,6 @@ pub(super) enum StrategyKind {
 
 /// What the registry knows of one plugin.
 struct Registration {
-    name: &'static str,
     point: ExtensionPoint,
     /// The strategy with its default arguments (what an enabled plugin without `pluginConfig`
     /// gets).
@@ -131,25 +131,24 @@ struct Registration {
     legacy_node_fit: bool,
 }
 
-impl StrategyKind {
-    pub const ALL: [StrategyKind; 10] = [
-        StrategyKind::InterPodAntiAffinity,
-        StrategyKind::TopologySpread,
-        StrategyKind::Duplicates,
-        StrategyKind::NodeAffinity,
-        StrategyKind::NodeTaints,
-        StrategyKind::TooManyRestarts,
-        StrategyKind::PodLifeTime,
-        StrategyKind::FailedPods,
-        StrategyKind::LowNodeUtilization,
-        StrategyKind::HighNodeUtilization,
+impl PluginKind {
+    pub const ALL: [PluginKind; 10] = [
+        PluginKind::InterPodAntiAffinity,
+        PluginKind::TopologySpread,
+        PluginKind::Duplicates,
+        PluginKind::NodeAffinity,
+        PluginKind::NodeTaints,
+        PluginKind::TooManyRestarts,
+        PluginKind::PodLifeTime,
+        PluginKind::FailedPods,
+        PluginKind::LowNodeUtilization,
+        PluginKind::HighNodeUtilization,
     ];
 
     /// The registry: one entry per plugin.
     fn registration(self) -> Registration {
         match self {
-            StrategyKind::InterPodAntiAffinity => Registration {
-                name: "RemovePodsViolatingInterPodAntiAffinity",
+            PluginKind::InterPodAntiAffinity => Registration {
                 point: ExtensionPoint::Deschedule,
                 default: || Strategy::InterPodAntiAffinity(AntiAffinityArgs::default()),
                 decode: anti_affinity::decode,
@@ -158,8 +157,7 @@ impl StrategyKind {
                 required: None,
                 legacy_node_fit: true,
             },
-            StrategyKind::TopologySpread => Registration {
-                name: "RemovePodsViolatingTopologySpreadConstraint",
+            PluginKind::TopologySpread => Registration {
                 point: ExtensionPoint::Balance,
                 default: || Strategy::TopologySpread(TopologySpreadArgs::default()),
                 decode: topology_spread::decode,
@@ -168,8 +166,7 @@ impl StrategyKind {
                 required: None,
                 legacy_node_fit: true,
             },
-            StrategyKind::Duplicates => Registration {
-                name: "RemoveDuplicates",
+            PluginKind::Duplicates => Registration {
                 point: ExtensionPoint::Balance,
                 default: || Strategy::Duplicates(DuplicatesArgs::default()),
                 decode: duplicates::decode,
@@ -178,8 +175,7 @@ impl StrategyKind {
                 required: None,
                 legacy_node_fit: true,
             },
-            StrategyKind::NodeAffinity => Registration {
-                name: "RemovePodsViolatingNodeAffinity",
+            PluginKind::NodeAffinity => Registration {
                 point: ExtensionPoint::Deschedule,
                 default: || Strategy::NodeAffinity(NodeAffinityArgs::default()),
                 decode: node_affinity::decode,
@@ -188,8 +184,7 @@ impl StrategyKind {
                 required: None,
                 legacy_node_fit: true,
             },
-            StrategyKind::NodeTaints => Registration {
-                name: "RemovePodsViolatingNodeTaints",
+            PluginKind::NodeTaints => Registration {
                 point: ExtensionPoint::Deschedule,
                 default: || Strategy::NodeTaints(NodeTaintsArgs::default()),
                 decode: node_taints::decode,
@@ -198,8 +193,7 @@ impl StrategyKind {
                 required: None,
                 legacy_node_fit: true,
             },
-            StrategyKind::TooManyRestarts => Registration {
-                name: "RemovePodsHavingTooManyRestarts",
+            PluginKind::TooManyRestarts => Registration {
                 point: ExtensionPoint::Deschedule,
                 default: || Strategy::TooManyRestarts(TooManyRestartsArgs::default()),
                 decode: too_many_restarts::decode,
@@ -208,8 +202,7 @@ impl StrategyKind {
                 required: Some(too_many_restarts::REQUIRED),
                 legacy_node_fit: true,
             },
-            StrategyKind::PodLifeTime => Registration {
-                name: "PodLifeTime",
+            PluginKind::PodLifeTime => Registration {
                 point: ExtensionPoint::Deschedule,
                 default: || Strategy::PodLifeTime(PodLifeTimeArgs::default()),
                 decode: pod_life_time::decode,
@@ -218,8 +211,7 @@ impl StrategyKind {
                 required: Some(pod_life_time::REQUIRED),
                 legacy_node_fit: false,
             },
-            StrategyKind::FailedPods => Registration {
-                name: "RemoveFailedPods",
+            PluginKind::FailedPods => Registration {
                 point: ExtensionPoint::Deschedule,
                 default: || Strategy::FailedPods(FailedPodsArgs::default()),
                 decode: failed_pods::decode,
@@ -228,8 +220,7 @@ impl StrategyKind {
                 required: None,
                 legacy_node_fit: true,
             },
-            StrategyKind::LowNodeUtilization => Registration {
-                name: "LowNodeUtilization",
+            PluginKind::LowNodeUtilization => Registration {
                 point: ExtensionPoint::Balance,
                 default: || Strategy::LowNodeUtilization(LowNodeUtilizationArgs::default()),
                 decode: low_node_utilization::decode,
@@ -238,8 +229,7 @@ impl StrategyKind {
                 required: Some(low_node_utilization::REQUIRED),
                 legacy_node_fit: true,
             },
-            StrategyKind::HighNodeUtilization => Registration {
-                name: "HighNodeUtilization",
+            PluginKind::HighNodeUtilization => Registration {
                 point: ExtensionPoint::Balance,
                 default: || Strategy::HighNodeUtilization(HighNodeUtilizationArgs::default()),
                 decode: high_node_utilization::decode,
@@ -251,28 +241,42 @@ impl StrategyKind {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<StrategyKind> {
-        StrategyKind::ALL
-            .into_iter()
-            .find(|kind| kind.name() == name)
+    /// The upstream plugin name: what policies enable, reports and events show and metrics
+    /// label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PluginKind::InterPodAntiAffinity => "RemovePodsViolatingInterPodAntiAffinity",
+            PluginKind::TopologySpread => "RemovePodsViolatingTopologySpreadConstraint",
+            PluginKind::Duplicates => "RemoveDuplicates",
+            PluginKind::NodeAffinity => "RemovePodsViolatingNodeAffinity",
+            PluginKind::NodeTaints => "RemovePodsViolatingNodeTaints",
+            PluginKind::TooManyRestarts => "RemovePodsHavingTooManyRestarts",
+            PluginKind::PodLifeTime => "PodLifeTime",
+            PluginKind::FailedPods => "RemoveFailedPods",
+            PluginKind::LowNodeUtilization => "LowNodeUtilization",
+            PluginKind::HighNodeUtilization => "HighNodeUtilization",
+        }
     }
 
-    pub fn name(self) -> &'static str {
-        self.registration().name
+    /// The plugin of an upstream name, when this tool implements it.
+    pub fn from_name(name: &str) -> Option<PluginKind> {
+        PluginKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
     }
 
     /// The extension point the plugin implements upstream.
-    pub fn extension_point(self) -> ExtensionPoint {
+    pub(super) fn extension_point(self) -> ExtensionPoint {
         self.registration().point
     }
 
     /// The strategy with its default arguments.
-    pub fn with_default_args(self) -> Strategy {
+    pub(super) fn with_default_args(self) -> Strategy {
         (self.registration().default)()
     }
 
     /// Decodes the plugin's `args`; absent args are the defaults.
-    pub fn decode_args(self, d: &mut Decoder, node: Option<&Node>, path: &str) -> Strategy {
+    pub(super) fn decode_args(self, d: &mut Decoder, node: Option<&Node>, path: &str) -> Strategy {
         match node {
             Some(node) => (self.registration().decode)(d, node, path),
             None => self.with_default_args(),
@@ -281,24 +285,37 @@ impl StrategyKind {
 
     /// The argument without a default, when the plugin has one: enabling the plugin without a
     /// `pluginConfig` entry is then a problem.
-    pub fn required_arg(self) -> Option<&'static str> {
+    pub(super) fn required_arg(self) -> Option<&'static str> {
         self.registration().required
     }
 
     /// Whether a v1alpha1 strategy keeps the evictor's nodeFit.
-    pub fn legacy_node_fit(self) -> bool {
+    pub(super) fn legacy_node_fit(self) -> bool {
         self.registration().legacy_node_fit
     }
 
     /// The v1alpha1 `params` fields this strategy reads beyond the common ones.
-    pub fn legacy_params(self) -> &'static [&'static str] {
+    pub(super) fn legacy_params(self) -> &'static [&'static str] {
         self.registration().legacy_params
     }
 
     /// The strategy a v1alpha1 entry's `params` describe.
-    pub fn convert_v1alpha1(self, d: &mut Decoder, params: &Fields<'_>) -> Strategy {
+    pub(super) fn convert_v1alpha1(self, d: &mut Decoder, params: &Fields<'_>) -> Strategy {
         let namespaces = namespaces(d, params.get("namespaces"), &params.path("namespaces"));
         (self.registration().legacy)(d, params, namespaces)
+    }
+}
+
+impl fmt::Display for PluginKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// As its upstream name, exactly as reports have always written it.
+impl Serialize for PluginKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -372,11 +389,11 @@ pub(super) mod tests {
     use crate::policy::Strategy;
     use crate::policy::testing::{OURS, load, problem, problems};
 
-    use super::{ExtensionPoint, StrategyKind};
+    use super::{ExtensionPoint, PluginKind};
 
     /// A policy in our format enabling one plugin with the given args (indented by 10).
     pub fn with_args(plugin: &str, args: &str) -> String {
-        let kind = StrategyKind::from_name(plugin).expect("a registered plugin");
+        let kind = PluginKind::from_name(plugin).expect("a registered plugin");
         let point = kind.extension_point().key();
         format!(
             "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: {plugin}\n        args:\n{args}    \
@@ -397,14 +414,32 @@ pub(super) mod tests {
 
     #[test]
     fn every_plugin_is_registered_once_under_its_own_name() {
-        for kind in StrategyKind::ALL {
-            assert_eq!(StrategyKind::from_name(kind.name()), Some(kind));
+        for kind in PluginKind::ALL {
+            assert_eq!(PluginKind::from_name(kind.as_str()), Some(kind));
             assert_eq!(kind.with_default_args().kind(), kind);
         }
         assert_eq!(
-            StrategyKind::InterPodAntiAffinity.extension_point(),
+            PluginKind::InterPodAntiAffinity.extension_point(),
             ExtensionPoint::Deschedule
         );
+    }
+
+    #[test]
+    fn a_plugin_is_shown_and_serialized_by_its_upstream_name() {
+        for kind in PluginKind::ALL {
+            let json = serde_json::to_string(&kind).expect("a name serializes");
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+            assert_eq!(kind.to_string(), kind.as_str());
+        }
+        assert_eq!(
+            PluginKind::TopologySpread.as_str(),
+            "RemovePodsViolatingTopologySpreadConstraint"
+        );
+        assert_eq!(
+            PluginKind::from_name("RemovePodsViolatingNodeAffinity"),
+            Some(PluginKind::NodeAffinity)
+        );
+        assert_eq!(PluginKind::from_name("Descheduler"), None);
     }
 
     #[test]

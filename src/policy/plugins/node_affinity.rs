@@ -31,7 +31,7 @@ impl NodeAffinityType {
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeAffinityArgs {
     pub namespaces: Namespaces,
-    pub label_selector: Option<kube::core::Selector>,
+    pub label_selector: Option<crate::snapshot::Requirements>,
     /// In the order given; each type is one pass over the pods, as upstream.
     pub node_affinity_types: Vec<NodeAffinityType>,
 }

@@ -10,7 +10,7 @@ use super::{Strategy, namespaces};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeTaintsArgs {
     pub namespaces: Namespaces,
-    pub label_selector: Option<kube::core::Selector>,
+    pub label_selector: Option<crate::snapshot::Requirements>,
     /// Untolerated `PreferNoSchedule` taints count too (only `NoSchedule` by default).
     pub include_prefer_no_schedule: bool,
     /// Taints, as `key` or `key=value`, that never count.

@@ -48,7 +48,7 @@ const CONDITION_STATUSES: [&str; 3] = ["True", "False", "Unknown"];
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodLifeTimeArgs {
     pub namespaces: Namespaces,
-    pub label_selector: Option<kube::core::Selector>,
+    pub label_selector: Option<crate::snapshot::Requirements>,
     /// Only pods with an owner of an included kind, or none of an excluded kind.
     pub owner_kinds: OwnerKinds,
     /// When given, only pods created more than this many seconds ago.

@@ -13,7 +13,7 @@ pub(super) const STATES: [&str; 2] = ["Running", "CrashLoopBackOff"];
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TooManyRestartsArgs {
     pub namespaces: Namespaces,
-    pub label_selector: Option<kube::core::Selector>,
+    pub label_selector: Option<crate::snapshot::Requirements>,
     /// Pods whose containers restarted at least this often in all are evicted (at least 1).
     pub pod_restart_threshold: i32,
     /// Init containers' restarts (and states) count too.

@@ -11,7 +11,7 @@ use super::{Strategy, namespaces};
 #[derive(Clone, Debug, PartialEq)]
 pub struct TopologySpreadArgs {
     pub namespaces: Namespaces,
-    pub label_selector: Option<kube::core::Selector>,
+    pub label_selector: Option<crate::snapshot::Requirements>,
     /// Balance `DoNotSchedule` constraints (default on).
     pub do_not_schedule: bool,
     /// Balance `ScheduleAnyway` constraints (default off).

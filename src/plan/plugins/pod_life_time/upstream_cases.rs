@@ -212,8 +212,12 @@ fn with_pod_conditions(builder: PodBuilder, conditions: Vec<PodCondition>) -> Po
     builder.with(|pod| pod.conditions = conditions)
 }
 
-fn foo_bar_selector() -> Option<kube::core::Selector> {
-    Some(crate::policy::parse_selector("foo=bar").expect("a valid selector"))
+fn foo_bar_selector() -> Option<crate::snapshot::Requirements> {
+    Some(
+        crate::policy::parse_selector("foo=bar")
+            .expect("a valid selector")
+            .into(),
+    )
 }
 
 fn run_all(cases: Vec<Case>) {

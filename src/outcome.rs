@@ -1,0 +1,391 @@
+//! What became of a plan's actions: one typed outcome per label apply, eviction, DRS rule and
+//! Event, plus the problems that kept a run from acting at all. The executor (`run`) fills it
+//! in, the report renders it, metrics count it and the exit code is its [`Verdict`]; nobody reads
+//! a message to learn what happened.
+//!
+//! Below `run`, `report` and `metrics`, which all read it, so none of them imports another in a
+//! circle to share it.
+
+use std::fmt;
+use std::time::Duration;
+
+/// A signal that asks the run to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    Terminate,
+    Interrupt,
+}
+
+impl fmt::Display for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Signal::Terminate => "SIGTERM",
+            Signal::Interrupt => "SIGINT",
+        })
+    }
+}
+
+/// Why the run stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    Signal(Signal),
+    /// `--deadline` passed.
+    Deadline(Duration),
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopReason::Signal(signal) => write!(f, "the run was stopped by {signal}"),
+            StopReason::Deadline(deadline) => {
+                write!(f, "the run's deadline of {}s passed", deadline.as_secs())
+            }
+        }
+    }
+}
+
+/// Why the executor made no further change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Halt {
+    /// A signal or the deadline.
+    Stopped(StopReason),
+    /// The run lock was lost or expired; the error chain says how.
+    LockLost(String),
+}
+
+impl fmt::Display for Halt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Halt::Stopped(reason) => reason.fmt(f),
+            Halt::LockLost(chain) => f.write_str(chain),
+        }
+    }
+}
+
+/// Why a planned action was not attempted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotAttempted {
+    /// An offline plan: nothing is carried out.
+    Offline,
+    /// `--dry-run` makes no change of this kind.
+    DryRun,
+    /// The run halted before getting to it.
+    Halted(Halt),
+    /// The eviction relies on new labels of this node, whose write failed: the scheduler
+    /// would place the pod by stale host labels.
+    StaleLabels { node: String },
+    /// The DRS change was planned on an inventory without managed object ids.
+    Unidentified,
+    /// The plan typed the DRS change as unaddressable (no rule key); its warning says why.
+    Unaddressable,
+    /// vCenter could not be observed, so no DRS rule is touched.
+    NoVcenter,
+}
+
+impl fmt::Display for NotAttempted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotAttempted::Offline => f.write_str("an offline plan changes nothing"),
+            NotAttempted::DryRun => f.write_str("a dry run makes no such change"),
+            NotAttempted::Halted(halt) => halt.fmt(f),
+            NotAttempted::StaleLabels { node } => write!(
+                f,
+                "the labels of node {node} could not be written, so the scheduler would place \
+                 the pod by stale host labels"
+            ),
+            NotAttempted::Unidentified => {
+                f.write_str("the inventory it was planned on has no managed object ids")
+            }
+            NotAttempted::Unaddressable => f.write_str("the rule's key is unknown"),
+            NotAttempted::NoVcenter => f.write_str("vCenter could not be observed"),
+        }
+    }
+}
+
+impl NotAttempted {
+    /// Whether the run meant to carry the action out and did not (what the
+    /// `actions_not_attempted` metric counts and the report explains); a dry run, an offline
+    /// plan or a change the plan itself ruled out is not that.
+    pub fn is_withheld(&self) -> bool {
+        matches!(
+            self,
+            NotAttempted::Halted(_) | NotAttempted::StaleLabels { .. } | NotAttempted::Unidentified
+        )
+    }
+}
+
+/// What became of one node's label apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LabelOutcome {
+    Written,
+    /// The API server refused it, or it could not be sent; the error chain says why.
+    Failed {
+        cause: String,
+    },
+    /// Abandoned when the run halted, before the server confirmed it.
+    Unconfirmed(StopReason),
+    NotAttempted(NotAttempted),
+}
+
+/// What became of one eviction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EvictionOutcome {
+    Evicted,
+    /// A dry run's check: the server would evict it now.
+    WouldEvict,
+    /// A PodDisruptionBudget refused it; the server's message says which.
+    Blocked(String),
+    /// The pod was deleted or replaced before the run got to it.
+    Gone(String),
+    /// Any other refusal or transport problem, as the server or client said it.
+    Failed(String),
+    /// Sent, but the run stopped waiting for the answer: the pod may have been evicted.
+    Unknown(StopReason),
+    NotAttempted(NotAttempted),
+}
+
+/// What became of one DRS rule change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DrsOutcome {
+    /// Written, or (`keep`) nothing needed writing.
+    Applied,
+    /// vCenter refused its cluster's reconfiguration; the error chain says why.
+    Failed(String),
+    /// Submitted, but the run stopped waiting for vCenter, which completes it on its own.
+    Unknown(DrsUnconfirmed),
+    NotAttempted(NotAttempted),
+}
+
+/// Why a submitted DRS reconfiguration was not confirmed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DrsUnconfirmed {
+    /// The run stopped before vCenter answered.
+    Stopped(StopReason),
+    /// vCenter took the task, the wait for it ended; the error chain says how.
+    TaskNotAwaited(String),
+}
+
+impl fmt::Display for DrsUnconfirmed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DrsUnconfirmed::Stopped(reason) => write!(f, "{reason} before vCenter answered"),
+            DrsUnconfirmed::TaskNotAwaited(chain) => f.write_str(chain),
+        }
+    }
+}
+
+/// Where in the sequence of actions the executor halted, so the report tells it in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HaltedAt {
+    /// Before the label apply of this index.
+    BeforeLabel(usize),
+    /// Right after this label apply, which lost the run lock.
+    AfterLabel(usize),
+    BeforeEviction(usize),
+    /// Before the DRS batch of this index (`Plan::drs_batches`).
+    BeforeDrsBatch(usize),
+}
+
+/// Why the Events stopped being recorded at the deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventsCut {
+    /// The deadline had passed before the first.
+    BeforeStart,
+    /// The deadline passed while recording them.
+    Midway,
+}
+
+/// Why a run went wrong before or beside its actions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// The run could not plan; the error chain says why.
+    NotPlanned(String),
+    /// metrics-server could not be read; plugins reading actual usage planned without it.
+    MetricsUnavailable(String),
+    /// vCenter could not be observed; the plan ran without an inventory.
+    VcenterUnobserved(String),
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::NotPlanned(chain) => f.write_str(chain),
+            Problem::MetricsUnavailable(chain) => write!(
+                f,
+                "actual usage could not be read, so the plugins reading it planned without \
+                 metrics (their pods are skipped as no-metrics): {chain}"
+            ),
+            Problem::VcenterUnobserved(chain) => write!(
+                f,
+                "vCenter could not be observed, so no node label was changed, host labels were \
+                 not trusted and no DRS rule was touched: {chain}"
+            ),
+        }
+    }
+}
+
+/// Everything that became of a plan, index for index with its actions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcomes {
+    pub problems: Vec<Problem>,
+    /// One per `Plan::label_applies`.
+    pub labels: Vec<LabelOutcome>,
+    /// One per `Plan::evictions`.
+    pub evictions: Vec<EvictionOutcome>,
+    /// One per `Plan::drs_rules`.
+    pub drs_rules: Vec<DrsOutcome>,
+    /// Why and where the executor stopped making changes, if it did while some were left.
+    pub halt: Option<(Halt, HaltedAt)>,
+    /// The Events sent, by eviction index, in the order sent: `Err` holds the error chain.
+    pub events: Vec<(usize, Result<(), String>)>,
+    pub events_cut: Option<EventsCut>,
+}
+
+impl Outcomes {
+    /// Every action of a plan of these sizes not attempted, for `why`.
+    pub fn not_attempted(
+        labels: usize,
+        evictions: usize,
+        drs_rules: usize,
+        why: &NotAttempted,
+    ) -> Outcomes {
+        Outcomes {
+            labels: vec![LabelOutcome::NotAttempted(why.clone()); labels],
+            evictions: vec![EvictionOutcome::NotAttempted(why.clone()); evictions],
+            drs_rules: vec![DrsOutcome::NotAttempted(why.clone()); drs_rules],
+            ..Outcomes::default()
+        }
+    }
+
+    /// A run that could not plan.
+    pub fn not_planned(chain: String) -> Outcomes {
+        Outcomes {
+            problems: vec![Problem::NotPlanned(chain)],
+            ..Outcomes::default()
+        }
+    }
+
+    /// How the run ended: failed when anything went wrong that the report counts as an error.
+    pub fn verdict(&self) -> Verdict {
+        let failed = !self.problems.is_empty()
+            || self.halt.is_some()
+            || self.labels.iter().any(|outcome| {
+                matches!(
+                    outcome,
+                    LabelOutcome::Failed { .. } | LabelOutcome::Unconfirmed(_)
+                )
+            })
+            || self.evictions.iter().any(|outcome| {
+                matches!(
+                    outcome,
+                    EvictionOutcome::Failed(_) | EvictionOutcome::Unknown(_)
+                )
+            })
+            || self
+                .drs_rules
+                .iter()
+                .any(|outcome| matches!(outcome, DrsOutcome::Failed(_) | DrsOutcome::Unknown(_)));
+        if failed {
+            Verdict::Failed
+        } else {
+            Verdict::Done
+        }
+    }
+}
+
+/// How a live run ended (DESIGN §5): done (a PDB's refusal is a normal outcome) or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Done,
+    /// An action or a backend failed, or the run stopped early.
+    Failed,
+}
+
+impl Verdict {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Verdict::Done => 0,
+            Verdict::Failed => 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIGTERM: StopReason = StopReason::Signal(Signal::Terminate);
+
+    fn evictions(outcomes: Vec<EvictionOutcome>) -> Outcomes {
+        Outcomes {
+            evictions: outcomes,
+            ..Outcomes::default()
+        }
+    }
+
+    #[test]
+    fn a_pdb_refusal_a_gone_pod_and_a_dry_run_are_a_done_run() {
+        let outcomes = evictions(vec![
+            EvictionOutcome::Evicted,
+            EvictionOutcome::Blocked("pdb web".to_string()),
+            EvictionOutcome::Gone("not found".to_string()),
+            EvictionOutcome::WouldEvict,
+            EvictionOutcome::NotAttempted(NotAttempted::DryRun),
+        ]);
+        assert_eq!(outcomes.verdict(), Verdict::Done);
+        assert_eq!(outcomes.verdict().exit_code(), 0);
+    }
+
+    #[test]
+    fn a_failed_or_unconfirmed_action_fails_the_run() {
+        let failed = [
+            evictions(vec![EvictionOutcome::Failed("500".to_string())]),
+            evictions(vec![EvictionOutcome::Unknown(SIGTERM)]),
+            Outcomes {
+                labels: vec![LabelOutcome::Unconfirmed(SIGTERM)],
+                ..Outcomes::default()
+            },
+            Outcomes {
+                drs_rules: vec![DrsOutcome::Unknown(DrsUnconfirmed::Stopped(SIGTERM))],
+                ..Outcomes::default()
+            },
+            Outcomes::not_planned("cannot observe the Kubernetes cluster".to_string()),
+        ];
+        for outcomes in failed {
+            assert_eq!(outcomes.verdict(), Verdict::Failed, "{outcomes:?}");
+        }
+    }
+
+    #[test]
+    fn a_halt_with_actions_left_fails_the_run_though_nothing_failed() {
+        let halt = Halt::Stopped(SIGTERM);
+        let outcomes = Outcomes {
+            halt: Some((halt.clone(), HaltedAt::BeforeEviction(0))),
+            ..evictions(vec![EvictionOutcome::NotAttempted(NotAttempted::Halted(
+                halt,
+            ))])
+        };
+        assert_eq!(outcomes.verdict().exit_code(), 1);
+    }
+
+    #[test]
+    fn only_what_the_run_meant_to_do_counts_as_withheld() {
+        let halted = NotAttempted::Halted(Halt::LockLost("lease taken over".to_string()));
+        assert!(halted.is_withheld());
+        assert!(NotAttempted::Unidentified.is_withheld());
+        assert!(
+            NotAttempted::StaleLabels {
+                node: "worker-a".to_string()
+            }
+            .is_withheld()
+        );
+        for ruled_out in [
+            NotAttempted::Offline,
+            NotAttempted::DryRun,
+            NotAttempted::Unaddressable,
+            NotAttempted::NoVcenter,
+        ] {
+            assert!(!ruled_out.is_withheld(), "{ruled_out:?}");
+        }
+    }
+}

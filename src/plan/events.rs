@@ -1,0 +1,114 @@
+//! The Kubernetes Events an eviction records, decided with the plan: their reason and their
+//! text, and whether a failure gets one (the policy's `evictionFailureEventNotification`,
+//! upstream's default off). The executor only sends them.
+
+use super::vocabulary::{Eviction, Plan};
+
+/// The `action` of every Event this tool writes, as upstream's descheduler.
+pub const EVENT_ACTION: &str = "Descheduled";
+
+/// The `reason` of the Warning Event of a failed eviction, as upstream's.
+const FAILED_REASON: &str = "EvictionFailed";
+
+/// What an Event says: its `reason` and `note`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventIntent {
+    pub reason: String,
+    pub note: String,
+}
+
+impl Eviction {
+    /// The Normal Event once the pod is evicted: the plugin as reason, the why as note.
+    pub fn evicted_event(&self) -> EventIntent {
+        EventIntent {
+            reason: self.strategy.to_string(),
+            note: format!(
+                "pod evicted from {} by vsphere-descheduler: {}",
+                self.place(),
+                self.reason
+            ),
+        }
+    }
+
+    /// `node worker-1 (ESXi host esxi-41)`, or without the host when unmapped.
+    fn place(&self) -> String {
+        match &self.host {
+            Some(host) => format!("node {} (ESXi host {host})", self.node),
+            None => format!("node {}", self.node),
+        }
+    }
+}
+
+impl Plan {
+    /// The Warning Event of eviction `index` failing for `cause`, when the policy asks for one.
+    pub fn failure_event(&self, index: usize, cause: &str) -> Option<EventIntent> {
+        let eviction = &self.evictions[index];
+        self.events_on_failure.then(|| EventIntent {
+            reason: FAILED_REASON.to_string(),
+            note: format!(
+                "pod eviction from {} by vsphere-descheduler failed: {cause}",
+                eviction.place()
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PluginKind;
+
+    fn eviction(host: Option<&str>) -> Eviction {
+        Eviction {
+            namespace: "shop".to_string(),
+            pod: "web-1".to_string(),
+            node: "worker-a".to_string(),
+            host: host.map(str::to_string),
+            strategy: PluginKind::InterPodAntiAffinity,
+            profile: "default".to_string(),
+            reason: "shares a host with shop/web-2".to_string(),
+            fits_on: None,
+            uid: None,
+            grace_period_seconds: None,
+            depends_on_labels_of: Vec::new(),
+            landing: None,
+        }
+    }
+
+    #[test]
+    fn an_evicted_pod_s_event_names_the_plugin_the_node_and_its_host() {
+        assert_eq!(
+            eviction(Some("esxi-41")).evicted_event(),
+            EventIntent {
+                reason: "RemovePodsViolatingInterPodAntiAffinity".to_string(),
+                note: "pod evicted from node worker-a (ESXi host esxi-41) by \
+                       vsphere-descheduler: shares a host with shop/web-2"
+                    .to_string(),
+            }
+        );
+        assert!(
+            eviction(None)
+                .evicted_event()
+                .note
+                .starts_with("pod evicted from node worker-a by")
+        );
+    }
+
+    #[test]
+    fn a_failure_is_an_event_only_when_the_policy_asks_for_it() {
+        let mut plan = Plan {
+            evictions: vec![eviction(None)],
+            ..Plan::default()
+        };
+        assert_eq!(plan.failure_event(0, "500"), None);
+        plan.events_on_failure = true;
+        assert_eq!(
+            plan.failure_event(0, "500"),
+            Some(EventIntent {
+                reason: "EvictionFailed".to_string(),
+                note: "pod eviction from node worker-a by vsphere-descheduler failed: 500"
+                    .to_string(),
+            })
+        );
+    }
+}
