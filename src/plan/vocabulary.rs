@@ -1,6 +1,8 @@
 //! The plan's own vocabulary: what a run would do and what it would not, and why. Below the
 //! strategies, which fill it in, so imports inside `plan/` only run downward.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::policy::PluginKind;
@@ -65,7 +67,7 @@ pub struct Eviction {
     /// `dependencies` module): if one of their label writes fails, this eviction is not
     /// attempted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub depends_on_labels_of: Vec<String>,
+    pub depends_on_labels_of: Vec<Arc<str>>,
     /// The node named in `fits_on`, for views that place the replacement (not in the report,
     /// whose `fitsOn` already says it in words).
     #[serde(skip)]

@@ -166,11 +166,13 @@ impl<'p> Executor<'_, 'p> {
             let stale = eviction
                 .depends_on_labels_of
                 .iter()
-                .find(|node| unwritten.contains(node.as_str()));
+                .find(|node| unwritten.contains::<str>(node));
             let outcome = if let Some(halt) = self.halt_before(HaltedAt::BeforeEviction(index)) {
                 EvictionOutcome::NotAttempted(NotAttempted::Halted(halt))
             } else if let Some(node) = stale {
-                EvictionOutcome::NotAttempted(NotAttempted::StaleLabels { node: node.clone() })
+                EvictionOutcome::NotAttempted(NotAttempted::StaleLabels {
+                    node: node.to_string(),
+                })
             } else {
                 self.evict_one(eviction).await
             };
