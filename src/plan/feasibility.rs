@@ -20,7 +20,7 @@ use kube::core::SelectorExt;
 use super::scoring;
 use super::view::{Domains, View};
 use crate::policy::EvictorArgs;
-use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
+use crate::snapshot::{Pod, ResourceName, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
 /// The node the scheduler would give the pod's replacement, when some node other than its own
 /// would take it; this may be the pod's own node, which the caller then treats as a return.
@@ -288,7 +288,7 @@ fn refusal<'v>(
 /// The first resource the pod requests that the node does not have free.
 fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: usize) -> Option<&'v str> {
     let allocatable = &view.nodes[node].node.allocatable;
-    if allocatable.0.is_empty() {
+    if allocatable.is_empty() {
         // Capacity not recorded (a hand-written snapshot): do not guess.
         return None;
     }
@@ -299,16 +299,18 @@ fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: usize) -> Opt
     );
     // On its own node (a candidate is active there) its requests are counted already.
     let own = |amount: i64| if here { amount } else { 0 };
-    pod.requests.0.iter().find_map(|(name, &amount)| {
-        let free = match name.as_str() {
-            "cpu" if capacity.cpu > 0 => capacity.cpu - (used.cpu - own(amount)),
-            "memory" if capacity.memory > 0 => capacity.memory - (used.memory - own(amount)),
-            "cpu" | "memory" | "pods" | "ephemeral-storage" => match allocatable.0.get(name) {
-                None => return None,
+    pod.requests.iter().find_map(|(name, amount)| {
+        let free = match name {
+            ResourceName::Cpu if capacity.cpu > 0 => capacity.cpu - (used.cpu - own(amount)),
+            ResourceName::Memory if capacity.memory > 0 => {
+                capacity.memory - (used.memory - own(amount))
+            }
+            ResourceName::Other(_) => match allocatable.amount(name) {
+                None => return Some(name.as_str()),
                 Some(capacity) => capacity - (view.used[node].get(name) - own(amount)),
             },
-            _ => match allocatable.0.get(name) {
-                None => return Some(name.as_str()),
+            _ => match allocatable.amount(name) {
+                None => return None,
                 Some(capacity) => capacity - (view.used[node].get(name) - own(amount)),
             },
         };

@@ -340,7 +340,7 @@ mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
     use crate::policy::EvictorArgs;
-    use crate::snapshot::{Resources, Taint, TaintEffect, WhenUnsatisfiable};
+    use crate::snapshot::{ResourceName, Resources, Taint, TaintEffect, WhenUnsatisfiable};
 
     fn node_fit() -> EvictorArgs {
         EvictorArgs {
@@ -429,7 +429,7 @@ mod tests {
                 .pod(pod("app/a").app("api").on("w1").age_minutes(60))
                 .pod(pod("app/b").app("api").on("w1").age_minutes(10))
                 .pod(pod("other/big").on("w2").with(|p| {
-                    p.requests = Resources([("cpu".to_string(), 3_500)].into());
+                    p.requests = Resources::from_iter([(ResourceName::Cpu, 3_500)]);
                 })),
             &[],
         );
@@ -466,7 +466,7 @@ mod tests {
         let lab = prefer_no_schedule(
             three_hosts()
                 .pod(pod("other/big").on("w1").with(|p| {
-                    p.requests = Resources([("cpu".to_string(), 3_500)].into());
+                    p.requests = Resources::from_iter([(ResourceName::Cpu, 3_500)]);
                 }))
                 .pod(pod("app/a").app("api").on("w1").age_minutes(60))
                 .pod(pod("app/b").app("api").on("w1").age_minutes(50))

@@ -1,7 +1,7 @@
 //! Builders for planner tests: `Lab::new().host("esxi-1").node("w1", "esxi-1")` and
 //! `pod("ns/a").on("w1").app("web").anti_affinity(HOST)`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
@@ -16,7 +16,7 @@ use crate::policy::{
 };
 use crate::snapshot::{
     AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,
-    Resources, Snapshot, SpreadConstraint, Taint, TaintEffect, Terminated,
+    ResourceName, Resources, Snapshot, SpreadConstraint, Taint, TaintEffect, Terminated,
     UnhealthyPodEvictionPolicy, WeightedAffinityTerm, WhenUnsatisfiable,
 };
 
@@ -30,11 +30,11 @@ pub fn now() -> DateTime<Utc> {
 }
 
 pub fn resources(cpu_milli: i64, memory_mi: i64, pods: i64) -> Resources {
-    Resources(BTreeMap::from([
-        ("cpu".to_string(), cpu_milli),
-        ("memory".to_string(), memory_mi * 1024 * 1024 * 1000),
-        ("pods".to_string(), pods * 1000),
-    ]))
+    Resources::from_iter([
+        (ResourceName::Cpu, cpu_milli),
+        (ResourceName::Memory, memory_mi * 1024 * 1024 * 1000),
+        (ResourceName::Pods, pods * 1000),
+    ])
 }
 
 /// The managed object id the lab gives the VM of node `name`.

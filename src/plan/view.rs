@@ -13,7 +13,9 @@ use kube::core::Expression;
 use super::labels::Placement;
 use super::selector_index::SelectorIndex;
 use crate::policy::{NoEvictionPolicy, Policy, Strategy};
-use crate::snapshot::{AffinityTerm, Labels, Node, Pod, Requirements, Resources, Snapshot};
+use crate::snapshot::{
+    AffinityTerm, Labels, Node, Pod, Requirements, ResourceName, Resources, Snapshot,
+};
 
 /// The zone key of the scheduler's default spreading: indexed here because scoring needs its
 /// domains whether or not a pod names it.
@@ -67,8 +69,8 @@ pub struct CpuMemory {
 impl CpuMemory {
     pub fn of(resources: &Resources) -> CpuMemory {
         CpuMemory {
-            cpu: resources.get("cpu"),
-            memory: resources.get("memory"),
+            cpu: resources.get(&ResourceName::Cpu),
+            memory: resources.get(&ResourceName::Memory),
         }
     }
 }

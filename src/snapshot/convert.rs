@@ -10,11 +10,12 @@ use kube::core::{Expression, Selector};
 
 use super::model::{
     AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
-    Owner, Pdb, Phase, Pod, PodCondition, PreferredTerm, Qos, Requirements, Resources,
-    SpreadConstraint, Taint, TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy,
-    WeightedAffinityTerm, WhenUnsatisfiable,
+    Owner, Pdb, Phase, Pod, PodCondition, PreferredTerm, Qos, Requirements, SpreadConstraint,
+    Taint, TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy, WeightedAffinityTerm,
+    WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
+use super::resources::{ResourceName, Resources};
 use super::wire;
 use crate::identity::FIELD_MANAGER;
 
@@ -197,7 +198,7 @@ fn requests_and_qos(
     let mut any_resources = false;
     for container in containers {
         let (request, limit) = container_resources(container.resources.take())?;
-        any_resources |= !request.0.is_empty() || !limit.0.is_empty();
+        any_resources |= !request.is_empty() || !limit.is_empty();
         all_requests_equal_limits &= guaranteed_container(&request, &limit);
         requests.add(&request);
         limits.add(&limit);
@@ -207,7 +208,7 @@ fn requests_and_qos(
     if let Some(overhead) = overhead {
         requests.add(&resources(overhead, "spec.overhead")?);
     }
-    requests.0.insert("pods".to_string(), 1000);
+    requests.set(ResourceName::Pods, 1000);
 
     let qos = match qos_class {
         Some("Guaranteed") => Qos::Guaranteed,
@@ -496,9 +497,7 @@ fn container_resources(
     let limits = resources(reqs.limits.unwrap_or_default(), "resources.limits")?;
     let mut requests = resources(reqs.requests.unwrap_or_default(), "resources.requests")?;
     // A limit without a request means request = limit, as the API server defaults it.
-    for (name, amount) in &limits.0 {
-        requests.0.entry(name.clone()).or_insert(*amount);
-    }
+    requests.fill_from(&limits);
     Ok((requests, limits))
 }
 
@@ -528,23 +527,22 @@ fn init_requests(
 }
 
 fn guaranteed_container(requests: &Resources, limits: &Resources) -> bool {
-    ["cpu", "memory"]
+    [ResourceName::Cpu, ResourceName::Memory]
         .iter()
-        .all(|name| limits.0.contains_key(*name) && requests.get(name) == limits.get(name))
+        .all(|name| limits.contains(name) && requests.get(name) == limits.get(name))
 }
 
 fn resources(quantities: wire::Quantities, field: &str) -> Result<Resources, ConvertError> {
     quantities
         .into_iter()
         .map(|(name, quantity)| match parse_milli(&quantity.0) {
-            Some(amount) => Ok((name, amount)),
+            Some(amount) => Ok((ResourceName::new(&name), amount)),
             None => Err(ConvertError::Quantity {
                 field: format!("{field}.{name}"),
                 value: quantity.0,
             }),
         })
-        .collect::<Result<_, _>>()
-        .map(Resources)
+        .collect()
 }
 
 /// `metrics.k8s.io/v1beta1` NodeMetrics as metrics-server serves it (the fields read).
@@ -852,8 +850,8 @@ mod tests {
         // Running: 500m + the sidecar's 1500m = 2000m. Warming up: 1800m beside the sidecar =
         // 3300m, the largest step. Plus 250m overhead. (Maxing the sidecar with the init
         // containers would give 1800m + 250m.)
-        assert_eq!(converted.requests.get("cpu"), 3550);
-        assert_eq!(converted.requests.get("pods"), 1000);
+        assert_eq!(converted.requests.get(&ResourceName::Cpu), 3550);
+        assert_eq!(converted.requests.get(&ResourceName::Pods), 1000);
 
         let without_warm_up = converted_pod(
             json!({
@@ -865,7 +863,7 @@ mod tests {
             }),
             json!({}),
         );
-        assert_eq!(without_warm_up.requests.get("cpu"), 2000);
+        assert_eq!(without_warm_up.requests.get(&ResourceName::Cpu), 2000);
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod model;
 mod position;
 pub mod prune;
 mod quantity;
+mod resources;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ pub use load::{
 };
 pub use model::*;
 pub use position::{ParseError, Position};
+pub use resources::{OtherName, ResourceName, Resources};
 
 use crate::inventory::Inventory;
 

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use kube::core::{Expression, Selector, SelectorExt};
 use serde::Serialize;
 
+use super::resources::Resources;
 use crate::inventory::Inventory;
 
 /// Labels (or annotations) of an object, ordered so output is deterministic.
@@ -140,46 +141,6 @@ impl Toleration {
             None => self.exists,
             Some(key) if key != &taint.key => false,
             Some(_) => self.exists || self.value == taint.value,
-        }
-    }
-}
-
-/// Resource amounts in thousandths of the base unit (millicores, millibytes, millipods), so
-/// one integer type holds every quantity Kubernetes accepts without rounding.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Resources(pub BTreeMap<String, i64>);
-
-impl Resources {
-    pub fn get(&self, name: &str) -> i64 {
-        self.0.get(name).copied().unwrap_or(0)
-    }
-
-    pub fn add(&mut self, other: &Resources) {
-        for (name, amount) in &other.0 {
-            *self.amount_mut(name) += amount;
-        }
-    }
-
-    pub fn subtract(&mut self, other: &Resources) {
-        for (name, amount) in &other.0 {
-            *self.amount_mut(name) -= amount;
-        }
-    }
-
-    /// The amount of a resource, inserted as 0 when absent. `entry` would copy the name on
-    /// every call; this runs once per pod and resource when a plan starts.
-    fn amount_mut(&mut self, name: &str) -> &mut i64 {
-        if !self.0.contains_key(name) {
-            self.0.insert(name.to_string(), 0);
-        }
-        self.0.get_mut(name).expect("just inserted")
-    }
-
-    /// Raise every amount to at least the other's (init containers run one at a time).
-    pub fn max_with(&mut self, other: &Resources) {
-        for (name, amount) in &other.0 {
-            let mine = self.amount_mut(name);
-            *mine = (*mine).max(*amount);
         }
     }
 }

@@ -263,7 +263,7 @@ mod tests {
     use crate::plan::testing::*;
     use crate::plan::warning::Warning;
     use crate::policy::{EvictorArgs, Limits, Protections, SYSTEM_CRITICAL_PRIORITY};
-    use crate::snapshot::Snapshot;
+    use crate::snapshot::{ResourceName, Snapshot};
 
     /// Two hosts: w1 and w2 on esxi-1, w3 on esxi-2.
 
@@ -711,7 +711,7 @@ mod tests {
             // n4 is upstream's 2 millicores, 2 bytes, 1 pod: too small for any pod.
             let lab = lab.with(|s| {
                 if let Some(n4) = s.nodes.iter_mut().find(|n| n.name == "n4") {
-                    n4.allocatable.0.insert("cpu".to_string(), 2);
+                    n4.allocatable.set(ResourceName::Cpu, 2);
                 }
             });
             let snapshot = case.pods.into_iter().fold(lab, Lab::pod).build();

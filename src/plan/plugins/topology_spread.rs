@@ -351,6 +351,7 @@ mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
     use crate::policy::{DefaultConstraint, Strategy, TopologySpreadArgs};
+    use crate::snapshot::ResourceName;
     use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
 
     fn api(name: &str, node: &str, age: i64) -> PodBuilder {
@@ -470,7 +471,7 @@ mod tests {
         let snapshot = three_hosts()
             .with(|s| {
                 for node in s.nodes.iter_mut().filter(|n| n.name != "w1") {
-                    node.allocatable.0.insert("cpu".to_string(), 50);
+                    node.allocatable.set(ResourceName::Cpu, 50);
                 }
             })
             .pod(api("api-a", "w1", 60))
