@@ -203,7 +203,7 @@ pub fn node_admits(view: &View, pod: &Pod, node: usize) -> Option<&'static str> 
         matches!(
             taint.effect,
             TaintEffect::NoSchedule | TaintEffect::NoExecute
-        ) && !pod.tolerations.iter().any(|t| t.tolerates(taint))
+        ) && !pod.tolerations().iter().any(|t| t.tolerates(taint))
     });
     if untolerated {
         return Some("with a taint the pod does not tolerate");
@@ -220,8 +220,7 @@ pub fn matches_node_affinity(pod: &Pod, node_name: &str, labels: &crate::snapsho
         .iter()
         .all(|(key, value)| labels.get(key) == Some(value))
         && pod
-            .node_affinity
-            .as_ref()
+            .node_affinity()
             .is_none_or(|terms| terms.iter().any(|term| term.matches(node_name, labels)))
 }
 
@@ -231,7 +230,7 @@ pub fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
         !matches!(
             taint.effect,
             TaintEffect::NoSchedule | TaintEffect::NoExecute
-        ) || pod.tolerations.iter().any(|t| t.tolerates(taint))
+        ) || pod.tolerations().iter().any(|t| t.tolerates(taint))
     })
 }
 
@@ -341,7 +340,7 @@ fn excluded_domains<'v>(view: &'v View, pod_index: usize, preferred: bool) -> Ve
         }
     };
     let soft_terms = pod
-        .preferred_anti_affinity
+        .preferred_anti_affinity()
         .iter()
         .filter(|_| preferred)
         .map(|weighted| (&weighted.term, true));
@@ -370,7 +369,7 @@ fn excluded_domains<'v>(view: &'v View, pod_index: usize, preferred: bool) -> Ve
         }
         let owner = view.pod(holder.pod);
         let term = if soft {
-            &owner.preferred_anti_affinity[holder.term].term
+            &owner.preferred_anti_affinity()[holder.term].term
         } else {
             &owner.anti_affinity[holder.term]
         };
@@ -483,7 +482,7 @@ impl<'c> SpreadCounts<'c> {
 /// selection to honour and taints are ignored.
 pub fn is_simple(view: &View, pod: &Pod, constraint: &SpreadConstraint) -> bool {
     let no_affinity = !constraint.honor_node_affinity
-        || (pod.node_selector.is_empty() && pod.node_affinity.is_none());
+        || (pod.node_selector.is_empty() && pod.node_affinity().is_none());
     let no_taints = !constraint.honor_node_taints || !view.any_taints;
     no_affinity && no_taints
 }

@@ -246,7 +246,6 @@ pub fn pod(key: &str) -> PodBuilder {
         created: Some(now() - Duration::hours(1)),
         started: Some(now() - Duration::hours(1)),
         priority: 0,
-        priority_class: None,
         qos: Qos::Burstable,
         owners: vec![Owner {
             kind: "ReplicaSet".to_string(),
@@ -257,25 +256,15 @@ pub fn pod(key: &str) -> PodBuilder {
         images: vec!["app:1".to_string()],
         requests: resources(100, 128, 1),
         node_selector: Labels::new(),
-        node_affinity: None,
-        preferred_node_affinity: Vec::new(),
-        tolerations: Vec::new(),
         anti_affinity: Vec::new(),
-        preferred_anti_affinity: Vec::new(),
-        preferred_affinity: Vec::new(),
         spread_constraints: Vec::new(),
         mirror: false,
-        config_source: None,
         force_evict: false,
         prefer_no_eviction: false,
         local_storage: false,
-        claims: Vec::new(),
         resource_claims: false,
-        reason: None,
-        container_statuses: Vec::new(),
-        init_container_statuses: Vec::new(),
-        ephemeral_container_statuses: Vec::new(),
         conditions: Vec::new(),
+        extras: None,
     })
 }
 
@@ -318,29 +307,35 @@ impl PodBuilder {
     /// Preferred anti-affinity against its own app on `key`, with `weight`.
     pub fn soft_anti_affinity(mut self, key: &str, weight: i32) -> Self {
         let app = self.0.labels.get("app").expect("app() first").clone();
-        self.0.preferred_anti_affinity.push(WeightedAffinityTerm {
-            weight,
-            term: AffinityTerm {
-                selector: Some(app_selector(&app)),
-                namespaces: Vec::new(),
-                namespace_selector: None,
-                topology_key: key.to_string(),
-            },
-        });
+        self.0
+            .extras_mut()
+            .preferred_anti_affinity
+            .push(WeightedAffinityTerm {
+                weight,
+                term: AffinityTerm {
+                    selector: Some(app_selector(&app)),
+                    namespaces: Vec::new(),
+                    namespace_selector: None,
+                    topology_key: key.to_string(),
+                },
+            });
         self
     }
 
     /// Preferred affinity on `key` towards pods of app `app`, with `weight`.
     pub fn soft_affinity(mut self, key: &str, app: &str, weight: i32) -> Self {
-        self.0.preferred_affinity.push(WeightedAffinityTerm {
-            weight,
-            term: AffinityTerm {
-                selector: Some(app_selector(app)),
-                namespaces: Vec::new(),
-                namespace_selector: None,
-                topology_key: key.to_string(),
-            },
-        });
+        self.0
+            .extras_mut()
+            .preferred_affinity
+            .push(WeightedAffinityTerm {
+                weight,
+                term: AffinityTerm {
+                    selector: Some(app_selector(app)),
+                    namespaces: Vec::new(),
+                    namespace_selector: None,
+                    topology_key: key.to_string(),
+                },
+            });
         self
     }
 
@@ -388,24 +383,30 @@ impl PodBuilder {
 
     /// One container status with this many restarts, waiting for `waiting` when given.
     pub fn restarts(mut self, count: i32, waiting: Option<&str>) -> Self {
-        self.0.container_statuses.push(ContainerStatus {
-            restart_count: count,
-            waiting_reason: waiting.map(str::to_string),
-            terminated: None,
-        });
+        self.0
+            .extras_mut()
+            .container_statuses
+            .push(ContainerStatus {
+                restart_count: count,
+                waiting_reason: waiting.map(str::to_string),
+                terminated: None,
+            });
         self
     }
 
     /// One container status: terminated with this exit code and reason.
     pub fn terminated(mut self, exit_code: i32, reason: &str) -> Self {
-        self.0.container_statuses.push(ContainerStatus {
-            restart_count: 0,
-            waiting_reason: None,
-            terminated: Some(Terminated {
-                reason: Some(reason.to_string()),
-                exit_code,
-            }),
-        });
+        self.0
+            .extras_mut()
+            .container_statuses
+            .push(ContainerStatus {
+                restart_count: 0,
+                waiting_reason: None,
+                terminated: Some(Terminated {
+                    reason: Some(reason.to_string()),
+                    exit_code,
+                }),
+            });
         self
     }
 

@@ -265,9 +265,9 @@ impl<'a> View<'a> {
         for pod in &self.snapshot.pods {
             keys.extend(pod.anti_affinity.iter().map(|t| t.topology_key.as_str()));
             keys.extend(
-                pod.preferred_anti_affinity
+                pod.preferred_anti_affinity()
                     .iter()
-                    .chain(&pod.preferred_affinity)
+                    .chain(pod.preferred_affinity())
                     .map(|t| t.term.topology_key.as_str()),
             );
             keys.extend(
@@ -318,7 +318,7 @@ impl<'a> View<'a> {
             for (term_index, term) in pod.anti_affinity.iter().enumerate() {
                 self.index_holder(&mut holders, index, term_index, term);
             }
-            for (term_index, weighted) in pod.preferred_anti_affinity.iter().enumerate() {
+            for (term_index, weighted) in pod.preferred_anti_affinity().iter().enumerate() {
                 self.index_holder(&mut soft_holders, index, term_index, &weighted.term);
             }
         }

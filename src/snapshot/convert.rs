@@ -10,9 +10,9 @@ use kube::core::{Expression, Selector};
 
 use super::model::{
     AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
-    Owner, Pdb, Phase, Pod, PodCondition, PreferredTerm, Qos, Requirements, SpreadConstraint,
-    Taint, TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy, WeightedAffinityTerm,
-    WhenUnsatisfiable,
+    Owner, Pdb, Phase, Pod, PodCondition, PodExtras, PreferredTerm, Qos, Requirements,
+    SpreadConstraint, Taint, TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy,
+    WeightedAffinityTerm, WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
 use super::resources::{ResourceName, Resources};
@@ -150,33 +150,36 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         created: meta.creation_timestamp.and_then(|t| timestamp(t.0)),
         started: status.start_time.and_then(|t| timestamp(t.0)),
         priority: spec.priority.unwrap_or(0),
-        priority_class: spec.priority_class_name.filter(|n| !n.is_empty()),
         qos,
         owners: owners(meta.owner_references.unwrap_or_default()),
         images,
         requests,
         node_selector: spec.node_selector.unwrap_or_default(),
-        node_affinity,
-        preferred_node_affinity,
-        tolerations,
         anti_affinity,
-        preferred_anti_affinity,
-        preferred_affinity,
         spread_constraints,
         mirror: annotations.mirror,
-        config_source: annotations.config_source,
         force_evict: annotations.force_evict,
         prefer_no_eviction: annotations.prefer_no_eviction,
         local_storage,
-        claims,
         resource_claims: spec
             .resource_claims
             .is_some_and(|claims| !claims.is_empty()),
-        reason: status.reason.clone().filter(|reason| !reason.is_empty()),
-        container_statuses: container_statuses(status.container_statuses),
-        init_container_statuses: container_statuses(status.init_container_statuses),
-        ephemeral_container_statuses: container_statuses(status.ephemeral_container_statuses),
         conditions: conditions(status.conditions),
+        extras: PodExtras {
+            priority_class: spec.priority_class_name.filter(|n| !n.is_empty()),
+            node_affinity,
+            preferred_node_affinity,
+            tolerations,
+            preferred_anti_affinity,
+            preferred_affinity,
+            config_source: annotations.config_source,
+            claims,
+            reason: status.reason.filter(|reason| !reason.is_empty()),
+            container_statuses: container_statuses(status.container_statuses),
+            init_container_statuses: container_statuses(status.init_container_statuses),
+            ephemeral_container_statuses: container_statuses(status.ephemeral_container_statuses),
+        }
+        .boxed(),
         namespace,
         name,
         labels,
@@ -369,20 +372,22 @@ fn owners(references: Vec<OwnerReference>) -> Vec<Owner> {
 fn exact_pod(mut pod: Pod) -> Pod {
     pod.owners.shrink_to_fit();
     pod.images.shrink_to_fit();
-    pod.tolerations.shrink_to_fit();
     pod.anti_affinity.shrink_to_fit();
-    pod.preferred_anti_affinity.shrink_to_fit();
-    pod.preferred_affinity.shrink_to_fit();
-    pod.preferred_node_affinity.shrink_to_fit();
-    if let Some(terms) = &mut pod.node_affinity {
-        terms.shrink_to_fit();
-    }
     pod.spread_constraints.shrink_to_fit();
-    pod.claims.shrink_to_fit();
-    pod.container_statuses.shrink_to_fit();
-    pod.init_container_statuses.shrink_to_fit();
-    pod.ephemeral_container_statuses.shrink_to_fit();
     pod.conditions.shrink_to_fit();
+    if let Some(extras) = pod.extras.as_deref_mut() {
+        extras.tolerations.shrink_to_fit();
+        extras.preferred_anti_affinity.shrink_to_fit();
+        extras.preferred_affinity.shrink_to_fit();
+        extras.preferred_node_affinity.shrink_to_fit();
+        if let Some(terms) = &mut extras.node_affinity {
+            terms.shrink_to_fit();
+        }
+        extras.claims.shrink_to_fit();
+        extras.container_statuses.shrink_to_fit();
+        extras.init_container_statuses.shrink_to_fit();
+        extras.ephemeral_container_statuses.shrink_to_fit();
+    }
     pod
 }
 
@@ -922,7 +927,7 @@ mod tests {
             ]}),
         );
         assert_eq!(
-            pod.ephemeral_container_statuses,
+            pod.ephemeral_container_statuses(),
             [ContainerStatus {
                 restart_count: 0,
                 waiting_reason: None,
@@ -932,7 +937,7 @@ mod tests {
                 }),
             }]
         );
-        assert!(pod.container_statuses.is_empty());
+        assert!(pod.container_statuses().is_empty());
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl Terms {
         match self {
             Terms::Required => pod.anti_affinity.iter().collect(),
             Terms::Preferred => pod
-                .preferred_anti_affinity
+                .preferred_anti_affinity()
                 .iter()
                 .map(|w| &w.term)
                 .collect(),
@@ -811,8 +811,8 @@ mod tests {
                 .on(node)
                 .age_minutes(30)
                 .with(|p| {
-                    p.preferred_anti_affinity
-                        .push(crate::snapshot::WeightedAffinityTerm {
+                    p.extras_mut().preferred_anti_affinity.push(
+                        crate::snapshot::WeightedAffinityTerm {
                             weight: 50,
                             term: crate::snapshot::AffinityTerm {
                                 selector: Some(app_selector("cache")),
@@ -820,7 +820,8 @@ mod tests {
                                 namespace_selector: None,
                                 topology_key: HOST.to_string(),
                             },
-                        });
+                        },
+                    );
                 })
         };
         let snapshot = Lab::new()

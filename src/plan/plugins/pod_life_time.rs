@@ -82,7 +82,7 @@ fn state_of<'a>(pod: &'a Pod, args: &PodLifeTimeArgs) -> Option<&'a str> {
     if listed(pod.phase.as_str()) {
         return Some(pod.phase.as_str());
     }
-    if let Some(reason) = pod.reason.as_deref().filter(|reason| listed(reason)) {
+    if let Some(reason) = pod.reason().filter(|reason| listed(reason)) {
         return Some(reason);
     }
     containers(
@@ -117,7 +117,7 @@ fn containers(
     including_ephemeral: bool,
 ) -> impl Iterator<Item = &ContainerStatus> {
     let ephemeral: &[ContainerStatus] = if including_ephemeral {
-        &pod.ephemeral_container_statuses
+        pod.ephemeral_container_statuses()
     } else {
         &[]
     };
@@ -245,7 +245,7 @@ mod tests {
                 pod("app/lost")
                     .app("b")
                     .on("w1")
-                    .with(|pod| pod.reason = Some("NodeLost".to_string())),
+                    .with(|pod| pod.extras_mut().reason = Some("NodeLost".to_string())),
             )
             .pod(
                 pod("app/pulling")

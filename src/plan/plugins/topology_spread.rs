@@ -96,7 +96,9 @@ fn constraints<'a>(
             }
             let identity = format!(
                 "{constraint:?}|{:?}|{:?}|{:?}",
-                pod_ref.node_selector, pod_ref.node_affinity, pod_ref.tolerations
+                pod_ref.node_selector,
+                pod_ref.node_affinity(),
+                pod_ref.tolerations()
             );
             if seen.insert(identity) {
                 found.push((pod, constraint));

@@ -145,7 +145,7 @@ fn in_namespace(pod: PodBuilder, namespace: &str) -> PodBuilder {
 fn west_only(pod: PodBuilder, by_affinity: bool) -> PodBuilder {
     normal_owner(pod).with(|pod| {
         if by_affinity {
-            pod.node_affinity = Some(vec![NodeSelectorTerm {
+            pod.extras_mut().node_affinity = Some(vec![NodeSelectorTerm {
                 expressions: vec![NodeRequirement {
                     key: "datacenter".to_string(),
                     operator: NodeOperator::In,
