@@ -22,6 +22,13 @@ profiles:
     balance: {enabled: [RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates]}
 ";
 
+/// What `plan` of a snapshot file may take per pod beyond the file's text, tighter than the
+/// run's estimate (`footprint::PER_POD_BYTES`, which also covers `plan()`'s working state in
+/// a live run): 1.7 KiB measured in a debug build with the slim pod record and compact
+/// resources (BENCHMARKS.md), 2.6 KiB before them. A regression of a third of a KiB per pod
+/// fails here first.
+const PLAN_PER_POD_BYTES: u64 = 2 << 10;
+
 /// The `resources used` line `plan --log-format json` logs last: its peak resident memory.
 fn peak_rss_bytes(stderr: &str) -> u64 {
     stderr
@@ -93,5 +100,18 @@ fn memory_grows_with_the_cluster_no_faster_than_the_rates_the_run_checks_its_lim
         small_peak >> 10,
         large_peak >> 10,
         allowed >> 10
+    );
+    let pods_allowed = PLAN_PER_POD_BYTES * (large.pods - small.pods) as u64
+        + footprint::PER_NODE_BYTES * (large.nodes - small.nodes) as u64
+        + (large_file - small_file);
+    assert!(
+        grown <= pods_allowed,
+        "{} more pods took {} KiB more at the peak ({} KiB -> {} KiB), over the {} KiB that \
+         PLAN_PER_POD_BYTES allows (with PER_NODE_BYTES and the file)",
+        large.pods - small.pods,
+        grown >> 10,
+        small_peak >> 10,
+        large_peak >> 10,
+        pods_allowed >> 10
     );
 }
