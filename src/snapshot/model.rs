@@ -1,6 +1,7 @@
 //! The typed view of cluster state the planner works on: only what planning needs, already
 //! parsed (selectors, quantities, timestamps), so `plan()` never touches raw API objects.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
@@ -179,7 +180,9 @@ pub enum Qos {
 /// An owner reference.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Owner {
-    pub kind: String,
+    /// Borrowed from a static table for the kinds that own pods in Kubernetes itself
+    /// (`ReplicaSet`, `StatefulSet`, …), as every pod names one (see `convert::owners`).
+    pub kind: Cow<'static, str>,
     pub name: String,
     pub uid: String,
     pub controller: bool,
@@ -268,12 +271,14 @@ impl PodExtras {
 
 /// A pod condition as PodLifeTime's `conditions` filter reads it. `type` and `status` are kept
 /// as written: types are open (readiness gates add their own) and the filter compares text.
+/// The values Kubernetes itself writes are borrowed from a static table, not allocated per pod
+/// (every pod has conditions; see `convert::conditions`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PodCondition {
     /// `type` (`Ready`, `Initialized`, `PodScheduled`, a readiness gate's, …).
-    pub condition_type: String,
+    pub condition_type: Cow<'static, str>,
     /// `status`: `True`, `False` or `Unknown`.
-    pub status: String,
+    pub status: Cow<'static, str>,
     /// `reason` (`PodCompleted`, …), when set.
     pub reason: Option<String>,
     /// `lastTransitionTime`, when set.
