@@ -76,7 +76,7 @@ impl Workload {
 /// The workload a pod belongs to, when it has a controller.
 pub fn workload(pod: &Pod) -> Option<Workload> {
     let owner = pod.controller()?;
-    let (kind, name) = match (owner.kind.as_ref(), pod.labels.get("pod-template-hash")) {
+    let (kind, name) = match (owner.kind.as_str(), pod.labels.get("pod-template-hash")) {
         ("ReplicaSet", Some(hash)) => match owner.name.strip_suffix(&format!("-{hash}")) {
             Some(deployment) if !deployment.is_empty() => ("Deployment", deployment.to_string()),
             _ => ("ReplicaSet", owner.name.clone()),

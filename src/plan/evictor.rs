@@ -178,7 +178,7 @@ fn filter_protections(view: &View, args: &EvictorArgs, pod: &Pod, reasons: &mut 
         let replicas = owner_pods(view, pod, &owner.uid);
         if replicas < args.min_replicas as usize {
             reasons.push(Protection::TooFewReplicas {
-                owner_kind: owner.kind.to_string(),
+                owner_kind: owner.kind.clone(),
                 owner_name: owner.name.clone(),
                 replicas,
                 min_replicas: args.min_replicas,

@@ -248,7 +248,7 @@ pub fn pod(key: &str) -> PodBuilder {
         priority: 0,
         qos: Qos::Burstable,
         owners: vec![Owner {
-            kind: "ReplicaSet".into(),
+            kind: "ReplicaSet".to_string(),
             name: "rs".to_string(),
             uid: "rs-uid".to_string(),
             controller: true,
@@ -284,7 +284,7 @@ impl PodBuilder {
 
     pub fn owner(mut self, kind: &str, name: &str) -> Self {
         self.0.owners = vec![Owner {
-            kind: kind.to_string().into(),
+            kind: kind.to_string(),
             name: name.to_string(),
             uid: format!("{name}-uid"),
             controller: true,

@@ -1,6 +1,5 @@
 //! Kubernetes API objects (as `kubectl get -o yaml|json` prints them) → the planner's types.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1 as core;
@@ -359,7 +358,7 @@ fn owners(references: Vec<OwnerReference>) -> Vec<Owner> {
     references
         .into_iter()
         .map(|o| Owner {
-            kind: well_known(o.kind, OWNER_KINDS),
+            kind: o.kind,
             name: o.name,
             uid: o.uid,
             controller: o.controller.unwrap_or(false),
@@ -392,46 +391,14 @@ fn exact_pod(mut pod: Pod) -> Pod {
     pod
 }
 
-/// The kinds that own pods in Kubernetes itself (`Node` for mirror pods).
-const OWNER_KINDS: &[&str] = &[
-    "ReplicaSet",
-    "StatefulSet",
-    "DaemonSet",
-    "Job",
-    "ReplicationController",
-    "Node",
-];
-
-/// The pod condition types Kubernetes writes.
-const CONDITION_TYPES: &[&str] = &[
-    "PodScheduled",
-    "PodReadyToStartContainers",
-    "Initialized",
-    "ContainersReady",
-    "Ready",
-    "DisruptionTarget",
-];
-
-/// The statuses a condition has.
-const CONDITION_STATUSES: &[&str] = &["True", "False", "Unknown"];
-
-/// Text that is one of `known` borrowed from it, so the record holds no copy of its own
-/// (`Ready` and `True` are on every pod); any other text kept as it came.
-fn well_known(text: String, known: &[&'static str]) -> Cow<'static, str> {
-    match known.iter().find(|&&value| value == text) {
-        Some(&value) => Cow::Borrowed(value),
-        None => Cow::Owned(text),
-    }
-}
-
 /// `status.conditions` as PodLifeTime's `conditions` filter reads them.
 fn conditions(conditions: Option<Vec<wire::Condition>>) -> Vec<PodCondition> {
     conditions
         .unwrap_or_default()
         .into_iter()
         .map(|condition| PodCondition {
-            condition_type: well_known(condition.type_.unwrap_or_default(), CONDITION_TYPES),
-            status: well_known(condition.status.unwrap_or_default(), CONDITION_STATUSES),
+            condition_type: condition.type_.unwrap_or_default(),
+            status: condition.status.unwrap_or_default(),
             reason: condition.reason.filter(|reason| !reason.is_empty()),
             last_transition: condition.last_transition_time.and_then(|t| timestamp(t.0)),
         })
@@ -934,37 +901,19 @@ mod tests {
             pod.conditions,
             [
                 PodCondition {
-                    condition_type: "Initialized".into(),
-                    status: "True".into(),
+                    condition_type: "Initialized".to_string(),
+                    status: "True".to_string(),
                     reason: Some("PodCompleted".to_string()),
                     last_transition: Some(transition),
                 },
                 PodCondition {
-                    condition_type: "Ready".into(),
-                    status: "False".into(),
+                    condition_type: "Ready".to_string(),
+                    status: "False".to_string(),
                     reason: None,
                     last_transition: None,
                 },
             ]
         );
-    }
-
-    #[test]
-    fn condition_types_and_statuses_kubernetes_writes_are_not_copied_and_others_are_kept() {
-        let pod = converted_pod(
-            json!({"containers": []}),
-            json!({"conditions": [
-                {"type": "Ready", "status": "True"},
-                {"type": "example.com/gate", "status": "Maybe"}
-            ]}),
-        );
-        let [ready, gate] = &pod.conditions[..] else {
-            panic!("two conditions: {:?}", pod.conditions);
-        };
-        assert!(matches!(ready.condition_type, Cow::Borrowed("Ready")));
-        assert!(matches!(ready.status, Cow::Borrowed("True")));
-        assert!(matches!(&gate.condition_type, Cow::Owned(text) if text == "example.com/gate"));
-        assert!(matches!(&gate.status, Cow::Owned(text) if text == "Maybe"));
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! The typed view of cluster state the planner works on: only what planning needs, already
 //! parsed (selectors, quantities, timestamps), so `plan()` never touches raw API objects.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
@@ -180,9 +179,7 @@ pub enum Qos {
 /// An owner reference.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Owner {
-    /// Borrowed from a static table for the kinds that own pods in Kubernetes itself
-    /// (`ReplicaSet`, `StatefulSet`, …), as every pod names one (see `convert::owners`).
-    pub kind: Cow<'static, str>,
+    pub kind: String,
     pub name: String,
     pub uid: String,
     pub controller: bool,
@@ -271,14 +268,12 @@ impl PodExtras {
 
 /// A pod condition as PodLifeTime's `conditions` filter reads it. `type` and `status` are kept
 /// as written: types are open (readiness gates add their own) and the filter compares text.
-/// The values Kubernetes itself writes are borrowed from a static table, not allocated per pod
-/// (every pod has conditions; see `convert::conditions`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PodCondition {
     /// `type` (`Ready`, `Initialized`, `PodScheduled`, a readiness gate's, …).
-    pub condition_type: Cow<'static, str>,
+    pub condition_type: String,
     /// `status`: `True`, `False` or `Unknown`.
-    pub status: Cow<'static, str>,
+    pub status: String,
     /// `reason` (`PodCompleted`, …), when set.
     pub reason: Option<String>,
     /// `lastTransitionTime`, when set.

@@ -85,14 +85,14 @@ fn duplicate_groups<'a>(
             || pod_ref
                 .owners
                 .iter()
-                .any(|o| args.exclude_owner_kinds.iter().any(|kind| *kind == o.kind))
+                .any(|o| args.exclude_owner_kinds.contains(&o.kind))
         {
             continue;
         }
         let mut owners: Vec<(&str, &str)> = pod_ref
             .owners
             .iter()
-            .map(|o| (o.kind.as_ref(), o.name.as_str()))
+            .map(|o| (o.kind.as_str(), o.name.as_str()))
             .collect();
         owners.sort_unstable();
         let key = (
@@ -123,7 +123,7 @@ pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: usize, node
     let excluded = moving
         .owners
         .iter()
-        .any(|o| args.exclude_owner_kinds.iter().any(|kind| *kind == o.kind));
+        .any(|o| args.exclude_owner_kinds.contains(&o.kind));
     if moving.owners.is_empty() || excluded || !args.namespaces.admits(&moving.namespace) {
         return false;
     }

@@ -141,7 +141,7 @@ fn defaults(pod: &Pod, defaults: &[DefaultConstraint]) -> Vec<SpreadConstraint> 
 fn default_selector(pod: &Pod) -> Option<Requirements> {
     if pod
         .controller()
-        .is_some_and(|owner| !SELECTING_OWNERS.contains(&owner.kind.as_ref()))
+        .is_some_and(|owner| !SELECTING_OWNERS.contains(&owner.kind.as_str()))
     {
         return None;
     }

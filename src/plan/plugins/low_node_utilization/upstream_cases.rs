@@ -91,7 +91,7 @@ fn daemon_set(pod: PodBuilder) -> PodBuilder {
 fn normal_owner(pod: PodBuilder) -> PodBuilder {
     pod.with(|pod| {
         pod.owners = vec![Owner {
-            kind: "Pod".into(),
+            kind: "Pod".to_string(),
             name: "owner".to_string(),
             uid: "owner-uid".to_string(),
             controller: false,

@@ -124,8 +124,8 @@ pub(super) fn condition(
     at: DateTime<Utc>,
 ) -> PodCondition {
     PodCondition {
-        condition_type: condition_type.to_string().into(),
-        status: status.to_string().into(),
+        condition_type: condition_type.to_string(),
+        status: status.to_string(),
         reason: (!reason.is_empty()).then(|| reason.to_string()),
         last_transition: Some(at),
     }
@@ -184,7 +184,7 @@ fn bare(builder: PodBuilder) -> PodBuilder {
 fn job_owned(builder: PodBuilder) -> PodBuilder {
     builder.with(|pod| {
         pod.owners = vec![Owner {
-            kind: "Job".into(),
+            kind: "Job".to_string(),
             name: "job1".to_string(),
             uid: "job1-uid".to_string(),
             controller: false,
