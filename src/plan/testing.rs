@@ -37,6 +37,13 @@ pub fn resources(cpu_milli: i64, memory_mi: i64, pods: i64) -> Resources {
     ])
 }
 
+/// Appends to one of a pod's lists, which are boxed slices.
+pub fn push<T>(list: &mut Box<[T]>, item: T) {
+    let mut items = std::mem::take(list).into_vec();
+    items.push(item);
+    *list = items.into_boxed_slice();
+}
+
 /// The managed object id the lab gives the VM of node `name`.
 pub fn vm_id(name: &str) -> String {
     format!("vm-{name}")
@@ -247,23 +254,23 @@ pub fn pod(key: &str) -> PodBuilder {
         started: Some(now() - Duration::hours(1)),
         priority: 0,
         qos: Qos::Burstable,
-        owners: vec![Owner {
+        owners: Box::new([Owner {
             kind: "ReplicaSet".to_string(),
             name: "rs".to_string(),
             uid: "rs-uid".to_string(),
             controller: true,
-        }],
-        images: vec!["app:1".to_string()],
+        }]),
+        images: Box::new(["app:1".to_string()]),
         requests: resources(100, 128, 1),
         node_selector: Labels::new(),
-        anti_affinity: Vec::new(),
-        spread_constraints: Vec::new(),
+        anti_affinity: Box::default(),
+        spread_constraints: Box::default(),
         mirror: false,
         force_evict: false,
         prefer_no_eviction: false,
         local_storage: false,
         resource_claims: false,
-        conditions: Vec::new(),
+        conditions: Box::default(),
         extras: None,
     })
 }
@@ -283,24 +290,27 @@ impl PodBuilder {
     }
 
     pub fn owner(mut self, kind: &str, name: &str) -> Self {
-        self.0.owners = vec![Owner {
+        self.0.owners = Box::new([Owner {
             kind: kind.to_string(),
             name: name.to_string(),
             uid: format!("{name}-uid"),
             controller: true,
-        }];
+        }]);
         self
     }
 
     /// Required anti-affinity against its own app on `key`.
     pub fn anti_affinity(mut self, key: &str) -> Self {
         let app = self.0.labels.get("app").expect("app() first").clone();
-        self.0.anti_affinity.push(AffinityTerm {
-            selector: Some(app_selector(&app)),
-            namespaces: Vec::new(),
-            namespace_selector: None,
-            topology_key: key.to_string(),
-        });
+        push(
+            &mut self.0.anti_affinity,
+            AffinityTerm {
+                selector: Some(app_selector(&app)),
+                namespaces: Vec::new(),
+                namespace_selector: None,
+                topology_key: key.to_string(),
+            },
+        );
         self
     }
 
@@ -347,30 +357,36 @@ impl PodBuilder {
 
     /// Required anti-affinity on topology key `topology` against pods labelled `key=value`.
     pub fn anti_affinity_against(mut self, topology: &str, key: &str, value: &str) -> Self {
-        self.0.anti_affinity.push(AffinityTerm {
-            selector: Some(Requirements::from(Expression::Equal(
-                key.to_string(),
-                value.to_string(),
-            ))),
-            namespaces: Vec::new(),
-            namespace_selector: None,
-            topology_key: topology.to_string(),
-        });
+        push(
+            &mut self.0.anti_affinity,
+            AffinityTerm {
+                selector: Some(Requirements::from(Expression::Equal(
+                    key.to_string(),
+                    value.to_string(),
+                ))),
+                namespaces: Vec::new(),
+                namespace_selector: None,
+                topology_key: topology.to_string(),
+            },
+        );
         self
     }
 
     /// A spread constraint over its own app on `key`.
     pub fn spread(mut self, key: &str, max_skew: i32, when: WhenUnsatisfiable) -> Self {
         let app = self.0.labels.get("app").expect("app() first").clone();
-        self.0.spread_constraints.push(SpreadConstraint {
-            max_skew,
-            topology_key: key.to_string(),
-            when_unsatisfiable: when,
-            selector: Some(app_selector(&app)),
-            min_domains: None,
-            honor_node_affinity: true,
-            honor_node_taints: false,
-        });
+        push(
+            &mut self.0.spread_constraints,
+            SpreadConstraint {
+                max_skew,
+                topology_key: key.to_string(),
+                when_unsatisfiable: when,
+                selector: Some(app_selector(&app)),
+                min_domains: None,
+                honor_node_affinity: true,
+                honor_node_taints: false,
+            },
+        );
         self
     }
 

@@ -151,12 +151,12 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         started: status.start_time.and_then(|t| timestamp(t.0)),
         priority: spec.priority.unwrap_or(0),
         qos,
-        owners: owners(meta.owner_references.unwrap_or_default()),
-        images,
+        owners: owners(meta.owner_references.unwrap_or_default()).into(),
+        images: images.into(),
         requests,
         node_selector: spec.node_selector.unwrap_or_default(),
-        anti_affinity,
-        spread_constraints,
+        anti_affinity: anti_affinity.into(),
+        spread_constraints: spread_constraints.into(),
         mirror: annotations.mirror,
         force_evict: annotations.force_evict,
         prefer_no_eviction: annotations.prefer_no_eviction,
@@ -164,7 +164,7 @@ pub fn pod(pod: wire::Pod) -> Result<Pod, ConvertError> {
         resource_claims: spec
             .resource_claims
             .is_some_and(|claims| !claims.is_empty()),
-        conditions: conditions(status.conditions),
+        conditions: conditions(status.conditions).into(),
         extras: PodExtras {
             priority_class: spec.priority_class_name.filter(|n| !n.is_empty()),
             node_affinity,
@@ -368,13 +368,8 @@ fn owners(references: Vec<OwnerReference>) -> Vec<Owner> {
 
 /// A pod's lists at their exact size. `collect` from a consumed vector reuses its allocation,
 /// sized for the API's larger items (an owner reference, a container): kept, that would be
-/// about 1 kB of unused memory per pod.
+/// about 1 kB of unused memory per pod. (The pod's own lists are boxed slices, exact already.)
 fn exact_pod(mut pod: Pod) -> Pod {
-    pod.owners.shrink_to_fit();
-    pod.images.shrink_to_fit();
-    pod.anti_affinity.shrink_to_fit();
-    pod.spread_constraints.shrink_to_fit();
-    pod.conditions.shrink_to_fit();
     if let Some(extras) = pod.extras.as_deref_mut() {
         extras.tolerations.shrink_to_fit();
         extras.preferred_anti_affinity.shrink_to_fit();
@@ -898,7 +893,7 @@ mod tests {
             .expect("a time")
             .to_utc();
         assert_eq!(
-            pod.conditions,
+            pod.conditions[..],
             [
                 PodCondition {
                     condition_type: "Initialized".to_string(),

@@ -186,8 +186,9 @@ pub struct Owner {
 }
 
 /// A pod, reduced to what planning reads. Fields most pods leave empty are in [`PodExtras`],
-/// read through accessors: a pod record is a tenth of a snapshot's memory per field, and
-/// `None` there costs one pointer where each empty field cost its own header.
+/// read through accessors: `None` there costs one pointer where each empty field cost its own
+/// header. Lists are boxed slices (16 bytes, no spare capacity): they are not changed once
+/// converted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pod {
     pub namespace: String,
@@ -205,16 +206,16 @@ pub struct Pod {
     pub started: Option<DateTime<Utc>>,
     pub priority: i32,
     pub qos: Qos,
-    pub owners: Vec<Owner>,
+    pub owners: Box<[Owner]>,
     /// Container images, sorted (for duplicate detection).
-    pub images: Vec<String>,
+    pub images: Box<[String]>,
     /// Requests as the scheduler sums them (containers, native sidecars, the largest init
     /// step, overhead), including one `pods`.
     pub requests: Resources,
     pub node_selector: Labels,
     /// Required pod anti-affinity terms.
-    pub anti_affinity: Vec<AffinityTerm>,
-    pub spread_constraints: Vec<SpreadConstraint>,
+    pub anti_affinity: Box<[AffinityTerm]>,
+    pub spread_constraints: Box<[SpreadConstraint]>,
     /// Annotation `kubernetes.io/config.mirror` is present.
     pub mirror: bool,
     /// Annotation `descheduler.alpha.kubernetes.io/evict` is present.
@@ -225,7 +226,7 @@ pub struct Pod {
     pub local_storage: bool,
     pub resource_claims: bool,
     /// `status.conditions`, in the order the API lists them (PodLifeTime's `conditions`).
-    pub conditions: Vec<PodCondition>,
+    pub conditions: Box<[PodCondition]>,
     /// `None` when every field of [`PodExtras`] is empty (see [`PodExtras::boxed`]).
     pub extras: Option<Box<PodExtras>>,
 }

@@ -95,11 +95,7 @@ fn duplicate_groups<'a>(
             .map(|o| (o.kind.as_str(), o.name.as_str()))
             .collect();
         owners.sort_unstable();
-        let key = (
-            pod_ref.namespace.as_str(),
-            owners,
-            pod_ref.images.as_slice(),
-        );
+        let key = (pod_ref.namespace.as_str(), owners, &pod_ref.images[..]);
         groups
             .entry(key)
             .or_default()

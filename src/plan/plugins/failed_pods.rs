@@ -228,7 +228,7 @@ mod tests {
                 pod("app/bare")
                     .on("w1")
                     .failed()
-                    .with(|pod| pod.owners.clear()),
+                    .with(|pod| pod.owners = Box::default()),
             )
             .build();
         let plan_default = plan(&snapshot, &failed_pods(FailedPodsArgs::default()));

@@ -300,7 +300,8 @@ mod tests {
                     .terminated(137, "OOMKilled"),
             )
             .pod(pod("app/completed").app("c").on("w1").with(|pod| {
-                pod.conditions = vec![condition("Ready", "False", "PodCompleted", hours_ago(2))];
+                pod.conditions =
+                    Box::new([condition("Ready", "False", "PodCompleted", hours_ago(2))]);
             }))
             .build();
         let reasons = |args: PodLifeTimeArgs| -> Vec<String> {
@@ -338,7 +339,8 @@ mod tests {
     fn a_transition_in_the_future_is_not_old_enough() {
         let snapshot = three_hosts()
             .pod(pod("app/skewed").app("a").on("w1").with(|pod| {
-                pod.conditions = vec![condition("Ready", "True", "", now() + Duration::hours(1))];
+                pod.conditions =
+                    Box::new([condition("Ready", "True", "", now() + Duration::hours(1))]);
             }))
             .build();
         let args = PodLifeTimeArgs {

@@ -90,12 +90,12 @@ fn daemon_set(pod: PodBuilder) -> PodBuilder {
 /// `SetNormalOwnerRef`: owned, by no controller kind the evictor protects.
 fn normal_owner(pod: PodBuilder) -> PodBuilder {
     pod.with(|pod| {
-        pod.owners = vec![Owner {
+        pod.owners = Box::new([Owner {
             kind: "Pod".to_string(),
             name: "owner".to_string(),
             uid: "owner-uid".to_string(),
             controller: false,
-        }];
+        }]);
     })
 }
 
@@ -115,7 +115,7 @@ fn critical(pod: PodBuilder) -> PodBuilder {
 }
 
 fn bare(pod: PodBuilder) -> PodBuilder {
-    pod.with(|pod| pod.owners.clear())
+    pod.with(|pod| pod.owners = Box::default())
 }
 
 fn priority(pod: PodBuilder, priority: i32) -> PodBuilder {

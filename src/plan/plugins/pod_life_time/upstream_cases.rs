@@ -178,17 +178,17 @@ fn created_seconds_ago(name: &str, seconds: i64) -> PodBuilder {
 }
 
 fn bare(builder: PodBuilder) -> PodBuilder {
-    builder.with(|pod| pod.owners.clear())
+    builder.with(|pod| pod.owners = Box::default())
 }
 
 fn job_owned(builder: PodBuilder) -> PodBuilder {
     builder.with(|pod| {
-        pod.owners = vec![Owner {
+        pod.owners = Box::new([Owner {
             kind: "Job".to_string(),
             name: "job1".to_string(),
             uid: "job1-uid".to_string(),
             controller: false,
-        }];
+        }]);
     })
 }
 
@@ -209,7 +209,7 @@ fn ephemeral_containers(builder: PodBuilder, statuses: Vec<ContainerStatus>) -> 
 }
 
 fn with_pod_conditions(builder: PodBuilder, conditions: Vec<PodCondition>) -> PodBuilder {
-    builder.with(|pod| pod.conditions = conditions)
+    builder.with(|pod| pod.conditions = conditions.into())
 }
 
 fn foo_bar_selector() -> Option<kube::core::Selector> {
