@@ -146,7 +146,7 @@ fn is_topology_key_of(view: &View, pod: usize, key: &str) -> bool {
 /// Whether the pod's node selector or required node affinity reads `key`.
 fn selector_reads(pod: &Pod, key: &str) -> bool {
     pod.node_selector.contains_key(key)
-        || pod.node_affinity.iter().flatten().any(|term| {
+        || pod.node_affinity().into_iter().flatten().any(|term| {
             term.expressions
                 .iter()
                 .chain(&term.fields)

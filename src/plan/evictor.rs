@@ -101,11 +101,7 @@ fn kind_protections(args: &EvictorArgs, pod: &Pod, reasons: &mut Vec<Protection>
     if pod.mirror {
         reasons.push(Protection::Mirror);
     }
-    if pod
-        .config_source
-        .as_deref()
-        .is_some_and(|source| source != "api")
-    {
+    if pod.config_source().is_some_and(|source| source != "api") {
         reasons.push(Protection::Static);
     }
     if pod.terminating {
@@ -141,16 +137,16 @@ fn storage_protections(protections: &Protections, pod: &Pod, reasons: &mut Vec<P
     if protections.pods_with_local_storage && pod.local_storage {
         reasons.push(Protection::LocalStorage);
     }
-    if protections.pods_with_pvc && !pod.claims.is_empty() {
+    if protections.pods_with_pvc && !pod.claims().is_empty() {
         if protections.protected_storage_classes.is_empty() {
             reasons.push(Protection::PersistentVolumeClaims {
-                claims: pod.claims.clone(),
+                claims: pod.claims().to_vec(),
             });
         } else {
             // Claims are not part of the snapshot; like upstream when a lookup fails, assume
             // the claim may be of a protected class.
             reasons.push(Protection::ClaimsOfUnknownClass {
-                claims: pod.claims.clone(),
+                claims: pod.claims().to_vec(),
             });
         }
     }
@@ -228,7 +224,7 @@ mod tests {
         let payments = |name: &str, node: &str, age: i64| {
             web(name, node, age).with(|pod| {
                 pod.priority = 1500;
-                pod.priority_class = Some("payments".to_string());
+                pod.extras_mut().priority_class = Some("payments".to_string());
             })
         };
         crowded()

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::scoring;
 use super::view::{Domains, View};
 use crate::policy::EvictorArgs;
-use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
+use crate::snapshot::{Pod, ResourceName, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
 /// The node the scheduler would give the pod's replacement, when some node other than its own
 /// would take it; this may be the pod's own node, which the caller then treats as a return.
@@ -201,7 +201,7 @@ pub fn node_admits(view: &View, pod: &Pod, node: usize) -> Option<&'static str> 
         matches!(
             taint.effect,
             TaintEffect::NoSchedule | TaintEffect::NoExecute
-        ) && !pod.tolerations.iter().any(|t| t.tolerates(taint))
+        ) && !pod.tolerations().iter().any(|t| t.tolerates(taint))
     });
     if untolerated {
         return Some("with a taint the pod does not tolerate");
@@ -218,8 +218,7 @@ pub fn matches_node_affinity(pod: &Pod, node_name: &str, labels: &crate::snapsho
         .iter()
         .all(|(key, value)| labels.get(key) == Some(value))
         && pod
-            .node_affinity
-            .as_ref()
+            .node_affinity()
             .is_none_or(|terms| terms.iter().any(|term| term.matches(node_name, labels)))
 }
 
@@ -229,7 +228,7 @@ pub fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
         !matches!(
             taint.effect,
             TaintEffect::NoSchedule | TaintEffect::NoExecute
-        ) || pod.tolerations.iter().any(|t| t.tolerates(taint))
+        ) || pod.tolerations().iter().any(|t| t.tolerates(taint))
     })
 }
 
@@ -286,7 +285,7 @@ fn refusal<'v>(
 /// The first resource the pod requests that the node does not have free.
 fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: usize) -> Option<&'v str> {
     let allocatable = &view.nodes[node].node.allocatable;
-    if allocatable.0.is_empty() {
+    if allocatable.is_empty() {
         // Capacity not recorded (a hand-written snapshot): do not guess.
         return None;
     }
@@ -297,16 +296,18 @@ fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: usize) -> Opt
     );
     // On its own node (a candidate is active there) its requests are counted already.
     let own = |amount: i64| if here { amount } else { 0 };
-    pod.requests.0.iter().find_map(|(name, &amount)| {
-        let free = match name.as_str() {
-            "cpu" if capacity.cpu > 0 => capacity.cpu - (used.cpu - own(amount)),
-            "memory" if capacity.memory > 0 => capacity.memory - (used.memory - own(amount)),
-            "cpu" | "memory" | "pods" | "ephemeral-storage" => match allocatable.0.get(name) {
-                None => return None,
+    pod.requests.iter().find_map(|(name, amount)| {
+        let free = match name {
+            ResourceName::Cpu if capacity.cpu > 0 => capacity.cpu - (used.cpu - own(amount)),
+            ResourceName::Memory if capacity.memory > 0 => {
+                capacity.memory - (used.memory - own(amount))
+            }
+            ResourceName::Other(_) => match allocatable.amount(name) {
+                None => return Some(name.as_str()),
                 Some(capacity) => capacity - (view.used[node].get(name) - own(amount)),
             },
-            _ => match allocatable.0.get(name) {
-                None => return Some(name.as_str()),
+            _ => match allocatable.amount(name) {
+                None => return None,
                 Some(capacity) => capacity - (view.used[node].get(name) - own(amount)),
             },
         };
@@ -337,7 +338,7 @@ fn excluded_domains<'v>(view: &'v View, pod_index: usize, preferred: bool) -> Ve
         }
     };
     let soft_terms = pod
-        .preferred_anti_affinity
+        .preferred_anti_affinity()
         .iter()
         .filter(|_| preferred)
         .map(|weighted| (&weighted.term, true));
@@ -366,7 +367,7 @@ fn excluded_domains<'v>(view: &'v View, pod_index: usize, preferred: bool) -> Ve
         }
         let owner = view.pod(holder.pod);
         let term = if soft {
-            &owner.preferred_anti_affinity[holder.term].term
+            &owner.preferred_anti_affinity()[holder.term].term
         } else {
             &owner.anti_affinity[holder.term]
         };
@@ -479,7 +480,7 @@ impl<'c> SpreadCounts<'c> {
 /// selection to honour and taints are ignored.
 pub fn is_simple(view: &View, pod: &Pod, constraint: &SpreadConstraint) -> bool {
     let no_affinity = !constraint.honor_node_affinity
-        || (pod.node_selector.is_empty() && pod.node_affinity.is_none());
+        || (pod.node_selector.is_empty() && pod.node_affinity().is_none());
     let no_taints = !constraint.honor_node_taints || !view.any_taints;
     no_affinity && no_taints
 }

@@ -107,7 +107,7 @@ fn untolerated_soft_taints(view: &View, pod: &Pod, node: usize) -> i64 {
         .iter()
         .filter(|taint| {
             taint.effect == TaintEffect::PreferNoSchedule
-                && !pod.tolerations.iter().any(|t| t.tolerates(taint))
+                && !pod.tolerations().iter().any(|t| t.tolerates(taint))
         })
         .count() as i64
 }
@@ -178,15 +178,15 @@ fn asked(pod: &Pod) -> CpuMemory {
 /// highest candidate, all 0 when they are equal, as the scheduler's.
 fn inter_pod_affinity_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
     let pod = view.pod(pod_index);
-    if pod.preferred_affinity.is_empty() && pod.preferred_anti_affinity.is_empty() {
+    if pod.preferred_affinity().is_empty() && pod.preferred_anti_affinity().is_empty() {
         return vec![0; candidates.len()];
     }
     let terms = pod
-        .preferred_affinity
+        .preferred_affinity()
         .iter()
         .map(|weighted| (weighted, 1))
         .chain(
-            pod.preferred_anti_affinity
+            pod.preferred_anti_affinity()
                 .iter()
                 .map(|weighted| (weighted, -1)),
         );
@@ -340,7 +340,7 @@ mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
     use crate::policy::EvictorArgs;
-    use crate::snapshot::{Resources, Taint, TaintEffect, WhenUnsatisfiable};
+    use crate::snapshot::{ResourceName, Resources, Taint, TaintEffect, WhenUnsatisfiable};
 
     fn node_fit() -> EvictorArgs {
         EvictorArgs {
@@ -429,7 +429,7 @@ mod tests {
                 .pod(pod("app/a").app("api").on("w1").age_minutes(60))
                 .pod(pod("app/b").app("api").on("w1").age_minutes(10))
                 .pod(pod("other/big").on("w2").with(|p| {
-                    p.requests = Resources([("cpu".to_string(), 3_500)].into());
+                    p.requests = Resources::from_iter([(ResourceName::Cpu, 3_500)]);
                 })),
             &[],
         );
@@ -466,7 +466,7 @@ mod tests {
         let lab = prefer_no_schedule(
             three_hosts()
                 .pod(pod("other/big").on("w1").with(|p| {
-                    p.requests = Resources([("cpu".to_string(), 3_500)].into());
+                    p.requests = Resources::from_iter([(ResourceName::Cpu, 3_500)]);
                 }))
                 .pod(pod("app/a").app("api").on("w1").age_minutes(60))
                 .pod(pod("app/b").app("api").on("w1").age_minutes(50))
@@ -526,8 +526,8 @@ mod tests {
         let snapshot = three_hosts()
             .pod(pod("app/a").app("api").on("w1").age_minutes(60))
             .pod(pod("app/b").app("api").on("w1").age_minutes(10).with(|p| {
-                p.preferred_anti_affinity
-                    .push(crate::snapshot::WeightedAffinityTerm {
+                p.extras_mut().preferred_anti_affinity.push(
+                    crate::snapshot::WeightedAffinityTerm {
                         weight: 100,
                         term: crate::snapshot::AffinityTerm {
                             selector: Some(app_selector("batch")),
@@ -535,7 +535,8 @@ mod tests {
                             namespace_selector: None,
                             topology_key: HOST.to_string(),
                         },
-                    });
+                    },
+                );
             }))
             .pod(pod("app/batch").app("batch").on("w2"))
             .pod(

@@ -1,7 +1,7 @@
 //! Builders for planner tests: `Lab::new().host("esxi-1").node("w1", "esxi-1")` and
 //! `pod("ns/a").on("w1").app("web").anti_affinity(HOST)`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
@@ -16,7 +16,7 @@ use crate::policy::{
 };
 use crate::snapshot::{
     AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,
-    Resources, Snapshot, SpreadConstraint, Taint, TaintEffect, Terminated,
+    ResourceName, Resources, Snapshot, SpreadConstraint, Taint, TaintEffect, Terminated,
     UnhealthyPodEvictionPolicy, WeightedAffinityTerm, WhenUnsatisfiable,
 };
 
@@ -30,11 +30,18 @@ pub fn now() -> DateTime<Utc> {
 }
 
 pub fn resources(cpu_milli: i64, memory_mi: i64, pods: i64) -> Resources {
-    Resources(BTreeMap::from([
-        ("cpu".to_string(), cpu_milli),
-        ("memory".to_string(), memory_mi * 1024 * 1024 * 1000),
-        ("pods".to_string(), pods * 1000),
-    ]))
+    Resources::from_iter([
+        (ResourceName::Cpu, cpu_milli),
+        (ResourceName::Memory, memory_mi * 1024 * 1024 * 1000),
+        (ResourceName::Pods, pods * 1000),
+    ])
+}
+
+/// Appends to one of a pod's lists, which are boxed slices.
+pub fn push<T>(list: &mut Box<[T]>, item: T) {
+    let mut items = std::mem::take(list).into_vec();
+    items.push(item);
+    *list = items.into_boxed_slice();
 }
 
 /// The managed object id the lab gives the VM of node `name`.
@@ -246,36 +253,25 @@ pub fn pod(key: &str) -> PodBuilder {
         created: Some(now() - Duration::hours(1)),
         started: Some(now() - Duration::hours(1)),
         priority: 0,
-        priority_class: None,
         qos: Qos::Burstable,
-        owners: vec![Owner {
+        owners: Box::new([Owner {
             kind: "ReplicaSet".to_string(),
             name: "rs".to_string(),
             uid: "rs-uid".to_string(),
             controller: true,
-        }],
-        images: vec!["app:1".to_string()],
+        }]),
+        images: Box::new(["app:1".to_string()]),
         requests: resources(100, 128, 1),
         node_selector: Labels::new(),
-        node_affinity: None,
-        preferred_node_affinity: Vec::new(),
-        tolerations: Vec::new(),
-        anti_affinity: Vec::new(),
-        preferred_anti_affinity: Vec::new(),
-        preferred_affinity: Vec::new(),
-        spread_constraints: Vec::new(),
+        anti_affinity: Box::default(),
+        spread_constraints: Box::default(),
         mirror: false,
-        config_source: None,
         force_evict: false,
         prefer_no_eviction: false,
         local_storage: false,
-        claims: Vec::new(),
         resource_claims: false,
-        reason: None,
-        container_statuses: Vec::new(),
-        init_container_statuses: Vec::new(),
-        ephemeral_container_statuses: Vec::new(),
-        conditions: Vec::new(),
+        conditions: Box::default(),
+        extras: None,
     })
 }
 
@@ -294,53 +290,62 @@ impl PodBuilder {
     }
 
     pub fn owner(mut self, kind: &str, name: &str) -> Self {
-        self.0.owners = vec![Owner {
+        self.0.owners = Box::new([Owner {
             kind: kind.to_string(),
             name: name.to_string(),
             uid: format!("{name}-uid"),
             controller: true,
-        }];
+        }]);
         self
     }
 
     /// Required anti-affinity against its own app on `key`.
     pub fn anti_affinity(mut self, key: &str) -> Self {
         let app = self.0.labels.get("app").expect("app() first").to_string();
-        self.0.anti_affinity.push(AffinityTerm {
-            selector: Some(app_selector(&app)),
-            namespaces: Vec::new(),
-            namespace_selector: None,
-            topology_key: key.to_string(),
-        });
+        push(
+            &mut self.0.anti_affinity,
+            AffinityTerm {
+                selector: Some(app_selector(&app)),
+                namespaces: Vec::new(),
+                namespace_selector: None,
+                topology_key: key.to_string(),
+            },
+        );
         self
     }
 
     /// Preferred anti-affinity against its own app on `key`, with `weight`.
     pub fn soft_anti_affinity(mut self, key: &str, weight: i32) -> Self {
         let app = self.0.labels.get("app").expect("app() first").to_string();
-        self.0.preferred_anti_affinity.push(WeightedAffinityTerm {
-            weight,
-            term: AffinityTerm {
-                selector: Some(app_selector(&app)),
-                namespaces: Vec::new(),
-                namespace_selector: None,
-                topology_key: key.to_string(),
-            },
-        });
+        self.0
+            .extras_mut()
+            .preferred_anti_affinity
+            .push(WeightedAffinityTerm {
+                weight,
+                term: AffinityTerm {
+                    selector: Some(app_selector(&app)),
+                    namespaces: Vec::new(),
+                    namespace_selector: None,
+                    topology_key: key.to_string(),
+                },
+            });
         self
     }
 
     /// Preferred affinity on `key` towards pods of app `app`, with `weight`.
     pub fn soft_affinity(mut self, key: &str, app: &str, weight: i32) -> Self {
-        self.0.preferred_affinity.push(WeightedAffinityTerm {
-            weight,
-            term: AffinityTerm {
-                selector: Some(app_selector(app)),
-                namespaces: Vec::new(),
-                namespace_selector: None,
-                topology_key: key.to_string(),
-            },
-        });
+        self.0
+            .extras_mut()
+            .preferred_affinity
+            .push(WeightedAffinityTerm {
+                weight,
+                term: AffinityTerm {
+                    selector: Some(app_selector(app)),
+                    namespaces: Vec::new(),
+                    namespace_selector: None,
+                    topology_key: key.to_string(),
+                },
+            });
         self
     }
 
@@ -352,30 +357,36 @@ impl PodBuilder {
 
     /// Required anti-affinity on topology key `topology` against pods labelled `key=value`.
     pub fn anti_affinity_against(mut self, topology: &str, key: &str, value: &str) -> Self {
-        self.0.anti_affinity.push(AffinityTerm {
-            selector: Some(Requirements::from(Expression::Equal(
-                key.to_string(),
-                value.to_string(),
-            ))),
-            namespaces: Vec::new(),
-            namespace_selector: None,
-            topology_key: topology.to_string(),
-        });
+        push(
+            &mut self.0.anti_affinity,
+            AffinityTerm {
+                selector: Some(Requirements::from(Expression::Equal(
+                    key.to_string(),
+                    value.to_string(),
+                ))),
+                namespaces: Vec::new(),
+                namespace_selector: None,
+                topology_key: topology.to_string(),
+            },
+        );
         self
     }
 
     /// A spread constraint over its own app on `key`.
     pub fn spread(mut self, key: &str, max_skew: i32, when: WhenUnsatisfiable) -> Self {
         let app = self.0.labels.get("app").expect("app() first").to_string();
-        self.0.spread_constraints.push(SpreadConstraint {
-            max_skew,
-            topology_key: key.to_string(),
-            when_unsatisfiable: when,
-            selector: Some(app_selector(&app)),
-            min_domains: None,
-            honor_node_affinity: true,
-            honor_node_taints: false,
-        });
+        push(
+            &mut self.0.spread_constraints,
+            SpreadConstraint {
+                max_skew,
+                topology_key: key.to_string(),
+                when_unsatisfiable: when,
+                selector: Some(app_selector(&app)),
+                min_domains: None,
+                honor_node_affinity: true,
+                honor_node_taints: false,
+            },
+        );
         self
     }
 
@@ -388,24 +399,30 @@ impl PodBuilder {
 
     /// One container status with this many restarts, waiting for `waiting` when given.
     pub fn restarts(mut self, count: i32, waiting: Option<&str>) -> Self {
-        self.0.container_statuses.push(ContainerStatus {
-            restart_count: count,
-            waiting_reason: waiting.map(str::to_string),
-            terminated: None,
-        });
+        self.0
+            .extras_mut()
+            .container_statuses
+            .push(ContainerStatus {
+                restart_count: count,
+                waiting_reason: waiting.map(str::to_string),
+                terminated: None,
+            });
         self
     }
 
     /// One container status: terminated with this exit code and reason.
     pub fn terminated(mut self, exit_code: i32, reason: &str) -> Self {
-        self.0.container_statuses.push(ContainerStatus {
-            restart_count: 0,
-            waiting_reason: None,
-            terminated: Some(Terminated {
-                reason: Some(reason.to_string()),
-                exit_code,
-            }),
-        });
+        self.0
+            .extras_mut()
+            .container_statuses
+            .push(ContainerStatus {
+                restart_count: 0,
+                waiting_reason: None,
+                terminated: Some(Terminated {
+                    reason: Some(reason.to_string()),
+                    exit_code,
+                }),
+            });
         self
     }
 

@@ -13,7 +13,9 @@ use kube::core::Expression;
 use super::labels::Placement;
 use super::selector_index::SelectorIndex;
 use crate::policy::{NoEvictionPolicy, Policy, Strategy};
-use crate::snapshot::{AffinityTerm, Labels, Node, Pod, Requirements, Resources, Snapshot};
+use crate::snapshot::{
+    AffinityTerm, Labels, Node, Pod, Requirements, ResourceName, Resources, Snapshot,
+};
 
 /// The zone key of the scheduler's default spreading: indexed here because scoring needs its
 /// domains whether or not a pod names it.
@@ -67,8 +69,8 @@ pub struct CpuMemory {
 impl CpuMemory {
     pub fn of(resources: &Resources) -> CpuMemory {
         CpuMemory {
-            cpu: resources.get("cpu"),
-            memory: resources.get("memory"),
+            cpu: resources.get(&ResourceName::Cpu),
+            memory: resources.get(&ResourceName::Memory),
         }
     }
 }
@@ -310,7 +312,7 @@ impl<'a> View<'a> {
             for (term_index, term) in pod.anti_affinity.iter().enumerate() {
                 self.index_holder(&mut holders, index, term_index, term);
             }
-            for (term_index, weighted) in pod.preferred_anti_affinity.iter().enumerate() {
+            for (term_index, weighted) in pod.preferred_anti_affinity().iter().enumerate() {
                 self.index_holder(&mut soft_holders, index, term_index, &weighted.term);
             }
         }
@@ -591,9 +593,9 @@ fn topology_keys<'a>(snapshot: &'a Snapshot, policy: &'a Policy) -> BTreeSet<&'a
     for pod in &snapshot.pods {
         keys.extend(pod.anti_affinity.iter().map(|t| t.topology_key.as_str()));
         keys.extend(
-            pod.preferred_anti_affinity
+            pod.preferred_anti_affinity()
                 .iter()
-                .chain(&pod.preferred_affinity)
+                .chain(pod.preferred_affinity())
                 .map(|t| t.term.topology_key.as_str()),
         );
         keys.extend(

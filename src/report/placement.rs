@@ -450,7 +450,7 @@ fn constraints(pod: &Pod, keys: &BTreeSet<&str>) -> BTreeSet<String> {
             found.insert(format!("required anti-affinity on {}", term.topology_key));
         }
     }
-    for weighted in &pod.preferred_anti_affinity {
+    for weighted in pod.preferred_anti_affinity() {
         if keys.contains(weighted.term.topology_key.as_str()) {
             found.insert(format!(
                 "preferred anti-affinity on {}",

@@ -11,11 +11,12 @@ use kube::core::{Expression, Selector};
 use super::labels::Interner;
 use super::model::{
     AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
-    Owner, Pdb, Phase, Pod, PodCondition, PreferredTerm, Qos, Requirements, Resources,
+    Owner, Pdb, Phase, Pod, PodCondition, PodExtras, PreferredTerm, Qos, Requirements,
     SpreadConstraint, Taint, TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy,
     WeightedAffinityTerm, WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
+use super::resources::{ResourceName, Resources};
 use super::wire;
 use crate::identity::FIELD_MANAGER;
 
@@ -154,33 +155,36 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
         created: meta.creation_timestamp.and_then(|t| timestamp(t.0)),
         started: status.start_time.and_then(|t| timestamp(t.0)),
         priority: spec.priority.unwrap_or(0),
-        priority_class: spec.priority_class_name.filter(|n| !n.is_empty()),
         qos,
-        owners: owners(meta.owner_references.unwrap_or_default()),
-        images,
+        owners: owners(meta.owner_references.unwrap_or_default()).into(),
+        images: images.into(),
         requests,
         node_selector: interner.labels(spec.node_selector),
-        node_affinity,
-        preferred_node_affinity,
-        tolerations,
-        anti_affinity,
-        preferred_anti_affinity,
-        preferred_affinity,
-        spread_constraints,
+        anti_affinity: anti_affinity.into(),
+        spread_constraints: spread_constraints.into(),
         mirror: annotations.mirror,
-        config_source: annotations.config_source,
         force_evict: annotations.force_evict,
         prefer_no_eviction: annotations.prefer_no_eviction,
         local_storage,
-        claims,
         resource_claims: spec
             .resource_claims
             .is_some_and(|claims| !claims.is_empty()),
-        reason: status.reason.clone().filter(|reason| !reason.is_empty()),
-        container_statuses: container_statuses(status.container_statuses),
-        init_container_statuses: container_statuses(status.init_container_statuses),
-        ephemeral_container_statuses: container_statuses(status.ephemeral_container_statuses),
-        conditions: conditions(status.conditions),
+        conditions: conditions(status.conditions).into(),
+        extras: PodExtras {
+            priority_class: spec.priority_class_name.filter(|n| !n.is_empty()),
+            node_affinity,
+            preferred_node_affinity,
+            tolerations,
+            preferred_anti_affinity,
+            preferred_affinity,
+            config_source: annotations.config_source,
+            claims,
+            reason: status.reason.filter(|reason| !reason.is_empty()),
+            container_statuses: container_statuses(status.container_statuses),
+            init_container_statuses: container_statuses(status.init_container_statuses),
+            ephemeral_container_statuses: container_statuses(status.ephemeral_container_statuses),
+        }
+        .boxed(),
         namespace,
         name,
         labels,
@@ -202,7 +206,7 @@ fn requests_and_qos(
     let mut any_resources = false;
     for container in containers {
         let (request, limit) = container_resources(container.resources.take())?;
-        any_resources |= !request.0.is_empty() || !limit.0.is_empty();
+        any_resources |= !request.is_empty() || !limit.is_empty();
         all_requests_equal_limits &= guaranteed_container(&request, &limit);
         requests.add(&request);
         limits.add(&limit);
@@ -212,7 +216,7 @@ fn requests_and_qos(
     if let Some(overhead) = overhead {
         requests.add(&resources(overhead, "spec.overhead")?);
     }
-    requests.0.insert("pods".to_string(), 1000);
+    requests.set(ResourceName::Pods, 1000);
 
     let qos = match qos_class {
         Some("Guaranteed") => Qos::Guaranteed,
@@ -369,24 +373,21 @@ fn owners(references: Vec<OwnerReference>) -> Vec<Owner> {
 
 /// A pod's lists at their exact size. `collect` from a consumed vector reuses its allocation,
 /// sized for the API's larger items (an owner reference, a container): kept, that would be
-/// about 1 kB of unused memory per pod.
+/// about 1 kB of unused memory per pod. (The pod's own lists are boxed slices, exact already.)
 fn exact_pod(mut pod: Pod) -> Pod {
-    pod.owners.shrink_to_fit();
-    pod.images.shrink_to_fit();
-    pod.tolerations.shrink_to_fit();
-    pod.anti_affinity.shrink_to_fit();
-    pod.preferred_anti_affinity.shrink_to_fit();
-    pod.preferred_affinity.shrink_to_fit();
-    pod.preferred_node_affinity.shrink_to_fit();
-    if let Some(terms) = &mut pod.node_affinity {
-        terms.shrink_to_fit();
+    if let Some(extras) = pod.extras.as_deref_mut() {
+        extras.tolerations.shrink_to_fit();
+        extras.preferred_anti_affinity.shrink_to_fit();
+        extras.preferred_affinity.shrink_to_fit();
+        extras.preferred_node_affinity.shrink_to_fit();
+        if let Some(terms) = &mut extras.node_affinity {
+            terms.shrink_to_fit();
+        }
+        extras.claims.shrink_to_fit();
+        extras.container_statuses.shrink_to_fit();
+        extras.init_container_statuses.shrink_to_fit();
+        extras.ephemeral_container_statuses.shrink_to_fit();
     }
-    pod.spread_constraints.shrink_to_fit();
-    pod.claims.shrink_to_fit();
-    pod.container_statuses.shrink_to_fit();
-    pod.init_container_statuses.shrink_to_fit();
-    pod.ephemeral_container_statuses.shrink_to_fit();
-    pod.conditions.shrink_to_fit();
     pod
 }
 
@@ -505,9 +506,7 @@ fn container_resources(
     let limits = resources(reqs.limits.unwrap_or_default(), "resources.limits")?;
     let mut requests = resources(reqs.requests.unwrap_or_default(), "resources.requests")?;
     // A limit without a request means request = limit, as the API server defaults it.
-    for (name, amount) in &limits.0 {
-        requests.0.entry(name.clone()).or_insert(*amount);
-    }
+    requests.fill_from(&limits);
     Ok((requests, limits))
 }
 
@@ -537,23 +536,22 @@ fn init_requests(
 }
 
 fn guaranteed_container(requests: &Resources, limits: &Resources) -> bool {
-    ["cpu", "memory"]
+    [ResourceName::Cpu, ResourceName::Memory]
         .iter()
-        .all(|name| limits.0.contains_key(*name) && requests.get(name) == limits.get(name))
+        .all(|name| limits.contains(name) && requests.get(name) == limits.get(name))
 }
 
 fn resources(quantities: wire::Quantities, field: &str) -> Result<Resources, ConvertError> {
     quantities
         .into_iter()
         .map(|(name, quantity)| match parse_milli(&quantity.0) {
-            Some(amount) => Ok((name, amount)),
+            Some(amount) => Ok((ResourceName::new(&name), amount)),
             None => Err(ConvertError::Quantity {
                 field: format!("{field}.{name}"),
                 value: quantity.0,
             }),
         })
-        .collect::<Result<_, _>>()
-        .map(Resources)
+        .collect()
 }
 
 /// `metrics.k8s.io/v1beta1` NodeMetrics as metrics-server serves it (the fields read).
@@ -869,8 +867,8 @@ mod tests {
         // Running: 500m + the sidecar's 1500m = 2000m. Warming up: 1800m beside the sidecar =
         // 3300m, the largest step. Plus 250m overhead. (Maxing the sidecar with the init
         // containers would give 1800m + 250m.)
-        assert_eq!(converted.requests.get("cpu"), 3550);
-        assert_eq!(converted.requests.get("pods"), 1000);
+        assert_eq!(converted.requests.get(&ResourceName::Cpu), 3550);
+        assert_eq!(converted.requests.get(&ResourceName::Pods), 1000);
 
         let without_warm_up = converted_pod(
             json!({
@@ -882,7 +880,7 @@ mod tests {
             }),
             json!({}),
         );
-        assert_eq!(without_warm_up.requests.get("cpu"), 2000);
+        assert_eq!(without_warm_up.requests.get(&ResourceName::Cpu), 2000);
     }
 
     #[test]
@@ -912,7 +910,7 @@ mod tests {
             .expect("a time")
             .to_utc();
         assert_eq!(
-            pod.conditions,
+            pod.conditions[..],
             [
                 PodCondition {
                     condition_type: "Initialized".to_string(),
@@ -941,7 +939,7 @@ mod tests {
             ]}),
         );
         assert_eq!(
-            pod.ephemeral_container_statuses,
+            pod.ephemeral_container_statuses(),
             [ContainerStatus {
                 restart_count: 0,
                 waiting_reason: None,
@@ -951,7 +949,7 @@ mod tests {
                 }),
             }]
         );
-        assert!(pod.container_statuses.is_empty());
+        assert!(pod.container_statuses().is_empty());
     }
 
     #[test]

@@ -1375,9 +1375,13 @@ mod tests {
         let yaml = "apiVersion: metrics.k8s.io/v1beta1\nitems:\n- metadata: {name: w1}\n  usage: {cpu: 1500m, memory: 1Gi}\nkind: NodeMetricsList\n---\napiVersion: metrics.k8s.io/v1beta1\nitems:\n- metadata: {name: web-0, namespace: shop}\n  containers:\n  - {name: a, usage: {cpu: 250m, memory: 1Mi}}\n  - {name: b, usage: {cpu: 50m, memory: 1Mi}}\nkind: PodMetricsList\n";
         for text in [json, yaml] {
             let metrics = read_str(text).expect("readable").metrics.expect("metrics");
-            assert_eq!(metrics.nodes["w1"].get("cpu"), 1500, "{text}");
+            assert_eq!(
+                metrics.nodes["w1"].get(&crate::snapshot::ResourceName::Cpu),
+                1500,
+                "{text}"
+            );
             let pod = &metrics.pods[&("shop".to_string(), "web-0".to_string())];
-            assert_eq!(pod.get("cpu"), 300, "{text}");
+            assert_eq!(pod.get(&crate::snapshot::ResourceName::Cpu), 300, "{text}");
         }
         let untyped_in_v1_list = [
             r#"{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"w1"}}]}"#,

@@ -11,6 +11,7 @@ mod model;
 mod position;
 pub mod prune;
 mod quantity;
+mod resources;
 mod stream;
 pub mod wire;
 
@@ -29,6 +30,7 @@ pub use load::{
 };
 pub use model::*;
 pub use position::{ParseError, Position};
+pub use resources::{OtherName, ResourceName, Resources};
 
 use crate::inventory::Inventory;
 

@@ -8,6 +8,7 @@ use kube::core::{Expression, Selector};
 use serde::Serialize;
 
 pub use super::labels::Labels;
+use super::resources::Resources;
 use crate::inventory::Inventory;
 
 /// A label selector as its requirements, all of which must hold; empty selects everything.
@@ -176,46 +177,6 @@ impl Toleration {
     }
 }
 
-/// Resource amounts in thousandths of the base unit (millicores, millibytes, millipods), so
-/// one integer type holds every quantity Kubernetes accepts without rounding.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Resources(pub BTreeMap<String, i64>);
-
-impl Resources {
-    pub fn get(&self, name: &str) -> i64 {
-        self.0.get(name).copied().unwrap_or(0)
-    }
-
-    pub fn add(&mut self, other: &Resources) {
-        for (name, amount) in &other.0 {
-            *self.amount_mut(name) += amount;
-        }
-    }
-
-    pub fn subtract(&mut self, other: &Resources) {
-        for (name, amount) in &other.0 {
-            *self.amount_mut(name) -= amount;
-        }
-    }
-
-    /// The amount of a resource, inserted as 0 when absent. `entry` would copy the name on
-    /// every call; this runs once per pod and resource when a plan starts.
-    fn amount_mut(&mut self, name: &str) -> &mut i64 {
-        if !self.0.contains_key(name) {
-            self.0.insert(name.to_string(), 0);
-        }
-        self.0.get_mut(name).expect("just inserted")
-    }
-
-    /// Raise every amount to at least the other's (init containers run one at a time).
-    pub fn max_with(&mut self, other: &Resources) {
-        for (name, amount) in &other.0 {
-            let mine = self.amount_mut(name);
-            *mine = (*mine).max(*amount);
-        }
-    }
-}
-
 /// Pod phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Phase {
@@ -256,7 +217,10 @@ pub struct Owner {
     pub controller: bool,
 }
 
-/// A pod, reduced to what planning reads.
+/// A pod, reduced to what planning reads. Fields most pods leave empty are in [`PodExtras`],
+/// read through accessors: `None` there costs one pointer where each empty field cost its own
+/// header. Lists are boxed slices (16 bytes, no spare capacity): they are not changed once
+/// converted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pod {
     pub namespace: String,
@@ -273,41 +237,50 @@ pub struct Pod {
     pub created: Option<DateTime<Utc>>,
     pub started: Option<DateTime<Utc>>,
     pub priority: i32,
-    pub priority_class: Option<String>,
     pub qos: Qos,
-    pub owners: Vec<Owner>,
+    pub owners: Box<[Owner]>,
     /// Container images, sorted (for duplicate detection).
-    pub images: Vec<String>,
+    pub images: Box<[String]>,
     /// Requests as the scheduler sums them (containers, native sidecars, the largest init
     /// step, overhead), including one `pods`.
     pub requests: Resources,
     pub node_selector: Labels,
-    /// Required node affinity: the pod fits a node matching any term. `None` = no constraint.
-    pub node_affinity: Option<Vec<NodeSelectorTerm>>,
-    /// Preferred node affinity: weighted terms the scheduler scores nodes by.
-    pub preferred_node_affinity: Vec<PreferredTerm>,
-    pub tolerations: Vec<Toleration>,
     /// Required pod anti-affinity terms.
-    pub anti_affinity: Vec<AffinityTerm>,
-    /// Preferred pod anti-affinity terms: the scheduler scores against them, and the
-    /// anti-affinity strategy acts on them with `includeSoftConstraints`.
-    pub preferred_anti_affinity: Vec<WeightedAffinityTerm>,
-    /// Preferred pod affinity terms: the scheduler scores towards them.
-    pub preferred_affinity: Vec<WeightedAffinityTerm>,
-    pub spread_constraints: Vec<SpreadConstraint>,
+    pub anti_affinity: Box<[AffinityTerm]>,
+    pub spread_constraints: Box<[SpreadConstraint]>,
     /// Annotation `kubernetes.io/config.mirror` is present.
     pub mirror: bool,
-    /// Annotation `kubernetes.io/config.source`, when present.
-    pub config_source: Option<String>,
     /// Annotation `descheduler.alpha.kubernetes.io/evict` is present.
     pub force_evict: bool,
     /// Annotation `descheduler.alpha.kubernetes.io/prefer-no-eviction` is present.
     pub prefer_no_eviction: bool,
     /// Uses an `emptyDir` or `hostPath` volume.
     pub local_storage: bool,
+    pub resource_claims: bool,
+    /// `status.conditions`, in the order the API lists them (PodLifeTime's `conditions`).
+    pub conditions: Box<[PodCondition]>,
+    /// `None` when every field of [`PodExtras`] is empty (see [`PodExtras::boxed`]).
+    pub extras: Option<Box<PodExtras>>,
+}
+
+/// The fields of a [`Pod`] that most pods leave empty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodExtras {
+    pub priority_class: Option<String>,
+    /// Required node affinity: the pod fits a node matching any term. `None` = no constraint.
+    pub node_affinity: Option<Vec<NodeSelectorTerm>>,
+    /// Preferred node affinity: weighted terms the scheduler scores nodes by.
+    pub preferred_node_affinity: Vec<PreferredTerm>,
+    pub tolerations: Vec<Toleration>,
+    /// Preferred pod anti-affinity terms: the scheduler scores against them, and the
+    /// anti-affinity strategy acts on them with `includeSoftConstraints`.
+    pub preferred_anti_affinity: Vec<WeightedAffinityTerm>,
+    /// Preferred pod affinity terms: the scheduler scores towards them.
+    pub preferred_affinity: Vec<WeightedAffinityTerm>,
+    /// Annotation `kubernetes.io/config.source`, when present.
+    pub config_source: Option<String>,
     /// Names of the PersistentVolumeClaims it mounts.
     pub claims: Vec<String>,
-    pub resource_claims: bool,
     /// `status.reason` (`Evicted`, `NodeLost`, `Shutdown`, …), when set.
     pub reason: Option<String>,
     /// `status.containerStatuses`: restarts and states, for the lifecycle strategies.
@@ -316,8 +289,14 @@ pub struct Pod {
     pub init_container_statuses: Vec<ContainerStatus>,
     /// `status.ephemeralContainerStatuses` (debug containers `kubectl debug` adds).
     pub ephemeral_container_statuses: Vec<ContainerStatus>,
-    /// `status.conditions`, in the order the API lists them (PodLifeTime's `conditions`).
-    pub conditions: Vec<PodCondition>,
+}
+
+impl PodExtras {
+    /// Boxed, or `None` when every field is empty, so pods without extras compare equal
+    /// however they were built.
+    pub fn boxed(self) -> Option<Box<PodExtras>> {
+        (self != PodExtras::default()).then(|| Box::new(self))
+    }
 }
 
 /// A pod condition as PodLifeTime's `conditions` filter reads it. `type` and `status` are kept
@@ -359,6 +338,73 @@ pub struct PreferredTerm {
 }
 
 impl Pod {
+    fn extra<T: ?Sized>(&self, field: impl FnOnce(&PodExtras) -> &T, empty: &'static T) -> &T {
+        self.extras.as_deref().map_or(empty, field)
+    }
+
+    /// The pod's [`PodExtras`] to change, created empty when it has none.
+    pub fn extras_mut(&mut self) -> &mut PodExtras {
+        self.extras.get_or_insert_with(Box::default)
+    }
+
+    pub fn priority_class(&self) -> Option<&str> {
+        self.extras.as_deref()?.priority_class.as_deref()
+    }
+
+    /// Required node affinity: the pod fits a node matching any term. `None` = no constraint.
+    pub fn node_affinity(&self) -> Option<&[NodeSelectorTerm]> {
+        self.extras.as_deref()?.node_affinity.as_deref()
+    }
+
+    /// Preferred node affinity: weighted terms the scheduler scores nodes by.
+    pub fn preferred_node_affinity(&self) -> &[PreferredTerm] {
+        self.extra(|extras| &extras.preferred_node_affinity[..], &[])
+    }
+
+    pub fn tolerations(&self) -> &[Toleration] {
+        self.extra(|extras| &extras.tolerations[..], &[])
+    }
+
+    /// Preferred pod anti-affinity terms.
+    pub fn preferred_anti_affinity(&self) -> &[WeightedAffinityTerm] {
+        self.extra(|extras| &extras.preferred_anti_affinity[..], &[])
+    }
+
+    /// Preferred pod affinity terms.
+    pub fn preferred_affinity(&self) -> &[WeightedAffinityTerm] {
+        self.extra(|extras| &extras.preferred_affinity[..], &[])
+    }
+
+    /// Annotation `kubernetes.io/config.source`, when present.
+    pub fn config_source(&self) -> Option<&str> {
+        self.extras.as_deref()?.config_source.as_deref()
+    }
+
+    /// Names of the PersistentVolumeClaims it mounts.
+    pub fn claims(&self) -> &[String] {
+        self.extra(|extras| &extras.claims[..], &[])
+    }
+
+    /// `status.reason`, when set.
+    pub fn reason(&self) -> Option<&str> {
+        self.extras.as_deref()?.reason.as_deref()
+    }
+
+    /// `status.containerStatuses`.
+    pub fn container_statuses(&self) -> &[ContainerStatus] {
+        self.extra(|extras| &extras.container_statuses[..], &[])
+    }
+
+    /// `status.initContainerStatuses`.
+    pub fn init_container_statuses(&self) -> &[ContainerStatus] {
+        self.extra(|extras| &extras.init_container_statuses[..], &[])
+    }
+
+    /// `status.ephemeralContainerStatuses`.
+    pub fn ephemeral_container_statuses(&self) -> &[ContainerStatus] {
+        self.extra(|extras| &extras.ephemeral_container_statuses[..], &[])
+    }
+
     /// `namespace/name`.
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
@@ -377,17 +423,17 @@ impl Pod {
     /// Container statuses, with the init containers' when asked.
     pub fn statuses(&self, including_init: bool) -> impl Iterator<Item = &ContainerStatus> {
         let init: &[ContainerStatus] = if including_init {
-            &self.init_container_statuses
+            self.init_container_statuses()
         } else {
             &[]
         };
-        self.container_statuses.iter().chain(init)
+        self.container_statuses().iter().chain(init)
     }
 
     /// The sum of the weights of the preferred node affinity terms a node matches (the
     /// scheduler's NodeAffinity score before normalising).
     pub fn preference_weight(&self, node_name: &str, labels: &Labels) -> i64 {
-        self.preferred_node_affinity
+        self.preferred_node_affinity()
             .iter()
             .filter(|term| term.preference.matches(node_name, labels))
             .map(|term| i64::from(term.weight))

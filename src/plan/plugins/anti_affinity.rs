@@ -54,7 +54,7 @@ impl Terms {
         match self {
             Terms::Required => pod.anti_affinity.iter().collect(),
             Terms::Preferred => pod
-                .preferred_anti_affinity
+                .preferred_anti_affinity()
                 .iter()
                 .map(|w| &w.term)
                 .collect(),
@@ -264,7 +264,7 @@ mod tests {
         EvictorArgs, Limits, PluginKind, PodLifeTimeArgs, Protections, SYSTEM_CRITICAL_PRIORITY,
         Strategy,
     };
-    use crate::snapshot::Snapshot;
+    use crate::snapshot::{ResourceName, Snapshot};
 
     /// Two hosts: w1 and w2 on esxi-1, w3 on esxi-2.
 
@@ -747,7 +747,7 @@ mod tests {
             // n4 is upstream's 2 millicores, 2 bytes, 1 pod: too small for any pod.
             let lab = lab.with(|s| {
                 if let Some(n4) = s.nodes.iter_mut().find(|n| n.name == "n4") {
-                    n4.allocatable.0.insert("cpu".to_string(), 2);
+                    n4.allocatable.set(ResourceName::Cpu, 2);
                 }
             });
             let snapshot = case.pods.into_iter().fold(lab, Lab::pod).build();
@@ -847,8 +847,8 @@ mod tests {
                 .on(node)
                 .age_minutes(30)
                 .with(|p| {
-                    p.preferred_anti_affinity
-                        .push(crate::snapshot::WeightedAffinityTerm {
+                    p.extras_mut().preferred_anti_affinity.push(
+                        crate::snapshot::WeightedAffinityTerm {
                             weight: 50,
                             term: crate::snapshot::AffinityTerm {
                                 selector: Some(app_selector("cache")),
@@ -856,7 +856,8 @@ mod tests {
                                 namespace_selector: None,
                                 topology_key: HOST.to_string(),
                             },
-                        });
+                        },
+                    );
                 })
         };
         let snapshot = Lab::new()

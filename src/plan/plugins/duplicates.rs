@@ -95,11 +95,7 @@ fn duplicate_groups<'a>(
             .map(|o| (o.kind.as_str(), o.name.as_str()))
             .collect();
         owners.sort_unstable();
-        let key = (
-            pod_ref.namespace.as_str(),
-            owners,
-            pod_ref.images.as_slice(),
-        );
+        let key = (pod_ref.namespace.as_str(), owners, &pod_ref.images[..]);
         groups
             .entry(key)
             .or_default()
@@ -166,7 +162,7 @@ fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>) -> usize {
             distinct.push(pod);
         }
     }
-    let unconstrained = |pod: &&Pod| pod.node_selector.is_empty() && pod.node_affinity.is_none();
+    let unconstrained = |pod: &&Pod| pod.node_selector.is_empty() && pod.node_affinity().is_none();
     if !view.any_taints && distinct.iter().any(unconstrained) {
         // That pod could run on every open node, so the union is all of them.
         return view.receiving_nodes;
@@ -189,8 +185,8 @@ fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>) -> usize {
 /// required node affinity and tolerations (upstream's notion of distinct pods).
 fn same_constraints(a: &Pod, b: &Pod) -> bool {
     a.node_selector == b.node_selector
-        && a.node_affinity == b.node_affinity
-        && a.tolerations == b.tolerations
+        && a.node_affinity() == b.node_affinity()
+        && a.tolerations() == b.tolerations()
 }
 
 #[cfg(test)]

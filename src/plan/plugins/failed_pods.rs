@@ -50,13 +50,17 @@ fn has_reason(pod: &Pod, args: &FailedPodsArgs) -> bool {
     let containers = pod
         .statuses(args.including_init_containers)
         .flat_map(|status| {
-            let terminated = status.terminated.as_ref().and_then(|t| t.reason.as_ref());
-            status.waiting_reason.iter().chain(terminated)
+            let terminated = status.terminated.as_ref().and_then(|t| t.reason.as_deref());
+            status
+                .waiting_reason
+                .as_deref()
+                .into_iter()
+                .chain(terminated)
         });
-    pod.reason
-        .iter()
+    pod.reason()
+        .into_iter()
         .chain(containers)
-        .any(|reason| args.reasons.contains(reason))
+        .any(|reason| args.reasons.iter().any(|listed| listed == reason))
 }
 
 /// Whether a container terminated with one of `exitCodes` (when given).
@@ -74,7 +78,7 @@ fn describe(pod: &Pod) -> String {
         .statuses(true)
         .filter_map(|status| status.terminated.as_ref())
         .find(|terminated| terminated.exit_code != 0);
-    match (&pod.reason, terminated) {
+    match (pod.reason(), terminated) {
         (Some(reason), _) => format!("failed (reason {reason})"),
         (None, Some(terminated)) => format!(
             "failed (a container exited with code {}{})",
@@ -137,13 +141,15 @@ mod tests {
     #[test]
     fn reasons_come_from_the_pod_its_containers_and_with_the_flag_its_init_containers() {
         let init_oom = |pod: &mut crate::snapshot::Pod| {
-            pod.init_container_statuses.push(ContainerStatus {
-                terminated: Some(Terminated {
-                    reason: Some("OOMKilled".to_string()),
-                    exit_code: 137,
-                }),
-                ..ContainerStatus::default()
-            })
+            pod.extras_mut()
+                .init_container_statuses
+                .push(ContainerStatus {
+                    terminated: Some(Terminated {
+                        reason: Some("OOMKilled".to_string()),
+                        exit_code: 137,
+                    }),
+                    ..ContainerStatus::default()
+                })
         };
         let snapshot = three_hosts()
             .pod(
@@ -151,7 +157,7 @@ mod tests {
                     .app("a")
                     .on("w1")
                     .failed()
-                    .with(|pod| pod.reason = Some("Shutdown".to_string())),
+                    .with(|pod| pod.extras_mut().reason = Some("Shutdown".to_string())),
             )
             .pod(
                 pod("app/oom")
@@ -222,7 +228,7 @@ mod tests {
                 pod("app/bare")
                     .on("w1")
                     .failed()
-                    .with(|pod| pod.owners.clear()),
+                    .with(|pod| pod.owners = Box::default()),
             )
             .build();
         let plan_default = plan(&snapshot, &failed_pods(FailedPodsArgs::default()));

@@ -7,7 +7,7 @@
 //! used first; the destinations' room up to their allocatable bounds what moves.
 
 use super::node_utilization::{
-    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any,
+    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
 };
 use crate::plan::{Context, Planner, UtilizationClass};
 use crate::policy::{HighNodeUtilizationArgs, UsageSource};
@@ -71,8 +71,8 @@ fn act(
         .collect();
     let mut destinations = Destinations::new(utilization, &others, ceilings, "fuller");
     let pods = pods_by_node(&planner.view);
-    let admits =
-        |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &args.thresholds);
+    let thresholding = thresholding(&args.thresholds);
+    let admits = |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &thresholding);
     for source in underutilized {
         let reason = format!(
             "node {} is underutilized ({}): its pods are packed onto fuller nodes",

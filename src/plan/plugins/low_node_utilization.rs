@@ -12,7 +12,7 @@
 //! stop the plugin, as upstream's usage client fails on them: a warning, no evictions.
 
 use super::node_utilization::{
-    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any,
+    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
 };
 use crate::plan::warning::Warning;
 use crate::plan::{Context, Planner, UtilizationClass};
@@ -90,8 +90,8 @@ fn act(
     let pods = pods_by_node(&planner.view);
     let keep_going =
         |utilization: &Utilization, node: usize| utilization.any_above(node, &high[node]);
-    let admits =
-        |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &args.thresholds);
+    let thresholding = thresholding(&args.thresholds);
+    let admits = |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &thresholding);
     for source in above_target {
         let reason = format!(
             "node {} is above targetThresholds ({}): an underutilized node takes the pod",
@@ -183,7 +183,7 @@ mod tests {
     use crate::plan::testing::{Lab, evicted, pod, policy, resources, skipped, three_hosts};
     use crate::plan::warning::Warning;
     use crate::policy::{LowNodeUtilizationArgs, Namespaces, PluginKind, Strategy, UsageSource};
-    use crate::snapshot::{Metrics, Snapshot};
+    use crate::snapshot::{Metrics, ResourceName, Snapshot};
 
     /// Thresholds on cpu alone: underutilized at or below `low`%, above target over `high`%.
     fn cpu(low: f64, high: f64) -> LowNodeUtilizationArgs {
@@ -372,11 +372,10 @@ mod tests {
         let lab = three_hosts().pods_on("w1", 4).with(|snapshot| {
             for node in &mut snapshot.nodes {
                 node.allocatable
-                    .0
-                    .insert("nvidia.com/gpu".to_string(), 4000);
+                    .set(ResourceName::new("nvidia.com/gpu"), 4000);
             }
             for pod in &mut snapshot.pods {
-                pod.requests.0.insert("nvidia.com/gpu".to_string(), 1000);
+                pod.requests.set(ResourceName::new("nvidia.com/gpu"), 1000);
             }
             snapshot.metrics = Some(Metrics::default());
         });
@@ -412,7 +411,7 @@ mod tests {
                 .iter_mut()
                 .filter(|p| p.name.as_str() < "w1-50")
             {
-                pod.requests.0.insert("cpu".to_string(), 0);
+                pod.requests.set(ResourceName::Cpu, 0);
             }
         });
         let args = LowNodeUtilizationArgs {

@@ -53,7 +53,7 @@ fn required(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
     let violating: Vec<(usize, String)> = candidates(planner, args)
         .filter(|&(pod, node)| {
             let state = &view.nodes[node];
-            view.pod(pod).node_affinity.is_some()
+            view.pod(pod).node_affinity().is_some()
                 && !matches_node_affinity(view.pod(pod), &state.node.name, &state.labels)
         })
         .map(|(pod, node)| {
@@ -76,7 +76,7 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
     let mut best_of_owner: HashMap<&str, (usize, i64)> = HashMap::new();
     for (pod, node) in candidates(planner, args) {
         let pod_ref = view.pod(pod);
-        if pod_ref.preferred_node_affinity.is_empty() {
+        if pod_ref.preferred_node_affinity().is_empty() {
             continue;
         }
         let best_score = || {
@@ -88,8 +88,8 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
         let best = match pod_ref.controller() {
             Some(owner) => match best_of_owner.get(owner.uid.as_str()) {
                 Some(&(first, best))
-                    if view.pod(first).preferred_node_affinity
-                        == pod_ref.preferred_node_affinity =>
+                    if view.pod(first).preferred_node_affinity()
+                        == pod_ref.preferred_node_affinity() =>
                 {
                     best
                 }
@@ -149,9 +149,9 @@ fn reads_untrusted_labels(view: &View, pod: &Pod, node: usize) -> bool {
             .any(|requirement| keys.owned().any(|key| key == requirement.key))
     };
     keys.owned().any(|key| pod.node_selector.contains_key(key))
-        || pod.node_affinity.iter().flatten().any(term_reads)
+        || pod.node_affinity().into_iter().flatten().any(term_reads)
         || pod
-            .preferred_node_affinity
+            .preferred_node_affinity()
             .iter()
             .any(|term| term_reads(&term.preference))
 }
@@ -176,13 +176,14 @@ mod tests {
 
     fn requiring(key: &str, value: &str) -> impl FnOnce(&mut Pod) {
         let term = term(key, value);
-        move |pod| pod.node_affinity = Some(vec![term])
+        move |pod| pod.extras_mut().node_affinity = Some(vec![term])
     }
 
     fn preferring(key: &str, value: &str, weight: i32) -> impl FnOnce(&mut Pod) {
         let preference = term(key, value);
         move |pod| {
-            pod.preferred_node_affinity
+            pod.extras_mut()
+                .preferred_node_affinity
                 .push(PreferredTerm { weight, preference })
         }
     }

@@ -22,7 +22,7 @@ pub fn run(planner: &mut Planner, context: &Context, args: &NodeTaintsArgs) {
         let node = planner.view.pod_node[pod].expect("candidates are bound to a known node");
         let pod_ref = planner.view.pod(pod);
         let untolerated = planner.view.nodes[node].node.taints.iter().find(|taint| {
-            counts(args, taint) && !pod_ref.tolerations.iter().any(|t| t.tolerates(taint))
+            counts(args, taint) && !pod_ref.tolerations().iter().any(|t| t.tolerates(taint))
         });
         if let Some(taint) = untolerated {
             let reason = format!(
@@ -80,7 +80,7 @@ mod tests {
     fn tolerating(key: &str, effect: TaintEffect) -> impl FnOnce(&mut crate::snapshot::Pod) {
         let key = key.to_string();
         move |pod| {
-            pod.tolerations.push(Toleration {
+            pod.extras_mut().tolerations.push(Toleration {
                 key: Some(key),
                 exists: true,
                 value: String::new(),

@@ -18,16 +18,18 @@ use crate::plan::{
     UtilizationClass,
 };
 use crate::policy::{BASIC_RESOURCES, Namespaces, ResourceThresholds, UsageSource};
-use crate::snapshot::{Pod, Resources};
+use crate::snapshot::{Pod, ResourceName, Resources};
 
 /// Resources measured by actual usage when metrics are read; the others (the pod count,
 /// extended resources) come from requests either way, as metrics-server reports only these.
-const METERED: [&str; 2] = ["cpu", "memory"];
+const METERED: [ResourceName; 2] = [ResourceName::Cpu, ResourceName::Memory];
 
 /// Utilization of every judged node, in thousandths, per judged resource.
 pub(super) struct Utilization {
     /// Judged resource names, sorted.
     pub resources: Vec<String>,
+    /// The same names, typed, to read amounts by.
+    names: Vec<ResourceName>,
     source: UsageSource,
     /// Usage per node; `None` for a node that is not judged (not considered, or without
     /// NodeMetrics when metrics are read).
@@ -52,6 +54,7 @@ impl Utilization {
             }
         }
         resources.sort();
+        let names: Vec<ResourceName> = resources.iter().map(|r| ResourceName::new(r)).collect();
         let view = &planner.view;
         let metrics = view.snapshot.metrics.as_ref();
         let mut unmetered = Vec::new();
@@ -69,15 +72,15 @@ impl Utilization {
             };
             let judged =
                 state.considered && (source == UsageSource::Requests || measured.is_some());
-            usage.push(judged.then(|| amounts(&resources, &view.used[node], measured)));
+            usage.push(judged.then(|| amounts(&names, &view.used[node], measured)));
         }
         let allocatable = view
             .nodes
             .iter()
             .map(|n| {
-                resources
+                names
                     .iter()
-                    .map(|r| n.node.allocatable.get(r))
+                    .map(|name| n.node.allocatable.get(name))
                     .collect()
             })
             .collect();
@@ -91,6 +94,7 @@ impl Utilization {
         }
         Utilization {
             resources,
+            names,
             source,
             usage,
             allocatable,
@@ -149,7 +153,7 @@ impl Utilization {
                     .get(&(pod_ref.namespace.clone(), pod_ref.name.clone()))?,
             ),
         };
-        Some(amounts(&self.resources, &pod_ref.requests, measured))
+        Some(amounts(&self.names, &pod_ref.requests, measured))
     }
 
     /// Percentages per judged resource, with `missing` for those the thresholds leave out.
@@ -253,22 +257,33 @@ pub(super) struct Thresholds<'a> {
 }
 
 /// A node's amounts per judged resource: metered ones from `measured` when given.
-fn amounts(resources: &[String], requested: &Resources, measured: Option<&Resources>) -> Vec<i64> {
-    resources
+fn amounts(
+    names: &[ResourceName],
+    requested: &Resources,
+    measured: Option<&Resources>,
+) -> Vec<i64> {
+    names
         .iter()
-        .map(|r| match measured {
-            Some(measured) if METERED.contains(&r.as_str()) => measured.get(r),
-            _ => requested.get(r),
+        .map(|name| match measured {
+            Some(measured) if METERED.contains(name) => measured.get(name),
+            _ => requested.get(name),
         })
         .collect()
 }
 
-/// Whether a pod requests one of the thresholds' resources, the pod count aside
-/// (`evictionModes: [OnlyThresholdingResources]`).
-pub(super) fn requests_any(pod: &Pod, thresholds: &ResourceThresholds) -> bool {
+/// The thresholds' resources, the pod count aside, for [`requests_any`].
+pub(super) fn thresholding(thresholds: &ResourceThresholds) -> Vec<ResourceName> {
     thresholds
         .keys()
-        .any(|name| name != "pods" && pod.requests.get(name) > 0)
+        .map(|name| ResourceName::new(name))
+        .filter(|name| *name != ResourceName::Pods)
+        .collect()
+}
+
+/// Whether a pod requests one of the [`thresholding`] resources
+/// (`evictionModes: [OnlyThresholdingResources]`).
+pub(super) fn requests_any(pod: &Pod, thresholding: &[ResourceName]) -> bool {
+    thresholding.iter().any(|name| pod.requests.get(name) > 0)
 }
 
 /// Pods counted on each node (active ones), in snapshot order.

@@ -82,7 +82,7 @@ fn state_of<'a>(pod: &'a Pod, args: &PodLifeTimeArgs) -> Option<&'a str> {
     if listed(pod.phase.as_str()) {
         return Some(pod.phase.as_str());
     }
-    if let Some(reason) = pod.reason.as_deref().filter(|reason| listed(reason)) {
+    if let Some(reason) = pod.reason().filter(|reason| listed(reason)) {
         return Some(reason);
     }
     containers(
@@ -117,7 +117,7 @@ fn containers(
     including_ephemeral: bool,
 ) -> impl Iterator<Item = &ContainerStatus> {
     let ephemeral: &[ContainerStatus] = if including_ephemeral {
-        &pod.ephemeral_container_statuses
+        pod.ephemeral_container_statuses()
     } else {
         &[]
     };
@@ -245,7 +245,7 @@ mod tests {
                 pod("app/lost")
                     .app("b")
                     .on("w1")
-                    .with(|pod| pod.reason = Some("NodeLost".to_string())),
+                    .with(|pod| pod.extras_mut().reason = Some("NodeLost".to_string())),
             )
             .pod(
                 pod("app/pulling")
@@ -300,7 +300,8 @@ mod tests {
                     .terminated(137, "OOMKilled"),
             )
             .pod(pod("app/completed").app("c").on("w1").with(|pod| {
-                pod.conditions = vec![condition("Ready", "False", "PodCompleted", hours_ago(2))];
+                pod.conditions =
+                    Box::new([condition("Ready", "False", "PodCompleted", hours_ago(2))]);
             }))
             .build();
         let reasons = |args: PodLifeTimeArgs| -> Vec<String> {
@@ -338,7 +339,8 @@ mod tests {
     fn a_transition_in_the_future_is_not_old_enough() {
         let snapshot = three_hosts()
             .pod(pod("app/skewed").app("a").on("w1").with(|pod| {
-                pod.conditions = vec![condition("Ready", "True", "", now() + Duration::hours(1))];
+                pod.conditions =
+                    Box::new([condition("Ready", "True", "", now() + Duration::hours(1))]);
             }))
             .build();
         let args = PodLifeTimeArgs {

@@ -98,10 +98,12 @@ mod tests {
                     .on("w1")
                     .restarts(5, None)
                     .with(|pod| {
-                        pod.init_container_statuses.push(ContainerStatus {
-                            restart_count: 5,
-                            ..ContainerStatus::default()
-                        })
+                        pod.extras_mut()
+                            .init_container_statuses
+                            .push(ContainerStatus {
+                                restart_count: 5,
+                                ..ContainerStatus::default()
+                            })
                     }),
             )
             .build();

@@ -96,7 +96,9 @@ fn constraints<'a>(
             }
             let identity = format!(
                 "{constraint:?}|{:?}|{:?}|{:?}",
-                pod_ref.node_selector, pod_ref.node_affinity, pod_ref.tolerations
+                pod_ref.node_selector,
+                pod_ref.node_affinity(),
+                pod_ref.tolerations()
             );
             if seen.insert(identity) {
                 found.push((pod, constraint));
@@ -351,6 +353,7 @@ mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
     use crate::policy::{DefaultConstraint, Strategy, TopologySpreadArgs};
+    use crate::snapshot::ResourceName;
     use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
 
     fn api(name: &str, node: &str, age: i64) -> PodBuilder {
@@ -470,7 +473,7 @@ mod tests {
         let snapshot = three_hosts()
             .with(|s| {
                 for node in s.nodes.iter_mut().filter(|n| n.name != "w1") {
-                    node.allocatable.0.insert("cpu".to_string(), 50);
+                    node.allocatable.set(ResourceName::Cpu, 50);
                 }
             })
             .pod(api("api-a", "w1", 60))

@@ -16,7 +16,8 @@ use crate::plan::plan;
 use crate::plan::testing::{Lab, PodBuilder, policy};
 use crate::policy::{LowNodeUtilizationArgs, Namespaces, Strategy, UsageSource};
 use crate::snapshot::{
-    Labels, Metrics, NodeOperator, NodeRequirement, NodeSelectorTerm, Owner, Qos, Resources,
+    Labels, Metrics, NodeOperator, NodeRequirement, NodeSelectorTerm, Owner, Qos, ResourceName,
+    Resources,
 };
 
 const EXTENDED: &str = "example.com/foo";
@@ -28,11 +29,11 @@ const HIGH_PRIORITY: i32 = 10_000;
 /// Upstream's units in ours: millicores, bytes (ours are milli-bytes), pods (ours are
 /// thousandths).
 fn amounts(cpu: i64, memory: i64, pods: i64) -> Resources {
-    Resources(BTreeMap::from([
-        ("cpu".to_string(), cpu),
-        ("memory".to_string(), memory * 1000),
-        ("pods".to_string(), pods * 1000),
-    ]))
+    Resources::from_iter([
+        (ResourceName::Cpu, cpu),
+        (ResourceName::Memory, memory * 1000),
+        (ResourceName::Pods, pods * 1000),
+    ])
 }
 
 /// `BuildTestNode(name, cpu, memory, pods)` on a host of its own.
@@ -70,8 +71,7 @@ fn with_extended(lab: Lab, name: &str, count: i64) -> Lab {
     lab.with(move |snapshot| {
         for node in snapshot.nodes.iter_mut().filter(|n| n.name == name) {
             node.allocatable
-                .0
-                .insert(EXTENDED.to_string(), count * 1000);
+                .set(ResourceName::new(EXTENDED), count * 1000);
         }
     })
 }
@@ -90,12 +90,12 @@ fn daemon_set(pod: PodBuilder) -> PodBuilder {
 /// `SetNormalOwnerRef`: owned, by no controller kind the evictor protects.
 fn normal_owner(pod: PodBuilder) -> PodBuilder {
     pod.with(|pod| {
-        pod.owners = vec![Owner {
+        pod.owners = Box::new([Owner {
             kind: "Pod".to_string(),
             name: "owner".to_string(),
             uid: "owner-uid".to_string(),
             controller: false,
-        }];
+        }]);
     })
 }
 
@@ -115,7 +115,7 @@ fn critical(pod: PodBuilder) -> PodBuilder {
 }
 
 fn bare(pod: PodBuilder) -> PodBuilder {
-    pod.with(|pod| pod.owners.clear())
+    pod.with(|pod| pod.owners = Box::default())
 }
 
 fn priority(pod: PodBuilder, priority: i32) -> PodBuilder {
@@ -132,7 +132,7 @@ fn best_effort(pod: PodBuilder) -> PodBuilder {
 
 fn extended_request(pod: PodBuilder, count: i64) -> PodBuilder {
     pod.with(|pod| {
-        pod.requests.0.insert(EXTENDED.to_string(), count * 1000);
+        pod.requests.set(ResourceName::new(EXTENDED), count * 1000);
     })
 }
 
@@ -145,7 +145,7 @@ fn in_namespace(pod: PodBuilder, namespace: &str) -> PodBuilder {
 fn west_only(pod: PodBuilder, by_affinity: bool) -> PodBuilder {
     normal_owner(pod).with(|pod| {
         if by_affinity {
-            pod.node_affinity = Some(vec![NodeSelectorTerm {
+            pod.extras_mut().node_affinity = Some(vec![NodeSelectorTerm {
                 expressions: vec![NodeRequirement {
                     key: "datacenter".to_string(),
                     operator: NodeOperator::In,

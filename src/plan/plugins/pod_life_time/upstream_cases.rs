@@ -178,17 +178,17 @@ fn created_seconds_ago(name: &str, seconds: i64) -> PodBuilder {
 }
 
 fn bare(builder: PodBuilder) -> PodBuilder {
-    builder.with(|pod| pod.owners.clear())
+    builder.with(|pod| pod.owners = Box::default())
 }
 
 fn job_owned(builder: PodBuilder) -> PodBuilder {
     builder.with(|pod| {
-        pod.owners = vec![Owner {
+        pod.owners = Box::new([Owner {
             kind: "Job".to_string(),
             name: "job1".to_string(),
             uid: "job1-uid".to_string(),
             controller: false,
-        }];
+        }]);
     })
 }
 
@@ -197,19 +197,19 @@ fn in_phase(builder: PodBuilder, phase: Phase) -> PodBuilder {
 }
 
 fn containers(builder: PodBuilder, statuses: Vec<ContainerStatus>) -> PodBuilder {
-    builder.with(|pod| pod.container_statuses = statuses)
+    builder.with(|pod| pod.extras_mut().container_statuses = statuses)
 }
 
 fn init_containers(builder: PodBuilder, statuses: Vec<ContainerStatus>) -> PodBuilder {
-    builder.with(|pod| pod.init_container_statuses = statuses)
+    builder.with(|pod| pod.extras_mut().init_container_statuses = statuses)
 }
 
 fn ephemeral_containers(builder: PodBuilder, statuses: Vec<ContainerStatus>) -> PodBuilder {
-    builder.with(|pod| pod.ephemeral_container_statuses = statuses)
+    builder.with(|pod| pod.extras_mut().ephemeral_container_statuses = statuses)
 }
 
 fn with_pod_conditions(builder: PodBuilder, conditions: Vec<PodCondition>) -> PodBuilder {
-    builder.with(|pod| pod.conditions = conditions)
+    builder.with(|pod| pod.conditions = conditions.into())
 }
 
 fn foo_bar_selector() -> Option<crate::snapshot::Requirements> {
@@ -243,7 +243,7 @@ fn upstream_pod_life_time() {
 
 #[test]
 fn upstream_evictor_configuration() {
-    let with_claim = |pod: &mut Pod| pod.claims = vec!["foo".to_string()];
+    let with_claim = |pod: &mut Pod| pod.extras_mut().claims = vec!["foo".to_string()];
     let mut ignoring_claims = Case::new(
         "Does not evict pvc pods with ignorePvcPods set to true",
         max(600),
@@ -441,7 +441,9 @@ fn upstream_pod_status_reasons() {
         Case::new(
             description,
             max_and_states(600, &[reason]),
-            vec![older_pending("p9").with(|pod| pod.reason = Some(reason.to_string()))],
+            vec![
+                older_pending("p9").with(|pod| pod.extras_mut().reason = Some(reason.to_string())),
+            ],
         )
         .evicts(1, &[])
     };
@@ -546,7 +548,7 @@ fn upstream_states_with_terminated_reasons() {
             states(&["Shutdown"]),
             vec![
                 in_phase(upstream_pod("p1"), Phase::Failed)
-                    .with(|pod| pod.reason = Some("Shutdown".to_string())),
+                    .with(|pod| pod.extras_mut().reason = Some("Shutdown".to_string())),
             ],
         )
         .evicts(1, &[]),
