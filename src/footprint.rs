@@ -11,10 +11,11 @@ use std::path::Path;
 /// Memory a run needs before the cluster: the binary, the runtime, the clients, the policy.
 pub const BASE_BYTES: u64 = 24 << 20;
 /// Memory per listed pod: its planner record and its share of the plan's working state. A run
-/// against the lab's generated 150,000 pods on 5,000 nodes peaked at 504 MiB, 3.0 KiB per pod
-/// after the base and the nodes; `plan` grows by 2.9 KiB per pod beyond the file's text from
-/// 1,500 to 15,000 pods (BENCHMARKS.md, "Memory as a budget"). A quarter KiB of margin.
-pub const PER_POD_BYTES: u64 = 3328;
+/// against the lab's generated 150,000 pods on 5,000 nodes peaked at 270–278 MiB with interned
+/// labels, typed resources and the slim pod record (504 MiB before them), 1.47 KiB per pod after
+/// the base and the nodes; `plan` grows by 1.46 KiB per pod from 1,500 to 15,000 pods
+/// (BENCHMARKS.md, "Memory as a budget"). A fifth of margin.
+pub const PER_POD_BYTES: u64 = 1792;
 /// Memory per listed node (its record, labels and the plan's per-node indexes).
 pub const PER_NODE_BYTES: u64 = 8 << 10;
 
@@ -164,7 +165,7 @@ mod tests {
         let limit = Some(512 << 20);
         assert_eq!(check(500, 15_000, limit), Ok(()));
         // The chart's default limit holds the size the README promises.
-        assert_eq!(check(5_000, 150_000, Some(768 << 20)), Ok(()));
+        assert_eq!(check(5_000, 150_000, Some(512 << 20)), Ok(()));
         assert_eq!(check(500, 15_000, None), Ok(()));
         let error = check(50_000, 1_000_000, limit).expect_err("too big");
         assert_eq!(error.needed, estimate(50_000, 1_000_000));
