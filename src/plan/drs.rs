@@ -74,12 +74,12 @@ impl Workload {
 /// The workload a pod belongs to, when it has a controller.
 pub fn workload(pod: &Pod) -> Option<Workload> {
     let owner = pod.controller()?;
-    let (kind, name) = match (owner.kind.as_str(), pod.labels.get("pod-template-hash")) {
+    let (kind, name) = match (owner.kind.as_ref(), pod.labels.get("pod-template-hash")) {
         ("ReplicaSet", Some(hash)) => match owner.name.strip_suffix(&format!("-{hash}")) {
             Some(deployment) if !deployment.is_empty() => ("Deployment", deployment.to_string()),
-            _ => ("ReplicaSet", owner.name.clone()),
+            _ => ("ReplicaSet", owner.name.to_string()),
         },
-        (kind, _) => (kind, owner.name.clone()),
+        (kind, _) => (kind, owner.name.to_string()),
     };
     Some(Workload {
         namespace: pod.namespace.clone(),
@@ -159,7 +159,7 @@ fn wanted_workloads<'a>(view: &View<'a>) -> HashMap<&'a str, Workload> {
         let Some(owner) = pod.controller() else {
             continue;
         };
-        if wanted.contains_key(owner.uid.as_str()) {
+        if wanted.contains_key(owner.uid.as_ref()) {
             // Already wanted: its other replicas cannot change that.
             continue;
         }
@@ -168,7 +168,7 @@ fn wanted_workloads<'a>(view: &View<'a>) -> HashMap<&'a str, Workload> {
                 && view.term_selects(index, term, index)
         });
         if keeps_apart && let Some(workload) = workload(pod) {
-            wanted.insert(owner.uid.as_str(), workload);
+            wanted.insert(owner.uid.as_ref(), workload);
         }
     }
     wanted
@@ -182,7 +182,7 @@ fn workload_vms<'a>(view: &View<'a>, wanted: &'a HashMap<&str, Workload>) -> Mem
         if view.state[index] != PodState::Active {
             continue;
         }
-        let Some(workload) = pod.controller().and_then(|o| wanted.get(o.uid.as_str())) else {
+        let Some(workload) = pod.controller().and_then(|o| wanted.get(o.uid.as_ref())) else {
             continue;
         };
         // A node that is an ESXi host has no VM for DRS to keep apart.

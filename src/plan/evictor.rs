@@ -80,7 +80,7 @@ pub fn protections(
         // bare pod would not come back.
         reasons.push(Protection::BarePod);
     }
-    if protections.daemonset_pods && pod.owners.iter().any(|o| o.kind == "DaemonSet") {
+    if protections.daemonset_pods && pod.owners.iter().any(|o| &*o.kind == "DaemonSet") {
         reasons.push(Protection::DaemonSet);
     }
     storage_protections(protections, pod, &mut reasons);
@@ -176,8 +176,8 @@ fn filter_protections(view: &View, args: &EvictorArgs, pod: &Pod, reasons: &mut 
         let replicas = owner_pods(view, pod, &owner.uid);
         if replicas < args.min_replicas as usize {
             reasons.push(Protection::TooFewReplicas {
-                owner_kind: owner.kind.clone(),
-                owner_name: owner.name.clone(),
+                owner_kind: owner.kind.to_string(),
+                owner_name: owner.name.to_string(),
                 replicas,
                 min_replicas: args.min_replicas,
             });
@@ -204,7 +204,7 @@ fn owner_pods(view: &View, pod: &Pod, uid: &str) -> usize {
     view.namespace_pods(&pod.namespace)
         .iter()
         .filter(|&&p| view.state[p] == PodState::Active)
-        .filter(|&&p| view.pod(p).owners.first().is_some_and(|o| o.uid == uid))
+        .filter(|&&p| view.pod(p).owners.first().is_some_and(|o| &*o.uid == uid))
         .count()
 }
 

@@ -255,12 +255,12 @@ pub fn pod(key: &str) -> PodBuilder {
         priority: 0,
         qos: Qos::Burstable,
         owners: Box::new([Owner {
-            kind: "ReplicaSet".to_string(),
-            name: "rs".to_string(),
-            uid: "rs-uid".to_string(),
+            kind: "ReplicaSet".into(),
+            name: "rs".into(),
+            uid: "rs-uid".into(),
             controller: true,
         }]),
-        images: Box::new(["app:1".to_string()]),
+        images: Box::new(["app:1".into()]),
         requests: resources(100, 128, 1),
         node_selector: Labels::new(),
         anti_affinity: Box::default(),
@@ -284,16 +284,16 @@ impl PodBuilder {
     /// Label `app=<app>`, owned by ReplicaSet `<app>-rs`.
     pub fn app(mut self, app: &str) -> Self {
         self.0.labels.insert("app".to_string(), app.to_string());
-        self.0.owners[0].name = format!("{app}-rs");
-        self.0.owners[0].uid = format!("{app}-rs-uid");
+        self.0.owners[0].name = format!("{app}-rs").into();
+        self.0.owners[0].uid = format!("{app}-rs-uid").into();
         self
     }
 
     pub fn owner(mut self, kind: &str, name: &str) -> Self {
         self.0.owners = Box::new([Owner {
-            kind: kind.to_string(),
-            name: name.to_string(),
-            uid: format!("{name}-uid"),
+            kind: kind.into(),
+            name: name.into(),
+            uid: format!("{name}-uid").into(),
             controller: true,
         }]);
         self

@@ -256,7 +256,7 @@ impl<'a> View<'a> {
             .push(index);
         if let Some(owner) = pod.controller() {
             self.by_controller
-                .entry(owner.uid.as_str())
+                .entry(owner.uid.as_ref())
                 .or_default()
                 .push(index);
         }
@@ -362,7 +362,7 @@ impl<'a> View<'a> {
     pub fn siblings(&self, pod: usize) -> &[usize] {
         self.pod(pod)
             .controller()
-            .and_then(|owner| self.by_controller.get(owner.uid.as_str()))
+            .and_then(|owner| self.by_controller.get(owner.uid.as_ref()))
             .map_or(&[], Vec::as_slice)
     }
 

@@ -1,6 +1,7 @@
 //! Kubernetes API objects (as `kubectl get -o yaml|json` prints them) → the planner's types.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -141,7 +142,7 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
     let spread_constraints = spread_constraints(spec.topology_spread_constraints, &labels)?;
     let tolerations = tolerations(spec.tolerations)?;
     let (local_storage, claims) = volumes(spec.volumes.unwrap_or_default());
-    let images = images(containers);
+    let images = images(containers, interner);
 
     Ok(exact_pod(Pod {
         uid: meta.uid.unwrap_or_default(),
@@ -156,7 +157,7 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
         started: status.start_time.and_then(|t| timestamp(t.0)),
         priority: spec.priority.unwrap_or(0),
         qos,
-        owners: owners(meta.owner_references.unwrap_or_default()).into(),
+        owners: owners(meta.owner_references.unwrap_or_default(), interner).into(),
         images: images.into(),
         requests,
         node_selector: interner.labels(spec.node_selector),
@@ -169,7 +170,7 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
         resource_claims: spec
             .resource_claims
             .is_some_and(|claims| !claims.is_empty()),
-        conditions: conditions(status.conditions).into(),
+        conditions: conditions(status.conditions, interner).into(),
         extras: PodExtras {
             priority_class: spec.priority_class_name.filter(|n| !n.is_empty()),
             node_affinity,
@@ -304,8 +305,12 @@ fn tolerations(
 
 /// The containers' images, sorted, so that pods with the same images compare equal whatever
 /// their order (RemoveDuplicates groups pods by them).
-fn images(containers: Vec<wire::Container>) -> Vec<String> {
-    let mut images: Vec<String> = containers.into_iter().filter_map(|c| c.image).collect();
+fn images(containers: Vec<wire::Container>, interner: &mut Interner) -> Vec<Arc<str>> {
+    let mut images: Vec<Arc<str>> = containers
+        .into_iter()
+        .filter_map(|c| c.image)
+        .map(|image| interner.intern(image))
+        .collect();
     images.sort();
     images
 }
@@ -359,13 +364,13 @@ fn phase(phase: Option<&str>) -> Phase {
 }
 
 /// `metadata.ownerReferences`; an absent `controller` reads as false.
-fn owners(references: Vec<OwnerReference>) -> Vec<Owner> {
+fn owners(references: Vec<OwnerReference>, interner: &mut Interner) -> Vec<Owner> {
     references
         .into_iter()
         .map(|o| Owner {
-            kind: o.kind,
-            name: o.name,
-            uid: o.uid,
+            kind: interner.intern(o.kind),
+            name: interner.intern(o.name),
+            uid: interner.intern(o.uid),
             controller: o.controller.unwrap_or(false),
         })
         .collect()
@@ -392,14 +397,20 @@ fn exact_pod(mut pod: Pod) -> Pod {
 }
 
 /// `status.conditions` as PodLifeTime's `conditions` filter reads them.
-fn conditions(conditions: Option<Vec<wire::Condition>>) -> Vec<PodCondition> {
+fn conditions(
+    conditions: Option<Vec<wire::Condition>>,
+    interner: &mut Interner,
+) -> Vec<PodCondition> {
     conditions
         .unwrap_or_default()
         .into_iter()
         .map(|condition| PodCondition {
-            condition_type: condition.type_.unwrap_or_default(),
-            status: condition.status.unwrap_or_default(),
-            reason: condition.reason.filter(|reason| !reason.is_empty()),
+            condition_type: interner.intern(condition.type_.unwrap_or_default()),
+            status: interner.intern(condition.status.unwrap_or_default()),
+            reason: condition
+                .reason
+                .filter(|reason| !reason.is_empty())
+                .map(|reason| interner.intern(reason)),
             last_transition: condition.last_transition_time.and_then(|t| timestamp(t.0)),
         })
         .collect()
@@ -913,14 +924,14 @@ mod tests {
             pod.conditions[..],
             [
                 PodCondition {
-                    condition_type: "Initialized".to_string(),
-                    status: "True".to_string(),
-                    reason: Some("PodCompleted".to_string()),
+                    condition_type: "Initialized".into(),
+                    status: "True".into(),
+                    reason: Some("PodCompleted".into()),
                     last_transition: Some(transition),
                 },
                 PodCondition {
-                    condition_type: "Ready".to_string(),
-                    status: "False".to_string(),
+                    condition_type: "Ready".into(),
+                    status: "False".into(),
                     reason: None,
                     last_transition: None,
                 },

@@ -2,6 +2,7 @@
 //! parsed (selectors, quantities, timestamps), so `plan()` never touches raw API objects.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use kube::core::{Expression, Selector};
@@ -208,12 +209,14 @@ pub enum Qos {
     Guaranteed,
 }
 
-/// An owner reference.
+/// An owner reference. Its texts are shared (interned while converting): every replica of a
+/// workload names the same owner, and one allocation per text per pod was a tenth of the
+/// resident memory at 150,000 pods.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Owner {
-    pub kind: String,
-    pub name: String,
-    pub uid: String,
+    pub kind: Arc<str>,
+    pub name: Arc<str>,
+    pub uid: Arc<str>,
     pub controller: bool,
 }
 
@@ -239,8 +242,8 @@ pub struct Pod {
     pub priority: i32,
     pub qos: Qos,
     pub owners: Box<[Owner]>,
-    /// Container images, sorted (for duplicate detection).
-    pub images: Box<[String]>,
+    /// Container images, sorted (for duplicate detection); shared by a workload's replicas.
+    pub images: Box<[Arc<str>]>,
     /// Requests as the scheduler sums them (containers, native sidecars, the largest init
     /// step, overhead), including one `pods`.
     pub requests: Resources,
@@ -304,11 +307,11 @@ impl PodExtras {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PodCondition {
     /// `type` (`Ready`, `Initialized`, `PodScheduled`, a readiness gate's, …).
-    pub condition_type: String,
+    pub condition_type: Arc<str>,
     /// `status`: `True`, `False` or `Unknown`.
-    pub status: String,
+    pub status: Arc<str>,
     /// `reason` (`PodCompleted`, …), when set.
-    pub reason: Option<String>,
+    pub reason: Option<Arc<str>>,
     /// `lastTransitionTime`, when set.
     pub last_transition: Option<DateTime<Utc>>,
 }

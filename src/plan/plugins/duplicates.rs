@@ -10,6 +10,7 @@
 //! eviction order, and each pod needs a node that would take it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::plan::feasibility::node_admits;
 use crate::plan::view::View;
@@ -18,7 +19,7 @@ use crate::policy::DuplicatesArgs;
 use crate::snapshot::Pod;
 
 /// Pods are duplicates when they share namespace, owners and images.
-type GroupKey<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [String]);
+type GroupKey<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [Arc<str>]);
 
 pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
     for ((namespace, owners, _), by_node) in duplicate_groups(&planner.view, args) {
@@ -82,17 +83,18 @@ fn duplicate_groups<'a>(
         let pod_ref = view.pod(pod);
         if pod_ref.owners.is_empty()
             || !args.namespaces.admits(&pod_ref.namespace)
-            || pod_ref
-                .owners
-                .iter()
-                .any(|o| args.exclude_owner_kinds.contains(&o.kind))
+            || pod_ref.owners.iter().any(|o| {
+                args.exclude_owner_kinds
+                    .iter()
+                    .any(|kind| **kind == *o.kind)
+            })
         {
             continue;
         }
         let mut owners: Vec<(&str, &str)> = pod_ref
             .owners
             .iter()
-            .map(|o| (o.kind.as_str(), o.name.as_str()))
+            .map(|o| (o.kind.as_ref(), o.name.as_ref()))
             .collect();
         owners.sort_unstable();
         let key = (pod_ref.namespace.as_str(), owners, &pod_ref.images[..]);
@@ -116,10 +118,11 @@ fn duplicate_groups<'a>(
 /// sent by another strategy must not do, or two strategies take turns moving it.
 pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: usize, node: usize) -> bool {
     let moving = view.pod(pod);
-    let excluded = moving
-        .owners
-        .iter()
-        .any(|o| args.exclude_owner_kinds.contains(&o.kind));
+    let excluded = moving.owners.iter().any(|o| {
+        args.exclude_owner_kinds
+            .iter()
+            .any(|kind| **kind == *o.kind)
+    });
     if moving.owners.is_empty() || excluded || !args.namespaces.admits(&moving.namespace) {
         return false;
     }

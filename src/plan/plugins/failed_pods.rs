@@ -22,10 +22,11 @@ pub fn run(planner: &mut Planner, context: &Context, args: &FailedPodsArgs) {
             continue;
         }
         let pod_ref = planner.view.pod(pod);
-        let excluded_owner = pod_ref
-            .owners
-            .iter()
-            .any(|owner| args.exclude_owner_kinds.contains(&owner.kind));
+        let excluded_owner = pod_ref.owners.iter().any(|owner| {
+            args.exclude_owner_kinds
+                .iter()
+                .any(|kind| **kind == *owner.kind)
+        });
         let old_enough = match args.min_pod_lifetime_seconds {
             None => true,
             Some(min) => age_seconds(planner, pod).is_some_and(|age| age > i64::from(min)),

@@ -86,7 +86,7 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
                 .unwrap_or(0)
         };
         let best = match pod_ref.controller() {
-            Some(owner) => match best_of_owner.get(owner.uid.as_str()) {
+            Some(owner) => match best_of_owner.get(owner.uid.as_ref()) {
                 Some(&(first, best))
                     if view.pod(first).preferred_node_affinity()
                         == pod_ref.preferred_node_affinity() =>
@@ -95,7 +95,7 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
                 }
                 _ => {
                     let best = best_score();
-                    best_of_owner.insert(owner.uid.as_str(), (pod, best));
+                    best_of_owner.insert(owner.uid.as_ref(), (pod, best));
                     best
                 }
             },

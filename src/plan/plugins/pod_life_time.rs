@@ -127,7 +127,11 @@ fn containers(
 /// `ownerKinds`: an owner of an included kind, or none of an excluded kind. A pod without
 /// owners has no included kind.
 fn owner_kinds_admit(pod: &Pod, kinds: &OwnerKinds) -> bool {
-    let owned_by = |listed: &[String]| pod.owners.iter().any(|owner| listed.contains(&owner.kind));
+    let owned_by = |listed: &[String]| {
+        pod.owners
+            .iter()
+            .any(|owner| listed.iter().any(|kind| **kind == *owner.kind))
+    };
     if !kinds.include.is_empty() {
         return owned_by(&kinds.include);
     }

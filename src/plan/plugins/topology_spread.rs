@@ -90,7 +90,7 @@ fn constraints<'a>(
                 continue;
             }
             if let Some(owner) = pod_ref.controller()
-                && !seen_owners.insert((owner.uid.as_str(), index))
+                && !seen_owners.insert((owner.uid.as_ref(), index))
             {
                 continue;
             }
@@ -141,7 +141,7 @@ fn defaults(pod: &Pod, defaults: &[DefaultConstraint]) -> Vec<SpreadConstraint> 
 fn default_selector(pod: &Pod) -> Option<Requirements> {
     if pod
         .controller()
-        .is_some_and(|owner| !SELECTING_OWNERS.contains(&owner.kind.as_str()))
+        .is_some_and(|owner| !SELECTING_OWNERS.contains(&owner.kind.as_ref()))
     {
         return None;
     }

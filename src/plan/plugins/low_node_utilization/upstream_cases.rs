@@ -91,9 +91,9 @@ fn daemon_set(pod: PodBuilder) -> PodBuilder {
 fn normal_owner(pod: PodBuilder) -> PodBuilder {
     pod.with(|pod| {
         pod.owners = Box::new([Owner {
-            kind: "Pod".to_string(),
-            name: "owner".to_string(),
-            uid: "owner-uid".to_string(),
+            kind: "Pod".into(),
+            name: "owner".into(),
+            uid: "owner-uid".into(),
             controller: false,
         }]);
     })

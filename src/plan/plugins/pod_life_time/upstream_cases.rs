@@ -124,9 +124,9 @@ pub(super) fn condition(
     at: DateTime<Utc>,
 ) -> PodCondition {
     PodCondition {
-        condition_type: condition_type.to_string(),
-        status: status.to_string(),
-        reason: (!reason.is_empty()).then(|| reason.to_string()),
+        condition_type: condition_type.into(),
+        status: status.into(),
+        reason: (!reason.is_empty()).then(|| reason.into()),
         last_transition: Some(at),
     }
 }
@@ -184,9 +184,9 @@ fn bare(builder: PodBuilder) -> PodBuilder {
 fn job_owned(builder: PodBuilder) -> PodBuilder {
     builder.with(|pod| {
         pod.owners = Box::new([Owner {
-            kind: "Job".to_string(),
-            name: "job1".to_string(),
-            uid: "job1-uid".to_string(),
+            kind: "Job".into(),
+            name: "job1".into(),
+            uid: "job1-uid".into(),
             controller: false,
         }]);
     })
