@@ -89,7 +89,7 @@ fn carry_out(snapshot: &mut Snapshot, plan: &Plan, round: usize) -> Vec<String> 
         .collect();
     let mut evicted = Vec::new();
     snapshot.pods.retain(|pod| {
-        let gone = targets.contains_key(&(pod.namespace.as_str(), pod.name.as_str()));
+        let gone = targets.contains_key(&(&*pod.namespace, pod.name.as_str()));
         if gone {
             evicted.push(pod.clone());
         }
@@ -97,10 +97,10 @@ fn carry_out(snapshot: &mut Snapshot, plan: &Plan, round: usize) -> Vec<String> 
     });
     let mut replacements = Vec::new();
     for mut pod in evicted {
-        let target = targets[&(pod.namespace.as_str(), pod.name.as_str())];
+        let target = targets[&(&*pod.namespace, pod.name.as_str())];
         pod.name = format!("{}-r{round}", pod.name);
         pod.uid = format!("{}-r{round}", pod.uid);
-        pod.node_name = Some(target.to_string());
+        pod.node_name = Some(target.into());
         pod.created = Some(snapshot.now);
         pod.started = Some(snapshot.now);
         pod.ready = true;

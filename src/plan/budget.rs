@@ -10,6 +10,7 @@
 //! controller owner, on top of its PDB: pacing a workload's moves over several runs).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::view::View;
 use super::vocabulary::SkipReason;
@@ -32,8 +33,8 @@ pub struct Budget {
     /// Evictions this plan charged to each PDB (indexed like the snapshot's PDBs).
     spent: Vec<i32>,
     limits: Limits,
-    per_node: HashMap<String, u32>,
-    per_namespace: HashMap<String, u32>,
+    per_node: HashMap<Arc<str>, u32>,
+    per_namespace: HashMap<Arc<str>, u32>,
     /// By workload, as [`workload`] names it.
     per_workload: HashMap<String, u32>,
     total: u32,
@@ -70,7 +71,7 @@ impl Budget {
 
     fn check_limits(&self, view: &View, pod: usize) -> Result<(), (SkipReason, String)> {
         let pod_ref = view.pod(pod);
-        let node = pod_ref.node_name.clone().unwrap_or_default();
+        let node = pod_ref.node_name.as_deref().unwrap_or_default();
         if let Some(max) = self.limits.total
             && self.total >= max
         {
@@ -80,7 +81,7 @@ impl Budget {
             ));
         }
         if let Some(max) = self.limits.per_node
-            && self.per_node.get(&node).copied().unwrap_or(0) >= max
+            && self.per_node.get(node).copied().unwrap_or(0) >= max
         {
             return Err((
                 SkipReason::Limit,
@@ -90,7 +91,7 @@ impl Budget {
         if let Some(max) = self.limits.per_namespace
             && self
                 .per_namespace
-                .get(&pod_ref.namespace)
+                .get(&*pod_ref.namespace)
                 .copied()
                 .unwrap_or(0)
                 >= max
@@ -124,7 +125,7 @@ impl Budget {
         let pod = view.pod(pod);
         *self
             .per_node
-            .entry(pod.node_name.clone().unwrap_or_default())
+            .entry(pod.node_name.clone().unwrap_or_else(|| Arc::from("")))
             .or_insert(0) += 1;
         *self.per_namespace.entry(pod.namespace.clone()).or_insert(0) += 1;
         if self.limits.per_workload.is_some()

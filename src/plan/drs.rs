@@ -82,7 +82,7 @@ pub fn workload(pod: &Pod) -> Option<Workload> {
         (kind, _) => (kind, owner.name.to_string()),
     };
     Some(Workload {
-        namespace: pod.namespace.clone(),
+        namespace: pod.namespace.to_string(),
         kind: kind.to_string(),
         name,
     })

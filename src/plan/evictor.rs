@@ -165,7 +165,7 @@ fn filter_protections(view: &View, args: &EvictorArgs, pod: &Pod, reasons: &mut 
         reasons.push(Protection::LabelSelector);
     }
     if let Some(selector) = &args.namespace_label_selector {
-        let labels = view.namespace_labels.get(pod.namespace.as_str());
+        let labels = view.namespace_labels.get(&*pod.namespace);
         if !labels.is_some_and(|labels| selector.matches(labels)) {
             reasons.push(Protection::NamespaceLabelSelector);
         }

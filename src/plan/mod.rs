@@ -339,7 +339,7 @@ impl<'a> Planner<'a> {
         };
         let node = &self.view.nodes[from];
         self.plan.evictions.push(Eviction {
-            namespace: pod_ref.namespace.clone(),
+            namespace: pod_ref.namespace.to_string(),
             pod: pod_ref.name.clone(),
             node: node.node.name.clone(),
             host: node.host().map(str::to_string),
@@ -429,9 +429,9 @@ impl<'a> Planner<'a> {
         if self.tried.insert((pod, context.strategy)) {
             let pod_ref = self.view.pod(pod);
             self.plan.skipped.push(Skip {
-                namespace: pod_ref.namespace.clone(),
+                namespace: pod_ref.namespace.to_string(),
                 pod: pod_ref.name.clone(),
-                node: pod_ref.node_name.clone(),
+                node: pod_ref.node_name.as_deref().map(str::to_string),
                 strategy: context.strategy,
                 profile: context.profile.to_string(),
                 reason,

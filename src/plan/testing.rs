@@ -242,7 +242,7 @@ pub struct PodBuilder(pub Pod);
 pub fn pod(key: &str) -> PodBuilder {
     let (namespace, name) = key.split_once('/').expect("ns/name");
     PodBuilder(Pod {
-        namespace: namespace.to_string(),
+        namespace: namespace.into(),
         name: name.to_string(),
         uid: format!("uid-{key}"),
         labels: Labels::new(),
@@ -277,7 +277,7 @@ pub fn pod(key: &str) -> PodBuilder {
 
 impl PodBuilder {
     pub fn on(mut self, node: &str) -> Self {
-        self.0.node_name = Some(node.to_string());
+        self.0.node_name = Some(node.into());
         self
     }
 

@@ -251,7 +251,7 @@ impl<'a> View<'a> {
     /// when the snapshot has none for it.
     fn index_pod(&mut self, index: usize, pod: &'a Pod) {
         self.by_namespace
-            .entry(pod.namespace.as_str())
+            .entry(&*pod.namespace)
             .or_default()
             .push(index);
         if let Some(owner) = pod.controller() {
@@ -261,10 +261,10 @@ impl<'a> View<'a> {
                 .push(index);
         }
         self.namespace_labels
-            .entry(pod.namespace.as_str())
+            .entry(&*pod.namespace)
             .or_insert_with(|| {
                 // The API server labels every namespace with its name.
-                Labels::from([("kubernetes.io/metadata.name", pod.namespace.as_str())])
+                Labels::from([("kubernetes.io/metadata.name", &*pod.namespace)])
             });
     }
 
@@ -455,7 +455,7 @@ impl<'a> View<'a> {
                     .map(|(name, _)| *name),
             ),
             None if namespaces.is_empty() => {
-                namespaces.insert(owner.namespace.as_str());
+                namespaces.insert(&*owner.namespace);
             }
             None => {}
         }
@@ -509,7 +509,7 @@ impl<'a> View<'a> {
                 .namespace_labels
                 .get(namespace)
                 .is_some_and(|labels| selector.matches(labels)),
-            None => term.namespaces.is_empty() && owner.namespace == namespace,
+            None => term.namespaces.is_empty() && &*owner.namespace == namespace,
         }
     }
 
@@ -566,7 +566,7 @@ fn label_index(snapshot: &Snapshot) -> HashMap<(&str, &str, &str), Vec<usize>> {
     for (index, pod) in snapshot.pods.iter().enumerate() {
         for (key, value) in &pod.labels {
             by_label
-                .entry((pod.namespace.as_str(), key, value))
+                .entry((&*pod.namespace, key, value))
                 .or_default()
                 .push(index);
         }

@@ -120,7 +120,7 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
     let name = meta.name.ok_or(ConvertError::Missing {
         field: "metadata.name",
     })?;
-    let namespace = meta.namespace.unwrap_or_else(|| "default".to_string());
+    let namespace = interner.intern(meta.namespace.unwrap_or_else(|| "default".to_string()));
     let labels = interner.labels(meta.labels);
     let annotations = meta.annotations.unwrap_or_default();
     let spec = pod.spec.unwrap_or_default();
@@ -146,7 +146,10 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
 
     Ok(exact_pod(Pod {
         uid: meta.uid.unwrap_or_default(),
-        node_name: spec.node_name.filter(|n| !n.is_empty()),
+        node_name: spec
+            .node_name
+            .filter(|n| !n.is_empty())
+            .map(|n| interner.intern(n)),
         phase: phase(status.phase.as_deref()),
         terminating: meta.deletion_timestamp.is_some(),
         ready: status

@@ -172,7 +172,7 @@ pub fn assemble(
         .sorted_unique(|n| ("", n.name.as_str()))
         .map_err(|(file, node)| duplicate("Node", (file, node.name)))?;
     let pods = pods
-        .sorted_unique(|p| (p.namespace.as_str(), p.name.as_str()))
+        .sorted_unique(|p| (&*p.namespace, p.name.as_str()))
         .map_err(|(file, pod)| duplicate("Pod", (file, pod.key())))?;
     let pdbs = pdbs
         .sorted_unique(|p| (p.namespace.as_str(), p.name.as_str()))

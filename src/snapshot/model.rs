@@ -226,11 +226,11 @@ pub struct Owner {
 /// converted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pod {
-    pub namespace: String,
+    pub namespace: Arc<str>,
     pub name: String,
     pub uid: String,
     pub labels: Labels,
-    pub node_name: Option<String>,
+    pub node_name: Option<Arc<str>>,
     pub phase: Phase,
     /// `metadata.deletionTimestamp` is set.
     pub terminating: bool,

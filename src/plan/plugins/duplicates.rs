@@ -97,7 +97,7 @@ fn duplicate_groups<'a>(
             .map(|o| (o.kind.as_ref(), o.name.as_ref()))
             .collect();
         owners.sort_unstable();
-        let key = (pod_ref.namespace.as_str(), owners, &pod_ref.images[..]);
+        let key = (&*pod_ref.namespace, owners, &pod_ref.images[..]);
         groups
             .entry(key)
             .or_default()

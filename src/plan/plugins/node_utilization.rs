@@ -150,7 +150,7 @@ impl Utilization {
                     .metrics
                     .as_ref()?
                     .pods
-                    .get(&(pod_ref.namespace.clone(), pod_ref.name.clone()))?,
+                    .get(&(pod_ref.namespace.to_string(), pod_ref.name.clone()))?,
             ),
         };
         Some(amounts(&self.names, &pod_ref.requests, measured))

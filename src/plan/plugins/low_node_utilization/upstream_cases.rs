@@ -109,7 +109,7 @@ fn local_storage_mirror(pod: PodBuilder) -> PodBuilder {
 
 fn critical(pod: PodBuilder) -> PodBuilder {
     pod.with(|pod| {
-        pod.namespace = "kube-system".to_string();
+        pod.namespace = "kube-system".into();
         pod.priority = SYSTEM_CRITICAL;
     })
 }
@@ -138,7 +138,7 @@ fn extended_request(pod: PodBuilder, count: i64) -> PodBuilder {
 
 fn in_namespace(pod: PodBuilder, namespace: &str) -> PodBuilder {
     let namespace = namespace.to_string();
-    pod.with(|pod| pod.namespace = namespace)
+    pod.with(|pod| pod.namespace = namespace.into())
 }
 
 /// A pod that only nodes labelled `datacenter=west` take, by selector or by affinity.
