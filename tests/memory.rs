@@ -27,10 +27,11 @@ profiles:
 /// Measured from 1,500 to 15,000 pods in a debug build: 2.0 KiB per pod once labels were
 /// interned, no allowance for the file's text once a JSON file was read as a stream, then
 /// 1.7 KiB beyond the text with compact resources and the slim pod record (BENCHMARKS.md).
-/// With all three: 22.8–23.3 MB for 13,500 more pods and 450 more nodes, 1.46 KiB per pod
-/// beyond the nodes' rate. The bound keeps a fifth of margin for the allocator and the build
-/// profile; a regression of a third of a KiB per pod fails here first.
-const PLAN_PER_POD_BYTES: u64 = 1792;
+/// With all three: 22.8–23.3 MB for 13,500 more pods and 450 more nodes; with owners, images,
+/// conditions, namespaces and node names interned too, 19.6–19.9 MB: 1.21 KiB per pod beyond the
+/// nodes' rate. The bound keeps a fifth of margin for the allocator and the build profile; a
+/// regression of a third of a KiB per pod fails here first.
+const PLAN_PER_POD_BYTES: u64 = 1536;
 
 /// The `resources used` line `plan --log-format json` logs last: its peak resident memory.
 fn peak_rss_bytes(stderr: &str) -> u64 {
