@@ -16,7 +16,7 @@ pub trait Position: Copy {
 }
 
 macro_rules! position {
-    ($(#[$doc:meta])* $name:ident, $what:literal) => {
+    ($(#[$doc:meta])* $name:ident, $one:literal, $many:literal) => {
         $(#[$doc])*
         // u32 halves the per-pod tables (`Option<NodeIx>` is 8 bytes, not 16); the bound is
         // checked here, where every index is made.
@@ -25,7 +25,7 @@ macro_rules! position {
 
         impl Position for $name {
             fn at(position: usize) -> $name {
-                $name(u32::try_from(position).expect(concat!("fewer than 2^32 ", $what)))
+                $name(u32::try_from(position).expect(concat!("fewer than 2^32 ", $many)))
             }
 
             fn position(self) -> usize {
@@ -35,7 +35,7 @@ macro_rules! position {
 
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{}#{}", $what, self.0)
+                write!(f, "{}#{}", $one, self.0)
             }
         }
     };
@@ -44,11 +44,13 @@ macro_rules! position {
 position!(
     /// A pod's position in `snapshot.pods`.
     PodIx,
+    "pod",
     "pods"
 );
 position!(
     /// A node's position in `snapshot.nodes` (and the view's nodes).
     NodeIx,
+    "node",
     "nodes"
 );
 
