@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::index::PodIx;
 use super::view::View;
 use super::vocabulary::SkipReason;
 use crate::policy::Limits;
@@ -54,7 +55,7 @@ impl Budget {
 
     /// Whether evicting the pod fits the PDBs and limits: what it costs, or the reason and
     /// detail when it may not go.
-    pub fn check(&self, view: &View, pod: usize) -> Result<Charge, (SkipReason, String)> {
+    pub fn check(&self, view: &View, pod: PodIx) -> Result<Charge, (SkipReason, String)> {
         let indices = view.pdbs_of(pod);
         let pdbs: Vec<(&Pdb, i32)> = indices
             .iter()
@@ -69,7 +70,7 @@ impl Budget {
         Ok(charge)
     }
 
-    fn check_limits(&self, view: &View, pod: usize) -> Result<(), (SkipReason, String)> {
+    fn check_limits(&self, view: &View, pod: PodIx) -> Result<(), (SkipReason, String)> {
         let pod_ref = view.pod(pod);
         let node = pod_ref.node_name.as_deref().unwrap_or_default();
         if let Some(max) = self.limits.total
@@ -118,7 +119,7 @@ impl Budget {
 
     /// Record an eviction: charge its PDB what [`Budget::check`] said and count it against the
     /// limits.
-    pub fn spend(&mut self, view: &View, pod: usize, charge: Charge) {
+    pub fn spend(&mut self, view: &View, pod: PodIx, charge: Charge) {
         if let Charge::Spend(pdb) = charge {
             self.spent[pdb] += 1;
         }

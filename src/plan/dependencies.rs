@@ -23,13 +23,14 @@
 use std::sync::Arc;
 
 use super::feasibility::{matches_node_affinity, tolerates_node};
+use super::index::{NodeIx, PodIx};
 use super::labels::LabelChange;
 use super::view::View;
 use crate::snapshot::Pod;
 
 /// A node with planned label changes, and the keys they set.
 pub struct Relabelled {
-    node: usize,
+    node: NodeIx,
     /// The node's name, shared by every eviction that depends on it: at 150k pods the
     /// evictions list about a million of them, one `String` copy each was 56 MB.
     name: Arc<str>,
@@ -58,7 +59,7 @@ pub fn relabelled(view: &View, changes: &[LabelChange]) -> Relabelling {
             }
             _ => {
                 // Nodes are sorted by name in the snapshot, and so in the view.
-                let Ok(node) = view
+                let Some(node) = view
                     .nodes
                     .binary_search_by(|state| state.node.name.as_str().cmp(&change.node))
                 else {
@@ -76,7 +77,7 @@ pub fn relabelled(view: &View, changes: &[LabelChange]) -> Relabelling {
 }
 
 /// The relabelled nodes the eviction of `pod` depends on, by name, in node order.
-pub fn of(view: &View, relabelling: &Relabelling, pod: usize) -> Vec<Arc<str>> {
+pub fn of(view: &View, relabelling: &Relabelling, pod: PodIx) -> Vec<Arc<str>> {
     let Some(home) = view.pod_node[pod] else {
         return Vec::new();
     };
@@ -116,7 +117,7 @@ pub fn of(view: &View, relabelling: &Relabelling, pod: usize) -> Vec<Arc<str>> {
 
 /// Whether the node is, before or after its change, in the pod's domain of a changed key the
 /// decision used.
-fn shares_a_domain(view: &View, candidate: &Relabelled, home: usize, decision: &[&str]) -> bool {
+fn shares_a_domain(view: &View, candidate: &Relabelled, home: NodeIx, decision: &[&str]) -> bool {
     candidate.keys.iter().any(|key| {
         let Some(value) = view.nodes[home].labels.get(key) else {
             return false;
@@ -128,7 +129,7 @@ fn shares_a_domain(view: &View, candidate: &Relabelled, home: usize, decision: &
 }
 
 /// Whether `key` is a topology key the pod's placement is judged by.
-fn is_topology_key_of(view: &View, pod: usize, key: &str) -> bool {
+fn is_topology_key_of(view: &View, pod: PodIx, key: &str) -> bool {
     let pod_ref = view.pod(pod);
     pod_ref.anti_affinity.iter().any(|t| t.topology_key == key)
         || pod_ref
@@ -158,7 +159,7 @@ fn selector_reads(pod: &Pod, key: &str) -> bool {
 /// change: the node would take the pod by its old or new labels, and either only one of them
 /// matches the pod's node selector and affinity, or the change sets a topology key the pod is
 /// placed by.
-fn placement_relies_on(view: &View, candidate: &Relabelled, pod: usize, decision: &[&str]) -> bool {
+fn placement_relies_on(view: &View, candidate: &Relabelled, pod: PodIx, decision: &[&str]) -> bool {
     let state = &view.nodes[candidate.node];
     let pod_ref = view.pod(pod);
     if !state.node.ready

@@ -152,7 +152,7 @@ type Members<'a> = BTreeMap<(usize, Subject<'a>), BTreeSet<VmRef<'a>>>;
 fn wanted_workloads<'a>(view: &View<'a>) -> HashMap<&'a str, Workload> {
     let settings = &view.policy.vsphere.drs_rules;
     let mut wanted: HashMap<&str, Workload> = HashMap::new();
-    for (index, pod) in view.snapshot.pods.iter().enumerate() {
+    for (index, pod) in view.pods() {
         if view.state[index] != PodState::Active || pod.anti_affinity.is_empty() {
             continue;
         }
@@ -178,7 +178,7 @@ fn wanted_workloads<'a>(view: &View<'a>) -> HashMap<&'a str, Workload> {
 /// not controller: two ReplicaSets of a Deployment mid-rollout share one rule.
 fn workload_vms<'a>(view: &View<'a>, wanted: &'a HashMap<&str, Workload>) -> Members<'a> {
     let mut members = Members::new();
-    for (index, pod) in view.snapshot.pods.iter().enumerate() {
+    for (index, pod) in view.pods() {
         if view.state[index] != PodState::Active {
             continue;
         }

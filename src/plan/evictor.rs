@@ -1,6 +1,7 @@
 //! Protections: which pods may be evicted at all (the upstream DefaultEvictor's filter, with
 //! its argument names and semantics).
 
+use super::index::PodIx;
 use super::protection::Protection;
 use super::view::{PodState, View};
 use crate::policy::{
@@ -61,7 +62,7 @@ pub fn protections(
     view: &View,
     args: &EvictorArgs,
     priority_threshold: Threshold,
-    index: usize,
+    index: PodIx,
 ) -> Vec<Protection> {
     let pod = view.pod(index);
     // The upstream escape hatch: the annotation bypasses every protection (not PDBs, not
@@ -249,10 +250,10 @@ mod tests {
         let planner = Planner::new(snapshot, policy);
         let evictor = &policy.profiles[0].evictor;
         let threshold = Threshold::resolve(snapshot, &evictor.priority_threshold);
-        let index = snapshot
-            .pods
-            .iter()
-            .position(|p| p.name == pod)
+        let (index, _) = planner
+            .view
+            .pods()
+            .find(|(_, p)| p.name == pod)
             .expect("the pod is in the snapshot");
         protections(&planner.view, evictor, threshold, index)
     }

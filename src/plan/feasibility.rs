@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::index::{NodeIx, PerNode, PodIx, Position};
 use super::scoring;
 use super::view::{Domains, View};
 use crate::policy::EvictorArgs;
@@ -25,10 +26,10 @@ use crate::snapshot::{Pod, ResourceName, SpreadConstraint, TaintEffect, WhenUnsa
 /// `Err` carries a summary of why no other node would take it.
 pub fn find_node(
     view: &View,
-    pod_index: usize,
+    pod_index: PodIx,
     evictor: &EvictorArgs,
     extra: Option<&SpreadConstraint>,
-) -> Result<usize, String> {
+) -> Result<NodeIx, String> {
     find_node_among(view, pod_index, evictor, extra, None)
 }
 
@@ -36,7 +37,7 @@ pub fn find_node(
 /// over its node").
 #[derive(Clone, Copy, Debug)]
 pub struct Allowed<'a> {
-    pub nodes: &'a [bool],
+    pub nodes: &'a PerNode<bool>,
     pub others: &'a str,
 }
 
@@ -44,11 +45,11 @@ pub struct Allowed<'a> {
 /// its own, say); a skip names the others in the strategy's words.
 pub fn find_node_among(
     view: &View,
-    pod_index: usize,
+    pod_index: PodIx,
     evictor: &EvictorArgs,
     extra: Option<&SpreadConstraint>,
     among: Option<Allowed<'_>>,
-) -> Result<usize, String> {
+) -> Result<NodeIx, String> {
     search(view, pod_index, evictor, extra, among, false)
 }
 
@@ -57,20 +58,20 @@ pub fn find_node_among(
 /// both), so a pod moved for a soft violation does not land in another.
 pub fn find_node_avoiding_preferred(
     view: &View,
-    pod_index: usize,
+    pod_index: PodIx,
     evictor: &EvictorArgs,
-) -> Result<usize, String> {
+) -> Result<NodeIx, String> {
     search(view, pod_index, evictor, None, None, true)
 }
 
 fn search(
     view: &View,
-    pod_index: usize,
+    pod_index: PodIx,
     evictor: &EvictorArgs,
     extra: Option<&SpreadConstraint>,
     among: Option<Allowed<'_>>,
     preferred: bool,
-) -> Result<usize, String> {
+) -> Result<NodeIx, String> {
     let pod = view.pod(pod_index);
     let current = view.pod_node[pod_index];
     let excluded = excluded_domains(view, pod_index, preferred);
@@ -88,11 +89,11 @@ fn search(
     let start = if count == 0 {
         0
     } else {
-        pod_index.wrapping_mul(2_654_435_761) % count
+        pod_index.position().wrapping_mul(2_654_435_761) % count
     };
     // The node it is on competes whenever it would take the pod back (never when only nodes
     // preferred over its own qualify).
-    let mut candidates: Vec<usize> = current
+    let mut candidates: Vec<NodeIx> = current
         .filter(|_| among.is_none())
         .filter(|&node| refusal(view, pod, current, node, evictor, &excluded, &spreads).is_none())
         .into_iter()
@@ -107,7 +108,7 @@ fn search(
     };
     let mut others = 0;
     let mut refusals: Vec<(Refusal, usize)> = Vec::new();
-    for node in (start..count).chain(0..start) {
+    for node in (start..count).chain(0..start).map(NodeIx::at) {
         if Some(node) == current {
             continue;
         }
@@ -195,7 +196,7 @@ impl std::fmt::Display for Refusal<'_> {
 
 /// Whether a node passes the pod's node-level constraints: taints, node selector and required
 /// node affinity. Shared with strategies that pre-select target nodes.
-pub fn node_admits(view: &View, pod: &Pod, node: usize) -> Option<&'static str> {
+pub fn node_admits(view: &View, pod: &Pod, node: NodeIx) -> Option<&'static str> {
     let state = &view.nodes[node];
     let untolerated = state.node.taints.iter().any(|taint| {
         matches!(
@@ -223,7 +224,7 @@ pub fn matches_node_affinity(pod: &Pod, node_name: &str, labels: &crate::snapsho
 }
 
 /// Whether the pod tolerates the node's `NoSchedule` and `NoExecute` taints.
-pub fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
+pub fn tolerates_node(view: &View, pod: &Pod, node: NodeIx) -> bool {
     view.nodes[node].node.taints.iter().all(|taint| {
         !matches!(
             taint.effect,
@@ -235,8 +236,8 @@ pub fn tolerates_node(view: &View, pod: &Pod, node: usize) -> bool {
 fn refusal<'v>(
     view: &'v View,
     pod: &'v Pod,
-    current: Option<usize>,
-    node: usize,
+    current: Option<NodeIx>,
+    node: NodeIx,
     evictor: &EvictorArgs,
     excluded: &[Excluded<'v>],
     spreads: &[SpreadCounts<'v>],
@@ -283,7 +284,7 @@ fn refusal<'v>(
 }
 
 /// The first resource the pod requests that the node does not have free.
-fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: usize) -> Option<&'v str> {
+fn short_resource<'v>(view: &View, pod: &'v Pod, here: bool, node: NodeIx) -> Option<&'v str> {
     let allocatable = &view.nodes[node].node.allocatable;
     if allocatable.is_empty() {
         // Capacity not recorded (a hand-written snapshot): do not guess.
@@ -328,11 +329,11 @@ struct Excluded<'v> {
 /// Topology domains the pod may not land in: where a pod its own required anti-affinity terms
 /// match is, and where a pod whose terms match it is; with `preferred`, the same for preferred
 /// anti-affinity terms. Planned landings count; the pod itself does not.
-fn excluded_domains<'v>(view: &'v View, pod_index: usize, preferred: bool) -> Vec<Excluded<'v>> {
+fn excluded_domains<'v>(view: &'v View, pod_index: PodIx, preferred: bool) -> Vec<Excluded<'v>> {
     let pod = view.pod(pod_index);
     // Keyed by (topology key, excluded by preferred terms only).
     let mut excluded: BTreeMap<(&'v str, bool), BTreeSet<u32>> = BTreeMap::new();
-    let mut exclude = |key: &'v str, soft: bool, node: usize| {
+    let mut exclude = |key: &'v str, soft: bool, node: NodeIx| {
         if let Some(id) = view.domains(key).and_then(|d| d.of_node[node]) {
             excluded.entry((key, soft)).or_default().insert(id);
         }
@@ -402,7 +403,7 @@ struct SpreadCounts<'c> {
 }
 
 impl<'c> SpreadCounts<'c> {
-    fn new(view: &'c View, pod_index: usize, constraint: &'c SpreadConstraint) -> SpreadCounts<'c> {
+    fn new(view: &'c View, pod_index: PodIx, constraint: &'c SpreadConstraint) -> SpreadCounts<'c> {
         let pod = view.pod(pod_index);
         let domains = view.domains(&constraint.topology_key);
         let mut counts: Vec<Option<i64>> = vec![None; domains.map_or(0, |d| d.names.len())];
@@ -416,7 +417,7 @@ impl<'c> SpreadCounts<'c> {
                     }
                 }
             } else {
-                for node in 0..view.nodes.len() {
+                for node in view.nodes.indices() {
                     if let Some(id) = domains.of_node[node]
                         && eligible_node(view, pod, constraint, node)
                     {
@@ -466,7 +467,7 @@ impl<'c> SpreadCounts<'c> {
         }
     }
 
-    fn admits(&self, node: usize) -> bool {
+    fn admits(&self, node: NodeIx) -> bool {
         // The scheduler does not place a pod with a hard constraint on a node lacking the key.
         let Some(id) = self.domains.and_then(|d| d.of_node[node]) else {
             return false;
@@ -486,7 +487,7 @@ pub fn is_simple(view: &View, pod: &Pod, constraint: &SpreadConstraint) -> bool 
 }
 
 /// Whether a node's pods and domain count for a constraint (node inclusion policies).
-pub fn eligible_node(view: &View, pod: &Pod, constraint: &SpreadConstraint, node: usize) -> bool {
+pub fn eligible_node(view: &View, pod: &Pod, constraint: &SpreadConstraint, node: NodeIx) -> bool {
     let state = &view.nodes[node];
     state.node.ready
         && state.labels.contains_key(&constraint.topology_key)

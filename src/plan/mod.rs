@@ -13,6 +13,7 @@ mod drs_change;
 mod events;
 mod evictor;
 mod feasibility;
+mod index;
 pub mod labels;
 #[doc(hidden)]
 pub mod phases;
@@ -43,6 +44,7 @@ use crate::policy::{
 };
 use crate::snapshot::{Labels, Snapshot};
 use budget::Budget;
+use index::{NodeIx, PodIx};
 use view::{NodeState, PodState, View};
 
 /// A profile's `priorityThreshold` names a PriorityClass the snapshot does not have.
@@ -193,7 +195,7 @@ pub(crate) struct Planner<'a> {
     budget: Budget,
     pub plan: Plan,
     /// (pod, strategy) pairs already skipped, so a pod is reported once per strategy.
-    tried: BTreeSet<(usize, PluginKind)>,
+    tried: BTreeSet<(PodIx, PluginKind)>,
     /// Nodes with planned label changes, which evictions may depend on.
     relabelled: dependencies::Relabelling,
 }
@@ -226,7 +228,7 @@ pub(crate) enum Fit<'c> {
 /// What became of one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Attempt {
-    Evicted { landing: Option<usize> },
+    Evicted { landing: Option<NodeIx> },
     Skipped(SkipReason),
 }
 
@@ -302,14 +304,14 @@ impl<'a> Planner<'a> {
     }
 
     /// Whether a pod may be chosen by a strategy at all: active, on a considered node.
-    pub fn is_candidate(&self, pod: usize) -> bool {
+    pub fn is_candidate(&self, pod: PodIx) -> bool {
         self.view.state[pod] == PodState::Active
             && self.view.pod_node[pod].is_some_and(|node| self.view.nodes[node].considered)
     }
 
     /// Try to evict a pod: protections, then a better place, then PDBs, then limits. On
     /// success the working state is updated at once, so later decisions see the pod gone.
-    pub fn attempt(&mut self, context: &Context, pod: usize, reason: String, fit: Fit) -> Attempt {
+    pub fn attempt(&mut self, context: &Context, pod: PodIx, reason: String, fit: Fit) -> Attempt {
         let protections =
             evictor::protections(&self.view, context.evictor, context.priority_threshold, pod);
         if !protections.is_empty() {
@@ -362,9 +364,9 @@ impl<'a> Planner<'a> {
     fn landing(
         &self,
         context: &Context,
-        pod: usize,
+        pod: PodIx,
         fit: Fit,
-    ) -> Result<Option<usize>, (SkipReason, String)> {
+    ) -> Result<Option<NodeIx>, (SkipReason, String)> {
         let (fix, among) = match fit {
             Fit::Evictor | Fit::Move if context.evictor.node_fit => (None, None),
             Fit::Balance(constraint) => (Some(constraint), None),
@@ -422,7 +424,7 @@ impl<'a> Planner<'a> {
     fn skip(
         &mut self,
         context: &Context,
-        pod: usize,
+        pod: PodIx,
         reason: SkipReason,
         detail: String,
     ) -> Attempt {
@@ -443,7 +445,7 @@ impl<'a> Planner<'a> {
 }
 
 /// `node (host)` for messages.
-fn describe_node(view: &View, node: usize) -> String {
+fn describe_node(view: &View, node: NodeIx) -> String {
     let state = &view.nodes[node];
     match state.host() {
         Some(host) => format!("{} ({host})", state.node.name),

@@ -53,7 +53,9 @@ impl<'a> Phases<'a> {
         let Some(profile) = self.planner.view.policy.profiles.first() else {
             return 0;
         };
-        (0..self.planner.view.state.len())
+        self.planner
+            .view
+            .pod_indices()
             .step_by(step.max(1))
             .filter(|&pod| self.planner.is_candidate(pod))
             .filter(|&pod| {

@@ -28,6 +28,7 @@
 //! return is possible and only the reported node depends on the sample: then the first
 //! [`SMALL_SAMPLE`] feasible nodes are scored, which keeps `plan()` near-linear.
 
+use super::index::{NodeIx, PodIx, Position};
 use super::view::{CpuMemory, Domains, View, ZONE};
 use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
@@ -62,9 +63,9 @@ pub fn sample_size(nodes: usize) -> usize {
 
 /// The candidate the scheduler would choose: the highest weighted score, the first found on a
 /// tie. `candidates` are feasible nodes in search order; `None` when there are none.
-pub fn choose(view: &View, pod_index: usize, candidates: &[usize]) -> Option<usize> {
+pub fn choose(view: &View, pod_index: PodIx, candidates: &[NodeIx]) -> Option<NodeIx> {
     let scores = scores(view, pod_index, candidates);
-    let mut best: Option<(i64, usize)> = None;
+    let mut best: Option<(i64, NodeIx)> = None;
     for (&node, score) in candidates.iter().zip(scores) {
         if best.is_none_or(|(top, _)| score > top) {
             best = Some((score, node));
@@ -74,7 +75,7 @@ pub fn choose(view: &View, pod_index: usize, candidates: &[usize]) -> Option<usi
 }
 
 /// The weighted sum of every modelled plugin's normalized score, per candidate.
-pub fn scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
+pub fn scores(view: &View, pod_index: PodIx, candidates: &[NodeIx]) -> Vec<i64> {
     let pod = view.pod(pod_index);
     let taints = normalize_reverse(
         &candidates
@@ -100,7 +101,7 @@ pub fn scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
 }
 
 /// `PreferNoSchedule` taints of the node the pod does not tolerate.
-fn untolerated_soft_taints(view: &View, pod: &Pod, node: usize) -> i64 {
+fn untolerated_soft_taints(view: &View, pod: &Pod, node: NodeIx) -> i64 {
     view.nodes[node]
         .node
         .taints
@@ -128,7 +129,7 @@ fn normalize_reverse(raw: &[i64]) -> Vec<i64> {
 
 /// `LeastAllocated` and `BalancedAllocation` over CPU and memory, with the pod placed on the
 /// node (and, on the node it leaves, without its own usage).
-fn resource_scores(view: &View, pod_index: usize, asked: CpuMemory, node: usize) -> (i64, i64) {
+fn resource_scores(view: &View, pod_index: PodIx, asked: CpuMemory, node: NodeIx) -> (i64, i64) {
     let capacity = view.allocatable_cpu_memory[node];
     let used = view.used_cpu_memory[node];
     let here = view.pod_node[pod_index] == Some(node) && view.location(pod_index, false).is_some();
@@ -176,7 +177,7 @@ fn asked(pod: &Pod) -> CpuMemory {
 /// its key (planned landings counted, the pod being replaced not), times its weight, added for
 /// affinity and taken away for anti-affinity; normalized to 0–100 between the lowest and the
 /// highest candidate, all 0 when they are equal, as the scheduler's.
-fn inter_pod_affinity_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
+fn inter_pod_affinity_scores(view: &View, pod_index: PodIx, candidates: &[NodeIx]) -> Vec<i64> {
     let pod = view.pod(pod_index);
     if pod.preferred_affinity().is_empty() && pod.preferred_anti_affinity().is_empty() {
         return vec![0; candidates.len()];
@@ -230,9 +231,9 @@ struct SoftSpread<'v> {
 
 /// `PodTopologySpread` scores: the pod's `ScheduleAnyway` constraints, or the scheduler's
 /// default spreading when it declares no constraint at all.
-fn spread_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64> {
+fn spread_scores(view: &View, pod_index: PodIx, candidates: &[NodeIx]) -> Vec<i64> {
     let pod = view.pod(pod_index);
-    let peers = |selector: Option<&'_ crate::snapshot::Requirements>| -> Vec<usize> {
+    let peers = |selector: Option<&'_ crate::snapshot::Requirements>| -> Vec<PodIx> {
         match selector {
             Some(selector) => view.select(&pod.namespace, selector),
             None => view.siblings(pod_index).to_vec(),
@@ -241,7 +242,7 @@ fn spread_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64
     // The defaults apply to nodes that have their keys; a pod's own constraints ignore nodes
     // lacking one (they score 0), as the scheduler's `requireAllTopologies`.
     let defaulted = pod.spread_constraints.is_empty();
-    let soft: Vec<(&str, i64, Vec<usize>)> = if defaulted {
+    let soft: Vec<(&str, i64, Vec<PodIx>)> = if defaulted {
         if pod.controller().is_none() {
             return vec![0; candidates.len()];
         }
@@ -274,7 +275,7 @@ fn spread_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64
         .map(|&node| {
             spreads.iter().try_fold(0.0, |sum, spread| {
                 let count = match spread.domains {
-                    None => Some(spread.counts[node]),
+                    None => Some(spread.counts[node.position()]),
                     Some(domains) => domains.of_node[node].map(|id| spread.counts[id as usize]),
                 };
                 match count {
@@ -301,10 +302,10 @@ fn spread_scores(view: &View, pod_index: usize, candidates: &[usize]) -> Vec<i64
 /// landings and not the pod being replaced.
 fn soft_spread<'v>(
     view: &'v View,
-    pod_index: usize,
+    pod_index: PodIx,
     key: &str,
     max_skew: i64,
-    peers: &[usize],
+    peers: &[PodIx],
 ) -> SoftSpread<'v> {
     // Every key scored is indexed: pods' own constraint keys and the default zone key.
     let domains = (key != HOSTNAME).then(|| view.domains(key)).flatten();
@@ -318,7 +319,7 @@ fn soft_spread<'v>(
             continue;
         };
         let slot = match domains {
-            None => Some(node),
+            None => Some(node.position()),
             Some(domains) => domains.of_node[node].map(|id| id as usize),
         };
         if let Some(slot) = slot {

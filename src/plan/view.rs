@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use kube::core::Expression;
 
+use super::index::{NodeIx, PerNode, PerPod, PodIx, Position};
 use super::labels::Placement;
 use super::selector_index::SelectorIndex;
 use crate::policy::{NoEvictionPolicy, Policy, Strategy};
@@ -30,7 +31,7 @@ pub enum PodState {
     Gone,
     /// Chosen for eviction. `landing` is the node the feasibility check found for it: it is
     /// counted there when later evictions look for room, never as a peer in a violation.
-    Evicted { landing: Option<usize> },
+    Evicted { landing: Option<NodeIx> },
 }
 
 /// A node as planning sees it.
@@ -79,7 +80,7 @@ impl CpuMemory {
 #[derive(Debug, Default)]
 pub struct Domains {
     /// Domain id of each node; `None` where the node lacks the key.
-    pub of_node: Vec<Option<u32>>,
+    pub of_node: PerNode<Option<u32>>,
     /// Whether each domain has a Ready node.
     pub has_ready_node: Vec<bool>,
     /// Value of each domain id.
@@ -90,33 +91,33 @@ pub struct Domains {
 /// into its preferred ones for the soft holders).
 #[derive(Clone, Copy, Debug)]
 pub struct Holder {
-    pub pod: usize,
+    pub pod: PodIx,
     pub term: usize,
 }
 
 pub struct View<'a> {
     pub snapshot: &'a Snapshot,
     pub policy: &'a Policy,
-    pub nodes: Vec<NodeState<'a>>,
+    pub nodes: PerNode<NodeState<'a>>,
     /// The node each pod is bound to, when that node is known.
-    pub pod_node: Vec<Option<usize>>,
-    pub state: Vec<PodState>,
+    pub pod_node: PerPod<Option<NodeIx>>,
+    pub state: PerPod<PodState>,
     /// Requests of the pods counted on each node, including landings. Change it only through
     /// [`View::move_requests`], which keeps `used_cpu_memory` in step.
-    pub used: Vec<Resources>,
+    pub used: PerNode<Resources>,
     /// CPU and memory of `used`, and of each node's allocatable, as plain numbers: the hot loops
     /// (the better-place search, the scheduler's scoring) read them for every node they try.
-    pub used_cpu_memory: Vec<CpuMemory>,
-    pub allocatable_cpu_memory: Vec<CpuMemory>,
+    pub used_cpu_memory: PerNode<CpuMemory>,
+    pub allocatable_cpu_memory: PerNode<CpuMemory>,
     /// Whether any node has a taint (so taint-aware checks can skip the node scan).
     pub any_taints: bool,
     /// How many nodes can take pods at all (`can_receive`), which no decision changes.
     pub receiving_nodes: usize,
-    by_namespace: HashMap<&'a str, Vec<usize>>,
+    by_namespace: HashMap<&'a str, Vec<PodIx>>,
     /// Controller uid → its pods, for the scheduler's default spreading.
-    by_controller: HashMap<&'a str, Vec<usize>>,
+    by_controller: HashMap<&'a str, Vec<PodIx>>,
     /// (namespace, label key, label value) → pods.
-    by_label: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
+    by_label: HashMap<(&'a str, &'a str, &'a str), Vec<PodIx>>,
     /// Every required anti-affinity term with a selector, and an index to find those that
     /// may apply to a pod.
     holders: Vec<Holder>,
@@ -168,6 +169,7 @@ impl<'a> View<'a> {
 
     /// The view of the nodes, before any pod is placed.
     fn over(snapshot: &'a Snapshot, policy: &'a Policy, nodes: Vec<NodeState<'a>>) -> View<'a> {
+        let nodes: PerNode<NodeState<'a>> = nodes.into();
         let namespace_labels: HashMap<&str, Labels> = snapshot
             .namespaces
             .iter()
@@ -179,17 +181,17 @@ impl<'a> View<'a> {
             .iter()
             .map(|n| CpuMemory::of(&n.node.allocatable))
             .collect();
-        let used = vec![Resources::default(); nodes.len()];
+        let used = nodes.iter().map(|_| Resources::default()).collect();
         View {
             snapshot,
             policy,
             nodes,
             any_taints,
             receiving_nodes,
-            pod_node: Vec::with_capacity(snapshot.pods.len()),
-            state: Vec::with_capacity(snapshot.pods.len()),
+            pod_node: PerPod::with_capacity(snapshot.pods.len()),
+            state: PerPod::with_capacity(snapshot.pods.len()),
             used,
-            used_cpu_memory: Vec::new(),
+            used_cpu_memory: PerNode::default(),
             allocatable_cpu_memory,
             by_namespace: HashMap::new(),
             by_controller: HashMap::new(),
@@ -207,16 +209,15 @@ impl<'a> View<'a> {
     /// Places every pod and files it, its anti-affinity terms and the PDBs.
     fn index_pods(&mut self) {
         let snapshot = self.snapshot;
-        let node_by_name: HashMap<&str, usize> = self
+        let node_by_name: HashMap<&str, NodeIx> = self
             .nodes
-            .iter()
             .enumerate()
             .map(|(i, n)| (n.node.name.as_str(), i))
             .collect();
         // One pass over the pods for both: the planner runs over hundreds of thousands.
         for (index, pod) in snapshot.pods.iter().enumerate() {
             self.place_pod(&node_by_name, pod);
-            self.index_pod(index, pod);
+            self.index_pod(PodIx::at(index), pod);
         }
         self.used_cpu_memory = self.used.iter().map(CpuMemory::of).collect();
         self.index_holders();
@@ -230,7 +231,7 @@ impl<'a> View<'a> {
 
     /// Records the next pod's node and state, counting its requests on its node while it is
     /// active there. Pods are placed in snapshot order: their index is their position.
-    fn place_pod(&mut self, node_by_name: &HashMap<&str, usize>, pod: &Pod) {
+    fn place_pod(&mut self, node_by_name: &HashMap<&str, NodeIx>, pod: &Pod) {
         let node = pod
             .node_name
             .as_deref()
@@ -249,7 +250,7 @@ impl<'a> View<'a> {
 
     /// Files a pod under its namespace and controller, and gives its namespace labels
     /// when the snapshot has none for it.
-    fn index_pod(&mut self, index: usize, pod: &'a Pod) {
+    fn index_pod(&mut self, index: PodIx, pod: &'a Pod) {
         self.by_namespace
             .entry(&*pod.namespace)
             .or_default()
@@ -309,6 +310,7 @@ impl<'a> View<'a> {
         let mut holders = (Vec::new(), SelectorIndex::default());
         let mut soft_holders = (Vec::new(), SelectorIndex::default());
         for (index, pod) in snapshot.pods.iter().enumerate() {
+            let index = PodIx::at(index);
             for (term_index, term) in pod.anti_affinity.iter().enumerate() {
                 self.index_holder(&mut holders, index, term_index, term);
             }
@@ -323,7 +325,7 @@ impl<'a> View<'a> {
     fn index_holder(
         &self,
         (holders, index): &mut (Vec<Holder>, SelectorIndex<'a>),
-        pod: usize,
+        pod: PodIx,
         term_index: usize,
         term: &'a AffinityTerm,
     ) {
@@ -345,8 +347,8 @@ impl<'a> View<'a> {
     }
 
     /// Moves a pod's requests from one node to another (`None`: off the cluster).
-    pub fn move_requests(&mut self, pod: usize, from: usize, to: Option<usize>) {
-        let requests = &self.snapshot.pods[pod].requests;
+    pub fn move_requests(&mut self, pod: PodIx, from: NodeIx, to: Option<NodeIx>) {
+        let requests = &self.pod(pod).requests;
         let moved = CpuMemory::of(requests);
         self.used[from].subtract(requests);
         self.used_cpu_memory[from].cpu -= moved.cpu;
@@ -359,20 +361,35 @@ impl<'a> View<'a> {
     }
 
     /// The pods of the pod's controller, itself included (none without a controller).
-    pub fn siblings(&self, pod: usize) -> &[usize] {
+    pub fn siblings(&self, pod: PodIx) -> &[PodIx] {
         self.pod(pod)
             .controller()
             .and_then(|owner| self.by_controller.get(owner.uid.as_ref()))
             .map_or(&[], Vec::as_slice)
     }
 
-    pub fn pod(&self, index: usize) -> &'a Pod {
-        &self.snapshot.pods[index]
+    /// The index of every pod, in snapshot order.
+    pub fn pod_indices(&self) -> impl DoubleEndedIterator<Item = PodIx> + use<> {
+        (0..self.snapshot.pods.len()).map(PodIx::at)
+    }
+
+    /// Every pod with its index, in snapshot order.
+    pub fn pods(&self) -> impl DoubleEndedIterator<Item = (PodIx, &'a Pod)> + use<'a> {
+        let snapshot = self.snapshot;
+        snapshot
+            .pods
+            .iter()
+            .enumerate()
+            .map(|(index, pod)| (PodIx::at(index), pod))
+    }
+
+    pub fn pod(&self, index: PodIx) -> &'a Pod {
+        &self.snapshot.pods[index.position()]
     }
 
     /// Where a pod counts: its node while active; with `landings`, also where an evicted pod
     /// is expected to land.
-    pub fn location(&self, pod: usize, landings: bool) -> Option<usize> {
+    pub fn location(&self, pod: PodIx, landings: bool) -> Option<NodeIx> {
         match self.state[pod] {
             PodState::Active => self.pod_node[pod],
             PodState::Evicted { landing } if landings => landing,
@@ -382,7 +399,7 @@ impl<'a> View<'a> {
 
     /// Pods of a namespace whose labels match a selector, in snapshot order (whatever their
     /// state). Uses the label index through the selector's most specific equality.
-    pub fn select(&self, namespace: &'a str, selector: &'a Requirements) -> Vec<usize> {
+    pub fn select(&self, namespace: &'a str, selector: &'a Requirements) -> Vec<PodIx> {
         let expressions = selector.expressions();
         // The expression with the fewest candidates, by posting-list length.
         let size = |expression: &Expression| match expression {
@@ -400,10 +417,10 @@ impl<'a> View<'a> {
             .enumerate()
             .filter_map(|(i, e)| size(e).map(|n| (n, i)))
             .min();
-        let pool: Vec<usize> = match best.map(|(_, i)| &expressions[i]) {
+        let pool: Vec<PodIx> = match best.map(|(_, i)| &expressions[i]) {
             Some(Expression::Equal(key, value)) => self.postings(namespace, key, value).to_vec(),
             Some(Expression::In(key, values)) => {
-                let mut merged: Vec<usize> = values
+                let mut merged: Vec<PodIx> = values
                     .iter()
                     .flat_map(|value| self.postings(namespace, key, value).iter().copied())
                     .collect();
@@ -421,7 +438,7 @@ impl<'a> View<'a> {
             .collect()
     }
 
-    fn postings(&self, namespace: &'a str, key: &'a str, value: &'a str) -> &[usize] {
+    fn postings(&self, namespace: &'a str, key: &'a str, value: &'a str) -> &[PodIx] {
         self.by_label
             .get(&(namespace, key, value))
             .map(Vec::as_slice)
@@ -435,7 +452,7 @@ impl<'a> View<'a> {
     }
 
     /// Pods of one namespace, in snapshot order.
-    pub fn namespace_pods(&self, namespace: &str) -> &[usize] {
+    pub fn namespace_pods(&self, namespace: &str) -> &[PodIx] {
         self.by_namespace
             .get(namespace)
             .map(Vec::as_slice)
@@ -463,7 +480,7 @@ impl<'a> View<'a> {
     }
 
     /// Pods (other than `owner`) an affinity term of `owner` matches, in any state.
-    pub fn term_matches(&self, owner: usize, term: &'a AffinityTerm) -> Vec<usize> {
+    pub fn term_matches(&self, owner: PodIx, term: &'a AffinityTerm) -> Vec<PodIx> {
         let Some(selector) = &term.selector else {
             return Vec::new();
         };
@@ -489,7 +506,7 @@ impl<'a> View<'a> {
     }
 
     /// Whether an affinity term of `owner` matches pod `other`.
-    pub fn term_selects(&self, owner: usize, term: &AffinityTerm, other: usize) -> bool {
+    pub fn term_selects(&self, owner: PodIx, term: &AffinityTerm, other: PodIx) -> bool {
         let other_pod = self.pod(other);
         let Some(selector) = &term.selector else {
             return false;
@@ -530,7 +547,7 @@ impl<'a> View<'a> {
     }
 
     /// PodDisruptionBudgets whose selector matches the pod, in snapshot order.
-    pub fn pdbs_of(&self, pod: usize) -> Vec<usize> {
+    pub fn pdbs_of(&self, pod: PodIx) -> Vec<usize> {
         let pod = self.pod(pod);
         let mut pdbs: Vec<usize> = self
             .pdb_index
@@ -549,7 +566,7 @@ impl<'a> View<'a> {
     /// Sort pods into the order they are chosen in, most evictable first: lowest priority,
     /// then BestEffort before Burstable before Guaranteed, then (when asked) pods not
     /// preferring to stay, then the most recently created, then namespace and name.
-    pub fn sort_for_eviction(&self, preference: NoEvictionPolicy, pods: &mut [usize]) {
+    pub fn sort_for_eviction(&self, preference: NoEvictionPolicy, pods: &mut [PodIx]) {
         // Pods are indexed in namespace/name order (a snapshot invariant), so the index is
         // the last tie-break: the key is all integers and the sort compares no strings.
         pods.sort_unstable_by_key(|&index| {
@@ -561,9 +578,10 @@ impl<'a> View<'a> {
 }
 
 /// (namespace, label key, label value) → the pods carrying that label, in snapshot order.
-fn label_index(snapshot: &Snapshot) -> HashMap<(&str, &str, &str), Vec<usize>> {
-    let mut by_label: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
+fn label_index(snapshot: &Snapshot) -> HashMap<(&str, &str, &str), Vec<PodIx>> {
+    let mut by_label: HashMap<(&str, &str, &str), Vec<PodIx>> = HashMap::new();
     for (index, pod) in snapshot.pods.iter().enumerate() {
+        let index = PodIx::at(index);
         for (key, value) in &pod.labels {
             by_label
                 .entry((&*pod.namespace, key, value))

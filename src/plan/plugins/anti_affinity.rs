@@ -22,6 +22,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use crate::plan::index::PodIx;
 use crate::plan::view::{PodState, View};
 use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::AntiAffinityArgs;
@@ -80,13 +81,13 @@ impl Terms {
 /// one domain of the term's topology key.
 #[derive(Clone, Copy, Debug)]
 struct Violation {
-    holder: usize,
+    holder: PodIx,
     term: usize,
-    matched: usize,
+    matched: PodIx,
 }
 
 /// Whether the strategy's `namespaces` and `labelSelector` let it act on the pod.
-fn admits(view: &View, args: &AntiAffinityArgs, pod: usize) -> bool {
+fn admits(view: &View, args: &AntiAffinityArgs, pod: PodIx) -> bool {
     let pod = view.pod(pod);
     args.namespaces.admits(&pod.namespace)
         && args
@@ -100,7 +101,7 @@ fn admits(view: &View, args: &AntiAffinityArgs, pod: usize) -> bool {
 fn violations(planner: &Planner, args: &AntiAffinityArgs, terms: Terms) -> Vec<Violation> {
     let view = &planner.view;
     let mut found = Vec::new();
-    for holder in 0..view.snapshot.pods.len() {
+    for holder in view.pod_indices() {
         let holder_terms = terms.of(view.pod(holder));
         if holder_terms.is_empty() || !planner.is_candidate(holder) || !admits(view, args, holder) {
             continue;
@@ -147,7 +148,7 @@ fn cover(
 ) {
     // The violations each pod that may be evicted is part of. The holder was admitted when
     // its violations were found; the matched pod must be a candidate of this strategy too.
-    let mut involved: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut involved: HashMap<PodIx, Vec<usize>> = HashMap::new();
     for (index, violation) in violations.iter().enumerate() {
         involved.entry(violation.holder).or_default().push(index);
         if planner.is_candidate(violation.matched) && admits(&planner.view, args, violation.matched)
@@ -155,13 +156,13 @@ fn cover(
             involved.entry(violation.matched).or_default().push(index);
         }
     }
-    let mut order: Vec<usize> = involved.keys().copied().collect();
+    let mut order: Vec<PodIx> = involved.keys().copied().collect();
     planner
         .view
         .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
     // A lazy max-heap: counts only fall, so a popped entry whose count is stale is pushed
     // back with its current count, and one that is current is the best pod left.
-    let mut heap: BinaryHeap<(usize, Reverse<usize>, usize)> = order
+    let mut heap: BinaryHeap<(usize, Reverse<usize>, PodIx)> = order
         .iter()
         .enumerate()
         .map(|(rank, &pod)| (involved[&pod].len(), Reverse(rank), pod))
@@ -193,7 +194,7 @@ fn cover(
 /// first, the rule it breaks itself) and, when it conflicts with several pods, how many.
 fn reason(
     view: &View,
-    pod: usize,
+    pod: PodIx,
     violations: &[Violation],
     clears: &[usize],
     terms: Terms,
@@ -233,7 +234,7 @@ fn reason(
         view.pod(partner).key(),
         view.nodes[partner_node].node.name
     );
-    let mut partners: Vec<usize> = clears
+    let mut partners: Vec<PodIx> = clears
         .iter()
         .map(|&index| {
             let violation = violations[index];

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::plan::feasibility::node_admits;
+use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::View;
 use crate::plan::{Context, Fit, Planner};
 use crate::policy::DuplicatesArgs;
@@ -72,9 +73,9 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
 fn duplicate_groups<'a>(
     view: &View<'a>,
     args: &DuplicatesArgs,
-) -> Vec<(GroupKey<'a>, BTreeMap<usize, Vec<usize>>)> {
-    let mut groups: HashMap<GroupKey, BTreeMap<usize, Vec<usize>>> = HashMap::new();
-    for pod in 0..view.snapshot.pods.len() {
+) -> Vec<(GroupKey<'a>, BTreeMap<NodeIx, Vec<PodIx>>)> {
+    let mut groups: HashMap<GroupKey, BTreeMap<NodeIx, Vec<PodIx>>> = HashMap::new();
+    for pod in view.pod_indices() {
         // Where it counts: on its node, or, evicted by an earlier strategy, where its
         // replacement is expected (it is no candidate then, but takes its place in the share).
         let Some(node) = view.location(pod, true) else {
@@ -105,7 +106,7 @@ fn duplicate_groups<'a>(
             .or_default()
             .push(pod);
     }
-    let mut groups: Vec<(GroupKey, BTreeMap<usize, Vec<usize>>)> = groups
+    let mut groups: Vec<(GroupKey, BTreeMap<NodeIx, Vec<PodIx>>)> = groups
         .into_iter()
         .filter(|(_, by_node)| by_node.values().any(|pods| pods.len() > 1))
         .collect();
@@ -116,7 +117,7 @@ fn duplicate_groups<'a>(
 /// Whether a pod's replacement landing on `node` would put the pod's group over the even share
 /// RemoveDuplicates (with `args`) keeps, so that it would evict it again: what a replacement
 /// sent by another strategy must not do, or two strategies take turns moving it.
-pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: usize, node: usize) -> bool {
+pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: PodIx, node: NodeIx) -> bool {
     let moving = view.pod(pod);
     let excluded = moving.owners.iter().any(|o| {
         args.exclude_owner_kinds
@@ -127,7 +128,7 @@ pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: usize, node
         return false;
     }
     // Its group (same owners and images), found among its controller's pods, where they count.
-    let mut by_node: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut by_node: BTreeMap<NodeIx, Vec<PodIx>> = BTreeMap::new();
     for &other in view.siblings(pod) {
         let sibling = view.pod(other);
         let same = sibling.images == moving.images
@@ -157,7 +158,7 @@ pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: usize, node
 /// How many nodes could run the group: the union of the nodes each of its distinct scheduling
 /// constraints admits, each counted only when it admits more than one. For a pod that selects
 /// no node on an untainted cluster that is every node that can take pods.
-fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>) -> usize {
+fn target_nodes(view: &View, by_node: &BTreeMap<NodeIx, Vec<PodIx>>) -> usize {
     let mut distinct: Vec<&Pod> = Vec::new();
     for &pod in by_node.values().flatten() {
         let pod = view.pod(pod);
@@ -170,9 +171,11 @@ fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>) -> usize {
         // That pod could run on every open node, so the union is all of them.
         return view.receiving_nodes;
     }
-    let mut target = vec![false; view.nodes.len()];
+    let mut target: PerNode<bool> = view.nodes.iter().map(|_| false).collect();
     for pod in distinct {
-        let admitting: Vec<usize> = (0..view.nodes.len())
+        let admitting: Vec<NodeIx> = view
+            .nodes
+            .indices()
             .filter(|&n| view.nodes[n].can_receive && node_admits(view, pod, n).is_none())
             .collect();
         if admitting.len() > 1 {
@@ -181,7 +184,7 @@ fn target_nodes(view: &View, by_node: &BTreeMap<usize, Vec<usize>>) -> usize {
             }
         }
     }
-    target.into_iter().filter(|&t| t).count()
+    target.iter().filter(|&&t| t).count()
 }
 
 /// Whether two pods would be admitted by exactly the same nodes: equal node selectors,

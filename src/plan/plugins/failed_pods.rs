@@ -14,7 +14,7 @@ use crate::snapshot::{Phase, Pod};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &FailedPodsArgs) {
     let mut violating = Vec::new();
-    for pod in 0..planner.view.snapshot.pods.len() {
+    for pod in planner.view.pod_indices() {
         if !is_finished_candidate(planner, pod)
             || planner.view.pod(pod).phase != Phase::Failed
             || !admits(planner, &args.namespaces, args.label_selector.as_ref(), pod)

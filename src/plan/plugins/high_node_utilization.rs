@@ -9,6 +9,7 @@
 use super::node_utilization::{
     Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
 };
+use crate::plan::index::{NodeIx, PerNode};
 use crate::plan::{Context, Planner, UtilizationClass};
 use crate::policy::{HighNodeUtilizationArgs, UsageSource};
 use crate::snapshot::Pod;
@@ -17,12 +18,14 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
     let mut utilization =
         Utilization::measure(planner, context, &args.thresholds, UsageSource::Requests);
     let low = utilization.percents(&args.thresholds, 100.0);
-    let lows: Vec<Vec<i64>> = (0..utilization.usage.len())
+    let lows: PerNode<Vec<i64>> = utilization
+        .usage
+        .indices()
         .map(|node| utilization.amounts_of(node, &low))
         .collect();
     let before = utilization.usage.clone();
     let underutilized = act(planner, context, args, &mut utilization, &lows);
-    let class = |node: usize| {
+    let class = |node: NodeIx| {
         if underutilized.contains(&node) {
             UtilizationClass::Underutilized
         } else {
@@ -42,16 +45,16 @@ fn act(
     context: &Context,
     args: &HighNodeUtilizationArgs,
     utilization: &mut Utilization,
-    lows: &[Vec<i64>],
-) -> Vec<usize> {
-    let judged: Vec<usize> = utilization.judged().collect();
-    let mut underutilized: Vec<usize> = judged
+    lows: &PerNode<Vec<i64>>,
+) -> Vec<NodeIx> {
+    let judged: Vec<NodeIx> = utilization.judged().collect();
+    let mut underutilized: Vec<NodeIx> = judged
         .iter()
         .copied()
         .filter(|&node| utilization.all_at_most(node, &lows[node]))
         .collect();
     let view = &planner.view;
-    let others: Vec<usize> = judged
+    let others: Vec<NodeIx> = judged
         .iter()
         .copied()
         .filter(|node| !underutilized.contains(node) && view.nodes[*node].can_receive)
@@ -66,7 +69,9 @@ fn act(
     let found = underutilized.clone();
     // Least used first; node order breaks ties.
     underutilized.sort_by(|&a, &b| utilization.load(a).total_cmp(&utilization.load(b)));
-    let ceilings = (0..utilization.usage.len())
+    let ceilings = utilization
+        .usage
+        .indices()
         .map(|node| utilization.allocatable(node))
         .collect();
     let mut destinations = Destinations::new(utilization, &others, ceilings, "fuller");

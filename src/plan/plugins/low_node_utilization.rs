@@ -14,6 +14,7 @@
 use super::node_utilization::{
     Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
 };
+use crate::plan::index::{NodeIx, PerNode};
 use crate::plan::warning::Warning;
 use crate::plan::{Context, Planner, UtilizationClass};
 use crate::policy::{LowNodeUtilizationArgs, UsageSource, unmeasurable};
@@ -36,7 +37,7 @@ pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationAr
     let (low, high) = thresholds(&utilization, args);
     let before = utilization.usage.clone();
     let (underutilized, above_target) = act(planner, context, args, &mut utilization, &low, &high);
-    let class = |node: usize| {
+    let class = |node: NodeIx| {
         if underutilized.contains(&node) {
             UtilizationClass::Underutilized
         } else if above_target.contains(&node) {
@@ -59,17 +60,17 @@ fn act(
     context: &Context,
     args: &LowNodeUtilizationArgs,
     utilization: &mut Utilization,
-    low: &[Vec<i64>],
-    high: &[Vec<i64>],
-) -> (Vec<usize>, Vec<usize>) {
-    let judged: Vec<usize> = utilization.judged().collect();
+    low: &PerNode<Vec<i64>>,
+    high: &PerNode<Vec<i64>>,
+) -> (Vec<NodeIx>, Vec<NodeIx>) {
+    let judged: Vec<NodeIx> = utilization.judged().collect();
     let view = &planner.view;
-    let underutilized: Vec<usize> = judged
+    let underutilized: Vec<NodeIx> = judged
         .iter()
         .copied()
         .filter(|&node| view.nodes[node].can_receive && utilization.all_at_most(node, &low[node]))
         .collect();
-    let mut above_target: Vec<usize> = judged
+    let mut above_target: Vec<NodeIx> = judged
         .iter()
         .copied()
         .filter(|node| !underutilized.contains(node))
@@ -86,10 +87,10 @@ fn act(
     // Fullest first; node order breaks ties.
     above_target.sort_by(|&a, &b| utilization.load(b).total_cmp(&utilization.load(a)));
     let mut destinations =
-        Destinations::new(utilization, &underutilized, high.to_vec(), "underutilized");
+        Destinations::new(utilization, &underutilized, high.clone(), "underutilized");
     let pods = pods_by_node(&planner.view);
     let keep_going =
-        |utilization: &Utilization, node: usize| utilization.any_above(node, &high[node]);
+        |utilization: &Utilization, node: NodeIx| utilization.any_above(node, &high[node]);
     let thresholding = thresholding(&args.thresholds);
     let admits = |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &thresholding);
     for source in above_target {
@@ -128,12 +129,13 @@ fn act(
 fn thresholds(
     utilization: &Utilization,
     args: &LowNodeUtilizationArgs,
-) -> (Vec<Vec<i64>>, Vec<Vec<i64>>) {
-    let nodes = utilization.usage.len();
+) -> (PerNode<Vec<i64>>, PerNode<Vec<i64>>) {
     if !args.use_deviation_thresholds {
         let low = utilization.percents(&args.thresholds, 100.0);
         let high = utilization.percents(&args.target_thresholds, 100.0);
-        return (0..nodes)
+        return utilization
+            .usage
+            .indices()
             .map(|node| {
                 (
                     utilization.amounts_of(node, &low),
@@ -163,7 +165,9 @@ fn thresholds(
             }
         })
         .collect();
-    (0..nodes)
+    utilization
+        .usage
+        .indices()
         .map(|node| {
             (
                 utilization.amounts_of(node, &low),

@@ -20,6 +20,7 @@ mod topology_spread;
 
 use std::collections::HashMap;
 
+use super::index::PodIx;
 use super::view::PodState;
 use super::{Context, Fit, Planner};
 use crate::policy::{Namespaces, Strategy};
@@ -46,7 +47,7 @@ fn admits(
     planner: &Planner,
     namespaces: &Namespaces,
     label_selector: Option<&Requirements>,
-    pod: usize,
+    pod: PodIx,
 ) -> bool {
     let pod = planner.view.pod(pod);
     namespaces.admits(&pod.namespace) && label_selector.is_none_or(|s| s.matches(&pod.labels))
@@ -55,7 +56,7 @@ fn admits(
 /// Whether a finished pod (`Succeeded` or `Failed`, not terminating) may be chosen: it is on a
 /// considered node and no strategy chose it yet. Finished pods count for nothing in the other
 /// strategies; only the lifecycle ones (PodLifeTime, RemoveFailedPods) evict them, as upstream.
-fn is_finished_candidate(planner: &Planner, pod: usize) -> bool {
+fn is_finished_candidate(planner: &Planner, pod: PodIx) -> bool {
     let view = &planner.view;
     let pod_ref = view.pod(pod);
     matches!(pod_ref.phase, Phase::Succeeded | Phase::Failed)
@@ -66,7 +67,7 @@ fn is_finished_candidate(planner: &Planner, pod: usize) -> bool {
 
 /// Age in whole seconds at the snapshot's `now`, from `metadata.creationTimestamp` (as
 /// upstream's lifetime checks); `None` when not recorded.
-fn age_seconds(planner: &Planner, pod: usize) -> Option<i64> {
+fn age_seconds(planner: &Planner, pod: PodIx) -> Option<i64> {
     let created = planner.view.pod(pod).created?;
     Some(
         planner
@@ -83,11 +84,11 @@ fn age_seconds(planner: &Planner, pod: usize) -> Option<i64> {
 fn evict_in_order(
     planner: &mut Planner,
     context: &Context,
-    violating: Vec<(usize, String)>,
+    violating: Vec<(PodIx, String)>,
     fit: Fit,
 ) {
-    let mut order: Vec<usize> = violating.iter().map(|(pod, _)| *pod).collect();
-    let mut reasons: HashMap<usize, String> = violating.into_iter().collect();
+    let mut order: Vec<PodIx> = violating.iter().map(|(pod, _)| *pod).collect();
+    let mut reasons: HashMap<PodIx, String> = violating.into_iter().collect();
     planner
         .view
         .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);

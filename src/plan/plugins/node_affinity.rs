@@ -17,6 +17,7 @@ use std::collections::HashMap;
 
 use super::{admits, evict_in_order};
 use crate::plan::feasibility::{Allowed, matches_node_affinity};
+use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::View;
 use crate::plan::{Context, Fit, Planner};
 use crate::policy::{NodeAffinityArgs, NodeAffinityType};
@@ -36,8 +37,8 @@ pub fn run(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
 fn candidates<'p>(
     planner: &'p Planner,
     args: &'p NodeAffinityArgs,
-) -> impl Iterator<Item = (usize, usize)> + 'p {
-    (0..planner.view.snapshot.pods.len()).filter_map(move |pod| {
+) -> impl Iterator<Item = (PodIx, NodeIx)> + 'p {
+    planner.view.pod_indices().filter_map(move |pod| {
         if !planner.is_candidate(pod)
             || !admits(planner, &args.namespaces, args.label_selector.as_ref(), pod)
         {
@@ -50,7 +51,7 @@ fn candidates<'p>(
 
 fn required(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
     let view = &planner.view;
-    let violating: Vec<(usize, String)> = candidates(planner, args)
+    let violating: Vec<(PodIx, String)> = candidates(planner, args)
         .filter(|&(pod, node)| {
             let state = &view.nodes[node];
             view.pod(pod).node_affinity().is_some()
@@ -70,17 +71,18 @@ fn required(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
 fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
     let view = &planner.view;
     // (current score, best score) of each pod another node would suit better.
-    let mut scores: HashMap<usize, (i64, i64)> = HashMap::new();
+    let mut scores: HashMap<PodIx, (i64, i64)> = HashMap::new();
     // Pods of one controller carry the same terms: each controller's best score is computed
     // once (for the first pod; a pod whose terms differ, an older revision, gets its own).
-    let mut best_of_owner: HashMap<&str, (usize, i64)> = HashMap::new();
+    let mut best_of_owner: HashMap<&str, (PodIx, i64)> = HashMap::new();
     for (pod, node) in candidates(planner, args) {
         let pod_ref = view.pod(pod);
         if pod_ref.preferred_node_affinity().is_empty() {
             continue;
         }
         let best_score = || {
-            (0..view.nodes.len())
+            view.nodes
+                .indices()
                 .map(|other| score(view, pod_ref, other))
                 .max()
                 .unwrap_or(0)
@@ -106,7 +108,7 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
             scores.insert(pod, (current, best));
         }
     }
-    let mut order: Vec<usize> = scores.keys().copied().collect();
+    let mut order: Vec<PodIx> = scores.keys().copied().collect();
     planner
         .view
         .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
@@ -114,7 +116,9 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
         let (current, best) = scores[&pod];
         let view = &planner.view;
         let pod_ref = view.pod(pod);
-        let better: Vec<bool> = (0..view.nodes.len())
+        let better: PerNode<bool> = view
+            .nodes
+            .indices()
             .map(|other| score(view, pod_ref, other) > current)
             .collect();
         let node = view.pod_node[pod].expect("candidates are bound to a known node");
@@ -131,14 +135,14 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
 }
 
 /// The pod's preferred node affinity score on a node (by its refreshed labels).
-fn score(view: &View, pod: &Pod, node: usize) -> i64 {
+fn score(view: &View, pod: &Pod, node: NodeIx) -> i64 {
     let state = &view.nodes[node];
     pod.preference_weight(&state.node.name, &state.labels)
 }
 
 /// Whether the pod selects nodes by a label key this tool owns while the node's value of it is
 /// not trusted (the node is unmapped, or vSphere was not observed).
-fn reads_untrusted_labels(view: &View, pod: &Pod, node: usize) -> bool {
+fn reads_untrusted_labels(view: &View, pod: &Pod, node: NodeIx) -> bool {
     if view.nodes[node].placement.is_some() {
         return false;
     }

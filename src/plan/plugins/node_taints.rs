@@ -7,13 +7,14 @@
 //! pods are taken in the eviction order.
 
 use super::{admits, evict_in_order};
+use crate::plan::index::PodIx;
 use crate::plan::{Context, Fit, Planner};
 use crate::policy::NodeTaintsArgs;
 use crate::snapshot::{Taint, TaintEffect};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &NodeTaintsArgs) {
-    let mut violating: Vec<(usize, String)> = Vec::new();
-    for pod in 0..planner.view.snapshot.pods.len() {
+    let mut violating: Vec<(PodIx, String)> = Vec::new();
+    for pod in planner.view.pod_indices() {
         if !planner.is_candidate(pod)
             || !admits(planner, &args.namespaces, args.label_selector.as_ref(), pod)
         {

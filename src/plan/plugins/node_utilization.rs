@@ -11,6 +11,7 @@
 //! back.
 
 use crate::plan::feasibility::Allowed;
+use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::View;
 use crate::plan::warning::Warning;
 use crate::plan::{
@@ -33,9 +34,9 @@ pub(super) struct Utilization {
     source: UsageSource,
     /// Usage per node; `None` for a node that is not judged (not considered, or without
     /// NodeMetrics when metrics are read).
-    pub usage: Vec<Option<Vec<i64>>>,
+    pub usage: PerNode<Option<Vec<i64>>>,
     /// Allocatable per node and judged resource.
-    allocatable: Vec<Vec<i64>>,
+    allocatable: PerNode<Vec<i64>>,
 }
 
 impl Utilization {
@@ -58,8 +59,8 @@ impl Utilization {
         let view = &planner.view;
         let metrics = view.snapshot.metrics.as_ref();
         let mut unmetered = Vec::new();
-        let mut usage = Vec::with_capacity(view.nodes.len());
-        for (node, state) in view.nodes.iter().enumerate() {
+        let mut usage = PerNode::with_capacity(view.nodes.len());
+        for (node, state) in view.nodes.enumerate() {
             let measured = match source {
                 UsageSource::Requests => None,
                 UsageSource::KubernetesMetrics => {
@@ -107,9 +108,9 @@ impl Utilization {
         &self,
         planner: &mut Planner,
         context: &Context,
-        before: &[Option<Vec<i64>>],
+        before: &PerNode<Option<Vec<i64>>>,
         thresholds: &Thresholds,
-        class: impl Fn(usize) -> UtilizationClass,
+        class: impl Fn(NodeIx) -> UtilizationClass,
     ) {
         for node in self.judged() {
             let earlier = before[node].as_deref().unwrap_or(self.used(node));
@@ -135,13 +136,15 @@ impl Utilization {
     }
 
     /// The judged nodes.
-    pub fn judged(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.usage.len()).filter(|&node| self.usage[node].is_some())
+    pub fn judged(&self) -> impl Iterator<Item = NodeIx> + '_ {
+        self.usage
+            .indices()
+            .filter(|&node| self.usage[node].is_some())
     }
 
     /// What evicting a pod frees, per judged resource; `None` when metrics are read and the
     /// snapshot has no PodMetrics for it.
-    fn pod(&self, view: &View, pod: usize) -> Option<Vec<i64>> {
+    fn pod(&self, view: &View, pod: PodIx) -> Option<Vec<i64>> {
         let pod_ref = view.pod(pod);
         let measured = match self.source {
             UsageSource::Requests => None,
@@ -165,7 +168,7 @@ impl Utilization {
     }
 
     /// Percentages as amounts of a node's allocatable (truncated, as upstream).
-    pub fn amounts_of(&self, node: usize, percents: &[f64]) -> Vec<i64> {
+    pub fn amounts_of(&self, node: NodeIx, percents: &[f64]) -> Vec<i64> {
         self.allocatable[node]
             .iter()
             .zip(percents)
@@ -174,7 +177,7 @@ impl Utilization {
     }
 
     /// A node's allocatable per judged resource.
-    pub fn allocatable(&self, node: usize) -> Vec<i64> {
+    pub fn allocatable(&self, node: NodeIx) -> Vec<i64> {
         self.allocatable[node].clone()
     }
 
@@ -193,11 +196,11 @@ impl Utilization {
             .collect()
     }
 
-    fn used(&self, node: usize) -> &[i64] {
+    fn used(&self, node: NodeIx) -> &[i64] {
         self.usage[node].as_deref().expect("a judged node")
     }
 
-    fn percent(&self, node: usize, amount: i64, resource: usize) -> f64 {
+    fn percent(&self, node: NodeIx, amount: i64, resource: usize) -> f64 {
         let allocatable = self.allocatable[node][resource];
         if allocatable > 0 {
             100.0 * amount as f64 / allocatable as f64
@@ -207,14 +210,14 @@ impl Utilization {
     }
 
     /// The sum of a node's utilization percentages: the order sources are drained in.
-    pub fn load(&self, node: usize) -> f64 {
+    pub fn load(&self, node: NodeIx) -> f64 {
         (0..self.resources.len())
             .map(|i| self.percent(node, self.used(node)[i], i))
             .sum()
     }
 
     /// Every judged resource at or below `limits`.
-    pub fn all_at_most(&self, node: usize, limits: &[i64]) -> bool {
+    pub fn all_at_most(&self, node: NodeIx, limits: &[i64]) -> bool {
         self.used(node)
             .iter()
             .zip(limits)
@@ -222,14 +225,14 @@ impl Utilization {
     }
 
     /// Some judged resource above `limits`.
-    pub fn any_above(&self, node: usize, limits: &[i64]) -> bool {
+    pub fn any_above(&self, node: NodeIx, limits: &[i64]) -> bool {
         !self.all_at_most(node, limits)
     }
 
     /// `cpu 82% > 50%, pods 40% > 30%` for the resources (name, used, limit) where `pick` holds.
     pub fn describe(
         &self,
-        node: usize,
+        node: NodeIx,
         limits: &[i64],
         relation: &str,
         pick: impl Fn(&str, i64, i64) -> bool,
@@ -251,9 +254,9 @@ impl Utilization {
 
 /// A plugin's thresholds per node and judged resource, as amounts.
 pub(super) struct Thresholds<'a> {
-    pub low: &'a [Vec<i64>],
+    pub low: &'a PerNode<Vec<i64>>,
     /// `targetThresholds` (LowNodeUtilization only).
-    pub high: Option<&'a [Vec<i64>]>,
+    pub high: Option<&'a PerNode<Vec<i64>>>,
 }
 
 /// A node's amounts per judged resource: metered ones from `measured` when given.
@@ -287,9 +290,9 @@ pub(super) fn requests_any(pod: &Pod, thresholding: &[ResourceName]) -> bool {
 }
 
 /// Pods counted on each node (active ones), in snapshot order.
-pub(super) fn pods_by_node(view: &View) -> Vec<Vec<usize>> {
-    let mut by_node = vec![Vec::new(); view.nodes.len()];
-    for pod in 0..view.state.len() {
+pub(super) fn pods_by_node(view: &View) -> PerNode<Vec<PodIx>> {
+    let mut by_node: PerNode<Vec<PodIx>> = view.nodes.iter().map(|_| Vec::new()).collect();
+    for pod in view.pod_indices() {
         if let Some(node) = view.location(pod, false) {
             by_node[node].push(pod);
         }
@@ -300,9 +303,9 @@ pub(super) fn pods_by_node(view: &View) -> Vec<Vec<usize>> {
 /// Where pods go and how much room there is.
 pub(super) struct Destinations {
     /// Whether each node is a destination.
-    pub is_destination: Vec<bool>,
+    pub is_destination: PerNode<bool>,
     /// The most each destination may hold, per judged resource.
-    pub ceilings: Vec<Vec<i64>>,
+    pub ceilings: PerNode<Vec<i64>>,
     /// Room left below the ceilings over all destinations, per judged resource.
     pub available: Vec<i64>,
     /// What the destinations are, for skip details ("underutilized").
@@ -312,11 +315,11 @@ pub(super) struct Destinations {
 impl Destinations {
     pub fn new(
         utilization: &Utilization,
-        destinations: &[usize],
-        ceilings: Vec<Vec<i64>>,
+        destinations: &[NodeIx],
+        ceilings: PerNode<Vec<i64>>,
         what: &'static str,
     ) -> Destinations {
-        let mut is_destination = vec![false; utilization.usage.len()];
+        let mut is_destination: PerNode<bool> = utilization.usage.iter().map(|_| false).collect();
         let mut available = vec![0; utilization.resources.len()];
         for &node in destinations {
             is_destination[node] = true;
@@ -338,8 +341,9 @@ impl Destinations {
     }
 
     /// The destinations that take `amount` below their ceiling.
-    fn with_room_for(&self, utilization: &Utilization, amount: &[i64]) -> Vec<bool> {
-        (0..self.is_destination.len())
+    fn with_room_for(&self, utilization: &Utilization, amount: &[i64]) -> PerNode<bool> {
+        self.is_destination
+            .indices()
             .map(|node| {
                 self.is_destination[node]
                     && utilization
@@ -355,14 +359,14 @@ impl Destinations {
 
 /// How one source node gives up pods.
 pub(super) struct Drain<'a> {
-    pub source: usize,
+    pub source: NodeIx,
     /// Why its pods go, for the evictions' reason.
     pub reason: String,
     pub evictable_namespaces: &'a Namespaces,
     /// At most this many evictions from the node (`evictionLimits.node`).
     pub limit: Option<u32>,
     /// Whether the source still needs to give up pods, judged on its current usage.
-    pub keep_going: &'a dyn Fn(&Utilization, usize) -> bool,
+    pub keep_going: &'a dyn Fn(&Utilization, NodeIx) -> bool,
     /// Whether a pod may go at all (the eviction modes).
     pub admits: &'a dyn Fn(&Pod) -> bool,
 }
@@ -373,10 +377,10 @@ pub(super) fn drain(
     context: &Context,
     utilization: &mut Utilization,
     destinations: &mut Destinations,
-    pods: &[usize],
+    pods: &[PodIx],
     drain: &Drain,
 ) {
-    let mut order: Vec<usize> = pods
+    let mut order: Vec<PodIx> = pods
         .iter()
         .copied()
         .filter(|&pod| {
@@ -436,8 +440,8 @@ pub(super) fn drain(
 fn move_amount(
     utilization: &mut Utilization,
     destinations: &mut Destinations,
-    source: usize,
-    landing: Option<usize>,
+    source: NodeIx,
+    landing: Option<NodeIx>,
     amount: &[i64],
 ) {
     let usage = utilization.usage[source].as_mut().expect("a judged source");

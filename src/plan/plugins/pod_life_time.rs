@@ -14,14 +14,15 @@
 use chrono::{DateTime, Utc};
 
 use super::{admits, is_finished_candidate};
+use crate::plan::index::PodIx;
 use crate::plan::{Context, Fit, Planner};
 use crate::policy::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
 use crate::snapshot::{ContainerStatus, Pod, PodCondition};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &PodLifeTimeArgs) {
     let now = planner.view.snapshot.now;
-    let mut matching: Vec<(Option<DateTime<Utc>>, usize, String)> = Vec::new();
-    for pod in 0..planner.view.snapshot.pods.len() {
+    let mut matching: Vec<(Option<DateTime<Utc>>, PodIx, String)> = Vec::new();
+    for pod in planner.view.pod_indices() {
         if !(planner.is_candidate(pod) || is_finished_candidate(planner, pod))
             || !admits(planner, &args.namespaces, args.label_selector.as_ref(), pod)
         {

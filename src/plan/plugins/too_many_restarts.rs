@@ -12,7 +12,7 @@ use crate::snapshot::Pod;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &TooManyRestartsArgs) {
     let mut violating = Vec::new();
-    for pod in 0..planner.view.snapshot.pods.len() {
+    for pod in planner.view.pod_indices() {
         if !planner.is_candidate(pod)
             || !admits(planner, &args.namespaces, args.label_selector.as_ref(), pod)
         {

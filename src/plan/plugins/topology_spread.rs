@@ -15,6 +15,7 @@ use std::collections::{BTreeSet, HashSet};
 use kube::core::Expression;
 
 use crate::plan::feasibility::{eligible_node, is_simple};
+use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::{Domains, PodState, View};
 use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::{DefaultConstraint, TopologySpreadArgs};
@@ -55,7 +56,7 @@ fn constraints<'a>(
     planner: &Planner<'a>,
     namespace: &str,
     args: &TopologySpreadArgs,
-) -> Vec<(usize, Cow<'a, SpreadConstraint>)> {
+) -> Vec<(PodIx, Cow<'a, SpreadConstraint>)> {
     let view = &planner.view;
     let mut seen = BTreeSet::new();
     // Pods of one controller carry the same constraints: the cheap key skips the costly one.
@@ -158,7 +159,7 @@ fn balance(
     planner: &mut Planner,
     context: &Context,
     args: &TopologySpreadArgs,
-    owner: usize,
+    owner: PodIx,
     constraint: &SpreadConstraint,
     defaulted: bool,
 ) {
@@ -177,7 +178,7 @@ fn balance(
     let fewer_domains_than_required = constraint
         .min_domains
         .is_some_and(|min| present < i64::from(min));
-    let mut tried: HashSet<usize> = HashSet::new();
+    let mut tried: HashSet<PodIx> = HashSet::new();
     loop {
         let global_min = if fewer_domains_than_required {
             0
@@ -191,7 +192,7 @@ fn balance(
 
         let mut moved = false;
         'domains: for (domain, count) in over {
-            let mut candidates: Vec<usize> = members[domain]
+            let mut candidates: Vec<PodIx> = members[domain]
                 .iter()
                 .copied()
                 .filter(|&p| planner.is_candidate(p) && !tried.contains(&p))
@@ -232,17 +233,17 @@ fn balance(
 /// themselves; `None` for a domain without an eligible node, which the skew leaves out.
 fn tally(
     view: &View,
-    owner: usize,
+    owner: PodIx,
     constraint: &SpreadConstraint,
     selector: &Requirements,
     domains: &Domains,
-) -> (Vec<Option<i64>>, Vec<Vec<usize>>) {
+) -> (Vec<Option<i64>>, Vec<Vec<PodIx>>) {
     let owner_pod = view.pod(owner);
     let simple = is_simple(view, owner_pod, constraint);
     let mut counts: Vec<Option<i64>> = vec![None; domains.names.len()];
     // In the common case eligibility is "Ready with the key": known per domain without
     // looking at every node, which would make balancing every workload quadratic.
-    let eligible: Option<Vec<bool>> = if simple {
+    let eligible: Option<PerNode<bool>> = if simple {
         for (id, ready) in domains.has_ready_node.iter().enumerate() {
             if *ready {
                 counts[id] = Some(0);
@@ -250,21 +251,23 @@ fn tally(
         }
         None
     } else {
-        let eligible: Vec<bool> = (0..view.nodes.len())
+        let eligible: PerNode<bool> = view
+            .nodes
+            .indices()
             .map(|n| eligible_node(view, owner_pod, constraint, n))
             .collect();
-        for node in (0..view.nodes.len()).filter(|&n| eligible[n]) {
+        for node in view.nodes.indices().filter(|&n| eligible[n]) {
             if let Some(id) = domains.of_node[node] {
                 counts[id as usize] = Some(0);
             }
         }
         Some(eligible)
     };
-    let is_eligible = |node: usize| match &eligible {
+    let is_eligible = |node: NodeIx| match &eligible {
         Some(eligible) => eligible[node],
         None => view.nodes[node].node.ready,
     };
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); domains.names.len()];
+    let mut members: Vec<Vec<PodIx>> = vec![Vec::new(); domains.names.len()];
     for pod in view.select(&owner_pod.namespace, selector) {
         let Some(node) = view.location(pod, false) else {
             continue;
@@ -327,7 +330,7 @@ fn skew_reason(
 
 /// Moves an evicted pod's count out of `domain` into the domain it is expected to land in
 /// (or, unchecked, the emptiest domain, where the scheduler would put it).
-fn move_one(counts: &mut [Option<i64>], domains: &Domains, domain: usize, landing: Option<usize>) {
+fn move_one(counts: &mut [Option<i64>], domains: &Domains, domain: usize, landing: Option<NodeIx>) {
     if let Some(count) = &mut counts[domain] {
         *count -= 1;
     }
