@@ -121,6 +121,18 @@ fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
 }
 
+/// Where `feed` goes after a byte.
+enum Step {
+    /// To the next byte.
+    Next,
+    /// Back to the same byte, in the state it led to.
+    Again,
+    /// To this position in the block.
+    To(usize),
+    /// To the next block: the rest of this one is read.
+    Rest,
+}
+
 /// Follows a stream of JSON documents fed in blocks of any size.
 #[derive(Debug)]
 pub struct Scanner {
@@ -132,6 +144,8 @@ pub struct Scanner {
     key: Vec<u8>,
     /// The start of an item that began in an earlier block.
     pending: Vec<u8>,
+    /// Where the item being read starts in the block being fed, when it starts in it.
+    item_start: Option<usize>,
     /// Whether the current document's items were handed on.
     listed: bool,
     /// The stream offset of the block being fed.
@@ -153,6 +167,7 @@ impl Scanner {
             header: Vec::new(),
             key: Vec::new(),
             pending: Vec::new(),
+            item_start: None,
             listed: false,
             offset: 0,
             documents: 0,
@@ -167,168 +182,218 @@ impl Scanner {
     /// Follows the next block of the stream.
     pub fn feed(&mut self, block: &[u8], sink: &mut impl Sink) -> Result<(), ScanError> {
         let mut index = 0;
-        // Where the item being read starts in this block, when it starts in it.
-        let mut item_start = None;
+        self.item_start = None;
         while index < block.len() {
-            let byte = block[index];
-            let unexpected = || ScanError::Unexpected {
-                offset: self.offset + index as u64,
-                byte,
+            let step = match self.at {
+                At::Item { .. } | At::InItem | At::AfterItem => {
+                    self.item_step(block, index, sink)?
+                }
+                _ => self.header_step(block, index, sink)?,
             };
-            match self.at {
-                At::Between => {
-                    if byte == b'{' {
-                        self.header.clear();
-                        self.header.push(byte);
-                        self.listed = false;
-                        self.at = At::Key { first: true };
-                    } else if !is_space(byte) {
-                        return Err(unexpected());
-                    }
-                }
-                At::Key { first } => {
-                    self.header.push(byte);
-                    match byte {
-                        b'"' => {
-                            self.key.clear();
-                            self.at = At::InKey;
-                        }
-                        b'}' if first => self.end_document(sink),
-                        _ if is_space(byte) => {}
-                        _ => return Err(unexpected()),
-                    }
-                }
-                At::InKey => {
-                    let rest = &block[index..];
-                    let Some(end) = rest.iter().position(|&b| b == b'"' || b == b'\\') else {
-                        self.key.extend_from_slice(rest);
-                        self.header.extend_from_slice(rest);
-                        break;
-                    };
-                    if rest[end] == b'\\' {
-                        return Err(ScanError::EscapedKey {
-                            offset: self.offset + (index + end) as u64,
-                        });
-                    }
-                    self.key.extend_from_slice(&rest[..end]);
-                    self.header.extend_from_slice(&rest[..=end]);
-                    self.at = At::Colon;
-                    index += end;
-                }
-                At::Colon => {
-                    self.header.push(byte);
-                    if byte == b':' {
-                        self.at = At::Value;
-                    } else if !is_space(byte) {
-                        return Err(unexpected());
-                    }
-                }
-                At::Value => {
-                    if is_space(byte) {
-                        self.header.push(byte);
-                    } else if byte == b'[' && self.key == b"items" {
-                        self.header.push(byte);
-                        self.listed = true;
-                        sink.items(&self.header);
-                        self.at = At::Item { first: true };
-                    } else if matches!(byte, b'{' | b'[' | b'"') {
-                        self.nest = Nest {
-                            depth: u32::from(byte != b'"'),
-                            string: byte == b'"',
-                            escaped: false,
-                        };
-                        self.header.push(byte);
-                        self.at = At::Nested;
-                    } else {
-                        // A number or a literal: serde_json checks it in the header.
-                        self.at = At::Scalar;
-                        continue;
-                    }
-                }
-                At::Scalar => {
-                    if is_space(byte) || matches!(byte, b',' | b'}' | b']') {
-                        self.at = At::AfterValue;
-                        continue;
-                    }
-                    self.header.push(byte);
-                }
-                At::Nested => {
-                    let rest = &block[index..];
-                    // The document's own fields are decoded from its root, where serde_json
-                    // counts their depth itself: no limit here (so no error either).
-                    let closed = self.nest.close(rest, u32::MAX).ok().flatten();
-                    let Some(end) = closed else {
-                        self.header.extend_from_slice(rest);
-                        break;
-                    };
-                    self.header.extend_from_slice(&rest[..end]);
-                    self.at = At::AfterValue;
-                    index += end;
-                    continue;
-                }
-                At::AfterValue => {
-                    self.header.push(byte);
-                    match byte {
-                        b',' => self.at = At::Key { first: false },
-                        b'}' => self.end_document(sink),
-                        _ if is_space(byte) => {}
-                        _ => return Err(unexpected()),
-                    }
-                }
-                At::Item { first } => match byte {
-                    b'{' => {
-                        self.nest = Nest {
-                            depth: 1,
-                            ..Nest::default()
-                        };
-                        item_start = Some(index);
-                        self.at = At::InItem;
-                    }
-                    b']' if first => self.end_items(),
-                    _ if is_space(byte) => {}
-                    _ => return Err(unexpected()),
-                },
-                At::InItem => {
-                    let closed =
-                        self.nest
-                            .close(&block[index..], MAX_ITEM_DEPTH)
-                            .map_err(|at| ScanError::TooDeep {
-                                offset: self.offset + (index + at) as u64,
-                            })?;
-                    let Some(end) = closed else {
-                        break;
-                    };
-                    // An item begun in an earlier block has its start in `pending`.
-                    let start = item_start.unwrap_or(0);
-                    let end = index + end;
-                    if self.pending.is_empty() {
-                        sink.item(&block[start..end]);
-                    } else {
-                        self.pending.extend_from_slice(&block[start..end]);
-                        sink.item(&self.pending);
-                        self.pending.clear();
-                    }
-                    item_start = None;
-                    self.at = At::AfterItem;
-                    index = end;
-                    continue;
-                }
-                At::AfterItem => match byte {
-                    b',' => self.at = At::Item { first: false },
-                    b']' => self.end_items(),
-                    _ if is_space(byte) => {}
-                    _ => return Err(unexpected()),
-                },
+            match step {
+                Step::Next => index += 1,
+                Step::Again => {}
+                Step::To(next) => index = next,
+                Step::Rest => break,
             }
-            index += 1;
         }
         if self.at == At::InItem {
             // The item goes on in the next block.
             self.pending
-                .extend_from_slice(&block[item_start.unwrap_or(0)..]);
+                .extend_from_slice(&block[self.item_start.unwrap_or(0)..]);
         }
         self.offset += block.len() as u64;
         Ok(())
+    }
+
+    /// The byte at `index` is outside `items`: in the document's own fields, or between
+    /// documents.
+    fn header_step(
+        &mut self,
+        block: &[u8],
+        index: usize,
+        sink: &mut impl Sink,
+    ) -> Result<Step, ScanError> {
+        let byte = block[index];
+        let unexpected = || ScanError::Unexpected {
+            offset: self.offset + index as u64,
+            byte,
+        };
+        match self.at {
+            At::Between => {
+                if byte == b'{' {
+                    self.header.clear();
+                    self.header.push(byte);
+                    self.listed = false;
+                    self.at = At::Key { first: true };
+                } else if !is_space(byte) {
+                    return Err(unexpected());
+                }
+            }
+            At::Key { first } => {
+                self.header.push(byte);
+                match byte {
+                    b'"' => {
+                        self.key.clear();
+                        self.at = At::InKey;
+                    }
+                    b'}' if first => self.end_document(sink),
+                    _ if is_space(byte) => {}
+                    _ => return Err(unexpected()),
+                }
+            }
+            At::InKey => return self.key_text(block, index),
+            At::Colon => {
+                self.header.push(byte);
+                if byte == b':' {
+                    self.at = At::Value;
+                } else if !is_space(byte) {
+                    return Err(unexpected());
+                }
+            }
+            At::Value => return Ok(self.value_start(byte, sink)),
+            At::Scalar => {
+                if is_space(byte) || matches!(byte, b',' | b'}' | b']') {
+                    self.at = At::AfterValue;
+                    return Ok(Step::Again);
+                }
+                self.header.push(byte);
+            }
+            At::Nested => return Ok(self.nested(block, index)),
+            At::AfterValue => {
+                self.header.push(byte);
+                match byte {
+                    b',' => self.at = At::Key { first: false },
+                    b'}' => self.end_document(sink),
+                    _ if is_space(byte) => {}
+                    _ => return Err(unexpected()),
+                }
+            }
+            At::Item { .. } | At::InItem | At::AfterItem => {
+                unreachable!("feed hands items to item_step")
+            }
+        }
+        Ok(Step::Next)
+    }
+
+    /// Inside a key: read up to its closing quote (keys written with escapes are not followed).
+    fn key_text(&mut self, block: &[u8], index: usize) -> Result<Step, ScanError> {
+        let rest = &block[index..];
+        let Some(end) = rest.iter().position(|&b| b == b'"' || b == b'\\') else {
+            self.key.extend_from_slice(rest);
+            self.header.extend_from_slice(rest);
+            return Ok(Step::Rest);
+        };
+        if rest[end] == b'\\' {
+            return Err(ScanError::EscapedKey {
+                offset: self.offset + (index + end) as u64,
+            });
+        }
+        self.key.extend_from_slice(&rest[..end]);
+        self.header.extend_from_slice(&rest[..=end]);
+        self.at = At::Colon;
+        Ok(Step::To(index + end + 1))
+    }
+
+    /// After a key's `:`: `items` with a list, or a value of the document's own fields.
+    fn value_start(&mut self, byte: u8, sink: &mut impl Sink) -> Step {
+        if is_space(byte) {
+            self.header.push(byte);
+        } else if byte == b'[' && self.key == b"items" {
+            self.header.push(byte);
+            self.listed = true;
+            sink.items(&self.header);
+            self.at = At::Item { first: true };
+        } else if matches!(byte, b'{' | b'[' | b'"') {
+            self.nest = Nest {
+                depth: u32::from(byte != b'"'),
+                string: byte == b'"',
+                escaped: false,
+            };
+            self.header.push(byte);
+            self.at = At::Nested;
+        } else {
+            // A number or a literal: serde_json checks it in the header.
+            self.at = At::Scalar;
+            return Step::Again;
+        }
+        Step::Next
+    }
+
+    /// Inside a string, object or list of the document's own fields: read to its end.
+    fn nested(&mut self, block: &[u8], index: usize) -> Step {
+        let rest = &block[index..];
+        // The document's own fields are decoded from its root, where serde_json
+        // counts their depth itself: no limit here (so no error either).
+        let closed = self.nest.close(rest, u32::MAX).ok().flatten();
+        let Some(end) = closed else {
+            self.header.extend_from_slice(rest);
+            return Step::Rest;
+        };
+        self.header.extend_from_slice(&rest[..end]);
+        self.at = At::AfterValue;
+        Step::To(index + end)
+    }
+
+    /// The byte at `index` is inside a document's `items`.
+    fn item_step(
+        &mut self,
+        block: &[u8],
+        index: usize,
+        sink: &mut impl Sink,
+    ) -> Result<Step, ScanError> {
+        let byte = block[index];
+        let unexpected = || ScanError::Unexpected {
+            offset: self.offset + index as u64,
+            byte,
+        };
+        match self.at {
+            At::Item { first } => match byte {
+                b'{' => {
+                    self.nest = Nest {
+                        depth: 1,
+                        ..Nest::default()
+                    };
+                    self.item_start = Some(index);
+                    self.at = At::InItem;
+                }
+                b']' if first => self.end_items(),
+                _ if is_space(byte) => {}
+                _ => return Err(unexpected()),
+            },
+            At::InItem => {
+                let closed = self
+                    .nest
+                    .close(&block[index..], MAX_ITEM_DEPTH)
+                    .map_err(|at| ScanError::TooDeep {
+                        offset: self.offset + (index + at) as u64,
+                    })?;
+                let Some(end) = closed else {
+                    return Ok(Step::Rest);
+                };
+                // An item begun in an earlier block has its start in `pending`.
+                let start = self.item_start.unwrap_or(0);
+                let end = index + end;
+                if self.pending.is_empty() {
+                    sink.item(&block[start..end]);
+                } else {
+                    self.pending.extend_from_slice(&block[start..end]);
+                    sink.item(&self.pending);
+                    self.pending.clear();
+                }
+                self.item_start = None;
+                self.at = At::AfterItem;
+                return Ok(Step::To(end));
+            }
+            At::AfterItem => match byte {
+                b',' => self.at = At::Item { first: false },
+                b']' => self.end_items(),
+                _ if is_space(byte) => {}
+                _ => return Err(unexpected()),
+            },
+            _ => unreachable!("feed hands the document's own fields to header_step"),
+        }
+        Ok(Step::Next)
     }
 
     /// The stream ended: `Err` when it ended inside a document.
