@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use support::vcsim::{self, Options, Template, Vcsim};
 use vsphere_descheduler::inventory::{Cluster, Inventory, Rule};
-use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, Error, RuleChange};
+use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, Error, RuleWrite};
 
 fn lab() -> Inventory {
     vcsim::load_inventory("vsphere/lab-inventory.yaml")
@@ -236,7 +236,7 @@ async fn owned_rules_are_created_updated_and_deleted_while_other_rules_survive()
     client
         .apply_rule_changes(
             &lab_id(&initial),
-            &[RuleChange::Add {
+            &[RuleWrite::Add {
                 name: web.to_string(),
                 vms: vm_ids(&initial, &["worker-b", "worker-a"]),
             }],
@@ -259,13 +259,13 @@ async fn owned_rules_are_created_updated_and_deleted_while_other_rules_survive()
         .apply_rule_changes(
             &lab_id(&created),
             &[
-                RuleChange::Edit {
+                RuleWrite::Edit {
                     key: web_key,
                     name: web.to_string(),
                     rule_uuid: created_rule.uuid.clone(),
                     vms: vm_ids(&created, &["worker-a", "worker-b", "worker-c"]),
                 },
-                RuleChange::Remove { key: api_key },
+                RuleWrite::Remove { key: api_key },
             ],
         )
         .await
@@ -292,7 +292,7 @@ async fn owned_rules_are_created_updated_and_deleted_while_other_rules_survive()
 
     // Delete.
     client
-        .apply_rule_changes(&lab_id(&updated), &[RuleChange::Remove { key: web_key }])
+        .apply_rule_changes(&lab_id(&updated), &[RuleWrite::Remove { key: web_key }])
         .await
         .expect("remove");
     let deleted = client.observe(&[], &[]).await.expect("observe");
@@ -332,7 +332,7 @@ async fn a_failed_reconfiguration_task_is_an_error_naming_the_fault() {
     let error = client
         .apply_rule_changes(
             &lab_id(&observed),
-            &[RuleChange::Add {
+            &[RuleWrite::Add {
                 name: "user-db-separation".to_string(),
                 vms: vm_ids(&observed, &["worker-a", "worker-b"]),
             }],
@@ -376,7 +376,7 @@ async fn an_expired_session_is_renewed_once_and_the_call_retried() {
     client
         .apply_rule_changes(
             &lab_id(&inventory),
-            &[RuleChange::Add {
+            &[RuleWrite::Add {
                 name: "vsphere-descheduler:lab:shop:Deployment/web".to_string(),
                 vms: vm_ids(&inventory, &["worker-a", "worker-b"]),
             }],
@@ -500,7 +500,7 @@ async fn a_run_that_stopped_waiting_is_told_its_task_was_submitted_not_awaited()
     let error = client
         .apply_rule_changes(
             &lab_id(&observed),
-            &[RuleChange::Add {
+            &[RuleWrite::Add {
                 name: web.to_string(),
                 vms: vm_ids(&observed, &["worker-a", "worker-b"]),
             }],
@@ -553,7 +553,7 @@ async fn same_named_clusters_are_observed_apart_filtered_by_datacenter_and_chang
     client
         .apply_rule_changes(
             &west_id,
-            &[RuleChange::Add {
+            &[RuleWrite::Add {
                 name: name.to_string(),
                 vms: west_vms.clone(),
             }],

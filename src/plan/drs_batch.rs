@@ -24,15 +24,17 @@ pub struct ClusterWrites {
     pub changes: Vec<(usize, RuleWrite)>,
 }
 
-/// A rule change as vCenter's `ClusterConfigSpecEx` states it: VMs by managed object id.
+/// A rule change as vCenter's `ClusterConfigSpecEx` states it: VMs by managed object id, rules
+/// by key. It is also what the vSphere client sends (`vsphere::Client::apply_rule_changes`),
+/// so the executor hands it over as planned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleWrite {
     Add {
         name: String,
         vms: Vec<String>,
     },
-    /// Replaces the rule with this key, resending its `ruleUuid`, which an edit without it
-    /// drops.
+    /// Replaces the rule with this key. vcsim matches edits by name, so the name is kept; the
+    /// rule's `ruleUuid` is resent, which an edit without it drops.
     Edit {
         key: i32,
         name: String,

@@ -13,7 +13,7 @@ use crate::outcome::{
     NotAttempted, Outcomes,
 };
 use crate::plan::{ClusterWrites, EVENT_ACTION, EventIntent, Eviction, Plan, RuleWrite, Settled};
-use crate::vsphere::{self, RuleChange};
+use crate::vsphere;
 
 use super::Stop;
 
@@ -254,10 +254,10 @@ impl<'p> Executor<'_, 'p> {
         vsphere: &mut vsphere::Client,
         writes: &ClusterWrites,
     ) -> DrsOutcome {
-        let changes: Vec<RuleChange> = writes
+        let changes: Vec<RuleWrite> = writes
             .changes
             .iter()
-            .map(|(_, write)| vcenter_change(write))
+            .map(|(_, write)| write.clone())
             .collect();
         let applied = self
             .backends
@@ -322,24 +322,5 @@ fn event_spec(eviction: &Eviction, kind: EventKind, intent: EventIntent) -> Even
         reason: intent.reason,
         action: EVENT_ACTION.to_string(),
         note: intent.note,
-    }
-}
-
-/// The vSphere client's form of a planned rule write.
-fn vcenter_change(write: &RuleWrite) -> RuleChange {
-    match write.clone() {
-        RuleWrite::Add { name, vms } => RuleChange::Add { name, vms },
-        RuleWrite::Edit {
-            key,
-            name,
-            rule_uuid,
-            vms,
-        } => RuleChange::Edit {
-            key,
-            name,
-            rule_uuid,
-            vms,
-        },
-        RuleWrite::Remove { key } => RuleChange::Remove { key },
     }
 }

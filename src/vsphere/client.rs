@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::inventory::Inventory;
+use crate::plan::RuleWrite;
 
 use super::observe;
 use super::soap::{
@@ -28,28 +29,6 @@ const MAX_OBJECTS_PER_PAGE: u32 = 1000;
 
 /// Longest pause between two polls of a running task.
 const MAX_POLL_INTERVAL: Duration = Duration::from_secs(2);
-
-/// A change to one VM-VM anti-affinity rule of a cluster, addressed as vCenter addresses it:
-/// VMs by managed object id (`vm-42`), rules by key. The client remembers nothing between calls;
-/// what to change, and that it is ours to change, is the caller's (the plan's) data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RuleChange {
-    Add {
-        name: String,
-        vms: Vec<String>,
-    },
-    /// Replaces the rule with this key. vcsim matches edits by name, so keep the name; resend the
-    /// rule's `ruleUuid`, which an edit without it drops.
-    Edit {
-        key: i32,
-        name: String,
-        rule_uuid: Option<String>,
-        vms: Vec<String>,
-    },
-    Remove {
-        key: i32,
-    },
-}
 
 /// A logged-in vCenter session. Call [`Client::logout`] when done: vCenter limits concurrent
 /// sessions and an abandoned one lingers until its idle timeout.
@@ -255,7 +234,7 @@ impl Client {
     pub async fn apply_rule_changes(
         &mut self,
         cluster: &str,
-        changes: &[RuleChange],
+        changes: &[RuleWrite],
     ) -> Result<(), Error> {
         if changes.is_empty() {
             return Ok(());
@@ -271,12 +250,12 @@ impl Client {
             .read(method, &response, soap::returned_reference)?;
         self.wait_for_task(&task, method, &cluster_ref).await?;
 
-        let count = |f: fn(&RuleChange) -> bool| changes.iter().filter(|c| f(c)).count();
+        let count = |f: fn(&RuleWrite) -> bool| changes.iter().filter(|c| f(c)).count();
         tracing::info!(
             cluster,
-            added = count(|c| matches!(c, RuleChange::Add { .. })),
-            edited = count(|c| matches!(c, RuleChange::Edit { .. })),
-            removed = count(|c| matches!(c, RuleChange::Remove { .. })),
+            added = count(|c| matches!(c, RuleWrite::Add { .. })),
+            edited = count(|c| matches!(c, RuleWrite::Edit { .. })),
+            removed = count(|c| matches!(c, RuleWrite::Remove { .. })),
             "reconfigured DRS rules"
         );
         Ok(())
@@ -394,7 +373,7 @@ impl Client {
 }
 
 /// The wire operation for one change.
-fn operation(change: &RuleChange) -> RuleOperation {
+fn operation(change: &RuleWrite) -> RuleOperation {
     let rule = |key, name: &str, rule_uuid: &Option<String>, vms: &[String]| {
         // A VM named twice would be one member; vCenter need not see it twice.
         let mut references: Vec<MoRef> = Vec::with_capacity(vms.len());
@@ -415,14 +394,14 @@ fn operation(change: &RuleChange) -> RuleOperation {
         }
     };
     match change {
-        RuleChange::Add { name, vms } => RuleOperation::Add(rule(None, name, &None, vms)),
-        RuleChange::Edit {
+        RuleWrite::Add { name, vms } => RuleOperation::Add(rule(None, name, &None, vms)),
+        RuleWrite::Edit {
             key,
             name,
             rule_uuid,
             vms,
         } => RuleOperation::Edit(rule(Some(*key), name, rule_uuid, vms)),
-        RuleChange::Remove { key } => RuleOperation::Remove { key: *key },
+        RuleWrite::Remove { key } => RuleOperation::Remove { key: *key },
     }
 }
 
@@ -446,7 +425,7 @@ mod tests {
 
     #[test]
     fn owned_rules_are_sent_enabled_optional_and_user_created_with_their_uuid() {
-        let change = RuleChange::Edit {
+        let change = RuleWrite::Edit {
             key: 5,
             name: "owned".to_string(),
             rule_uuid: Some("uuid-5".to_string()),

@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), vsphere_descheduler::vsphere::Error> {
-//! use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, RuleChange};
+//! use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, RuleWrite};
 //!
 //! let credentials = Credentials::from_env_or_dir(None)?;
 //! let config = ConnectionConfig::new("vcenter.example.com", credentials);
@@ -17,7 +17,7 @@
 //! let inventory = client.observe(&[], &["dc-1/cluster-a".to_string()]).await?;
 //! if let Some(cluster) = inventory.clusters.first().and_then(|c| c.id.as_deref()) {
 //!     client
-//!         .apply_rule_changes(cluster, &[RuleChange::Add {
+//!         .apply_rule_changes(cluster, &[RuleWrite::Add {
 //!             name: "vsphere-descheduler:prod:shop:Deployment/web".to_string(),
 //!             vms: vec!["vm-42".to_string(), "vm-43".to_string()],
 //!         }])
@@ -36,7 +36,9 @@ mod soap;
 mod tls;
 mod transport;
 
-pub use client::{Client, RuleChange, TASK_WAIT_LIMIT};
+/// What [`Client::apply_rule_changes`] sends: the plan's rule writes, as the plan addressed them.
+pub use crate::plan::RuleWrite;
+pub use client::{Client, TASK_WAIT_LIMIT};
 pub use config::{ConnectionConfig, Credentials, DEFAULT_TIMEOUT, PASSWORD_ENV, USERNAME_ENV};
 pub use error::{Error, Fault};
 pub use soap::ParseError;
