@@ -226,20 +226,7 @@ mod tests {
     const SPREAD: PluginKind = PluginKind::TopologySpread;
 
     fn eviction(namespace: &str, pod: &str, strategy: PluginKind) -> Eviction {
-        Eviction {
-            namespace: namespace.to_string(),
-            pod: pod.to_string(),
-            node: "worker-a".to_string(),
-            host: None,
-            strategy,
-            profile: "default".to_string(),
-            reason: "shares a host".to_string(),
-            fits_on: None,
-            uid: None,
-            grace_period_seconds: None,
-            depends_on_labels_of: Vec::new(),
-            landing: None,
-        }
+        crate::plan::testing::eviction(namespace, pod, strategy)
     }
 
     fn skip(pod: &str, strategy: PluginKind, reason: SkipReason) -> Skip {

@@ -60,18 +60,9 @@ mod tests {
 
     fn eviction(host: Option<&str>) -> Eviction {
         Eviction {
-            namespace: "shop".to_string(),
-            pod: "web-1".to_string(),
-            node: "worker-a".to_string(),
             host: host.map(str::to_string),
-            strategy: PluginKind::InterPodAntiAffinity,
-            profile: "default".to_string(),
             reason: "shares a host with shop/web-2".to_string(),
-            fits_on: None,
-            uid: None,
-            grace_period_seconds: None,
-            depends_on_labels_of: Vec::new(),
-            landing: None,
+            ..crate::plan::testing::eviction("shop", "web-1", PluginKind::InterPodAntiAffinity)
         }
     }
 

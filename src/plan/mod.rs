@@ -26,7 +26,7 @@ mod vocabulary;
 mod warning;
 
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 use std::collections::BTreeSet;
 

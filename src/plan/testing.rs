@@ -6,13 +6,14 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
 
+use super::vocabulary::Eviction;
 use crate::inventory::{
     Cluster, ConnectionState, DrsConfig, Host, Inventory, MaintenanceMode, PowerState, Rule,
     RuleKind, Vm,
 };
 use crate::policy::{
-    AntiAffinityArgs, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs, Policy, Profile, Strategy,
-    TopologySpreadArgs, VsphereSettings,
+    AntiAffinityArgs, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs, PluginKind, Policy, Profile,
+    Strategy, TopologySpreadArgs, VsphereSettings,
 };
 use crate::snapshot::{
     AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,
@@ -436,6 +437,25 @@ impl PodBuilder {
     pub fn with(mut self, change: impl FnOnce(&mut Pod)) -> Self {
         change(&mut self.0);
         self
+    }
+}
+
+/// A planned eviction of `namespace/pod` from worker-a, for tests of what reads a plan (the
+/// report, metrics, Events).
+pub fn eviction(namespace: &str, pod: &str, strategy: PluginKind) -> Eviction {
+    Eviction {
+        namespace: namespace.to_string(),
+        pod: pod.to_string(),
+        node: "worker-a".to_string(),
+        host: None,
+        strategy,
+        profile: "default".to_string(),
+        reason: "shares a host".to_string(),
+        fits_on: None,
+        uid: None,
+        grace_period_seconds: None,
+        depends_on_labels_of: Vec::new(),
+        landing: None,
     }
 }
 

@@ -156,20 +156,7 @@ mod tests {
     }
 
     fn sample_eviction() -> Eviction {
-        Eviction {
-            namespace: "shop".to_string(),
-            pod: "web-1".to_string(),
-            node: "worker-a".to_string(),
-            host: None,
-            strategy: PluginKind::InterPodAntiAffinity,
-            profile: "default".to_string(),
-            reason: "shares a host".to_string(),
-            fits_on: None,
-            uid: None,
-            grace_period_seconds: None,
-            depends_on_labels_of: Vec::new(),
-            landing: None,
-        }
+        crate::plan::testing::eviction("shop", "web-1", PluginKind::InterPodAntiAffinity)
     }
 
     #[test]

@@ -119,20 +119,7 @@ mod tests {
     use crate::policy::PluginKind;
 
     fn eviction(pod: &str) -> Eviction {
-        Eviction {
-            namespace: "shop".to_string(),
-            pod: pod.to_string(),
-            node: "worker-a".to_string(),
-            host: None,
-            strategy: PluginKind::InterPodAntiAffinity,
-            profile: "default".to_string(),
-            reason: "shares a host".to_string(),
-            fits_on: None,
-            uid: None,
-            grace_period_seconds: None,
-            depends_on_labels_of: Vec::new(),
-            landing: None,
-        }
+        crate::plan::testing::eviction("shop", pod, PluginKind::InterPodAntiAffinity)
     }
 
     fn apply(node: &str) -> LabelApply {
