@@ -167,13 +167,13 @@ impl Report {
     /// in the order they happened, the plan's warnings and those of the Events.
     pub fn new(mode: Mode, plan: Plan, outcomes: Outcomes) -> Report {
         let errors = record::errors(&plan, &outcomes);
-        let mut warnings: Vec<ReportWarning> = plan
+        let event_warnings = record::event_warnings(&plan, &outcomes);
+        let warnings: Vec<ReportWarning> = plan
             .warnings
-            .iter()
-            .cloned()
+            .into_iter()
             .map(ReportWarning::Plan)
+            .chain(event_warnings)
             .collect();
-        warnings.extend(record::event_warnings(&plan, &outcomes));
         Report {
             api_version: "vsphere-descheduler.io/v1alpha1",
             kind: "Report",
