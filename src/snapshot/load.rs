@@ -1048,7 +1048,7 @@ fn inventory_document(source: Source) -> Result<Inventory, Problem> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::io::Write;
 
     use super::{
@@ -1268,7 +1268,7 @@ mod tests {
     const FIXTURE: &str = include_str!("../../tests/fixtures/plan/drs-moved-worker/snapshot.yaml");
 
     /// The fixture as JSON: concatenated documents, and one `List` of them all.
-    fn json_fixtures() -> [String; 2] {
+    pub(crate) fn json_fixtures() -> [String; 2] {
         let documents: Vec<serde_json::Value> =
             serde_saphyr::from_str_multiple(FIXTURE).expect("the fixture is YAML");
         let stream: Vec<String> = documents

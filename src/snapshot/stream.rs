@@ -349,25 +349,9 @@ mod tests {
 
     use chrono::Utc;
 
+    use super::super::load::tests::json_fixtures;
     use super::super::load::{self, FileSizeLimit, read_whole_file};
     use super::read_in_blocks;
-
-    const FIXTURE: &str = include_str!("../../tests/fixtures/plan/drs-moved-worker/snapshot.yaml");
-
-    /// The fixture as JSON: concatenated documents, and one `List` of them all.
-    fn json_fixtures() -> [String; 2] {
-        let documents: Vec<serde_json::Value> =
-            serde_saphyr::from_str_multiple(FIXTURE).expect("the fixture is YAML");
-        let stream: Vec<String> = documents
-            .iter()
-            .map(|document| serde_json::to_string_pretty(document).expect("JSON"))
-            .collect();
-        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": documents});
-        [
-            stream.join("\n"),
-            serde_json::to_string(&list).expect("JSON"),
-        ]
-    }
 
     fn written(directory: &Path, name: &str, bytes: &[u8]) -> PathBuf {
         let path = directory.join(name);
