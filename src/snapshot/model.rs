@@ -326,6 +326,14 @@ pub struct ContainerStatus {
     pub terminated: Option<Terminated>,
 }
 
+impl ContainerStatus {
+    /// The reason of its state: waiting's or terminated's, when it has one.
+    pub fn reasons(&self) -> impl Iterator<Item = &str> {
+        let terminated = self.terminated.as_ref().and_then(|t| t.reason.as_deref());
+        self.waiting_reason.as_deref().into_iter().chain(terminated)
+    }
+}
+
 /// A terminated container's `reason` (`Error`, `OOMKilled`, …) and `exitCode`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Terminated {

@@ -10,7 +10,7 @@
 use super::{admits, age_seconds, evict_in_order, is_finished_candidate};
 use crate::plan::{Context, Fit, Planner};
 use crate::policy::FailedPodsArgs;
-use crate::snapshot::{Phase, Pod};
+use crate::snapshot::{ContainerStatus, Phase, Pod};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &FailedPodsArgs) {
     let mut violating = Vec::new();
@@ -50,14 +50,7 @@ fn has_reason(pod: &Pod, args: &FailedPodsArgs) -> bool {
     }
     let containers = pod
         .statuses(args.including_init_containers)
-        .flat_map(|status| {
-            let terminated = status.terminated.as_ref().and_then(|t| t.reason.as_deref());
-            status
-                .waiting_reason
-                .as_deref()
-                .into_iter()
-                .chain(terminated)
-        });
+        .flat_map(ContainerStatus::reasons);
     pod.reason()
         .into_iter()
         .chain(containers)

@@ -91,14 +91,7 @@ fn state_of<'a>(pod: &'a Pod, args: &PodLifeTimeArgs) -> Option<&'a str> {
         args.including_init_containers,
         args.including_ephemeral_containers,
     )
-    .flat_map(|status| {
-        let terminated = status.terminated.as_ref().and_then(|t| t.reason.as_deref());
-        status
-            .waiting_reason
-            .as_deref()
-            .into_iter()
-            .chain(terminated)
-    })
+    .flat_map(ContainerStatus::reasons)
     .find(|reason| listed(reason))
 }
 
