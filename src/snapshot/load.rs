@@ -20,7 +20,7 @@ use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
 use super::quantity::parse_milli;
-use super::{stream, wire};
+use super::{stream, wire, yaml_items};
 use crate::inventory::{self, Inventory};
 use crate::text::shown;
 
@@ -206,7 +206,7 @@ impl Objects {
         self.pdbs.shrink_to_fit();
     }
 
-    fn extend(&mut self, other: Objects) {
+    pub(super) fn extend(&mut self, other: Objects) {
         self.extend_growing(other, Growth::Exact);
     }
 
@@ -422,19 +422,36 @@ pub(super) fn read_document(
     }
 }
 
-/// YAML documents are read one at a time by the streaming reader, list items converted as they
-/// are read.
-fn read_yaml(text: &str) -> Result<Objects, ParseError> {
-    let options = serde_saphyr::options! {
+/// The options of every serde-saphyr read of snapshot text `len` bytes long.
+pub(super) fn yaml_options(len: usize) -> serde_saphyr::Options {
+    serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             // Scale with the input: big snapshots are legitimate, amplification is not.
-            max_events: text.len().max(1_000_000),
-            max_nodes: text.len().max(250_000),
-            max_documents: text.len().max(1_024),
-            max_total_scalar_bytes: text.len().max(1 << 20),
+            max_events: len.max(1_000_000),
+            max_nodes: len.max(250_000),
+            max_documents: len.max(1_024),
+            max_total_scalar_bytes: len.max(1 << 20),
             max_reader_input_bytes: None,
         },
-    };
+    }
+}
+
+/// YAML is read through JSON where the text has the block form `yaml_json` takes (all that
+/// kubectl writes); otherwise, and to word any problem, documents are read one at a time by
+/// serde-saphyr's streaming reader, list items converted as they are read.
+fn read_yaml(text: &str) -> Result<Objects, ParseError> {
+    match yaml_items::read(text) {
+        Ok(objects) => Ok(objects),
+        Err(fallback) => {
+            tracing::debug!(reason = %fallback, "reading the YAML snapshot with serde-saphyr");
+            read_yaml_documents(text)
+        }
+    }
+}
+
+/// YAML read by serde-saphyr, document by document.
+pub(super) fn read_yaml_documents(text: &str) -> Result<Objects, ParseError> {
+    let options = yaml_options(text.len());
     let documents: Vec<serde_saphyr::Spanned<Document>> =
         serde_saphyr::from_str_multiple_with_options(text, options)
             .map_err(|e| position::yaml_error(text, &e))?;
@@ -710,7 +727,7 @@ impl<'de> Deserialize<'de> for Items {
 }
 
 /// Below this many items a list is converted on one thread: spawning costs more than it saves.
-const PARALLEL_ITEMS: usize = 4096;
+pub(super) const PARALLEL_ITEMS: usize = 4096;
 
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
@@ -1284,7 +1301,7 @@ pub(super) mod tests {
 
     /// Deterministic variants of `text`: cut short, a byte replaced by one that often breaks
     /// YAML or JSON, or a bit flipped, at places drawn from a fixed-seed generator.
-    fn variants(text: &str, count: usize) -> Vec<Vec<u8>> {
+    pub(crate) fn variants(text: &str, count: usize) -> Vec<Vec<u8>> {
         const BREAKING: &[u8] = b"\"{}[]:,-\n #&*!|>'\x01\xff\xc3";
         let bytes = text.as_bytes();
         let mut state: u64 = 0x5eed;

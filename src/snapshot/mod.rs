@@ -14,6 +14,8 @@ mod quantity;
 mod resources;
 mod stream;
 pub mod wire;
+mod yaml_items;
+mod yaml_json;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
