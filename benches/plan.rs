@@ -79,7 +79,7 @@ impl Size {
 
     fn cluster(&self) -> &Cluster {
         self.cluster.get_or_init(|| {
-            let json = cluster::generate(&self.shape).json();
+            let json = cluster::text(&self.shape, cluster::Format::Json);
             let snapshot = snapshot::from_str(&json, now()).expect("a valid snapshot");
             Cluster {
                 json,
@@ -93,7 +93,7 @@ impl Size {
     fn yaml(&self) -> &str {
         self.cluster()
             .yaml
-            .get_or_init(|| cluster::generate(&self.shape).yaml())
+            .get_or_init(|| cluster::text(&self.shape, cluster::Format::Yaml))
     }
 
     fn is_large(&self) -> bool {

@@ -49,7 +49,7 @@ struct Rounds {
 fn generated(shape: &cluster::Shape) -> Snapshot {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("cluster.json");
-    std::fs::write(&path, cluster::generate(shape).json()).expect("writable");
+    std::fs::write(&path, cluster::text(shape, cluster::Format::Json)).expect("writable");
     snapshot::load_files(&[path], chrono::Utc::now())
         .expect("the generated cluster loads")
         .snapshot

@@ -1386,7 +1386,8 @@ fn requests_are_list_pages_plus_one_per_action() {
     };
     let dir = tempfile::tempdir().expect("a temporary directory");
     let snapshot = dir.path().join("snapshot.json");
-    std::fs::write(&snapshot, cluster::generate(&shape).json()).expect("write the snapshot");
+    std::fs::write(&snapshot, cluster::text(&shape, cluster::Format::Json))
+        .expect("write the snapshot");
     let policy = dir.path().join("policy.yaml");
     std::fs::write(
         &policy,

@@ -47,7 +47,7 @@ fn peak_rss_bytes(stderr: &str) -> u64 {
 fn plan_peak(shape: &cluster::Shape) -> u64 {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let snapshot = dir.path().join("cluster.json");
-    let text = cluster::generate(shape).json();
+    let text = cluster::text(shape, cluster::Format::Json);
     std::fs::write(&snapshot, &text).expect("writable");
     let policy = dir.path().join("policy.yaml");
     std::fs::write(&policy, POLICY).expect("writable");

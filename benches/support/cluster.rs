@@ -6,10 +6,14 @@
 //! with `controllers`, the Deployments, ReplicaSets and StatefulSets themselves.
 //! Deterministic for a given shape and seed.
 //!
+//! Each object is written as soon as it is made, never the whole cluster held as a tree: a
+//! million pods grew past 20 GB that way. Only the node VMs' hosts wait for the inventory.
+//!
 //! Shared by `examples/generate.rs` (files) and `benches/plan.rs` (in memory), hence plain
 //! `#[path]`-included source rather than a crate.
 
-use std::fmt::{self, Write};
+use std::fmt;
+use std::io;
 
 use serde_json::{Value, json};
 
@@ -40,38 +44,22 @@ impl Default for Shape {
     }
 }
 
-/// A generated cluster: a Kubernetes `List` and a `VSphereInventory`, the two documents of a
-/// snapshot file.
-pub struct Generated {
+/// How a snapshot file is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One document per line.
+    Json,
+    /// Block style, two documents.
+    Yaml,
+}
+
+/// What was generated, for the line a tool logs about it.
+pub struct Summary {
     shape: Shape,
     workloads: usize,
-    list: Value,
-    inventory: Value,
 }
 
-impl Generated {
-    /// Snapshot text as JSON: one document per line.
-    pub fn json(&self) -> String {
-        let mut text = String::new();
-        for document in [&self.list, &self.inventory] {
-            text.push_str(&document.to_string());
-            text.push('\n');
-        }
-        text
-    }
-
-    /// Snapshot text as YAML: block style, two documents.
-    pub fn yaml(&self) -> String {
-        let mut text = String::new();
-        for document in [&self.list, &self.inventory] {
-            text.push_str("---\n");
-            write_yaml(&mut text, document, 0, false).expect("writing to a String cannot fail");
-        }
-        text
-    }
-}
-
-impl fmt::Display for Generated {
+impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -79,6 +67,28 @@ impl fmt::Display for Generated {
             self.shape.nodes, self.shape.pods, self.workloads, self.shape.hosts
         )
     }
+}
+
+/// The snapshot text of the cluster of `shape`, held whole, for sizes that fit in memory.
+pub fn text(shape: &Shape, format: Format) -> String {
+    let mut text = Vec::new();
+    write(shape, format, &mut text).expect("writing to memory cannot fail");
+    String::from_utf8(text).expect("the generator writes only UTF-8")
+}
+
+/// Write the cluster of `shape` as a snapshot file: a Kubernetes `List`, then a
+/// `VSphereInventory`.
+pub fn write(shape: &Shape, format: Format, out: impl io::Write) -> io::Result<Summary> {
+    let mut rng = Rng(shape.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut list = List::begin(out, format)?;
+    let vm_hosts = nodes(shape, &mut rng, &mut list)?;
+    let workloads = workloads(shape, &mut rng, &mut list)?;
+    let mut out = list.end()?;
+    write_document(&mut out, &inventory(shape, &vm_hosts), format)?;
+    Ok(Summary {
+        shape: *shape,
+        workloads,
+    })
 }
 
 struct Rng(u64);
@@ -99,6 +109,9 @@ impl Rng {
     }
 }
 
+const ZONES: usize = 3;
+const NAMESPACES: usize = 200;
+
 fn uuid(kind: u64, index: usize) -> String {
     format!(
         "42{kind:06x}-{:04x}-{:04x}-8000-{index:012x}",
@@ -107,15 +120,18 @@ fn uuid(kind: u64, index: usize) -> String {
     )
 }
 
-/// Generate the cluster of `shape`.
-pub fn generate(shape: &Shape) -> Generated {
-    let mut rng = Rng(shape.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let host_name = |h: usize| format!("esxi-{h:03}.dc1.example.com");
-    let zones = 3;
+fn host_name(host: usize) -> String {
+    format!("esxi-{host:03}.dc1.example.com")
+}
 
-    // Nodes: node i runs on host i % H; 10% have been moved by DRS since labelling.
-    let mut items: Vec<Value> = Vec::with_capacity(shape.nodes + shape.pods + shape.pods / 20);
-    let mut vms = Vec::with_capacity(shape.nodes);
+fn node_name(node: usize) -> String {
+    format!("node-{node:05}")
+}
+
+/// The nodes, each written as it is made: node i is labelled with host i % H, and 10% have been
+/// moved by DRS since. Returns the host each node's VM runs on, for the inventory.
+fn nodes<W: io::Write>(shape: &Shape, rng: &mut Rng, list: &mut List<W>) -> io::Result<Vec<usize>> {
+    let mut vm_hosts = Vec::with_capacity(shape.nodes);
     for n in 0..shape.nodes {
         let labelled = n % shape.hosts;
         let actual = if rng.chance(10) {
@@ -123,36 +139,78 @@ pub fn generate(shape: &Shape) -> Generated {
         } else {
             labelled
         };
-        let name = format!("node-{n:05}");
-        items.push(json!({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "topology.kubernetes.io/zone": format!("zone-{}", labelled % zones),
-                "vsphere-descheduler.io/host": host_name(labelled),
-            }},
-            "spec": {"providerID": format!("vsphere://{}", uuid(1, n))},
-            "status": {
-                "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "250"},
-                "conditions": [{"type": "Ready", "status": "True"}],
-                "nodeInfo": {"systemUUID": uuid(1, n).to_uppercase()}
-            }
-        }));
-        vms.push(json!({"name": name, "uuid": uuid(1, n), "host": host_name(actual), "powerState": "poweredOn"}));
+        list.push(&node(n, labelled))?;
+        vm_hosts.push(actual);
     }
+    Ok(vm_hosts)
+}
 
-    // Workloads until the pod count is reached.
-    let namespaces = 200;
+fn node(n: usize, labelled_host: usize) -> Value {
+    let name = node_name(n);
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "topology.kubernetes.io/zone": format!("zone-{}", labelled_host % ZONES),
+            "vsphere-descheduler.io/host": host_name(labelled_host),
+        }},
+        "spec": {"providerID": format!("vsphere://{}", uuid(1, n))},
+        "status": {
+            "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "250"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "nodeInfo": {"systemUUID": uuid(1, n).to_uppercase()}
+        }
+    })
+}
+
+/// Workloads until the pod count is reached, each one's pods, controllers and budget written as
+/// they are made. Returns how many workloads there are.
+fn workloads<W: io::Write>(shape: &Shape, rng: &mut Rng, list: &mut List<W>) -> io::Result<usize> {
     let mut made = 0;
-    let mut workload = 0;
+    let mut index = 0;
     while made < shape.pods {
-        let mut replicas = (2 + rng.below(49)).min(shape.pods - made).max(1);
-        let namespace = format!("team-{:03}", workload % namespaces);
-        let app = format!("app-{workload:05}");
+        let workload = Workload::draw(index, shape.pods - made, shape, rng);
+        for r in 0..workload.replicas {
+            let node = workload.node(r, shape, rng);
+            list.push(&workload.pod(r, node))?;
+        }
+        if shape.controllers {
+            for controller in workload.controllers() {
+                list.push(&controller)?;
+            }
+        }
+        if rng.chance(30) {
+            list.push(&workload.budget())?;
+        }
+        made += workload.replicas;
+        index += 1;
+    }
+    Ok(index)
+}
+
+/// A Deployment or StatefulSet: what its pods, controllers and budget are made of.
+struct Workload {
+    index: usize,
+    namespace: String,
+    app: String,
+    /// The ReplicaSet's pod-template-hash (unused by a StatefulSet, but drawn all the same).
+    hash: String,
+    replicas: usize,
+    statefulset: bool,
+    anti_affinity: bool,
+    spread_key: Option<&'static str>,
+    /// Whether its last replica is placed next to its first.
+    violating: bool,
+}
+
+impl Workload {
+    /// The next workload, with at most `remaining` replicas. The draws' order is the cluster's
+    /// identity for a seed: changing it changes every benchmark's cluster.
+    fn draw(index: usize, remaining: usize, shape: &Shape, rng: &mut Rng) -> Workload {
+        let mut replicas = (2 + rng.below(49)).min(remaining).max(1);
         let statefulset = rng.chance(20);
-        let kind_roll = rng.below(100);
-        let (anti_affinity, spread_key) = match kind_roll {
+        let (anti_affinity, spread_key) = match rng.below(100) {
             0..25 => (true, None),
             25..50 => (false, Some("vsphere-descheduler.io/host")),
             50..60 => (false, Some("topology.kubernetes.io/zone")),
@@ -164,120 +222,221 @@ pub fn generate(shape: &Shape) -> Generated {
         }
         let hash = format!("{:010x}", rng.next() & 0xff_ffff_ffff);
         let violating = rng.chance(shape.violation_percent);
-        for r in 0..replicas {
-            // Constrained workloads start out spread (one replica per host, round robin), as
-            // the scheduler placed them; a violating one has its last replica next to its first.
-            // Unconstrained ones land anywhere.
-            let spread_out = anti_affinity || spread_key.is_some();
-            let node = if violating && r == replicas - 1 && r > 0 {
-                workload * 7 % shape.hosts
-                    + shape.hosts * rng.below((shape.nodes / shape.hosts).max(1))
-            } else if spread_out {
-                let host = (workload * 7 + r) % shape.hosts;
-                host + shape.hosts * rng.below((shape.nodes / shape.hosts).max(1))
-            } else {
-                rng.below(shape.nodes)
-            }
-            .min(shape.nodes - 1);
-            let name = if statefulset {
-                format!("{app}-{r}")
-            } else {
-                format!("{app}-{hash}-{r:05x}")
-            };
-            let owner = if statefulset {
-                json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": format!("{app}-uid"), "controller": true})
-            } else {
-                json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-{hash}"), "uid": format!("{app}-rs-uid"), "controller": true})
-            };
-            let mut spec = json!({
-                "nodeName": format!("node-{node:05}"),
-                "priority": 0,
-                "containers": [{"name": "main", "image": format!("registry.example/{app}:1"),
-                                "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}]
-            });
-            if anti_affinity {
-                spec["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "vsphere-descheduler.io/host"}]}});
-            }
-            if let Some(key) = spread_key {
-                spec["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": key,
-                    "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": app}}}]);
-            }
-            let mut labels = json!({"app": app});
-            if !statefulset {
-                labels["pod-template-hash"] = json!(hash);
-            }
-            items.push(json!({
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": name, "namespace": namespace, "labels": labels,
-                             "uid": format!("{app}-{r}-uid"),
-                             "creationTimestamp": format!("2026-11-{:02}T{:02}:00:00Z", 1 + r % 20, r % 24),
-                             "ownerReferences": [owner]},
-                "spec": spec,
-                "status": {"phase": "Running", "qosClass": "Burstable", "startTime": "2026-11-01T00:00:00Z",
-                           "conditions": [{"type": "Ready", "status": "True"}]}
-            }));
+        Workload {
+            index,
+            namespace: format!("team-{:03}", index % NAMESPACES),
+            app: format!("app-{index:05}"),
+            hash,
+            replicas,
+            statefulset,
+            anti_affinity,
+            spread_key,
+            violating,
         }
-        if shape.controllers && statefulset {
-            items.push(json!({
+    }
+
+    /// The node replica `r` runs on. Constrained workloads start out spread (one replica per
+    /// host, round robin), as the scheduler placed them; a violating one has its last replica
+    /// next to its first. Unconstrained ones land anywhere.
+    fn node(&self, r: usize, shape: &Shape, rng: &mut Rng) -> usize {
+        let per_host = (shape.nodes / shape.hosts).max(1);
+        let node = if self.violating && r == self.replicas - 1 && r > 0 {
+            self.index * 7 % shape.hosts + shape.hosts * rng.below(per_host)
+        } else if self.anti_affinity || self.spread_key.is_some() {
+            let host = (self.index * 7 + r) % shape.hosts;
+            host + shape.hosts * rng.below(per_host)
+        } else {
+            rng.below(shape.nodes)
+        };
+        node.min(shape.nodes - 1)
+    }
+
+    fn pod(&self, r: usize, node: usize) -> Value {
+        let app = &self.app;
+        let (name, owner) = if self.statefulset {
+            let owner = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app,
+                               "uid": format!("{app}-uid"), "controller": true});
+            (format!("{app}-{r}"), owner)
+        } else {
+            let owner = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": self.replica_set(),
+                               "uid": format!("{app}-rs-uid"), "controller": true});
+            (format!("{}-{r:05x}", self.replica_set()), owner)
+        };
+        let mut labels = json!({"app": app});
+        if !self.statefulset {
+            labels["pod-template-hash"] = json!(self.hash);
+        }
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": self.namespace, "labels": labels,
+                         "uid": format!("{app}-{r}-uid"),
+                         "creationTimestamp": format!("2026-11-{:02}T{:02}:00:00Z", 1 + r % 20, r % 24),
+                         "ownerReferences": [owner]},
+            "spec": self.pod_spec(node),
+            "status": {"phase": "Running", "qosClass": "Burstable", "startTime": "2026-11-01T00:00:00Z",
+                       "conditions": [{"type": "Ready", "status": "True"}]}
+        })
+    }
+
+    fn pod_spec(&self, node: usize) -> Value {
+        let app = &self.app;
+        let mut spec = json!({
+            "nodeName": node_name(node),
+            "priority": 0,
+            "containers": [{"name": "main", "image": format!("registry.example/{app}:1"),
+                            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}]
+        });
+        if self.anti_affinity {
+            spec["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "vsphere-descheduler.io/host"}]}});
+        }
+        if let Some(key) = self.spread_key {
+            spec["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": key,
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": app}}}]);
+        }
+        spec
+    }
+
+    fn replica_set(&self) -> String {
+        format!("{}-{}", self.app, self.hash)
+    }
+
+    /// The StatefulSet, or the Deployment and its ReplicaSet.
+    fn controllers(&self) -> Vec<Value> {
+        let (app, namespace, replicas) = (&self.app, &self.namespace, self.replicas);
+        if self.statefulset {
+            return vec![json!({
                 "apiVersion": "apps/v1", "kind": "StatefulSet",
                 "metadata": {"name": app, "namespace": namespace, "uid": format!("{app}-uid")},
                 "spec": {"replicas": replicas}
-            }));
-        } else if shape.controllers {
-            items.push(json!({
+            })];
+        }
+        vec![
+            json!({
                 "apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": app, "namespace": namespace, "uid": format!("{app}-deploy-uid")},
                 "spec": {"replicas": replicas}
-            }));
-            items.push(json!({
+            }),
+            json!({
                 "apiVersion": "apps/v1", "kind": "ReplicaSet",
-                "metadata": {"name": format!("{app}-{hash}"), "namespace": namespace,
+                "metadata": {"name": self.replica_set(), "namespace": namespace,
                              "uid": format!("{app}-rs-uid"),
                              "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
                                                   "uid": format!("{app}-deploy-uid"), "controller": true}]},
                 "spec": {"replicas": replicas}
-            }));
-        }
-        if rng.chance(30) {
-            items.push(json!({
-                "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                "metadata": {"name": app, "namespace": namespace},
-                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}},
-                "status": {"disruptionsAllowed": 1, "currentHealthy": replicas, "desiredHealthy": replicas - 1, "expectedPods": replicas}
-            }));
-        }
-        made += replicas;
-        workload += 1;
+            }),
+        ]
     }
 
+    fn budget(&self) -> Value {
+        let (app, replicas) = (&self.app, self.replicas);
+        json!({
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": app, "namespace": self.namespace},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}},
+            "status": {"disruptionsAllowed": 1, "currentHealthy": replicas, "desiredHealthy": replicas - 1, "expectedPods": replicas}
+        })
+    }
+}
+
+/// The inventory: one DRS cluster of all hosts, with each node's VM on the host it runs on.
+fn inventory(shape: &Shape, vm_hosts: &[usize]) -> Value {
     let hosts: Vec<Value> = (0..shape.hosts)
         .map(|h| json!({"name": host_name(h), "connectionState": "connected", "inMaintenanceMode": false}))
         .collect();
-    Generated {
-        shape: *shape,
-        workloads: workload,
-        list: json!({"apiVersion": "v1", "kind": "List", "items": items}),
-        inventory: json!({
-            "apiVersion": "vsphere-descheduler.io/v1alpha1", "kind": "VSphereInventory",
-            "clusters": [{"name": "cluster-1", "datacenter": "dc1",
-                          "drs": {"enabled": true, "defaultVmBehavior": "fullyAutomated"},
-                          "hosts": hosts, "vms": vms, "rules": []}]
-        }),
+    let vms: Vec<Value> = vm_hosts
+        .iter()
+        .enumerate()
+        .map(|(n, &host)| json!({"name": node_name(n), "uuid": uuid(1, n), "host": host_name(host), "powerState": "poweredOn"}))
+        .collect();
+    json!({
+        "apiVersion": "vsphere-descheduler.io/v1alpha1", "kind": "VSphereInventory",
+        "clusters": [{"name": "cluster-1", "datacenter": "dc1",
+                      "drs": {"enabled": true, "defaultVmBehavior": "fullyAutomated"},
+                      "hosts": hosts, "vms": vms, "rules": []}]
+    })
+}
+
+/// The Kubernetes `List` document, written item by item. Its keys come in the order serde_json
+/// writes a map's (sorted, as every other object here): `items` between `apiVersion` and `kind`.
+struct List<W> {
+    out: W,
+    format: Format,
+    items: usize,
+}
+
+impl<W: io::Write> List<W> {
+    fn begin(mut out: W, format: Format) -> io::Result<List<W>> {
+        match format {
+            Format::Json => out.write_all(br#"{"apiVersion":"v1","items":["#)?,
+            Format::Yaml => out.write_all(b"---\napiVersion: \"v1\"\n")?,
+        }
+        Ok(List {
+            out,
+            format,
+            items: 0,
+        })
+    }
+
+    fn push(&mut self, item: &Value) -> io::Result<()> {
+        match self.format {
+            Format::Json => {
+                if self.items > 0 {
+                    self.out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut self.out, item)?;
+            }
+            Format::Yaml => {
+                // Only a list with items has the block form; `end` writes an empty one's.
+                if self.items == 0 {
+                    self.out.write_all(b"items:\n")?;
+                }
+                write_yaml_element(&mut self.out, item, 0)?;
+            }
+        }
+        self.items += 1;
+        Ok(())
+    }
+
+    /// Close the list, giving back the writer for the document after it.
+    fn end(mut self) -> io::Result<W> {
+        match self.format {
+            Format::Json => self.out.write_all(b"],\"kind\":\"List\"}\n")?,
+            Format::Yaml if self.items == 0 => {
+                self.out.write_all(b"items: []\nkind: \"List\"\n")?
+            }
+            Format::Yaml => self.out.write_all(b"kind: \"List\"\n")?,
+        }
+        Ok(self.out)
+    }
+}
+
+/// A whole document: JSON on one line, or YAML after its `---`.
+fn write_document(out: &mut impl io::Write, document: &Value, format: Format) -> io::Result<()> {
+    match format {
+        Format::Json => {
+            serde_json::to_writer(&mut *out, document)?;
+            out.write_all(b"\n")
+        }
+        Format::Yaml => {
+            out.write_all(b"---\n")?;
+            write_yaml(out, document, 0, false)
+        }
     }
 }
 
 /// Block-style YAML of a JSON value (strings quoted as JSON, which YAML accepts).
-fn write_yaml(out: &mut String, value: &Value, indent: usize, in_list: bool) -> fmt::Result {
+fn write_yaml<W: io::Write>(
+    out: &mut W,
+    value: &Value,
+    indent: usize,
+    in_list: bool,
+) -> io::Result<()> {
     let pad = " ".repeat(indent);
     match value {
         Value::Object(map) if !map.is_empty() => {
             for (i, (key, v)) in map.iter().enumerate() {
-                let lead = if in_list && i == 0 {
-                    String::new()
-                } else {
-                    pad.clone()
-                };
+                let lead = if in_list && i == 0 { "" } else { pad.as_str() };
                 match v {
                     Value::Object(m) if !m.is_empty() => {
                         writeln!(out, "{lead}{key}:")?;
@@ -293,14 +452,19 @@ fn write_yaml(out: &mut String, value: &Value, indent: usize, in_list: bool) -> 
         }
         Value::Array(items) if !items.is_empty() => {
             for item in items {
-                write!(out, "{pad}- ")?;
-                match item {
-                    Value::Object(m) if !m.is_empty() => write_yaml(out, item, indent + 2, true)?,
-                    scalar => writeln!(out, "{scalar}")?,
-                }
+                write_yaml_element(out, item, indent)?;
             }
         }
         scalar => writeln!(out, "{pad}{scalar}")?,
     }
     Ok(())
+}
+
+/// One element of a block sequence, its `- ` at `indent`.
+fn write_yaml_element<W: io::Write>(out: &mut W, item: &Value, indent: usize) -> io::Result<()> {
+    write!(out, "{:indent$}- ", "")?;
+    match item {
+        Value::Object(m) if !m.is_empty() => write_yaml(out, item, indent + 2, true),
+        scalar => writeln!(out, "{scalar}"),
+    }
 }
