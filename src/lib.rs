@@ -7,6 +7,7 @@ pub mod command;
 pub mod connection;
 pub mod duration;
 pub mod footprint;
+pub mod hash;
 pub mod identity;
 pub mod inventory;
 pub mod kube;

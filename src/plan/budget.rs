@@ -9,12 +9,12 @@
 //! policy's `maxNoOfPodsToEvictPerNode`, `…PerNamespace`, `…Total` and `…PerWorkload` (per
 //! controller owner, on top of its PDB: pacing a workload's moves over several runs).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::index::PodIx;
 use super::view::View;
 use super::vocabulary::SkipReason;
+use crate::hash::HashMap;
 use crate::policy::Limits;
 use crate::snapshot::{Pdb, Phase, Pod, UnhealthyPodEvictionPolicy};
 
@@ -46,9 +46,9 @@ impl Budget {
         Budget {
             spent: vec![0; view.snapshot.pdbs.len()],
             limits: view.policy.limits.clone(),
-            per_node: HashMap::new(),
-            per_namespace: HashMap::new(),
-            per_workload: HashMap::new(),
+            per_node: HashMap::default(),
+            per_namespace: HashMap::default(),
+            per_workload: HashMap::default(),
             total: 0,
         }
     }

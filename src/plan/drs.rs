@@ -11,13 +11,14 @@
 //! (names repeat across datacenters), and each change carries the cluster's and its VMs' ids, by
 //! which vCenter addresses them.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use super::drs_change::{DrsAction, DrsRuleChange, Edit};
 use super::labels::fnv1a32;
 use super::view::{PodState, View};
 use super::vocabulary::Plan;
 use super::warning::Warning;
+use crate::hash::{HashMap, HashSet};
 use crate::inventory::{Cluster, Rule, RuleKind, Vm};
 use crate::snapshot::Pod;
 
@@ -151,7 +152,7 @@ type Members<'a> = BTreeMap<(usize, Subject<'a>), BTreeSet<VmRef<'a>>>;
 /// over every pod does not build names).
 fn wanted_workloads<'a>(view: &View<'a>) -> HashMap<&'a str, Workload> {
     let settings = &view.policy.vsphere.drs_rules;
-    let mut wanted: HashMap<&str, Workload> = HashMap::new();
+    let mut wanted: HashMap<&str, Workload> = HashMap::default();
     for (index, pod) in view.pods() {
         if view.state[index] != PodState::Active || pod.anti_affinity.is_empty() {
             continue;
@@ -316,12 +317,12 @@ fn diff_cluster<'a>(
         .collect();
     // Looked up by name; of two owned rules with one name, the first is the one kept or
     // edited.
-    let mut owned_by_name: HashMap<&str, &Rule> = HashMap::new();
+    let mut owned_by_name: HashMap<&str, &Rule> = HashMap::default();
     for rule in &owned {
         owned_by_name.entry(rule.name.as_str()).or_insert(rule);
     }
     let mut changes = Vec::new();
-    let mut kept = HashSet::new();
+    let mut kept = HashSet::default();
     for (name, wanted) in desired {
         kept.insert(name);
         if cluster.rules.iter().any(|r| r.name == name && !is_ours(r)) {

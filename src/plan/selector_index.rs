@@ -6,10 +6,9 @@
 //! requires no particular value, in a short list read for every pod of its scope. What a
 //! lookup returns may select the pod; callers confirm with the selector.
 
-use std::collections::HashMap;
-
 use kube::core::Expression;
 
+use crate::hash::HashMap;
 use crate::snapshot::{Labels, Requirements};
 
 /// Where a selector applies: one namespace, or every namespace (`None`).

@@ -5,7 +5,7 @@
 //! next, and budgets (PDBs, limits, free resources) are spent as decisions are made.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use kube::core::Expression;
@@ -13,6 +13,7 @@ use kube::core::Expression;
 use super::index::{NodeIx, PerNode, PerPod, PodIx, Position};
 use super::labels::Placement;
 use super::selector_index::SelectorIndex;
+use crate::hash::HashMap;
 use crate::policy::{NoEvictionPolicy, Policy, Strategy};
 use crate::snapshot::{
     AffinityTerm, Labels, Node, Pod, Requirements, ResourceName, Resources, Snapshot,
@@ -193,16 +194,16 @@ impl<'a> View<'a> {
             used,
             used_cpu_memory: PerNode::default(),
             allocatable_cpu_memory,
-            by_namespace: HashMap::new(),
-            by_controller: HashMap::new(),
-            by_label: HashMap::new(),
+            by_namespace: HashMap::default(),
+            by_controller: HashMap::default(),
+            by_label: HashMap::default(),
             holders: Vec::new(),
             holder_index: SelectorIndex::default(),
             soft_holders: Vec::new(),
             soft_holder_index: SelectorIndex::default(),
             pdb_index: SelectorIndex::default(),
             namespace_labels,
-            domains: HashMap::new(),
+            domains: HashMap::default(),
         }
     }
 
@@ -271,10 +272,10 @@ impl<'a> View<'a> {
 
     /// Numbers the domains of every key, from the refreshed node labels.
     fn index_domains(&self, keys: BTreeSet<&'a str>) -> HashMap<&'a str, Rc<Domains>> {
-        let mut all = HashMap::new();
+        let mut all = HashMap::default();
         for key in keys {
             let mut domains = Domains::default();
-            let mut ids: HashMap<&str, u32> = HashMap::new();
+            let mut ids: HashMap<&str, u32> = HashMap::default();
             for state in &self.nodes {
                 let id = state.labels.get(key).map(|value| {
                     *ids.entry(value).or_insert_with(|| {
@@ -579,7 +580,7 @@ impl<'a> View<'a> {
 
 /// (namespace, label key, label value) → the pods carrying that label, in snapshot order.
 fn label_index(snapshot: &Snapshot) -> HashMap<(&str, &str, &str), Vec<PodIx>> {
-    let mut by_label: HashMap<(&str, &str, &str), Vec<PodIx>> = HashMap::new();
+    let mut by_label: HashMap<(&str, &str, &str), Vec<PodIx>> = HashMap::default();
     for (index, pod) in snapshot.pods.iter().enumerate() {
         let index = PodIx::at(index);
         for (key, value) in &pod.labels {

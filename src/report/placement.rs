@@ -4,8 +4,9 @@
 //! which pods leave, where their replacements land and which rules change all come from the
 //! report; the snapshot only says where things are now.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
+use crate::hash::HashMap;
 use crate::inventory::{ConnectionState, Host, MaintenanceMode};
 use crate::plan::workload;
 use crate::policy::Policy;
@@ -172,7 +173,7 @@ impl Placement {
         host_of: &HashMap<&str, &str>,
         drawn: &[bool],
     ) {
-        let mut others: HashMap<&str, usize> = HashMap::new();
+        let mut others: HashMap<&str, usize> = HashMap::default();
         for (pod, is_drawn) in snapshot.pods.iter().zip(drawn) {
             if *is_drawn || pod.is_gone() {
                 continue;
@@ -189,14 +190,14 @@ impl Placement {
 
 /// Every node, with its pods and the report's moves.
 fn node_views(snapshot: &Snapshot, policy: &Policy, report: &Report) -> Vec<NodeView> {
-    let mut pods: HashMap<&str, usize> = HashMap::new();
+    let mut pods: HashMap<&str, usize> = HashMap::default();
     for pod in &snapshot.pods {
         if let Some(node) = pod.node_name.as_deref().filter(|_| !pod.is_gone()) {
             *pods.entry(node).or_default() += 1;
         }
     }
-    let mut leaving: HashMap<&str, usize> = HashMap::new();
-    let mut arriving: HashMap<&str, usize> = HashMap::new();
+    let mut leaving: HashMap<&str, usize> = HashMap::default();
+    let mut arriving: HashMap<&str, usize> = HashMap::default();
     for entry in report.evictions.iter().filter(|e| leaves(e)) {
         *leaving.entry(entry.eviction.node.as_str()).or_default() += 1;
         if let Some(landing) = &entry.eviction.landing {
@@ -307,7 +308,7 @@ fn workloads(
 ) -> (Vec<WorkloadView>, Summary, Vec<bool>) {
     let keys = host_level_keys(policy);
     let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
-    let mut pod_workload: HashMap<(&str, &str), String> = HashMap::new();
+    let mut pod_workload: HashMap<(&str, &str), String> = HashMap::default();
     for (index, pod) in snapshot.pods.iter().enumerate() {
         let name = workload_name(pod);
         pod_workload.insert((&pod.namespace, &pod.name), name.clone());

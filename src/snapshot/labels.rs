@@ -7,11 +7,13 @@
 //! pointer pairs, and equal texts converted together point at one string.
 
 use std::borrow::Borrow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::hash::HashSet;
 
 /// Labels of an object (or a pod's node selector), in key order (the order a `BTreeMap` gives
 /// them), so output is deterministic. Reads never allocate; a change builds a new set.

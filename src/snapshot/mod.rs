@@ -34,6 +34,7 @@ pub use model::*;
 pub use position::{ParseError, Position};
 pub use resources::{OtherName, ResourceName, Resources};
 
+use crate::hash::HashMap;
 use crate::inventory::Inventory;
 
 /// A snapshot read from files, and what was skipped while reading it.
@@ -286,16 +287,10 @@ impl<T> FromFiles<T> {
         key: for<'t> fn(&'t T) -> (&'t str, &'t str),
     ) -> Result<Vec<T>, (usize, T)> {
         let FromFiles { mut items, files } = self;
-        let mut order: Vec<usize> = (0..items.len()).collect();
-        // Stable: of two copies, the one read first sorts first and the later one is reported.
-        order.sort_by(|&a, &b| key(&items[a]).cmp(&key(&items[b])));
-        if let Some(pair) = order
-            .windows(2)
-            .find(|pair| key(&items[pair[0]]) == key(&items[pair[1]]))
-        {
-            let later = pair[1];
-            return Err((files[later], items.swap_remove(later)));
-        }
+        let order = match sorted_order(&items, key) {
+            Ok(order) => order,
+            Err(later) => return Err((files[later], items.swap_remove(later))),
+        };
         // Position i takes the item at order[i]: follow each cycle of the permutation,
         // swapping each item into place once.
         let mut placed = vec![false; items.len()];
@@ -313,6 +308,44 @@ impl<T> FromFiles<T> {
         }
         Ok(items)
     }
+}
+
+/// The positions of `items` in key order; `Err` has the position of the later copy of the
+/// first key read twice. The keys are compared as (rank of the first text, second text,
+/// position): a namespace is one of a few hundred and its rank a number, and the keys sit in
+/// one vector instead of behind each 330-byte pod, which made sorting 150,000 pods a tenth of
+/// reading them. The position last makes the order that of a stable sort: of two copies, the
+/// one read first sorts first and the later one is reported.
+fn sorted_order<T>(
+    items: &[T],
+    key: for<'t> fn(&'t T) -> (&'t str, &'t str),
+) -> Result<Vec<usize>, usize> {
+    let mut ranks: HashMap<&str, u32> = HashMap::default();
+    for item in items {
+        let next = u32::try_from(ranks.len()).expect("fewer than 2^32 namespaces");
+        ranks.entry(key(item).0).or_insert(next);
+    }
+    let mut firsts: Vec<&str> = ranks.keys().copied().collect();
+    firsts.sort_unstable();
+    for (rank, first) in firsts.into_iter().enumerate() {
+        ranks.insert(first, u32::try_from(rank).expect("counted above"));
+    }
+    let mut keyed: Vec<(u32, &str, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(position, item)| {
+            let (first, second) = key(item);
+            (ranks[first], second, position)
+        })
+        .collect();
+    keyed.sort_unstable();
+    if let Some(pair) = keyed
+        .windows(2)
+        .find(|pair| (pair[0].0, pair[0].1) == (pair[1].0, pair[1].1))
+    {
+        return Err(pair[1].2);
+    }
+    Ok(keyed.into_iter().map(|(_, _, position)| position).collect())
 }
 
 /// Convenience for tests and the demo: a snapshot from text.

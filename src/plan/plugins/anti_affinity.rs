@@ -20,8 +20,9 @@
 //! clean one the move would gain nothing.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
+use crate::hash::HashMap;
 use crate::plan::index::PodIx;
 use crate::plan::view::{PodState, View};
 use crate::plan::{Attempt, Context, Fit, Planner};
@@ -148,7 +149,7 @@ fn cover(
 ) {
     // The violations each pod that may be evicted is part of. The holder was admitted when
     // its violations were found; the matched pod must be a candidate of this strategy too.
-    let mut involved: HashMap<PodIx, Vec<usize>> = HashMap::new();
+    let mut involved: HashMap<PodIx, Vec<usize>> = HashMap::default();
     for (index, violation) in violations.iter().enumerate() {
         involved.entry(violation.holder).or_default().push(index);
         if planner.is_candidate(violation.matched) && admits(&planner.view, args, violation.matched)

@@ -9,9 +9,10 @@
 //! that fits one node alone cannot spread anyway). Unlike upstream the excess is chosen by the
 //! eviction order, and each pod needs a node that would take it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::hash::HashMap;
 use crate::plan::feasibility::node_admits;
 use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::View;
@@ -74,7 +75,7 @@ fn duplicate_groups<'a>(
     view: &View<'a>,
     args: &DuplicatesArgs,
 ) -> Vec<(GroupKey<'a>, BTreeMap<NodeIx, Vec<PodIx>>)> {
-    let mut groups: HashMap<GroupKey, BTreeMap<NodeIx, Vec<PodIx>>> = HashMap::new();
+    let mut groups: HashMap<GroupKey, BTreeMap<NodeIx, Vec<PodIx>>> = HashMap::default();
     for pod in view.pod_indices() {
         // Where it counts: on its node, or, evicted by an earlier strategy, where its
         // replacement is expected (it is no candidate then, but takes its place in the share).

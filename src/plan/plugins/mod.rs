@@ -18,11 +18,10 @@ mod pod_life_time;
 mod too_many_restarts;
 mod topology_spread;
 
-use std::collections::HashMap;
-
 use super::index::PodIx;
 use super::view::PodState;
 use super::{Context, Fit, Planner};
+use crate::hash::HashMap;
 use crate::policy::{Namespaces, Strategy};
 use crate::snapshot::{Phase, Requirements};
 

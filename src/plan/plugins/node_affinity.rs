@@ -13,9 +13,8 @@
 //! A node whose host labels cannot be trusted (unmapped, or no vSphere inventory) puts no pod
 //! that selects by them in violation: host-level decisions are not taken on stale labels.
 
-use std::collections::HashMap;
-
 use super::{admits, evict_in_order};
+use crate::hash::HashMap;
 use crate::plan::feasibility::{Allowed, matches_node_affinity};
 use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::View;
@@ -71,10 +70,10 @@ fn required(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
 fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
     let view = &planner.view;
     // (current score, best score) of each pod another node would suit better.
-    let mut scores: HashMap<PodIx, (i64, i64)> = HashMap::new();
+    let mut scores: HashMap<PodIx, (i64, i64)> = HashMap::default();
     // Pods of one controller carry the same terms: each controller's best score is computed
     // once (for the first pod; a pod whose terms differ, an older revision, gets its own).
-    let mut best_of_owner: HashMap<&str, (PodIx, i64)> = HashMap::new();
+    let mut best_of_owner: HashMap<&str, (PodIx, i64)> = HashMap::default();
     for (pod, node) in candidates(planner, args) {
         let pod_ref = view.pod(pod);
         if pod_ref.preferred_node_affinity().is_empty() {

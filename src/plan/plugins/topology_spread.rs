@@ -10,10 +10,11 @@
 //! see [`default_selector`].
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use kube::core::Expression;
 
+use crate::hash::HashSet;
 use crate::plan::feasibility::{eligible_node, is_simple};
 use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::{Domains, PodState, View};
@@ -60,7 +61,7 @@ fn constraints<'a>(
     let view = &planner.view;
     let mut seen = BTreeSet::new();
     // Pods of one controller carry the same constraints: the cheap key skips the costly one.
-    let mut seen_owners: HashSet<(&str, usize)> = HashSet::new();
+    let mut seen_owners: HashSet<(&str, usize)> = HashSet::default();
     let mut found = Vec::new();
     for &pod in view.namespace_pods(namespace) {
         if view.state[pod] != PodState::Active {
@@ -178,7 +179,7 @@ fn balance(
     let fewer_domains_than_required = constraint
         .min_domains
         .is_some_and(|min| present < i64::from(min));
-    let mut tried: HashSet<PodIx> = HashSet::new();
+    let mut tried: HashSet<PodIx> = HashSet::default();
     loop {
         let global_min = if fewer_domains_than_required {
             0
