@@ -11,10 +11,12 @@ use std::path::Path;
 /// Memory a run needs before the cluster: the binary, the runtime, the clients, the policy.
 pub const BASE_BYTES: u64 = 24 << 20;
 /// Memory per listed pod: its planner record and its share of the plan's working state. A run
-/// against the lab's generated 150,000 pods on 5,000 nodes peaked at 263–265 MiB with interned
-/// labels and texts, typed resources and the slim pod record (504 MiB before them), 1.37 KiB per
-/// pod after the base and the nodes; `plan` grows by 1.21 KiB per pod from 1,500 to 15,000 pods
-/// (BENCHMARKS.md, "Memory as a budget"). A quarter of margin.
+/// against the lab's generated 150,000 pods on 5,000 nodes peaks at 209–213 MiB since list
+/// pages are decoded item by item (263–272 MiB before, 504 MiB before the interned labels, typed
+/// resources and slim pod record), 1.0 KiB per pod after the base and the nodes; `plan` grows
+/// by 1.21 KiB per pod from 1,500 to 15,000 pods (BENCHMARKS.md, "Memory as a budget" and "The
+/// live run inside 256 MiB"). Kept above both with margin: pods richer than the generator's
+/// (more labels, containers, affinity terms) take more.
 pub const PER_POD_BYTES: u64 = 1792;
 /// Memory per listed node (its record, labels and the plan's per-node indexes).
 pub const PER_NODE_BYTES: u64 = 8 << 10;

@@ -177,6 +177,37 @@ fn transient_list_failures_are_retried_but_not_forever() {
 }
 
 #[test]
+fn a_list_page_whose_answer_breaks_off_is_asked_for_again() {
+    let objects = KubeObjects {
+        pods: (0..600)
+            .map(|i| pod("shop", &format!("web-{i:04}"), "web", "n0"))
+            .collect(),
+        ..KubeObjects::default()
+    };
+    let server = FakeApiServer::start(FakeCluster::new(objects));
+    // The second page's body fails after its headers said 200.
+    server.cluster().inject(
+        Fault::action(Some(Method::GET), "/api/v1/pods", FaultAction::BreakOff)
+            .after(1)
+            .times(1),
+    );
+    let observation = runtime()
+        .block_on(async { client(&server).observe().await })
+        .expect("observed");
+    let names: Vec<&str> = observation.pods.iter().map(|p| p.name.as_str()).collect();
+    let expected: Vec<String> = (0..600).map(|i| format!("web-{i:04}")).collect();
+    assert_eq!(names, expected, "every pod once, in order");
+    let statuses: Vec<u16> = server
+        .cluster()
+        .requests
+        .iter()
+        .filter(|r| r.path == "/api/v1/pods")
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, [200, 0, 200]);
+}
+
+#[test]
 fn applying_labels_sets_our_key_and_takes_it_over_from_a_manual_label() {
     let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
         nodes: vec![node(

@@ -6,19 +6,20 @@
 //! server compacted the list's snapshot; the list then starts again from scratch, so every kind
 //! is one consistent read.
 //!
-//! Pages are decoded straight into the type their consumer reads (for planning, the slim
-//! [`wire`] types), converted, and dropped before the next page is asked for, so a run holds
-//! the planner's model of the cluster and one page, never the API's objects.
+//! Each page is read into a buffer the list reuses, and its items are decoded one at a time
+//! straight into the type their consumer reads (for planning, the slim [`wire`] types) and
+//! converted at once (see [`page`]), so a run holds the planner's model of the cluster and, for
+//! each kind being listed, one page's text and one item, never the API's objects.
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Resource;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, TypeMeta};
-use kube::core::Request;
 use serde::de::DeserializeOwned;
 
 use super::error::Call;
+use super::page::{self, PageError};
 use super::{Client, Error, PAGE_SIZE, api_status, retry};
 use crate::snapshot::prune::{self, Pruned};
 use crate::snapshot::wire;
@@ -248,30 +249,7 @@ fn path_of<K: Resource<DynamicType = ()>>() -> String {
     K::url_path(&(), None)
 }
 
-/// One page of a list, its items decoded as `K`.
-#[derive(serde::Deserialize)]
-struct Page<K> {
-    #[serde(default)]
-    metadata: kube::core::ListMeta,
-    #[serde(default = "Vec::new")]
-    items: Vec<K>,
-}
-
-/// One page of the list at `path`, decoded as `K` (kube's typed `list` would decode the page
-/// as full API objects first).
-async fn fetch_page<K: DeserializeOwned>(
-    client: &::kube::Client,
-    path: &str,
-    params: &ListParams,
-) -> Result<Page<K>, ::kube::Error> {
-    let mut request = Request::new(path)
-        .list(params)
-        .map_err(::kube::Error::BuildRequest)?;
-    request.extensions_mut().insert("list");
-    client.request::<Page<K>>(request).await
-}
-
-/// Every object of one kind, page by page, each passed through `keep` as its page arrives.
+/// Every object of one kind, page by page, each passed through `keep` as it is decoded.
 async fn list_all<K, T>(
     client: &::kube::Client,
     path: String,
@@ -283,42 +261,45 @@ where
 {
     let call = Call::new("GET", path.as_str());
     let mut restarts = 0;
+    // One buffer for every page of the list: see `page` for why pages are not read as kube does.
+    let mut body = Vec::new();
     'from_scratch: loop {
         let mut items = Vec::new();
         let mut params = ListParams::default().limit(PAGE_SIZE);
         let mut pages = 0u32;
         loop {
-            let page =
-                match retry::idempotent(kind, || fetch_page::<K>(client, &path, &params)).await {
-                    Ok(page) => page,
-                    Err(error) if api_status(&error).is_some_and(|s| s.code == 410) => {
-                        restarts += 1;
-                        if restarts > MAX_RESTARTS {
-                            return Err(Error::ListExpired {
-                                kind,
-                                attempts: restarts,
-                            });
-                        }
-                        tracing::info!(
+            let fetched = retry::idempotent(kind, || {
+                page::fetch(client, &path, &params, std::mem::take(&mut body))
+            })
+            .await;
+            match fetched {
+                Ok(answer) => body = answer,
+                Err(error) if api_status(&error).is_some_and(|s| s.code == 410) => {
+                    restarts += 1;
+                    if restarts > MAX_RESTARTS {
+                        return Err(Error::ListExpired {
                             kind,
-                            pages,
-                            "list continue token expired; listing again from the start"
-                        );
-                        continue 'from_scratch;
-                    }
-                    Err(error) => {
-                        return Err(Error::List {
-                            kind,
-                            source: call.failed(error),
+                            attempts: restarts,
                         });
                     }
-                };
-            pages += 1;
-            reserve_for(&mut items, page.items.len(), &page.metadata);
-            for item in page.items {
-                items.push(keep(item)?);
+                    tracing::info!(
+                        kind,
+                        pages,
+                        "list continue token expired; listing again from the start"
+                    );
+                    continue 'from_scratch;
+                }
+                Err(error) => {
+                    return Err(Error::List {
+                        kind,
+                        source: call.failed(error),
+                    });
+                }
             }
-            match page.metadata.continue_ {
+            pages += 1;
+            let metadata = decode_page(&body, &mut items, &mut keep, kind, &call)?;
+            reserve_for(&mut items, &metadata);
+            match metadata.continue_ {
                 Some(token) if !token.is_empty() => params = params.continue_token(&token),
                 _ => {
                     tracing::debug!(kind, pages, items = items.len(), "listed");
@@ -330,17 +311,35 @@ where
     }
 }
 
-/// Room for a page's items. The server tells how many items follow (`remainingItemCount`), so
-/// the whole list is reserved once, at its size: grown by doubling, 150,000 pods would leave up
-/// to half as much again unused, and hold the old and the new vector at once while it moves.
-/// Without the count (it is optional), the vector grows as vectors do.
-fn reserve_for<T>(items: &mut Vec<T>, page: usize, metadata: &kube::core::ListMeta) {
-    match metadata
+/// The items of the page in `body` through `keep` onto `items`; the page's metadata.
+fn decode_page<K: DeserializeOwned, T>(
+    body: &[u8],
+    items: &mut Vec<T>,
+    keep: &mut impl FnMut(K) -> Result<T, Error>,
+    kind: &'static str,
+    call: &Call,
+) -> Result<kube::core::ListMeta, Error> {
+    page::decode(body, items, keep).map_err(|error| match error {
+        PageError::Item(error) => error,
+        // kube's own error for an answer that is not the expected object: `describe` words it
+        // with the position where decoding stopped.
+        PageError::Decode(error) => Error::List {
+            kind,
+            source: call.failed(::kube::Error::SerdeError(error)),
+        },
+    })
+}
+
+/// Room for the items after a page. The server tells how many follow (`remainingItemCount`), so
+/// the whole list is reserved once, at its size, after the first page: grown by doubling,
+/// 150,000 pods would leave up to half as much again unused, and hold the old and the new vector
+/// at once while it moves. Without the count (it is optional), the vector grows as vectors do.
+fn reserve_for<T>(items: &mut Vec<T>, metadata: &kube::core::ListMeta) {
+    if let Some(remaining) = metadata
         .remaining_item_count
         .and_then(|count| usize::try_from(count).ok())
     {
-        Some(remaining) => items.reserve_exact(page + remaining),
-        None => items.reserve(page),
+        items.reserve_exact(remaining);
     }
 }
 

@@ -26,6 +26,7 @@ mod evict;
 mod labels;
 mod lease;
 mod list;
+mod page;
 mod retry;
 mod target;
 

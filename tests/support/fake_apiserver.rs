@@ -144,6 +144,9 @@ pub enum FaultAction {
     Delay(Duration),
     /// Close the connection without a valid response.
     Drop,
+    /// Answer 200 and the first bytes of a list, then close the connection: the client's read of
+    /// the body fails after the headers said all was well.
+    BreakOff,
     /// Expire every list snapshot before handling the request (its continue token gets 410).
     ExpireListSnapshots,
     /// Wait at the gate until the test opens it, then handle the request normally.
@@ -585,6 +588,10 @@ async fn handle(
             record(0);
             return dropped();
         }
+        Some(FaultAction::BreakOff) => {
+            record(0);
+            return broken_off();
+        }
         Some(FaultAction::ExpireListSnapshots) => state
             .lock()
             .expect("the fake's state is never poisoned")
@@ -855,6 +862,27 @@ fn dropped() -> Response {
         .status(StatusCode::OK)
         .header("content-type", "application/json")
         .body(Body::from_stream(failing))
+        .expect("a response")
+}
+
+/// A 200 answer whose body stops after its first bytes: the client has read the headers and
+/// part of the body when the connection breaks.
+fn broken_off() -> Response {
+    use futures_util::StreamExt;
+    let start = futures_util::stream::once(async {
+        Ok::<Bytes, std::io::Error>(Bytes::from_static(br#"{"kind":"List","items":["#))
+    });
+    let failing = futures_util::stream::once(async {
+        // Pending once, so the server sends what it has before the body fails.
+        tokio::task::yield_now().await;
+        Err(std::io::Error::other(
+            "injected fault: connection broke off",
+        ))
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/json")
+        .body(Body::from_stream(start.chain(failing)))
         .expect("a response")
 }
 
