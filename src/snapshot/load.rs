@@ -727,7 +727,7 @@ impl<'de> Deserialize<'de> for Items {
 }
 
 /// Below this many items a list is converted on one thread: spawning costs more than it saves.
-pub(super) const PARALLEL_ITEMS: usize = 4096;
+const PARALLEL_ITEMS: usize = 4096;
 
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
@@ -744,31 +744,41 @@ fn convert_items(
         for item in chunk {
             let raw = item.get();
             let read = object(Source::Raw(raw), item_type, &mut interner);
-            objects.extend(read.map_err(|e| e.within(text, raw))?);
+            objects.extend_growing(read.map_err(|e| e.within(text, raw))?, Growth::Doubling);
         }
         objects.shrink_to_fit();
         Ok(objects)
     };
+    let mut objects = Objects::default();
+    for result in in_chunks(items, convert_chunk) {
+        objects.extend(result?);
+    }
+    Ok(objects)
+}
+
+/// `convert` applied to `items`: on this thread for a short list, else to one chunk per core
+/// on threads of their own, the results in the order of the chunks, so that they do not
+/// depend on the threads.
+pub(super) fn in_chunks<I: Sync, R: Send>(
+    items: &[I],
+    convert: impl Fn(&[I]) -> R + Sync,
+) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     if threads < 2 || items.len() < PARALLEL_ITEMS {
-        return convert_chunk(items);
+        return vec![convert(items)];
     }
     let chunk_size = items.len().div_ceil(threads);
-    let results: Vec<Result<Objects, Problem>> = std::thread::scope(|scope| {
+    let convert = &convert;
+    std::thread::scope(|scope| {
         let workers: Vec<_> = items
             .chunks(chunk_size)
-            .map(|chunk| scope.spawn(move || convert_chunk(chunk)))
+            .map(|chunk| scope.spawn(move || convert(chunk)))
             .collect();
         workers
             .into_iter()
             .map(|worker| worker.join().expect("a conversion thread does not panic"))
             .collect()
-    });
-    let mut objects = Objects::default();
-    for result in results {
-        objects.extend(result?);
-    }
-    Ok(objects)
+    })
 }
 
 /// The items of a JSON `List`, left as raw text.

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::labels::Interner;
-use super::load::{Growth, ItemType, Objects, PARALLEL_ITEMS, Source, object, yaml_options};
+use super::load::{Growth, ItemType, Objects, Source, in_chunks, object, yaml_options};
 use super::yaml_json;
 
 /// Why the text is not read this way (logged at debug level; serde-saphyr then reads it).
@@ -130,25 +130,9 @@ struct Converted {
     untyped: Objects,
 }
 
-/// Convert a list's items, in parallel chunks on big lists; chunks are merged in order, so
-/// the result does not depend on the threads.
+/// Convert a list's items, in parallel chunks on big lists.
 fn convert_items(items: &[&str], item_type: Option<ItemType>) -> Result<Objects, Fallback> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunks: Vec<Result<Converted, Fallback>> = if threads < 2 || items.len() < PARALLEL_ITEMS {
-        vec![convert_chunk(items, item_type)]
-    } else {
-        let chunk_size = items.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = items
-                .chunks(chunk_size)
-                .map(|chunk| scope.spawn(move || convert_chunk(chunk, item_type)))
-                .collect();
-            workers
-                .into_iter()
-                .map(|worker| worker.join().expect("a conversion thread does not panic"))
-                .collect()
-        })
-    };
+    let chunks = in_chunks(items, |chunk| convert_chunk(chunk, item_type));
     let mut typed = Objects::default();
     let mut untyped = Objects::default();
     for chunk in chunks {
