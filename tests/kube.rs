@@ -101,13 +101,29 @@ fn label_apply(node: &snapshot::Node, set: &[(&str, &str)], remove: &[&str]) -> 
     }
 }
 
+/// `count` pods named web-0000, web-0001, … in namespace shop, on n0.
+fn web_pods(count: usize) -> Vec<Pod> {
+    (0..count)
+        .map(|i| pod("shop", &format!("web-{i:04}"), "web", "n0"))
+        .collect()
+}
+
+/// The statuses the server answered the pod list's pages with, in order (0: broken off).
+fn pod_list_statuses(server: &FakeApiServer) -> Vec<u16> {
+    server
+        .cluster()
+        .requests
+        .iter()
+        .filter(|r| r.path == "/api/v1/pods")
+        .map(|r| r.status)
+        .collect()
+}
+
 #[test]
 fn a_large_listing_is_read_page_by_page_into_the_planners_types() {
     let objects = KubeObjects {
         nodes: (0..3).map(|i| node(&format!("n{i}"), json!({}))).collect(),
-        pods: (0..1203)
-            .map(|i| pod("shop", &format!("web-{i:04}"), "web", "n0"))
-            .collect(),
+        pods: web_pods(1203),
         ..KubeObjects::default()
     };
     let server = FakeApiServer::start(FakeCluster::new(objects));
@@ -123,9 +139,7 @@ fn a_large_listing_is_read_page_by_page_into_the_planners_types() {
 #[test]
 fn an_expired_continue_token_restarts_the_listing_from_scratch() {
     let objects = KubeObjects {
-        pods: (0..1100)
-            .map(|i| pod("shop", &format!("web-{i:04}"), "web", "n0"))
-            .collect(),
+        pods: web_pods(1100),
         ..KubeObjects::default()
     };
     let server = FakeApiServer::start(FakeCluster::new(objects));
@@ -143,14 +157,7 @@ fn an_expired_continue_token_restarts_the_listing_from_scratch() {
         .block_on(async { client(&server).observe().await })
         .expect("observed");
     assert_eq!(observation.pods.len(), 1100, "no pod lost or doubled");
-    let statuses: Vec<u16> = server
-        .cluster()
-        .requests
-        .iter()
-        .filter(|r| r.path == "/api/v1/pods")
-        .map(|r| r.status)
-        .collect();
-    assert_eq!(statuses, [200, 410, 200, 200, 200]);
+    assert_eq!(pod_list_statuses(&server), [200, 410, 200, 200, 200]);
 }
 
 #[test]
@@ -179,9 +186,7 @@ fn transient_list_failures_are_retried_but_not_forever() {
 #[test]
 fn a_list_page_whose_answer_breaks_off_is_asked_for_again() {
     let objects = KubeObjects {
-        pods: (0..600)
-            .map(|i| pod("shop", &format!("web-{i:04}"), "web", "n0"))
-            .collect(),
+        pods: web_pods(600),
         ..KubeObjects::default()
     };
     let server = FakeApiServer::start(FakeCluster::new(objects));
@@ -197,14 +202,7 @@ fn a_list_page_whose_answer_breaks_off_is_asked_for_again() {
     let names: Vec<&str> = observation.pods.iter().map(|p| p.name.as_str()).collect();
     let expected: Vec<String> = (0..600).map(|i| format!("web-{i:04}")).collect();
     assert_eq!(names, expected, "every pod once, in order");
-    let statuses: Vec<u16> = server
-        .cluster()
-        .requests
-        .iter()
-        .filter(|r| r.path == "/api/v1/pods")
-        .map(|r| r.status)
-        .collect();
-    assert_eq!(statuses, [200, 0, 200]);
+    assert_eq!(pod_list_statuses(&server), [200, 0, 200]);
 }
 
 #[test]
