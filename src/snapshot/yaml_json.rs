@@ -622,7 +622,8 @@ fn flow_key(text: &str) -> Result<(Cow<'_, str>, usize)> {
         _ => {
             let end = text.find(": ").ok_or(Unsupported)?;
             let key = &text[..end];
-            if key.is_empty() || key.contains([',', '[', ']', '{', '}', '#', '\t']) {
+            let odd = key.ends_with(' ') || key.contains([',', '[', ']', '{', '}', '#', '\t']);
+            if key.is_empty() || odd {
                 return Err(Unsupported);
             }
             if plain_type(key) == Some(PlainType::Null) || !plain_may_start(key) {
@@ -1027,6 +1028,7 @@ mod tests {
             "a: [b: 1]\n",
             "a: {b}\n",
             "a: [x, , y]\n",
+            "a: {b : 1}\n",
             "a: [1.5]\n",
             "a: [&x 1, *x]\n",
             "a: >\n  folded\n  text\n",
