@@ -246,6 +246,23 @@ mod tests {
         );
     }
 
+    /// What `kubectl get pods,nodes -o yaml` writes, managed fields, wrapped messages and all,
+    /// is read through JSON, every item of it.
+    #[test]
+    fn kubectl_output_is_read_through_json_as_serde_saphyr_reads_it() {
+        let text = include_str!("../../tests/fixtures/yaml/kubectl-pods.yaml");
+        let document = super::yaml_json::document(text).expect("taken");
+        let items = document.items.expect("a list");
+        let mut json = String::new();
+        for item in &items {
+            json.clear();
+            super::yaml_json::item(item, &mut json).unwrap_or_else(|_| panic!("not taken: {item}"));
+        }
+        let objects = read(text).expect("read through JSON");
+        assert_eq!((objects.pods.len(), objects.nodes.len()), (2, 1));
+        assert_eq!(format!("{objects:?}"), outcome(read_yaml_documents(text)));
+    }
+
     #[test]
     fn mutated_yaml_snapshots_read_through_json_only_as_serde_saphyr_reads_them() {
         let fixtures = yaml_fixtures();

@@ -756,10 +756,8 @@ fn plain_type(text: &str) -> Option<PlainType> {
 fn number_like(text: &str) -> bool {
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let bytes = unsigned.as_bytes();
-    let prefixed = ["0x", "0o", "0b"]
-        .iter()
-        .any(|prefix| bytes.len() >= 2 && bytes[..2].eq_ignore_ascii_case(prefix.as_bytes()));
-    if prefixed || unsigned.starts_with('.') && bytes.iter().any(u8::is_ascii_alphabetic) {
+    if radix_number(bytes) || unsigned.starts_with('.') && bytes.iter().any(u8::is_ascii_alphabetic)
+    {
         return true;
     }
     let dots = bytes.iter().filter(|&&b| b == b'.').count();
@@ -775,6 +773,18 @@ fn number_like(text: &str) -> bool {
         .iter()
         .all(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'+' | b'-' | b'e' | b'E'));
     numeric && only_an_exponent && dots < 2 && !signs_inside
+}
+
+/// Whether `bytes` are `0x`, `0o` or `0b` and digits of that base (with `_`): a UUID or a hash
+/// that merely starts so (`0b6f0e4e-…`) is not.
+fn radix_number(bytes: &[u8]) -> bool {
+    let digit: fn(&u8) -> bool = match bytes.get(..2) {
+        Some(b"0x" | b"0X") => u8::is_ascii_hexdigit,
+        Some(b"0o" | b"0O") => |b| (b'0'..=b'7').contains(b),
+        Some(b"0b" | b"0B") => |b| matches!(b, b'0' | b'1'),
+        _ => return false,
+    };
+    bytes.len() > 2 && bytes[2..].iter().all(|b| digit(b) || *b == b'_')
 }
 
 /// `0`, or an optional `-` and up to 18 digits without a leading zero: an `i64` that JSON
