@@ -34,7 +34,7 @@ pub use model::*;
 pub use position::{ParseError, Position};
 pub use resources::{OtherName, ResourceName, Resources};
 
-use crate::hash::HashMap;
+use crate::hash::{HashMap, HashSet};
 use crate::inventory::Inventory;
 
 /// A snapshot read from files, and what was skipped while reading it.
@@ -320,16 +320,10 @@ fn sorted_order<T>(
     items: &[T],
     key: for<'t> fn(&'t T) -> (&'t str, &'t str),
 ) -> Result<Vec<usize>, usize> {
-    let mut ranks: HashMap<&str, u32> = HashMap::default();
-    for item in items {
-        let next = u32::try_from(ranks.len()).expect("fewer than 2^32 namespaces");
-        ranks.entry(key(item).0).or_insert(next);
-    }
-    let mut firsts: Vec<&str> = ranks.keys().copied().collect();
+    let distinct: HashSet<&str> = items.iter().map(|item| key(item).0).collect();
+    let mut firsts: Vec<&str> = distinct.into_iter().collect();
     firsts.sort_unstable();
-    for (rank, first) in firsts.into_iter().enumerate() {
-        ranks.insert(first, u32::try_from(rank).expect("counted above"));
-    }
+    let ranks: HashMap<&str, u32> = firsts.into_iter().zip(0u32..).collect();
     let mut keyed: Vec<(u32, &str, usize)> = items
         .iter()
         .enumerate()

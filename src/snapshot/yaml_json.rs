@@ -39,10 +39,8 @@ pub(super) struct Item {
 /// as the text of each item.
 pub(super) fn document(text: &str) -> Result<Document<'_>> {
     let mut cursor = Cursor::new(text);
-    let line = cursor.skip_blank()?.ok_or(Unsupported)?;
-    if line.indent != 0 || split_key(line.content)?.is_none() {
-        return Err(Unsupported);
-    }
+    // A document with no content is left to serde-saphyr; the loop checks every line's form.
+    cursor.skip_blank()?.ok_or(Unsupported)?;
     let mut fields = String::new();
     let mut items = None;
     let mut keys = Vec::new();
