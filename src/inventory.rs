@@ -69,6 +69,10 @@ pub struct Cluster {
     /// only when rules would depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drs: Option<DrsConfig>,
+    /// vSphere HA configuration (`configurationEx.dasConfig`); absent means "not observed",
+    /// which `what-if` reports as unknown rather than guess what HA would do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ha: Option<HaConfig>,
     #[serde(default)]
     pub hosts: Vec<Host>,
     #[serde(default)]
@@ -110,6 +114,100 @@ pub struct DrsConfig {
 
 fn fully_automated() -> String {
     "fullyAutomated".to_string()
+}
+
+/// `configurationEx.dasConfig` of a cluster: what vSphere HA does with the VMs of a host that
+/// fails.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "an HA configuration (a mapping)"
+)]
+pub struct HaConfig {
+    /// `enabled`: HA restarts the VMs of a failed host on the cluster's other hosts.
+    pub enabled: bool,
+    /// `admissionControlEnabled` and `admissionControlPolicy`: the failover capacity HA keeps
+    /// free; `None` when admission control is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission_control: Option<AdmissionControl>,
+    /// `defaultVmSettings.restartPriority`: `disabled` means the cluster's VMs are not restarted.
+    #[serde(default)]
+    pub restart_priority: RestartPriority,
+    /// The advanced option `das.respectVmVmAntiAffinityRules` ("HA must respect VM anti-affinity
+    /// rules during failover"); `None` when the option is not set, and vCenter's default applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub respect_vm_anti_affinity_rules: Option<bool>,
+}
+
+/// The failover capacity an HA admission control policy reserves.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    tag = "policy",
+    deny_unknown_fields,
+    expecting = "an admission control policy (a mapping with policy: hostFailures, \
+                 resourcePercentage or dedicatedHosts)"
+)]
+pub enum AdmissionControl {
+    /// `ClusterFailoverLevelAdmissionControlPolicy`: capacity for this many host failures.
+    #[serde(rename_all = "camelCase")]
+    HostFailures { failover_level: u32 },
+    /// `ClusterFailoverResourcesAdmissionControlPolicy`: a share of CPU and memory kept free.
+    #[serde(rename_all = "camelCase")]
+    ResourcePercentage {
+        cpu_percent: u32,
+        memory_percent: u32,
+        /// `failoverLevel`, where vCenter computes the percentages for so many host failures.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failover_level: Option<u32>,
+    },
+    /// `ClusterFailoverHostAdmissionControlPolicy`: hosts kept empty for failover, by name.
+    #[serde(rename_all = "camelCase")]
+    DedicatedHosts { hosts: Vec<String> },
+}
+
+/// `defaultVmSettings.restartPriority` as vSphere spells it; one this program does not know is
+/// kept as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum RestartPriority {
+    Disabled,
+    Lowest,
+    Low,
+    #[default]
+    Medium,
+    High,
+    Highest,
+    Other(String),
+}
+
+impl From<String> for RestartPriority {
+    fn from(priority: String) -> RestartPriority {
+        match priority.as_str() {
+            "disabled" => RestartPriority::Disabled,
+            "lowest" => RestartPriority::Lowest,
+            "low" => RestartPriority::Low,
+            "medium" => RestartPriority::Medium,
+            "high" => RestartPriority::High,
+            "highest" => RestartPriority::Highest,
+            _ => RestartPriority::Other(priority),
+        }
+    }
+}
+
+impl From<RestartPriority> for String {
+    fn from(priority: RestartPriority) -> String {
+        match priority {
+            RestartPriority::Disabled => "disabled".to_string(),
+            RestartPriority::Lowest => "lowest".to_string(),
+            RestartPriority::Low => "low".to_string(),
+            RestartPriority::Medium => "medium".to_string(),
+            RestartPriority::High => "high".to_string(),
+            RestartPriority::Highest => "highest".to_string(),
+            RestartPriority::Other(priority) => priority,
+        }
+    }
 }
 
 /// An ESXi host.

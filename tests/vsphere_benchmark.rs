@@ -63,6 +63,7 @@ fn large_inventory() -> Inventory {
                     enabled: true,
                     default_vm_behavior: "fullyAutomated".to_string(),
                 }),
+                ha: None,
                 hosts,
                 vms,
                 rules,

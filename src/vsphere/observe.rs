@@ -206,6 +206,8 @@ fn selected_clusters<'a>(
             datacenter,
             datacenter_id,
             drs,
+            // Read by the HA observation (what-if); not observed yet here.
+            ha: None,
             hosts: Vec::new(),
             vms: Vec::new(),
             rules,
@@ -437,6 +439,7 @@ mod tests {
                 enabled: true,
                 default_vm_behavior: "partiallyAutomated".to_string(),
             }),
+            ha: None,
             hosts: vec![
                 Host {
                     name: "esxi-01.example.com".to_string(),
