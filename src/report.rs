@@ -11,6 +11,7 @@
 //! own, but the run stopped waiting for it).
 
 mod entry;
+mod exposure_text;
 pub mod html;
 pub mod placement;
 mod record;
@@ -24,7 +25,9 @@ use serde::Serialize;
 use crate::text::{escaped, one_line};
 
 use crate::outcome::{NotAttempted, Outcomes};
-use crate::plan::{DrsAction, LabelChange, MappedBy, MappedNode, NodeUtilization, Plan, Skip};
+use crate::plan::{
+    DrsAction, Exposure, LabelChange, MappedBy, MappedNode, NodeUtilization, Plan, Skip,
+};
 pub use entry::{DrsRuleEntry, EvictionEntry};
 pub use placement::Placement;
 pub use warning::ReportWarning;
@@ -134,6 +137,10 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mapped_nodes: Vec<MappedNode>,
     pub unmapped_nodes: Vec<String>,
+    /// Host-failure exposure before and after the plan (a workload's pods, a node group's
+    /// nodes, per ESXi host); absent without a vSphere inventory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<Exposure>,
     pub warnings: Vec<ReportWarning>,
     pub errors: Vec<String>,
     /// The exit code of a `run` (0 done, 1 some action or backend failed or the run stopped
@@ -194,6 +201,7 @@ impl Report {
                 .collect(),
             mapped_nodes: plan.mapped_nodes,
             unmapped_nodes: plan.unmapped_nodes,
+            exposure: plan.exposure,
             warnings,
             errors,
             exit_code: None,
@@ -252,6 +260,9 @@ impl Report {
         section(&mut out, "DRS rules", acting, "to change", |out| {
             self.write_drs_rules(out)
         });
+        if let Some(exposure) = &self.exposure {
+            exposure_text::write(&mut out, exposure);
+        }
         self.write_nodes_and_notices(&mut out);
         let _ = writeln!(
             out,

@@ -78,6 +78,14 @@ impl DrsAction {
         }
     }
 
+    /// Whether the rule goes.
+    pub fn is_delete(self) -> bool {
+        matches!(
+            self,
+            DrsAction::Delete { .. } | DrsAction::Unaddressable(Edit::Delete)
+        )
+    }
+
     /// Whether DRS gets a new or changed rule to enforce from it.
     pub fn is_create_or_update(self) -> bool {
         matches!(self, DrsAction::Create | DrsAction::Update { .. })

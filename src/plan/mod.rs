@@ -12,6 +12,7 @@ mod drs_batch;
 mod drs_change;
 mod events;
 mod evictor;
+pub mod exposure;
 mod feasibility;
 mod index;
 pub mod labels;
@@ -33,6 +34,7 @@ use std::collections::BTreeSet;
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
 pub use drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
 pub use events::{EVENT_ACTION, EventIntent};
+pub use exposure::{Exposure, ExposureClass};
 pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 pub use vocabulary::{
     Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
@@ -282,6 +284,7 @@ impl<'a> Planner<'a> {
     fn finish(self) -> Plan {
         let Planner { view, mut plan, .. } = self;
         drs::plan_rules(&view, &mut plan);
+        plan.exposure = exposure::assess(&view, &plan.drs_rules);
         plan.drs_batches = drs_batch::batches(&plan.drs_rules);
         plan.events_on_failure = view.policy.eviction_failure_events;
         plan

@@ -9,6 +9,7 @@ use crate::policy::PluginKind;
 
 use super::drs_batch::DrsBatch;
 use super::drs_change::DrsRuleChange;
+use super::exposure::Exposure;
 use super::labels::{LabelApply, LabelChange, MappedNode};
 use super::warning::Warning;
 
@@ -39,6 +40,9 @@ pub struct Plan {
     /// before and after the plan's moves. Not in the JSON report; the HTML view draws it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub utilization: Vec<NodeUtilization>,
+    /// Host-failure exposure before and after the plan; `None` without a vSphere inventory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<Exposure>,
 }
 
 /// One planned eviction.

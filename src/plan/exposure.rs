@@ -1,0 +1,633 @@
+//! Host-failure exposure: what one ESXi host failure would take from each workload and each node
+//! group the policy keeps apart, before the plan and after it.
+//!
+//! A workload (a controller's pods, a Deployment's across its ReplicaSets; not DaemonSets, whose
+//! pods are one per node by design, nor static pods) with two or more running pods is classed by
+//! the host that holds most of them:
+//! - `all`: one host holds every pod;
+//! - `majority`: one host holds more than half (a StatefulSet's quorum);
+//! - `over-budget`: one host holds more pods than the workload's PodDisruptionBudget lets go at
+//!   once (the user's own statement of what they tolerate);
+//! - `tolerated`: none of these.
+//!
+//! "After" moves each pod the plan evicts to the node the plan found for it; an eviction made
+//! without a node-fit check has no known landing, and its replacement is counted as unplaced.
+//! DRS rules are not predicted moves: a workload names the rule that will keep its node VMs
+//! apart, and its classes stay those of the pods' placement.
+//!
+//! Only workloads at risk before or after are listed; every workload is counted by class.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::drs::{Workload, workload};
+use super::drs_change::DrsRuleChange;
+use super::feasibility::node_admits;
+use super::index::{NodeIx, PerNode, PodIx};
+use super::view::{PodState, View};
+use crate::hash::HashMap;
+use crate::snapshot::{Pdb, Pod};
+
+/// How much of a workload (or node group) one host holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExposureClass {
+    /// One host holds every pod.
+    All,
+    /// One host holds more than half.
+    Majority,
+    /// One host holds more than the PodDisruptionBudget lets go at once.
+    OverBudget,
+    /// None of the above.
+    Tolerated,
+}
+
+impl ExposureClass {
+    /// The name the report uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExposureClass::All => "all",
+            ExposureClass::Majority => "majority",
+            ExposureClass::OverBudget => "over-budget",
+            ExposureClass::Tolerated => "tolerated",
+        }
+    }
+
+    /// Every class, worst first.
+    pub const ALL: [ExposureClass; 4] = [
+        ExposureClass::All,
+        ExposureClass::Majority,
+        ExposureClass::OverBudget,
+        ExposureClass::Tolerated,
+    ];
+
+    /// The class of `worst` pods on one domain out of `total`, against what a budget lets go.
+    pub fn of(total: usize, worst: usize, tolerates: Option<usize>) -> ExposureClass {
+        if total >= 2 && worst == total {
+            ExposureClass::All
+        } else if 2 * worst > total {
+            ExposureClass::Majority
+        } else if tolerates.is_some_and(|tolerates| worst > tolerates) {
+            ExposureClass::OverBudget
+        } else {
+            ExposureClass::Tolerated
+        }
+    }
+
+    pub fn at_risk(self) -> bool {
+        self != ExposureClass::Tolerated
+    }
+}
+
+/// The exposure of a plan: counts of every workload by class, the workloads at risk, and the
+/// node groups.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Exposure {
+    /// Workloads of two or more pods by class, before the plan.
+    pub before: ClassCounts,
+    /// The same after the plan's evictions.
+    pub after: ClassCounts,
+    /// Every workload at risk before or after, worst after first, then by name.
+    pub workloads: Vec<WorkloadExposure>,
+    /// Every node group of `vsphere.drsRules.nodeGroups` with two or more nodes.
+    pub node_groups: Vec<NodeGroupExposure>,
+}
+
+impl Exposure {
+    /// Workloads and node groups at risk before the plan.
+    pub fn at_risk_before(&self) -> usize {
+        self.before.at_risk()
+            + self
+                .node_groups
+                .iter()
+                .filter(|g| g.class.at_risk())
+                .count()
+    }
+
+    /// Workloads and node groups at risk after the plan.
+    pub fn at_risk_after(&self) -> usize {
+        self.after.at_risk()
+            + self
+                .node_groups
+                .iter()
+                .filter(|g| g.class.at_risk())
+                .count()
+    }
+}
+
+/// How many workloads are in each class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassCounts {
+    pub all: usize,
+    pub majority: usize,
+    pub over_budget: usize,
+    pub tolerated: usize,
+}
+
+impl ClassCounts {
+    fn add(&mut self, class: ExposureClass) {
+        *self.slot(class) += 1;
+    }
+
+    fn slot(&mut self, class: ExposureClass) -> &mut usize {
+        match class {
+            ExposureClass::All => &mut self.all,
+            ExposureClass::Majority => &mut self.majority,
+            ExposureClass::OverBudget => &mut self.over_budget,
+            ExposureClass::Tolerated => &mut self.tolerated,
+        }
+    }
+
+    pub fn get(&self, class: ExposureClass) -> usize {
+        match class {
+            ExposureClass::All => self.all,
+            ExposureClass::Majority => self.majority,
+            ExposureClass::OverBudget => self.over_budget,
+            ExposureClass::Tolerated => self.tolerated,
+        }
+    }
+
+    /// Workloads in a class other than `tolerated`.
+    pub fn at_risk(&self) -> usize {
+        self.all + self.majority + self.over_budget
+    }
+}
+
+/// One workload at risk.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadExposure {
+    /// `namespace/Kind/name`.
+    pub workload: String,
+    /// Its running pods on known nodes.
+    pub pods: usize,
+    /// The strictest PodDisruptionBudget over its pods whose status is current.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    pub before: Spread,
+    pub after: Spread,
+    /// How many hosts its pods can spread over at best: per vSphere cluster, its nodes that
+    /// would take them (taints, node selector and affinity; not resources), up to the cluster's
+    /// usable hosts, over which DRS can spread the node VMs.
+    pub usable_hosts: usize,
+    /// The fewest pods the busiest host can hold with its pods spread over `usable_hosts`.
+    pub best_worst_host: usize,
+    /// Even the best spread leaves it at risk (fewer usable hosts than it needs).
+    pub unavoidable: bool,
+    /// The owned DRS rule that will keep its node VMs apart, when the plan has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drs_rule: Option<String>,
+    /// Its pods over the domains of every other topology key its constraints name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub topologies: Vec<TopologyExposure>,
+}
+
+/// What a PodDisruptionBudget lets go at once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Budget {
+    /// `namespace/name`.
+    pub pdb: String,
+    /// Pods it lets go at once: `expectedPods - desiredHealthy` of its status.
+    pub tolerates: usize,
+}
+
+/// Pods per domain (ESXi host, or a topology key's value), and the busiest one.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spread {
+    pub class: ExposureClass,
+    /// The domain that holds most (the first by name among equals).
+    pub worst: Option<String>,
+    pub worst_pods: usize,
+    /// Pods by domain.
+    pub pods: BTreeMap<String, usize>,
+    /// Pods in no domain: on nodes mapped to no host (or without the key), and replacements
+    /// whose landing the plan does not name.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unplaced: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
+impl Spread {
+    fn new(pods: BTreeMap<String, usize>, unplaced: usize, tolerates: Option<usize>) -> Spread {
+        let total = pods.values().sum::<usize>() + unplaced;
+        // The first of the busiest by name: max_by_key keeps the last maximum, so reverse.
+        let worst = pods
+            .iter()
+            .rev()
+            .max_by_key(|(_, count)| **count)
+            .map(|(domain, count)| (domain.clone(), *count));
+        let worst_pods = worst.as_ref().map_or(0, |(_, count)| *count);
+        Spread {
+            class: ExposureClass::of(total, worst_pods, tolerates),
+            worst: worst.map(|(domain, _)| domain),
+            worst_pods,
+            pods,
+            unplaced,
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.pods.values().sum::<usize>() + self.unplaced
+    }
+}
+
+/// A workload's pods over the domains of a topology key other than the host.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopologyExposure {
+    pub key: String,
+    pub before: Spread,
+    pub after: Spread,
+}
+
+/// A node group's nodes over ESXi hosts. The plan moves no node VM, so there is no "after".
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeGroupExposure {
+    pub node_group: String,
+    pub nodes: usize,
+    /// Never `over-budget`: a node group has no budget.
+    pub class: ExposureClass,
+    /// The host that holds most of its nodes (the first by name among equals).
+    pub worst_host: Option<String>,
+    pub worst_host_nodes: usize,
+    /// Nodes by host.
+    pub hosts: BTreeMap<String, usize>,
+    /// Nodes mapped to no known host.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unplaced: usize,
+    /// How many hosts its nodes can be on at once: per vSphere cluster, its nodes up to the
+    /// cluster's usable hosts.
+    pub usable_hosts: usize,
+    pub best_worst_host: usize,
+    pub unavoidable: bool,
+    /// The owned DRS rule that will keep its node VMs apart, when the plan has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drs_rule: Option<String>,
+}
+
+/// The exposure of the view's placement before and after its evictions; `None` without a
+/// vSphere inventory, where no host is known.
+pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
+    view.snapshot.inventory.as_ref()?;
+    let hosts = HostIds::new(view);
+    let groups = group_pods(view);
+    let mut exposure = Exposure::default();
+    for (workload, pods) in &groups {
+        let counted = Counted::of(view, &hosts, pods);
+        if counted.total < 2 {
+            continue;
+        }
+        let budget = budget(view, pods);
+        let tolerates = budget.as_ref().map(|b| b.tolerates);
+        let before = ExposureClass::of(counted.total, counted.worst_before(), tolerates);
+        let after = ExposureClass::of(counted.total, counted.worst_after(), tolerates);
+        exposure.before.add(before);
+        exposure.after.add(after);
+        if before.at_risk() || after.at_risk() {
+            exposure.workloads.push(describe(
+                view, &hosts, workload, pods, &counted, budget, rules,
+            ));
+        }
+    }
+    exposure
+        .workloads
+        .sort_by(|a, b| (a.after.class, &a.workload).cmp(&(b.after.class, &b.workload)));
+    exposure.node_groups = node_groups(view, rules);
+    Some(exposure)
+}
+
+/// Each ESXi host a node is on, numbered, so the pass over every pod counts integers.
+struct HostIds<'a> {
+    of_node: PerNode<Option<u32>>,
+    names: Vec<&'a str>,
+}
+
+impl<'v> HostIds<'v> {
+    fn new(view: &'v View<'_>) -> HostIds<'v> {
+        let mut ids: HashMap<&str, u32> = HashMap::default();
+        let mut names = Vec::new();
+        let of_node = view
+            .nodes
+            .iter()
+            .map(|node| {
+                let host = node.host()?;
+                Some(*ids.entry(host).or_insert_with(|| {
+                    names.push(host);
+                    u32::try_from(names.len() - 1).expect("fewer than 2^32 hosts")
+                }))
+            })
+            .collect();
+        HostIds { of_node, names }
+    }
+
+    fn of(&self, node: NodeIx) -> Option<u32> {
+        self.of_node[node]
+    }
+}
+
+/// The pods of each workload that ran before the plan, by workload. Grouped by controller uid
+/// first, so the pass over every pod builds no names.
+fn group_pods<'a>(view: &View<'a>) -> BTreeMap<Workload, Vec<PodIx>> {
+    let mut by_controller: HashMap<&str, (&'a Pod, Vec<PodIx>)> = HashMap::default();
+    for (index, pod) in view.pods() {
+        if !ran_before(view, index, pod) {
+            continue;
+        }
+        let Some(owner) = pod.controller() else {
+            continue;
+        };
+        // A DaemonSet's pods are one per node by design, and a static pod's owner is its node.
+        if matches!(owner.kind.as_ref(), "DaemonSet" | "Node") {
+            continue;
+        }
+        by_controller
+            .entry(owner.uid.as_ref())
+            .or_insert_with(|| (pod, Vec::new()))
+            .1
+            .push(index);
+    }
+    let mut groups: BTreeMap<Workload, Vec<PodIx>> = BTreeMap::new();
+    for (first, pods) in by_controller.into_values() {
+        if let Some(workload) = workload(first) {
+            groups.entry(workload).or_default().extend(pods);
+        }
+    }
+    for pods in groups.values_mut() {
+        pods.sort_unstable();
+    }
+    groups
+}
+
+/// Whether a pod was running on a known node before the plan (evicted since, or not).
+fn ran_before(view: &View, index: PodIx, pod: &Pod) -> bool {
+    view.pod_node[index].is_some() && !pod.is_gone()
+}
+
+/// A workload's pods counted by host id, before and after.
+struct Counted {
+    total: usize,
+    before: Vec<(u32, usize)>,
+    after: Vec<(u32, usize)>,
+    unplaced_before: usize,
+    unplaced_after: usize,
+}
+
+impl Counted {
+    fn of(view: &View, hosts: &HostIds, pods: &[PodIx]) -> Counted {
+        let mut counted = Counted {
+            total: pods.len(),
+            before: Vec::new(),
+            after: Vec::new(),
+            unplaced_before: 0,
+            unplaced_after: 0,
+        };
+        for &pod in pods {
+            let from = view.pod_node[pod].and_then(|node| hosts.of(node));
+            let to = match view.state[pod] {
+                PodState::Evicted { landing } => landing.and_then(|node| hosts.of(node)),
+                _ => from,
+            };
+            bump(&mut counted.before, &mut counted.unplaced_before, from);
+            bump(&mut counted.after, &mut counted.unplaced_after, to);
+        }
+        counted
+    }
+
+    fn worst_before(&self) -> usize {
+        self.before.iter().map(|(_, n)| *n).max().unwrap_or(0)
+    }
+
+    fn worst_after(&self) -> usize {
+        self.after.iter().map(|(_, n)| *n).max().unwrap_or(0)
+    }
+}
+
+/// Counts one pod on its host (a short list: a workload is on few hosts), or as unplaced.
+fn bump(counts: &mut Vec<(u32, usize)>, unplaced: &mut usize, host: Option<u32>) {
+    let Some(host) = host else {
+        *unplaced += 1;
+        return;
+    };
+    match counts.iter_mut().find(|(id, _)| *id == host) {
+        Some((_, count)) => *count += 1,
+        None => counts.push((host, 1)),
+    }
+}
+
+/// The strictest budget of the PodDisruptionBudgets over a workload's pods. A budget whose
+/// status does not describe its current spec (or was never written) says nothing yet.
+fn budget(view: &View, pods: &[PodIx]) -> Option<Budget> {
+    if view.snapshot.pdbs.is_empty() {
+        return None;
+    }
+    let pdbs: BTreeSet<usize> = pods.iter().flat_map(|&pod| view.pdbs_of(pod)).collect();
+    pdbs.into_iter()
+        .map(|index| &view.snapshot.pdbs[index])
+        .filter_map(|pdb| Some((tolerates(pdb)?, pdb)))
+        .min_by_key(|(tolerates, _)| *tolerates)
+        .map(|(tolerates, pdb)| Budget {
+            pdb: format!("{}/{}", pdb.namespace, pdb.name),
+            tolerates,
+        })
+}
+
+/// Pods a PodDisruptionBudget lets go at once, from its status.
+fn tolerates(pdb: &Pdb) -> Option<usize> {
+    let current = pdb.observed_generation >= pdb.generation && pdb.expected_pods > 0;
+    current.then(|| usize::try_from(pdb.expected_pods - pdb.desired_healthy).unwrap_or(0))
+}
+
+/// The listed form of a workload at risk.
+fn describe(
+    view: &View,
+    hosts: &HostIds,
+    workload: &Workload,
+    pods: &[PodIx],
+    counted: &Counted,
+    budget: Option<Budget>,
+    rules: &[DrsRuleChange],
+) -> WorkloadExposure {
+    let tolerates = budget.as_ref().map(|b| b.tolerates);
+    let named = |counts: &[(u32, usize)]| -> BTreeMap<String, usize> {
+        counts
+            .iter()
+            .map(|(id, n)| (hosts.names[*id as usize].to_string(), *n))
+            .collect()
+    };
+    let before = Spread::new(named(&counted.before), counted.unplaced_before, tolerates);
+    let after = Spread::new(named(&counted.after), counted.unplaced_after, tolerates);
+    let usable_hosts = usable_hosts(view, pods);
+    let (best_worst_host, unavoidable) = best_spread(counted.total, usable_hosts, tolerates);
+    let name = workload.display();
+    WorkloadExposure {
+        drs_rule: rule_for(rules, |rule| {
+            rule.workload.as_deref() == Some(name.as_str())
+        }),
+        topologies: topologies(view, pods, tolerates),
+        workload: name,
+        pods: counted.total,
+        budget,
+        before,
+        after,
+        usable_hosts,
+        best_worst_host,
+        unavoidable,
+    }
+}
+
+/// The fewest pods the busiest of `hosts` hosts can hold, and whether that is still at risk.
+fn best_spread(total: usize, hosts: usize, tolerates: Option<usize>) -> (usize, bool) {
+    let best = if hosts == 0 {
+        total
+    } else {
+        total.div_ceil(hosts)
+    };
+    (best, ExposureClass::of(total, best, tolerates).at_risk())
+}
+
+/// How many hosts a workload's pods can spread over at best: in each vSphere cluster, as many
+/// as it has nodes that would take them (judged on its first pod: a workload's pods share one
+/// template), up to the cluster's usable hosts, over which DRS (and our rules) can spread the
+/// node VMs.
+fn usable_hosts(view: &View, pods: &[PodIx]) -> usize {
+    let pod = view.pod(pods[0]);
+    let mut nodes_per_cluster: BTreeMap<usize, usize> = BTreeMap::new();
+    for (index, node) in view.nodes.enumerate() {
+        if let Some(placement) = &node.placement
+            && node.can_receive
+            && node_admits(view, pod, index).is_none()
+        {
+            *nodes_per_cluster
+                .entry(placement.cluster_index)
+                .or_default() += 1;
+        }
+    }
+    spread_limit(view, nodes_per_cluster)
+}
+
+/// Σ over clusters of min(members there, usable hosts there): how many hosts the members can
+/// be on at once.
+fn spread_limit(view: &View, members_per_cluster: BTreeMap<usize, usize>) -> usize {
+    let inventory = view.snapshot.inventory.as_ref().expect("checked by assess");
+    members_per_cluster
+        .into_iter()
+        .map(|(cluster, members)| {
+            let usable = inventory.clusters[cluster]
+                .hosts
+                .iter()
+                .filter(|host| host.is_usable())
+                .count();
+            members.min(usable)
+        })
+        .sum()
+}
+
+/// The name of the owned rule a predicate picks, unless the plan deletes it.
+fn rule_for(rules: &[DrsRuleChange], pick: impl Fn(&DrsRuleChange) -> bool) -> Option<String> {
+    rules
+        .iter()
+        .find(|rule| pick(rule) && !rule.action.is_delete())
+        .map(|rule| rule.name.clone())
+}
+
+/// A workload's pods over every topology key its pods' required anti-affinity and spread
+/// constraints name, other than the host label (the spread above).
+fn topologies(view: &View, pods: &[PodIx], tolerates: Option<usize>) -> Vec<TopologyExposure> {
+    let host_key = view.policy.vsphere.labels.host.as_str();
+    let keys: BTreeSet<&str> = pods
+        .iter()
+        .flat_map(|&pod| {
+            let pod = view.pod(pod);
+            let anti = pod.anti_affinity.iter().map(|t| t.topology_key.as_str());
+            let spread = pod
+                .spread_constraints
+                .iter()
+                .map(|c| c.topology_key.as_str());
+            anti.chain(spread)
+        })
+        .filter(|key| *key != host_key)
+        .collect();
+    keys.into_iter()
+        .filter_map(|key| {
+            let domains = view.domains(key)?;
+            let spread = |landings: bool| {
+                let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+                let mut unplaced = 0;
+                for &pod in pods {
+                    let node = match view.state[pod] {
+                        PodState::Evicted { landing } if landings => landing,
+                        _ => view.pod_node[pod],
+                    };
+                    match node.and_then(|n| domains.of_node[n]) {
+                        Some(id) => {
+                            *counts
+                                .entry(domains.names[id as usize].clone())
+                                .or_default() += 1
+                        }
+                        None => unplaced += 1,
+                    }
+                }
+                Spread::new(counts, unplaced, tolerates)
+            };
+            Some(TopologyExposure {
+                key: key.to_string(),
+                before: spread(false),
+                after: spread(true),
+            })
+        })
+        .collect()
+}
+
+/// Every node group with two or more nodes: its nodes over hosts.
+fn node_groups(view: &View, rules: &[DrsRuleChange]) -> Vec<NodeGroupExposure> {
+    let mut exposures = Vec::new();
+    for group in &view.policy.vsphere.drs_rules.node_groups {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        let mut unplaced = 0;
+        let mut per_cluster: BTreeMap<usize, usize> = BTreeMap::new();
+        for node in view.nodes.iter() {
+            if !group.node_selector.matches(&node.labels) {
+                continue;
+            }
+            if let Some(placement) = &node.placement {
+                *per_cluster.entry(placement.cluster_index).or_default() += 1;
+            }
+            match node.host() {
+                Some(host) => *counts.entry(host.to_string()).or_default() += 1,
+                None => unplaced += 1,
+            }
+        }
+        let spread = Spread::new(counts, unplaced, None);
+        let nodes = spread.total();
+        if nodes < 2 {
+            continue;
+        }
+        let usable_hosts = spread_limit(view, per_cluster);
+        let (best_worst_host, unavoidable) = best_spread(nodes, usable_hosts, None);
+        exposures.push(NodeGroupExposure {
+            node_group: group.name.clone(),
+            nodes,
+            class: spread.class,
+            worst_host: spread.worst,
+            worst_host_nodes: spread.worst_pods,
+            hosts: spread.pods,
+            unplaced: spread.unplaced,
+            usable_hosts,
+            best_worst_host,
+            unavoidable,
+            drs_rule: rule_for(rules, |rule| {
+                rule.node_group.as_deref() == Some(group.name.as_str())
+            }),
+        });
+    }
+    exposures
+}
