@@ -631,3 +631,237 @@ fn node_groups(view: &View, rules: &[DrsRuleChange]) -> Vec<NodeGroupExposure> {
     }
     exposures
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::plan;
+    use crate::plan::testing::*;
+    use crate::policy::NodeGroup;
+
+    fn exposure(lab: Lab, policy: &crate::policy::Policy) -> Exposure {
+        plan(&lab.build(), policy)
+            .exposure
+            .expect("an inventory gives an exposure")
+    }
+
+    fn listed<'e>(exposure: &'e Exposure, workload: &str) -> &'e WorkloadExposure {
+        exposure
+            .workloads
+            .iter()
+            .find(|w| w.workload == workload)
+            .unwrap_or_else(|| panic!("{workload} is not listed: {exposure:#?}"))
+    }
+
+    /// Sets a PDB's status as the disruption controller writes it.
+    fn status(lab: Lab, expected: i32, desired: i32, observed: i64) -> Lab {
+        lab.with(|snapshot| {
+            let pdb = &mut snapshot.pdbs[0];
+            pdb.expected_pods = expected;
+            pdb.desired_healthy = desired;
+            pdb.current_healthy = expected;
+            pdb.observed_generation = observed;
+        })
+    }
+
+    #[test]
+    fn two_replicas_on_one_host_are_all_until_the_plan_moves_one() {
+        let lab = moved_worker()
+            .pod(web("web-a", "w1", 60))
+            .pod(web("web-b", "w2", 30));
+        let exposure = exposure(lab, &policy(vec![anti_affinity()]));
+        let web = listed(&exposure, "shop/ReplicaSet/web-rs");
+        assert_eq!(web.before.class, ExposureClass::All);
+        assert_eq!(web.before.worst.as_deref(), Some("esxi-1"));
+        assert_eq!(web.before.pods, BTreeMap::from([("esxi-1".to_string(), 2)]));
+        assert_eq!(web.after.class, ExposureClass::Tolerated);
+        assert_eq!(
+            web.after.pods,
+            BTreeMap::from([("esxi-1".to_string(), 1), ("esxi-3".to_string(), 1)])
+        );
+        assert_eq!(exposure.before.all, 1);
+        assert_eq!(exposure.after.tolerated, 1);
+        assert!(!web.unavoidable);
+    }
+
+    #[test]
+    fn a_host_with_two_of_three_holds_the_majority() {
+        let lab = crowded()
+            .host("esxi-3")
+            .pod(pod("db/pg-0").app("pg").on("w1"))
+            .pod(pod("db/pg-1").app("pg").on("w2"))
+            .pod(pod("db/pg-2").app("pg").on("w3"));
+        let exposure = exposure(lab, &policy(vec![]));
+        let pg = listed(&exposure, "db/ReplicaSet/pg-rs");
+        assert_eq!(pg.before.class, ExposureClass::Majority);
+        assert_eq!(pg.before.worst_pods, 2);
+        assert_eq!(pg.after, pg.before, "nothing is evicted");
+        // Three nodes in a cluster of three usable hosts: DRS can spread them one a host.
+        assert_eq!((pg.usable_hosts, pg.best_worst_host), (3, 1));
+        assert!(!pg.unavoidable);
+    }
+
+    #[test]
+    fn more_pods_on_a_host_than_the_budget_lets_go_are_over_budget() {
+        let lab = crowded()
+            .pod(pod("shop/a").app("web").on("w1"))
+            .pod(pod("shop/b").app("web").on("w1"))
+            .pod(pod("shop/c").app("web").on("w3"))
+            .pod(pod("shop/d").app("web").on("w3"))
+            .pdb("shop/web", "web", 1);
+        let exposure = exposure(status(lab, 4, 3, 1), &policy(vec![]));
+        let web = listed(&exposure, "shop/ReplicaSet/web-rs");
+        assert_eq!(web.before.class, ExposureClass::OverBudget);
+        assert_eq!(
+            web.budget,
+            Some(Budget {
+                pdb: "shop/web".to_string(),
+                tolerates: 1
+            })
+        );
+        // Two hosts for four pods: two on one host is the best there is.
+        assert_eq!((web.usable_hosts, web.best_worst_host), (2, 2));
+        assert!(web.unavoidable);
+    }
+
+    #[test]
+    fn a_budget_whose_status_is_behind_its_spec_says_nothing() {
+        let lab = crowded()
+            .pod(pod("shop/a").app("web").on("w1"))
+            .pod(pod("shop/b").app("web").on("w1"))
+            .pod(pod("shop/c").app("web").on("w3"))
+            .pod(pod("shop/d").app("web").on("w3"))
+            .pdb("shop/web", "web", 1)
+            .with(|snapshot| snapshot.pdbs[0].generation = 2);
+        let exposure = exposure(status(lab, 4, 3, 1), &policy(vec![]));
+        assert!(exposure.workloads.is_empty(), "{exposure:#?}");
+        assert_eq!(exposure.before.tolerated, 1);
+    }
+
+    #[test]
+    fn replicas_on_distinct_hosts_are_tolerated_and_not_listed() {
+        let lab = three_hosts()
+            .pod(pod("shop/a").app("web").on("w1"))
+            .pod(pod("shop/b").app("web").on("w2"))
+            .pod(pod("shop/c").app("web").on("w3"));
+        let exposure = exposure(lab, &policy(vec![]));
+        assert!(exposure.workloads.is_empty());
+        assert_eq!(exposure.before.tolerated, 1);
+        assert_eq!(exposure.after.tolerated, 1);
+    }
+
+    #[test]
+    fn daemon_sets_static_and_bare_pods_and_single_replicas_are_not_workloads_here() {
+        let lab = crowded()
+            .pod(pod("kube-system/ds-1").owner("DaemonSet", "agent").on("w1"))
+            .pod(pod("kube-system/ds-2").owner("DaemonSet", "agent").on("w2"))
+            .pod(pod("kube-system/etcd-w1").owner("Node", "w1").on("w1"))
+            .pod(pod("kube-system/etcd-w2").owner("Node", "w2").on("w2"))
+            .pod(
+                pod("shop/bare-1")
+                    .with(|p| p.owners = Box::default())
+                    .on("w1"),
+            )
+            .pod(
+                pod("shop/bare-2")
+                    .with(|p| p.owners = Box::default())
+                    .on("w2"),
+            )
+            .pod(pod("shop/solo").app("solo").on("w1"));
+        let exposure = exposure(lab, &policy(vec![]));
+        assert_eq!(exposure.before, ClassCounts::default(), "{exposure:#?}");
+    }
+
+    #[test]
+    fn a_deployments_replica_sets_are_one_workload() {
+        let replica = |name: &str, hash: &str, node: &str| {
+            pod(&format!("shop/{name}"))
+                .owner("ReplicaSet", &format!("web-{hash}"))
+                .label("pod-template-hash", hash)
+                .on(node)
+        };
+        let lab = crowded()
+            .pod(replica("web-old", "1111", "w1"))
+            .pod(replica("web-new", "2222", "w2"));
+        let exposure = exposure(lab, &policy(vec![]));
+        let web = listed(&exposure, "shop/Deployment/web");
+        assert_eq!((web.pods, web.before.class), (2, ExposureClass::All));
+    }
+
+    #[test]
+    fn a_replacement_the_plan_places_nowhere_is_unplaced_after() {
+        let evictor = crate::policy::EvictorArgs {
+            node_fit: false,
+            ..Default::default()
+        };
+        let lab = moved_worker()
+            .pod(web("web-a", "w1", 60))
+            .pod(web("web-b", "w2", 30));
+        let exposure = exposure(lab, &policy_with(evictor, vec![anti_affinity()]));
+        let web = listed(&exposure, "shop/ReplicaSet/web-rs");
+        assert_eq!(web.after.unplaced, 1);
+        assert_eq!(web.after.worst_pods, 1);
+        assert_eq!(web.after.class, ExposureClass::Tolerated);
+    }
+
+    #[test]
+    fn every_other_topology_key_a_constraint_names_is_spread_too() {
+        let zoned = |name: &str, node: &str| web(name, node, 10).anti_affinity(HOSTNAME);
+        let lab = three_hosts()
+            .pod(zoned("web-a", "w1"))
+            .pod(zoned("web-b", "w1"));
+        let exposure = exposure(lab, &policy(vec![]));
+        let web = listed(&exposure, "shop/ReplicaSet/web-rs");
+        let keys: Vec<&str> = web.topologies.iter().map(|t| t.key.as_str()).collect();
+        assert_eq!(keys, [HOSTNAME], "the host key is the spread itself");
+        assert_eq!(web.topologies[0].before.class, ExposureClass::All);
+    }
+
+    #[test]
+    fn a_node_group_is_classed_by_its_nodes_per_host() {
+        let mut policy = policy(vec![]);
+        policy.vsphere.drs_rules.node_groups.push(NodeGroup {
+            name: "control-plane".to_string(),
+            node_selector: app_selector("cp"),
+        });
+        let lab = crowded()
+            .host("esxi-3")
+            .label("w1", "app", "cp")
+            .label("w2", "app", "cp")
+            .label("w3", "app", "cp");
+        let exposure = exposure(lab, &policy);
+        let group = &exposure.node_groups[0];
+        assert_eq!(group.class, ExposureClass::Majority);
+        assert_eq!(group.worst_host.as_deref(), Some("esxi-1"));
+        assert_eq!(
+            (group.nodes, group.usable_hosts, group.best_worst_host),
+            (3, 3, 1)
+        );
+        assert_eq!(
+            group.drs_rule.as_deref(),
+            Some("vsphere-descheduler:k8s:nodes:control-plane")
+        );
+        assert_eq!(exposure.at_risk_before(), 1);
+    }
+
+    #[test]
+    fn without_an_inventory_no_host_is_known_and_nothing_is_assessed() {
+        let lab = crowded()
+            .pod(pod("shop/a").app("web").on("w1"))
+            .pod(pod("shop/b").app("web").on("w2"))
+            .with(|snapshot| snapshot.inventory = None);
+        assert_eq!(plan(&lab.build(), &policy(vec![])).exposure, None);
+    }
+
+    #[test]
+    fn classes_follow_the_busiest_host_and_the_budget() {
+        use ExposureClass::*;
+        assert_eq!(ExposureClass::of(2, 2, None), All);
+        assert_eq!(ExposureClass::of(3, 2, None), Majority);
+        assert_eq!(ExposureClass::of(4, 2, None), Tolerated);
+        assert_eq!(ExposureClass::of(4, 2, Some(1)), OverBudget);
+        assert_eq!(ExposureClass::of(4, 2, Some(2)), Tolerated);
+        // A budget that lets nothing go is broken by any host with a pod.
+        assert_eq!(ExposureClass::of(5, 1, Some(0)), OverBudget);
+    }
+}
