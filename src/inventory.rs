@@ -128,7 +128,8 @@ pub struct HaConfig {
     /// `enabled`: HA restarts the VMs of a failed host on the cluster's other hosts.
     pub enabled: bool,
     /// `admissionControlEnabled` and `admissionControlPolicy`: the failover capacity HA keeps
-    /// free; `None` when admission control is off.
+    /// free; `None` when admission control is off, and also when its policy is of a type this
+    /// program does not read (observation logs a warning naming it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admission_control: Option<AdmissionControl>,
     /// `defaultVmSettings.restartPriority`: `disabled` means the cluster's VMs are not restarted.
@@ -451,6 +452,126 @@ mod tests {
         assert!(host.is_usable());
         let vm: Vm = serde_json::from_value(json!({"name": "w1"})).expect("a VM");
         assert_eq!(vm.power_state, PowerState::PoweredOn);
+    }
+
+    /// A cluster record holding `ha`, as a snapshot file writes it.
+    fn cluster_with_ha(ha: &str) -> String {
+        format!("name: prod\ndatacenter: dc-east\nha:\n{ha}")
+    }
+
+    #[test]
+    fn ha_with_each_admission_control_policy_reads_and_writes_back() {
+        let cases = [
+            (
+                "  enabled: true\n  admissionControl:\n    policy: hostFailures\n    failoverLevel: 1\n  restartPriority: high\n  respectVmAntiAffinityRules: true\n",
+                HaConfig {
+                    enabled: true,
+                    admission_control: Some(AdmissionControl::HostFailures { failover_level: 1 }),
+                    restart_priority: RestartPriority::High,
+                    respect_vm_anti_affinity_rules: Some(true),
+                },
+            ),
+            (
+                "  enabled: true\n  admissionControl:\n    policy: resourcePercentage\n    cpuPercent: 25\n    memoryPercent: 30\n    failoverLevel: 1\n  restartPriority: low\n  respectVmAntiAffinityRules: false\n",
+                HaConfig {
+                    enabled: true,
+                    admission_control: Some(AdmissionControl::ResourcePercentage {
+                        cpu_percent: 25,
+                        memory_percent: 30,
+                        failover_level: Some(1),
+                    }),
+                    restart_priority: RestartPriority::Low,
+                    respect_vm_anti_affinity_rules: Some(false),
+                },
+            ),
+            (
+                "  enabled: true\n  admissionControl:\n    policy: resourcePercentage\n    cpuPercent: 50\n    memoryPercent: 40\n  restartPriority: medium\n",
+                HaConfig {
+                    enabled: true,
+                    admission_control: Some(AdmissionControl::ResourcePercentage {
+                        cpu_percent: 50,
+                        memory_percent: 40,
+                        failover_level: None,
+                    }),
+                    restart_priority: RestartPriority::Medium,
+                    respect_vm_anti_affinity_rules: None,
+                },
+            ),
+            (
+                "  enabled: true\n  admissionControl:\n    policy: dedicatedHosts\n    hosts:\n    - esxi-21.example.com\n    - esxi-22.example.com\n  restartPriority: disabled\n",
+                HaConfig {
+                    enabled: true,
+                    admission_control: Some(AdmissionControl::DedicatedHosts {
+                        hosts: vec![
+                            "esxi-21.example.com".to_string(),
+                            "esxi-22.example.com".to_string(),
+                        ],
+                    }),
+                    restart_priority: RestartPriority::Disabled,
+                    respect_vm_anti_affinity_rules: None,
+                },
+            ),
+            (
+                "  enabled: false\n  restartPriority: medium\n",
+                HaConfig {
+                    enabled: false,
+                    admission_control: None,
+                    restart_priority: RestartPriority::Medium,
+                    respect_vm_anti_affinity_rules: None,
+                },
+            ),
+        ];
+        for (ha, expected) in cases {
+            let text = cluster_with_ha(ha);
+            let cluster: Cluster = serde_saphyr::from_str(&text).expect(&text);
+            assert_eq!(cluster.ha.as_ref(), Some(&expected), "{text}");
+            let written = serde_saphyr::to_string(&cluster).expect("YAML");
+            assert!(
+                written.ends_with(&format!("ha:\n{ha}hosts: []\nvms: []\nrules: []\n")),
+                "{written}"
+            );
+            let read: Cluster = serde_saphyr::from_str(&written).expect(&written);
+            assert_eq!(read, cluster, "{written}");
+        }
+    }
+
+    #[test]
+    fn ha_may_be_left_out_and_then_is_not_written() {
+        let cluster: Cluster =
+            serde_saphyr::from_str("name: prod\ndatacenter: dc-east\n").expect("a cluster");
+        assert_eq!(cluster.ha, None);
+        let written = serde_saphyr::to_string(&cluster).expect("YAML");
+        assert!(!written.contains("ha:"), "{written}");
+        let minimal: Cluster =
+            serde_saphyr::from_str(&cluster_with_ha("  enabled: true\n")).expect("only enabled");
+        assert_eq!(
+            minimal.ha.map(|ha| ha.restart_priority),
+            Some(RestartPriority::Medium),
+            "vSphere's default restart priority"
+        );
+    }
+
+    #[test]
+    fn an_unknown_field_inside_ha_is_refused_naming_it() {
+        let refused = |ha: &str| {
+            serde_saphyr::from_str::<Cluster>(&cluster_with_ha(ha))
+                .expect_err(ha)
+                .to_string()
+        };
+        let typo = refused("  enabled: true\n  respectAntiAffinity: true\n");
+        assert!(
+            typo.contains("unknown field `respectAntiAffinity`"),
+            "{typo}"
+        );
+        let in_policy = refused(
+            "  enabled: true\n  admissionControl:\n    policy: hostFailures\n    failoverLevel: 1\n    slotSize: 2\n",
+        );
+        assert!(
+            in_policy.contains("unknown field `slotSize`"),
+            "{in_policy}"
+        );
+        let policy = refused("  enabled: true\n  admissionControl:\n    policy: slots\n");
+        assert!(policy.contains("unknown variant `slots`"), "{policy}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ use lab::Lab;
 use serde_json::Value;
 use support::fake_apiserver::{Fault, FaultAction, Gate, KubeObjects, MetricsApi, read_objects};
 use support::vcsim;
-use vsphere_descheduler::inventory::{Inventory, Rule};
+use vsphere_descheduler::inventory::{HaConfig, Inventory, Rule};
 use vsphere_descheduler::vsphere;
 
 const HOST_LABEL: &str = "vsphere-descheduler.io/host";
@@ -410,6 +410,12 @@ fn drs_rules_are_created_and_stale_owned_ones_deleted_while_others_stay() {
     assert_eq!(loaded.nodes.len(), 4);
     assert_eq!(loaded.pods.len(), 3);
     let inventory = loaded.inventory.expect("the inventory is recorded");
+    let observed = lab.observe_vcenter();
+    let ha = |inventory: &Inventory| -> Vec<Option<HaConfig>> {
+        inventory.clusters.iter().map(|c| c.ha.clone()).collect()
+    };
+    assert_eq!(ha(&inventory), ha(&observed), "HA is recorded as observed");
+    assert!(ha(&inventory).iter().all(Option::is_some), "{inventory:?}");
     let mut names: Vec<String> = inventory.clusters[0]
         .rules
         .iter()

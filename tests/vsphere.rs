@@ -7,7 +7,10 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::vcsim::{self, Options, Template, Vcsim};
-use vsphere_descheduler::inventory::{Cluster, Inventory, Rule};
+use vsphere_descheduler::inventory::{
+    AdmissionControl, Cluster, ConnectionState, DrsConfig, HaConfig, Host, Inventory,
+    MaintenanceMode, RestartPriority, Rule,
+};
 use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, Error, RuleWrite};
 
 fn lab() -> Inventory {
@@ -573,4 +576,105 @@ async fn same_named_clusters_are_observed_apart_filtered_by_datacenter_and_chang
         .expect("created in dc-west");
     assert_eq!(created.vm_ids, west_vms);
     assert_eq!(created.vms, ["k8s-worker-1", "k8s-worker-2"]);
+}
+
+/// A cluster of two connected hosts, `<name>-esxi-1` and `<name>-esxi-2`, no VMs, with `ha`.
+fn ha_cluster(name: &str, ha: Option<HaConfig>) -> Cluster {
+    let host = |n: u32| Host {
+        name: format!("{name}-esxi-{n}"),
+        id: None,
+        connection_state: ConnectionState::Connected,
+        in_maintenance_mode: MaintenanceMode::Off,
+    };
+    Cluster {
+        name: name.to_string(),
+        datacenter: "dc-ha".to_string(),
+        drs: Some(DrsConfig {
+            enabled: true,
+            default_vm_behavior: "fullyAutomated".to_string(),
+        }),
+        ha,
+        hosts: vec![host(1), host(2)],
+        ..Cluster::default()
+    }
+}
+
+#[tokio::test]
+async fn ha_configuration_is_observed_as_the_simulator_was_given_it() {
+    let host_failures = HaConfig {
+        enabled: true,
+        admission_control: Some(AdmissionControl::HostFailures { failover_level: 1 }),
+        restart_priority: RestartPriority::High,
+        respect_vm_anti_affinity_rules: Some(true),
+    };
+    // Turned off, HA keeps its settings; observation reports them as they are.
+    let disabled = HaConfig {
+        enabled: false,
+        admission_control: None,
+        restart_priority: RestartPriority::Low,
+        respect_vm_anti_affinity_rules: None,
+    };
+    let dedicated = HaConfig {
+        enabled: true,
+        admission_control: Some(AdmissionControl::DedicatedHosts {
+            hosts: vec!["ha-dedicated-esxi-2".to_string()],
+        }),
+        restart_priority: RestartPriority::Disabled,
+        respect_vm_anti_affinity_rules: Some(false),
+    };
+    let percentages = HaConfig {
+        enabled: true,
+        admission_control: Some(AdmissionControl::ResourcePercentage {
+            cpu_percent: 25,
+            memory_percent: 30,
+            failover_level: Some(1),
+        }),
+        restart_priority: RestartPriority::Medium,
+        respect_vm_anti_affinity_rules: None,
+    };
+    let inventory = Inventory {
+        clusters: vec![
+            ha_cluster("ha-dedicated", Some(dedicated.clone())),
+            ha_cluster("ha-host-failures", Some(host_failures.clone())),
+            // No `ha`: the simulator leaves vcsim's empty dasConfig, a cluster where HA was
+            // never configured.
+            ha_cluster("ha-never-configured", None),
+            ha_cluster("ha-off", Some(disabled.clone())),
+            ha_cluster("ha-percentages", Some(percentages.clone())),
+        ],
+    };
+    let sim = Vcsim::start(&inventory);
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+
+    let observed = client.observe(&[], &[]).await.expect("observe");
+    client.logout().await;
+
+    let never_configured = HaConfig {
+        enabled: false,
+        admission_control: None,
+        restart_priority: RestartPriority::Medium,
+        respect_vm_anti_affinity_rules: None,
+    };
+    let ha: Vec<(&str, Option<&HaConfig>)> = observed
+        .clusters
+        .iter()
+        .map(|c| (c.name.as_str(), c.ha.as_ref()))
+        .collect();
+    assert_eq!(
+        ha,
+        [
+            ("ha-dedicated", Some(&dedicated)),
+            ("ha-host-failures", Some(&host_failures)),
+            ("ha-never-configured", Some(&never_configured)),
+            ("ha-off", Some(&disabled)),
+            ("ha-percentages", Some(&percentages)),
+        ]
+    );
+    assert_eq!(
+        sim.calls_of("RetrievePropertiesEx"),
+        1,
+        "HA comes with the one retrieval"
+    );
 }

@@ -119,7 +119,7 @@ impl Client {
     }
 
     /// Observes every cluster of the given datacenters and cluster names (empty = all): hosts,
-    /// VMs (templates excluded), rules and DRS configuration.
+    /// VMs (templates excluded), rules, and DRS and HA configuration.
     pub async fn observe(
         &mut self,
         datacenters: &[String],

@@ -1,11 +1,11 @@
 //! The vSphere adapter: a small vim25 SOAP client for what this tool needs from vCenter.
 //!
-//! [`Client::observe`] reads every cluster's hosts, VMs, DRS configuration and rules in one
-//! property-collector pass and returns the same [`Inventory`](crate::inventory::Inventory) that
-//! snapshot files hold, every object with its managed object id. [`Client::apply_rule_changes`]
-//! adds, edits and removes VM-VM anti-affinity rules of one cluster, addressed by those ids, in
-//! one reconfiguration task; the client keeps no state between calls. Only the private `soap`
-//! module knows XML.
+//! [`Client::observe`] reads every cluster's hosts, VMs, DRS and HA configuration and rules in
+//! one property-collector pass and returns the same [`Inventory`](crate::inventory::Inventory)
+//! that snapshot files hold, every object with its managed object id.
+//! [`Client::apply_rule_changes`] adds, edits and removes VM-VM anti-affinity rules of one
+//! cluster, addressed by those ids, in one reconfiguration task; the client keeps no state
+//! between calls. Only the private `soap` module knows XML.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), vsphere_descheduler::vsphere::Error> {

@@ -19,6 +19,8 @@ use super::soap::{
     Value,
 };
 
+mod ha;
+
 pub(crate) const VIEW_KINDS: &[&str] = &["VirtualMachine", "HostSystem", "ClusterComputeResource"];
 
 pub(crate) const PROPERTIES: &[PropertySpec<'static>] = &[
@@ -193,11 +195,15 @@ fn selected_clusters<'a>(
             Some(Value::ClusterConfig(config)) => Some(config),
             _ => None,
         };
-        let (drs, rules) = match config {
-            Some(config) => (Some(drs_config(config)), rules(config, vm_names, name)),
+        let (drs, ha, rules) = match config {
+            Some(config) => (
+                Some(drs_config(config)),
+                Some(ha::config(&config.das, objects, name, &object.obj)),
+                rules(config, vm_names, name),
+            ),
             None => {
                 tracing::warn!(cluster = name, "cluster configuration is unreadable");
-                (None, Vec::new())
+                (None, None, Vec::new())
             }
         };
         let cluster = Cluster {
@@ -206,8 +212,7 @@ fn selected_clusters<'a>(
             datacenter,
             datacenter_id,
             drs,
-            // Read by the HA observation (what-if); not observed yet here.
-            ha: None,
+            ha,
             hosts: Vec::new(),
             vms: Vec::new(),
             rules,
@@ -414,6 +419,7 @@ fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> Rule 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::{HaConfig, RestartPriority};
     use crate::vsphere::soap::{fixture_response, retrieve_result};
 
     /// The objects of the two recorded pages of one paged retrieval.
@@ -439,7 +445,13 @@ mod tests {
                 enabled: true,
                 default_vm_behavior: "partiallyAutomated".to_string(),
             }),
-            ha: None,
+            // `<dasConfig><enabled>true</enabled></dasConfig>`: the rest at vSphere's defaults.
+            ha: Some(HaConfig {
+                enabled: true,
+                admission_control: None,
+                restart_priority: RestartPriority::Medium,
+                respect_vm_anti_affinity_rules: None,
+            }),
             hosts: vec![
                 Host {
                     name: "esxi-01.example.com".to_string(),

@@ -14,13 +14,14 @@ pub(crate) use request::{
     login, logout, reconfigure_rules, retrieve_properties, retrieve_service_content,
 };
 pub(crate) use response::{
-    ClusterConfig, ObjectContent, Reply, Response, RuleInfo, RuleType, ServiceContent, Value,
-    envelope, retrieve_result, returned_reference, service_content,
+    AdmissionControlPolicy, ClusterConfig, DasConfig, ObjectContent, Reply, Response, RuleInfo,
+    RuleType, ServiceContent, Value, envelope, retrieve_result, returned_reference,
+    service_content,
 };
 pub use xml::ParseError;
 
 #[cfg(test)]
-pub(crate) use response::{DrsVmOverride, RetrieveResult};
+pub(crate) use response::{DrsVmOverride, OptionValue, RetrieveResult};
 
 pub use super::error::Fault;
 

@@ -82,7 +82,8 @@ impl Value {
     }
 }
 
-/// The parts of `ClusterConfigInfoEx` that decide whether DRS enforces rules.
+/// The parts of `ClusterConfigInfoEx` that decide whether DRS enforces rules, and what vSphere HA
+/// does when a host fails.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ClusterConfig {
     /// `drsConfig.enabled`; `None` when the server left it out.
@@ -92,6 +93,49 @@ pub(crate) struct ClusterConfig {
     /// `drsVmConfig`: per-VM overrides.
     pub drs_vm_overrides: Vec<DrsVmOverride>,
     pub rules: Vec<RuleInfo>,
+    /// `dasConfig`; every field unset when the server sent it empty (vcsim does for a cluster
+    /// created without one) or left it out.
+    pub das: DasConfig,
+}
+
+/// `ClusterDasConfigInfo`: the cluster's vSphere HA configuration, as the wire has it (unset
+/// fields stay `None`; what they default to is the caller's decision).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DasConfig {
+    pub enabled: Option<bool>,
+    /// `failoverLevel` of the configuration itself, from before admission control policies
+    /// (vSphere 4.0): the host failures to tolerate when `admissionControlPolicy` is unset.
+    pub failover_level: Option<u32>,
+    pub admission_control_enabled: Option<bool>,
+    pub admission_control_policy: Option<AdmissionControlPolicy>,
+    /// `defaultVmSettings.restartPriority`.
+    pub restart_priority: Option<String>,
+    /// `option`: HA's advanced options, in the order the server sent them.
+    pub options: Vec<OptionValue>,
+}
+
+/// A `ClusterDasAdmissionControlPolicy`, by its `xsi:type`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum AdmissionControlPolicy {
+    /// `ClusterFailoverLevelAdmissionControlPolicy`.
+    FailoverLevel { failover_level: u32 },
+    /// `ClusterFailoverResourcesAdmissionControlPolicy`.
+    FailoverResources {
+        cpu_percent: u32,
+        memory_percent: u32,
+        failover_level: Option<u32>,
+    },
+    /// `ClusterFailoverHostAdmissionControlPolicy`: the dedicated failover hosts.
+    FailoverHosts { hosts: Vec<MoRef> },
+    /// A policy type this client does not read, by type name.
+    Other(String),
+}
+
+/// One `OptionValue`: an advanced option's key and its value's text (`None` when unset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct OptionValue {
+    pub key: String,
+    pub value: Option<String>,
 }
 
 /// One `ClusterDrsVmConfigInfo`.
@@ -322,11 +366,74 @@ fn cluster_config(config: &Element) -> Result<ClusterConfig, ParseError> {
         .children_named("rule")
         .map(rule_info)
         .collect::<Result<_, _>>()?;
+    let das = config
+        .child("dasConfig")
+        .map(das_config)
+        .transpose()?
+        .unwrap_or_default();
     Ok(ClusterConfig {
         drs_enabled,
         drs_default_vm_behavior,
         drs_vm_overrides,
         rules,
+        das,
+    })
+}
+
+fn das_config(das: &Element) -> Result<DasConfig, ParseError> {
+    Ok(DasConfig {
+        enabled: das.child_boolean("enabled")?,
+        failover_level: das.child("failoverLevel").map(Element::count).transpose()?,
+        admission_control_enabled: das.child_boolean("admissionControlEnabled")?,
+        admission_control_policy: das
+            .child("admissionControlPolicy")
+            .map(admission_control_policy)
+            .transpose()?,
+        restart_priority: das
+            .child("defaultVmSettings")
+            .and_then(|settings| settings.child_text("restartPriority"))
+            .map(|priority| priority.trim().to_string()),
+        options: das
+            .children_named("option")
+            .map(|option| {
+                Ok(OptionValue {
+                    key: option.required("key")?.text.trim().to_string(),
+                    value: option.child_text("value").map(str::to_string),
+                })
+            })
+            .collect::<Result<_, ParseError>>()?,
+    })
+}
+
+fn admission_control_policy(policy: &Element) -> Result<AdmissionControlPolicy, ParseError> {
+    let count = |name: &str| policy.required(name).and_then(Element::count);
+    Ok(match policy.xsi_type.as_deref() {
+        Some("ClusterFailoverLevelAdmissionControlPolicy") => {
+            AdmissionControlPolicy::FailoverLevel {
+                failover_level: count("failoverLevel")?,
+            }
+        }
+        Some("ClusterFailoverResourcesAdmissionControlPolicy") => {
+            AdmissionControlPolicy::FailoverResources {
+                cpu_percent: count("cpuFailoverResourcesPercent")?,
+                memory_percent: count("memoryFailoverResourcesPercent")?,
+                failover_level: policy
+                    .child("failoverLevel")
+                    .map(Element::count)
+                    .transpose()?,
+            }
+        }
+        Some("ClusterFailoverHostAdmissionControlPolicy") => {
+            AdmissionControlPolicy::FailoverHosts {
+                hosts: policy
+                    .children_named("failoverHosts")
+                    .map(reference)
+                    .collect::<Result<_, _>>()?,
+            }
+        }
+        Some(other) => AdmissionControlPolicy::Other(other.to_string()),
+        // Without a type the policy is the abstract base type, which reserves nothing known.
+        None => AdmissionControlPolicy::Other("ClusterDasAdmissionControlPolicy".to_string()),
     })
 }
 

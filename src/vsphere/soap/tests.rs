@@ -254,3 +254,155 @@ fn an_empty_retrieval_has_no_objects() {
         RetrieveResult::default()
     );
 }
+
+/// The `dasConfig` of one cluster of the HA fixture.
+fn das_config_of(result: &RetrieveResult, cluster: &str) -> DasConfig {
+    let object = result
+        .objects
+        .iter()
+        .find(|o| o.obj == reference("ClusterComputeResource", cluster))
+        .unwrap_or_else(|| panic!("cluster {cluster} in the fixture"));
+    match object.property("configurationEx") {
+        Some(Value::ClusterConfig(config)) => config.das.clone(),
+        other => panic!("configurationEx of {cluster} is a ClusterConfigInfoEx, not {other:?}"),
+    }
+}
+
+fn option(key: &str, value: &str) -> OptionValue {
+    OptionValue {
+        key: key.to_string(),
+        value: Some(value.to_string()),
+    }
+}
+
+#[test]
+fn ha_configuration_is_read_with_each_admission_control_policy_by_its_type() {
+    let response = fixture_response("retrieve-properties-ha.xml");
+    let result = retrieve_result(&response).expect("objects");
+
+    // The slot policy, monitoring settings and heartbeat datastores are read past, not into.
+    assert_eq!(
+        das_config_of(&result, "domain-c10"),
+        DasConfig {
+            enabled: Some(true),
+            failover_level: Some(1),
+            admission_control_enabled: Some(true),
+            admission_control_policy: Some(AdmissionControlPolicy::FailoverLevel {
+                failover_level: 2
+            }),
+            restart_priority: Some("high".to_string()),
+            options: vec![
+                option("das.isolationaddress0", "10.0.0.1"),
+                option("das.respectVmVmAntiAffinityRules", "true"),
+            ],
+        }
+    );
+    assert_eq!(
+        das_config_of(&result, "domain-c11").admission_control_policy,
+        Some(AdmissionControlPolicy::FailoverResources {
+            cpu_percent: 25,
+            memory_percent: 30,
+            failover_level: Some(1),
+        })
+    );
+    assert_eq!(
+        das_config_of(&result, "domain-c12").admission_control_policy,
+        Some(AdmissionControlPolicy::FailoverResources {
+            cpu_percent: 50,
+            memory_percent: 40,
+            failover_level: None,
+        })
+    );
+    let dedicated = das_config_of(&result, "domain-c13");
+    assert_eq!(
+        dedicated.admission_control_policy,
+        Some(AdmissionControlPolicy::FailoverHosts {
+            hosts: vec![
+                reference("HostSystem", "host-22"),
+                reference("HostSystem", "host-99"),
+                reference("HostSystem", "host-21"),
+            ]
+        })
+    );
+    assert_eq!(dedicated.restart_priority.as_deref(), Some("disabled"));
+    let off = das_config_of(&result, "domain-c14");
+    assert_eq!(off.admission_control_enabled, Some(false));
+    assert_eq!(off.restart_priority, None);
+    assert_eq!(
+        das_config_of(&result, "domain-c15").admission_control_policy,
+        Some(AdmissionControlPolicy::Other(
+            "ClusterFailoverFutureAdmissionControlPolicy".to_string()
+        ))
+    );
+    let legacy = das_config_of(&result, "domain-c16");
+    assert_eq!(
+        (
+            legacy.enabled,
+            legacy.failover_level,
+            &legacy.admission_control_policy
+        ),
+        (Some(false), Some(1), &None)
+    );
+}
+
+#[test]
+fn an_empty_das_config_reads_as_every_field_unset() {
+    let response = fixture_response("retrieve-properties-ha.xml");
+    let result = retrieve_result(&response).expect("objects");
+    assert_eq!(das_config_of(&result, "domain-c17"), DasConfig::default());
+
+    // vcsim sends `<dasConfig></dasConfig>` for a cluster created without one.
+    let response = fixture_response("retrieve-properties-vcsim.xml");
+    let result = retrieve_result(&response).expect("objects");
+    assert_eq!(
+        das_config_of(&result, "clustercomputeresource-10"),
+        DasConfig::default()
+    );
+}
+
+/// A `RetrievePropertiesEx` reply holding one cluster whose `configurationEx` is `config`.
+fn cluster_with(config: &str) -> Vec<u8> {
+    format!(
+        r#"<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body><RetrievePropertiesExResponse xmlns="urn:vim25"><returnval><objects><obj type="ClusterComputeResource">domain-c1</obj><propSet><name>configurationEx</name><val xsi:type="ClusterConfigInfoEx">{config}</val></propSet></objects></returnval></RetrievePropertiesExResponse></soapenv:Body></soapenv:Envelope>"#
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_cluster_configuration_without_das_config_reads_as_every_field_unset() {
+    let Reply::Response(response) = envelope(&cluster_with(
+        "<drsConfig><enabled>true</enabled></drsConfig>",
+    ))
+    .expect("envelope") else {
+        panic!("expected a response");
+    };
+    let result = retrieve_result(&response).expect("objects");
+    assert_eq!(das_config_of(&result, "domain-c1"), DasConfig::default());
+}
+
+#[test]
+fn a_negative_or_missing_count_in_a_policy_is_an_error_naming_the_element() {
+    let read = |policy: &str| {
+        let document = cluster_with(&format!("<dasConfig>{policy}</dasConfig>"));
+        let Reply::Response(response) = envelope(&document).expect("envelope") else {
+            panic!("expected a response");
+        };
+        retrieve_result(&response).map(|_| ())
+    };
+    let negative = read(
+        r#"<admissionControlPolicy xsi:type="ClusterFailoverLevelAdmissionControlPolicy"><failoverLevel>-1</failoverLevel></admissionControlPolicy>"#,
+    )
+    .expect_err("a failover level cannot be negative");
+    assert_eq!(
+        negative.to_string(),
+        r#"<failoverLevel> holds "-1", not a non-negative integer"#
+    );
+    let missing = read(
+        r#"<admissionControlPolicy xsi:type="ClusterFailoverResourcesAdmissionControlPolicy"><cpuFailoverResourcesPercent>25</cpuFailoverResourcesPercent></admissionControlPolicy>"#,
+    )
+    .expect_err("the memory percentage is not optional");
+    assert_eq!(
+        missing.to_string(),
+        "<admissionControlPolicy> has no <memoryFailoverResourcesPercent>"
+    );
+}

@@ -107,6 +107,14 @@ impl Element {
             .map_err(|_| self.invalid("an integer"))
     }
 
+    /// The text as an `xsd:int` that counts something (hosts, percent), so is never negative.
+    pub fn count(&self) -> Result<u32, ParseError> {
+        self.text
+            .trim()
+            .parse()
+            .map_err(|_| self.invalid("a non-negative integer"))
+    }
+
     /// An optional boolean child.
     pub fn child_boolean(&self, name: &str) -> Result<Option<bool>, ParseError> {
         self.child(name).map(Element::boolean).transpose()

@@ -2,8 +2,8 @@
 //
 // It runs govmomi's simulator (Debian's golang-github-vmware-govmomi-dev, 0.24.2) on 127.0.0.1
 // and builds in it the inventory given as JSON: the camelCase form of the crate's `Inventory`
-// (clusters with their datacenter, DRS configuration, hosts, VMs pinned to hosts with fixed BIOS
-// uuids, and rules), plus harness-only `templates`. It enforces one username and password and
+// (clusters with their datacenter, DRS and HA configuration, hosts, VMs pinned to hosts with fixed
+// BIOS uuids, and rules), plus harness-only `templates`. It enforces one username and password and
 // serves https with a leaf certificate signed by a CA it generates, because rustls refuses the
 // simulator's built-in CA:TRUE certificate.
 //
@@ -77,6 +77,7 @@ type cluster struct {
 	Name       string `json:"name"`
 	Datacenter string `json:"datacenter"`
 	Drs        *drs   `json:"drs"`
+	Ha         *ha    `json:"ha"`
 	Hosts      []host `json:"hosts"`
 	Vms        []vm   `json:"vms"`
 	Rules      []rule `json:"rules"`
@@ -85,6 +86,25 @@ type cluster struct {
 type drs struct {
 	Enabled           bool   `json:"enabled"`
 	DefaultVMBehavior string `json:"defaultVmBehavior"`
+}
+
+// ha is the inventory's HA configuration; without it a cluster keeps vcsim's empty dasConfig.
+type ha struct {
+	Enabled                    bool              `json:"enabled"`
+	AdmissionControl           *admissionControl `json:"admissionControl"`
+	RestartPriority            string            `json:"restartPriority"`
+	RespectVMAntiAffinityRules *bool             `json:"respectVmAntiAffinityRules"`
+}
+
+// admissionControl is one policy, named by `policy`: hostFailures (failoverLevel),
+// resourcePercentage (cpuPercent, memoryPercent, optional failoverLevel) or dedicatedHosts
+// (hosts, by name).
+type admissionControl struct {
+	Policy        string   `json:"policy"`
+	FailoverLevel *int32   `json:"failoverLevel"`
+	CPUPercent    int32    `json:"cpuPercent"`
+	MemoryPercent int32    `json:"memoryPercent"`
+	Hosts         []string `json:"hosts"`
 }
 
 type host struct {
@@ -365,7 +385,7 @@ func build(ctx context.Context, c *govmomi.Client, inv *inventory, datastoreDir 
 	}
 
 	for _, cl := range inv.Clusters {
-		if err := configureCluster(ctx, clusters[cl.Datacenter+"/"+cl.Name], cl, vms); err != nil {
+		if err := configureCluster(ctx, clusters[cl.Datacenter+"/"+cl.Name], cl, vms, hosts); err != nil {
 			return fmt.Errorf("cluster %s: %w", cl.Name, err)
 		}
 		for _, h := range cl.Hosts {
@@ -430,8 +450,9 @@ func setPowerState(ctx context.Context, machine *object.VirtualMachine, state st
 }
 
 // configureCluster applies the rules and DRS overrides through ReconfigureComputeResource_Task,
-// as a user would, and the DRS configuration directly, because vcsim ignores drsConfig edits.
-func configureCluster(ctx context.Context, cluster *object.ClusterComputeResource, cl cluster, vms map[string]*object.VirtualMachine) error {
+// as a user would, and the DRS and HA configurations directly, because vcsim ignores drsConfig
+// and dasConfig edits.
+func configureCluster(ctx context.Context, cluster *object.ClusterComputeResource, cl cluster, vms map[string]*object.VirtualMachine, hosts map[string]*object.HostSystem) error {
 	spec := &types.ClusterConfigSpecEx{}
 	for _, r := range cl.Rules {
 		var refs []types.ManagedObjectReference
@@ -491,15 +512,80 @@ func configureCluster(ctx context.Context, cluster *object.ClusterComputeResourc
 		return err
 	}
 
-	if cl.Drs != nil {
-		obj := simulator.Map.Get(cluster.Reference()).(*simulator.ClusterComputeResource)
-		simulator.Map.WithLock(obj, func() {
-			cfg := obj.ConfigurationEx.(*types.ClusterConfigInfoEx)
+	var das *types.ClusterDasConfigInfo
+	if cl.Ha != nil {
+		if das, err = dasConfig(cl, hosts); err != nil {
+			return err
+		}
+	}
+	obj := simulator.Map.Get(cluster.Reference()).(*simulator.ClusterComputeResource)
+	simulator.Map.WithLock(obj, func() {
+		cfg := obj.ConfigurationEx.(*types.ClusterConfigInfoEx)
+		if cl.Drs != nil {
 			cfg.DrsConfig.Enabled = types.NewBool(cl.Drs.Enabled)
 			cfg.DrsConfig.DefaultVmBehavior = types.DrsBehavior(cl.Drs.DefaultVMBehavior)
-		})
-	}
+		}
+		if das != nil {
+			cfg.DasConfig = *das
+		}
+	})
 	return nil
+}
+
+// dasConfig is the cluster's HA configuration as vCenter would hold it after a user set it:
+// admission control off when the inventory has none, the anti-affinity option only when set.
+func dasConfig(cl cluster, hosts map[string]*object.HostSystem) (*types.ClusterDasConfigInfo, error) {
+	spec := cl.Ha
+	das := &types.ClusterDasConfigInfo{
+		Enabled:                 types.NewBool(spec.Enabled),
+		AdmissionControlEnabled: types.NewBool(spec.AdmissionControl != nil),
+		DefaultVmSettings:       &types.ClusterDasVmSettings{RestartPriority: spec.RestartPriority},
+	}
+	if ac := spec.AdmissionControl; ac != nil {
+		switch ac.Policy {
+		case "hostFailures":
+			if ac.FailoverLevel == nil {
+				return nil, fmt.Errorf("HA policy hostFailures needs a failoverLevel")
+			}
+			das.AdmissionControlPolicy = &types.ClusterFailoverLevelAdmissionControlPolicy{FailoverLevel: *ac.FailoverLevel}
+		case "resourcePercentage":
+			policy := &types.ClusterFailoverResourcesAdmissionControlPolicy{
+				CpuFailoverResourcesPercent:    ac.CPUPercent,
+				MemoryFailoverResourcesPercent: ac.MemoryPercent,
+			}
+			if ac.FailoverLevel != nil {
+				policy.FailoverLevel = *ac.FailoverLevel
+			}
+			das.AdmissionControlPolicy = policy
+		case "dedicatedHosts":
+			policy := &types.ClusterFailoverHostAdmissionControlPolicy{}
+			for _, name := range ac.Hosts {
+				if !clusterHasHost(cl, name) {
+					return nil, fmt.Errorf("HA failover host %s is not a host of the cluster", name)
+				}
+				policy.FailoverHosts = append(policy.FailoverHosts, hosts[name].Reference())
+			}
+			das.AdmissionControlPolicy = policy
+		default:
+			return nil, fmt.Errorf("unknown HA admission control policy %q", ac.Policy)
+		}
+	}
+	if spec.RespectVMAntiAffinityRules != nil {
+		das.Option = []types.BaseOptionValue{&types.OptionValue{
+			Key:   "das.respectVmVmAntiAffinityRules",
+			Value: fmt.Sprint(*spec.RespectVMAntiAffinityRules),
+		}}
+	}
+	return das, nil
+}
+
+func clusterHasHost(cl cluster, name string) bool {
+	for _, h := range cl.Hosts {
+		if h.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func setHostState(h *object.HostSystem, spec host) {
