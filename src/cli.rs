@@ -49,8 +49,60 @@ pub enum Command {
     /// Record the live state (nodes, pods, PDBs, namespaces, vSphere inventory) into a file
     /// that `plan --snapshot` reads.
     Snapshot(SnapshotArgs),
+    /// What one ESXi host failing (or several), or entering maintenance mode, would do to the
+    /// workloads: read-only, offline on snapshot files or live like `run --dry-run`.
+    WhatIf(WhatIfArgs),
     /// Print a shell completion script (bash, zsh or fish) for this command line.
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WhatIfArgs {
+    /// An ESXi host that fails: its node VMs go down. Repeat it for hosts failing at once. The
+    /// name as vCenter writes it, or its first label (`esxi-41` for `esxi-41.example.com`)
+    /// where only one host has it.
+    #[arg(
+        long = "host-fails",
+        value_name = "HOST",
+        required_unless_present = "maintenance",
+        conflicts_with = "maintenance"
+    )]
+    pub host_fails: Vec<String>,
+
+    /// An ESXi host that enters maintenance mode: DRS moves its VMs to the cluster's other hosts.
+    #[arg(long, value_name = "HOST")]
+    pub maintenance: Option<String>,
+
+    /// Answer offline, on these snapshot files (as `plan --snapshot` reads them). Without it,
+    /// the cluster and vCenter are read live, as `run --dry-run` reads them; nothing is changed.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub snapshot: Vec<PathBuf>,
+
+    /// The policy file: the host label, the node groups and the DRS rule names it owns. Without
+    /// one, `run`'s built-in default.
+    #[arg(long, value_name = "FILE", env = "VSPHERE_DESCHEDULER_POLICY")]
+    pub policy: Option<PathBuf>,
+
+    /// Name of this Kubernetes cluster, scoping the DRS rules it owns (overrides the policy's
+    /// clusterName).
+    #[arg(long, value_name = "NAME", env = "VSPHERE_DESCHEDULER_CLUSTER_NAME")]
+    pub cluster_name: Option<String>,
+
+    /// With --snapshot: the instant to judge at (RFC 3339); default: now.
+    #[arg(long, value_name = "TIME", requires = "snapshot")]
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
+
+    /// With --snapshot: the most one snapshot file may hold, as a Kubernetes quantity.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value_t = FileSizeLimit::DEFAULT,
+        env = "VSPHERE_DESCHEDULER_MAX_SNAPSHOT_SIZE"
+    )]
+    pub max_snapshot_size: FileSizeLimit,
+
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
 }
 
 #[derive(Debug, clap::Args)]

@@ -16,6 +16,8 @@ pub mod html;
 pub mod placement;
 mod record;
 mod warning;
+pub mod what_if;
+mod what_if_html;
 
 use std::fmt::Write as _;
 use std::io::Write as _;

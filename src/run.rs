@@ -18,8 +18,8 @@ use std::time::Duration;
 
 pub use crate::error_chain;
 pub use config::{
-    ConfigError, RunConfig, connection_config, kubernetes_selection, load_policy, metrics_push,
-    snapshot_policy,
+    ConfigError, RunConfig, apply_cluster_name, connection_config, kubernetes_selection,
+    load_policy, metrics_push, snapshot_policy,
 };
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 
@@ -138,6 +138,45 @@ async fn locked_run(
             });
     }
     Ok(finished)
+}
+
+/// What a look that changes nothing saw: the snapshot, what it talked to, and what it could
+/// not observe (vCenter, metrics).
+pub struct Looked {
+    pub snapshot: snapshot::Snapshot,
+    pub target: Target,
+    pub problems: Vec<Problem>,
+}
+
+/// Observes the cluster and vCenter as a dry run does and changes nothing: no lock, no plan
+/// carried out (`what-if`).
+pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
+    let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
+        .await
+        .map_err(Error::Kubernetes)?;
+    let target = Target {
+        api_server: endpoint.api_server,
+        context: endpoint.context,
+        vcenter: config.vsphere.server.clone(),
+    };
+    target.announce();
+    let Observed {
+        snapshot,
+        vsphere,
+        problems,
+    } = observe(config, &kubernetes, &Stop::new()).await?;
+    if let Some(client) = vsphere
+        && tokio::time::timeout(RELEASE_LIMIT, client.logout())
+            .await
+            .is_err()
+    {
+        tracing::warn!("logging out of vCenter took too long; the session expires on its own");
+    }
+    Ok(Looked {
+        snapshot,
+        target,
+        problems,
+    })
 }
 
 /// Observes, plans, carries the plan out and records it.

@@ -6,6 +6,7 @@ mod plan;
 mod run;
 mod snapshot;
 mod validate;
+mod what_if;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +38,10 @@ pub enum Error {
     Vsphere(#[source] crate::vsphere::Error),
     #[error("--output html is for plan, run and demo, not for {command}")]
     NoHtml { command: &'static str },
+    #[error("cannot answer what-if")]
+    WhatIf(#[source] crate::plan::what_if::WhatIfError),
+    #[error("cannot read the cluster and vCenter")]
+    Look(#[source] Box<crate::run::Error>),
     #[error("cannot write snapshot file {path}")]
     WriteSnapshot {
         path: PathBuf,
@@ -53,11 +58,13 @@ impl Error {
             | Error::PriorityClass(_)
             | Error::Snapshot(_)
             | Error::Config(_)
+            | Error::WhatIf(_)
             | Error::NoHtml { .. } => 2,
             Error::Output(_)
             | Error::Runtime(_)
             | Error::Kubernetes(_)
             | Error::Vsphere(_)
+            | Error::Look(_)
             | Error::WriteSnapshot { .. } => 1,
         }
     }
@@ -78,6 +85,7 @@ pub fn execute(args: Args) -> Result<ExitCode, Error> {
             command: "snapshot",
         }),
         Command::Snapshot(snapshot_args) => snapshot::execute(&snapshot_args, args.output),
+        Command::WhatIf(what_if_args) => what_if::execute(&what_if_args, args.output),
         Command::Completions(completions) => completions::execute(completions.shell),
     }
 }

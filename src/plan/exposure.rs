@@ -128,7 +128,7 @@ pub struct ClassCounts {
 }
 
 impl ClassCounts {
-    fn add(&mut self, class: ExposureClass) {
+    pub(super) fn add(&mut self, class: ExposureClass) {
         *self.slot(class) += 1;
     }
 
@@ -336,7 +336,7 @@ impl<'v> HostIds<'v> {
 
 /// The pods of each workload that ran before the plan, by workload. Grouped by controller uid
 /// first, so the pass over every pod builds no names.
-fn group_pods<'a>(view: &View<'a>) -> BTreeMap<Workload, Vec<PodIx>> {
+pub(super) fn group_pods<'a>(view: &View<'a>) -> BTreeMap<Workload, Vec<PodIx>> {
     let mut by_controller: HashMap<&str, (&'a Pod, Vec<PodIx>)> = HashMap::default();
     for (index, pod) in view.pods() {
         if !ran_before(view, index, pod) {
@@ -425,7 +425,7 @@ fn bump(counts: &mut Vec<(u32, usize)>, unplaced: &mut usize, host: Option<u32>)
 
 /// The strictest budget of the PodDisruptionBudgets over a workload's pods. A budget whose
 /// status does not describe its current spec (or was never written) says nothing yet.
-fn budget(view: &View, pods: &[PodIx]) -> Option<Budget> {
+pub(super) fn budget(view: &View, pods: &[PodIx]) -> Option<Budget> {
     if view.snapshot.pdbs.is_empty() {
         return None;
     }

@@ -25,6 +25,7 @@ mod selector_index;
 mod view;
 mod vocabulary;
 mod warning;
+pub mod what_if;
 
 #[cfg(test)]
 pub(crate) mod testing;

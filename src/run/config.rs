@@ -78,51 +78,77 @@ pub struct RunConfig {
 
 impl RunConfig {
     pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
-        let (mut policy, findings) = load_policy(args.policy.as_deref())?;
+        let mut config = RunConfig::read_only(
+            args.policy.as_deref(),
+            args.cluster_name.as_deref(),
+            &args.connection,
+        )?;
+        config.deadline = args.deadline.map(|deadline| deadline.0);
+        config.dry_run = args.dry_run;
+        config.lock.namespace = args.lock_namespace.clone();
+        config.lock.duration = args.lock_duration.0;
+        config.metrics_push = metrics_push(&args.metrics).map_err(ConfigError::MetricsPush)?;
+        Ok(config)
+    }
+
+    /// The settings of a look that changes nothing (`what-if`, and the base of `run`'s): the
+    /// policy with `--cluster-name` applied, how to reach both sides, a dry run without lock,
+    /// deadline or metrics.
+    pub fn read_only(
+        policy: Option<&Path>,
+        cluster_name: Option<&str>,
+        connection: &ConnectionArgs,
+    ) -> Result<RunConfig, ConfigError> {
+        let (mut policy, findings) = load_policy(policy)?;
         let mut warnings: Vec<ReportWarning> =
             findings.into_iter().map(ReportWarning::Policy).collect();
-        if let Some(name) = &args.cluster_name {
-            policy::check_dns_label(name).map_err(|problem| ConfigError::ClusterName {
-                name: name.clone(),
-                problem,
-            })?;
-            let prefix = format!("{}:{name}:", policy.vsphere.drs_rules.name_prefix);
-            if prefix.len() > MAX_OWNED_RULE_PREFIX_LEN {
-                return Err(ConfigError::ClusterNameTooLong {
-                    name: name.clone(),
-                    prefix,
-                });
-            }
-            // A policy without its own cluster name (upstream formats, or the default) had DRS
-            // sync off only for want of one.
-            if policy.cluster_name.is_none() {
-                policy.vsphere.drs_rules.enabled = true;
-            }
-            policy.cluster_name = Some(name.clone());
+        if let Some(name) = cluster_name {
+            apply_cluster_name(&mut policy, name)?;
         }
-        let vsphere = connection_config(&args.connection, &policy.vsphere)?;
-        let metrics_push = metrics_push(&args.metrics).map_err(ConfigError::MetricsPush)?;
+        let vsphere = connection_config(connection, &policy.vsphere)?;
         if vsphere.insecure_skip_verify {
             warnings.push(ReportWarning::InsecureTls);
         }
         Ok(RunConfig {
             policy,
             warnings,
-            deadline: args.deadline.map(|deadline| deadline.0),
-            dry_run: args.dry_run,
+            deadline: None,
+            dry_run: true,
             vsphere,
             lock: LockSettings {
-                namespace: args.lock_namespace.clone(),
+                namespace: "kube-system".to_string(),
                 name: LEASE_NAME.to_string(),
                 holder: holder_identity(),
-                duration: args.lock_duration.0,
+                duration: Duration::from_secs(60),
             },
-            timeout: Duration::from_secs(args.connection.request_timeout),
-            metrics_push,
-            kubernetes: kubernetes_selection(&args.connection),
+            timeout: Duration::from_secs(connection.request_timeout),
+            metrics_push: None,
+            kubernetes: kubernetes_selection(connection),
             placement: false,
         })
     }
+}
+
+/// `--cluster-name`: checked, and the policy's cluster name from then on.
+pub fn apply_cluster_name(policy: &mut Policy, name: &str) -> Result<(), ConfigError> {
+    policy::check_dns_label(name).map_err(|problem| ConfigError::ClusterName {
+        name: name.to_string(),
+        problem,
+    })?;
+    let prefix = format!("{}:{name}:", policy.vsphere.drs_rules.name_prefix);
+    if prefix.len() > MAX_OWNED_RULE_PREFIX_LEN {
+        return Err(ConfigError::ClusterNameTooLong {
+            name: name.to_string(),
+            prefix,
+        });
+    }
+    // A policy without its own cluster name (upstream formats, or the default) had DRS sync
+    // off only for want of one.
+    if policy.cluster_name.is_none() {
+        policy.vsphere.drs_rules.enabled = true;
+    }
+    policy.cluster_name = Some(name.to_string());
+    Ok(())
 }
 
 /// The policy file, or the built-in default.

@@ -1,0 +1,84 @@
+//! `what-if`: one or more ESXi hosts failing, or one entering maintenance mode, judged on
+//! snapshot files (`--snapshot`) or on the live cluster and vCenter, read as `run --dry-run`
+//! reads them. Read-only either way.
+
+use std::process::ExitCode;
+
+use tracing::warn;
+
+use super::Error;
+use crate::cli::WhatIfArgs;
+use crate::plan::what_if::{self, Scenario};
+use crate::policy::Policy;
+use crate::report::what_if::WhatIfReport;
+use crate::report::{Mode, OutputFormat};
+use crate::run::{self, RunConfig};
+use crate::snapshot::{self, Snapshot};
+
+pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Error> {
+    let scenario = match &args.maintenance {
+        Some(host) => Scenario::Maintenance(host.clone()),
+        None => Scenario::HostsFail(args.host_fails.clone()),
+    };
+    let report = if args.snapshot.is_empty() {
+        live(args, &scenario)?
+    } else {
+        offline(args, &scenario)?
+    };
+    report.print(output).map_err(Error::Output)?;
+    Ok(ExitCode::from(report.exit_code))
+}
+
+fn offline(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
+    let (mut policy, findings) =
+        run::load_policy(args.policy.as_deref()).map_err(|e| Error::Config(Box::new(e)))?;
+    for finding in &findings {
+        warn!("{finding}");
+    }
+    if let Some(name) = &args.cluster_name {
+        run::apply_cluster_name(&mut policy, name).map_err(|e| Error::Config(Box::new(e)))?;
+    }
+    let now = args.now.unwrap_or_else(chrono::Utc::now);
+    let loaded = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
+        .map_err(Error::Snapshot)?;
+    answer(Mode::Plan, &loaded.snapshot, &policy, scenario)
+}
+
+fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
+    let config = RunConfig::read_only(
+        args.policy.as_deref(),
+        args.cluster_name.as_deref(),
+        &args.connection,
+    )
+    .map_err(|e| Error::Config(Box::new(e)))?;
+    for warning in &config.warnings {
+        warn!("{warning}");
+    }
+    let runtime = super::runtime()?;
+    let looked = runtime
+        .block_on(run::look(&config))
+        .map_err(|e| Error::Look(Box::new(e)))?;
+    let problems: Vec<String> = looked.problems.iter().map(ToString::to_string).collect();
+    let mut report = if looked.snapshot.inventory.is_none() {
+        // vCenter could not be observed: the question has no answer, and that is a failure of
+        // a backend, not of the input.
+        WhatIfReport::failed(Mode::DryRun, problems.join("; "), 1)
+    } else {
+        let mut report = answer(Mode::DryRun, &looked.snapshot, &config.policy, scenario)?;
+        report.errors = problems;
+        report
+    };
+    report.warnings = config.warnings;
+    report.target = Some(looked.target);
+    Ok(report)
+}
+
+fn answer(
+    mode: Mode,
+    snapshot: &Snapshot,
+    policy: &Policy,
+    scenario: &Scenario,
+) -> Result<WhatIfReport, Error> {
+    let answer = what_if::what_if(snapshot, policy, scenario).map_err(Error::WhatIf)?;
+    Ok(WhatIfReport::new(mode, answer))
+}

@@ -1,0 +1,214 @@
+//! Hosts fail: the pods on their node VMs are lost. Each workload's loss against its budget, the
+//! PodDisruptionBudgets it breaks, whether the other nodes can take the lost pods (the planner's
+//! scheduler model, placing them one by one, highest priority first), and what HA does.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::super::exposure::ExposureClass;
+use super::super::feasibility;
+use super::super::index::PodIx;
+use super::super::view::{PodState, View};
+use super::{NodeGroupImpact, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now};
+use crate::policy::{EvictorArgs, Policy};
+use crate::snapshot::{Pod, Snapshot};
+
+/// A PodDisruptionBudget that loses pods.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbImpact {
+    /// `namespace/name`.
+    pub pdb: String,
+    /// Ready pods it selects on the failed hosts.
+    pub lost: usize,
+    /// `status.disruptionsAllowed` now.
+    pub disruptions_allowed: i32,
+    /// It loses more than it allows: it falls below its desired healthy pods.
+    pub breached: bool,
+}
+
+/// Whether the remaining nodes can take the lost pods.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rescheduling {
+    /// Lost pods a controller recreates (not DaemonSet or static pods, which go with their node).
+    pub pods: usize,
+    /// Of those, the pods another node would take.
+    pub placed: usize,
+    /// The pods no other node would take, and why.
+    pub unplaced: Vec<Unplaced>,
+    /// Lost pods without a controller: nothing recreates them.
+    pub not_recreated: Vec<String>,
+}
+
+/// A lost pod no remaining node would take.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unplaced {
+    /// `namespace/name`.
+    pub pod: String,
+    /// Why, as the planner's better-place check says it.
+    pub reason: String,
+}
+
+const FAILED: &str = "on a failed ESXi host";
+
+pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> WhatIf {
+    let failed: BTreeSet<&str> = failing.iter().copied().collect();
+    let mut view = view_now(snapshot, policy, |node| {
+        node.host().filter(|h| failed.contains(h)).map(|_| FAILED)
+    });
+    let down = |view: &View, node| view.nodes[node].refusal == Some(FAILED);
+    let mut whatif = WhatIf::empty(hosts_now(&view, failing));
+    for member in members(&view) {
+        let lost: usize = member
+            .per_node
+            .iter()
+            .filter(|(node, _)| down(&view, **node))
+            .map(|(_, pods)| pods)
+            .sum();
+        let tolerates = member.budget.as_ref().map(|b| b.tolerates);
+        let class = ExposureClass::of(member.pods, lost, tolerates);
+        whatif.counts.add(class);
+        if lost > 0 {
+            whatif.workloads.push(WorkloadImpact {
+                workload: member.name,
+                pods: member.pods,
+                budget: member.budget,
+                lost: Some(lost),
+                moving: None,
+                busiest_host: None,
+                kept_apart_by: None,
+                class,
+                exact: true,
+            });
+        }
+    }
+    for (group, nodes) in group_nodes(&view) {
+        let lost = nodes.iter().filter(|&&n| down(&view, n)).count();
+        whatif.node_groups.push(NodeGroupImpact {
+            node_group: group,
+            nodes: nodes.len(),
+            lost: Some(lost),
+            moving: None,
+            busiest_host: None,
+            kept_apart_by: None,
+            class: ExposureClass::of(nodes.len(), lost, None),
+            exact: true,
+        });
+    }
+    whatif.pdbs = pdbs(&view, &down);
+    whatif.ha = super::ha::assess(&view, &failed);
+    let evictor = policy
+        .profiles
+        .first()
+        .map(|p| p.evictor.clone())
+        .unwrap_or_default();
+    whatif.rescheduling = Some(reschedule(&mut view, &evictor, FAILED));
+    whatif
+}
+
+/// Every PodDisruptionBudget with ready pods on a failed host.
+fn pdbs(view: &View, down: &dyn Fn(&View, super::super::index::NodeIx) -> bool) -> Vec<PdbImpact> {
+    let mut impacts = Vec::new();
+    for pdb in &view.snapshot.pdbs {
+        let Some(selector) = &pdb.selector else {
+            continue;
+        };
+        let lost = view
+            .select(&pdb.namespace, selector)
+            .into_iter()
+            .filter(|&pod| lost_ready(view, pod, down))
+            .count();
+        if lost > 0 {
+            impacts.push(PdbImpact {
+                pdb: format!("{}/{}", pdb.namespace, pdb.name),
+                lost,
+                disruptions_allowed: pdb.disruptions_allowed,
+                breached: i64::try_from(lost).unwrap_or(i64::MAX)
+                    > i64::from(pdb.disruptions_allowed.max(0)),
+            });
+        }
+    }
+    impacts
+}
+
+fn lost_ready(
+    view: &View,
+    pod: PodIx,
+    down: &dyn Fn(&View, super::super::index::NodeIx) -> bool,
+) -> bool {
+    view.state[pod] == PodState::Active
+        && view.pod(pod).ready
+        && view.pod_node[pod].is_some_and(|node| down(view, node))
+}
+
+/// Places the lost pods a controller recreates on the remaining nodes, one at a time, each
+/// counted where it lands before the next is placed; the highest priority goes first, as the
+/// scheduler's queue takes them.
+fn reschedule(view: &mut View, evictor: &EvictorArgs, failed: &str) -> Rescheduling {
+    let lost: Vec<PodIx> = view
+        .pod_indices()
+        .filter(|&pod| {
+            view.state[pod] == PodState::Active
+                && view.pod_node[pod].is_some_and(|n| view.nodes[n].refusal == Some(failed))
+        })
+        .collect();
+    // Gone from the failed nodes before any is placed: a lost pod is no peer anywhere.
+    for &pod in &lost {
+        view.state[pod] = PodState::Evicted { landing: None };
+    }
+    let mut result = Rescheduling::default();
+    let mut queue: Vec<PodIx> = Vec::new();
+    for &pod in &lost {
+        match recreated(view.pod(pod)) {
+            Recreated::ByController => queue.push(pod),
+            Recreated::Never => result.not_recreated.push(view.pod(pod).key()),
+            Recreated::WithItsNode => {}
+        }
+    }
+    queue.sort_by_key(|&pod| std::cmp::Reverse(view.pod(pod).priority));
+    result.pods = queue.len();
+    for pod in queue {
+        let from = view.pod_node[pod].expect("lost pods were on a node");
+        match feasibility::find_node(view, pod, evictor, None) {
+            Ok(node) => {
+                view.move_requests(pod, from, Some(node));
+                view.state[pod] = PodState::Evicted {
+                    landing: Some(node),
+                };
+                result.placed += 1;
+            }
+            Err(reason) => {
+                view.move_requests(pod, from, None);
+                result.unplaced.push(Unplaced {
+                    pod: view.pod(pod).key(),
+                    reason,
+                });
+            }
+        }
+    }
+    result
+}
+
+/// What recreates a lost pod.
+enum Recreated {
+    /// Its controller, on another node.
+    ByController,
+    /// A DaemonSet's pod, or a static pod: it belongs to its node and returns with it.
+    WithItsNode,
+    /// A bare pod: nothing.
+    Never,
+}
+
+fn recreated(pod: &Pod) -> Recreated {
+    match pod.controller() {
+        _ if pod.mirror => Recreated::WithItsNode,
+        Some(owner) if matches!(owner.kind.as_ref(), "DaemonSet" | "Node") => {
+            Recreated::WithItsNode
+        }
+        Some(_) => Recreated::ByController,
+        None => Recreated::Never,
+    }
+}

@@ -1,0 +1,385 @@
+//! The `what-if` report: the answer of `plan::what_if` with how it was got (offline or live),
+//! its warnings and errors, as text, one JSON document, or one HTML page (`what_if_html`).
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use serde::Serialize;
+
+use super::what_if_html;
+use super::{Mode, OutputFormat, ReportWarning, Target};
+use crate::plan::ExposureClass;
+use crate::plan::exposure::Budget;
+use crate::plan::what_if::{HaImpact, NodeGroupImpact, Restart, Scenario, WhatIf, WorkloadImpact};
+use crate::text::escaped;
+
+/// Exit code of `what-if` when a workload or node group would be left `all`, `majority` or
+/// `over-budget`: distinct from 1 (a backend failed) and 2 (invalid input), so a rolling-upgrade
+/// pipeline can gate on it.
+pub const AT_RISK: u8 = 3;
+
+/// The `what-if` document.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WhatIfReport {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// `plan` offline, `dry-run` live.
+    pub mode: Mode,
+    /// The answer; absent when the question could not be answered (`errors` say why).
+    #[serde(flatten)]
+    pub answer: Option<WhatIf>,
+    pub warnings: Vec<ReportWarning>,
+    pub errors: Vec<String>,
+    /// 0 every workload and node group stays tolerated, 3 some would not, 1 a backend failed,
+    /// 2 invalid input.
+    pub exit_code: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+}
+
+impl WhatIfReport {
+    pub fn new(mode: Mode, answer: WhatIf) -> WhatIfReport {
+        let exit_code = if answer.tolerated() { 0 } else { AT_RISK };
+        WhatIfReport {
+            api_version: "vsphere-descheduler.io/v1alpha1",
+            kind: "WhatIf",
+            mode,
+            answer: Some(answer),
+            warnings: Vec::new(),
+            errors: Vec::new(),
+            exit_code,
+            target: None,
+        }
+    }
+
+    /// A report of a question that could not be answered.
+    pub fn failed(mode: Mode, error: String, exit_code: u8) -> WhatIfReport {
+        WhatIfReport {
+            api_version: "vsphere-descheduler.io/v1alpha1",
+            kind: "WhatIf",
+            mode,
+            answer: None,
+            warnings: Vec::new(),
+            errors: vec![error],
+            exit_code,
+            target: None,
+        }
+    }
+
+    pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
+        let text = match format {
+            OutputFormat::Text => self.to_text(),
+            OutputFormat::Json => {
+                serde_json::to_string_pretty(self).expect("a report always serializes") + "\n"
+            }
+            OutputFormat::Html => what_if_html::render(self),
+        };
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()
+    }
+
+    /// The question in words: `What if esxi-41 fails`.
+    pub fn question(&self) -> String {
+        match self.answer.as_ref().map(|a| &a.scenario) {
+            Some(Scenario::HostsFail(hosts)) => format!("What if {} fail(s)", hosts.join(" and ")),
+            Some(Scenario::Maintenance(host)) => {
+                format!("What if {host} enters maintenance mode")
+            }
+            None => "What if".to_string(),
+        }
+    }
+
+    /// `offline: nothing was changed` or `live: nothing was changed`.
+    pub fn how(&self) -> &'static str {
+        match self.mode {
+            Mode::Plan => "offline: nothing was changed",
+            _ => "live: nothing was changed",
+        }
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{} ({})\n", escaped(&self.question()), self.how());
+        if let Some(target) = &self.target {
+            let _ = writeln!(out, "Target: {}\n", target.describe());
+        }
+        if let Some(answer) = &self.answer {
+            write_answer(&mut out, answer);
+        }
+        for warning in &self.warnings {
+            let _ = writeln!(out, "warning: {}", escaped(&warning.to_string()));
+        }
+        for error in &self.errors {
+            let _ = writeln!(out, "error: {}", escaped(error));
+        }
+        let _ = writeln!(out, "{}", verdict(self));
+        out
+    }
+}
+
+/// `Verdict: …` with the exit code.
+pub fn verdict(report: &WhatIfReport) -> String {
+    match &report.answer {
+        Some(answer) if answer.tolerated() => {
+            "Verdict: every workload and node group stays tolerated (exit 0)".to_string()
+        }
+        Some(answer) => format!(
+            "Verdict: {} workload(s) or node group(s) would be at risk (exit {})",
+            answer.at_risk, report.exit_code
+        ),
+        None => format!("Verdict: no answer (exit {})", report.exit_code),
+    }
+}
+
+fn write_answer(out: &mut String, answer: &WhatIf) {
+    let _ = writeln!(out, "Hosts");
+    for host in &answer.hosts {
+        let state = match (host.usable, host.in_maintenance_mode) {
+            (_, true) => "in maintenance mode already",
+            (true, false) => "usable now",
+            (false, false) => "not connected now",
+        };
+        let nodes = match host.nodes.is_empty() {
+            true => "no Kubernetes node".to_string(),
+            false => format!("nodes {}", escaped(&host.nodes.join(", "))),
+        };
+        let _ = writeln!(
+            out,
+            "  {}  (cluster {}, {state}): {nodes}",
+            escaped(&host.host),
+            escaped(&host.cluster)
+        );
+    }
+    out.push('\n');
+    write_workloads(out, answer);
+    write_node_groups(out, &answer.node_groups);
+    write_failure(out, answer);
+    write_maintenance(out, answer);
+}
+
+fn write_workloads(out: &mut String, answer: &WhatIf) {
+    let at_risk = answer
+        .workloads
+        .iter()
+        .filter(|w| w.class.at_risk())
+        .count();
+    if answer.workloads.is_empty() {
+        let _ = writeln!(out, "Workloads: none touched\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Workloads ({} touched, {at_risk} at risk)",
+        answer.workloads.len()
+    );
+    for workload in &answer.workloads {
+        let _ = writeln!(
+            out,
+            "  [{}] {}  {}, {}",
+            tag(workload.class, workload.exact),
+            escaped(&workload.workload),
+            outcome(workload),
+            budget(workload.budget.as_ref())
+        );
+    }
+    out.push('\n');
+}
+
+/// `all` for a certain outcome, `majority at worst` for a bound.
+fn tag(class: ExposureClass, exact: bool) -> String {
+    match exact {
+        true => class.as_str().to_string(),
+        false => format!("{} at worst", class.as_str()),
+    }
+}
+
+fn outcome(workload: &WorkloadImpact) -> String {
+    if let Some(lost) = workload.lost {
+        return format!("loses {lost} of {} pod(s)", workload.pods);
+    }
+    let moving = workload.moving.unwrap_or(0);
+    let busiest = match workload.busiest_host {
+        Some(b) if b.at_least == b.at_most => format!("{}", b.at_most),
+        Some(b) => format!("{} to {}", b.at_least, b.at_most),
+        None => "?".to_string(),
+    };
+    let kept = match &workload.kept_apart_by {
+        Some(rule) => format!(" (rule {} keeps its VMs apart)", escaped(rule)),
+        None => String::new(),
+    };
+    format!(
+        "{moving} pod(s) move with their VMs; the busiest host then holds {busiest} of {}{kept}",
+        workload.pods
+    )
+}
+
+fn budget(budget: Option<&Budget>) -> String {
+    match budget {
+        Some(budget) => format!(
+            "PodDisruptionBudget {} lets {} go at once",
+            escaped(&budget.pdb),
+            budget.tolerates
+        ),
+        None => "no PodDisruptionBudget".to_string(),
+    }
+}
+
+fn write_node_groups(out: &mut String, groups: &[NodeGroupImpact]) {
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "Node groups");
+    for group in groups {
+        let what = match (group.lost, group.moving, group.busiest_host) {
+            (Some(lost), _, _) => format!("loses {lost} of {} node(s)", group.nodes),
+            (_, Some(moving), Some(b)) => format!(
+                "{moving} node VM(s) move; the busiest host then holds {} of {}",
+                match b.at_least == b.at_most {
+                    true => b.at_most.to_string(),
+                    false => format!("{} to {}", b.at_least, b.at_most),
+                },
+                group.nodes
+            ),
+            _ => format!("none of its {} node(s) moves", group.nodes),
+        };
+        let _ = writeln!(
+            out,
+            "  [{}] {}  {what}",
+            tag(group.class, group.exact),
+            escaped(&group.node_group)
+        );
+    }
+    out.push('\n');
+}
+
+fn write_failure(out: &mut String, answer: &WhatIf) {
+    if !answer.pdbs.is_empty() {
+        let _ = writeln!(out, "PodDisruptionBudgets");
+        for pdb in &answer.pdbs {
+            let _ = writeln!(
+                out,
+                "  {}  loses {} ready pod(s), allows {}{}",
+                escaped(&pdb.pdb),
+                pdb.lost,
+                pdb.disruptions_allowed,
+                if pdb.breached { ": breached" } else { "" }
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(rescheduling) = &answer.rescheduling {
+        let _ = writeln!(
+            out,
+            "Rescheduling: {} of {} lost pod(s) fit on the remaining nodes",
+            rescheduling.placed, rescheduling.pods
+        );
+        for unplaced in &rescheduling.unplaced {
+            let _ = writeln!(
+                out,
+                "  [unplaced] {}  {}",
+                escaped(&unplaced.pod),
+                escaped(&unplaced.reason)
+            );
+        }
+        if !rescheduling.not_recreated.is_empty() {
+            let _ = writeln!(
+                out,
+                "  not recreated (no controller): {}",
+                escaped(&rescheduling.not_recreated.join(", "))
+            );
+        }
+        out.push('\n');
+    }
+    for ha in &answer.ha {
+        write_ha(out, ha);
+    }
+}
+
+fn write_ha(out: &mut String, ha: &HaImpact) {
+    let _ = writeln!(
+        out,
+        "vSphere HA (cluster {}): {}",
+        escaped(&ha.cluster),
+        restart_words(ha.restart)
+    );
+    let _ = writeln!(out, "  {}", escaped(&ha.detail));
+    if !ha.node_vms.is_empty() {
+        let _ = writeln!(out, "  node VMs: {}", escaped(&ha.node_vms.join(", ")));
+    }
+    for rule in &ha.rules {
+        let hosts = escaped(&rule.other_hosts.join(", ")).to_string();
+        let vms = escaped(&rule.vms.join(", ")).to_string();
+        let line = match (rule.held, ha.respects_anti_affinity_rules) {
+            (true, _) => format!("HA will not restart {vms} on {hosts}"),
+            (false, Some(false)) => format!(
+                "HA may restart {vms} on {hosts}, next to another VM of the rule: it is told \
+                 not to respect anti-affinity rules during failover"
+            ),
+            (false, _) => format!(
+                "HA may restart {vms} on {hosts}, next to another VM of the rule: \
+                 das.respectVmVmAntiAffinityRules is not set"
+            ),
+        };
+        let _ = writeln!(out, "  rule {}: {line}", escaped(&rule.rule));
+    }
+    out.push('\n');
+}
+
+pub fn restart_words(restart: Restart) -> &'static str {
+    match restart {
+        Restart::Unknown => "unknown",
+        Restart::HaDisabled => "the node VMs stay down",
+        Restart::PriorityDisabled => "the node VMs are not restarted",
+        Restart::CapacityReserved => "the node VMs are restarted on other hosts",
+        Restart::BestEffort => "the node VMs are restarted where capacity allows",
+    }
+}
+
+fn write_maintenance(out: &mut String, answer: &WhatIf) {
+    if !answer.drs_rules.is_empty() {
+        let _ = writeln!(out, "DRS rules of ours");
+        for rule in &answer.drs_rules {
+            let moving = match rule.moving.is_empty() {
+                true => String::new(),
+                false => format!("; moving: {}", escaped(&rule.moving.join(", "))),
+            };
+            let _ = writeln!(
+                out,
+                "  {}  {} VM(s), {} host(s) left: {}{moving}",
+                escaped(&rule.rule),
+                rule.vms,
+                rule.hosts_left,
+                if rule.satisfiable {
+                    "still holds"
+                } else {
+                    "cannot hold"
+                }
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(capacity) = &answer.capacity {
+        let _ = writeln!(
+            out,
+            "Capacity (cluster {}): {} -> {} usable host(s) for {} node VM(s), {} of them moving; \
+             DRS {}{}\n",
+            escaped(&capacity.cluster),
+            capacity.usable_hosts_now,
+            capacity.usable_hosts_after,
+            capacity.node_vms,
+            capacity.moving_vms.len(),
+            if capacity.drs_fully_automated {
+                "moves them by itself"
+            } else {
+                "is not fully automated: its recommendations must be applied"
+            },
+            if capacity.evacuable {
+                ""
+            } else {
+                "; no other usable host: maintenance cannot complete"
+            }
+        );
+    }
+}

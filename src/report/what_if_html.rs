@@ -1,0 +1,249 @@
+//! The `what-if` report as one self-contained page: the question and the verdict first, then
+//! every workload and node group it touches with its class, then what HA, the PodDisruptionBudgets,
+//! the scheduler model or DRS make of it. As the plan's page: inline CSS, no script, a
+//! Content-Security-Policy that loads nothing, every outside text escaped, every class written
+//! out in words beside its colour.
+
+use std::fmt::Write as _;
+
+use super::html::{CONTENT_SECURITY_POLICY, escape};
+use super::what_if::{WhatIfReport, restart_words, verdict};
+use crate::plan::ExposureClass;
+use crate::plan::what_if::{NodeGroupImpact, WhatIf, WorkloadImpact};
+
+const STYLE: &str = "\
+body { margin: 0; font: 14px/1.4 system-ui, -apple-system, \"Segoe UI\", sans-serif; color: #1d2733; }
+main { padding: 16px 24px; }
+h1 { font-size: 22px; margin: 0 0 8px; } h1 .how { font-weight: normal; color: #5b6775; }
+h2 { font-size: 18px; border-bottom: 1px solid #d3d9e0; padding-bottom: 4px; margin-top: 24px; }
+table { border-collapse: collapse; } td, th { text-align: left; padding: 3px 10px 3px 0;
+  vertical-align: top; overflow-wrap: anywhere; }
+.verdict { padding: 8px 12px; border-radius: 4px; border: 1px solid; font-weight: bold; }
+.verdict.ok { color: #1a7f37; background: #eefbf1; } .verdict.risk { color: #b42318; background: #fdf0ef; }
+.tag { display: inline-block; border-radius: 3px; padding: 0 5px; font-size: 12px;
+  border: 1px solid currentColor; white-space: nowrap; }
+.tag.all, .tag.majority { color: #b42318; } .tag.over-budget { color: #9a6700; }
+.tag.tolerated { color: #1a7f37; } .note { color: #5b6775; }
+";
+
+/// The page of a what-if report.
+pub fn render(report: &WhatIfReport) -> String {
+    let mut out = String::with_capacity(16 * 1024);
+    let question = escape(&report.question());
+    let _ = writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CONTENT_SECURITY_POLICY}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>vsphere-descheduler: {question}</title>\n<style>\n{STYLE}</style>\n</head>\n\
+         <body>\n<main>\n<h1>{question} <span class=\"how\">({})</span></h1>",
+        report.how()
+    );
+    let tolerated = report.answer.as_ref().is_some_and(WhatIf::tolerated);
+    let _ = writeln!(
+        out,
+        "<p class=\"verdict {}\" id=\"verdict\">{}</p>",
+        if tolerated { "ok" } else { "risk" },
+        escape(&verdict(report))
+    );
+    if let Some(answer) = &report.answer {
+        hosts(&mut out, answer);
+        workloads(&mut out, &answer.workloads);
+        node_groups(&mut out, &answer.node_groups);
+        consequences(&mut out, answer);
+    }
+    for warning in &report.warnings {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">warning: {}</p>",
+            escape(&warning.to_string())
+        );
+    }
+    for error in &report.errors {
+        let _ = writeln!(
+            out,
+            "<p class=\"verdict risk\">error: {}</p>",
+            escape(error)
+        );
+    }
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+fn badge(class: ExposureClass, exact: bool) -> String {
+    let words = match exact {
+        true => class.as_str().to_string(),
+        false => format!("{} at worst", class.as_str()),
+    };
+    format!("<span class=\"tag {}\">{words}</span>", class.as_str())
+}
+
+fn hosts(out: &mut String, answer: &WhatIf) {
+    let _ = writeln!(out, "<h2>Hosts</h2>\n<table id=\"hosts\">");
+    for host in &answer.hosts {
+        let _ = writeln!(
+            out,
+            "<tr><td><b>{}</b></td><td>cluster {}</td><td>{}</td><td>{}</td></tr>",
+            escape(&host.host),
+            escape(&host.cluster),
+            if host.in_maintenance_mode {
+                "in maintenance mode already"
+            } else if host.usable {
+                "usable now"
+            } else {
+                "not connected now"
+            },
+            match host.nodes.is_empty() {
+                true => "no Kubernetes node".to_string(),
+                false => format!("nodes {}", escape(&host.nodes.join(", "))),
+            }
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn workloads(out: &mut String, workloads: &[WorkloadImpact]) {
+    let _ = writeln!(out, "<h2>Workloads</h2>");
+    if workloads.is_empty() {
+        out.push_str("<p class=\"note\">None touched.</p>\n");
+        return;
+    }
+    out.push_str("<table id=\"workloads\">\n");
+    for workload in workloads {
+        let what = match (workload.lost, workload.busiest_host) {
+            (Some(lost), _) => format!("loses {lost} of {}", workload.pods),
+            (None, Some(b)) if b.at_least == b.at_most => format!(
+                "{} move; busiest host then holds {} of {}",
+                workload.moving.unwrap_or(0),
+                b.at_most,
+                workload.pods
+            ),
+            (None, Some(b)) => format!(
+                "{} move; busiest host then holds {} to {} of {}",
+                workload.moving.unwrap_or(0),
+                b.at_least,
+                b.at_most,
+                workload.pods
+            ),
+            (None, None) => String::new(),
+        };
+        let budget = match &workload.budget {
+            Some(b) => format!("PDB {} lets {} go", escape(&b.pdb), b.tolerates),
+            None => "no PDB".to_string(),
+        };
+        let kept = match &workload.kept_apart_by {
+            Some(rule) => format!("kept apart by {}", escape(rule)),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td><b>{}</b></td><td>{what}</td><td>{budget}</td><td>{kept}</td></tr>",
+            badge(workload.class, workload.exact),
+            escape(&workload.workload)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn node_groups(out: &mut String, groups: &[NodeGroupImpact]) {
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<h2>Node groups</h2>\n<table id=\"node-groups\">");
+    for group in groups {
+        let what = match (group.lost, group.moving) {
+            (Some(lost), _) => format!("loses {lost} of {} nodes", group.nodes),
+            (_, Some(moving)) => format!("{moving} of {} node VMs move", group.nodes),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td><b>{}</b></td><td>{what}</td></tr>",
+            badge(group.class, group.exact),
+            escape(&group.node_group)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// PDBs, rescheduling and HA after a failure; rules and capacity for maintenance.
+fn consequences(out: &mut String, answer: &WhatIf) {
+    if !answer.pdbs.is_empty() {
+        let _ = writeln!(out, "<h2>PodDisruptionBudgets</h2>\n<ul id=\"pdbs\">");
+        for pdb in &answer.pdbs {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b> loses {} ready pod(s), allows {}{}</li>",
+                escape(&pdb.pdb),
+                pdb.lost,
+                pdb.disruptions_allowed,
+                if pdb.breached {
+                    ": <b>breached</b>"
+                } else {
+                    ""
+                }
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    if let Some(r) = &answer.rescheduling {
+        let _ = writeln!(
+            out,
+            "<h2>Rescheduling</h2>\n<p id=\"rescheduling\">{} of {} lost pod(s) fit on the \
+             remaining nodes.</p>",
+            r.placed, r.pods
+        );
+        for unplaced in &r.unplaced {
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">{}: {}</p>",
+                escape(&unplaced.pod),
+                escape(&unplaced.reason)
+            );
+        }
+    }
+    for ha in &answer.ha {
+        let _ = writeln!(
+            out,
+            "<h2>vSphere HA, cluster {}</h2>\n<p class=\"ha\"><b>{}</b>: {}</p>",
+            escape(&ha.cluster),
+            restart_words(ha.restart),
+            escape(&ha.detail)
+        );
+    }
+    if !answer.drs_rules.is_empty() {
+        let _ = writeln!(out, "<h2>DRS rules of ours</h2>\n<ul id=\"rules\">");
+        for rule in &answer.drs_rules {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b>: {} VMs, {} hosts left: {}</li>",
+                escape(&rule.rule),
+                rule.vms,
+                rule.hosts_left,
+                if rule.satisfiable {
+                    "still holds"
+                } else {
+                    "cannot hold"
+                }
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    if let Some(c) = &answer.capacity {
+        let _ = writeln!(
+            out,
+            "<h2>Capacity</h2>\n<p id=\"capacity\">Cluster {}: {} → {} usable hosts for {} node \
+             VMs, {} moving.{}</p>",
+            escape(&c.cluster),
+            c.usable_hosts_now,
+            c.usable_hosts_after,
+            c.node_vms,
+            c.moving_vms.len(),
+            if c.evacuable {
+                ""
+            } else {
+                " No other usable host: maintenance cannot complete."
+            }
+        );
+    }
+}
