@@ -281,6 +281,7 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
     let hosts = HostIds::new(view);
     let groups = group_pods(view);
     let mut exposure = Exposure::default();
+    let mut demands = Vec::new();
     for (workload, pods) in &groups {
         let counted = Counted::of(view, &hosts, pods);
         if counted.total < 2 {
@@ -293,8 +294,14 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
         exposure.before.add(before);
         exposure.after.add(after);
         if before.at_risk() || after.at_risk() {
+            let usable_hosts = usable_hosts(view, pods, &mut demands);
             exposure.workloads.push(describe(
-                view, &hosts, workload, pods, &counted, budget, rules,
+                view,
+                &hosts,
+                (workload, pods),
+                &counted,
+                (budget, usable_hosts),
+                rules,
             ));
         }
     }
@@ -450,10 +457,9 @@ fn tolerates(pdb: &Pdb) -> Option<usize> {
 fn describe(
     view: &View,
     hosts: &HostIds,
-    workload: &Workload,
-    pods: &[PodIx],
+    (workload, pods): (&Workload, &[PodIx]),
     counted: &Counted,
-    budget: Option<Budget>,
+    (budget, usable_hosts): (Option<Budget>, usize),
     rules: &[DrsRuleChange],
 ) -> WorkloadExposure {
     let tolerates = budget.as_ref().map(|b| b.tolerates);
@@ -465,7 +471,6 @@ fn describe(
     };
     let before = Spread::new(named(&counted.before), counted.unplaced_before, tolerates);
     let after = Spread::new(named(&counted.after), counted.unplaced_after, tolerates);
-    let usable_hosts = usable_hosts(view, pods);
     let (best_worst_host, unavoidable) = best_spread(counted.total, usable_hosts, tolerates);
     let name = workload.display();
     WorkloadExposure {
@@ -497,8 +502,16 @@ fn best_spread(total: usize, hosts: usize, tolerates: Option<usize>) -> (usize, 
 /// How many hosts a workload's pods can spread over at best: in each vSphere cluster, as many
 /// as it has nodes that would take them (judged on its first pod: a workload's pods share one
 /// template), up to the cluster's usable hosts, over which DRS (and our rules) can spread the
-/// node VMs.
-fn usable_hosts(view: &View, pods: &[PodIx]) -> usize {
+/// node VMs. Pods that ask the same of a node share one answer.
+fn usable_hosts<'v>(
+    view: &View<'v>,
+    pods: &[PodIx],
+    known: &mut Vec<(Demands<'v>, usize)>,
+) -> usize {
+    let demands = Demands::of(view.pod(pods[0]));
+    if let Some((_, hosts)) = known.iter().find(|(seen, _)| *seen == demands) {
+        return *hosts;
+    }
     let pod = view.pod(pods[0]);
     let mut nodes_per_cluster: BTreeMap<usize, usize> = BTreeMap::new();
     for (index, node) in view.nodes.enumerate() {
@@ -511,7 +524,28 @@ fn usable_hosts(view: &View, pods: &[PodIx]) -> usize {
                 .or_default() += 1;
         }
     }
-    spread_limit(view, nodes_per_cluster)
+    let hosts = spread_limit(view, nodes_per_cluster);
+    known.push((demands, hosts));
+    hosts
+}
+
+/// What a pod asks of a node in `node_admits`: its node selector, required node affinity and
+/// tolerations.
+#[derive(PartialEq)]
+struct Demands<'v> {
+    selector: &'v crate::snapshot::Labels,
+    affinity: Option<&'v [crate::snapshot::NodeSelectorTerm]>,
+    tolerations: &'v [crate::snapshot::Toleration],
+}
+
+impl<'v> Demands<'v> {
+    fn of(pod: &'v Pod) -> Demands<'v> {
+        Demands {
+            selector: &pod.node_selector,
+            affinity: pod.node_affinity(),
+            tolerations: pod.tolerations(),
+        }
+    }
 }
 
 /// Σ over clusters of min(members there, usable hosts there): how many hosts the members can

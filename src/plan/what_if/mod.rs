@@ -397,3 +397,346 @@ fn drs_automated(cluster: &Cluster) -> bool {
         .as_ref()
         .is_some_and(|drs| drs.enabled && drs.default_vm_behavior == "fullyAutomated")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::{AdmissionControl, HaConfig, RestartPriority};
+    use crate::plan::testing::*;
+    use crate::policy::NodeGroup;
+
+    fn fails(lab: Lab, hosts: &[&str]) -> WhatIf {
+        let scenario = Scenario::HostsFail(hosts.iter().map(|h| h.to_string()).collect());
+        what_if(&lab.build(), &policy(vec![]), &scenario).expect("an answer")
+    }
+
+    fn maintenance(lab: Lab, host: &str, policy: &Policy) -> WhatIf {
+        what_if(
+            &lab.build(),
+            policy,
+            &Scenario::Maintenance(host.to_string()),
+        )
+        .expect("an answer")
+    }
+
+    fn ha(lab: Lab, ha: HaConfig) -> Lab {
+        lab.with(|s| s.inventory.as_mut().expect("inventory").clusters[0].ha = Some(ha))
+    }
+
+    fn ha_on(admission_control: Option<AdmissionControl>, respect: Option<bool>) -> HaConfig {
+        HaConfig {
+            enabled: true,
+            admission_control,
+            restart_priority: RestartPriority::Medium,
+            respect_vm_anti_affinity_rules: respect,
+        }
+    }
+
+    /// w1 and w2 on esxi-1, w3 on esxi-2, w4 on esxi-3; web's two replicas share esxi-1.
+    fn lab() -> Lab {
+        crowded()
+            .host("esxi-3")
+            .node("w4", "esxi-3")
+            .pod(pod("shop/web-a").app("web").on("w1"))
+            .pod(pod("shop/web-b").app("web").on("w2"))
+            .pod(pod("db/pg-0").app("pg").on("w1"))
+            .pod(pod("db/pg-1").app("pg").on("w3"))
+            .pod(pod("db/pg-2").app("pg").on("w4"))
+    }
+
+    #[test]
+    fn a_failed_host_takes_every_replica_it_holds_and_that_is_not_tolerated() {
+        let answer = fails(lab(), &["esxi-1"]);
+        let classes: Vec<(&str, Option<usize>, ExposureClass)> = answer
+            .workloads
+            .iter()
+            .map(|w| (w.workload.as_str(), w.lost, w.class))
+            .collect();
+        assert_eq!(
+            classes,
+            [
+                ("shop/ReplicaSet/web-rs", Some(2), ExposureClass::All),
+                ("db/ReplicaSet/pg-rs", Some(1), ExposureClass::Tolerated),
+            ]
+        );
+        assert!(answer.workloads.iter().all(|w| w.exact));
+        assert_eq!(answer.at_risk, 1);
+        assert!(!answer.tolerated());
+        assert_eq!(answer.hosts[0].nodes, ["w1", "w2"]);
+    }
+
+    #[test]
+    fn a_host_without_nodes_fails_without_touching_anything() {
+        let answer = fails(lab().host("esxi-9"), &["esxi-9"]);
+        assert!(answer.workloads.is_empty());
+        assert!(answer.hosts[0].nodes.is_empty());
+        assert_eq!(answer.counts.tolerated, 2);
+        assert!(answer.tolerated());
+        assert_eq!(answer.rescheduling.as_ref().map(|r| r.pods), Some(0));
+    }
+
+    #[test]
+    fn a_budget_that_loses_more_ready_pods_than_it_allows_is_breached() {
+        let answer = fails(lab().pdb("shop/web", "web", 1), &["esxi-1"]);
+        assert_eq!(answer.pdbs.len(), 1);
+        assert_eq!((answer.pdbs[0].lost, answer.pdbs[0].breached), (2, true));
+        let answer = fails(lab().pdb("db/pg", "pg", 1), &["esxi-1"]);
+        assert_eq!((answer.pdbs[0].lost, answer.pdbs[0].breached), (1, false));
+    }
+
+    #[test]
+    fn lost_pods_are_placed_on_the_remaining_nodes_by_the_scheduler_model() {
+        let answer = fails(lab(), &["esxi-1"]);
+        let rescheduling = answer.rescheduling.expect("a failure reschedules");
+        assert_eq!((rescheduling.pods, rescheduling.placed), (3, 3));
+        // Only w3 and w4 are left, each on a host with a web replica that keeps every other
+        // web pod off its host: none of the four web pods of esxi-1 fits; pg-0 does.
+        let apart = lab()
+            .pod(web("web-c", "w1", 5))
+            .pod(web("web-d", "w2", 5))
+            .pod(web("web-e", "w3", 5))
+            .pod(web("web-f", "w4", 5));
+        let rescheduling = fails(apart, &["esxi-1"]).rescheduling.expect("rescheduled");
+        let unplaced: Vec<&str> = rescheduling
+            .unplaced
+            .iter()
+            .map(|u| u.pod.as_str())
+            .collect();
+        assert_eq!(
+            unplaced,
+            ["shop/web-a", "shop/web-b", "shop/web-c", "shop/web-d"],
+            "{rescheduling:#?}"
+        );
+        assert_eq!(rescheduling.placed, 1);
+        assert!(rescheduling.unplaced[0].reason.contains("failed ESXi host"));
+    }
+
+    #[test]
+    fn bare_pods_are_not_recreated_and_daemon_set_pods_go_with_their_node() {
+        let lab = lab()
+            .pod(
+                pod("shop/bare")
+                    .with(|p| p.owners = Box::default())
+                    .on("w1"),
+            )
+            .pod(
+                pod("kube-system/agent-w1")
+                    .owner("DaemonSet", "agent")
+                    .on("w1"),
+            );
+        let rescheduling = fails(lab, &["esxi-1"]).rescheduling.expect("rescheduled");
+        assert_eq!(rescheduling.not_recreated, ["shop/bare"]);
+        assert_eq!(
+            rescheduling.pods, 3,
+            "the DaemonSet's pod is not rescheduled"
+        );
+    }
+
+    #[test]
+    fn ha_restarts_within_its_reserved_capacity_and_respects_rules_only_when_told() {
+        let ruled = || lab().rule("keep-web", 1, &["w1", "w3"]);
+        let reserved = Some(AdmissionControl::HostFailures { failover_level: 1 });
+        let answer = fails(
+            ha(ruled(), ha_on(reserved.clone(), Some(true))),
+            &["esxi-1"],
+        );
+        let impact = &answer.ha[0];
+        assert_eq!(impact.restart, Restart::CapacityReserved);
+        assert_eq!(impact.node_vms, ["w1", "w2"]);
+        assert_eq!(impact.rules[0].other_hosts, ["esxi-2"]);
+        assert!(impact.rules[0].held);
+        let beyond = fails(ha(ruled(), ha_on(reserved, None)), &["esxi-1", "esxi-2"]);
+        assert_eq!(beyond.ha[0].restart, Restart::BestEffort);
+        assert!(beyond.ha[0].rules.is_empty() || !beyond.ha[0].rules[0].held);
+        let unset = fails(ha(ruled(), ha_on(None, None)), &["esxi-1"]);
+        assert!(
+            !unset.ha[0].rules[0].held,
+            "not held unless the option is set"
+        );
+        let off = HaConfig {
+            enabled: false,
+            ..ha_on(None, None)
+        };
+        assert_eq!(
+            fails(ha(ruled(), off), &["esxi-1"]).ha[0].restart,
+            Restart::HaDisabled
+        );
+        assert_eq!(fails(ruled(), &["esxi-1"]).ha[0].restart, Restart::Unknown);
+        let no_restart = HaConfig {
+            restart_priority: RestartPriority::Disabled,
+            ..ha_on(None, None)
+        };
+        assert_eq!(
+            fails(ha(ruled(), no_restart), &["esxi-1"]).ha[0].restart,
+            Restart::PriorityDisabled
+        );
+    }
+
+    #[test]
+    fn maintenance_without_a_rule_is_a_bound_from_the_pigeonhole_to_the_worst_host() {
+        // pg-0 moves with w1's VM; esxi-2 and esxi-3 hold one pg each.
+        let answer = maintenance(lab(), "esxi-1", &policy(vec![]));
+        let pg = answer
+            .workloads
+            .iter()
+            .find(|w| w.workload == "db/ReplicaSet/pg-rs")
+            .expect("pg moves");
+        assert_eq!(pg.moving, Some(1));
+        assert_eq!(
+            pg.busiest_host,
+            Some(Bound {
+                at_least: 2,
+                at_most: 2
+            })
+        );
+        let web = answer
+            .workloads
+            .iter()
+            .find(|w| w.workload == "shop/ReplicaSet/web-rs")
+            .expect("web moves");
+        // Two VMs move: at best one on each host left, at worst both on one.
+        assert_eq!(
+            web.busiest_host,
+            Some(Bound {
+                at_least: 1,
+                at_most: 2
+            })
+        );
+        assert_eq!((web.class, web.exact), (ExposureClass::All, false));
+        let capacity = answer.capacity.expect("maintenance has capacity");
+        assert_eq!(
+            (capacity.usable_hosts_now, capacity.usable_hosts_after),
+            (3, 2)
+        );
+        assert_eq!(capacity.moving_vms, ["w1", "w2"]);
+    }
+
+    #[test]
+    fn maintenance_with_a_rule_that_still_holds_is_exact() {
+        let policy = policy(vec![]);
+        let lab = lab().rule(
+            "vsphere-descheduler:k8s:shop:ReplicaSet/web-rs",
+            1,
+            &["w1", "w2"],
+        );
+        let answer = maintenance(lab, "esxi-1", &policy);
+        let web = answer
+            .workloads
+            .iter()
+            .find(|w| w.workload == "shop/ReplicaSet/web-rs")
+            .expect("web moves");
+        assert_eq!(
+            web.busiest_host,
+            Some(Bound {
+                at_least: 1,
+                at_most: 1
+            })
+        );
+        assert_eq!((web.class, web.exact), (ExposureClass::Tolerated, true));
+        assert_eq!(
+            web.kept_apart_by.as_deref(),
+            Some("vsphere-descheduler:k8s:shop:ReplicaSet/web-rs")
+        );
+        assert_eq!(answer.drs_rules.len(), 1);
+        assert!(answer.drs_rules[0].satisfiable);
+        assert_eq!(answer.drs_rules[0].moving, ["w1", "w2"]);
+    }
+
+    #[test]
+    fn a_rule_over_more_vms_than_hosts_left_cannot_hold_and_keeps_nothing_apart() {
+        let lab = lab().rule(
+            "vsphere-descheduler:k8s:db:ReplicaSet/pg-rs",
+            1,
+            &["w1", "w3", "w4"],
+        );
+        let answer = maintenance(lab, "esxi-1", &policy(vec![]));
+        assert!(!answer.drs_rules[0].satisfiable);
+        assert!(answer.workloads.iter().all(|w| w.kept_apart_by.is_none()));
+    }
+
+    #[test]
+    fn a_host_already_in_maintenance_moves_nothing() {
+        let lab = lab().with(|s| {
+            s.inventory.as_mut().expect("inventory").clusters[0].hosts[0].in_maintenance_mode =
+                MaintenanceMode::On
+        });
+        let answer = maintenance(lab, "esxi-1", &policy(vec![]));
+        assert!(answer.hosts[0].in_maintenance_mode);
+        assert!(answer.workloads.is_empty());
+        assert!(answer.tolerated());
+    }
+
+    #[test]
+    fn a_node_group_loses_or_moves_its_nodes() {
+        let mut policy = policy(vec![]);
+        policy.vsphere.drs_rules.node_groups.push(NodeGroup {
+            name: "cp".to_string(),
+            node_selector: app_selector("cp"),
+        });
+        let grouped = || {
+            lab()
+                .label("w1", "app", "cp")
+                .label("w2", "app", "cp")
+                .label("w3", "app", "cp")
+        };
+        let failed = what_if(
+            &grouped().build(),
+            &policy,
+            &Scenario::HostsFail(vec!["esxi-1".to_string()]),
+        )
+        .expect("an answer");
+        let group = &failed.node_groups[0];
+        assert_eq!(
+            (group.lost, group.class),
+            (Some(2), ExposureClass::Majority)
+        );
+        let moved = maintenance(grouped(), "esxi-2", &policy);
+        assert_eq!(moved.node_groups[0].moving, Some(1));
+        assert_eq!(
+            moved.node_groups[0].class,
+            ExposureClass::All,
+            "at worst w3 joins w1 and w2"
+        );
+    }
+
+    #[test]
+    fn hosts_are_named_as_vcenter_does_by_their_first_label_or_its_end() {
+        let lab = Lab::new()
+            .host("lab-esxi-41.example.com")
+            .host("lab-esxi-42.example.com")
+            .node("w1", "lab-esxi-41.example.com");
+        let inventory = lab.build().inventory.expect("inventory");
+        for name in [
+            "lab-esxi-41.example.com",
+            "LAB-ESXI-41.example.com",
+            "lab-esxi-41",
+            "esxi-41",
+        ] {
+            assert_eq!(
+                resolve_host(&inventory, name).as_deref(),
+                Ok("lab-esxi-41.example.com"),
+                "{name}"
+            );
+        }
+        let unknown = resolve_host(&inventory, "esxi-43").expect_err("no such host");
+        assert_eq!(
+            unknown.to_string(),
+            "no ESXi host \"esxi-43\" in the inventory (it has lab-esxi-41.example.com, \
+             lab-esxi-42.example.com)"
+        );
+        let twins = Lab::new().host("a-esxi-1.x").host("b-esxi-1.y").build();
+        let ambiguous =
+            resolve_host(twins.inventory.as_ref().expect("inventory"), "esxi-1").expect_err("two");
+        assert!(matches!(ambiguous, WhatIfError::AmbiguousHost { .. }));
+    }
+
+    #[test]
+    fn without_an_inventory_there_is_no_host_to_ask_about() {
+        let snapshot = lab().with(|s| s.inventory = None).build();
+        let scenario = Scenario::Maintenance("esxi-1".to_string());
+        assert_eq!(
+            what_if(&snapshot, &policy(vec![]), &scenario),
+            Err(WhatIfError::NoInventory)
+        );
+    }
+}
