@@ -280,14 +280,14 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
     view.snapshot.inventory.as_ref()?;
     let hosts = HostIds::new(view);
     let groups = group_pods(view);
+    let budgets = budgets(view, &groups);
     let mut exposure = Exposure::default();
     let mut demands = Vec::new();
-    for (workload, pods) in &groups {
+    for ((workload, pods), budget) in groups.iter().zip(budgets) {
         let counted = Counted::of(view, &hosts, pods);
         if counted.total < 2 {
             continue;
         }
-        let budget = budget(view, pods);
         let tolerates = budget.as_ref().map(|b| b.tolerates);
         let before = ExposureClass::of(counted.total, counted.worst_before(), tolerates);
         let after = ExposureClass::of(counted.total, counted.worst_after(), tolerates);
@@ -343,7 +343,7 @@ impl<'v> HostIds<'v> {
 
 /// The pods of each workload that ran before the plan, by workload. Grouped by controller uid
 /// first, so the pass over every pod builds no names.
-pub(super) fn group_pods<'a>(view: &View<'a>) -> BTreeMap<Workload, Vec<PodIx>> {
+pub(super) fn group_pods<'a>(view: &View<'a>) -> Vec<(Workload, Vec<PodIx>)> {
     let mut by_controller: HashMap<&str, (&'a Pod, Vec<PodIx>)> = HashMap::default();
     for (index, pod) in view.pods() {
         if !ran_before(view, index, pod) {
@@ -371,7 +371,7 @@ pub(super) fn group_pods<'a>(view: &View<'a>) -> BTreeMap<Workload, Vec<PodIx>> 
     for pods in groups.values_mut() {
         pods.sort_unstable();
     }
-    groups
+    groups.into_iter().collect()
 }
 
 /// Whether a pod was running on a known node before the plan (evicted since, or not).
@@ -430,21 +430,45 @@ fn bump(counts: &mut Vec<(u32, usize)>, unplaced: &mut usize, host: Option<u32>)
     }
 }
 
-/// The strictest budget of the PodDisruptionBudgets over a workload's pods. A budget whose
-/// status does not describe its current spec (or was never written) says nothing yet.
-pub(super) fn budget(view: &View, pods: &[PodIx]) -> Option<Budget> {
+/// The strictest budget of the PodDisruptionBudgets over each group's pods, index for index. A
+/// budget whose status does not describe its current spec (or was never written) says nothing
+/// yet. Each PodDisruptionBudget finds its pods through the label index once, instead of every
+/// pod looking for its budgets.
+pub(super) fn budgets(view: &View, groups: &[(Workload, Vec<PodIx>)]) -> Vec<Option<Budget>> {
     if view.snapshot.pdbs.is_empty() {
-        return None;
+        return vec![None; groups.len()];
     }
-    let pdbs: BTreeSet<usize> = pods.iter().flat_map(|&pod| view.pdbs_of(pod)).collect();
-    pdbs.into_iter()
-        .map(|index| &view.snapshot.pdbs[index])
-        .filter_map(|pdb| Some((tolerates(pdb)?, pdb)))
-        .min_by_key(|(tolerates, _)| *tolerates)
-        .map(|(tolerates, pdb)| Budget {
-            pdb: format!("{}/{}", pdb.namespace, pdb.name),
-            tolerates,
+    let mut strictest: Vec<Option<(usize, usize)>> = vec![None; groups.len()];
+    let mut group_of: HashMap<PodIx, usize> = HashMap::default();
+    for (group, (_, pods)) in groups.iter().enumerate() {
+        group_of.extend(pods.iter().map(|&pod| (pod, group)));
+    }
+    for (index, pdb) in view.snapshot.pdbs.iter().enumerate() {
+        let (Some(selector), Some(tolerates)) = (&pdb.selector, tolerates(pdb)) else {
+            continue;
+        };
+        for pod in view.select(&pdb.namespace, selector) {
+            if let Some(&group) = group_of.get(&pod) {
+                let best = &mut strictest[group];
+                // The first in snapshot order among equals, as the list reads.
+                if best.is_none_or(|(least, _)| tolerates < least) {
+                    *best = Some((tolerates, index));
+                }
+            }
+        }
+    }
+    strictest
+        .into_iter()
+        .map(|best| {
+            best.map(|(tolerates, index)| {
+                let pdb = &view.snapshot.pdbs[index];
+                Budget {
+                    pdb: format!("{}/{}", pdb.namespace, pdb.name),
+                    tolerates,
+                }
+            })
         })
+        .collect()
 }
 
 /// Pods a PodDisruptionBudget lets go at once, from its status.

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::exposure::{Budget, ClassCounts, ExposureClass, group_pods};
+use super::exposure::{Budget, ClassCounts, ExposureClass, budgets, group_pods};
 use super::index::{NodeIx, PodIx};
 use super::view::{NodeState, View};
 use super::vocabulary::Plan;
@@ -348,13 +348,16 @@ struct Member {
 
 /// Every workload of two or more running pods.
 fn members(view: &View) -> Vec<Member> {
-    group_pods(view)
+    let groups = group_pods(view);
+    let budgets = budgets(view, &groups);
+    groups
         .into_iter()
-        .filter(|(_, pods)| pods.len() >= 2)
-        .map(|(workload, pods)| Member {
+        .zip(budgets)
+        .filter(|((_, pods), _)| pods.len() >= 2)
+        .map(|((workload, pods), budget)| Member {
             name: workload.display(),
             pods: pods.len(),
-            budget: super::exposure::budget(view, &pods),
+            budget,
             per_node: per_node(view, &pods),
         })
         .collect()
