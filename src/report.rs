@@ -15,6 +15,7 @@ mod exposure_text;
 pub mod html;
 pub mod placement;
 mod record;
+pub mod risk;
 mod warning;
 
 use std::fmt::Write as _;
