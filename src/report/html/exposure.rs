@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{FOLD_PAST, Page, escape};
-use crate::plan::exposure::{ExposureClass, NodeGroupExposure, WorkloadExposure};
+use crate::plan::exposure::{Exposure, ExposureClass, NodeGroupExposure, WorkloadExposure};
 use crate::report::exposure_text;
 use crate::report::placement::WorkloadView;
-use crate::report::risk::{self, Badge, HostRisk, Loss, Lost};
+use crate::report::risk::{self, Badge, HostRisk, Loss, Lost, Risk};
 
 /// What a class means, for the summary's key.
 const CLASS_WORDS: [(ExposureClass, &str); 4] = [
@@ -28,14 +28,21 @@ impl Page<'_> {
         let Some(risk) = self.risk else {
             return;
         };
-        let exposure = risk.exposure;
         put!(
             self,
             "<section id=\"exposure\" class=\"exposure\">\n<h2>If one ESXi host fails</h2>\n\
              <p class=\"lead\">{}</p>",
-            escape(&exposure_text::summary(exposure))
+            escape(&exposure_text::summary(risk.exposure))
         );
         self.class_counts(risk);
+        self.hosts_at_risk(risk);
+        self.workloads_at_risk(risk.exposure);
+        self.node_groups_at_risk(risk.exposure);
+        put!(self, "</section>");
+    }
+
+    /// The hosts whose failure takes too much, ranked (see `Risk::hosts_at_risk`).
+    fn hosts_at_risk(&mut self, risk: &Risk) {
         let (now, after) = risk.hosts_counted();
         put!(
             self,
@@ -52,13 +59,17 @@ impl Page<'_> {
             &rest,
             |page, (host, losses)| page.host_at_risk(host, losses),
         );
-        let listed = &exposure.workloads;
+    }
+
+    /// The workloads the report lists, in its order: the worst after the plan first.
+    fn workloads_at_risk(&mut self, exposure: &Exposure) {
         put!(
             self,
             "<h3>Workloads at risk: {} now, {} after this plan</h3>",
             exposure.before.at_risk(),
             exposure.after.at_risk()
         );
+        let listed = &exposure.workloads;
         let rest = format!(
             "{} more workload(s)",
             listed.len().saturating_sub(FOLD_PAST)
@@ -69,29 +80,32 @@ impl Page<'_> {
             &rest,
             |page, workload| page.workload_at_risk(workload),
         );
+    }
+
+    fn node_groups_at_risk(&mut self, exposure: &Exposure) {
         let groups: Vec<&NodeGroupExposure> = exposure
             .node_groups
             .iter()
             .filter(|g| g.class.at_risk())
             .collect();
-        if !groups.is_empty() {
-            put!(self, "<h3>Node groups at risk: {}</h3>", groups.len());
-            let rest = format!(
-                "{} more node group(s)",
-                groups.len().saturating_sub(FOLD_PAST)
-            );
-            self.ranked(
-                ("<ul class=\"at-risk\">", "</ul>\n"),
-                &groups,
-                &rest,
-                |page, group| page.node_group_at_risk(group),
-            );
+        if groups.is_empty() {
+            return;
         }
-        put!(self, "</section>");
+        put!(self, "<h3>Node groups at risk: {}</h3>", groups.len());
+        let rest = format!(
+            "{} more node group(s)",
+            groups.len().saturating_sub(FOLD_PAST)
+        );
+        self.ranked(
+            ("<ul class=\"at-risk\">", "</ul>\n"),
+            &groups,
+            &rest,
+            |page, group| page.node_group_at_risk(group),
+        );
     }
 
     /// Workloads per class, now → after the plan, with what each class means.
-    fn class_counts(&mut self, risk: &risk::Risk) {
+    fn class_counts(&mut self, risk: &Risk) {
         let exposure = risk.exposure;
         self.out.push_str("<ul class=\"classes\">");
         for (class, meaning) in CLASS_WORDS {
