@@ -9,6 +9,10 @@
 //! Every value is the last run's (the push replaces the group), so all families are gauges,
 //! `descheduler_pods_evicted_total` too: the name is upstream descheduler's, kept so dashboards
 //! carry over, but per run it is a count, not a running total.
+//!
+//! Host-failure exposure is pushed when the run assessed it (its plan had an inventory): every
+//! class, zeros too, and the worst-host share of the workloads the report lists (those at risk
+//! before or after the plan), so the series stay as few as the workloads at risk.
 
 pub mod push;
 
@@ -19,6 +23,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::outcome::{DrsOutcome, EvictionOutcome};
+use crate::plan::{Exposure, ExposureClass};
 use crate::report::Report;
 
 pub use push::{PushSettings, Pushgateway, push_limit};
@@ -41,6 +46,9 @@ const DURATION: &str = "vsphere_descheduler_run_duration_seconds";
 const FINISHED: &str = "vsphere_descheduler_last_run_timestamp_seconds";
 const EXIT_CODE: &str = "vsphere_descheduler_exit_code";
 const RUN_INFO: &str = "vsphere_descheduler_run_info";
+const EXPOSURE_WORKLOADS: &str = "vsphere_descheduler_exposure_workloads";
+const EXPOSURE_NODE_GROUPS: &str = "vsphere_descheduler_exposure_node_groups";
+const WORST_HOST_SHARE: &str = "vsphere_descheduler_exposure_worst_host_share";
 
 /// What a report does not say about its run: when it ended and how long it took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -168,7 +176,42 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         &[report.mode.as_str(), env!("CARGO_PKG_VERSION")],
         1.0,
     );
+    if let Some(exposure) = &report.exposure {
+        exposure_samples(&mut samples, exposure);
+    }
     samples
+}
+
+/// Workloads and node groups per class (every class, zeros too: "none at risk" is not "not
+/// assessed"), and each listed workload's share of pods on its busiest host, before and after.
+fn exposure_samples(samples: &mut Samples, exposure: &Exposure) {
+    let mut set = |family: &'static str, labels: &[&str], value: f64| {
+        let labels = labels.iter().map(|label| label.to_string());
+        samples
+            .entry(family)
+            .or_default()
+            .insert(labels.collect(), value);
+    };
+    for class in ExposureClass::ALL {
+        let name = class.as_str();
+        for (when, counts) in [("before", &exposure.before), ("after", &exposure.after)] {
+            set(EXPOSURE_WORKLOADS, &[name, when], counts.get(class) as f64);
+        }
+        let groups = exposure.node_groups.iter().filter(|g| g.class == class);
+        set(EXPOSURE_NODE_GROUPS, &[name], groups.count() as f64);
+    }
+    for workload in &exposure.workloads {
+        // `namespace/Kind/name`: a namespace holds no `/`, so the first one ends it.
+        let (namespace, kind_name) = workload
+            .workload
+            .split_once('/')
+            .unwrap_or(("", &workload.workload));
+        for (when, spread) in [("before", &workload.before), ("after", &workload.after)] {
+            let share = spread.worst_pods as f64 / workload.pods.max(1) as f64;
+            let labels = [namespace, kind_name, when, spread.class.as_str()];
+            set(WORST_HOST_SHARE, &labels, share);
+        }
+    }
 }
 
 fn render(samples: &Samples) -> String {
@@ -216,6 +259,7 @@ mod tests {
 
     use super::*;
     use crate::outcome::{Halt, NotAttempted, Outcomes, Signal, StopReason};
+    use crate::plan::exposure::{ClassCounts, Spread, WorkloadExposure};
     use crate::plan::{
         DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip, SkipReason, Warning,
     };
@@ -255,8 +299,51 @@ mod tests {
         }
     }
 
+    /// Pods per host, the busiest first.
+    fn spread(class: ExposureClass, pods: &[(&str, usize)]) -> Spread {
+        Spread {
+            class,
+            worst: Some(pods[0].0.to_string()),
+            worst_pods: pods[0].1,
+            pods: pods.iter().map(|(h, n)| (h.to_string(), *n)).collect(),
+            unplaced: 0,
+        }
+    }
+
+    /// A web Deployment all on one host until the plan spreads it, four workloads tolerated.
+    fn exposure() -> Exposure {
+        let web = WorkloadExposure {
+            workload: "shop/Deployment/web".to_string(),
+            pods: 3,
+            budget: None,
+            before: spread(ExposureClass::All, &[("esxi-41", 3)]),
+            after: spread(
+                ExposureClass::Tolerated,
+                &[("esxi-41", 1), ("esxi-42", 1), ("esxi-43", 1)],
+            ),
+            usable_hosts: 3,
+            best_worst_host: 1,
+            unavoidable: false,
+            drs_rule: None,
+            topologies: Vec::new(),
+        };
+        Exposure {
+            before: ClassCounts {
+                all: 1,
+                tolerated: 4,
+                ..ClassCounts::default()
+            },
+            after: ClassCounts {
+                tolerated: 5,
+                ..ClassCounts::default()
+            },
+            workloads: vec![web],
+            node_groups: Vec::new(),
+        }
+    }
+
     /// A run that did a bit of everything: evictions with every kind of result, skips, label
-    /// changes, DRS rules, an unmapped node, a warning, an error.
+    /// changes, DRS rules, an unmapped node, a warning, an error, a workload at risk.
     fn busy_run() -> Report {
         let plan = Plan {
             label_changes: vec![LabelChange {
@@ -287,6 +374,7 @@ mod tests {
                 cluster: "c1".to_string(),
                 behavior: "manual".to_string(),
             }],
+            exposure: Some(exposure()),
             ..Plan::default()
         };
         let stopped = NotAttempted::Halted(Halt::Stopped(StopReason::Signal(Signal::Terminate)));
@@ -352,8 +440,98 @@ mod tests {
                 env!("CARGO_PKG_VERSION"),
                 r#""} 1"#
             ),
+            r#"vsphere_descheduler_exposure_workloads{class="all",when="before"} 1"#,
+            r#"vsphere_descheduler_exposure_workloads{class="all",when="after"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="majority",when="before"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="majority",when="after"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="over-budget",when="before"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="over-budget",when="after"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="tolerated",when="before"} 4"#,
+            r#"vsphere_descheduler_exposure_workloads{class="tolerated",when="after"} 5"#,
+            r#"vsphere_descheduler_exposure_node_groups{class="all"} 0"#,
+            r#"vsphere_descheduler_exposure_node_groups{class="majority"} 0"#,
+            r#"vsphere_descheduler_exposure_node_groups{class="over-budget"} 0"#,
+            r#"vsphere_descheduler_exposure_node_groups{class="tolerated"} 0"#,
+            r#"vsphere_descheduler_exposure_worst_host_share{namespace="shop",workload="Deployment/web",when="before",class="all"} 1"#,
+            r#"vsphere_descheduler_exposure_worst_host_share{namespace="shop",workload="Deployment/web",when="after",class="tolerated"} 0.3333333333333333"#,
         ];
         assert_eq!(series(&text), expected.into_iter().collect(), "{text}");
+    }
+
+    /// The demo planned, with its vSphere inventory or without.
+    fn demo(with_inventory: bool) -> Report {
+        let (mut snapshot, policy) =
+            crate::command::demo::scenario().expect("the demo scenario reads");
+        if !with_inventory {
+            snapshot.inventory = None;
+        }
+        Report::planned(Mode::Plan, crate::plan::plan(&snapshot, &policy))
+    }
+
+    /// The series of one family.
+    fn family_series<'a>(text: &'a str, family: &str) -> BTreeSet<&'a str> {
+        let prefix = format!("{family}{{");
+        series(text)
+            .into_iter()
+            .filter(|line| line.starts_with(&prefix))
+            .collect()
+    }
+
+    #[test]
+    fn the_demo_pushes_its_exposure_per_class_and_the_busiest_host_of_each_workload_at_risk() {
+        let text = metrics(&demo(true), &timing());
+        let classes = [
+            r#"vsphere_descheduler_exposure_workloads{class="all",when="before"} 1"#,
+            r#"vsphere_descheduler_exposure_workloads{class="all",when="after"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="majority",when="before"} 1"#,
+            r#"vsphere_descheduler_exposure_workloads{class="majority",when="after"} 1"#,
+            r#"vsphere_descheduler_exposure_workloads{class="over-budget",when="before"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="over-budget",when="after"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="tolerated",when="before"} 0"#,
+            r#"vsphere_descheduler_exposure_workloads{class="tolerated",when="after"} 1"#,
+        ];
+        assert_eq!(
+            family_series(&text, EXPOSURE_WORKLOADS),
+            classes.into_iter().collect(),
+            "{text}"
+        );
+        // The control plane's three VMs are on three hosts.
+        let groups = [
+            r#"vsphere_descheduler_exposure_node_groups{class="all"} 0"#,
+            r#"vsphere_descheduler_exposure_node_groups{class="majority"} 0"#,
+            r#"vsphere_descheduler_exposure_node_groups{class="over-budget"} 0"#,
+            r#"vsphere_descheduler_exposure_node_groups{class="tolerated"} 1"#,
+        ];
+        assert_eq!(
+            family_series(&text, EXPOSURE_NODE_GROUPS),
+            groups.into_iter().collect(),
+            "{text}"
+        );
+        // Both web replicas on esxi-41 until the plan moves one; two of pg's three, before and
+        // after (its DRS rule is not a predicted move).
+        let shares = [
+            r#"vsphere_descheduler_exposure_worst_host_share{namespace="db",workload="StatefulSet/pg",when="before",class="majority"} 0.6666666666666666"#,
+            r#"vsphere_descheduler_exposure_worst_host_share{namespace="db",workload="StatefulSet/pg",when="after",class="majority"} 0.6666666666666666"#,
+            r#"vsphere_descheduler_exposure_worst_host_share{namespace="lab-ns-01",workload="Deployment/demo-httpd",when="before",class="all"} 1"#,
+            r#"vsphere_descheduler_exposure_worst_host_share{namespace="lab-ns-01",workload="Deployment/demo-httpd",when="after",class="tolerated"} 0.5"#,
+        ];
+        assert_eq!(
+            family_series(&text, WORST_HOST_SHARE),
+            shares.into_iter().collect(),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_run_without_an_inventory_pushes_no_exposure_series() {
+        let report = demo(false);
+        assert!(report.exposure.is_none(), "no host is known");
+        let text = metrics(&report, &timing());
+        assert!(!text.contains("_exposure_"), "{text}");
+        assert!(text.contains(RUN_INFO), "the rest is pushed: {text}");
+        // Nor does a run that could not plan.
+        let text = metrics(&Report::empty(Mode::Run), &timing());
+        assert!(!text.contains("_exposure_"), "{text}");
     }
 
     #[test]

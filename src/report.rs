@@ -15,6 +15,7 @@ mod exposure_text;
 pub mod html;
 pub mod placement;
 mod record;
+pub mod risk;
 mod warning;
 pub mod what_if;
 mod what_if_html;

@@ -190,6 +190,60 @@ fn counted_from_report(report: &Value) -> BTreeMap<String, f64> {
         ),
         1.0,
     );
+    if let Some(exposure) = report.get("exposure") {
+        counts.extend(exposure_from_report(exposure));
+    }
+    counts
+}
+
+/// The exposure series of a report's `exposure`: every class, before and after, and each listed
+/// workload's busiest host.
+fn exposure_from_report(exposure: &Value) -> BTreeMap<String, f64> {
+    let mut counts = BTreeMap::new();
+    let classes = [
+        ("all", "all"),
+        ("majority", "majority"),
+        ("over-budget", "overBudget"),
+        ("tolerated", "tolerated"),
+    ];
+    let node_groups = exposure["nodeGroups"].as_array().expect("nodeGroups");
+    for (class, field) in classes {
+        for when in ["before", "after"] {
+            counts.insert(
+                series(
+                    "vsphere_descheduler_exposure_workloads",
+                    &[("class", class), ("when", when)],
+                ),
+                exposure[when][field].as_f64().expect("a count"),
+            );
+        }
+        let groups = node_groups.iter().filter(|g| g["class"] == class).count();
+        counts.insert(
+            series(
+                "vsphere_descheduler_exposure_node_groups",
+                &[("class", class)],
+            ),
+            groups as f64,
+        );
+    }
+    for workload in exposure["workloads"].as_array().expect("workloads") {
+        let name = workload["workload"].as_str().expect("a name");
+        let (namespace, kind_name) = name.split_once('/').expect("namespace/Kind/name");
+        let pods = workload["pods"].as_f64().expect("pods");
+        for when in ["before", "after"] {
+            let spread = &workload[when];
+            let labels = [
+                ("namespace", namespace),
+                ("workload", kind_name),
+                ("when", when),
+                ("class", spread["class"].as_str().expect("a class")),
+            ];
+            counts.insert(
+                series("vsphere_descheduler_exposure_worst_host_share", &labels),
+                spread["worstPods"].as_f64().expect("worstPods") / pods,
+            );
+        }
+    }
     counts
 }
 
@@ -258,6 +312,12 @@ fn a_run_against_the_lab_leaves_its_metrics_in_the_pushgateway_and_the_next_run_
         ))
         .expect("the run's end");
     assert_eq!(counted, counted_from_report(&run.report));
+    // The lab has an inventory: the exposure is pushed, every class of it.
+    assert_eq!(
+        family(&pushed, "vsphere_descheduler_exposure_workloads").len(),
+        8,
+        "{pushed:#?}"
+    );
     assert!(duration > 0.0 && duration <= after - before, "{duration}");
     assert!(before <= finished && finished <= after, "{finished}");
 

@@ -5,8 +5,17 @@
 //! refuses a request planted in it (while the same page without the policy makes it, so the
 //! check can fail).
 //!
+//! The host-failure exposure the page leads with is read the same way, and a generated cluster's
+//! page is laid out by the browser with a probe planted in a copy of it, which writes into the
+//! DOM what the first screen shows and what stays folded.
+//!
 //! Chromium is Debian's `chromium` (`scripts/test` installs it; `CHROMIUM` names another
 //! binary). Without it these tests fail under `CI=true` and otherwise say so and pass.
+
+// The benchmarks' generator; this file uses JSON only, not its YAML writer.
+#[allow(dead_code)]
+#[path = "../benches/support/cluster.rs"]
+mod cluster;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -86,6 +95,8 @@ fn dump_dom(browser: &Path, html: &str) -> String {
             "--disable-component-update",
             "--disable-sync",
             "--no-first-run",
+            // The first screen of the layout probe.
+            "--window-size=1280,1000",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
@@ -112,6 +123,37 @@ fn assert_shows(dom: &str, expected: &[&str]) {
         missing.is_empty(),
         "missing {missing:?} in the rendered page"
     );
+}
+
+/// The text a DOM fragment shows, its tags dropped, one line per line or list item.
+fn lines_of(fragment: &str) -> Vec<String> {
+    let mut text = String::with_capacity(fragment.len());
+    let mut in_tag = false;
+    for c in fragment.replace("</li>", "</li>\n").chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The text a DOM fragment shows, its lines joined by spaces.
+fn text_of(fragment: &str) -> String {
+    lines_of(fragment).join(" ")
+}
+
+/// The DOM from `start` up to the next `end`.
+fn part<'a>(dom: &'a str, start: &str, end: &str) -> &'a str {
+    dom.split_once(start)
+        .and_then(|(_, rest)| rest.split(end).next())
+        .unwrap_or_else(|| panic!("the page has no {start}"))
 }
 
 /// Nothing in the page points outside it: no http(s) address at all (so none in a `src`,
@@ -250,4 +292,175 @@ fn the_browser_enforces_the_page_s_policy_and_loads_nothing() {
         requests.load(Ordering::SeqCst) > 0,
         "the control page loads the image"
     );
+}
+
+#[test]
+fn the_demo_shows_each_workload_s_class_and_what_each_host_s_failure_takes() {
+    let Some(browser) = chromium() else { return };
+    let html = page(&["demo"]);
+    assert_self_contained(&html);
+    let dom = dump_dom(&browser, &html);
+
+    // The summary the page opens with: before anything else it draws.
+    let summary = text_of(part(&dom, "<section id=\"exposure\"", "</section>"));
+    assert!(
+        dom.find("id=\"exposure\"") < dom.find("id=\"hosts\""),
+        "the exposure comes first"
+    );
+    for expected in [
+        "Host-failure exposure: 2 at risk now (1 all, 1 majority), 1 after this plan (1 majority)",
+        "all 1 → 0",
+        "majority 1 → 1",
+        "tolerated 0 → 1",
+        "Hosts at risk: 1 now, 1 after this plan",
+        "lab-wcp-esxi-41.go-lab.jp: now 1 all, 1 majority; after this plan 1 majority",
+    ] {
+        assert!(summary.contains(expected), "{expected:?} not in {summary}");
+    }
+
+    // Each drawn workload's class, now → after, and the rule that will keep it apart.
+    let web = text_of(part(
+        &dom,
+        "<h4>lab-ns-01/Deployment/demo-httpd</h4>",
+        "</article>",
+    ));
+    assert!(web.contains("all → tolerated"), "{web}");
+    let db = text_of(part(&dom, "<h4>db/StatefulSet/pg</h4>", "</article>"));
+    assert!(
+        db.contains(
+            "majority → majority; DRS rule vsphere-descheduler:lab:db:StatefulSet/pg will keep \
+             its node VMs apart"
+        ),
+        "{db}"
+    );
+
+    // esxi-41 holds both web replicas and two of the three pg ones: after the plan, still pg's.
+    let esxi_41 = lines_of(part(
+        &dom,
+        "data-host=\"lab-wcp-esxi-41.go-lab.jp\"",
+        "data-host=",
+    ));
+    assert_eq!(
+        esxi_41[1..6],
+        [
+            "if this host fails now:",
+            "lab-ns-01/Deployment/demo-httpd loses 2 of 2 (all)",
+            "db/StatefulSet/pg loses 2 of 3 (majority)",
+            "after this plan:",
+            "db/StatefulSet/pg loses 2 of 3 (majority)",
+        ],
+        "{esxi_41:?}"
+    );
+    let esxi_42 = text_of(part(
+        &dom,
+        "data-host=\"lab-wcp-esxi-42.go-lab.jp\"",
+        "data-host=",
+    ));
+    assert!(
+        esxi_42.contains("if this host fails: nothing at risk"),
+        "{esxi_42}"
+    );
+    // A small page folds nothing.
+    assert!(!dom.contains("<details"), "the demo page folds nothing");
+}
+
+/// Planted at the end of a copy of the page (its policy removed, so the script runs): what the
+/// browser laid out when it got there, written into the DOM as `name=value;` pairs. The script
+/// runs once, as the parser reaches it, so what it reads does not depend on timing.
+const LAYOUT_PROBE: &str = r##"<script>
+(() => {
+  // Not inside a closed <details>, nor otherwise hidden.
+  const shown = (element) => element.checkVisibility();
+  const lead = document.querySelector("#exposure .lead").getBoundingClientRect();
+  const classes = document.querySelector("#exposure .classes").getBoundingClientRect();
+  const count = (selector) => document.querySelectorAll(selector).length;
+  const visible = (selector) => [...document.querySelectorAll(selector)].filter(shown).length;
+  const facts = {
+    first: document.querySelector("main section").id,
+    leadTop: Math.round(lead.top),
+    classesBottom: Math.round(classes.bottom),
+    screen: innerHeight,
+    folds: count("details"),
+    open: count("details[open]"),
+    nodes: count(".nodes li"),
+    nodesShown: visible(".nodes li"),
+    workloads: count("article"),
+    workloadsShown: visible("article"),
+    hostsAtRiskShown: visible("#exposure .host-list li"),
+  };
+  document.body.dataset.probe =
+    Object.entries(facts).map(([name, value]) => `${name}=${value};`).join("");
+})();
+</script>"##;
+
+/// The probe's facts from the DOM Chromium built.
+fn probed(dom: &str) -> std::collections::BTreeMap<String, String> {
+    let pairs = part(dom, "data-probe=\"", "\"");
+    pairs
+        .split(';')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').expect("name=value");
+            (name.to_string(), value.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_large_cluster_s_page_opens_on_the_exposure_summary_with_its_bulk_folded() {
+    let Some(browser) = chromium() else { return };
+    // 30 node VMs a host, a few hundred workloads: past the folding rule everywhere.
+    let shape = cluster::Shape {
+        nodes: 300,
+        pods: 6_000,
+        hosts: 10,
+        ..cluster::Shape::default()
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let snapshot = dir.path().join("snapshot.json");
+    std::fs::write(&snapshot, cluster::text(&shape, cluster::Format::Json))
+        .expect("write the snapshot");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\nclusterName: big\n\
+         profiles:\n- name: all\n  plugins:\n    deschedule: {enabled: \
+         [RemovePodsViolatingInterPodAntiAffinity]}\n    balance: {enabled: \
+         [RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates]}\n",
+    )
+    .expect("write the policy");
+    let html = page(&[
+        "plan",
+        "--snapshot",
+        snapshot.to_str().expect("a UTF-8 path"),
+        "--policy",
+        policy.to_str().expect("a UTF-8 path"),
+        "--now",
+        NOW,
+    ]);
+    assert_self_contained(&html);
+    let policy_tag = "<meta http-equiv=\"Content-Security-Policy\"";
+    let probe = html
+        .replacen(policy_tag, "<meta name=\"removed\"", 1)
+        .replacen("</body>", &format!("{LAYOUT_PROBE}</body>"), 1);
+    let facts = probed(&dump_dom(&browser, &probe));
+    let fact = |name: &str| -> usize {
+        facts[name]
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} is a number: {facts:?}"))
+    };
+
+    // The page opens on the summary: first, and on the first screen with its class counts.
+    assert_eq!(facts["first"], "exposure", "{facts:?}");
+    assert!(fact("classesBottom") <= fact("screen"), "{facts:?}");
+    assert!(fact("leadTop") < fact("classesBottom"), "{facts:?}");
+    // Nothing was opened, and the bulk is folded: no node VM card is laid out, and of the
+    // hosts and workloads at risk or drawn, only the first ten of each list.
+    assert_eq!(fact("open"), 0, "{facts:?}");
+    assert!(fact("folds") > shape.hosts, "{facts:?}");
+    assert!(fact("nodes") >= shape.nodes, "{facts:?}");
+    assert_eq!(fact("nodesShown"), 0, "{facts:?}");
+    assert!(fact("workloads") > 20, "{facts:?}");
+    assert!(fact("workloadsShown") <= 20, "{facts:?}");
+    assert_eq!(fact("hostsAtRiskShown"), 10, "{facts:?}");
 }

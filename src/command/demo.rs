@@ -22,11 +22,26 @@ fn now() -> DateTime<Utc> {
         .to_utc()
 }
 
-pub fn execute(output: OutputFormat) -> Result<ExitCode, Error> {
+/// The scenario's snapshot and policy, as the command reads them (and tests of what it shows).
+pub fn scenario() -> Result<(snapshot::Snapshot, policy::Policy), Error> {
     let policy = policy::load_str("demo/policy.yaml", POLICY)
         .map_err(Error::Policy)?
         .policy;
     let snapshot = snapshot::from_str(SNAPSHOT, now()).map_err(Error::Snapshot)?;
+    Ok((snapshot, policy))
+}
+
+/// The demo's report, placed for the HTML view, as `demo --output html` prints it.
+#[cfg(test)]
+pub fn placed_report() -> Report {
+    let (snapshot, policy) = scenario().expect("the demo scenario reads");
+    let mut report = Report::planned(Mode::Plan, plan::plan(&snapshot, &policy));
+    report.place(&snapshot, &policy);
+    report
+}
+
+pub fn execute(output: OutputFormat) -> Result<ExitCode, Error> {
+    let (snapshot, policy) = scenario()?;
     let plan = plan::plan(&snapshot, &policy);
     let mut report = Report::planned(Mode::Plan, plan);
     if output == OutputFormat::Html {

@@ -1,7 +1,7 @@
 //! The commands, and the one place errors become exit codes.
 
 mod completions;
-mod demo;
+pub(crate) mod demo;
 mod plan;
 mod run;
 mod snapshot;

@@ -97,8 +97,7 @@ fn write_workload(out: &mut String, workload: &WorkloadExposure) {
         );
     }
     if workload.unavoidable {
-        let tolerates = workload.budget.as_ref().map(|b| b.tolerates);
-        let best = ExposureClass::of(workload.pods, workload.best_worst_host, tolerates);
+        let best = super::risk::best_class(workload);
         let _ = writeln!(
             out,
             "      best:  {} on the busiest host, spread over the {} host(s) its pods can be on: \

@@ -5,13 +5,19 @@
 //! the browser load nothing, so the page reads the same offline, as a CI artifact or attached
 //! to a change request.
 //!
-//! Every state is written out in words beside its colour, and every text that comes from the
-//! cluster (names, reasons) is escaped: names may hold `<`, `&` or quotes.
+//! It leads with what one ESXi host failure would take (`exposure`): the summary at the top,
+//! each host's losses in its column, each workload's class. Every state is written out in
+//! words beside its colour, and every text that comes from the cluster (names, reasons) is
+//! escaped: names may hold `<`, `&` or quotes.
+//!
+//! A large cluster's page folds its bulk into `<details>`, one click away and still without a
+//! script, by one rule ([`FOLD_PAST`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::placement::{HostState, HostView, NodeView, Placement, WorkloadView, leaves};
+use super::risk::Risk;
 use super::{DrsRuleEntry, EvictionEntry, Mode, Outcome, Report};
 use crate::plan::{DrsAction, NodeUtilization, ResourceUtilization, Skip, UtilizationClass};
 
@@ -23,6 +29,13 @@ const STYLE: &str = include_str!("html/style.css");
 
 /// A workload on at most this many hosts has every host listed.
 const HOSTS_LISTED: usize = 8;
+
+/// The folding rule: a list of more than this many entries folds. A list ranked by risk (the
+/// hosts and workloads at risk, a host's losses, the drawn workloads) shows this many of its
+/// worst and folds the rest; a list with no such rank (a host's node VMs, the DRS rules, the
+/// nodes judged for utilization) folds whole, its `<summary>` counting what it holds. So a
+/// small cluster's page shows everything, and a large one opens on what is at risk.
+pub const FOLD_PAST: usize = 10;
 
 /// Text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -43,12 +56,16 @@ pub fn escape(text: &str) -> String {
 /// The page of a report; without a placement (a run that could not plan) only its summary,
 /// warnings and errors.
 pub fn render(report: &Report, placement: Option<&Placement>) -> String {
+    let risk = report.exposure.as_ref().map(Risk::new);
     let mut page = Page {
         out: String::with_capacity(64 * 1024),
         report,
+        risk: risk.as_ref(),
     };
     page.head();
     page.summary();
+    page.exposure();
+    page.legend();
     if let Some(placement) = placement {
         page.hosts(placement);
         page.workloads(placement);
@@ -64,6 +81,8 @@ pub fn render(report: &Report, placement: Option<&Placement>) -> String {
 struct Page<'a> {
     out: String,
     report: &'a Report,
+    /// The report's exposure by host and workload; `None` without an inventory.
+    risk: Option<&'a Risk<'a>>,
 }
 
 /// `writeln!` into the page; writing to a `String` cannot fail.
@@ -72,6 +91,9 @@ macro_rules! put {
         let _ = writeln!($page.out, $($arg)*);
     };
 }
+
+// After `put!`, which it writes with.
+mod exposure;
 
 impl Page<'_> {
     fn head(&mut self) {
@@ -113,13 +135,23 @@ impl Page<'_> {
             report.skipped.len(),
             report.unmapped_nodes.len()
         );
+    }
+
+    fn legend(&mut self) {
         put!(
             self,
             "<p class=\"legend\">Legend: <span class=\"tag evict\">evict</span> a pod leaves \
              <span class=\"tag arrive\">arrives</span> a replacement is expected \
              <span class=\"tag skip\">not evicted</span> a candidate that stays, with why \
              <span class=\"tag moved\">moved</span> DRS moved the node VM since it was labelled \
-             <span class=\"tag down\">maintenance / disconnected</span> takes no pods</p>"
+             <span class=\"tag down\">maintenance / disconnected</span> takes no pods{}</p>",
+            match self.risk {
+                Some(_) =>
+                    " <span class=\"tag r-all\">all</span> → <span class=\"tag \
+                            r-tolerated\">tolerated</span> what one ESXi host's failure takes of \
+                            a workload, now → after this plan",
+                None => "",
+            }
         );
     }
 
@@ -151,13 +183,10 @@ impl Page<'_> {
         if !placement.unplaced_nodes.is_empty() {
             put!(
                 self,
-                "<h3>Nodes on no known host</h3>\n<div class=\"hosts\"><div class=\"host\">\
-                 <ul class=\"nodes\">"
+                "<h3>Nodes on no known host</h3>\n<div class=\"hosts\"><div class=\"host\">"
             );
-            for node in &placement.unplaced_nodes {
-                self.node(node);
-            }
-            put!(self, "</ul></div></div>");
+            self.nodes(&placement.unplaced_nodes);
+            put!(self, "</div></div>");
         }
         put!(self, "</section>");
     }
@@ -175,14 +204,12 @@ impl Page<'_> {
             "<div class=\"{class}\" data-host=\"{}\"><h4><svg class=\"icon\" viewBox=\"0 0 16 16\" \
              aria-hidden=\"true\"><rect x=\"1\" y=\"3\" width=\"14\" height=\"10\" rx=\"1\"/>\
              <line x1=\"3\" y1=\"6\" x2=\"13\" y2=\"6\"/><line x1=\"3\" y1=\"10\" x2=\"13\" \
-             y2=\"10\"/></svg>{}{label}</h4>\n<ul class=\"nodes\">",
+             y2=\"10\"/></svg>{}{label}</h4>",
             escape(&host.name),
             escape(&host.name)
         );
-        for node in &host.nodes {
-            self.node(node);
-        }
-        put!(self, "</ul>");
+        self.host_risk(&host.name);
+        self.nodes(&host.nodes);
         if host.other_pods > 0 {
             put!(
                 self,
@@ -191,6 +218,21 @@ impl Page<'_> {
             );
         }
         put!(self, "</div>");
+    }
+
+    /// Node VMs as cards, folded whole past [`FOLD_PAST`] under what they hold.
+    fn nodes(&mut self, nodes: &[NodeView]) {
+        self.fold_whole(
+            nodes.len(),
+            || nodes_summary(nodes),
+            |page| {
+                put!(page, "<ul class=\"nodes\">");
+                for node in nodes {
+                    page.node(node);
+                }
+                put!(page, "</ul>");
+            },
+        );
     }
 
     fn node(&mut self, node: &NodeView) {
@@ -258,8 +300,13 @@ impl Page<'_> {
                 String::new()
             }
         );
+        let mut ranked: Vec<&WorkloadView> = placement.workloads.iter().collect();
+        if let Some(risk) = self.risk {
+            // Stable: by name among workloads of one class, as drawn without exposure.
+            ranked.sort_by_key(|w| risk.rank(&w.name));
+        }
         let (touched, untouched): (Vec<&WorkloadView>, Vec<&WorkloadView>) =
-            placement.workloads.iter().partition(|w| w.touched);
+            ranked.into_iter().partition(|w| w.touched);
         for (title, group) in [
             ("Touched by the plan", touched),
             ("Unchanged, with a host-level constraint", untouched),
@@ -268,15 +315,29 @@ impl Page<'_> {
                 continue;
             }
             put!(self, "<h3>{title} ({})</h3>", group.len());
-            for workload in group {
-                self.workload(workload);
-            }
+            let rest = self.workloads_folded(group.get(FOLD_PAST..).unwrap_or_default());
+            self.ranked(("", ""), &group, &rest, |page, workload| {
+                page.workload(workload)
+            });
         }
         put!(self, "</section>");
     }
 
+    /// `1458 more workload(s), 212 of them at risk`: the summary of a folded rest.
+    fn workloads_folded(&self, rest: &[&WorkloadView]) -> String {
+        let at_risk = match self.risk {
+            Some(risk) => rest.iter().filter(|w| risk.at_risk(&w.name)).count(),
+            None => 0,
+        };
+        match at_risk {
+            0 => format!("{} more workload(s)", rest.len()),
+            n => format!("{} more workload(s), {n} of them at risk", rest.len()),
+        }
+    }
+
     fn workload(&mut self, workload: &WorkloadView) {
         put!(self, "<article><h4>{}</h4>", escape(&workload.name));
+        self.badge(workload);
         if !workload.constraints.is_empty() {
             let words: Vec<String> = workload.constraints.iter().map(|c| escape(c)).collect();
             put!(self, "<p class=\"constraints\">{}</p>", words.join("; "));
@@ -426,12 +487,21 @@ impl Page<'_> {
         }
         put!(
             self,
-            "<section id=\"drs\">\n<h2>DRS rules: node VMs kept apart</h2>\n<ul class=\"rules\">"
+            "<section id=\"drs\">\n<h2>DRS rules: node VMs kept apart</h2>"
         );
-        for entry in &self.report.drs_rules {
-            self.rule(entry);
-        }
-        put!(self, "</ul>\n</section>");
+        let rules = &self.report.drs_rules;
+        self.fold_whole(
+            rules.len(),
+            || rules_summary(rules),
+            |page| {
+                put!(page, "<ul class=\"rules\">");
+                for entry in rules {
+                    page.rule(entry);
+                }
+                put!(page, "</ul>");
+            },
+        );
+        put!(self, "</section>");
     }
 
     fn rule(&mut self, entry: &DrsRuleEntry) {
@@ -468,14 +538,25 @@ impl Page<'_> {
             self,
             "<section id=\"utilization\">\n<h2>Node utilization against thresholds</h2>\n\
              <p class=\"note\">Bars: usage before the plan (solid) and after (outline); the \
-             marks are the thresholds (low) and targetThresholds (high).</p>\n<table>\
-             <thead><tr><th>node</th><th>plugin</th><th>judged</th><th>resources</th></tr>\
-             </thead><tbody>"
+             marks are the thresholds (low) and targetThresholds (high).</p>"
         );
-        for node in &self.report.utilization {
-            self.node_utilization(node);
-        }
-        put!(self, "</tbody></table>\n</section>");
+        let nodes = &self.report.utilization;
+        self.fold_whole(
+            nodes.len(),
+            || utilization_summary(nodes),
+            |page| {
+                put!(
+                    page,
+                    "<table><thead><tr><th>node</th><th>plugin</th><th>judged</th>\
+                     <th>resources</th></tr></thead><tbody>"
+                );
+                for node in nodes {
+                    page.node_utilization(node);
+                }
+                put!(page, "</tbody></table>");
+            },
+        );
+        put!(self, "</section>");
     }
 
     fn node_utilization(&mut self, node: &NodeUtilization) {
@@ -494,6 +575,51 @@ impl Page<'_> {
             words = node.class.as_str(),
             bars = resources.join("")
         );
+    }
+
+    /// What `body` writes, inside a `<details>` under `summary` when `count` passes
+    /// [`FOLD_PAST`]: a list with no rank by risk folds whole.
+    fn fold_whole(
+        &mut self,
+        count: usize,
+        summary: impl FnOnce() -> String,
+        body: impl FnOnce(&mut Self),
+    ) {
+        let fold = count > FOLD_PAST;
+        if fold {
+            put!(
+                self,
+                "<details class=\"fold\"><summary>{}</summary>",
+                summary()
+            );
+        }
+        body(self);
+        if fold {
+            put!(self, "</details>");
+        }
+    }
+
+    /// A list ranked by risk, worst first, between `tags` (its opening and closing tags): its
+    /// first [`FOLD_PAST`] entries, then the rest inside a `<details>` under `rest`.
+    fn ranked<T>(
+        &mut self,
+        tags: (&str, &str),
+        items: &[T],
+        rest: &str,
+        mut write: impl FnMut(&mut Self, &T),
+    ) {
+        let (shown, folded) = items.split_at(items.len().min(FOLD_PAST));
+        self.out.push_str(tags.0);
+        shown.iter().for_each(|item| write(self, item));
+        self.out.push_str(tags.1);
+        if folded.is_empty() {
+            return;
+        }
+        put!(self, "<details class=\"fold\"><summary>{rest}</summary>");
+        self.out.push_str(tags.0);
+        folded.iter().for_each(|item| write(self, item));
+        self.out.push_str(tags.1);
+        put!(self, "</details>");
     }
 
     fn notes(&mut self) {
@@ -525,6 +651,46 @@ impl Page<'_> {
         }
         put!(self, "</ul>\n</section>");
     }
+}
+
+/// `50 node VMs, 1500 pods, −12 evict, +9 arrive, 1 moved`: what a folded host column holds.
+fn nodes_summary(nodes: &[NodeView]) -> String {
+    let sum = |count: fn(&NodeView) -> usize| nodes.iter().map(count).sum::<usize>();
+    let mut words = format!("{} node VMs, {} pods", nodes.len(), sum(|node| node.pods));
+    let notable = [
+        (sum(|node| node.leaving), "−", " evict"),
+        (sum(|node| node.arriving), "+", " arrive"),
+        (sum(|node| usize::from(node.moved.is_some())), "", " moved"),
+        (
+            sum(|node| usize::from(!node.ready || node.cordoned)),
+            "",
+            " NotReady or cordoned",
+        ),
+    ];
+    for (count, sign, what) in notable.into_iter().filter(|(count, ..)| *count > 0) {
+        let _ = write!(words, ", {sign}{count}{what}");
+    }
+    words
+}
+
+/// `1452 DRS rules: 3 create, 1449 keep`.
+fn rules_summary(rules: &[DrsRuleEntry]) -> String {
+    let mut actions: BTreeMap<&str, usize> = BTreeMap::new();
+    for entry in rules {
+        *actions.entry(entry.change.action.as_str()).or_default() += 1;
+    }
+    let parts: Vec<String> = actions.iter().map(|(a, n)| format!("{n} {a}")).collect();
+    format!("{} DRS rules: {}", rules.len(), parts.join(", "))
+}
+
+/// `40 nodes judged: 3 above target, 5 underutilized, 32 appropriately utilized`.
+fn utilization_summary(nodes: &[NodeUtilization]) -> String {
+    let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
+    for node in nodes {
+        *classes.entry(node.class.as_str()).or_default() += 1;
+    }
+    let parts: Vec<String> = classes.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    format!("{} nodes judged: {}", nodes.len(), parts.join(", "))
 }
 
 /// One resource as a bar of 0–100 % with its usage before and after and threshold marks,
@@ -582,9 +748,53 @@ fn heading(mode: Mode) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::exposure::{
+        Budget, Exposure, ExposureClass, NodeGroupExposure, Spread, WorkloadExposure,
+    };
     use crate::plan::{Eviction, Plan, SkipReason};
     use crate::policy::PluginKind;
     use crate::report::ReportWarning;
+    use crate::report::placement::{ClusterView, HostView};
+
+    /// `pods` pods, all on `host`.
+    fn on_one_host(host: &str, pods: usize) -> Spread {
+        Spread {
+            class: ExposureClass::All,
+            worst: Some(host.to_string()),
+            worst_pods: pods,
+            pods: BTreeMap::from([(host.to_string(), pods)]),
+            unplaced: 0,
+        }
+    }
+
+    /// A workload at risk before and after: all its pods on `host`.
+    fn all_on(name: &str, host: &str) -> WorkloadExposure {
+        WorkloadExposure {
+            workload: name.to_string(),
+            pods: 2,
+            budget: None,
+            before: on_one_host(host, 2),
+            after: on_one_host(host, 2),
+            usable_hosts: 1,
+            best_worst_host: 2,
+            unavoidable: true,
+            drs_rule: None,
+            topologies: Vec::new(),
+        }
+    }
+
+    fn node_card(name: &str) -> NodeView {
+        NodeView {
+            node: name.to_string(),
+            vm: None,
+            moved: None,
+            ready: true,
+            cordoned: false,
+            pods: 3,
+            leaving: 0,
+            arriving: 0,
+        }
+    }
 
     fn hostile_report() -> Report {
         let plan = Plan {
@@ -624,15 +834,43 @@ mod tests {
     #[test]
     fn text_from_the_cluster_is_escaped_everywhere() {
         let mut report = hostile_report();
+        let mut workload = all_on("shop/Deployment/<script>w", "esxi-<h>");
+        workload.budget = Some(Budget {
+            pdb: "shop/<pdb>".to_string(),
+            tolerates: 1,
+        });
+        workload.drs_rule = Some("<rule>".to_string());
+        report.exposure = Some(Exposure {
+            workloads: vec![workload],
+            node_groups: vec![NodeGroupExposure {
+                node_group: "<group>".to_string(),
+                nodes: 2,
+                class: ExposureClass::All,
+                worst_host: Some("esxi-<h>".to_string()),
+                worst_host_nodes: 2,
+                hosts: BTreeMap::from([("esxi-<h>".to_string(), 2)]),
+                unplaced: 0,
+                usable_hosts: 1,
+                best_worst_host: 2,
+                unavoidable: true,
+                drs_rule: Some("<group rule>".to_string()),
+            }],
+            ..Exposure::default()
+        });
         let snapshot = crate::snapshot::Snapshot::default();
         report.place(&snapshot, &crate::policy::Policy::default());
         let page = render(&report, report.placement.as_deref());
+        assert!(page.contains("id=\"exposure\""), "the exposure is drawn");
         for raw in [
             "<script>",
             "<b>a host",
             "<img src=x>",
             "<tagged>",
             "<warning>",
+            "<h>",
+            "<pdb>",
+            "<rule>",
+            "<group",
         ] {
             assert!(!page.contains(raw), "{raw} is not escaped");
         }
@@ -641,6 +879,11 @@ mod tests {
             "worker-&quot;a&quot;",
             "esxi-&#39;1&#39;&amp;co",
             "&quot;quoted&quot; &amp; &lt;tagged&gt;",
+            "shop/Deployment/&lt;script&gt;w",
+            "esxi-&lt;h&gt;",
+            "shop/&lt;pdb&gt;",
+            "&lt;rule&gt;",
+            "node group <b>&lt;group&gt;</b>",
         ] {
             assert!(page.contains(escaped), "{escaped} missing");
         }
@@ -654,5 +897,60 @@ mod tests {
         assert!(page.contains("<li class=\"warning\">warning: &lt;warning&gt;</li>"));
         assert!(!page.contains("id=\"hosts\""));
         assert!(page.trim_end().ends_with("</html>"));
+    }
+
+    #[test]
+    fn a_ranked_list_past_the_fold_shows_its_worst_ten_and_folds_the_rest() {
+        let mut report = Report::empty(Mode::Plan);
+        let workloads: Vec<WorkloadExposure> = (0..FOLD_PAST + 2)
+            .map(|n| all_on(&format!("shop/Deployment/w-{n:02}"), "esxi-1"))
+            .collect();
+        report.exposure = Some(Exposure {
+            workloads,
+            ..Exposure::default()
+        });
+        let page = render(&report, None);
+        let at = |text: &str| page.find(text).unwrap_or_else(|| panic!("{text} missing"));
+        let fold = at("<details class=\"fold\"><summary>2 more workload(s)</summary>");
+        assert!(at("<b>shop/Deployment/w-09</b>") < fold);
+        assert!(fold < at("<b>shop/Deployment/w-10</b>"));
+        // The one host at risk is not past the fold.
+        assert_eq!(page.matches("<details").count(), 1, "{page}");
+    }
+
+    #[test]
+    fn a_host_with_more_node_vms_than_the_fold_has_them_folded_whole() {
+        let host = |name: &str, nodes: usize| HostView {
+            name: name.to_string(),
+            state: HostState::Connected,
+            nodes: (0..nodes)
+                .map(|n| node_card(&format!("{name}-node-{n}")))
+                .collect(),
+            other_pods: 0,
+        };
+        let placement = Placement {
+            clusters: vec![ClusterView {
+                name: "c1".to_string(),
+                hosts: vec![host("esxi-1", FOLD_PAST + 1), host("esxi-2", FOLD_PAST)],
+            }],
+            ..Placement::default()
+        };
+        let page = render(&Report::empty(Mode::Plan), Some(&placement));
+        let column = |name: &str| {
+            page.split(&format!("data-host=\"{name}\""))
+                .nth(1)
+                .and_then(|rest| rest.split("data-host=").next())
+                .expect("the host's column")
+        };
+        assert!(
+            column("esxi-1").contains(
+                "<details class=\"fold\"><summary>11 node VMs, 33 pods</summary>\n\
+                 <ul class=\"nodes\">"
+            ),
+            "{page}"
+        );
+        assert!(!column("esxi-2").contains("<details"), "{page}");
+        // Without an inventory's exposure, a column says nothing about host failures.
+        assert!(!page.contains("if this host fails"), "{page}");
     }
 }

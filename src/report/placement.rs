@@ -127,6 +127,17 @@ pub struct WorkloadView {
     /// Indexes into the report's skips.
     pub skips: Vec<usize>,
     pub touched: bool,
+    /// Whether host-failure exposure judges it: a controller's pods, but not a DaemonSet's (one
+    /// per node by design) nor static pods (owned by their node), as `plan/exposure.rs` groups
+    /// them.
+    pub assessed: bool,
+}
+
+impl WorkloadView {
+    /// Its pods on a node before the plan.
+    pub fn pods(&self) -> usize {
+        self.hosts.iter().map(|count| count.before).sum()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -295,6 +306,7 @@ struct Gathered {
     pods: Vec<usize>,
     /// Read from its first pod: a workload's pods share their template.
     constraints: BTreeSet<String>,
+    assessed: bool,
     evictions: Vec<usize>,
     skips: Vec<usize>,
 }
@@ -315,6 +327,9 @@ fn workloads(
         let entry = gathered.entry(name).or_default();
         if entry.pods.is_empty() {
             entry.constraints = constraints(pod, &keys);
+            entry.assessed = pod
+                .controller()
+                .is_some_and(|owner| !matches!(owner.kind.as_ref(), "DaemonSet" | "Node"));
         }
         entry.pods.push(index);
     }
@@ -419,6 +434,7 @@ fn view_of(
         evictions: found.evictions,
         skips: found.skips,
         touched,
+        assessed: found.assessed,
     }
 }
 
@@ -521,6 +537,7 @@ mod tests {
             .find(|w| w.name == "lab-ns-01/Deployment/demo-httpd")
             .expect("the web workload is drawn");
         assert!(web.touched);
+        assert!(web.assessed, "a Deployment's pods are judged for exposure");
         let counts: Vec<(Option<&str>, usize, usize)> = web
             .hosts
             .iter()

@@ -4,12 +4,13 @@ The PrometheusRule is rendered by Helm (test_chart.py's helpers), its spec.group
 Prometheus rule file, and promtool replays series shaped as the Pushgateway serves them: each run
 replaces the group job="vsphere-descheduler", cluster="<clusterName>", whose values then stay until
 the next run's push (Prometheus scrapes them with honor_labels: true, so the labels are the
-pushed ones). A run is modelled once (when it starts, its exit code, its pdb skips) and turned
-into the series of every family it pushes, so the scenarios say what happened, not sample lists.
+pushed ones). A run is modelled once (when it starts, its exit code, its pdb skips, the
+workloads at risk of one host failure before and after its plan) and turned into the series of
+every family it pushes, so the scenarios say what happened, not sample lists.
 
-Every checkpoint of every scenario checks all three alerts, firing or silent, their labels and
-their rendered annotations; a second cluster whose runs always fail and whose pdb skips always
-grow must never show up. Run through scripts/chart-test.sh, which installs promtool
+Every checkpoint of every scenario checks all four alerts, firing or silent, their labels and
+their rendered annotations; a second cluster whose runs always fail, whose pdb skips always grow
+and whose workloads are always at risk must never show up. Run through scripts/chart-test.sh, which installs promtool
 (scripts/install-promtool.sh); a missing promtool fails, it is never skipped.
 """
 
@@ -36,7 +37,12 @@ DAY = 24 * 60  # minutes
 RUN_FAILING = "VsphereDeschedulerRunFailing"
 NO_SUCCESSFUL_RUN = "VsphereDeschedulerNoSuccessfulRun"
 PDB_SKIPS_GROWING = "VsphereDeschedulerPdbSkipsGrowing"
-ALERT_NAMES = (RUN_FAILING, NO_SUCCESSFUL_RUN, PDB_SKIPS_GROWING)
+WORKLOADS_AT_RISK = "VsphereDeschedulerWorkloadsAtRisk"
+ALERT_NAMES = (RUN_FAILING, NO_SUCCESSFUL_RUN, PDB_SKIPS_GROWING, WORKLOADS_AT_RISK)
+
+# Workloads of two or more pods in every run: the classes always add up to this.
+WORKLOADS = 40
+EXPOSURE_CLASSES = ("all", "majority", "over-budget", "tolerated")
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class Timing:
     intervals: int  # metrics.alerts.noSuccessfulRunIntervals
     failing_for: int  # metrics.alerts.failingFor
     active_deadline_seconds: int
+    at_risk_intervals: int  # metrics.alerts.atRiskIntervals
 
     @property
     def window(self) -> int:
@@ -58,15 +65,22 @@ class Timing:
             {
                 "schedule": f"*/{self.interval} * * * *",
                 "activeDeadlineSeconds": self.active_deadline_seconds,
-                "metrics": {"alerts": {"noSuccessfulRunIntervals": self.intervals, "failingFor": f"{self.failing_for}m"}},
+                "metrics": {
+                    "alerts": {
+                        "noSuccessfulRunIntervals": self.intervals,
+                        "failingFor": f"{self.failing_for}m",
+                        "atRiskIntervals": self.at_risk_intervals,
+                    }
+                },
             },
         )
 
 
-# The chart's defaults (*/2, 5 intervals, 10m) and a slower schedule with its own settings.
+# The chart's defaults (*/2, 5 intervals, 10m, 3 intervals at risk) and a slower schedule with its
+# own settings.
 TIMINGS = {
-    "defaults": Timing(interval=2, intervals=5, failing_for=10, active_deadline_seconds=110),
-    "every-15-minutes": Timing(interval=15, intervals=4, failing_for=30, active_deadline_seconds=600),
+    "defaults": Timing(interval=2, intervals=5, failing_for=10, active_deadline_seconds=110, at_risk_intervals=3),
+    "every-15-minutes": Timing(interval=15, intervals=4, failing_for=30, active_deadline_seconds=600, at_risk_intervals=2),
 }
 
 
@@ -75,6 +89,20 @@ class Run:
     start: int  # minute
     exit_code: int = 0
     pdb_skips: int = 0
+    at_risk_before: int = 0  # workloads at risk of one host failure before the plan
+    at_risk_after: int = 0  # and after it
+    exposure: bool = True  # False: no inventory (or no plan), no exposure series pushed
+
+    def exposure_workloads(self, exposure_class: str, when: str) -> int | None:
+        """vsphere_descheduler_exposure_workloads: every class, zeros too, when assessed. The
+        workloads at risk are split between majority and over-budget, so the alert must add up
+        the classes."""
+        if not self.exposure:
+            return None
+        at_risk = self.at_risk_before if when == "before" else self.at_risk_after
+        majority = at_risk // 2
+        counts = {"all": 0, "majority": majority, "over-budget": at_risk - majority, "tolerated": WORKLOADS - at_risk}
+        return counts[exposure_class]
 
     @property
     def pushed(self) -> int:
@@ -82,9 +110,23 @@ class Run:
         return self.start + 1
 
 
-def runs(every: int, start: int, end: int, *, exit_code: Callable[[int], int] = lambda _: 0, pdb_skips: Callable[[int], int] = lambda _: 0) -> list[Run]:
-    """Runs every `every` minutes from start to end (inclusive), their outcome by start minute."""
-    return [Run(minute, exit_code(minute), pdb_skips(minute)) for minute in range(start, end + 1, every)]
+def runs(
+    every: int,
+    start: int,
+    end: int,
+    *,
+    exit_code: Callable[[int], int] = lambda _: 0,
+    pdb_skips: Callable[[int], int] = lambda _: 0,
+    at_risk: Callable[[int], tuple[int, int] | None] = lambda _: (0, 0),
+) -> list[Run]:
+    """Runs every `every` minutes from start to end (inclusive), their outcome by start minute;
+    at_risk gives the workloads at risk before and after the plan, None for no exposure."""
+    found = []
+    for minute in range(start, end + 1, every):
+        exposure = at_risk(minute)
+        before, after = exposure or (0, 0)
+        found.append(Run(minute, exit_code(minute), pdb_skips(minute), before, after, exposure is not None))
+    return found
 
 
 def last_run(history: list[Run], minute: int) -> Run | None:
@@ -108,13 +150,27 @@ def series(cluster: str, history: list[Run], minutes: int) -> list[dict[str, str
         # Skips for another reason grow all the time: only reason="pdb" may count.
         f'vsphere_descheduler_pods_skipped{{{group}, {strategy}, reason="no-feasible-node"}}': lambda run: 1 + run.start // 60,
     }
+    for exposure_class in EXPOSURE_CLASSES:
+        for when in ("before", "after"):
+            name = f'vsphere_descheduler_exposure_workloads{{{group}, class="{exposure_class}", when="{when}"}}'
+            families[name] = lambda run, c=exposure_class, w=when: run.exposure_workloads(c, w)
     assert {name.split("{")[0] for name in families} <= pushed_families()
     served = served_runs(history, minutes)
     result = []
     for name, value in families.items():
-        samples = (value(run) if run else None for run in served)
-        result.append({"series": name, "values": " ".join("_" if sample is None else f"{sample:g}" for sample in samples)})
+        samples = [value(run) if run else None for run in served]
+        result.append({"series": name, "values": " ".join(sample_text(samples, minute) for minute in range(len(samples)))})
     return result
+
+
+def sample_text(samples: list[float | None], minute: int) -> str:
+    """One minute of a series: its value, or none ('_'); where a push dropped the series, the
+    staleness marker Prometheus' scrape writes, so the last value is not seen for five more
+    minutes (the lookback) as if it were still served."""
+    sample = samples[minute]
+    if sample is not None:
+        return f"{sample:g}"
+    return "stale" if minute > 0 and samples[minute - 1] is not None else "_"
 
 
 def served_runs(history: list[Run], minutes: int) -> list[Run | None]:
@@ -129,8 +185,9 @@ def served_runs(history: list[Run], minutes: int) -> list[Run | None]:
 
 
 def other_cluster(minutes: int) -> list[Run]:
-    """Another cluster sharing the Pushgateway: every run fails, pdb skips grow by one an hour."""
-    return runs(5, 0, minutes, exit_code=lambda _: 1, pdb_skips=lambda minute: 1 + minute // 60)
+    """Another cluster sharing the Pushgateway: every run fails, pdb skips grow by one an hour,
+    workloads are at risk after every plan."""
+    return runs(5, 0, minutes, exit_code=lambda _: 1, pdb_skips=lambda minute: 1 + minute // 60, at_risk=lambda _: (6, 6))
 
 
 @dataclass(frozen=True)
@@ -268,6 +325,50 @@ def pdb_scenarios(timing: Timing) -> list[Scenario]:
     return found
 
 
+def exposure_scenarios(timing: Timing) -> list[Scenario]:
+    """Workloads at risk after each run's plan, all runs succeeding: WorkloadsAtRisk's.
+
+    The first run at risk pushes at `first + 1`; the alert is pending from then and fires
+    atRiskIntervals intervals later, if every run since left some at risk after its plan.
+    """
+    every = timing.interval
+    hold = timing.at_risk_intervals * every
+    first = 2 * every
+    fires = first + 1 + hold
+    found = []
+
+    # At risk run after run, then spread at last: fires with the count, then resolves.
+    spread = first + (timing.at_risk_intervals + 3) * every
+    end = spread + 2 * every
+    history = runs(every, 0, end, at_risk=lambda minute: (4, 3) if first <= minute < spread else (4, 0))
+    checkpoints = {first: {}, first + 1: {}, fires - 1: {}, fires: {WORKLOADS_AT_RISK: "3"}, spread: {WORKLOADS_AT_RISK: "3"}, spread + 1: {}, end: {}}
+    found.append(Scenario("workloads at risk after every plan, then spread", history, end, checkpoints))
+
+    # At risk in atRiskIntervals runs only, one interval short of the hold: silent.
+    end = fires + 2 * every
+    short = first + timing.at_risk_intervals * every
+    history = runs(every, 0, end, at_risk=lambda minute: (3, 3) if first <= minute < short else (3, 0))
+    found.append(Scenario("workloads at risk one interval short", history, end, {fires - 1: {}, fires: {}, end: {}}))
+
+    # At risk before every plan, never after: the plans fix them, nothing to say.
+    found.append(Scenario("workloads at risk only before the plan", runs(every, 0, end, at_risk=lambda _: (5, 0)), end, {fires: {}, end: {}}))
+
+    # A run without exposure (no inventory, or no plan) in between starts the hold again.
+    gap = first + every
+    restart = gap + every
+    end = restart + 1 + hold + every
+    history = runs(every, 0, end, at_risk=lambda minute: None if minute == gap else (2, 2) if minute >= first else (2, 0))
+    found.append(
+        Scenario(
+            "workloads at risk, interrupted by a run without exposure",
+            history,
+            end,
+            {fires: {}, restart + hold: {}, restart + 1 + hold: {WORKLOADS_AT_RISK: "2"}},
+        )
+    )
+    return found
+
+
 def expected_alert(rule: dict[str, Any], value: str) -> dict[str, Any]:
     """The alert promtool must report: the rule's labels and annotations, $value filled in."""
     annotations = {key: re.sub(r"\{\{ \$value( \| humanize)? \}\}", value, text) for key, text in rule["annotations"].items()}
@@ -332,6 +433,11 @@ def run_promtool_tests(promtool: str, tmp_path: Path, timing: Timing, scenarios:
 @pytest.mark.parametrize("timing", TIMINGS.values(), ids=TIMINGS.keys())
 def test_run_alerts_fire_when_they_should_and_only_then(promtool, tmp_path, timing):
     run_promtool_tests(promtool, tmp_path, timing, run_scenarios)
+
+
+@pytest.mark.parametrize("timing", TIMINGS.values(), ids=TIMINGS.keys())
+def test_exposure_alert_fires_when_workloads_stay_at_risk_and_only_then(promtool, tmp_path, timing):
+    run_promtool_tests(promtool, tmp_path, timing, exposure_scenarios)
 
 
 def test_pdb_alert_fires_when_skips_grow_and_only_then(promtool, tmp_path):

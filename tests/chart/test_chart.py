@@ -129,6 +129,7 @@ NON_DEFAULT: dict[str, Any] = {
             "severity": "critical",
             "failingFor": "30m",
             "noSuccessfulRunIntervals": 3,
+            "atRiskIntervals": 4,
         },
     },
 }
@@ -988,7 +989,7 @@ def test_every_dashboard_query_names_only_metrics_the_binary_pushes():
         assert names <= pushed, f"{where} reads {sorted(names - pushed)}, which the binary does not push"
         used |= names
     # The panels the issue asks for: evictions by strategy, skips by reason, label and DRS rule
-    # changes, run duration, failed runs.
+    # changes, run duration, failed runs; host-failure exposure after the plan.
     assert {
         "descheduler_pods_evicted_total",
         "vsphere_descheduler_pods_skipped",
@@ -996,6 +997,8 @@ def test_every_dashboard_query_names_only_metrics_the_binary_pushes():
         "vsphere_descheduler_drs_rule_changes",
         "vsphere_descheduler_run_duration_seconds",
         "vsphere_descheduler_exit_code",
+        "vsphere_descheduler_exposure_workloads",
+        "vsphere_descheduler_exposure_node_groups",
     } <= used
 
 
@@ -1043,11 +1046,16 @@ def test_prometheus_rule_has_the_operators_structure(overrides):
     assert len(names) == len(set(names))
 
 
-def test_alerts_watch_this_clusters_failures_successes_and_pdb_skips():
+def test_alerts_watch_this_clusters_failures_successes_pdb_skips_and_exposure():
     rule = prometheus_rule(ALERTS)
     assert rule["metadata"]["namespace"] == NAMESPACE
     alerts = {alert["alert"]: alert for group in rule["spec"]["groups"] for alert in group["rules"]}
-    assert set(alerts) == {"VsphereDeschedulerRunFailing", "VsphereDeschedulerNoSuccessfulRun", "VsphereDeschedulerPdbSkipsGrowing"}
+    assert set(alerts) == {
+        "VsphereDeschedulerRunFailing",
+        "VsphereDeschedulerNoSuccessfulRun",
+        "VsphereDeschedulerPdbSkipsGrowing",
+        "VsphereDeschedulerWorkloadsAtRisk",
+    }
     pushed = pushed_families()
     for name, alert in alerts.items():
         expr = alert["expr"]
@@ -1062,6 +1070,11 @@ def test_alerts_watch_this_clusters_failures_successes_and_pdb_skips():
     assert "> 600" in alerts["VsphereDeschedulerNoSuccessfulRun"]["expr"]
     assert 'reason="pdb"' in alerts["VsphereDeschedulerPdbSkipsGrowing"]["expr"]
     assert "[1d:" in alerts["VsphereDeschedulerPdbSkipsGrowing"]["expr"]
+    # Only after the plan, and only the classes at risk; three intervals of the default */2.
+    at_risk = alerts["VsphereDeschedulerWorkloadsAtRisk"]
+    assert 'when="after"' in at_risk["expr"] and 'class!="tolerated"' in at_risk["expr"]
+    assert at_risk["for"] == "360s"
+    assert "{{ $value }}" in at_risk["annotations"]["description"]
     # Prometheus fills in {{ $value }}; Helm must have left it alone.
     assert "{{ $value }}" in alerts["VsphereDeschedulerRunFailing"]["annotations"]["description"]
 
@@ -1073,8 +1086,9 @@ def test_alert_settings_reach_the_rule():
     alerts = {alert["alert"]: alert for group in rule["spec"]["groups"] for alert in group["rules"]}
     assert alerts["VsphereDeschedulerRunFailing"]["for"] == "30m"
     assert {alert["labels"]["severity"] for alert in alerts.values()} == {"critical"}
-    # Three intervals of */5.
+    # Three intervals of */5, and four for the workloads at risk.
     assert "[900s:" in alerts["VsphereDeschedulerNoSuccessfulRun"]["expr"]
+    assert alerts["VsphereDeschedulerWorkloadsAtRisk"]["for"] == "1200s"
     explicit = prometheus_rule(merged(ALERTS, {"schedule": "0 * * * *", "activeDeadlineSeconds": 600, "metrics": {"alerts": {"runIntervalSeconds": 3600}}}))
     alerts = {alert["alert"]: alert for group in explicit["spec"]["groups"] for alert in group["rules"]}
     assert "[18000s:" in alerts["VsphereDeschedulerNoSuccessfulRun"]["expr"]
