@@ -83,7 +83,10 @@ impl WhatIfReport {
     /// The question in words: `What if esxi-41 fails`.
     pub fn question(&self) -> String {
         match self.answer.as_ref().map(|a| &a.scenario) {
-            Some(Scenario::HostsFail(hosts)) => format!("What if {} fail(s)", hosts.join(" and ")),
+            Some(Scenario::HostsFail(hosts)) if hosts.len() == 1 => {
+                format!("What if {} fails", hosts[0])
+            }
+            Some(Scenario::HostsFail(hosts)) => format!("What if {} fail", hosts.join(" and ")),
             Some(Scenario::Maintenance(host)) => {
                 format!("What if {host} enters maintenance mode")
             }
