@@ -689,3 +689,25 @@ fn what_if_with_an_invalid_policy_exits_2_with_positions() {
     assert!(stdout.is_empty(), "{stdout}");
     assert!(stderr.contains("bad-policy.yaml:4:1"), "{stderr}");
 }
+
+/// Regression: a rule whose every VM is on a failed host has no other host, and the text named
+/// none ("HA may restart w1, w3 on ").
+#[test]
+fn what_if_says_so_when_every_vm_of_a_rule_is_on_a_failed_host() {
+    let (code, stdout, stderr) = run(&mut what_if(&[
+        "--host-fails",
+        "a-esxi-1",
+        "--host-fails",
+        "a-esxi-2",
+    ]));
+    assert_eq!(code, 3, "{stderr}");
+    let line = stdout
+        .lines()
+        .find(|line| line.contains("rule keep-db-apart:"))
+        .unwrap_or_else(|| panic!("no line for the rule in:\n{stdout}"));
+    assert_eq!(
+        line.trim(),
+        "rule keep-db-apart: every VM of the rule is on a failed host (w1, w3): HA may restart \
+         them on one host together: das.respectVmVmAntiAffinityRules is not set"
+    );
+}

@@ -311,15 +311,24 @@ fn write_ha(out: &mut String, ha: &HaImpact) {
     for rule in &ha.rules {
         let hosts = escaped(&rule.other_hosts.join(", ")).to_string();
         let vms = escaped(&rule.vms.join(", ")).to_string();
-        let line = match (rule.held, ha.respects_anti_affinity_rules) {
-            (true, _) => format!("HA will not restart {vms} on {hosts}"),
-            (false, Some(false)) => format!(
-                "HA may restart {vms} on {hosts}, next to another VM of the rule: it is told \
-                 not to respect anti-affinity rules during failover"
+        let why_not = match ha.respects_anti_affinity_rules {
+            Some(false) => "it is told not to respect anti-affinity rules during failover",
+            _ => "das.respectVmVmAntiAffinityRules is not set",
+        };
+        // With every VM of the rule down there is no other host to keep them from: what the
+        // rule still decides is whether they may come back on one host together.
+        let line = match (rule.held, rule.other_hosts.is_empty()) {
+            (true, false) => format!("HA will not restart {vms} on {hosts}"),
+            (false, false) => format!(
+                "HA may restart {vms} on {hosts}, next to another VM of the rule: {why_not}"
             ),
-            (false, _) => format!(
-                "HA may restart {vms} on {hosts}, next to another VM of the rule: \
-                 das.respectVmVmAntiAffinityRules is not set"
+            (true, true) => format!(
+                "every VM of the rule is on a failed host ({vms}): HA will not restart two of \
+                 them on one host"
+            ),
+            (false, true) => format!(
+                "every VM of the rule is on a failed host ({vms}): HA may restart them on one \
+                 host together: {why_not}"
             ),
         };
         let _ = writeln!(out, "  rule {}: {line}", escaped(&rule.rule));
