@@ -522,3 +522,192 @@ fn a_bad_yaml_object_is_positioned_at_its_document() {
         "1:1: document 1: Pod shop/web-1: invalid quantity \"lots\" for resources.requests.cpu"
     );
 }
+
+/// `what-if` offline on a snapshot, with `run`'s built-in default policy.
+fn what_if_on(snapshot: &Path, args: &[&str]) -> Command {
+    let mut command = binary();
+    command
+        .arg("what-if")
+        .arg("--snapshot")
+        .arg(snapshot)
+        .args(["--now", "2026-11-21T09:00:00Z"])
+        .args(args);
+    command
+}
+
+fn what_if(args: &[&str]) -> Command {
+    what_if_on(&fixture("cli/what-if.yaml"), args)
+}
+
+/// Runs `what-if --output json` and returns its exit code and its one JSON document, after
+/// checking the document's `exitCode` is the process's.
+fn what_if_json(args: &[&str]) -> (i32, serde_json::Value) {
+    let (code, stdout, stderr) = run(what_if(args).args(["--output", "json"]));
+    let report: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|error| panic!("stdout is one JSON document ({error}): {stdout}{stderr}"));
+    assert_eq!(report["kind"], "WhatIf", "{report}");
+    assert_eq!(report["mode"], "plan", "offline");
+    assert_eq!(report["exitCode"], code, "{report}");
+    (code, report)
+}
+
+#[test]
+fn what_if_a_host_without_nodes_fails_exits_0_with_nothing_touched() {
+    let (code, report) = what_if_json(&["--host-fails", "b-esxi-1"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["atRisk"], 0);
+    assert_eq!(
+        report["scenario"]["hostsFail"],
+        serde_json::json!(["b-esxi-1.lab.example"])
+    );
+    assert_eq!(report["hosts"][0]["nodes"], serde_json::json!([]));
+    assert_eq!(report["workloads"], serde_json::json!([]));
+    assert_eq!(report["counts"]["tolerated"], 2, "web and db, untouched");
+}
+
+#[test]
+fn what_if_a_host_holding_every_replica_of_a_workload_fails_exits_3() {
+    let (code, report) = what_if_json(&["--host-fails", "A-ESXI-1.lab.example"]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["atRisk"], 1);
+    assert_eq!(report["hosts"][0]["host"], "a-esxi-1.lab.example");
+    let web = &report["workloads"][0];
+    assert_eq!(web["workload"], "shop/StatefulSet/web");
+    assert_eq!((&web["lost"], &web["class"]), (&2.into(), &"all".into()));
+    let db = &report["workloads"][1];
+    assert_eq!(
+        (&db["lost"], &db["class"]),
+        (&1.into(), &"tolerated".into())
+    );
+
+    let (code, stdout, _) = run(&mut what_if(&["--host-fails", "a-esxi-1"]));
+    assert_eq!(code, 3);
+    assert!(
+        stdout.contains("Verdict: 1 workload(s) or node group(s) would be at risk (exit 3)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn what_if_a_maintenance_exits_0_where_a_rule_keeps_the_moving_vm_apart_and_3_without_it() {
+    let (code, report) = what_if_json(&["--maintenance", "esxi-2"]);
+    assert_eq!(code, 0, "{report}");
+    let db = &report["workloads"][0];
+    assert_eq!(db["workload"], "db/StatefulSet/db");
+    assert_eq!(db["keptApartBy"], "keep-db-apart");
+    assert_eq!(
+        (&db["class"], &db["exact"]),
+        (&"tolerated".into(), &true.into())
+    );
+
+    // The same cluster with the rule disabled: DRS may put w3 next to w1.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let text = std::fs::read_to_string(fixture("cli/what-if.yaml")).expect("the fixture");
+    let enabled = "name: keep-db-apart, type: antiAffinity, enabled: true";
+    assert!(text.contains(enabled));
+    let disabled = dir.path().join("what-if.yaml");
+    std::fs::write(
+        &disabled,
+        text.replace(enabled, &enabled.replace("true", "false")),
+    )
+    .expect("write the copy");
+    let (code, stdout, stderr) = run(&mut what_if_on(&disabled, &["--maintenance", "esxi-2"]));
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("[all at worst] db/StatefulSet/db"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn what_if_an_unknown_host_exits_2_listing_the_hosts() {
+    let (code, stdout, stderr) = run(&mut what_if(&["--host-fails", "esxi-9"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(
+            "no ESXi host \"esxi-9\" in the inventory (it has a-esxi-1.lab.example, \
+             a-esxi-2.lab.example, b-esxi-1.lab.example)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn what_if_a_short_name_two_hosts_end_with_exits_2_naming_both() {
+    let (code, stdout, stderr) = run(&mut what_if(&["--maintenance", "esxi-1"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains(
+            "\"esxi-1\" names several ESXi hosts (a-esxi-1.lab.example, b-esxi-1.lab.example)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn what_if_needs_exactly_one_of_host_fails_and_maintenance() {
+    let (code, stdout, stderr) = run(&mut what_if(&[
+        "--host-fails",
+        "a-esxi-1",
+        "--maintenance",
+        "a-esxi-2",
+    ]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+    let (code, stdout, stderr) = run(&mut what_if(&[]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("required") && stderr.contains("--host-fails"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn what_if_on_a_snapshot_without_an_inventory_exits_2_saying_it_needs_one() {
+    let (code, stdout, stderr) = run(&mut what_if_on(
+        &fixture("cli/what-if-no-inventory.yaml"),
+        &["--host-fails", "a-esxi-1"],
+    ));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("what-if needs the vSphere inventory, and the snapshot has none"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn what_if_with_an_invalid_policy_exits_2_with_positions() {
+    let (code, stdout, stderr) = run(what_if(&["--host-fails", "a-esxi-1"])
+        .arg("--policy")
+        .arg(fixture("cli/bad-policy.yaml")));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("bad-policy.yaml:4:1"), "{stderr}");
+}
+
+/// Regression: a rule whose every VM is on a failed host has no other host, and the text named
+/// none ("HA may restart w1, w3 on ").
+#[test]
+fn what_if_says_so_when_every_vm_of_a_rule_is_on_a_failed_host() {
+    let (code, stdout, stderr) = run(&mut what_if(&[
+        "--host-fails",
+        "a-esxi-1",
+        "--host-fails",
+        "a-esxi-2",
+    ]));
+    assert_eq!(code, 3, "{stderr}");
+    let line = stdout
+        .lines()
+        .find(|line| line.contains("rule keep-db-apart:"))
+        .unwrap_or_else(|| panic!("no line for the rule in:\n{stdout}"));
+    assert_eq!(
+        line.trim(),
+        "rule keep-db-apart: every VM of the rule is on a failed host (w1, w3): HA may restart \
+         them on one host together: HA's configuration was not observed"
+    );
+}

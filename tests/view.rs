@@ -9,6 +9,9 @@
 //! page is laid out by the browser with a probe planted in a copy of it, which writes into the
 //! DOM what the first screen shows and what stays folded.
 //!
+//! The `what-if` page is read the same way: its verdict first, each workload's class as a badge
+//! beside its name, and nothing loaded.
+//!
 //! Chromium is Debian's `chromium` (`scripts/test` installs it; `CHROMIUM` names another
 //! binary). Without it these tests fail under `CI=true` and otherwise say so and pass.
 
@@ -272,26 +275,34 @@ fn counting_server() -> (u16, Arc<AtomicUsize>) {
     (port, count)
 }
 
-#[test]
-fn the_browser_enforces_the_page_s_policy_and_loads_nothing() {
-    let Some(browser) = chromium() else { return };
-    let html = page(&["demo"]);
+/// The browser, given `html` with an image planted in it, requests nothing: the page's policy
+/// blocks it. The control: without the policy the same page makes the request, so the check
+/// could see one.
+fn assert_the_browser_loads_nothing(browser: &Path, html: &str) {
     let (port, requests) = counting_server();
     let planted = format!("<img alt=\"\" src=\"http://127.0.0.1:{port}/pixel.png\">");
     let with_request = html.replacen("<main>", &format!("<main>{planted}"), 1);
+    assert_ne!(
+        with_request, html,
+        "the page has a <main> to plant the image in"
+    );
 
-    dump_dom(&browser, &with_request);
+    dump_dom(browser, &with_request);
     assert_eq!(requests.load(Ordering::SeqCst), 0, "the policy blocks it");
 
-    // The control: without the policy the same page makes the request, so the check above
-    // would see one.
     let policy = "<meta http-equiv=\"Content-Security-Policy\"";
     let without_policy = with_request.replacen(policy, "<meta name=\"removed\"", 1);
-    dump_dom(&browser, &without_policy);
+    dump_dom(browser, &without_policy);
     assert!(
         requests.load(Ordering::SeqCst) > 0,
         "the control page loads the image"
     );
+}
+
+#[test]
+fn the_browser_enforces_the_page_s_policy_and_loads_nothing() {
+    let Some(browser) = chromium() else { return };
+    assert_the_browser_loads_nothing(&browser, &page(&["demo"]));
 }
 
 #[test]
@@ -463,4 +474,102 @@ fn a_large_cluster_s_page_opens_on_the_exposure_summary_with_its_bulk_folded() {
     assert!(fact("workloads") > 20, "{facts:?}");
     assert!(fact("workloadsShown") <= 20, "{facts:?}");
     assert_eq!(fact("hostsAtRiskShown"), 10, "{facts:?}");
+}
+
+/// The demo's `what-if --host-fails esxi-41` page, which exits 3: workloads at risk.
+fn demo_what_if_page() -> String {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/command/demo");
+    let output = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"))
+        .args(["--output", "html", "what-if", "--snapshot"])
+        .arg(demo.join("snapshot.yaml"))
+        .arg("--policy")
+        .arg(demo.join("policy.yaml"))
+        .args(["--now", NOW, "--host-fails", "esxi-41"])
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run the binary");
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8 HTML")
+}
+
+/// The cells of the row of the `#workloads` table naming `workload`, as text, and the row.
+fn workload_row<'a>(dom: &'a str, workload: &str) -> (Vec<String>, &'a str) {
+    let table = part(dom, "<table id=\"workloads\">", "</table>");
+    let row = table
+        .split("<tr>")
+        .find(|row| row.contains(&format!("<b>{workload}</b>")))
+        .unwrap_or_else(|| panic!("no row for {workload} in {table}"));
+    let cells = row
+        .split("<td>")
+        .skip(1)
+        .map(|cell| text_of(cell.split("</td>").next().unwrap_or_default()))
+        .collect();
+    (cells, row)
+}
+
+#[test]
+fn the_demo_s_what_if_page_leads_with_the_verdict_and_marks_each_workload_s_class() {
+    let Some(browser) = chromium() else { return };
+    let html = demo_what_if_page();
+    assert_self_contained(&html);
+    let dom = dump_dom(&browser, &html);
+
+    // The question, then the verdict, before any section.
+    let main = part(&dom, "<main>", "</main>");
+    let verdict = main.find("id=\"verdict\"").expect("a verdict");
+    let first_section = main.find("<h2>").expect("sections");
+    assert!(verdict < first_section, "the verdict comes first");
+    assert!(main.find("<h1>") < Some(verdict), "after the question");
+    assert_eq!(
+        text_of(part(main, "<h1>", "</h1>")),
+        "What if lab-wcp-esxi-41.go-lab.jp fails (offline: nothing was changed)"
+    );
+    let verdict = part(main, "id=\"verdict\"", "</p>");
+    assert!(
+        text_of(verdict)
+            .ends_with("Verdict: 2 workload(s) or node group(s) would be at risk (exit 3)"),
+        "{verdict}"
+    );
+    assert!(
+        main.contains("<p class=\"verdict risk\" id=\"verdict\">"),
+        "drawn as a risk"
+    );
+
+    // Each workload's class as a badge beside its name, in words and in its colour's class.
+    let (web, row) = workload_row(&dom, "lab-ns-01/Deployment/demo-httpd");
+    assert!(row.contains("<span class=\"tag all\">all</span>"), "{row}");
+    assert_eq!(
+        web,
+        [
+            "all",
+            "lab-ns-01/Deployment/demo-httpd",
+            "loses 2 of 2",
+            "no PDB",
+            ""
+        ]
+    );
+    let (pg, row) = workload_row(&dom, "db/StatefulSet/pg");
+    assert!(
+        row.contains("<span class=\"tag majority\">majority</span>"),
+        "{row}"
+    );
+    assert_eq!(
+        pg,
+        [
+            "majority",
+            "db/StatefulSet/pg",
+            "loses 2 of 3",
+            "PDB db/pg lets 1 go",
+            ""
+        ]
+    );
+    // Worst first.
+    assert!(dom.find("demo-httpd</b>") < dom.find("StatefulSet/pg</b>"));
+
+    assert_the_browser_loads_nothing(&browser, &html);
 }

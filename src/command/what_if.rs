@@ -8,6 +8,8 @@ use tracing::warn;
 
 use super::Error;
 use crate::cli::WhatIfArgs;
+use crate::error_chain;
+use crate::outcome::Problem;
 use crate::plan::what_if::{self, Scenario};
 use crate::policy::Policy;
 use crate::report::what_if::WhatIfReport;
@@ -55,22 +57,42 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
         warn!("{warning}");
     }
     let runtime = super::runtime()?;
-    let looked = runtime
-        .block_on(run::look(&config))
-        .map_err(|e| Error::Look(Box::new(e)))?;
-    let problems: Vec<String> = looked.problems.iter().map(ToString::to_string).collect();
+    let looked = match runtime.block_on(run::look(&config)) {
+        Ok(looked) => looked,
+        // A backend failed: a machine reading --output json still gets one report saying why.
+        Err(error) => {
+            let error = Error::Look(Box::new(error));
+            let mut report = WhatIfReport::failed(Mode::DryRun, error_chain(&error), 1);
+            report.warnings = config.warnings;
+            return Ok(report);
+        }
+    };
+    let problems: Vec<String> = looked.problems.iter().map(problem).collect();
     let mut report = if looked.snapshot.inventory.is_none() {
         // vCenter could not be observed: the question has no answer, and that is a failure of
         // a backend, not of the input.
-        WhatIfReport::failed(Mode::DryRun, problems.join("; "), 1)
+        WhatIfReport::failed(Mode::DryRun, String::new(), 1)
     } else {
-        let mut report = answer(Mode::DryRun, &looked.snapshot, &config.policy, scenario)?;
-        report.errors = problems;
-        report
+        answer(Mode::DryRun, &looked.snapshot, &config.policy, scenario)?
     };
+    report.errors = problems;
     report.warnings = config.warnings;
     report.target = Some(looked.target);
     Ok(report)
+}
+
+/// What could not be observed, in a read-only command's words (a run's say what it left
+/// unchanged).
+fn problem(problem: &Problem) -> String {
+    match problem {
+        Problem::VcenterUnobserved(chain) => {
+            format!("vCenter could not be observed, so no ESXi host is known: {chain}")
+        }
+        Problem::MetricsUnavailable(chain) => {
+            format!("actual usage could not be read (what-if does not need it): {chain}")
+        }
+        Problem::NotPlanned(chain) => chain.clone(),
+    }
 }
 
 fn answer(

@@ -10,7 +10,9 @@ use super::what_if_html;
 use super::{Mode, OutputFormat, ReportWarning, Target};
 use crate::plan::ExposureClass;
 use crate::plan::exposure::Budget;
-use crate::plan::what_if::{HaImpact, NodeGroupImpact, Restart, Scenario, WhatIf, WorkloadImpact};
+use crate::plan::what_if::{
+    HaImpact, HaRule, NodeGroupImpact, Restart, Scenario, WhatIf, WorkloadImpact,
+};
 use crate::text::escaped;
 
 /// Exit code of `what-if` when a workload or node group would be left `all`, `majority` or
@@ -61,7 +63,8 @@ impl WhatIfReport {
             mode,
             answer: None,
             warnings: Vec::new(),
-            errors: vec![error],
+            // Empty: the caller fills `errors` (several problems).
+            errors: Some(error).filter(|e| !e.is_empty()).into_iter().collect(),
             exit_code,
             target: None,
         }
@@ -312,22 +315,41 @@ fn write_ha(out: &mut String, ha: &HaImpact) {
         let _ = writeln!(out, "  node VMs: {}", escaped(&ha.node_vms.join(", ")));
     }
     for rule in &ha.rules {
-        let hosts = escaped(&rule.other_hosts.join(", ")).to_string();
-        let vms = escaped(&rule.vms.join(", ")).to_string();
-        let line = match (rule.held, ha.respects_anti_affinity_rules) {
-            (true, _) => format!("HA will not restart {vms} on {hosts}"),
-            (false, Some(false)) => format!(
-                "HA may restart {vms} on {hosts}, next to another VM of the rule: it is told \
-                 not to respect anti-affinity rules during failover"
-            ),
-            (false, _) => format!(
-                "HA may restart {vms} on {hosts}, next to another VM of the rule: \
-                 das.respectVmVmAntiAffinityRules is not set"
-            ),
-        };
-        let _ = writeln!(out, "  rule {}: {line}", escaped(&rule.rule));
+        let _ = writeln!(
+            out,
+            "  rule {}: {}",
+            escaped(&rule.rule),
+            escaped(&rule_line(ha, rule))
+        );
     }
     out.push('\n');
+}
+
+/// Where HA may restart a rule's VMs, in words.
+pub fn rule_line(ha: &HaImpact, rule: &HaRule) -> String {
+    let hosts = rule.other_hosts.join(", ");
+    let vms = rule.vms.join(", ");
+    let why_not = match (ha.restart, ha.respects_anti_affinity_rules) {
+        (Restart::Unknown, _) => "HA's configuration was not observed",
+        (_, Some(false)) => "it is told not to respect anti-affinity rules during failover",
+        _ => "das.respectVmVmAntiAffinityRules is not set",
+    };
+    // With every VM of the rule down there is no other host to keep them from: what the rule
+    // still decides is whether they may come back on one host together.
+    match (rule.held, rule.other_hosts.is_empty()) {
+        (true, false) => format!("HA will not restart {vms} on {hosts}"),
+        (false, false) => {
+            format!("HA may restart {vms} on {hosts}, next to another VM of the rule: {why_not}")
+        }
+        (true, true) => format!(
+            "every VM of the rule is on a failed host ({vms}): HA will not restart two of them \
+             on one host"
+        ),
+        (false, true) => format!(
+            "every VM of the rule is on a failed host ({vms}): HA may restart them on one host \
+             together: {why_not}"
+        ),
+    }
 }
 
 pub fn restart_words(restart: Restart) -> &'static str {

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::html::{CONTENT_SECURITY_POLICY, escape};
-use super::what_if::{WhatIfReport, restart_words, verdict};
+use super::what_if::{WhatIfReport, restart_words, rule_line, verdict};
 use crate::plan::ExposureClass;
 use crate::plan::what_if::{NodeGroupImpact, WhatIf, WorkloadImpact};
 
@@ -210,13 +210,32 @@ fn consequences(out: &mut String, answer: &WhatIf) {
             restart_words(ha.restart),
             escape(&ha.detail)
         );
+        if !ha.node_vms.is_empty() {
+            let _ = writeln!(out, "<p>Node VMs: {}</p>", escape(&ha.node_vms.join(", ")));
+        }
+        if !ha.rules.is_empty() {
+            out.push_str("<ul class=\"ha-rules\">\n");
+            for rule in &ha.rules {
+                let _ = writeln!(
+                    out,
+                    "<li>rule <b>{}</b>: {}</li>",
+                    escape(&rule.rule),
+                    escape(&rule_line(ha, rule))
+                );
+            }
+            out.push_str("</ul>\n");
+        }
     }
     if !answer.drs_rules.is_empty() {
         let _ = writeln!(out, "<h2>DRS rules of ours</h2>\n<ul id=\"rules\">");
         for rule in &answer.drs_rules {
+            let moving = match rule.moving.is_empty() {
+                true => String::new(),
+                false => format!("; moving: {}", escape(&rule.moving.join(", "))),
+            };
             let _ = writeln!(
                 out,
-                "<li><b>{}</b>: {} VMs, {} hosts left: {}</li>",
+                "<li><b>{}</b>: {} VMs, {} hosts left: {}{moving}</li>",
                 escape(&rule.rule),
                 rule.vms,
                 rule.hosts_left,
@@ -224,7 +243,7 @@ fn consequences(out: &mut String, answer: &WhatIf) {
                     "still holds"
                 } else {
                     "cannot hold"
-                }
+                },
             );
         }
         out.push_str("</ul>\n");

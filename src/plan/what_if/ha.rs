@@ -40,7 +40,7 @@ pub struct HaImpact {
     /// `das.respectVmVmAntiAffinityRules`; absent when not set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub respects_anti_affinity_rules: Option<bool>,
-    /// Enabled anti-affinity rules with a VM on a failed host.
+    /// Enabled anti-affinity rules with a VM on a failed host, where HA may restart VMs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<HaRule>,
 }
@@ -55,7 +55,7 @@ pub struct HaRule {
     pub vms: Vec<String>,
     /// Hosts holding its other VMs.
     pub other_hosts: Vec<String>,
-    /// HA will not restart the VMs on `other_hosts`.
+    /// HA will not restart the VMs on `other_hosts` (it respects the rules).
     pub held: bool,
 }
 
@@ -66,13 +66,16 @@ pub(super) fn assess(view: &View, failed: &BTreeSet<&str>) -> Vec<HaImpact> {
         .as_ref()
         .expect("checked by what_if");
     let names = inventory.cluster_names();
-    let node_vms: BTreeSet<&str> = view
-        .nodes
-        .iter()
-        .filter_map(|n| n.placement.as_ref()?.vm.map(|vm| vm.name.as_str()))
-        .collect();
     let mut impacts = Vec::new();
     for (index, cluster) in inventory.clusters.iter().enumerate() {
+        // By cluster: VM names repeat across datacenters.
+        let node_vms: BTreeSet<&str> = view
+            .nodes
+            .iter()
+            .filter_map(|n| n.placement.as_ref())
+            .filter(|p| p.cluster_index == index)
+            .filter_map(|p| p.vm.map(|vm| vm.name.as_str()))
+            .collect();
         let failed_hosts: Vec<String> = cluster
             .hosts
             .iter()
@@ -93,9 +96,14 @@ pub(super) fn assess(view: &View, failed: &BTreeSet<&str>) -> Vec<HaImpact> {
             .ha
             .as_ref()
             .and_then(|ha| ha.respect_vm_anti_affinity_rules);
+        // Where HA restarts nothing, no rule decides where the VMs come back.
+        let restarts = !matches!(restart, Restart::HaDisabled | Restart::PriorityDisabled);
         impacts.push(HaImpact {
             cluster: names[index].clone(),
-            rules: rules(cluster, failed, respects == Some(true)),
+            rules: match restarts {
+                true => rules(cluster, failed, respects == Some(true)),
+                false => Vec::new(),
+            },
             failed_hosts,
             node_vms: vms,
             restart,
