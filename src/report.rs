@@ -18,7 +18,6 @@ mod record;
 pub mod risk;
 mod warning;
 pub mod what_if;
-mod what_if_html;
 
 use std::fmt::Write as _;
 use std::io::Write as _;

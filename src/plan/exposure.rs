@@ -21,11 +21,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::drs::{Workload, workload};
 use super::drs_change::DrsRuleChange;
 use super::feasibility::node_admits;
 use super::index::{NodeIx, PerNode, PerPod, PodIx};
 use super::view::{PodState, View};
+use super::workload::{Workload, workload};
 use crate::hash::HashMap;
 use crate::snapshot::{Pdb, Pod};
 

@@ -26,6 +26,7 @@ mod view;
 mod vocabulary;
 mod warning;
 pub mod what_if;
+mod workload;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -1,12 +1,13 @@
 //! The `what-if` report: the answer of `plan::what_if` with how it was got (offline or live),
-//! its warnings and errors, as text, one JSON document, or one HTML page (`what_if_html`).
+//! its warnings and errors, as text, one JSON document, or one HTML page (`html`).
+
+mod html;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 use serde::Serialize;
 
-use super::what_if_html;
 use super::{Mode, OutputFormat, ReportWarning, Target};
 use crate::plan::ExposureClass;
 use crate::plan::exposure::Budget;
@@ -76,7 +77,7 @@ impl WhatIfReport {
             OutputFormat::Json => {
                 serde_json::to_string_pretty(self).expect("a report always serializes") + "\n"
             }
-            OutputFormat::Html => what_if_html::render(self),
+            OutputFormat::Html => html::render(self),
         };
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(text.as_bytes())?;

@@ -6,10 +6,10 @@
 
 use std::fmt::Write as _;
 
-use super::html::{CONTENT_SECURITY_POLICY, escape};
-use super::what_if::{WhatIfReport, restart_words, rule_line, verdict};
+use super::{WhatIfReport, restart_words, rule_line, verdict};
 use crate::plan::ExposureClass;
 use crate::plan::what_if::{NodeGroupImpact, WhatIf, WorkloadImpact};
+use crate::report::html::{CONTENT_SECURITY_POLICY, escape};
 
 const STYLE: &str = "\
 body { margin: 0; font: 14px/1.4 system-ui, -apple-system, \"Segoe UI\", sans-serif; color: #1d2733; }

@@ -1,0 +1,37 @@
+//! A workload: the controller of a set of pods, as DRS rules, exposure and what-if name it. Below
+//! them all (it reads only a pod), so each imports it without a circle.
+
+use crate::snapshot::Pod;
+
+/// A workload: the controller of a set of pods (a Deployment for ReplicaSets that carry the
+/// Deployment's `pod-template-hash`, so a rollout does not rename the rule).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Workload {
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+}
+
+impl Workload {
+    /// `namespace/Kind/name`, as the report names it.
+    pub fn display(&self) -> String {
+        format!("{}/{}/{}", self.namespace, self.kind, self.name)
+    }
+}
+
+/// The workload a pod belongs to, when it has a controller.
+pub fn workload(pod: &Pod) -> Option<Workload> {
+    let owner = pod.controller()?;
+    let (kind, name) = match (owner.kind.as_ref(), pod.labels.get("pod-template-hash")) {
+        ("ReplicaSet", Some(hash)) => match owner.name.strip_suffix(&format!("-{hash}")) {
+            Some(deployment) if !deployment.is_empty() => ("Deployment", deployment.to_string()),
+            _ => ("ReplicaSet", owner.name.to_string()),
+        },
+        (kind, _) => (kind, owner.name.to_string()),
+    };
+    Some(Workload {
+        namespace: pod.namespace.to_string(),
+        kind: kind.to_string(),
+        name,
+    })
+}
