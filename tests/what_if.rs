@@ -1,5 +1,5 @@
 //! `what-if` golden tests: every folder in `tests/fixtures/what-if/` holds a `snapshot.yaml`, a
-//! `policy.yaml` and a `scenario.yaml` (`hostsFail: [HOST, …]` or `maintenance: HOST`); the JSON
+//! `policy.yaml` and `args`, the command's flags (`--host-fails HOST…` or `--maintenance HOST`); the JSON
 //! report of the answer must equal the committed insta snapshot
 //! `tests/snapshots/what-if-<folder>.snap`, and its text report the `.txt` one beside it.
 //!
@@ -15,21 +15,25 @@ use vsphere_descheduler::{policy, snapshot};
 /// The fixtures' fixed "now", as the planner's golden tests have it.
 const NOW: &str = "2026-11-21T09:00:00Z";
 
+/// The scenario of a fixture's `args`: `what-if`'s own flags, `--host-fails HOST` (repeated) or
+/// `--maintenance HOST`.
 fn scenario(case: &Path) -> Scenario {
-    let text = std::fs::read_to_string(case.join("scenario.yaml")).expect("scenario.yaml");
-    let value: serde_json::Value = serde_saphyr::from_str(&text).expect("scenario.yaml is YAML");
-    let name = |v: &serde_json::Value| v.as_str().expect("a host name").to_string();
-    match (value.get("hostsFail"), value.get("maintenance")) {
-        (Some(hosts), None) => Scenario::HostsFail(
-            hosts
-                .as_array()
-                .expect("hostsFail is a list")
-                .iter()
-                .map(name)
-                .collect(),
+    let text = std::fs::read_to_string(case.join("args")).expect("args");
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let hosts = |flag: &str| -> Vec<String> {
+        words
+            .windows(2)
+            .filter(|pair| pair[0] == flag)
+            .map(|pair| pair[1].to_string())
+            .collect()
+    };
+    match (hosts("--host-fails"), hosts("--maintenance").as_slice()) {
+        (failing, []) if !failing.is_empty() => Scenario::HostsFail(failing),
+        (failing, [host]) if failing.is_empty() => Scenario::Maintenance(host.clone()),
+        _ => panic!(
+            "{}: --host-fails HOST… or --maintenance HOST",
+            case.display()
         ),
-        (None, Some(host)) => Scenario::Maintenance(name(host)),
-        _ => panic!("{}: one of hostsFail and maintenance", case.display()),
     }
 }
 
@@ -51,7 +55,7 @@ fn report(case: &Path) -> WhatIfReport {
 #[test]
 fn every_what_if_fixture_answers_as_recorded() {
     let mut count = 0;
-    insta::glob!("fixtures/what-if/*/scenario.yaml", |path| {
+    insta::glob!("fixtures/what-if/*/args", |path| {
         count += 1;
         let case = path.parent().expect("a fixture folder");
         let name = case
