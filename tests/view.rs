@@ -548,9 +548,8 @@ fn the_demo_s_what_if_page_leads_with_the_verdict_and_marks_each_workload_s_clas
         [
             "all",
             "lab-ns-01/Deployment/demo-httpd",
-            "loses 2 of 2",
-            "no PDB",
-            ""
+            "loses 2 of 2 pod(s)",
+            "no PodDisruptionBudget",
         ]
     );
     let (pg, row) = workload_row(&dom, "db/StatefulSet/pg");
@@ -563,9 +562,8 @@ fn the_demo_s_what_if_page_leads_with_the_verdict_and_marks_each_workload_s_clas
         [
             "majority",
             "db/StatefulSet/pg",
-            "loses 2 of 3",
-            "PDB db/pg lets 1 go",
-            ""
+            "loses 2 of 3 pod(s)",
+            "PodDisruptionBudget db/pg lets 1 go at once",
         ]
     );
     // Worst first.

@@ -12,7 +12,7 @@ use super::{Mode, OutputFormat, ReportWarning, Target};
 use crate::plan::ExposureClass;
 use crate::plan::exposure::Budget;
 use crate::plan::what_if::{
-    HaImpact, HaRule, NodeGroupImpact, Restart, Scenario, WhatIf, WorkloadImpact,
+    HaImpact, HaRule, NodeGroupImpact, Restart, RuleImpact, Scenario, WhatIf, WorkloadImpact,
 };
 use crate::text::escaped;
 
@@ -363,26 +363,28 @@ pub fn restart_words(restart: Restart) -> &'static str {
     }
 }
 
+/// `rule  3 VM(s), 2 host(s) left: cannot hold; moving: worker-d`, unescaped.
+fn rule_impact_line(rule: &RuleImpact) -> String {
+    let moving = match rule.moving.is_empty() {
+        true => String::new(),
+        false => format!("; moving: {}", rule.moving.join(", ")),
+    };
+    let holds = if rule.satisfiable {
+        "still holds"
+    } else {
+        "cannot hold"
+    };
+    format!(
+        "{}  {} VM(s), {} host(s) left: {holds}{moving}",
+        rule.rule, rule.vms, rule.hosts_left
+    )
+}
+
 fn write_maintenance(out: &mut String, answer: &WhatIf) {
     if !answer.drs_rules.is_empty() {
         let _ = writeln!(out, "DRS rules of ours");
         for rule in &answer.drs_rules {
-            let moving = match rule.moving.is_empty() {
-                true => String::new(),
-                false => format!("; moving: {}", escaped(&rule.moving.join(", "))),
-            };
-            let _ = writeln!(
-                out,
-                "  {}  {} VM(s), {} host(s) left: {}{moving}",
-                escaped(&rule.rule),
-                rule.vms,
-                rule.hosts_left,
-                if rule.satisfiable {
-                    "still holds"
-                } else {
-                    "cannot hold"
-                }
-            );
+            let _ = writeln!(out, "  {}", escaped(&rule_impact_line(rule)));
         }
         out.push('\n');
     }

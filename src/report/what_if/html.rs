@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::{WhatIfReport, restart_words, rule_line, verdict};
+use super::{WhatIfReport, budget, outcome, restart_words, rule_impact_line, rule_line, verdict};
 use crate::plan::ExposureClass;
 use crate::plan::what_if::{NodeGroupImpact, WhatIf, WorkloadImpact};
 use crate::report::html::{CONTENT_SECURITY_POLICY, escape};
@@ -110,36 +110,14 @@ fn workloads(out: &mut String, workloads: &[WorkloadImpact]) {
     }
     out.push_str("<table id=\"workloads\">\n");
     for workload in workloads {
-        let what = match (workload.lost, workload.busiest_host) {
-            (Some(lost), _) => format!("loses {lost} of {}", workload.pods),
-            (None, Some(b)) if b.at_least == b.at_most => format!(
-                "{} move; busiest host then holds {} of {}",
-                workload.moving.unwrap_or(0),
-                b.at_most,
-                workload.pods
-            ),
-            (None, Some(b)) => format!(
-                "{} move; busiest host then holds {} to {} of {}",
-                workload.moving.unwrap_or(0),
-                b.at_least,
-                b.at_most,
-                workload.pods
-            ),
-            (None, None) => String::new(),
-        };
-        let budget = match &workload.budget {
-            Some(b) => format!("PDB {} lets {} go", escape(&b.pdb), b.tolerates),
-            None => "no PDB".to_string(),
-        };
-        let kept = match &workload.kept_apart_by {
-            Some(rule) => format!("kept apart by {}", escape(rule)),
-            None => String::new(),
-        };
+        // The text report's sentences; `escaped` there leaves nothing HTML would read as markup.
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td><b>{}</b></td><td>{what}</td><td>{budget}</td><td>{kept}</td></tr>",
+            "<tr><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td></tr>",
             badge(workload.class, workload.exact),
-            escape(&workload.workload)
+            escape(&workload.workload),
+            escape(&outcome(workload)),
+            escape(&budget(workload.budget.as_ref()))
         );
     }
     out.push_str("</table>\n");
@@ -229,22 +207,7 @@ fn consequences(out: &mut String, answer: &WhatIf) {
     if !answer.drs_rules.is_empty() {
         let _ = writeln!(out, "<h2>DRS rules of ours</h2>\n<ul id=\"rules\">");
         for rule in &answer.drs_rules {
-            let moving = match rule.moving.is_empty() {
-                true => String::new(),
-                false => format!("; moving: {}", escape(&rule.moving.join(", "))),
-            };
-            let _ = writeln!(
-                out,
-                "<li><b>{}</b>: {} VMs, {} hosts left: {}{moving}</li>",
-                escape(&rule.rule),
-                rule.vms,
-                rule.hosts_left,
-                if rule.satisfiable {
-                    "still holds"
-                } else {
-                    "cannot hold"
-                },
-            );
+            let _ = writeln!(out, "<li>{}</li>", escape(&rule_impact_line(rule)));
         }
         out.push_str("</ul>\n");
     }
