@@ -9,10 +9,9 @@ use std::io::Write as _;
 use serde::Serialize;
 
 use super::{Mode, OutputFormat, ReportWarning, Target};
-use crate::plan::ExposureClass;
 use crate::plan::exposure::Budget;
 use crate::plan::what_if::{
-    HaImpact, HaRule, NodeGroupImpact, Restart, RuleImpact, Scenario, WhatIf, WorkloadImpact,
+    HaImpact, HaRule, NodeGroupImpact, Outcome, Restart, RuleImpact, Scenario, WhatIf,
 };
 use crate::text::escaped;
 
@@ -170,7 +169,7 @@ fn write_workloads(out: &mut String, answer: &WhatIf) {
     let at_risk = answer
         .workloads
         .iter()
-        .filter(|w| w.class.at_risk())
+        .filter(|w| w.outcome.class.at_risk())
         .count();
     if answer.workloads.is_empty() {
         let _ = writeln!(out, "Workloads: none touched\n");
@@ -185,9 +184,9 @@ fn write_workloads(out: &mut String, answer: &WhatIf) {
         let _ = writeln!(
             out,
             "  [{}] {}  {}, {}",
-            tag(workload.class, workload.exact),
+            tag(&workload.outcome),
             escaped(&workload.workload),
-            outcome(workload),
+            outcome(&workload.outcome, workload.pods, Unit::Pods),
             budget(workload.budget.as_ref())
         );
     }
@@ -195,30 +194,44 @@ fn write_workloads(out: &mut String, answer: &WhatIf) {
 }
 
 /// `all` for a certain outcome, `majority at worst` for a bound.
-fn tag(class: ExposureClass, exact: bool) -> String {
-    match exact {
-        true => class.as_str().to_string(),
-        false => format!("{} at worst", class.as_str()),
+fn tag(outcome: &Outcome) -> String {
+    match outcome.exact {
+        true => outcome.class.as_str().to_string(),
+        false => format!("{} at worst", outcome.class.as_str()),
     }
 }
 
-fn outcome(workload: &WorkloadImpact) -> String {
-    if let Some(lost) = workload.lost {
-        return format!("loses {lost} of {} pod(s)", workload.pods);
-    }
-    let moving = workload.moving.unwrap_or(0);
-    let busiest = match workload.busiest_host {
-        Some(b) if b.at_least == b.at_most => format!("{}", b.at_most),
-        Some(b) => format!("{} to {}", b.at_least, b.at_most),
-        None => "?".to_string(),
+/// What a workload's pods are counted in, or a node group's nodes.
+#[derive(Clone, Copy)]
+enum Unit {
+    Pods,
+    Nodes,
+}
+
+/// `loses 2 of 3 pod(s)`, or what moves and the busiest host then, with the rule that keeps
+/// the VMs apart.
+fn outcome(outcome: &Outcome, total: usize, unit: Unit) -> String {
+    let (things, movers) = match unit {
+        Unit::Pods => ("pod(s)", "pod(s) move with their VMs"),
+        Unit::Nodes => ("node(s)", "node VM(s) move"),
     };
-    let kept = match &workload.kept_apart_by {
+    if let Some(lost) = outcome.lost {
+        return format!("loses {lost} of {total} {things}");
+    }
+    let Some(bound) = outcome.busiest_host else {
+        return format!("none of its {total} {things} moves");
+    };
+    let busiest = match bound.at_least == bound.at_most {
+        true => bound.at_most.to_string(),
+        false => format!("{} to {}", bound.at_least, bound.at_most),
+    };
+    let kept = match &outcome.kept_apart_by {
         Some(rule) => format!(" (rule {} keeps its VMs apart)", escaped(rule)),
         None => String::new(),
     };
     format!(
-        "{moving} pod(s) move with their VMs; the busiest host then holds {busiest} of {}{kept}",
-        workload.pods
+        "{} {movers}; the busiest host then holds {busiest} of {total}{kept}",
+        outcome.moving.unwrap_or(0)
     )
 }
 
@@ -239,23 +252,12 @@ fn write_node_groups(out: &mut String, groups: &[NodeGroupImpact]) {
     }
     let _ = writeln!(out, "Node groups");
     for group in groups {
-        let what = match (group.lost, group.moving, group.busiest_host) {
-            (Some(lost), _, _) => format!("loses {lost} of {} node(s)", group.nodes),
-            (_, Some(moving), Some(b)) => format!(
-                "{moving} node VM(s) move; the busiest host then holds {} of {}",
-                match b.at_least == b.at_most {
-                    true => b.at_most.to_string(),
-                    false => format!("{} to {}", b.at_least, b.at_most),
-                },
-                group.nodes
-            ),
-            _ => format!("none of its {} node(s) moves", group.nodes),
-        };
         let _ = writeln!(
             out,
-            "  [{}] {}  {what}",
-            tag(group.class, group.exact),
-            escaped(&group.node_group)
+            "  [{}] {}  {}",
+            tag(&group.outcome),
+            escaped(&group.node_group),
+            outcome(&group.outcome, group.nodes, Unit::Nodes)
         );
     }
     out.push('\n');

@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::super::exposure::ExposureClass;
 use super::super::feasibility;
 use super::super::index::PodIx;
 use super::super::view::{PodState, View};
-use super::{NodeGroupImpact, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now};
+use super::{
+    NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now,
+};
 use crate::policy::{EvictorArgs, Policy};
 use crate::snapshot::{Pod, Snapshot};
 
@@ -69,19 +70,14 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
             .map(|(_, pods)| pods)
             .sum();
         let tolerates = member.budget.as_ref().map(|b| b.tolerates);
-        let class = ExposureClass::of(member.pods, lost, tolerates);
-        whatif.counts.add(class);
+        let outcome = Outcome::lost(lost, member.pods, tolerates);
+        whatif.counts.add(outcome.class);
         if lost > 0 {
             whatif.workloads.push(WorkloadImpact {
                 workload: member.name,
                 pods: member.pods,
                 budget: member.budget,
-                lost: Some(lost),
-                moving: None,
-                busiest_host: None,
-                kept_apart_by: None,
-                class,
-                exact: true,
+                outcome,
             });
         }
     }
@@ -90,12 +86,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
         whatif.node_groups.push(NodeGroupImpact {
             node_group: group,
             nodes: nodes.len(),
-            lost: Some(lost),
-            moving: None,
-            busiest_host: None,
-            kept_apart_by: None,
-            class: ExposureClass::of(nodes.len(), lost, None),
-            exact: true,
+            outcome: Outcome::lost(lost, nodes.len(), None),
         });
     }
     whatif.pdbs = pdbs(&view, &down);

@@ -12,7 +12,7 @@ use super::super::exposure::ExposureClass;
 use super::super::index::NodeIx;
 use super::super::view::View;
 use super::{
-    Bound, NodeGroupImpact, WhatIf, WorkloadImpact, drs_automated, find_host, group_nodes,
+    Bound, NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, drs_automated, find_host, group_nodes,
     hosts_now, members, view_now,
 };
 use crate::inventory::{Cluster, RuleKind};
@@ -93,18 +93,18 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, host: &str) -> WhatIf
         let tolerates = member.budget.as_ref().map(|b| b.tolerates);
         let kept = keeping_rule(&view, &moving, member.per_node.keys().copied());
         let bound = bound(&units, &moving.left, kept.is_some());
-        let class = ExposureClass::of(member.pods, bound.at_most, tolerates);
-        whatif.counts.add(class);
+        let outcome = Outcome::moved(
+            units.moving.iter().sum(),
+            Some(bound),
+            kept,
+            (member.pods, tolerates),
+        );
+        whatif.counts.add(outcome.class);
         whatif.workloads.push(WorkloadImpact {
             workload: member.name,
             pods: member.pods,
             budget: member.budget,
-            lost: None,
-            moving: Some(units.moving.iter().sum()),
-            busiest_host: Some(bound),
-            kept_apart_by: kept,
-            class,
-            exact: bound.at_least == bound.at_most,
+            outcome,
         });
     }
     whatif.node_groups = node_groups(&view, &moving);
@@ -204,16 +204,10 @@ fn node_groups(view: &View, moving: &Move) -> Vec<NodeGroupImpact> {
                 let kept = keeping_rule(view, moving, nodes.iter().copied());
                 (Some(bound(&units, &moving.left, kept.is_some())), kept)
             };
-            let worst = bound.map_or(0, |b| b.at_most);
             NodeGroupImpact {
                 node_group: group,
                 nodes: nodes.len(),
-                lost: None,
-                moving: Some(count),
-                busiest_host: bound,
-                kept_apart_by: kept,
-                class: ExposureClass::of(nodes.len(), worst, None),
-                exact: bound.is_none_or(|b| b.at_least == b.at_most),
+                outcome: Outcome::moved(count, bound, kept, (nodes.len(), None)),
             }
         })
         .collect()

@@ -115,13 +115,31 @@ pub struct WorkloadImpact {
     pub pods: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
-    /// Pods on the failed hosts (a failure: exact).
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// One node group under the scenario: its nodes, one per VM.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeGroupImpact {
+    pub node_group: String,
+    pub nodes: usize,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// What the scenario does to a workload's pods (or a node group's nodes).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    /// Those on the failed hosts (a failure: exact).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost: Option<usize>,
-    /// Pods on the VMs that move (maintenance).
+    /// Those on the VMs that move (maintenance).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moving: Option<usize>,
-    /// The most pods one host holds afterwards (maintenance): exact where `exact`.
+    /// The most one host holds afterwards (maintenance, when anything moves).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub busiest_host: Option<Bound>,
     /// The DRS rule that keeps its VMs apart while they move (maintenance).
@@ -133,32 +151,45 @@ pub struct WorkloadImpact {
     pub exact: bool,
 }
 
+impl Outcome {
+    /// `lost` of `total` gone with the failed hosts.
+    fn lost(lost: usize, total: usize, tolerates: Option<usize>) -> Outcome {
+        Outcome {
+            lost: Some(lost),
+            moving: None,
+            busiest_host: None,
+            kept_apart_by: None,
+            class: ExposureClass::of(total, lost, tolerates),
+            exact: true,
+        }
+    }
+
+    /// `moving` of `total` moved with their VMs, the busiest host then within `bound` (none:
+    /// nothing moves).
+    fn moved(
+        moving: usize,
+        bound: Option<Bound>,
+        kept_apart_by: Option<String>,
+        (total, tolerates): (usize, Option<usize>),
+    ) -> Outcome {
+        let worst = bound.map_or(0, |b| b.at_most);
+        Outcome {
+            lost: None,
+            moving: Some(moving),
+            busiest_host: bound,
+            kept_apart_by,
+            class: ExposureClass::of(total, worst, tolerates),
+            exact: bound.is_none_or(|b| b.at_least == b.at_most),
+        }
+    }
+}
+
 /// Between `at_least` and `at_most`, where DRS decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Bound {
     pub at_least: usize,
     pub at_most: usize,
-}
-
-/// One node group under the scenario.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeGroupImpact {
-    pub node_group: String,
-    pub nodes: usize,
-    /// Nodes on the failed hosts (a failure).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lost: Option<usize>,
-    /// Nodes whose VMs move (maintenance).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub moving: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub busiest_host: Option<Bound>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kept_apart_by: Option<String>,
-    pub class: ExposureClass,
-    pub exact: bool,
 }
 
 /// Answers the question on the cluster as it is now.
@@ -183,16 +214,16 @@ pub fn what_if(
     whatif.scenario = scenario.clone();
     whatif
         .workloads
-        .sort_by(|a, b| (a.class, &a.workload).cmp(&(b.class, &b.workload)));
+        .sort_by(|a, b| (a.outcome.class, &a.workload).cmp(&(b.outcome.class, &b.workload)));
     whatif.at_risk = whatif
         .workloads
         .iter()
-        .filter(|w| w.class.at_risk())
+        .filter(|w| w.outcome.class.at_risk())
         .count()
         + whatif
             .node_groups
             .iter()
-            .filter(|g| g.class.at_risk())
+            .filter(|g| g.outcome.class.at_risk())
             .count();
     Ok(whatif)
 }
@@ -453,7 +484,7 @@ mod tests {
         let classes: Vec<(&str, Option<usize>, ExposureClass)> = answer
             .workloads
             .iter()
-            .map(|w| (w.workload.as_str(), w.lost, w.class))
+            .map(|w| (w.workload.as_str(), w.outcome.lost, w.outcome.class))
             .collect();
         assert_eq!(
             classes,
@@ -462,7 +493,7 @@ mod tests {
                 ("db/ReplicaSet/pg-rs", Some(1), ExposureClass::Tolerated),
             ]
         );
-        assert!(answer.workloads.iter().all(|w| w.exact));
+        assert!(answer.workloads.iter().all(|w| w.outcome.exact));
         assert_eq!(answer.at_risk, 1);
         assert!(!answer.tolerated());
         assert_eq!(answer.hosts[0].nodes, ["w1", "w2"]);
@@ -584,9 +615,9 @@ mod tests {
             .iter()
             .find(|w| w.workload == "db/ReplicaSet/pg-rs")
             .expect("pg moves");
-        assert_eq!(pg.moving, Some(1));
+        assert_eq!(pg.outcome.moving, Some(1));
         assert_eq!(
-            pg.busiest_host,
+            pg.outcome.busiest_host,
             Some(Bound {
                 at_least: 2,
                 at_most: 2
@@ -599,13 +630,16 @@ mod tests {
             .expect("web moves");
         // Two VMs move: at best one on each host left, at worst both on one.
         assert_eq!(
-            web.busiest_host,
+            web.outcome.busiest_host,
             Some(Bound {
                 at_least: 1,
                 at_most: 2
             })
         );
-        assert_eq!((web.class, web.exact), (ExposureClass::All, false));
+        assert_eq!(
+            (web.outcome.class, web.outcome.exact),
+            (ExposureClass::All, false)
+        );
         let capacity = answer.capacity.expect("maintenance has capacity");
         assert_eq!(
             (capacity.usable_hosts_now, capacity.usable_hosts_after),
@@ -629,15 +663,18 @@ mod tests {
             .find(|w| w.workload == "shop/ReplicaSet/web-rs")
             .expect("web moves");
         assert_eq!(
-            web.busiest_host,
+            web.outcome.busiest_host,
             Some(Bound {
                 at_least: 1,
                 at_most: 1
             })
         );
-        assert_eq!((web.class, web.exact), (ExposureClass::Tolerated, true));
         assert_eq!(
-            web.kept_apart_by.as_deref(),
+            (web.outcome.class, web.outcome.exact),
+            (ExposureClass::Tolerated, true)
+        );
+        assert_eq!(
+            web.outcome.kept_apart_by.as_deref(),
             Some("vsphere-descheduler:k8s:shop:ReplicaSet/web-rs")
         );
         assert_eq!(answer.drs_rules.len(), 1);
@@ -654,7 +691,12 @@ mod tests {
         );
         let answer = maintenance(lab, "esxi-1", &policy(vec![]));
         assert!(!answer.drs_rules[0].satisfiable);
-        assert!(answer.workloads.iter().all(|w| w.kept_apart_by.is_none()));
+        assert!(
+            answer
+                .workloads
+                .iter()
+                .all(|w| w.outcome.kept_apart_by.is_none())
+        );
     }
 
     #[test]
@@ -690,13 +732,13 @@ mod tests {
         .expect("an answer");
         let group = &failed.node_groups[0];
         assert_eq!(
-            (group.lost, group.class),
+            (group.outcome.lost, group.outcome.class),
             (Some(2), ExposureClass::Majority)
         );
         let moved = maintenance(grouped(), "esxi-2", &policy);
-        assert_eq!(moved.node_groups[0].moving, Some(1));
+        assert_eq!(moved.node_groups[0].outcome.moving, Some(1));
         assert_eq!(
-            moved.node_groups[0].class,
+            moved.node_groups[0].outcome.class,
             ExposureClass::All,
             "at worst w3 joins w1 and w2"
         );

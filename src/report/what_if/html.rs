@@ -6,9 +6,10 @@
 
 use std::fmt::Write as _;
 
-use super::{WhatIfReport, budget, outcome, restart_words, rule_impact_line, rule_line, verdict};
-use crate::plan::ExposureClass;
-use crate::plan::what_if::{NodeGroupImpact, WhatIf, WorkloadImpact};
+use super::{
+    Unit, WhatIfReport, budget, outcome, restart_words, rule_impact_line, rule_line, tag, verdict,
+};
+use crate::plan::what_if::{NodeGroupImpact, Outcome, WhatIf, WorkloadImpact};
 use crate::report::html::{CONTENT_SECURITY_POLICY, escape};
 
 const STYLE: &str = "\
@@ -70,12 +71,12 @@ pub fn render(report: &WhatIfReport) -> String {
     out
 }
 
-fn badge(class: ExposureClass, exact: bool) -> String {
-    let words = match exact {
-        true => class.as_str().to_string(),
-        false => format!("{} at worst", class.as_str()),
-    };
-    format!("<span class=\"tag {}\">{words}</span>", class.as_str())
+fn badge(outcome: &Outcome) -> String {
+    format!(
+        "<span class=\"tag {}\">{}</span>",
+        outcome.class.as_str(),
+        tag(outcome)
+    )
 }
 
 fn hosts(out: &mut String, answer: &WhatIf) {
@@ -114,9 +115,9 @@ fn workloads(out: &mut String, workloads: &[WorkloadImpact]) {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td></tr>",
-            badge(workload.class, workload.exact),
+            badge(&workload.outcome),
             escape(&workload.workload),
-            escape(&outcome(workload)),
+            escape(&outcome(&workload.outcome, workload.pods, Unit::Pods)),
             escape(&budget(workload.budget.as_ref()))
         );
     }
@@ -129,16 +130,12 @@ fn node_groups(out: &mut String, groups: &[NodeGroupImpact]) {
     }
     let _ = writeln!(out, "<h2>Node groups</h2>\n<table id=\"node-groups\">");
     for group in groups {
-        let what = match (group.lost, group.moving) {
-            (Some(lost), _) => format!("loses {lost} of {} nodes", group.nodes),
-            (_, Some(moving)) => format!("{moving} of {} node VMs move", group.nodes),
-            _ => String::new(),
-        };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td><b>{}</b></td><td>{what}</td></tr>",
-            badge(group.class, group.exact),
-            escape(&group.node_group)
+            "<tr><td>{}</td><td><b>{}</b></td><td>{}</td></tr>",
+            badge(&group.outcome),
+            escape(&group.node_group),
+            escape(&outcome(&group.outcome, group.nodes, Unit::Nodes))
         );
     }
     out.push_str("</table>\n");
