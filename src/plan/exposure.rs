@@ -341,10 +341,12 @@ impl<'v> HostIds<'v> {
     }
 }
 
-/// The pods of each workload that ran before the plan, by workload. Grouped by controller uid
-/// first, so the pass over every pod builds no names.
+/// The pods of each workload that ran before the plan, by workload. Grouped by controller
+/// (namespace, kind and name: snapshot files may repeat or leave out uids) first, so the pass
+/// over every pod builds no names.
 pub(super) fn group_pods<'a>(view: &View<'a>) -> Vec<(Workload, Vec<PodIx>)> {
-    let mut by_controller: HashMap<&str, (&'a Pod, Vec<PodIx>)> = HashMap::default();
+    type Controller<'p> = (&'p str, &'p str, &'p str);
+    let mut by_controller: HashMap<Controller<'a>, (&'a Pod, Vec<PodIx>)> = HashMap::default();
     for (index, pod) in view.pods() {
         if !ran_before(view, index, pod) {
             continue;
@@ -357,7 +359,7 @@ pub(super) fn group_pods<'a>(view: &View<'a>) -> Vec<(Workload, Vec<PodIx>)> {
             continue;
         }
         by_controller
-            .entry(owner.uid.as_ref())
+            .entry((&pod.namespace, &owner.kind, &owner.name))
             .or_insert_with(|| (pod, Vec::new()))
             .1
             .push(index);

@@ -20,6 +20,7 @@ pub mod labels;
 pub mod phases;
 mod plugins;
 mod protection;
+mod rollout;
 mod scoring;
 mod selector_index;
 mod view;
@@ -202,6 +203,8 @@ pub(crate) struct Planner<'a> {
     tried: BTreeSet<(PodIx, PluginKind)>,
     /// Nodes with planned label changes, which evictions may depend on.
     relabelled: dependencies::Relabelling,
+    /// Workloads rolling out, none of whose pods is evicted.
+    rollouts: rollout::Rollouts,
 }
 
 /// What an eviction needs in the way of a better place.
@@ -252,6 +255,7 @@ impl<'a> Planner<'a> {
             plan,
             tried: BTreeSet::new(),
             relabelled,
+            rollouts: rollout::Rollouts::find(snapshot),
         }
     }
 
@@ -322,6 +326,13 @@ impl<'a> Planner<'a> {
         if !protections.is_empty() {
             let detail = protection::detail(&protections);
             return self.skip(context, pod, SkipReason::Protected, detail);
+        }
+        // A running replica only: evicting a finished pod takes nothing the rollout needs.
+        if self.view.state[pod] == PodState::Active
+            && let Some(rollout) = self.rollouts.of(self.view.pod(pod))
+        {
+            let detail = rollout.to_string();
+            return self.skip(context, pod, SkipReason::RolloutInProgress, detail);
         }
         let landing = match self.landing(context, pod, fit) {
             Ok(landing) => landing,

@@ -109,6 +109,9 @@ pub enum SkipReason {
     /// A utilization plugin reads actual usage, and the snapshot has no `metrics.k8s.io`
     /// PodMetrics for the pod: what moving it would free is unknown.
     NoMetrics,
+    /// Its workload is rolling out (pods of more than one ReplicaSet or revision): its
+    /// controller is replacing pods already.
+    RolloutInProgress,
 }
 
 impl SkipReason {
@@ -120,6 +123,7 @@ impl SkipReason {
             SkipReason::Limit => "limit",
             SkipReason::WouldReturn => "would-return",
             SkipReason::NoMetrics => "no-metrics",
+            SkipReason::RolloutInProgress => "rollout-in-progress",
         }
     }
 }
