@@ -564,7 +564,11 @@ def test_the_value_turns_it_off_and_the_notes_stay_quiet():
 def test_the_notes_show_how_to_see_it_refuse():
     text = notes()
     assert f"ValidatingAdmissionPolicy {FULLNAME} lets the runs change nothing on a node but the labels {HOST}, {CLUSTER}" in text
-    assert f"kubectl patch node NODE --as={ACCOUNT} --dry-run=server" in text
+    # Server-side apply reaches the policy; kubectl patch reads the node first, which the
+    # account may not, and stops at RBAC (what a real API server showed).
+    assert f"kubectl apply --server-side --dry-run=server --as={ACCOUNT} --field-manager=probe -f -" in text
+    assert "metadata: {name: NODE, labels: {example.com/probe: x}}" in text
+    assert "kubectl patch node" not in text
 
 
 def test_other_objects_do_not_depend_on_it():
