@@ -25,7 +25,7 @@ use super::drs_change::DrsRuleChange;
 use super::feasibility::node_admits;
 use super::index::{NodeIx, PerNode, PerPod, PodIx};
 use super::view::{PodState, View};
-use super::workload::{Workload, workload};
+use super::workload::{Workload, belongs_to_its_node, workload};
 use crate::hash::HashMap;
 use crate::snapshot::{Pdb, Pod};
 
@@ -185,6 +185,14 @@ pub struct WorkloadExposure {
     pub topologies: Vec<TopologyExposure>,
 }
 
+impl WorkloadExposure {
+    /// The class of its best spread: what `unavoidable` leaves it at.
+    pub fn best_class(&self) -> ExposureClass {
+        let tolerates = self.budget.as_ref().map(|b| b.tolerates);
+        ExposureClass::of(self.pods, self.best_worst_host, tolerates)
+    }
+}
+
 /// What a PodDisruptionBudget lets go at once.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -274,6 +282,13 @@ pub struct NodeGroupExposure {
     pub drs_rule: Option<String>,
 }
 
+impl NodeGroupExposure {
+    /// The class of its best spread: what `unavoidable` leaves it at.
+    pub fn best_class(&self) -> ExposureClass {
+        ExposureClass::of(self.nodes, self.best_worst_host, None)
+    }
+}
+
 /// The exposure of the view's placement before and after its evictions; `None` without a
 /// vSphere inventory, where no host is known.
 pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
@@ -355,7 +370,7 @@ pub(super) fn group_pods<'a>(view: &View<'a>) -> Vec<(Workload, Vec<PodIx>)> {
             continue;
         };
         // A DaemonSet's pods are one per node by design, and a static pod's owner is its node.
-        if matches!(owner.kind.as_ref(), "DaemonSet" | "Node") {
+        if belongs_to_its_node(owner) {
             continue;
         }
         by_controller

@@ -43,6 +43,7 @@ pub use vocabulary::{
     Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
 };
 pub use warning::{Candidates, Warning};
+pub use workload::belongs_to_its_node;
 
 use crate::policy::{
     DuplicatesArgs, EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, Strategy,

@@ -1,7 +1,14 @@
 //! A workload: the controller of a set of pods, as DRS rules, exposure and what-if name it. Below
 //! them all (it reads only a pod), so each imports it without a circle.
 
-use crate::snapshot::Pod;
+use crate::snapshot::{Owner, Pod};
+
+/// Whether the owner's pods belong to their node, not spread over nodes: a DaemonSet's (one per
+/// node by design) or a static pod's (its owner is the node). Exposure does not judge them, and
+/// a failed node takes them with it instead of their controller recreating them elsewhere.
+pub fn belongs_to_its_node(owner: &Owner) -> bool {
+    matches!(owner.kind.as_ref(), "DaemonSet" | "Node")
+}
 
 /// A workload: the controller of a set of pods (a Deployment for ReplicaSets that carry the
 /// Deployment's `pod-template-hash`, so a rollout does not rename the rule).

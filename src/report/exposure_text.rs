@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::plan::exposure::{Exposure, ExposureClass, NodeGroupExposure, Spread, WorkloadExposure};
+use crate::plan::exposure::{Exposure, NodeGroupExposure, Spread, WorkloadExposure};
 use crate::text::escaped;
 
 /// Workloads listed one by one; the JSON report lists every one.
@@ -97,7 +97,7 @@ fn write_workload(out: &mut String, workload: &WorkloadExposure) {
         );
     }
     if workload.unavoidable {
-        let best = super::risk::best_class(workload);
+        let best = workload.best_class();
         let _ = writeln!(
             out,
             "      best:  {} on the busiest host, spread over the {} host(s) its pods can be on: \
@@ -130,7 +130,7 @@ fn write_node_group(out: &mut String, group: &NodeGroupExposure) {
         );
     }
     if group.unavoidable {
-        let best = ExposureClass::of(group.nodes, group.best_worst_host, None);
+        let best = group.best_class();
         let _ = writeln!(
             out,
             "      best:  {} on the busiest host, spread over the {} usable host(s) of its \

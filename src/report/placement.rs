@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::hash::HashMap;
 use crate::inventory::{ConnectionState, Host, MaintenanceMode};
-use crate::plan::workload;
+use crate::plan::{belongs_to_its_node, workload};
 use crate::policy::Policy;
 use crate::report::{EvictionEntry, Outcome, Report};
 use crate::snapshot::{Pod, Snapshot};
@@ -329,7 +329,7 @@ fn workloads(
             entry.constraints = constraints(pod, &keys);
             entry.assessed = pod
                 .controller()
-                .is_some_and(|owner| !matches!(owner.kind.as_ref(), "DaemonSet" | "Node"));
+                .is_some_and(|owner| !belongs_to_its_node(owner));
         }
         entry.pods.push(index);
     }

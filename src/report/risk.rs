@@ -184,12 +184,6 @@ fn losses<'a>(
     })
 }
 
-/// The class of the best spread a workload can have: what `unavoidable` leaves it at.
-pub fn best_class(workload: &WorkloadExposure) -> ExposureClass {
-    let tolerates = workload.budget.as_ref().map(|b| b.tolerates);
-    ExposureClass::of(workload.pods, workload.best_worst_host, tolerates)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

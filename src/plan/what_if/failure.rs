@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::super::feasibility;
-use super::super::index::PodIx;
-use super::super::view::{PodState, View};
+use super::super::index::{PerNode, PodIx};
+use super::super::view::{NodeState, PodState, View};
+use super::super::workload::belongs_to_its_node;
 use super::{
     NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now,
 };
@@ -53,20 +54,23 @@ pub struct Unplaced {
     pub reason: String,
 }
 
+/// Why a node on a failed host takes no pod, in the better-place check's words.
 const FAILED: &str = "on a failed ESXi host";
 
 pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> WhatIf {
     let failed: BTreeSet<&str> = failing.iter().copied().collect();
+    let on_failed_host = |node: &NodeState| node.host().is_some_and(|h| failed.contains(h));
     let mut view = view_now(snapshot, policy, |node| {
-        node.host().filter(|h| failed.contains(h)).map(|_| FAILED)
+        on_failed_host(node).then_some(FAILED)
     });
-    let down = |view: &View, node| view.nodes[node].refusal == Some(FAILED);
+    // Which nodes went down, decided once from the hosts (not read back from the refusal text).
+    let down: PerNode<bool> = view.nodes.iter().map(on_failed_host).collect();
     let mut whatif = WhatIf::empty(hosts_now(&view, failing));
     for member in members(&view) {
         let lost: usize = member
             .per_node
             .iter()
-            .filter(|(node, _)| down(&view, **node))
+            .filter(|(node, _)| down[**node])
             .map(|(_, pods)| pods)
             .sum();
         let tolerates = member.budget.as_ref().map(|b| b.tolerates);
@@ -82,7 +86,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
         }
     }
     for (group, nodes) in group_nodes(&view) {
-        let lost = nodes.iter().filter(|&&n| down(&view, n)).count();
+        let lost = nodes.iter().filter(|&&n| down[n]).count();
         whatif.node_groups.push(NodeGroupImpact {
             node_group: group,
             nodes: nodes.len(),
@@ -96,12 +100,12 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
         .first()
         .map(|p| p.evictor.clone())
         .unwrap_or_default();
-    whatif.rescheduling = Some(reschedule(&mut view, &evictor, FAILED));
+    whatif.rescheduling = Some(reschedule(&mut view, &evictor, &down));
     whatif
 }
 
 /// Every PodDisruptionBudget with ready pods on a failed host.
-fn pdbs(view: &View, down: &dyn Fn(&View, super::super::index::NodeIx) -> bool) -> Vec<PdbImpact> {
+fn pdbs(view: &View, down: &PerNode<bool>) -> Vec<PdbImpact> {
     let mut impacts = Vec::new();
     for pdb in &view.snapshot.pdbs {
         let Some(selector) = &pdb.selector else {
@@ -125,25 +129,20 @@ fn pdbs(view: &View, down: &dyn Fn(&View, super::super::index::NodeIx) -> bool) 
     impacts
 }
 
-fn lost_ready(
-    view: &View,
-    pod: PodIx,
-    down: &dyn Fn(&View, super::super::index::NodeIx) -> bool,
-) -> bool {
+fn lost_ready(view: &View, pod: PodIx, down: &PerNode<bool>) -> bool {
     view.state[pod] == PodState::Active
         && view.pod(pod).ready
-        && view.pod_node[pod].is_some_and(|node| down(view, node))
+        && view.pod_node[pod].is_some_and(|node| down[node])
 }
 
 /// Places the lost pods a controller recreates on the remaining nodes, one at a time, each
 /// counted where it lands before the next is placed; the highest priority goes first, as the
 /// scheduler's queue takes them.
-fn reschedule(view: &mut View, evictor: &EvictorArgs, failed: &str) -> Rescheduling {
+fn reschedule(view: &mut View, evictor: &EvictorArgs, down: &PerNode<bool>) -> Rescheduling {
     let lost: Vec<PodIx> = view
         .pod_indices()
         .filter(|&pod| {
-            view.state[pod] == PodState::Active
-                && view.pod_node[pod].is_some_and(|n| view.nodes[n].refusal == Some(failed))
+            view.state[pod] == PodState::Active && view.pod_node[pod].is_some_and(|n| down[n])
         })
         .collect();
     // Gone from the failed nodes before any is placed: a lost pod is no peer anywhere.
@@ -196,9 +195,7 @@ enum Recreated {
 fn recreated(pod: &Pod) -> Recreated {
     match pod.controller() {
         _ if pod.mirror => Recreated::WithItsNode,
-        Some(owner) if matches!(owner.kind.as_ref(), "DaemonSet" | "Node") => {
-            Recreated::WithItsNode
-        }
+        Some(owner) if belongs_to_its_node(owner) => Recreated::WithItsNode,
         Some(_) => Recreated::ByController,
         None => Recreated::Never,
     }

@@ -56,6 +56,8 @@ pub struct ClusterCapacity {
 struct Move<'a> {
     host: &'a str,
     cluster: &'a Cluster,
+    /// The cluster's position in the inventory, as node placements name it.
+    cluster_index: usize,
     /// Usable hosts of the cluster other than the host.
     left: BTreeSet<&'a str>,
     /// Nothing moves: the host is in maintenance mode already, or not connected.
@@ -76,6 +78,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, host: &str) -> WhatIf
     let moving = Move {
         host,
         cluster,
+        cluster_index: index,
         left,
         idle: !found.is_usable(),
     };
@@ -179,7 +182,7 @@ fn keeping_rule(view: &View, moving: &Move, nodes: impl Iterator<Item = NodeIx>)
     }
     let vms: BTreeSet<&str> = nodes
         .filter_map(|n| view.nodes[n].placement.as_ref())
-        .filter(|p| std::ptr::eq(p.cluster, moving.cluster))
+        .filter(|p| p.cluster_index == moving.cluster_index)
         .filter_map(|p| p.vm.map(|vm| vm.name.as_str()))
         .collect();
     moving
@@ -253,7 +256,7 @@ fn capacity(view: &View, moving: &Move, cluster: String) -> ClusterCapacity {
         .filter_map(|n| {
             let placement = n.placement.as_ref()?;
             let vm = placement.vm?;
-            std::ptr::eq(placement.cluster, moving.cluster)
+            (placement.cluster_index == moving.cluster_index)
                 .then_some((vm.name.as_str(), vm.host.as_str()))
         })
         .collect();

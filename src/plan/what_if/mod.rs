@@ -453,6 +453,15 @@ mod tests {
         .expect("an answer")
     }
 
+    /// The answer's entry of a workload it touches.
+    fn touched<'a>(answer: &'a WhatIf, workload: &str) -> &'a WorkloadImpact {
+        answer
+            .workloads
+            .iter()
+            .find(|w| w.workload == workload)
+            .unwrap_or_else(|| panic!("{workload} is not touched: {answer:#?}"))
+    }
+
     fn ha(lab: Lab, ha: HaConfig) -> Lab {
         lab.with(|s| s.inventory.as_mut().expect("inventory").clusters[0].ha = Some(ha))
     }
@@ -610,11 +619,7 @@ mod tests {
     fn maintenance_without_a_rule_is_a_bound_from_the_pigeonhole_to_the_worst_host() {
         // pg-0 moves with w1's VM; esxi-2 and esxi-3 hold one pg each.
         let answer = maintenance(lab(), "esxi-1", &policy(vec![]));
-        let pg = answer
-            .workloads
-            .iter()
-            .find(|w| w.workload == "db/ReplicaSet/pg-rs")
-            .expect("pg moves");
+        let pg = touched(&answer, "db/ReplicaSet/pg-rs");
         assert_eq!(pg.outcome.moving, Some(1));
         assert_eq!(
             pg.outcome.busiest_host,
@@ -623,11 +628,7 @@ mod tests {
                 at_most: 2
             })
         );
-        let web = answer
-            .workloads
-            .iter()
-            .find(|w| w.workload == "shop/ReplicaSet/web-rs")
-            .expect("web moves");
+        let web = touched(&answer, "shop/ReplicaSet/web-rs");
         // Two VMs move: at best one on each host left, at worst both on one.
         assert_eq!(
             web.outcome.busiest_host,
@@ -657,11 +658,7 @@ mod tests {
             &["w1", "w2"],
         );
         let answer = maintenance(lab, "esxi-1", &policy);
-        let web = answer
-            .workloads
-            .iter()
-            .find(|w| w.workload == "shop/ReplicaSet/web-rs")
-            .expect("web moves");
+        let web = touched(&answer, "shop/ReplicaSet/web-rs");
         assert_eq!(
             web.outcome.busiest_host,
             Some(Bound {

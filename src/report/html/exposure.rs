@@ -9,7 +9,7 @@ use super::{FOLD_PAST, Page, escape};
 use crate::plan::exposure::{Exposure, ExposureClass, NodeGroupExposure, WorkloadExposure};
 use crate::report::exposure_text;
 use crate::report::placement::WorkloadView;
-use crate::report::risk::{self, Badge, HostRisk, Loss, Lost, Risk};
+use crate::report::risk::{Badge, HostRisk, Loss, Lost, Risk};
 
 /// What a class means, for the summary's key.
 const CLASS_WORDS: [(ExposureClass, &str); 4] = [
@@ -289,7 +289,7 @@ fn rule_and_best(workload: &WorkloadExposure) -> String {
             workload.best_worst_host,
             workload.pods,
             workload.usable_hosts,
-            risk::best_class(workload).as_str()
+            workload.best_class().as_str()
         );
     }
     words
