@@ -153,25 +153,20 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
             count(NOT_ATTEMPTED, &["drs-rule"]);
         }
     }
-    let mut set = |family: &'static str, labels: &[&str], value: f64| {
-        samples.entry(family).or_default().insert(
-            labels.iter().map(|label| label.to_string()).collect(),
-            value,
-        );
-    };
-    set(UNMAPPED_NODES, &[], report.unmapped_nodes.len() as f64);
-    set(ERRORS, &[], report.errors.len() as f64);
-    set(WARNINGS, &[], report.warnings.len() as f64);
-    set(DURATION, &[], timing.duration.as_secs_f64());
-    set(
+    let mut gauge = |family, labels: &[&str], value| set(&mut samples, family, labels, value);
+    gauge(UNMAPPED_NODES, &[], report.unmapped_nodes.len() as f64);
+    gauge(ERRORS, &[], report.errors.len() as f64);
+    gauge(WARNINGS, &[], report.warnings.len() as f64);
+    gauge(DURATION, &[], timing.duration.as_secs_f64());
+    gauge(
         FINISHED,
         &[],
         timing.finished.timestamp_millis() as f64 / 1000.0,
     );
     if let Some(code) = report.exit_code {
-        set(EXIT_CODE, &[], f64::from(code));
+        gauge(EXIT_CODE, &[], f64::from(code));
     }
-    set(
+    gauge(
         RUN_INFO,
         &[report.mode.as_str(), env!("CARGO_PKG_VERSION")],
         1.0,
@@ -185,20 +180,14 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
 /// Workloads and node groups per class (every class, zeros too: "none at risk" is not "not
 /// assessed"), and each listed workload's share of pods on its busiest host, before and after.
 fn exposure_samples(samples: &mut Samples, exposure: &Exposure) {
-    let mut set = |family: &'static str, labels: &[&str], value: f64| {
-        let labels = labels.iter().map(|label| label.to_string());
-        samples
-            .entry(family)
-            .or_default()
-            .insert(labels.collect(), value);
-    };
+    let mut gauge = |family, labels: &[&str], value| set(samples, family, labels, value);
     for class in ExposureClass::ALL {
         let name = class.as_str();
         for (when, counts) in [("before", &exposure.before), ("after", &exposure.after)] {
-            set(EXPOSURE_WORKLOADS, &[name, when], counts.get(class) as f64);
+            gauge(EXPOSURE_WORKLOADS, &[name, when], counts.get(class) as f64);
         }
         let groups = exposure.node_groups.iter().filter(|g| g.class == class);
-        set(EXPOSURE_NODE_GROUPS, &[name], groups.count() as f64);
+        gauge(EXPOSURE_NODE_GROUPS, &[name], groups.count() as f64);
     }
     for workload in &exposure.workloads {
         // `namespace/Kind/name`: a namespace holds no `/`, so the first one ends it.
@@ -209,9 +198,15 @@ fn exposure_samples(samples: &mut Samples, exposure: &Exposure) {
         for (when, spread) in [("before", &workload.before), ("after", &workload.after)] {
             let share = spread.worst_pods as f64 / workload.pods.max(1) as f64;
             let labels = [namespace, kind_name, when, spread.class.as_str()];
-            set(WORST_HOST_SHARE, &labels, share);
+            gauge(WORST_HOST_SHARE, &labels, share);
         }
     }
+}
+
+/// One series of a family, named by its label values.
+fn set(samples: &mut Samples, family: &'static str, labels: &[&str], value: f64) {
+    let labels = labels.iter().map(|label| label.to_string()).collect();
+    samples.entry(family).or_default().insert(labels, value);
 }
 
 fn render(samples: &Samples) -> String {

@@ -165,12 +165,8 @@ pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
         vsphere,
         problems,
     } = observe(config, &kubernetes, &Stop::new()).await?;
-    if let Some(client) = vsphere
-        && tokio::time::timeout(RELEASE_LIMIT, client.logout())
-            .await
-            .is_err()
-    {
-        tracing::warn!("logging out of vCenter took too long; the session expires on its own");
+    if let Some(client) = vsphere {
+        log_out(client).await;
     }
     Ok(Looked {
         snapshot,
@@ -217,14 +213,20 @@ async fn observe_plan_act(
     if config.placement {
         report.place(&snapshot, &config.policy);
     }
-    if let Some(client) = vsphere
-        && tokio::time::timeout(RELEASE_LIMIT, client.logout())
-            .await
-            .is_err()
+    if let Some(client) = vsphere {
+        log_out(client).await;
+    }
+    Ok(Finished { report, verdict })
+}
+
+/// Ends the vCenter session within [`RELEASE_LIMIT`]; past it, the session expires on its own.
+async fn log_out(client: vsphere::Client) {
+    if tokio::time::timeout(RELEASE_LIMIT, client.logout())
+        .await
+        .is_err()
     {
         tracing::warn!("logging out of vCenter took too long; the session expires on its own");
     }
-    Ok(Finished { report, verdict })
 }
 
 /// What a run observed: the snapshot to plan on, the vCenter session when there is one, and

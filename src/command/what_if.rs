@@ -62,7 +62,7 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
         // A backend failed: a machine reading --output json still gets one report saying why.
         Err(error) => {
             let error = Error::Look(Box::new(error));
-            let mut report = WhatIfReport::failed(Mode::DryRun, error_chain(&error), 1);
+            let mut report = WhatIfReport::failed(Mode::DryRun, vec![error_chain(&error)], 1);
             report.warnings = config.warnings;
             return Ok(report);
         }
@@ -71,11 +71,12 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
     let mut report = if looked.snapshot.inventory.is_none() {
         // vCenter could not be observed: the question has no answer, and that is a failure of
         // a backend, not of the input.
-        WhatIfReport::failed(Mode::DryRun, String::new(), 1)
+        WhatIfReport::failed(Mode::DryRun, problems, 1)
     } else {
-        answer(Mode::DryRun, &looked.snapshot, &config.policy, scenario)?
+        let mut report = answer(Mode::DryRun, &looked.snapshot, &config.policy, scenario)?;
+        report.errors = problems;
+        report
     };
-    report.errors = problems;
     report.warnings = config.warnings;
     report.target = Some(looked.target);
     Ok(report)

@@ -55,16 +55,15 @@ impl WhatIfReport {
         }
     }
 
-    /// A report of a question that could not be answered.
-    pub fn failed(mode: Mode, error: String, exit_code: u8) -> WhatIfReport {
+    /// A report of a question that could not be answered, and why.
+    pub fn failed(mode: Mode, errors: Vec<String>, exit_code: u8) -> WhatIfReport {
         WhatIfReport {
             api_version: "vsphere-descheduler.io/v1alpha1",
             kind: "WhatIf",
             mode,
             answer: None,
             warnings: Vec::new(),
-            // Empty: the caller fills `errors` (several problems).
-            errors: Some(error).filter(|e| !e.is_empty()).into_iter().collect(),
+            errors,
             exit_code,
             target: None,
         }
