@@ -72,15 +72,21 @@ impl Rollouts {
     /// Every workload rolling out. Pods that finished count for nothing; terminating ones
     /// still do (an old pod going away is part of the rollout).
     pub fn find(snapshot: &Snapshot) -> Rollouts {
-        // By controller first, so the pass over every pod builds no names.
-        let mut by_owner: HashMap<Controller, (&Pod, BTreeSet<&str>)> = HashMap::default();
+        // By controller first, borrowing its names, so the pass over every pod builds nothing.
+        type Borrowed<'p> = (&'p str, &'p str, &'p str);
+        let mut by_owner: HashMap<Borrowed, (&Pod, BTreeSet<&str>)> = HashMap::default();
         for pod in &snapshot.pods {
             if matches!(pod.phase, Phase::Succeeded | Phase::Failed) {
                 continue;
             }
-            let (Some(owner), Some(key)) = (pod.controller(), controller(pod)) else {
+            let Some(owner) = pod.controller() else {
                 continue;
             };
+            let key = (
+                pod.namespace.as_ref(),
+                owner.kind.as_ref(),
+                owner.name.as_ref(),
+            );
             let revision = match owner.kind.as_ref() {
                 "ReplicaSet" => Some(owner.name.as_ref()),
                 _ => pod.labels.get(REVISION),
@@ -90,9 +96,10 @@ impl Rollouts {
                 .or_insert_with(|| (pod, BTreeSet::new()));
             entry.1.extend(revision);
         }
-        let mut by_workload: HashMap<Workload, (BTreeSet<&str>, Vec<Controller>, From)> =
+        // Each controller of a workload by one of its pods.
+        let mut by_workload: HashMap<Workload, (BTreeSet<&str>, Vec<&Pod>, From)> =
             HashMap::default();
-        for (key, (pod, revisions)) in by_owner {
+        for (pod, revisions) in by_owner.into_values() {
             let Some(workload) = workload(pod) else {
                 continue;
             };
@@ -104,10 +111,10 @@ impl Rollouts {
                 .entry(workload)
                 .or_insert_with(|| (BTreeSet::new(), Vec::new(), from));
             entry.0.extend(revisions);
-            entry.1.push(key);
+            entry.1.push(pod);
         }
         let mut rollouts = Rollouts::default();
-        for (workload, (revisions, keys, from)) in by_workload {
+        for (workload, (revisions, pods, from)) in by_workload {
             if revisions.len() < 2 {
                 continue;
             }
@@ -116,7 +123,7 @@ impl Rollouts {
                 from,
                 revisions: revisions.iter().map(|r| r.to_string()).collect(),
             };
-            for key in keys {
+            for key in pods.into_iter().filter_map(controller) {
                 rollouts.by_controller.insert(key, rollout.clone());
             }
         }
