@@ -370,6 +370,7 @@ impl<'a> Planner<'a> {
             grace_period_seconds: self.view.policy.grace_period_seconds,
             depends_on_labels_of,
             landing: landing.map(|n| self.view.nodes[n].node.name.clone()),
+            paced_as: None,
         });
         Attempt::Evicted { landing }
     }

@@ -456,6 +456,7 @@ pub fn eviction(namespace: &str, pod: &str, strategy: PluginKind) -> Eviction {
         grace_period_seconds: None,
         depends_on_labels_of: Vec::new(),
         landing: None,
+        paced_as: None,
     }
 }
 

@@ -76,6 +76,11 @@ pub struct Eviction {
     /// whose `fitsOn` already says it in words).
     #[serde(skip)]
     pub landing: Option<String>,
+    /// The workload (`namespace/Kind/name`) the eviction history records it under, when
+    /// pacing is on and the pod has a controller: the run records it in the Lease before
+    /// sending it.
+    #[serde(skip)]
+    pub paced_as: Option<String>,
 }
 
 /// A candidate that is not evicted.

@@ -811,6 +811,7 @@ mod tests {
                 grace_period_seconds: None,
                 depends_on_labels_of: Vec::new(),
                 landing: None,
+                paced_as: None,
             }],
             skipped: vec![Skip {
                 namespace: "shop".to_string(),

@@ -3,6 +3,7 @@
 
 mod annotations;
 mod convert;
+pub mod history;
 mod json_scan;
 mod labels;
 mod load;
@@ -26,6 +27,7 @@ pub use convert::{
     ConvertError, namespace, node, pdb, pod, priority_class, selector, untyped_node_metrics,
     untyped_pod_metrics,
 };
+pub use history::{History, PastEviction};
 pub use labels::Interner;
 pub use load::{
     FileSizeLimit, InvalidFileSize, METRICS_API_VERSION, NotText, Objects, SnapshotError, read_str,
@@ -200,6 +202,8 @@ pub fn assemble(
             priority_classes,
             inventory,
             metrics,
+            // Filled in from the run lock's Lease when one was read.
+            history: History::default(),
         },
         ignored,
     })

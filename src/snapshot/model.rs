@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use kube::core::{Expression, Selector};
 use serde::Serialize;
 
+use super::history::History;
 pub use super::labels::Labels;
 use super::resources::Resources;
 use crate::inventory::Inventory;
@@ -103,6 +104,8 @@ pub struct Snapshot {
     pub inventory: Option<Inventory>,
     /// Actual usage from `metrics.k8s.io`, when recorded (a utilization plugin reads it).
     pub metrics: Option<Metrics>,
+    /// What earlier runs evicted (pacing reads it); empty when none was recorded.
+    pub history: History,
 }
 
 /// `metrics.k8s.io/v1beta1` NodeMetrics and PodMetrics at the snapshot's instant: `cpu` and
