@@ -69,9 +69,36 @@ fn is_go_duration(text: &str) -> bool {
     true
 }
 
+/// Whole seconds as a policy writes them: `10m`, `1h30m`, `90s` → `1m30s`, `0s`.
+pub fn show(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    let (hours, minutes, seconds) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    let mut text = String::new();
+    for (value, unit) in [(hours, 'h'), (minutes, 'm'), (seconds, 's')] {
+        if value > 0 {
+            text.push_str(&format!("{value}{unit}"));
+        }
+    }
+    if text.is_empty() {
+        text.push_str("0s");
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_are_shown_as_a_policy_writes_them() {
+        let show_secs = |seconds| show(Duration::from_secs(seconds));
+        assert_eq!(show_secs(600), "10m");
+        assert_eq!(show_secs(5400), "1h30m");
+        assert_eq!(show_secs(90), "1m30s");
+        assert_eq!(show_secs(86400), "24h");
+        assert_eq!(show_secs(0), "0s");
+        assert_eq!(go_duration(&show_secs(3661)), Ok(Duration::from_secs(3661)));
+    }
 
     #[test]
     fn go_durations_are_parsed() {

@@ -5,6 +5,7 @@
 //! resulting placement needs. Every decision, and every candidate it decided not to evict, is
 //! data in the returned [`Plan`]; nothing here does I/O or reads a clock.
 
+mod availability;
 mod budget;
 mod dependencies;
 mod drs;
@@ -206,6 +207,8 @@ pub(crate) struct Planner<'a> {
     relabelled: dependencies::Relabelling,
     /// Workloads rolling out, none of whose pods is evicted.
     rollouts: rollout::Rollouts,
+    /// The availability gate and pacing.
+    guard: availability::Guard,
 }
 
 /// What an eviction needs in the way of a better place.
@@ -249,6 +252,7 @@ impl<'a> Planner<'a> {
             refresh_nodes(snapshot, policy, &mut plan)
         });
         let budget = Budget::new(&view);
+        let guard = availability::Guard::new(&view, &policy.vsphere.availability);
         let relabelled = dependencies::relabelled(&view, &plan.label_changes);
         Planner {
             view,
@@ -257,6 +261,7 @@ impl<'a> Planner<'a> {
             tried: BTreeSet::new(),
             relabelled,
             rollouts: rollout::Rollouts::find(snapshot),
+            guard,
         }
     }
 
@@ -319,7 +324,8 @@ impl<'a> Planner<'a> {
             && self.view.pod_node[pod].is_some_and(|node| self.view.nodes[node].considered)
     }
 
-    /// Try to evict a pod: protections, then a better place, then PDBs, then limits. On
+    /// Try to evict a pod: protections, a rollout, then a better place, then PDBs and limits,
+    /// then the availability gate and pacing. On
     /// success the working state is updated at once, so later decisions see the pod gone.
     pub fn attempt(&mut self, context: &Context, pod: PodIx, reason: String, fit: Fit) -> Attempt {
         let protections =
@@ -343,7 +349,12 @@ impl<'a> Planner<'a> {
             Ok(charge) => charge,
             Err((reason, detail)) => return self.skip(context, pod, reason, detail),
         };
+        let paced_as = match self.guard.check(&self.view, pod) {
+            Ok(paced_as) => paced_as,
+            Err((reason, detail)) => return self.skip(context, pod, reason, detail),
+        };
         self.budget.spend(&self.view, pod, charge);
+        self.guard.spend(&self.view, pod, paced_as.as_deref());
         let depends_on_labels_of = dependencies::of(&self.view, &self.relabelled, pod);
         let pod_ref = self.view.pod(pod);
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
@@ -370,7 +381,7 @@ impl<'a> Planner<'a> {
             grace_period_seconds: self.view.policy.grace_period_seconds,
             depends_on_labels_of,
             landing: landing.map(|n| self.view.nodes[n].node.name.clone()),
-            paced_as: None,
+            paced_as,
         });
         Attempt::Evicted { landing }
     }

@@ -6,27 +6,13 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::Arc;
 
-use super::workload::{Workload, workload};
+use super::workload::{Controller, Workload, controller, workload};
 use crate::hash::HashMap;
 use crate::snapshot::{Phase, Pod, Snapshot};
 
 /// The label StatefulSets and DaemonSets put on each pod: the revision it was made from.
 const REVISION: &str = "controller-revision-hash";
-
-/// A controller as its pods name it: namespace, kind and name. Not its uid: snapshot files may
-/// repeat or leave out uids, and two controllers must never merge.
-type Controller = (Arc<str>, Arc<str>, Arc<str>);
-
-fn controller(pod: &Pod) -> Option<Controller> {
-    let owner = pod.controller()?;
-    Some((
-        pod.namespace.clone(),
-        owner.kind.clone(),
-        owner.name.clone(),
-    ))
-}
 
 /// The workloads rolling out, found by the controller of any of their pods.
 #[derive(Debug, Default)]

@@ -12,8 +12,8 @@ use crate::inventory::{
     RuleKind, Vm,
 };
 use crate::policy::{
-    AntiAffinityArgs, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs, PluginKind, Policy, Profile,
-    Strategy, TopologySpreadArgs, VsphereSettings,
+    Allowance, AntiAffinityArgs, Availability, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs,
+    Pacing, PluginKind, Policy, Profile, Strategy, TopologySpreadArgs, VsphereSettings,
 };
 use crate::snapshot::{
     AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,
@@ -485,8 +485,23 @@ pub fn policy_with(evictor: EvictorArgs, strategies: Vec<Strategy>) -> Policy {
             deschedule,
             balance,
         }],
-        vsphere: VsphereSettings::default(),
+        vsphere: VsphereSettings {
+            availability: ungated(),
+            ..VsphereSettings::default()
+        },
         ..Policy::default()
+    }
+}
+
+/// No availability gate and no pacing: what upstream does, for tests of a plugin's own
+/// decisions (the gate and pacing have theirs, with [`Availability::default`]).
+pub fn ungated() -> Availability {
+    Availability {
+        max_unavailable_per_workload: Allowance::Percent(100),
+        pacing: Pacing {
+            max_evictions_per_workload: 0,
+            ..Pacing::default()
+        },
     }
 }
 

@@ -117,6 +117,14 @@ pub enum SkipReason {
     /// Its workload is rolling out (pods of more than one ReplicaSet or revision): its
     /// controller is replacing pods already.
     RolloutInProgress,
+    /// Its workload has more pods unavailable (Pending, not Ready, terminating, or evicted by
+    /// this plan) than `maxUnavailablePerWorkload` allows beside this one.
+    WorkloadUnavailable,
+    /// Its workload lost as many pods within the pacing window as pacing allows, counting
+    /// earlier runs' evictions from the eviction history.
+    Paced,
+    /// The eviction history cannot be read, so pacing cannot be judged: it fails closed.
+    HistoryUnreadable,
 }
 
 impl SkipReason {
@@ -129,6 +137,9 @@ impl SkipReason {
             SkipReason::WouldReturn => "would-return",
             SkipReason::NoMetrics => "no-metrics",
             SkipReason::RolloutInProgress => "rollout-in-progress",
+            SkipReason::WorkloadUnavailable => "workload-unavailable",
+            SkipReason::Paced => "paced",
+            SkipReason::HistoryUnreadable => "history-unreadable",
         }
     }
 }

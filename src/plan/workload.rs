@@ -1,6 +1,8 @@
 //! A workload: the controller of a set of pods, as DRS rules, exposure and what-if name it. Below
 //! them all (it reads only a pod), so each imports it without a circle.
 
+use std::sync::Arc;
+
 use crate::snapshot::{Owner, Pod};
 
 /// Whether the owner's pods belong to their node, not spread over nodes: a DaemonSet's (one per
@@ -41,4 +43,19 @@ pub fn workload(pod: &Pod) -> Option<Workload> {
         kind: kind.to_string(),
         name,
     })
+}
+
+/// A controller as its pods name it: namespace, kind and name. Not its uid: snapshot files may
+/// repeat or leave out uids, and two controllers must never merge. Cheaper than a [`Workload`]
+/// (no allocation), and the same within a workload that is not rolling out.
+pub type Controller = (Arc<str>, Arc<str>, Arc<str>);
+
+/// The pod's controller, when it has one.
+pub fn controller(pod: &Pod) -> Option<Controller> {
+    let owner = pod.controller()?;
+    Some((
+        pod.namespace.clone(),
+        owner.kind.clone(),
+        owner.name.clone(),
+    ))
 }

@@ -5,6 +5,7 @@
 //! form the planner sees. Reading and validation live in the submodules; this file holds the
 //! resolved types and their defaults.
 
+mod availability;
 mod decode;
 mod evictor;
 mod load;
@@ -218,6 +219,74 @@ pub struct VsphereSettings {
     pub clusters: Vec<String>,
     pub labels: LabelKeys,
     pub drs_rules: DrsRuleSettings,
+    /// `vsphere.availability`; its defaults hold for upstream files too.
+    pub availability: Availability,
+}
+
+/// `vsphere.availability`: how much of a workload may be unavailable when one of its pods is
+/// evicted, and how often a workload may lose a pod across runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Availability {
+    /// `maxUnavailablePerWorkload`: unavailable siblings a workload may have beyond the pod being
+    /// evicted (default 0: one at a time, each only while all its siblings are Ready).
+    pub max_unavailable_per_workload: Allowance,
+    pub pacing: Pacing,
+}
+
+/// A number of pods, or a percentage of a workload's pods (rounded down).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allowance {
+    Pods(u32),
+    Percent(u32),
+}
+
+impl Default for Allowance {
+    fn default() -> Self {
+        Allowance::Pods(0)
+    }
+}
+
+impl Allowance {
+    /// How many of `pods` this allows.
+    pub fn of(self, pods: usize) -> usize {
+        match self {
+            Allowance::Pods(count) => count as usize,
+            Allowance::Percent(percent) => pods * percent as usize / 100,
+        }
+    }
+}
+
+impl std::fmt::Display for Allowance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Allowance::Pods(count) => write!(f, "{count}"),
+            Allowance::Percent(percent) => write!(f, "{percent}%"),
+        }
+    }
+}
+
+/// `vsphere.availability.pacing`: at most `max_evictions_per_workload` evictions of one
+/// workload's pods within `window`, counting earlier runs' from the eviction history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pacing {
+    /// 0 turns pacing off.
+    pub max_evictions_per_workload: u32,
+    pub window: std::time::Duration,
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Pacing {
+            max_evictions_per_workload: 1,
+            window: std::time::Duration::from_secs(10 * 60),
+        }
+    }
+}
+
+impl Pacing {
+    pub fn is_on(&self) -> bool {
+        self.max_evictions_per_workload > 0
+    }
 }
 
 /// Node label keys this tool owns. An empty cluster or datacenter key means "not written".

@@ -1,5 +1,6 @@
 //! `clusterName` and the `vsphere:` section of our format.
 
+use super::availability::availability;
 use super::decode::{Decoder, Fields, index};
 use super::names::{check_dns_label, check_label_key};
 use super::selector::label_selector;
@@ -10,7 +11,7 @@ use super::{
 };
 use crate::error_chain;
 
-const VSPHERE_FIELDS: [&str; 7] = [
+const VSPHERE_FIELDS: [&str; 8] = [
     "server",
     "insecureSkipVerify",
     "caFile",
@@ -18,6 +19,7 @@ const VSPHERE_FIELDS: [&str; 7] = [
     "clusters",
     "labels",
     "drsRules",
+    "availability",
 ];
 const LABELS_FIELDS: [&str; 3] = ["host", "cluster", "datacenter"];
 const DRS_RULES_FIELDS: [&str; 4] = ["enabled", "namePrefix", "topologyKeys", "nodeGroups"];
@@ -90,6 +92,9 @@ pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, Vsp
                     drs_enabled_node = drs_fields.get("enabled");
                     settings.drs_rules = drs_rules(d, &drs_fields);
                 }
+            }
+            if let Some(node) = fields.get("availability") {
+                settings.availability = availability(d, node, &fields.path("availability"));
             }
         }
     }
@@ -535,7 +540,7 @@ mod tests {
             problem(&text),
             "policy.yaml:5:3: vsphere.cluster: unknown field \"cluster\"; did you mean \
              \"clusters\"? valid: server, insecureSkipVerify, caFile, datacenters, clusters, \
-             labels, drsRules"
+             labels, drsRules, availability"
         );
     }
 

@@ -1,0 +1,459 @@
+//! The availability gate and pacing across runs (`vsphere.availability`).
+//!
+//! The gate: a pod that is available (Running, Ready, not terminating) is evicted only while its
+//! workload (its controller) has at most `maxUnavailablePerWorkload` other pods unavailable —
+//! Pending, not Ready, terminating, or evicted earlier in this plan. With the default 0, a
+//! workload loses one pod at a time, and only while all its siblings are Ready: a PDB is not
+//! needed for that, and where one exists the stricter of the two holds (both are checked).
+//! A pod that is unavailable already loses the workload nothing and is not gated.
+//!
+//! Pacing: at most `pacing.maxEvictionsPerWorkload` pods of one workload within
+//! `pacing.window`, counting the evictions earlier runs recorded in the eviction history and
+//! those planned in this plan. A workload is named as the report names it (a Deployment, not
+//! its ReplicaSet), so a rollout does not reset its count. A history that cannot be read paces
+//! every workload to nothing (fails closed).
+//!
+//! Finished pods (RemoveFailedPods, PodLifeTime on completed pods) pass both: their controller
+//! replaced them already, and evicting them takes nothing away.
+
+use std::fmt::Write as _;
+
+use super::index::PodIx;
+use super::view::View;
+use super::vocabulary::SkipReason;
+use super::workload::{Controller, controller, workload};
+use crate::duration;
+use crate::hash::HashMap;
+use crate::policy::{Allowance, Availability as Settings, Pacing};
+use crate::snapshot::{History, PastEviction, Phase, Pod};
+
+/// Why a pod counts as unavailable to its workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unavailable {
+    Pending,
+    NotReady,
+    Terminating,
+    /// Evicted earlier in this plan.
+    Evicted,
+}
+
+impl Unavailable {
+    fn of(pod: &Pod) -> Option<Unavailable> {
+        if pod.terminating {
+            Some(Unavailable::Terminating)
+        } else if pod.phase != Phase::Running {
+            Some(Unavailable::Pending)
+        } else if !pod.ready {
+            Some(Unavailable::NotReady)
+        } else {
+            None
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Unavailable::Pending => "Pending",
+            Unavailable::NotReady => "not Ready",
+            Unavailable::Terminating => "terminating",
+            Unavailable::Evicted => "evicted by this plan",
+        }
+    }
+}
+
+/// Where a workload stands: its pods, and those unavailable.
+#[derive(Debug, Default)]
+struct Standing {
+    /// Pods that are not finished or terminating: what a percentage is of.
+    pods: usize,
+    unavailable: usize,
+    /// The first unavailable pod (snapshot order, then evictions in plan order), named in skips.
+    first: Option<(PodIx, Unavailable)>,
+}
+
+/// The gate and pacing over one plan.
+pub struct Guard {
+    allowance: Allowance,
+    standings: HashMap<Controller, Standing>,
+    pacing: Paced,
+}
+
+/// Pacing as the history lets it be judged.
+enum Paced {
+    Off,
+    /// The history cannot be read: no workload's pod may go.
+    Blind(String),
+    On {
+        settings: Pacing,
+        /// Earlier runs' evictions within the window, by workload: how many, and the latest.
+        past: HashMap<String, (u32, PastEviction)>,
+        /// This plan's evictions, by workload.
+        planned: HashMap<String, u32>,
+    },
+}
+
+impl Guard {
+    pub fn new(view: &View, settings: &Settings) -> Guard {
+        let mut standings: HashMap<Controller, Standing> = HashMap::default();
+        for (ix, pod) in view.pods() {
+            if matches!(pod.phase, Phase::Succeeded | Phase::Failed) {
+                continue;
+            }
+            let Some(key) = controller(pod) else {
+                continue;
+            };
+            let standing = standings.entry(key).or_default();
+            standing.pods += usize::from(!pod.terminating);
+            if let Some(why) = Unavailable::of(pod) {
+                standing.unavailable += 1;
+                standing.first.get_or_insert((ix, why));
+            }
+        }
+        Guard {
+            allowance: settings.max_unavailable_per_workload,
+            standings,
+            pacing: Paced::new(view, &settings.pacing),
+        }
+    }
+
+    /// Whether the pod may go: `Ok` with the workload the history records it under when paced.
+    pub fn check(&self, view: &View, pod: PodIx) -> Result<Option<String>, (SkipReason, String)> {
+        let pod_ref = view.pod(pod);
+        if matches!(pod_ref.phase, Phase::Succeeded | Phase::Failed) {
+            return Ok(None);
+        }
+        self.check_gate(view, pod_ref)?;
+        self.pacing.check(pod_ref)
+    }
+
+    fn check_gate(&self, view: &View, pod: &Pod) -> Result<(), (SkipReason, String)> {
+        if Unavailable::of(pod).is_some() {
+            return Ok(());
+        }
+        let Some(standing) = controller(pod).and_then(|key| self.standings.get(&key)) else {
+            return Ok(());
+        };
+        let allowed = self.allowance.of(standing.pods);
+        if standing.unavailable <= allowed {
+            return Ok(());
+        }
+        let (sibling, why) = standing.first.expect("an unavailable pod was counted");
+        let sibling = view.pod(sibling);
+        let plural = if standing.unavailable == 1 { "" } else { "s" };
+        let detail = format!(
+            "{} has {} unavailable pod{plural} ({}/{} is {}); maxUnavailablePerWorkload {} \
+             allows {allowed} of its {} while one of its pods is evicted",
+            workload_name(pod),
+            standing.unavailable,
+            sibling.namespace,
+            sibling.name,
+            why.as_str(),
+            self.allowance,
+            standing.pods,
+        );
+        Err((SkipReason::WorkloadUnavailable, detail))
+    }
+
+    /// Records an eviction [`Guard::check`] let go.
+    pub fn spend(&mut self, view: &View, pod: PodIx, paced_as: Option<&str>) {
+        let pod_ref = view.pod(pod);
+        if Unavailable::of(pod_ref).is_none()
+            && let Some(standing) = controller(pod_ref).and_then(|key| self.standings.get_mut(&key))
+        {
+            standing.unavailable += 1;
+            standing.first.get_or_insert((pod, Unavailable::Evicted));
+        }
+        if let (Paced::On { planned, .. }, Some(workload)) = (&mut self.pacing, paced_as) {
+            *planned.entry(workload.to_string()).or_insert(0) += 1;
+        }
+    }
+}
+
+impl Paced {
+    fn new(view: &View, settings: &Pacing) -> Paced {
+        if !settings.is_on() {
+            return Paced::Off;
+        }
+        let entries = match &view.snapshot.history {
+            History::Recorded(entries) => entries,
+            History::Unreadable(unreadable) => return Paced::Blind(unreadable.to_string()),
+        };
+        let window = chrono::TimeDelta::from_std(settings.window).unwrap_or(chrono::TimeDelta::MAX);
+        let since = view.snapshot.now - window;
+        let mut past: HashMap<String, (u32, PastEviction)> = HashMap::default();
+        // Oldest first, so the entry kept is the latest.
+        for entry in entries.iter().filter(|entry| entry.at > since) {
+            let counted = past
+                .entry(entry.workload.clone())
+                .or_insert_with(|| (0, entry.clone()));
+            counted.0 += 1;
+            counted.1 = entry.clone();
+        }
+        Paced::On {
+            settings: settings.clone(),
+            past,
+            planned: HashMap::default(),
+        }
+    }
+
+    fn check(&self, pod: &Pod) -> Result<Option<String>, (SkipReason, String)> {
+        let Some(name) = workload(pod).map(|workload| workload.display()) else {
+            return Ok(None);
+        };
+        let (settings, past, planned) = match self {
+            Paced::Off => return Ok(None),
+            Paced::Blind(why) => return Err((SkipReason::HistoryUnreadable, why.clone())),
+            Paced::On {
+                settings,
+                past,
+                planned,
+            } => (settings, past, planned),
+        };
+        let before = past.get(&name);
+        let here = planned.get(&name).copied().unwrap_or(0);
+        let count = before.map_or(0, |(count, _)| *count) + here;
+        if count < settings.max_evictions_per_workload {
+            return Ok(Some(name));
+        }
+        let window = duration::show(settings.window);
+        let mut detail = format!("{name} lost {count} pod");
+        if count != 1 {
+            detail.push('s');
+        }
+        match before {
+            Some((_, last)) => {
+                let _ = write!(
+                    detail,
+                    " within {window} (the latest, {}, at {} by {})",
+                    last.pod,
+                    last.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    last.plugin
+                );
+            }
+            None => detail.push_str(" in this plan"),
+        }
+        let _ = write!(
+            detail,
+            "; pacing allows {} per {window}",
+            settings.max_evictions_per_workload
+        );
+        Err((SkipReason::Paced, detail))
+    }
+}
+
+/// The pod's workload as the report names it.
+fn workload_name(pod: &Pod) -> String {
+    workload(pod).map_or_else(
+        || format!("{}/{}", pod.namespace, pod.name),
+        |w| w.display(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeDelta;
+
+    use crate::plan::plan as make_plan;
+    use crate::plan::testing::*;
+    use crate::policy::{Allowance, Availability, Policy};
+    use crate::snapshot::{History, PastEviction, Phase, Snapshot, history};
+
+    /// A replica of Deployment `web` (ReplicaSet `web-1111`) that must not share a host.
+    fn replica(name: &str, node: &str) -> PodBuilder {
+        web(name, node, 30)
+            .owner("ReplicaSet", "web-1111")
+            .label("pod-template-hash", "1111")
+    }
+
+    /// Three replicas of `web` crowded on esxi-1's two nodes, against their host anti-affinity;
+    /// esxi-2, esxi-3 and esxi-4 have room: two of them would move.
+    fn crowded_web() -> Lab {
+        Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .host("esxi-4")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .node("w4", "esxi-3")
+            .node("w5", "esxi-4")
+            .pod(replica("web-a", "w1"))
+            .pod(replica("web-b", "w2"))
+            .pod(replica("web-c", "w1"))
+    }
+
+    fn gated(availability: Availability) -> Policy {
+        let mut policy = policy(vec![anti_affinity()]);
+        policy.vsphere.availability = availability;
+        policy
+    }
+
+    fn gate_only(allowance: Allowance) -> Policy {
+        gated(Availability {
+            max_unavailable_per_workload: allowance,
+            pacing: ungated().pacing,
+        })
+    }
+
+    fn with_history(lab: Lab, entries: History) -> Snapshot {
+        lab.with(|snapshot| snapshot.history = entries).build()
+    }
+
+    fn past(minutes_ago: i64, pod: &str) -> PastEviction {
+        PastEviction {
+            at: now() - TimeDelta::minutes(minutes_ago),
+            workload: "shop/Deployment/web".to_string(),
+            pod: pod.to_string(),
+            plugin: "RemovePodsViolatingInterPodAntiAffinity".to_string(),
+        }
+    }
+
+    #[test]
+    fn by_default_a_workload_loses_one_pod_while_its_siblings_are_ready() {
+        let plan = make_plan(&crowded_web().build(), &gated(Availability::default()));
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
+        assert_eq!(
+            plan.evictions[0].paced_as.as_deref(),
+            Some("shop/Deployment/web")
+        );
+    }
+
+    #[test]
+    fn a_sibling_not_ready_holds_the_workload_and_is_named() {
+        let lab = crowded_web().pod(replica("web-u", "w5").with(|p| p.ready = false));
+        let snapshot = lab.build();
+        let plan = make_plan(&snapshot, &gate_only(Allowance::Pods(0)));
+        assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
+        assert_eq!(
+            skipped(&plan),
+            [
+                ("shop/web-a".to_string(), "workload-unavailable"),
+                ("shop/web-b".to_string(), "workload-unavailable"),
+                ("shop/web-c".to_string(), "workload-unavailable"),
+            ]
+        );
+        assert_eq!(
+            plan.skipped[0].detail,
+            "shop/Deployment/web has 1 unavailable pod (shop/web-u is not Ready); \
+             maxUnavailablePerWorkload 0 allows 0 of its 4 while one of its pods is evicted"
+        );
+        // One more allowed: one goes, and then the workload has two unavailable.
+        let plan = make_plan(&snapshot, &gate_only(Allowance::Pods(1)));
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
+        assert!(plan.skipped[0].detail.contains("has 2 unavailable pods"));
+    }
+
+    #[test]
+    fn pending_and_terminating_siblings_count_and_a_percentage_rounds_down() {
+        let lab = crowded_web()
+            .pod(replica("web-p", "w5").with(|p| p.phase = Phase::Pending))
+            .pod(replica("web-t", "w5").with(|p| p.terminating = true));
+        // 4 pods that count (the terminating one does not); 50% of 4 is 2, 2 are unavailable;
+        // 49% is 1.
+        let snapshot = lab.build();
+        let plan = make_plan(&snapshot, &gate_only(Allowance::Percent(49)));
+        assert!(evicted(&plan).is_empty());
+        assert!(plan.skipped[0].detail.contains("(shop/web-p is Pending)"));
+        let plan = make_plan(&snapshot, &gate_only(Allowance::Percent(50)));
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
+    }
+
+    #[test]
+    fn a_pod_that_is_unavailable_already_is_not_gated() {
+        let lab = crowded_web().with(|snapshot| {
+            for pod in &mut snapshot.pods {
+                pod.ready = false;
+            }
+        });
+        let plan = make_plan(&lab.build(), &gate_only(Allowance::Pods(0)));
+        assert_eq!(evicted(&plan), ["shop/web-a", "shop/web-b"]);
+    }
+
+    #[test]
+    fn pacing_counts_the_history_within_its_window() {
+        let policy = gated(Availability {
+            max_unavailable_per_workload: Allowance::Percent(100),
+            ..Availability::default()
+        });
+        let recent = History::Recorded(vec![past(9, "web-z")]);
+        let plan = make_plan(&with_history(crowded_web(), recent), &policy);
+        assert!(evicted(&plan).is_empty());
+        assert_eq!(plan.skipped[0].reason.as_str(), "paced");
+        assert_eq!(
+            plan.skipped[0].detail,
+            format!(
+                "shop/Deployment/web lost 1 pod within 10m (the latest, web-z, at {} by \
+                 RemovePodsViolatingInterPodAntiAffinity); pacing allows 1 per 10m",
+                (now() - TimeDelta::minutes(9)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )
+        );
+        // Older than the window, or of another workload: not counted.
+        let mut other = past(1, "api-a");
+        other.workload = "shop/Deployment/api".to_string();
+        let old = History::Recorded(vec![past(11, "web-z"), other]);
+        let plan = make_plan(&with_history(crowded_web(), old), &policy);
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
+        // Within this plan too: the second replica waits for the window.
+        assert_eq!(
+            skipped(&plan),
+            [
+                ("shop/web-b".to_string(), "paced"),
+                ("shop/web-c".to_string(), "paced"),
+            ],
+            "{:?}",
+            plan.skipped
+        );
+        assert!(
+            plan.skipped[0]
+                .detail
+                .ends_with("lost 1 pod in this plan; pacing allows 1 per 10m")
+        );
+    }
+
+    #[test]
+    fn an_unreadable_history_paces_every_workload_to_nothing() {
+        let unreadable = History::Unreadable(history::Unreadable {
+            object: "Lease kube-system/vsphere-descheduler".to_string(),
+            problem: "not a JSON list of evictions".to_string(),
+        });
+        let plan = make_plan(
+            &with_history(crowded_web(), unreadable),
+            &gated(Availability::default()),
+        );
+        assert!(evicted(&plan).is_empty());
+        assert_eq!(plan.skipped.len(), 3);
+        assert!(
+            plan.skipped
+                .iter()
+                .all(|skip| skip.reason.as_str() == "history-unreadable")
+        );
+        assert!(
+            plan.skipped[0]
+                .detail
+                .contains("Lease kube-system/vsphere-descheduler (annotation"),
+            "{}",
+            plan.skipped[0].detail
+        );
+    }
+
+    #[test]
+    fn finished_pods_pass_the_gate_and_pacing() {
+        let lab = crowded_web().pod(
+            pod("shop/web-done")
+                .owner("ReplicaSet", "web-1111")
+                .label("pod-template-hash", "1111")
+                .on("w3")
+                .failed(),
+        );
+        let policy = {
+            let mut policy = policy(vec![
+                crate::policy::Strategy::FailedPods(Default::default()),
+            ]);
+            policy.vsphere.availability = Availability::default();
+            policy
+        };
+        let recent = History::Recorded(vec![past(1, "web-z")]);
+        let plan = make_plan(&with_history(lab, recent), &policy);
+        assert_eq!(evicted(&plan), ["shop/web-done"], "{:?}", plan.skipped);
+    }
+}
