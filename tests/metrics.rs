@@ -13,12 +13,12 @@ mod support;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::Path;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use lab::Lab;
 use serde_json::Value;
+use support::certificates;
 use support::pushgateway::{Pushgateway, Tls, Web, parse_series};
 use support::vcsim;
 use vsphere_descheduler::metrics;
@@ -500,83 +500,15 @@ fn a_token_file_is_sent_as_a_bearer_token_in_a_put_of_the_text_format() {
     );
 }
 
-/// A private CA and a certificate it signed for 127.0.0.1, made with the `openssl` command
-/// (which Debian's ca-certificates depends on), in `dir`.
-fn private_ca_and_server_certificate(dir: &Path) -> Tls {
-    let openssl = |args: &[&str]| {
-        let output = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap_or_else(|error| {
-                panic!(
-                    "the TLS test needs the openssl command (apt-get install -y openssl): {error}"
-                )
-            });
-        assert!(
-            output.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509", "-days", "2", "-subj", "/CN=metrics test CA"];
-    ca.extend(ec);
-    ca.extend([
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-    ]);
-    openssl(&ca);
-    let mut request = vec!["req", "-subj", "/CN=127.0.0.1"];
-    request.extend(ec);
-    request.extend(["-keyout", "server.key", "-out", "server.csr"]);
-    openssl(&request);
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n\
-         keyUsage=critical,digitalSignature\n",
-    )
-    .expect("write the extensions");
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "2",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "server.pem",
-    ]);
-    Tls {
-        certificate: dir.join("server.pem"),
-        key: dir.join("server.key"),
-        ca: dir.join("ca.pem"),
-    }
-}
-
 #[test]
 fn an_https_pushgateway_is_trusted_through_the_ca_file_and_refused_without_it() {
     let certificates = tempfile::tempdir().expect("a temporary directory");
-    let tls = private_ca_and_server_certificate(certificates.path());
+    let made = certificates::private_ca_and_server_certificate(certificates.path());
+    let tls = Tls {
+        certificate: made.certificate,
+        key: made.key,
+        ca: made.ca,
+    };
     let ca = tls.ca.display().to_string();
     let pushgateway = Pushgateway::start_with(Web {
         basic_auth: None,
