@@ -6,7 +6,10 @@
 //! default against the system's roots, plus the certificates of a CA file for a private CA.
 //! `insecure_skip_verify` accepts any certificate, but handshake signatures are still checked
 //! so the connection is at least internally consistent. Callers name the server in their own
-//! errors; these name the file.
+//! errors; these name the file. What is wrong with a certificate a server presented is told
+//! apart in [`certificate`], for the API server's client too (kube's TLS, not this one).
+
+pub mod certificate;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -186,13 +186,25 @@ pub enum HaltedAt {
     BeforeDrsBatch(usize),
 }
 
-/// Why the Events stopped being recorded at the deadline.
+/// Why the Events stopped being recorded: only the deadline ends them (after a signal they are
+/// still written: they change nothing). The run fails then, as when any action is cut short.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventsCut {
-    /// The deadline had passed before the first.
-    BeforeStart,
-    /// The deadline passed while recording them.
-    Midway,
+    /// The deadline had passed before the first was sent: none was recorded.
+    BeforeStart(StopReason),
+    /// The deadline passed while recording them; the one in flight may or may not be recorded.
+    Midway(StopReason),
+}
+
+impl fmt::Display for EventsCut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EventsCut::BeforeStart(reason) => write!(f, "no events were recorded: {reason}"),
+            EventsCut::Midway(reason) => {
+                write!(f, "the remaining events were not recorded: {reason}")
+            }
+        }
+    }
 }
 
 /// Why a run went wrong before or beside its actions.
@@ -238,6 +250,7 @@ pub struct Outcomes {
     pub halt: Option<(Halt, HaltedAt)>,
     /// The Events sent, by eviction index, in the order sent: `Err` holds the error chain.
     pub events: Vec<(usize, Result<(), String>)>,
+    /// Where the deadline cut the Events off, when it did while some were left to write.
     pub events_cut: Option<EventsCut>,
 }
 
@@ -265,10 +278,12 @@ impl Outcomes {
         }
     }
 
-    /// How the run ended: failed when anything went wrong that the report counts as an error.
+    /// How the run ended: failed when anything went wrong that the report counts as an error,
+    /// the deadline cutting anything short included.
     pub fn verdict(&self) -> Verdict {
         let failed = !self.problems.is_empty()
             || self.halt.is_some()
+            || self.events_cut.is_some()
             || self.labels.iter().any(|outcome| {
                 matches!(
                     outcome,
@@ -366,6 +381,31 @@ mod tests {
             ))])
         };
         assert_eq!(outcomes.verdict().exit_code(), 1);
+    }
+
+    /// Issue 31: a deadline that cut off only the Events left the run at exit code 0.
+    #[test]
+    fn events_cut_off_by_the_deadline_fail_the_run_though_every_action_succeeded() {
+        let deadline = StopReason::Deadline(Duration::from_secs(90));
+        for cut in [
+            EventsCut::BeforeStart(deadline),
+            EventsCut::Midway(deadline),
+        ] {
+            let outcomes = Outcomes {
+                events_cut: Some(cut),
+                ..evictions(vec![EvictionOutcome::Evicted])
+            };
+            assert_eq!(outcomes.verdict().exit_code(), 1, "{cut:?}");
+            assert!(
+                cut.to_string()
+                    .ends_with("the run's deadline of 90s passed"),
+                "{cut}"
+            );
+        }
+        assert_eq!(
+            evictions(vec![EvictionOutcome::Evicted]).verdict(),
+            Verdict::Done
+        );
     }
 
     #[test]

@@ -1,17 +1,20 @@
 //! One run, in the order of DESIGN §1: take the run lock, observe vCenter and Kubernetes, plan,
-//! label nodes, evict, sync DRS rules, record events, release the lock; the report says what
-//! became of each action. A report is always the result, also of a run that failed before it
-//! could plan (its `errors` say why).
+//! label nodes, evict, sync DRS rules, record events; the report says what became of each
+//! action. A report is always the result, also of a run that failed before it could plan (its
+//! `errors` say why). Releasing the lock and ending the vCenter session come after the report
+//! is printed ([`Teardown`]): at the deadline the report is out first.
 //!
 //! Degraded modes, all reported as errors (exit code 1): when vCenter cannot be observed the
 //! plan runs without an inventory (no label is changed, host labels are not trusted, no DRS
 //! rule is touched); on SIGTERM/SIGINT, at the deadline, or once the run lock is lost or expired,
-//! no further change is made (see [`Stop`]); a failed DRS task fails the DRS step and leaves the
-//! evictions as they are. The lock is released whatever happened, within [`RELEASE_LIMIT`].
+//! no further change is made (see [`Stop`]), and whatever the deadline cut short (an action, the
+//! Events) is an error too; a failed DRS task fails the DRS step and leaves the evictions as they
+//! are. The lock is released whatever happened, within [`RELEASE_LIMIT`].
 
 mod config;
 mod execute;
 mod stop;
+mod teardown;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -22,18 +25,20 @@ pub use config::{
     load_policy, metrics_push, snapshot_policy,
 };
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
+pub use teardown::Teardown;
 
 use crate::inventory::Inventory;
 use crate::outcome::{Outcomes, Problem, Verdict};
 use crate::plan::Plan;
-use crate::report::{Mode, Report, ReportWarning, Target};
+use crate::report::{Mode, Report, Target};
 use crate::snapshot::{self, Objects, SnapshotError};
 use crate::{footprint, kube, plan, vsphere};
 use execute::Backends;
+use teardown::log_out;
 
-/// How long releasing the lock, logging out of vCenter and pushing the metrics may each take at
-/// the end, even after the deadline: `--deadline` should leave this much before the pod is
-/// killed.
+/// How long each step after the report may take, even after the deadline: releasing the lock
+/// and logging out of vCenter (both at once), then pushing the metrics. `--deadline` should
+/// leave twice this before the pod is killed.
 pub const RELEASE_LIMIT: Duration = Duration::from_secs(5);
 
 /// Why a run could not get as far as planning.
@@ -53,34 +58,76 @@ pub enum Error {
     Memory(#[source] footprint::OverBudget),
 }
 
-/// A run's report, and how it ended (what the exit code says).
+/// A run's report, how it ended (what the exit code says), and what is left to do once the
+/// report is out.
 pub struct Finished {
     pub report: Report,
     pub verdict: Verdict,
+    /// Release the lock and end the vCenter session with it, after printing the report: at the
+    /// deadline the report comes first, and these are bounded after it.
+    pub teardown: Teardown,
 }
 
 /// Runs once and reports. A run that could not plan reports why in `errors`, with nothing else.
 pub async fn run(config: &RunConfig, stop: &Stop) -> Finished {
-    let mut target = None;
-    let Finished {
-        mut report,
-        verdict,
-    } = match locked_run(config, stop, &mut target).await {
-        Ok(finished) => finished,
+    match kube::Client::connect(&config.kubernetes, config.timeout).await {
+        Ok((kubernetes, endpoint)) => run_on(config, &kubernetes, endpoint, stop).await,
         Err(error) => {
-            tracing::error!(error = %error_chain(&error), "the run failed before planning");
-            let outcomes = Outcomes::not_planned(error_chain(&error));
+            let (mut report, verdict) = not_planned(config, &Error::Kubernetes(error));
+            with_config_warnings(config, &mut report);
             Finished {
-                verdict: outcomes.verdict(),
-                report: Report::new(mode(config), Plan::default(), outcomes),
+                report,
+                verdict,
+                teardown: Teardown::default(),
             }
         }
+    }
+}
+
+/// [`run`] through a client already connected to the API server at `endpoint` (tests hand it
+/// one served by the fake API server in their own runtime, so they can pause the clock).
+pub async fn run_on(
+    config: &RunConfig,
+    kubernetes: &kube::Client,
+    endpoint: kube::Endpoint,
+    stop: &Stop,
+) -> Finished {
+    let target = Target {
+        api_server: endpoint.api_server,
+        context: endpoint.context,
+        vcenter: config.vsphere.server.clone(),
     };
+    target.announce();
+    let mut teardown = Teardown::default();
+    let (mut report, verdict) = match locked_run(config, kubernetes, stop, &mut teardown).await {
+        Ok(reported) => reported,
+        Err(error) => not_planned(config, &error),
+    };
+    with_config_warnings(config, &mut report);
+    report.target = Some(target);
+    Finished {
+        report,
+        verdict,
+        teardown,
+    }
+}
+
+/// The report of a run that failed before planning: `error` in its `errors`, nothing else.
+fn not_planned(config: &RunConfig, error: &Error) -> (Report, Verdict) {
+    tracing::error!(error = %error_chain(error), "the run failed before planning");
+    let outcomes = Outcomes::not_planned(error_chain(error));
+    let verdict = outcomes.verdict();
+    (
+        Report::new(mode(config), Plan::default(), outcomes),
+        verdict,
+    )
+}
+
+/// The settings' warnings go first in the report: they were there before the run started.
+fn with_config_warnings(config: &RunConfig, report: &mut Report) {
     report
         .warnings
         .splice(0..0, config.warnings.iter().cloned());
-    report.target = target;
-    Finished { report, verdict }
 }
 
 fn mode(config: &RunConfig) -> Mode {
@@ -91,53 +138,23 @@ fn mode(config: &RunConfig) -> Mode {
     }
 }
 
-/// Says what it talks to (`target`), takes the lock (not on a dry run: it writes nothing),
-/// acts, releases the lock.
+/// Takes the lock into `teardown` (not on a dry run: it writes nothing), then observes, plans
+/// and acts under it; the vCenter session goes into `teardown` too, once there is one.
 async fn locked_run(
     config: &RunConfig,
+    kubernetes: &kube::Client,
     stop: &Stop,
-    target: &mut Option<Target>,
-) -> Result<Finished, Error> {
-    let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
-        .await
-        .map_err(Error::Kubernetes)?;
-    let aimed = Target {
-        api_server: endpoint.api_server,
-        context: endpoint.context,
-        vcenter: config.vsphere.server.clone(),
-    };
-    aimed.announce();
-    *target = Some(aimed);
-    let lock = if config.dry_run {
-        None
-    } else {
+    teardown: &mut Teardown,
+) -> Result<(Report, Verdict), Error> {
+    if !config.dry_run {
         let acquired = stop
             .unless_halted(kubernetes.acquire_lock(config.lock.clone()))
             .await
             .map_err(Error::Stopped)?;
-        Some(acquired.map_err(Error::Lock)?)
-    };
-    let outcome = observe_plan_act(config, &kubernetes, lock.as_ref(), stop).await;
-    let release = match lock {
-        Some(lock) => tokio::time::timeout(RELEASE_LIMIT, lock.release())
-            .await
-            .unwrap_or_else(|_| {
-                Err(kube::Error::ReleaseTimedOut {
-                    limit: RELEASE_LIMIT,
-                })
-            }),
-        None => Ok(()),
-    };
-    let mut finished = outcome?;
-    if let Err(error) = release {
-        finished
-            .report
-            .warnings
-            .push(ReportWarning::LockNotReleased {
-                cause: error_chain(&error),
-            });
+        teardown.lock = Some(acquired.map_err(Error::Lock)?);
     }
-    Ok(finished)
+    let Teardown { lock, vsphere } = teardown;
+    observe_plan_act(config, kubernetes, lock.as_ref(), stop, vsphere).await
 }
 
 /// What a look that changes nothing saw: the snapshot, what it talked to, and what it could
@@ -175,18 +192,21 @@ pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
     })
 }
 
-/// Observes, plans, carries the plan out and records it.
+/// Observes, plans, carries the plan out and records it. The vCenter session, once there is
+/// one, is left in `session`, to be ended after the report whatever happens here.
 async fn observe_plan_act(
     config: &RunConfig,
     kubernetes: &kube::Client,
     lock: Option<&kube::Lock>,
     stop: &Stop,
-) -> Result<Finished, Error> {
+    session: &mut Option<vsphere::Client>,
+) -> Result<(Report, Verdict), Error> {
     let Observed {
         snapshot,
-        mut vsphere,
+        vsphere,
         problems,
     } = observe(config, kubernetes, stop).await?;
+    *session = vsphere;
     // Before planning, whose working state would take the rest: a run killed for memory
     // reports nothing.
     footprint::check(
@@ -200,7 +220,7 @@ async fn observe_plan_act(
 
     let backends = Backends {
         kubernetes,
-        vsphere: vsphere.as_mut(),
+        vsphere: session.as_mut(),
         dry_run: config.dry_run,
         stop,
         lock,
@@ -213,20 +233,7 @@ async fn observe_plan_act(
     if config.placement {
         report.place(&snapshot, &config.policy);
     }
-    if let Some(client) = vsphere {
-        log_out(client).await;
-    }
-    Ok(Finished { report, verdict })
-}
-
-/// Ends the vCenter session within [`RELEASE_LIMIT`]; past it, the session expires on its own.
-async fn log_out(client: vsphere::Client) {
-    if tokio::time::timeout(RELEASE_LIMIT, client.logout())
-        .await
-        .is_err()
-    {
-        tracing::warn!("logging out of vCenter took too long; the session expires on its own");
-    }
+    Ok((report, verdict))
 }
 
 /// What a run observed: the snapshot to plan on, the vCenter session when there is one, and
@@ -304,7 +311,7 @@ async fn observe_vcenter(
     {
         Ok(inventory) => Ok((client, inventory)),
         Err(error) => {
-            client.logout().await;
+            log_out(client).await;
             Err(error)
         }
     }

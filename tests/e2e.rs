@@ -1251,19 +1251,41 @@ fn at_the_deadline_a_run_stuck_on_a_request_reports_and_releases_the_lock() {
             .all(|m| m.contains("the run's deadline of 10s passed")),
         "{not_attempted:?}"
     );
+    // No pod was evicted, so no Event was due: the deadline cut none off.
     assert!(
-        outcome.report["warnings"]
-            .as_array()
-            .expect("warnings")
-            .iter()
-            .any(|w| w
-                .as_str()
-                .unwrap_or_default()
-                .contains("no events were recorded")),
+        !outcome.stdout.contains("events were"),
         "{}",
         outcome.stdout
     );
     assert_eq!(lock_holder(&lab), None, "released after the deadline");
+}
+
+/// Issue 31: the report is printed before the lock is released and the vCenter session ended,
+/// as docs/commands.md says (at the deadline the report must be out first). stdout and stderr
+/// share one pipe here, so what it holds is in the order the binary wrote it.
+#[test]
+fn the_report_is_printed_before_the_lock_is_released_and_vcenter_logged_out_of() {
+    let lab = Lab::start("lifecycle-plugins");
+    let policy = lab.policy.display().to_string();
+    let (mut reader, writer) = std::io::pipe().expect("a pipe");
+    let mut command = lab.command(&["--output", "json", "run", "--policy", &policy]);
+    command
+        .env("RUST_LOG", "info,vsphere_descheduler=debug")
+        .stdout(writer.try_clone().expect("a second writer"))
+        .stderr(writer);
+    let mut child = command.spawn().expect("the binary starts");
+    // The command holds the pipe's write ends: reading ends only once they are closed.
+    drop(command);
+    let mut output = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut output).expect("the output");
+    assert!(child.wait().expect("the binary ends").success(), "{output}");
+    // The JSON report's last line; log lines start with their time.
+    let report_end = output.find("\n}\n").expect("a report");
+    let released = output.find("released the run lock").expect("released");
+    let logged_out = output.find("logged out of vCenter").expect("logged out");
+    assert!(report_end < released, "{output}");
+    assert!(report_end < logged_out, "{output}");
+    assert_eq!(lock_holder(&lab), None);
 }
 
 #[test]

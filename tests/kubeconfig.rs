@@ -5,6 +5,10 @@
 //!
 //! vCenter is unreachable on purpose (a closed port): the run reports that as an error and
 //! still reads Kubernetes, which is all these tests look at.
+//!
+//! Also: an API server whose certificate is refused (a TLS server on 127.0.0.1 that only
+//! shakes hands, with certificates made by `openssl`) is told in words naming the kubeconfig
+//! field that fixes it, with no library text.
 
 mod support;
 
@@ -12,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+use support::certificates;
 use support::fake_apiserver::{FakeApiServer, FakeCluster, read_objects};
+use vsphere_descheduler::text::MAX_MESSAGE;
 
 /// Two clusters, each a fake API server with the same small story.
 struct Clusters {
@@ -65,32 +71,7 @@ impl Clusters {
 
     /// `run --dry-run --output json` with `args`, a clean environment plus `env`.
     fn run(&self, args: &[&str], env: &[(&str, &Path)]) -> (Value, String) {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"));
-        command
-            .args([
-                "--output",
-                "json",
-                "run",
-                "--dry-run",
-                "--request-timeout",
-                "5",
-            ])
-            .args(args)
-            .env_clear()
-            .env("HOME", self.dir.path())
-            .env("VSPHERE_SERVER", format!("127.0.0.1:{}", closed_port()))
-            .env("VSPHERE_USERNAME", "user")
-            .env("VSPHERE_PASSWORD", "pass")
-            .env("RUST_LOG", "warn");
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let output = command.output().expect("run the binary");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        let report = serde_json::from_str(&stdout)
-            .unwrap_or_else(|e| panic!("a JSON report ({e}): {stdout}\n{stderr}"));
-        (report, stderr)
+        dry_run(self.dir.path(), args, env)
     }
 
     /// How many requests each server received.
@@ -100,6 +81,37 @@ impl Clusters {
             self.b.cluster().requests.len(),
         )
     }
+}
+
+/// `run --dry-run --output json` with `args`, a clean environment with `home` as `HOME` plus
+/// `env`: the report and stderr.
+fn dry_run(home: &Path, args: &[&str], env: &[(&str, &Path)]) -> (Value, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"));
+    command
+        .args([
+            "--output",
+            "json",
+            "run",
+            "--dry-run",
+            "--request-timeout",
+            "5",
+        ])
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("VSPHERE_SERVER", format!("127.0.0.1:{}", closed_port()))
+        .env("VSPHERE_USERNAME", "user")
+        .env("VSPHERE_PASSWORD", "pass")
+        .env("RUST_LOG", "warn");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("run the binary");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("a JSON report ({e}): {stdout}\n{stderr}"));
+    (report, stderr)
 }
 
 #[test]
@@ -238,4 +250,81 @@ fn a_dry_run_draws_its_html_page_naming_the_target() {
     assert!(page.contains("Nodes on no known host"));
     assert!(page.contains("<b>worker-a</b>"));
     assert!(page.contains("vCenter could not be observed"));
+}
+
+/// A kubeconfig `config` in `dir` for one cluster at `server`, trusting the PEM file `ca` (as
+/// `certificate-authority-data`) when given.
+fn tls_kubeconfig(dir: &Path, server: &str, ca: Option<&Path>) -> PathBuf {
+    use base64::Engine as _;
+    let mut cluster = format!("    server: {server}\n");
+    if let Some(ca) = ca {
+        let pem = std::fs::read(ca).expect("the CA file");
+        let data = base64::engine::general_purpose::STANDARD.encode(pem);
+        cluster.push_str(&format!("    certificate-authority-data: {data}\n"));
+    }
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: lab\n  cluster:\n{cluster}\
+         users:\n- name: nobody\n  user: {{}}\ncontexts:\n- name: lab\n  context:\n    \
+         cluster: lab\n    user: nobody\ncurrent-context: lab\n"
+    );
+    let path = dir.join("config");
+    std::fs::write(&path, text).expect("write a kubeconfig");
+    path
+}
+
+/// The report's errors, one string; each must fit a line of the text report whole.
+fn errors(report: &Value) -> String {
+    for error in report["errors"].as_array().expect("errors") {
+        let error = error.as_str().unwrap_or_default();
+        assert!(error.chars().count() <= MAX_MESSAGE, "cut in text: {error}");
+    }
+    report["errors"].to_string()
+}
+
+/// Issue 31: an API server presenting its CA's certificate as its own ended the run with
+/// `Other(OtherError(CaUsedAsEndEntity))`.
+#[test]
+fn an_api_server_certificate_that_is_a_ca_is_refused_in_words_naming_the_kubeconfig_fix() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let certificates = certificates::ca_as_server_certificate(dir.path());
+    let port = certificates::serve_tls(&certificates);
+    let server = format!("https://127.0.0.1:{port}");
+    let kubeconfig = tls_kubeconfig(dir.path(), &server, Some(&certificates.ca));
+    let (report, stderr) = dry_run(dir.path(), &[], &[("KUBECONFIG", &kubeconfig)]);
+    let errors = errors(&report);
+    assert!(
+        errors.contains(
+            "the API server's TLS certificate was refused: it is a CA certificate \
+             (basicConstraints CA:TRUE), which cannot identify a server: the API server needs a \
+             certificate issued by a CA, named in the kubeconfig cluster's \
+             certificate-authority-data or certificate-authority (chosen with --kubeconfig and \
+             --context)"
+        ),
+        "{errors}\n{stderr}"
+    );
+    for library_text in ["CaUsedAsEndEntity", "OtherError", "InvalidCertificate"] {
+        assert!(!errors.contains(library_text), "{errors}");
+        assert!(!stderr.contains(library_text), "{stderr}");
+    }
+}
+
+#[test]
+fn an_api_server_certificate_from_a_ca_not_given_is_refused_naming_where_to_give_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let certificates = certificates::private_ca_and_server_certificate(dir.path());
+    let port = certificates::serve_tls(&certificates);
+    let kubeconfig = tls_kubeconfig(dir.path(), &format!("https://127.0.0.1:{port}"), None);
+    let (report, stderr) = dry_run(dir.path(), &[], &[("KUBECONFIG", &kubeconfig)]);
+    let errors = errors(&report);
+    assert!(
+        errors.contains(
+            "the API server's TLS certificate was refused: it was issued by a CA this tool does \
+             not trust: give that CA's certificate in the kubeconfig cluster's \
+             certificate-authority-data or certificate-authority, chosen with --kubeconfig and \
+             --context"
+        ),
+        "{errors}\n{stderr}"
+    );
+    assert!(errors.contains("insecure-skip-tls-verify"), "{errors}");
+    assert!(!errors.contains("UnknownIssuer"), "{errors}");
 }

@@ -1,9 +1,10 @@
 //! The run's metrics in a real Pushgateway (Debian's `prometheus-pushgateway`): the binary runs
 //! against the lab (the vCenter simulator and the fake Kubernetes API server) with
 //! `--metrics-push-url`, and the test reads the series back from the Pushgateway's `/metrics`.
-//! Also: a Pushgateway that cannot be reached is a warning, not a failed run; basic auth and
-//! https with a private CA against the real Pushgateway (certificates made with the `openssl`
-//! command); the bearer token as a local listener receives it.
+//! Also: a Pushgateway that cannot be reached is a warning in the log (the push follows the
+//! report), not a failed run; basic auth and https with a private CA against the real
+//! Pushgateway (certificates made with the `openssl` command); the bearer token as a local
+//! listener receives it.
 
 #[path = "support/lab.rs"]
 mod lab;
@@ -12,12 +13,12 @@ mod support;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::Path;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use lab::Lab;
 use serde_json::Value;
+use support::certificates;
 use support::pushgateway::{Pushgateway, Tls, Web, parse_series};
 use support::vcsim;
 use vsphere_descheduler::metrics;
@@ -48,6 +49,14 @@ impl Outcome {
             .expect("warnings")
             .iter()
             .map(|warning| warning.as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    /// The log lines saying the push failed: it comes after the report, so only the log tells.
+    fn push_failures(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|line| line.contains("the run's metrics were not pushed: "))
             .collect()
     }
 }
@@ -360,23 +369,21 @@ fn a_pushgateway_that_cannot_be_reached_is_a_warning_and_the_exit_code_stays() {
     let run = lab.run(&["--metrics-push-url", &dead]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(run.report["exitCode"], 0);
-    let warnings = run.warnings();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    // Pushed after the report is printed: the failure is in the log only.
+    assert!(run.warnings().is_empty(), "{:?}", run.warnings());
+    let failures = run.push_failures();
+    assert_eq!(failures.len(), 1, "{}", run.stderr);
     assert!(
-        warnings[0].starts_with("the run's metrics were not pushed: failed to send the metrics to Pushgateway 127.0.0.1:"),
-        "{warnings:?}"
-    );
-    assert!(
-        run.stderr.contains("the run's metrics were not pushed"),
-        "{}",
-        run.stderr
+        failures[0].contains("failed to send the metrics to Pushgateway 127.0.0.1:"),
+        "{failures:?}"
     );
 
     // A run that fails keeps its own exit code too.
     let unusable = unusable_run(&["--metrics-push-url", &dead]);
     assert_eq!(unusable.code, 2, "{}", unusable.stderr);
     assert_eq!(unusable.report["exitCode"], 2);
-    assert_eq!(unusable.warnings().len(), 1);
+    assert!(unusable.warnings().is_empty(), "{:?}", unusable.warnings());
+    assert_eq!(unusable.push_failures().len(), 1, "{}", unusable.stderr);
 }
 
 #[test]
@@ -400,17 +407,17 @@ fn a_run_that_cannot_start_is_pushed_with_basic_auth_and_a_wrong_password_is_ref
 
     let refused = unusable_run(&args);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    let warnings = refused.warnings();
+    let failures = refused.push_failures();
     assert!(
-        warnings.len() == 1 && warnings[0].contains("refused the metrics with HTTP 401"),
-        "{warnings:?}"
+        failures.len() == 1 && failures[0].contains("refused the metrics with HTTP 401"),
+        "{failures:?}"
     );
     assert!(pushgateway.pushed_series().is_empty());
 
     std::fs::write(credentials.path().join("password"), PUSH_PASSWORD).expect("write");
     let pushed = unusable_run(&args);
     assert_eq!(pushed.code, 2, "{}", pushed.stderr);
-    assert!(pushed.warnings().is_empty(), "{:?}", pushed.warnings());
+    assert!(pushed.push_failures().is_empty(), "{}", pushed.stderr);
     let series_pushed = pushgateway.pushed_series();
     assert_eq!(
         series_pushed.get(&series("vsphere_descheduler_exit_code", &[])),
@@ -493,83 +500,15 @@ fn a_token_file_is_sent_as_a_bearer_token_in_a_put_of_the_text_format() {
     );
 }
 
-/// A private CA and a certificate it signed for 127.0.0.1, made with the `openssl` command
-/// (which Debian's ca-certificates depends on), in `dir`.
-fn private_ca_and_server_certificate(dir: &Path) -> Tls {
-    let openssl = |args: &[&str]| {
-        let output = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap_or_else(|error| {
-                panic!(
-                    "the TLS test needs the openssl command (apt-get install -y openssl): {error}"
-                )
-            });
-        assert!(
-            output.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509", "-days", "2", "-subj", "/CN=metrics test CA"];
-    ca.extend(ec);
-    ca.extend([
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-    ]);
-    openssl(&ca);
-    let mut request = vec!["req", "-subj", "/CN=127.0.0.1"];
-    request.extend(ec);
-    request.extend(["-keyout", "server.key", "-out", "server.csr"]);
-    openssl(&request);
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n\
-         keyUsage=critical,digitalSignature\n",
-    )
-    .expect("write the extensions");
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "2",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "server.pem",
-    ]);
-    Tls {
-        certificate: dir.join("server.pem"),
-        key: dir.join("server.key"),
-        ca: dir.join("ca.pem"),
-    }
-}
-
 #[test]
 fn an_https_pushgateway_is_trusted_through_the_ca_file_and_refused_without_it() {
     let certificates = tempfile::tempdir().expect("a temporary directory");
-    let tls = private_ca_and_server_certificate(certificates.path());
+    let made = certificates::private_ca_and_server_certificate(certificates.path());
+    let tls = Tls {
+        certificate: made.certificate,
+        key: made.key,
+        ca: made.ca,
+    };
     let ca = tls.ca.display().to_string();
     let pushgateway = Pushgateway::start_with(Web {
         basic_auth: None,
@@ -578,19 +517,19 @@ fn an_https_pushgateway_is_trusted_through_the_ca_file_and_refused_without_it() 
     let url = pushgateway.url();
     assert!(url.starts_with("https://"), "{url}");
 
-    // The system's roots do not know the private CA: verified, refused, a warning.
+    // The system's roots do not know the private CA: verified, refused, logged.
     let untrusted = unusable_run(&["--metrics-push-url", &url]);
     assert_eq!(untrusted.code, 2, "{}", untrusted.stderr);
-    let warnings = untrusted.warnings();
+    let failures = untrusted.push_failures();
     assert!(
-        warnings.len() == 1 && warnings[0].to_lowercase().contains("certificate"),
-        "{warnings:?}"
+        failures.len() == 1 && failures[0].to_lowercase().contains("certificate"),
+        "{failures:?}"
     );
     assert!(pushgateway.pushed_series().is_empty());
 
     let trusted = unusable_run(&["--metrics-push-url", &url, "--metrics-push-ca-file", &ca]);
     assert_eq!(trusted.code, 2, "{}", trusted.stderr);
-    assert!(trusted.warnings().is_empty(), "{:?}", trusted.warnings());
+    assert!(trusted.push_failures().is_empty(), "{}", trusted.stderr);
     assert_eq!(
         pushgateway
             .pushed_series()

@@ -1,6 +1,9 @@
-//! `run`: the job. Resolves its settings, runs once (`crate::run`), pushes the run's metrics when
-//! `--metrics-push-url` asks for it, prints the report — also when the settings are unusable, so
-//! a machine reading `--output json` always gets one, and the Pushgateway hears of that run too.
+//! `run`: the job. Resolves its settings, runs once (`crate::run`), prints the report — also when
+//! the settings are unusable, so a machine reading `--output json` always gets one —, then
+//! releases the lock and logs out of vCenter, and pushes the run's metrics when
+//! `--metrics-push-url` asks for it (the Pushgateway hears of a run with unusable settings too).
+//! The report comes first so that at the deadline it is out before the pod is killed; what goes
+//! wrong after it is logged on stderr.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -10,7 +13,7 @@ use tracing::warn;
 use super::Error;
 use crate::cli::RunArgs;
 use crate::error_chain;
-use crate::metrics::push_limit;
+use crate::metrics::{RunTiming, push_limit};
 use crate::report::{Mode, OutputFormat, Report, ReportWarning};
 use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
 
@@ -25,36 +28,72 @@ pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> 
         warn!("{warning}");
     }
     let runtime = super::runtime()?;
-    let report = runtime.block_on(async {
-        let stop = Stop::on_signals().map_err(Error::Runtime)?;
-        if let Some(deadline) = config.deadline {
-            stop.abort_after(deadline);
-        }
-        let finished = run::run(&config, &stop).await;
-        let mut report = finished.report;
-        report.exit_code = Some(finished.verdict.exit_code());
-        if let Some(pushgateway) = &config.metrics_push {
-            let stopped_by_signal = matches!(stop.halted(), Some(StopReason::Signal(_)));
-            let limit = push_limit(
-                config.timeout,
-                deadline_left(config.deadline, started),
-                stopped_by_signal,
-                run::RELEASE_LIMIT,
-            );
-            let cluster = config.policy.cluster_name.as_deref();
-            pushgateway
-                .push_report(&mut report, cluster, started, limit)
-                .await;
-        }
-        Ok::<_, Error>(report)
-    })?;
-    let code = report.exit_code.expect("set above");
-    report.print(output).map_err(Error::Output)?;
+    let code = runtime.block_on(run_and_print(&config, output, started))?;
     crate::footprint::log_used();
     Ok(ExitCode::from(code))
 }
 
-/// Reports settings that cannot be used (exit code 2), and pushes that report when the metrics
+/// Runs once, prints the report, then ends the run ([`after_the_report`]); the exit code.
+async fn run_and_print(
+    config: &RunConfig,
+    output: OutputFormat,
+    started: Instant,
+) -> Result<u8, Error> {
+    let stop = Stop::on_signals().map_err(Error::Runtime)?;
+    if let Some(deadline) = config.deadline {
+        stop.abort_after(deadline);
+    }
+    let run::Finished {
+        mut report,
+        verdict,
+        teardown,
+    } = run::run(config, &stop).await;
+    let code = verdict.exit_code();
+    report.exit_code = Some(code);
+    // The report first: at the deadline it must be out before the pod is killed. What follows
+    // is bounded, and happens even when stdout is gone.
+    let printed = report.print(output);
+    let timing = RunTiming {
+        duration: started.elapsed(),
+        finished: chrono::Utc::now(),
+    };
+    after_the_report(config, &stop, teardown, &report, &timing, started).await;
+    printed.map_err(Error::Output)?;
+    Ok(code)
+}
+
+/// Releases the lock and logs out of vCenter (at once, within [`run::RELEASE_LIMIT`]), then
+/// pushes the report's metrics (within [`push_limit`]). The report is out: what fails here is
+/// logged.
+async fn after_the_report(
+    config: &RunConfig,
+    stop: &Stop,
+    teardown: run::Teardown,
+    report: &Report,
+    timing: &RunTiming,
+    started: Instant,
+) {
+    if let Err(error) = teardown.finish().await {
+        let cause = error_chain(&error);
+        warn!("{}", ReportWarning::LockNotReleased { cause });
+    }
+    let Some(pushgateway) = &config.metrics_push else {
+        return;
+    };
+    let stopped_by_signal = matches!(stop.halted(), Some(StopReason::Signal(_)));
+    let limit = push_limit(
+        config.timeout,
+        deadline_left(config.deadline, started),
+        stopped_by_signal,
+        run::RELEASE_LIMIT,
+    );
+    let cluster = config.policy.cluster_name.as_deref();
+    pushgateway
+        .push_report(report, cluster, timing, limit)
+        .await;
+}
+
+/// Reports settings that cannot be used (exit code 2), then pushes that report when the metrics
 /// settings themselves are usable: an alert on failing runs must see this one too. Its group
 /// is `--cluster-name`'s; the policy, which may be what failed, is not read again.
 fn unusable_settings(
@@ -72,6 +111,12 @@ fn unusable_settings(
     let mut report = Report::empty(mode);
     report.errors.push(error_chain(&error));
     report.exit_code = Some(error.exit_code());
+    // As a run's: printed first, the push after it.
+    let printed = report.print(output);
+    let timing = RunTiming {
+        duration: started.elapsed(),
+        finished: chrono::Utc::now(),
+    };
     if let Ok(Some(pushgateway)) = run::metrics_push(&args.metrics) {
         let limit = push_limit(
             Duration::from_secs(args.connection.request_timeout),
@@ -82,14 +127,17 @@ fn unusable_settings(
         let cluster = args.cluster_name.as_deref();
         match super::runtime() {
             Ok(runtime) => {
-                runtime.block_on(pushgateway.push_report(&mut report, cluster, started, limit))
+                runtime.block_on(pushgateway.push_report(&report, cluster, &timing, limit))
             }
-            Err(runtime_error) => report.warnings.push(ReportWarning::MetricsNotPushed {
-                cause: error_chain(&runtime_error),
-            }),
+            Err(runtime_error) => warn!(
+                "{}",
+                ReportWarning::MetricsNotPushed {
+                    cause: error_chain(&runtime_error),
+                }
+            ),
         }
     }
-    report.print(output).map_err(Error::Output)?;
+    printed.map_err(Error::Output)?;
     Err(error)
 }
 

@@ -8,6 +8,7 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
+use crate::connection::certificate::{CertificateProblem, Refusal, certificate_problem};
 use crate::text::shown;
 
 /// Everything that can go wrong talking to the Kubernetes API server.
@@ -213,10 +214,17 @@ pub fn is_transient(error: &::kube::Error) -> bool {
 
 /// A failed request's answer in one line, for reports: `HTTP 404 NotFound: <the server's
 /// message>`; `HTTP 404: <the first line of the body>` when the body was not a `Status`
-/// (`HTTP 503 with an empty body` when there was none); else the transport problem. Outside text
-/// is escaped and cut ([`shown`]). Never holds credentials (requests carry them in headers,
-/// which errors do not show).
+/// (`HTTP 503 with an empty body` when there was none); a refused certificate in words, with the
+/// kubeconfig field that fixes it; else the transport problem. Outside text is escaped and cut
+/// ([`shown`]). Never holds credentials (requests carry them in headers, which errors do not
+/// show).
 pub fn describe(error: &::kube::Error) -> String {
+    if let Some(problem) = certificate_problem(error) {
+        return format!(
+            "the API server's TLS certificate was refused: {}",
+            refusal(problem)
+        );
+    }
     match error {
         ::kube::Error::Api(status) if status.reason == UNPARSED_BODY_REASON => {
             match first_line_of_text(&status.message) {
@@ -251,6 +259,38 @@ pub fn describe(error: &::kube::Error) -> String {
         }
         other => causes(other),
     }
+}
+
+/// A refused certificate of the API server, with what fixes it: the API server's trust is the
+/// kubeconfig's cluster entry (in-cluster, the service account's CA), chosen with
+/// `--kubeconfig` and `--context`. Short enough that the whole chain of a failed request fits
+/// the 500 characters of a report line.
+fn refusal(problem: CertificateProblem) -> Refusal {
+    let remedy = match problem {
+        CertificateProblem::UnknownIssuer => Some(
+            "give that CA's certificate in the kubeconfig cluster's certificate-authority-data \
+             or certificate-authority, chosen with --kubeconfig and --context \
+             (insecure-skip-tls-verify: true trusts any server: labs only)",
+        ),
+        CertificateProblem::CaAsServerCertificate => Some(
+            "the API server needs a certificate issued by a CA, named in the kubeconfig \
+             cluster's certificate-authority-data or certificate-authority (chosen with \
+             --kubeconfig and --context)",
+        ),
+        CertificateProblem::Expired => Some("renew the API server's certificate"),
+        CertificateProblem::NotValidYet => {
+            Some("check the clocks of this machine and of the API server")
+        }
+        CertificateProblem::WrongName => Some(
+            "address the API server by a name its certificate holds (the kubeconfig cluster's \
+             server), or set that name as the cluster's tls-server-name",
+        ),
+        CertificateProblem::Revoked
+        | CertificateProblem::BadSignature
+        | CertificateProblem::Unreadable
+        | CertificateProblem::Refused => None,
+    };
+    Refusal { problem, remedy }
 }
 
 /// The first line of a body that says something: plain text as it is; in an HTML error page
@@ -302,4 +342,39 @@ fn causes(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     shown(&text).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// Issue 31: `Other(OtherError(CaUsedAsEndEntity))` was all a run said of such a server.
+    #[test]
+    fn a_refused_certificate_of_the_api_server_names_the_kubeconfig_field_that_fixes_it() {
+        let ca_as_leaf = rustls::Error::InvalidCertificate(rustls::CertificateError::Other(
+            rustls::OtherError(Arc::new(webpki::Error::CaUsedAsEndEntity)),
+        ));
+        let connect = std::io::Error::other(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            ca_as_leaf,
+        ));
+        let text = describe(&::kube::Error::Service(Box::new(connect)));
+        assert!(
+            text.starts_with(
+                "the API server's TLS certificate was refused: it is a CA certificate \
+                 (basicConstraints CA:TRUE), which cannot identify a server: "
+            ),
+            "{text}"
+        );
+        assert!(text.contains("certificate-authority-data"), "{text}");
+        assert!(text.contains("--kubeconfig and --context"), "{text}");
+        assert!(!text.contains("CaUsedAsEndEntity"), "{text}");
+        let unknown = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        let text = describe(&::kube::Error::Service(Box::new(std::io::Error::other(
+            unknown,
+        ))));
+        assert!(text.contains("insecure-skip-tls-verify"), "{text}");
+    }
 }

@@ -4,11 +4,12 @@
 //!
 //! Credentials come only from files (a mounted Secret), never from the URL or the policy, and
 //! are never shown: Debug redacts them, errors do not hold them. TLS is verified as vCenter's
-//! is (the system's roots plus an optional private CA). A push that fails is a warning of the
-//! report, never a failed run: the report on stdout and the exit code are the run's verdict.
+//! is (the system's roots plus an optional private CA). The push comes after the report is
+//! printed, so one that fails is a warning in the log, never a failed run: the report on stdout
+//! and the exit code are the run's verdict.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use reqwest::Url;
@@ -156,28 +157,21 @@ impl Pushgateway {
         }
     }
 
-    /// Pushes `report`'s metrics into the group of `cluster`, within `limit`. A failure is a
-    /// warning of the report and a log line, never more.
+    /// Pushes `report`'s metrics, for a run of `timing`, into the group of `cluster`, within
+    /// `limit`. A failure is a log line, never more: the report is printed before the push.
     pub async fn push_report(
         &self,
-        report: &mut Report,
+        report: &Report,
         cluster: Option<&str>,
-        started: Instant,
+        timing: &RunTiming,
         limit: Duration,
     ) {
-        let timing = RunTiming {
-            duration: started.elapsed(),
-            finished: chrono::Utc::now(),
-        };
-        let body = super::metrics(report, &timing);
+        let body = super::metrics(report, timing);
         match self.push(cluster, body, limit).await {
             Ok(()) => tracing::info!(server = %self.server(), "pushed the run's metrics"),
             Err(error) => {
-                let warning = ReportWarning::MetricsNotPushed {
-                    cause: error_chain(&error),
-                };
-                tracing::warn!("{warning}");
-                report.warnings.push(warning);
+                let cause = error_chain(&error);
+                tracing::warn!("{}", ReportWarning::MetricsNotPushed { cause });
             }
         }
     }

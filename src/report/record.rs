@@ -1,10 +1,8 @@
 //! The report's errors and warnings, told from a plan and its typed outcomes in the order
 //! things happened: the problems found before acting, then each action that went wrong, the
-//! halt where the executor stopped.
+//! halt where the executor stopped, and last where the deadline cut the Events off.
 
-use crate::outcome::{
-    DrsOutcome, EventsCut, EvictionOutcome, Halt, HaltedAt, LabelOutcome, Outcomes,
-};
+use crate::outcome::{DrsOutcome, EvictionOutcome, Halt, HaltedAt, LabelOutcome, Outcomes};
 use crate::plan::{LabelApply, Plan};
 
 use super::ReportWarning;
@@ -53,6 +51,7 @@ pub fn errors(plan: &Plan, outcomes: &Outcomes) -> Vec<String> {
             _ => {}
         }
     }
+    errors.extend(outcomes.events_cut.map(|cut| cut.to_string()));
     errors
 }
 
@@ -84,9 +83,10 @@ fn label_error(plan: &Plan, apply: &LabelApply, outcome: &LabelOutcome) -> Optio
     }
 }
 
-/// The warnings of the Events: each one not recorded, then where the deadline cut them off.
+/// The warnings of the Events: each one the API server did not record. (Where the deadline cut
+/// them off is an error: the run stopped short.)
 pub fn event_warnings(plan: &Plan, outcomes: &Outcomes) -> Vec<ReportWarning> {
-    let mut warnings: Vec<ReportWarning> = outcomes
+    outcomes
         .events
         .iter()
         .filter_map(|(index, published)| {
@@ -100,13 +100,7 @@ pub fn event_warnings(plan: &Plan, outcomes: &Outcomes) -> Vec<ReportWarning> {
                     cause: chain.clone(),
                 })
         })
-        .collect();
-    match outcomes.events_cut {
-        Some(EventsCut::BeforeStart) => warnings.push(ReportWarning::EventsNotRecorded),
-        Some(EventsCut::Midway) => warnings.push(ReportWarning::RemainingEventsNotRecorded),
-        None => {}
-    }
-    warnings
+        .collect()
 }
 
 #[cfg(test)]
@@ -114,7 +108,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::outcome::{NotAttempted, StopReason};
+    use crate::outcome::{EventsCut, NotAttempted, StopReason};
     use crate::plan::{Eviction, LabelChange};
     use crate::policy::PluginKind;
 
@@ -168,27 +162,30 @@ mod tests {
         );
     }
 
+    /// Issue 31: the deadline cutting off the Events was a warning only, and the run exited 0.
     #[test]
-    fn events_cut_off_at_the_deadline_are_a_warning_after_those_that_failed() {
+    fn events_cut_off_at_the_deadline_are_an_error_and_those_refused_a_warning() {
         let plan = Plan {
-            evictions: vec![eviction("web-1")],
+            evictions: vec![eviction("web-1"), eviction("web-2")],
             ..Plan::default()
         };
         let outcomes = Outcomes {
+            evictions: vec![EvictionOutcome::Evicted, EvictionOutcome::Evicted],
             events: vec![(0, Err("403".to_string()))],
-            events_cut: Some(EventsCut::Midway),
+            events_cut: Some(EventsCut::Midway(DEADLINE)),
             ..Outcomes::default()
         };
         assert_eq!(
             event_warnings(&plan, &outcomes),
-            [
-                ReportWarning::EventNotRecorded {
-                    namespace: "shop".to_string(),
-                    pod: "web-1".to_string(),
-                    cause: "403".to_string(),
-                },
-                ReportWarning::RemainingEventsNotRecorded,
-            ]
+            [ReportWarning::EventNotRecorded {
+                namespace: "shop".to_string(),
+                pod: "web-1".to_string(),
+                cause: "403".to_string(),
+            }]
+        );
+        assert_eq!(
+            errors(&plan, &outcomes),
+            ["the remaining events were not recorded: the run's deadline of 60s passed"]
         );
     }
 }

@@ -1,7 +1,8 @@
 //! What the report warns about: the plan's warnings, and those of the run around it (the
-//! policy file, TLS, the lock, events, the metrics push), one variant per kind, so that code
-//! and tests decide by kind and each sentence is written in one place. The report records each
-//! as its sentence, as it always has.
+//! policy file, TLS, events), one variant per kind, so that code and tests decide by kind and
+//! each sentence is written in one place. The report records each as its sentence, as it always
+//! has. What goes wrong after the report is printed (releasing the lock, pushing the metrics) is
+//! worded here too, for the log: the report is out by then.
 
 use std::fmt;
 
@@ -19,14 +20,12 @@ pub enum ReportWarning {
     Policy(String),
     /// TLS verification of vCenter is off (`insecureSkipVerify`, `--vsphere-insecure`).
     InsecureTls,
-    /// The run's Lease could not be released; `cause` is the error chain.
+    /// The run's Lease could not be released; `cause` is the error chain. Logged only: the
+    /// lock is released after the report is printed.
     LockNotReleased { cause: String },
-    /// The Pushgateway push failed; `cause` is the error chain.
+    /// The Pushgateway push failed; `cause` is the error chain. Logged only: the metrics are
+    /// pushed after the report is printed.
     MetricsNotPushed { cause: String },
-    /// The deadline passed before any Event was written.
-    EventsNotRecorded,
-    /// The deadline passed while Events were being written.
-    RemainingEventsNotRecorded,
     /// The Event of one eviction could not be written; `cause` is the error chain.
     EventNotRecorded {
         namespace: String,
@@ -56,12 +55,6 @@ impl fmt::Display for ReportWarning {
             }
             ReportWarning::MetricsNotPushed { cause } => {
                 write!(f, "the run's metrics were not pushed: {cause}")
-            }
-            ReportWarning::EventsNotRecorded => {
-                f.write_str("no events were recorded: the run's deadline passed")
-            }
-            ReportWarning::RemainingEventsNotRecorded => {
-                f.write_str("the remaining events were not recorded: the run's deadline passed")
             }
             ReportWarning::EventNotRecorded {
                 namespace,
@@ -123,10 +116,11 @@ mod tests {
 
     #[test]
     fn a_warning_is_serialized_as_its_sentence() {
-        let json = serde_json::to_string(&[ReportWarning::EventsNotRecorded]).expect("serializes");
+        let json = serde_json::to_string(&[ReportWarning::InsecureTls]).expect("serializes");
         assert_eq!(
             json,
-            "[\"no events were recorded: the run's deadline passed\"]"
+            "[\"TLS verification of vCenter is disabled: any server can pose as vCenter and read \
+             the credentials\"]"
         );
     }
 }

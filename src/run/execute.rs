@@ -10,7 +10,7 @@ use crate::error_chain;
 use crate::kube::{self, EventKind, EventSpec, EvictionRequest, EvictionResult, Lock};
 use crate::outcome::{
     DrsOutcome, DrsUnconfirmed, EventsCut, EvictionOutcome, Halt, HaltedAt, LabelOutcome,
-    NotAttempted, Outcomes,
+    NotAttempted, Outcomes, StopReason,
 };
 use crate::plan::{ClusterWrites, EVENT_ACTION, EventIntent, Eviction, Plan, RuleWrite, Settled};
 use crate::vsphere;
@@ -277,18 +277,52 @@ impl<'p> Executor<'_, 'p> {
     }
 
     /// The plan's Events for what the evictions came to: written even after a stop signal
-    /// (they record what was done, they change nothing), not after the deadline.
+    /// (they record what was done, they change nothing), not after the deadline. Where the
+    /// deadline cut them off is an outcome, as for any action: the run stopped short.
     async fn publish_events(&mut self) {
         if self.backends.dry_run {
             return;
         }
-        if self.backends.stop.aborted() {
-            self.outcomes.events_cut = Some(EventsCut::BeforeStart);
+        let events = self.events_to_record();
+        // With none to write, the deadline cut nothing off.
+        if events.is_empty() {
             return;
         }
+        if let Some(reason) = self.aborted() {
+            self.outcomes.events_cut = Some(EventsCut::BeforeStart(reason));
+            return;
+        }
+        for (index, spec) in events {
+            let backends = &self.backends;
+            let published = backends
+                .stop
+                .unless_aborted(backends.kubernetes.publish_event(&spec, backends.instance))
+                .await;
+            let published = match published {
+                Ok(published) => published.map_err(|error| error_chain(&error)),
+                Err(reason) => {
+                    self.outcomes.events_cut = Some(EventsCut::Midway(reason));
+                    break;
+                }
+            };
+            self.outcomes.events.push((index, published));
+        }
+    }
+
+    /// Why every wait must end now, once the run is aborted (at its deadline).
+    fn aborted(&self) -> Option<StopReason> {
+        let stop = self.backends.stop;
+        stop.aborted().then(|| stop.halted()).flatten()
+    }
+
+    /// The Events the evictions' outcomes call for, by eviction index, in plan order: one for
+    /// each pod evicted, and one for each eviction that failed in a way the plan words.
+    fn events_to_record(&self) -> Vec<(usize, EventSpec)> {
         let plan = self.plan;
-        for (index, eviction) in plan.evictions.iter().enumerate() {
-            let (kind, intent) = match &self.outcomes.evictions[index] {
+        let outcomes = &self.outcomes.evictions;
+        let mut events = Vec::new();
+        for (index, (eviction, outcome)) in plan.evictions.iter().zip(outcomes).enumerate() {
+            let (kind, intent) = match outcome {
                 EvictionOutcome::Evicted => (EventKind::Normal, eviction.evicted_event()),
                 EvictionOutcome::Failed(cause) => match plan.failure_event(index, cause) {
                     Some(intent) => (EventKind::Warning, intent),
@@ -296,19 +330,9 @@ impl<'p> Executor<'_, 'p> {
                 },
                 _ => continue,
             };
-            let spec = event_spec(eviction, kind, intent);
-            let backends = &self.backends;
-            let published = backends
-                .stop
-                .unless_aborted(backends.kubernetes.publish_event(&spec, backends.instance))
-                .await;
-            let Ok(published) = published else {
-                self.outcomes.events_cut = Some(EventsCut::Midway);
-                break;
-            };
-            let published = published.map_err(|error| error_chain(&error));
-            self.outcomes.events.push((index, published));
+            events.push((index, event_spec(eviction, kind, intent)));
         }
+        events
     }
 }
 

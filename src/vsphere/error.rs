@@ -77,10 +77,10 @@ pub enum Error {
         source: reqwest::Error,
     },
     /// The handshake failed on the certificate vCenter presented; what is wrong says what to do.
-    #[error("vCenter {server} presented a TLS certificate that was refused: {problem}")]
+    #[error("vCenter {server} presented a TLS certificate that was refused: {refusal}")]
     UntrustedCertificate {
         server: String,
-        problem: super::tls::CertificateProblem,
+        refusal: crate::connection::certificate::Refusal,
     },
     #[error("{method} request to vCenter {server} timed out after {timeout:?}")]
     Timeout {

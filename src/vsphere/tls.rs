@@ -1,10 +1,11 @@
 //! TLS for the vCenter connection: the trust every connection of this tool shares
-//! ([`crate::connection`]), and what a refused certificate means in words a user can act on.
+//! ([`crate::connection`]), and what fixes a refused certificate in vCenter's settings.
 
 use rustls::ClientConfig;
 
 use super::{ConnectionConfig, Error};
 use crate::connection;
+use crate::connection::certificate::{CertificateProblem, Refusal};
 
 /// The rustls client configuration for `config`: [`connection::client_config`]'s trust, a setup
 /// failure named as vCenter's.
@@ -17,125 +18,47 @@ pub(crate) fn client_config(config: &ConnectionConfig) -> Result<ClientConfig, E
     )
 }
 
-/// What is wrong with the certificate a server presented, in words a user can act on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CertificateProblem {
-    /// Issued by a CA that is not trusted (a private CA not given with `--vsphere-ca-file`).
-    UnknownIssuer,
-    /// A CA certificate (basicConstraints CA:TRUE) presented as the server's own.
-    CaAsServerCertificate,
-    Expired,
-    NotValidYet,
-    /// Issued for another name than the one in the server address.
-    WrongName,
-    Revoked,
-    BadSignature,
-    Unreadable,
-    /// Refused for a reason none of the above names.
-    Refused,
-}
-
-impl std::fmt::Display for CertificateProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            CertificateProblem::UnknownIssuer => {
-                "it was issued by a CA this tool does not trust: give that CA's certificate (PEM) \
-                 with --vsphere-ca-file or the policy's vsphere.caFile"
-            }
-            CertificateProblem::CaAsServerCertificate => {
-                "it is a CA certificate (basicConstraints CA:TRUE), which cannot identify a \
-                 server: vCenter must present a certificate issued by a CA, and \
-                 --vsphere-ca-file (or the policy's vsphere.caFile) must name that CA"
-            }
-            CertificateProblem::Expired => "it has expired: renew vCenter's certificate",
-            CertificateProblem::NotValidYet => {
-                "it is not valid yet: check the clocks of this machine and of vCenter"
-            }
-            CertificateProblem::WrongName => {
-                "it was issued for another name: address vCenter by a name its certificate holds"
-            }
-            CertificateProblem::Revoked => "it has been revoked",
-            CertificateProblem::BadSignature => "its signature does not verify",
-            CertificateProblem::Unreadable => "it could not be read as a certificate",
-            CertificateProblem::Refused => "it failed verification",
-        })
-    }
-}
-
-/// The certificate problem behind a failed request, when its handshake failed on one: rustls's
-/// error is found in the chain, inside the I/O errors the TLS stream and the connector wrap it
-/// in (an I/O error shows its inner error but does not list it as its source).
-pub(crate) fn certificate_problem(
-    error: &(dyn std::error::Error + 'static),
-) -> Option<CertificateProblem> {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        let mut inner: &(dyn std::error::Error + 'static) = error;
-        while let Some(wrapped) = inner
-            .downcast_ref::<std::io::Error>()
-            .and_then(std::io::Error::get_ref)
-        {
-            inner = wrapped;
-        }
-        if let Some(rustls::Error::InvalidCertificate(problem)) =
-            inner.downcast_ref::<rustls::Error>()
-        {
-            return Some(problem_of(problem));
-        }
-        current = error.source();
-    }
-    None
-}
-
-fn problem_of(error: &rustls::CertificateError) -> CertificateProblem {
-    use rustls::CertificateError as E;
-    match error {
-        E::UnknownIssuer => CertificateProblem::UnknownIssuer,
-        E::Expired | E::ExpiredContext { .. } => CertificateProblem::Expired,
-        E::NotValidYet | E::NotValidYetContext { .. } => CertificateProblem::NotValidYet,
-        E::NotValidForName | E::NotValidForNameContext { .. } => CertificateProblem::WrongName,
-        E::Revoked => CertificateProblem::Revoked,
-        E::BadSignature => CertificateProblem::BadSignature,
-        E::BadEncoding => CertificateProblem::Unreadable,
-        E::Other(other) => match other.0.downcast_ref::<webpki::Error>() {
-            Some(webpki::Error::CaUsedAsEndEntity) => CertificateProblem::CaAsServerCertificate,
-            Some(webpki::Error::UnknownIssuer) => CertificateProblem::UnknownIssuer,
-            _ => CertificateProblem::Refused,
-        },
-        _ => CertificateProblem::Refused,
-    }
+/// A refused certificate of vCenter, with what fixes it in vCenter's settings.
+pub(crate) fn refusal(problem: CertificateProblem) -> Refusal {
+    let remedy = match problem {
+        CertificateProblem::UnknownIssuer => Some(
+            "give that CA's certificate (PEM) with --vsphere-ca-file or the policy's \
+             vsphere.caFile",
+        ),
+        CertificateProblem::CaAsServerCertificate => Some(
+            "vCenter must present a certificate issued by a CA, and --vsphere-ca-file (or the \
+             policy's vsphere.caFile) must name that CA",
+        ),
+        CertificateProblem::Expired => Some("renew vCenter's certificate"),
+        CertificateProblem::NotValidYet => Some("check the clocks of this machine and of vCenter"),
+        CertificateProblem::WrongName => Some("address vCenter by a name its certificate holds"),
+        CertificateProblem::Revoked
+        | CertificateProblem::BadSignature
+        | CertificateProblem::Unreadable
+        | CertificateProblem::Refused => None,
+    };
+    Refusal { problem, remedy }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::vsphere::Credentials;
 
     #[test]
-    fn certificate_problems_are_told_in_words_behind_the_io_error_hyper_wraps_them_in() {
-        let ca_as_leaf = rustls::Error::InvalidCertificate(rustls::CertificateError::Other(
-            rustls::OtherError(Arc::new(webpki::Error::CaUsedAsEndEntity)),
-        ));
-        let wrapped = std::io::Error::other(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            ca_as_leaf,
-        ));
+    fn a_refused_certificate_of_vcenter_names_the_setting_that_fixes_it() {
+        let text = refusal(CertificateProblem::CaAsServerCertificate).to_string();
         assert_eq!(
-            certificate_problem(&wrapped),
-            Some(CertificateProblem::CaAsServerCertificate)
+            text,
+            "it is a CA certificate (basicConstraints CA:TRUE), which cannot identify a server: \
+             vCenter must present a certificate issued by a CA, and --vsphere-ca-file (or the \
+             policy's vsphere.caFile) must name that CA"
         );
-        let expired = rustls::Error::InvalidCertificate(rustls::CertificateError::Expired);
-        assert_eq!(
-            certificate_problem(&expired),
-            Some(CertificateProblem::Expired)
-        );
-        let text = CertificateProblem::CaAsServerCertificate.to_string();
-        assert!(text.contains("--vsphere-ca-file"), "{text}");
         assert!(!text.contains("CaUsedAsEndEntity"), "{text}");
-        let unrelated = std::io::Error::other("connection reset");
-        assert_eq!(certificate_problem(&unrelated), None);
+        assert_eq!(
+            refusal(CertificateProblem::Expired).to_string(),
+            "it has expired: renew vCenter's certificate"
+        );
     }
 
     fn config_with_ca(contents: &str) -> (tempfile::TempDir, ConnectionConfig) {

@@ -12,6 +12,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::soap::{self, MoRef, Reply, Request};
 use super::{ConnectionConfig, Error, tls};
+use crate::connection::certificate::certificate_problem;
 
 /// Name of vCenter's SOAP session cookie.
 const SESSION_COOKIE: &str = "vmware_soap_session";
@@ -142,10 +143,10 @@ impl Transport {
     }
 
     fn transport_error(&self, method: &'static str, source: reqwest::Error) -> Error {
-        if let Some(problem) = super::tls::certificate_problem(&source) {
+        if let Some(problem) = certificate_problem(&source) {
             Error::UntrustedCertificate {
                 server: self.server.clone(),
-                problem,
+                refusal: tls::refusal(problem),
             }
         } else if source.is_timeout() {
             Error::Timeout {

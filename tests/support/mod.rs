@@ -4,6 +4,7 @@
 // Each test binary uses only part of the support code.
 #![allow(dead_code, unused_imports)]
 
+pub mod certificates;
 pub mod fake_apiserver;
 pub mod pushgateway;
 pub mod vcsim;
