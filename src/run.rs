@@ -1,16 +1,20 @@
-//! One run, in the order of DESIGN §1: take the run lock, observe vCenter and Kubernetes, plan,
-//! label nodes, evict, sync DRS rules, record events, release the lock; the report says what
-//! became of each action. A report is always the result, also of a run that failed before it
+//! One run, in the order of DESIGN §1: take the run lock, observe vCenter and Kubernetes (and
+//! the eviction history the lock's Lease keeps), plan, label nodes, record the paced evictions,
+//! evict, sync DRS rules, record events, release the lock; the report says what became of each
+//! action. A report is always the result, also of a run that failed before it
 //! could plan (its `errors` say why).
 //!
 //! Degraded modes, all reported as errors (exit code 1): when vCenter cannot be observed the
 //! plan runs without an inventory (no label is changed, host labels are not trusted, no DRS
 //! rule is touched); on SIGTERM/SIGINT, at the deadline, or once the run lock is lost or expired,
 //! no further change is made (see [`Stop`]); a failed DRS task fails the DRS step and leaves the
-//! evictions as they are. The lock is released whatever happened, within [`RELEASE_LIMIT`].
+//! evictions as they are; an eviction history that cannot be read plans no paced eviction, and
+//! one that cannot be recorded sends none. The lock is released whatever happened, within
+//! [`RELEASE_LIMIT`].
 
 mod config;
 mod execute;
+mod history;
 mod stop;
 
 use std::path::PathBuf;
@@ -21,15 +25,15 @@ pub use config::{
     ConfigError, RunConfig, apply_cluster_name, connection_config, kubernetes_selection,
     load_policy, metrics_push, snapshot_policy,
 };
+pub use execute::{Backends, execute};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 
 use crate::inventory::Inventory;
 use crate::outcome::{Outcomes, Problem, Verdict};
 use crate::plan::Plan;
 use crate::report::{Mode, Report, ReportWarning, Target};
-use crate::snapshot::{self, Objects, SnapshotError};
+use crate::snapshot::{self, History, Objects, SnapshotError};
 use crate::{footprint, kube, plan, vsphere};
-use execute::Backends;
 
 /// How long releasing the lock, logging out of vCenter and pushing the metrics may each take at
 /// the end, even after the deadline: `--deadline` should leave this much before the pod is
@@ -183,10 +187,23 @@ async fn observe_plan_act(
     stop: &Stop,
 ) -> Result<Finished, Error> {
     let Observed {
-        snapshot,
+        mut snapshot,
         mut vsphere,
-        problems,
+        mut problems,
     } = observe(config, kubernetes, stop).await?;
+    snapshot.history = match lock {
+        // The lease as the lock acquired it: nobody else writes it while the run holds it.
+        Some(lock) => lock.history().clone(),
+        None => stop
+            .unless_halted(
+                kubernetes.read_history(&config.lock.namespace, &config.lock.name),
+            )
+            .await
+            .map_err(Error::Stopped)?,
+    };
+    if let History::Unreadable(unreadable) = &snapshot.history {
+        problems.push(Problem::HistoryUnreadable(unreadable.clone()));
+    }
     // Before planning, whose working state would take the rest: a run killed for memory
     // reports nothing.
     footprint::check(

@@ -72,6 +72,7 @@ pub fn load_files_within(
             && snapshot.namespaces.is_empty()
             && snapshot.priority_classes.is_empty()
             && snapshot.inventory.is_none()
+            && snapshot.history == History::default()
             && loaded.ignored.is_empty();
         let paths = paths.to_vec();
         return Err(if empty {
@@ -121,6 +122,23 @@ fn located(error: SnapshotError) -> SnapshotError {
             name,
             id,
         },
+        SnapshotError::DuplicateHistory {
+            path,
+            at: None,
+            first,
+            second,
+        } => SnapshotError::DuplicateHistory {
+            at: find(
+                &path,
+                locate::Sought::Object {
+                    kind: "Lease",
+                    name: &second,
+                },
+            ),
+            path,
+            first,
+            second,
+        },
         other => other,
     }
 }
@@ -142,6 +160,8 @@ pub fn assemble(
     let mut priority_classes = BTreeMap::new();
     let mut inventory: Option<Inventory> = None;
     let mut metrics: Option<Metrics> = None;
+    // The Lease it came from, and the history.
+    let mut history: Option<(String, History)> = None;
     let mut ignored = Vec::new();
     for (file, (path, objects)) in parts.into_iter().enumerate() {
         nodes.add(file, objects.nodes);
@@ -163,6 +183,24 @@ pub fn assemble(
         }
         if let Some(part) = objects.metrics {
             merge_metrics(metrics.get_or_insert_with(Metrics::default), part);
+        }
+        for recorded in objects.histories {
+            if let Some((first, _)) = history {
+                return Err(SnapshotError::DuplicateHistory {
+                    path,
+                    at: None,
+                    first,
+                    second: recorded.lease,
+                });
+            }
+            // Unreadable is not a load failure: planning goes on, pacing fails closed.
+            let object = format!(
+                "{} in {}",
+                history::lease_object_named(&recorded.lease),
+                path.display()
+            );
+            let read = history::read(Some(&recorded.value), object);
+            history = Some((recorded.lease, read));
         }
         ignored.extend(objects.ignored);
         files.push(path);
@@ -202,8 +240,8 @@ pub fn assemble(
             priority_classes,
             inventory,
             metrics,
-            // Filled in from the run lock's Lease when one was read.
-            history: History::default(),
+            // A run fills it in from the run lock's Lease; files may record that Lease.
+            history: history.map(|(_, history)| history).unwrap_or_default(),
         },
         ignored,
     })

@@ -11,12 +11,14 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::history;
 use super::annotations::{
     CONFIG_SOURCE_ANNOTATION, EVICT_ANNOTATION, MIRROR_ANNOTATION, PREFER_NO_EVICTION_ANNOTATION,
 };
@@ -51,6 +53,11 @@ pub fn namespace(namespace: core::Namespace) -> Pruned {
 /// A PriorityClass, pruned.
 pub fn priority_class(class: PriorityClass) -> Pruned {
     pruned(&PRIORITY_CLASS, class)
+}
+
+/// A Lease, pruned to its name and the eviction history (the run lock's, see `history`).
+pub fn lease(lease: Lease) -> Pruned {
+    pruned(&LEASE, lease)
 }
 
 /// A metrics.k8s.io NodeMetrics (as JSON, with its apiVersion and kind), pruned.
@@ -230,6 +237,15 @@ const PRIORITY_CLASS_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "
 static PRIORITY_CLASS: Kept = Kept {
     tree: LazyLock::new(|| Tree::of(PRIORITY_CLASS_PATHS)),
     annotations: &[],
+    managers: &[],
+};
+
+// The run lock's holder and times are of no use offline: only the history is read.
+const LEASE_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "metadata.namespace"];
+
+static LEASE: Kept = Kept {
+    tree: LazyLock::new(|| Tree::of(LEASE_PATHS)),
+    annotations: &[history::ANNOTATION],
     managers: &[],
 };
 
