@@ -702,6 +702,36 @@ mod tests {
     }
 
     #[test]
+    fn a_lease_keeps_its_name_and_only_the_eviction_history() {
+        let lease = json!({
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": "vsphere-descheduler",
+                "namespace": "kube-system",
+                "resourceVersion": "42",
+                "annotations": {
+                    history::ANNOTATION: "[]",
+                    "secret-note": "planted"
+                }
+            },
+            "spec": {"holderIdentity": "run-7", "leaseDurationSeconds": 60, "leaseTransitions": 3}
+        });
+        assert_eq!(
+            super::lease(typed(lease)).0,
+            json!({
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {
+                    "name": "vsphere-descheduler",
+                    "namespace": "kube-system",
+                    "annotations": {history::ANNOTATION: "[]"}
+                }
+            })
+        );
+    }
+
+    #[test]
     fn a_namespace_keeps_its_name_and_labels() {
         let namespace = json!({
             "apiVersion": "v1",
@@ -861,6 +891,12 @@ mod tests {
                     convert::untyped_pod_metrics,
                     &context,
                 ),
+                "Lease" => assert_converts_the_same(
+                    &object,
+                    lease,
+                    convert::lease_history,
+                    &context,
+                ),
                 _ => continue,
             }
             compared += 1;
@@ -990,6 +1026,13 @@ mod tests {
                 kept: &POD_METRICS,
                 not_converted: &["apiVersion", "kind", "containers[].name"],
                 converted: |v| printed(convert::untyped_pod_metrics(v)),
+            },
+            Table {
+                kind: "Lease",
+                paths: LEASE_PATHS,
+                kept: &LEASE,
+                not_converted: &["apiVersion", "kind"],
+                converted: |v| printed(convert::lease_history(typed(v))),
             },
         ];
         let fixtures = fixture_objects();
