@@ -409,7 +409,9 @@ mod tests {
             problem: "not a JSON list of evictions".to_string(),
         });
         assert!(
-            unreadable.to_string().contains("Lease ops/vsphere-descheduler"),
+            unreadable
+                .to_string()
+                .contains("Lease ops/vsphere-descheduler"),
             "{unreadable}"
         );
         for problem in [

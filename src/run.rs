@@ -195,9 +195,7 @@ async fn observe_plan_act(
         // The lease as the lock acquired it: nobody else writes it while the run holds it.
         Some(lock) => lock.history().clone(),
         None => stop
-            .unless_halted(
-                kubernetes.read_history(&config.lock.namespace, &config.lock.name),
-            )
+            .unless_halted(kubernetes.read_history(&config.lock.namespace, &config.lock.name))
             .await
             .map_err(Error::Stopped)?,
     };

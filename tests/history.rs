@@ -72,7 +72,11 @@ fn no_disruption(app: &str) -> PodDisruptionBudget {
 /// `annotation` (none when `None` is given for the Lease itself).
 fn cluster(lease: Option<Lease>) -> FakeCluster {
     FakeCluster::new(KubeObjects {
-        pods: vec![pod("web-1", "web"), pod("api-1", "api"), pod("job-1", "job")],
+        pods: vec![
+            pod("web-1", "web"),
+            pod("api-1", "api"),
+            pod("job-1", "job"),
+        ],
         pdbs: vec![no_disruption("web")],
         leases: lease.into_iter().collect(),
         ..KubeObjects::default()
@@ -251,7 +255,9 @@ async fn a_history_write_waits_for_a_renewal_in_flight_instead_of_racing_it() {
     lock.release().await.expect("released");
     assert_eq!(stored_annotation(&state), Some(written));
     assert_eq!(
-        stored_lease(&state).spec.and_then(|spec| spec.holder_identity),
+        stored_lease(&state)
+            .spec
+            .and_then(|spec| spec.holder_identity),
         None
     );
 }
@@ -282,10 +288,7 @@ async fn a_history_write_renews_the_claim() {
     assert!(lock.check().is_ok());
     tokio::time::sleep(Duration::from_secs(27)).await;
     let error = lock.check().expect_err("expired 50 s after the write");
-    assert!(
-        matches!(error, kube::Error::LockExpired { .. }),
-        "{error}"
-    );
+    assert!(matches!(error, kube::Error::LockExpired { .. }), "{error}");
     let failed = lock
         .write_history("[]".to_string())
         .await
@@ -326,9 +329,7 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
     let text = history::render(&earlier, Utc::now());
     let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some(&text)))));
     let kubernetes = kube::Client::new(client);
-    let read = kubernetes
-        .read_history(NAMESPACE, kube::LEASE_NAME)
-        .await;
+    let read = kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await;
     assert_eq!(read, History::Recorded(earlier));
     assert_eq!(
         kubernetes.read_history("ops", kube::LEASE_NAME).await,
@@ -434,7 +435,9 @@ async fn paced_evictions_are_recorded_before_they_are_sent_and_those_refused_tak
         .collect();
     assert_eq!(
         order,
-        ["lease", "lease", "evict", "evict", "evict", "lease", "lease"],
+        [
+            "lease", "lease", "evict", "evict", "evict", "lease", "lease"
+        ],
         "take, record, three evictions, correct, release"
     );
 }
@@ -540,7 +543,11 @@ async fn a_correction_that_fails_leaves_the_history_counting_more() {
     );
     let outcomes = execute_live(&plan(), client).await;
     assert!(matches!(outcomes.evictions[0], EvictionOutcome::Blocked(_)));
-    assert_eq!(outcomes.verdict(), Verdict::Done, "a warning, not a failure");
+    assert_eq!(
+        outcomes.verdict(),
+        Verdict::Done,
+        "a warning, not a failure"
+    );
     let pods: Vec<String> = stored_entries(&state)
         .into_iter()
         .map(|(_, pod, _)| pod)
@@ -570,7 +577,10 @@ async fn a_dry_run_sends_paced_evictions_as_checks_and_writes_no_history() {
     let cluster = state.lock().expect("state");
     assert_eq!(cluster.count("GET", "/leases/"), 0);
     assert!(
-        cluster.requests.iter().all(|r| r.path.ends_with("/eviction")),
+        cluster
+            .requests
+            .iter()
+            .all(|r| r.path.ends_with("/eviction")),
         "{:?}",
         cluster.requests
     );

@@ -654,15 +654,27 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
             .create(&put, &lease(json!({"a/b": "1"}), None))
             .await
             .expect("created");
-        let first = created.metadata.resource_version.clone().expect("a version");
+        let first = created
+            .metadata
+            .resource_version
+            .clone()
+            .expect("a version");
         let read = leases.get("lock").await.expect("read");
         assert_eq!(read.metadata.annotations, created.metadata.annotations);
 
         let replaced = leases
-            .replace("lock", &put, &lease(json!({"a/b": "2", "c/d": "x"}), Some(&first)))
+            .replace(
+                "lock",
+                &put,
+                &lease(json!({"a/b": "2", "c/d": "x"}), Some(&first)),
+            )
             .await
             .expect("replaced");
-        let second = replaced.metadata.resource_version.clone().expect("a version");
+        let second = replaced
+            .metadata
+            .resource_version
+            .clone()
+            .expect("a version");
         assert_ne!(second, first, "a change bumps the resourceVersion");
         let annotations = replaced.metadata.annotations.clone().expect("annotations");
         assert_eq!(
@@ -677,7 +689,11 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
             .expect_err("stale");
         assert_eq!(kube::api_status(&stale).map(|s| s.code), Some(409));
         let unchanged = leases
-            .replace("lock", &put, &lease(json!({"a/b": "2", "c/d": "x"}), Some(&second)))
+            .replace(
+                "lock",
+                &put,
+                &lease(json!({"a/b": "2", "c/d": "x"}), Some(&second)),
+            )
             .await
             .expect("nothing to change");
         assert_eq!(
@@ -689,12 +705,23 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
             .replace("lock", &put, &lease(json!(null), Some(&second)))
             .await
             .expect("replaced");
-        assert_eq!(removed.metadata.annotations, None, "an update is not a merge");
+        assert_eq!(
+            removed.metadata.annotations, None,
+            "an update is not a merge"
+        );
 
-        let version = removed.metadata.resource_version.clone().expect("a version");
+        let version = removed
+            .metadata
+            .resource_version
+            .clone()
+            .expect("a version");
         let too_big = "x".repeat(256 * 1024);
         let refused = leases
-            .replace("lock", &put, &lease(json!({"a/b": too_big}), Some(&version)))
+            .replace(
+                "lock",
+                &put,
+                &lease(json!({"a/b": too_big}), Some(&version)),
+            )
             .await
             .expect_err("too big");
         let status = kube::api_status(&refused).expect("a status");

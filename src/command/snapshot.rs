@@ -19,9 +19,9 @@ use super::Error;
 use crate::cli::SnapshotArgs;
 use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects};
-use crate::snapshot::prune::Pruned;
 use crate::report::{OutputFormat, SnapshotSummary, Target};
 use crate::run;
+use crate::snapshot::prune::Pruned;
 use crate::vsphere;
 
 pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Error> {

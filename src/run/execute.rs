@@ -227,8 +227,8 @@ impl<'p> Executor<'_, 'p> {
             // The run reports the unreadable history already.
             return Paced::Withheld;
         };
-        let recording = Recording::of(plan, earlier, chrono::Utc::now())
-            .expect("the plan paces some eviction");
+        let recording =
+            Recording::of(plan, earlier, chrono::Utc::now()).expect("the plan paces some eviction");
         // Like an eviction, the write in flight gets its answer after a signal, not after the
         // deadline.
         let written = self
@@ -288,7 +288,9 @@ impl<'p> Executor<'_, 'p> {
             .await
         {
             Ok(Ok(())) => {
-                tracing::info!("took the evictions that did not happen out of the eviction history");
+                tracing::info!(
+                    "took the evictions that did not happen out of the eviction history"
+                );
             }
             Ok(Err(error)) => {
                 tracing::warn!(error = error_chain(&error), "{overcounts}");

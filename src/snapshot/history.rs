@@ -109,7 +109,7 @@ pub fn parse(value: &str) -> Result<Vec<PastEviction>, String> {
     }
     let mut entries: Vec<PastEviction> = serde_json::from_str(value)
         .map_err(|error| format!("not a JSON list of evictions ({error})"))?;
-    entries.sort_by(|a, b| a.at.cmp(&b.at));
+    entries.sort_by_key(|entry| entry.at);
     Ok(entries)
 }
 
@@ -120,7 +120,7 @@ pub fn render(entries: &[PastEviction], now: DateTime<Utc>) -> String {
         .iter()
         .filter(|entry| now - entry.at <= RETENTION)
         .collect();
-    kept.sort_by(|a, b| a.at.cmp(&b.at));
+    kept.sort_by_key(|entry| entry.at);
     let lengths: Vec<usize> = kept
         .iter()
         .map(|entry| serde_json::to_string(entry).map_or(0, |text| text.len()))
@@ -209,7 +209,10 @@ mod tests {
             panic!("corrupt");
         };
         assert_eq!(unreadable.object, "Lease ops/x");
-        assert!(unreadable.to_string().contains("Lease ops/x"), "{unreadable}");
+        assert!(
+            unreadable.to_string().contains("Lease ops/x"),
+            "{unreadable}"
+        );
     }
 
     #[test]

@@ -539,7 +539,10 @@ mod tests {
              vsphere-descheduler, namespace: kube-system, annotations: {{{}: '{value}'}}}}}}\n",
             history::ANNOTATION
         );
-        assert!(yaml_items::read(&yaml).is_ok(), "block YAML goes through JSON");
+        assert!(
+            yaml_items::read(&yaml).is_ok(),
+            "block YAML goes through JSON"
+        );
         assert!(yaml_items::read(&flow).is_err(), "flow YAML does not");
         for (name, text) in [
             ("block.yaml", yaml),
@@ -566,7 +569,8 @@ mod tests {
         let path = dir.path().join("snapshot.yaml");
         let text = format!("{NODE}---\n{}", lease_yaml("ops", "{\"web\": 1}"));
         std::fs::write(&path, text).expect("writable");
-        let loaded = load_files(std::slice::from_ref(&path), Utc::now()).expect("not a load failure");
+        let loaded =
+            load_files(std::slice::from_ref(&path), Utc::now()).expect("not a load failure");
         let History::Unreadable(unreadable) = loaded.snapshot.history else {
             panic!("{:?}", loaded.snapshot.history);
         };
@@ -575,7 +579,9 @@ mod tests {
             format!("Lease ops/vsphere-descheduler in {}", path.display())
         );
         assert!(
-            unreadable.problem.starts_with("not a JSON list of evictions"),
+            unreadable
+                .problem
+                .starts_with("not a JSON list of evictions"),
             "{}",
             unreadable.problem
         );
@@ -594,18 +600,21 @@ mod tests {
         )
         .expect("read");
         assert_eq!(loaded.snapshot.history, History::default());
-        assert_eq!(
-            loaded.ignored,
-            ["coordination.k8s.io/v1 Lease ops/other"]
-        );
+        assert_eq!(loaded.ignored, ["coordination.k8s.io/v1 Lease ops/other"]);
 
         let dir = tempfile::tempdir().expect("a temporary directory");
         let first = dir.path().join("first.yaml");
         let second = dir.path().join("second.yaml");
-        std::fs::write(&first, format!("{NODE}---\n{}", lease_yaml("kube-system", "[]")))
-            .expect("writable");
-        std::fs::write(&second, format!("# again\n---\n{}", lease_yaml("ops", "[]")))
-            .expect("writable");
+        std::fs::write(
+            &first,
+            format!("{NODE}---\n{}", lease_yaml("kube-system", "[]")),
+        )
+        .expect("writable");
+        std::fs::write(
+            &second,
+            format!("# again\n---\n{}", lease_yaml("ops", "[]")),
+        )
+        .expect("writable");
         let error = load_files(&[first, second.clone()], Utc::now()).expect_err("two histories");
         assert_eq!(
             error.to_string(),

@@ -18,10 +18,10 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::history;
 use super::annotations::{
     CONFIG_SOURCE_ANNOTATION, EVICT_ANNOTATION, MIRROR_ANNOTATION, PREFER_NO_EVICTION_ANNOTATION,
 };
+use super::history;
 use crate::identity::FIELD_MANAGER;
 
 /// A Kubernetes object reduced to the fields planning reads (`apiVersion` and `kind` included,
@@ -891,12 +891,9 @@ mod tests {
                     convert::untyped_pod_metrics,
                     &context,
                 ),
-                "Lease" => assert_converts_the_same(
-                    &object,
-                    lease,
-                    convert::lease_history,
-                    &context,
-                ),
+                "Lease" => {
+                    assert_converts_the_same(&object, lease, convert::lease_history, &context)
+                }
                 _ => continue,
             }
             compared += 1;
