@@ -240,6 +240,16 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "FILE", env = "VSPHERE_DESCHEDULER_POLICY")]
     pub policy: Option<PathBuf>,
 
+    /// Namespace of the run lock (a Lease named vsphere-descheduler), whose eviction history is
+    /// recorded too.
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        env = "POD_NAMESPACE",
+        default_value = "kube-system"
+    )]
+    pub lock_namespace: String,
+
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }

@@ -9,6 +9,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::snapshot::history::Unreadable;
+
 /// A signal that asks the run to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Signal {
@@ -80,6 +82,9 @@ pub enum NotAttempted {
     Unaddressable,
     /// vCenter could not be observed, so no DRS rule is touched.
     NoVcenter,
+    /// A paced eviction, whose record in the eviction history could not be written (the run's
+    /// problems say why): it is sent only once recorded, so that the next run counts it.
+    HistoryNotRecorded,
 }
 
 impl fmt::Display for NotAttempted {
@@ -98,6 +103,10 @@ impl fmt::Display for NotAttempted {
             }
             NotAttempted::Unaddressable => f.write_str("the rule's key is unknown"),
             NotAttempted::NoVcenter => f.write_str("vCenter could not be observed"),
+            NotAttempted::HistoryNotRecorded => f.write_str(
+                "the eviction history could not be recorded, and a paced eviction is sent only \
+                 once it is",
+            ),
         }
     }
 }
@@ -109,7 +118,10 @@ impl NotAttempted {
     pub fn is_withheld(&self) -> bool {
         matches!(
             self,
-            NotAttempted::Halted(_) | NotAttempted::StaleLabels { .. } | NotAttempted::Unidentified
+            NotAttempted::Halted(_)
+                | NotAttempted::StaleLabels { .. }
+                | NotAttempted::Unidentified
+                | NotAttempted::HistoryNotRecorded
         )
     }
 }
@@ -142,6 +154,14 @@ pub enum EvictionOutcome {
     /// Sent, but the run stopped waiting for the answer: the pod may have been evicted.
     Unknown(StopReason),
     NotAttempted(NotAttempted),
+}
+
+impl EvictionOutcome {
+    /// Whether the pod may have been evicted (a live run's outcome): evicted, or sent without
+    /// an answer. Refused, failed, gone and not attempted certainly were not.
+    pub fn may_have_evicted(&self) -> bool {
+        matches!(self, EvictionOutcome::Evicted | EvictionOutcome::Unknown(_))
+    }
 }
 
 /// What became of one DRS rule change.
@@ -216,6 +236,11 @@ pub enum Problem {
     MetricsUnavailable(String),
     /// vCenter could not be observed; the plan ran without an inventory.
     VcenterUnobserved(String),
+    /// The eviction history could not be read: no paced eviction was planned.
+    HistoryUnreadable(Unreadable),
+    /// The eviction history could not be recorded before the evictions; the error chain says
+    /// why. The paced evictions were not sent.
+    HistoryNotRecorded(String),
 }
 
 impl fmt::Display for Problem {
@@ -231,6 +256,12 @@ impl fmt::Display for Problem {
                 f,
                 "vCenter could not be observed, so no node label was changed, host labels were \
                  not trusted and no DRS rule was touched: {chain}"
+            ),
+            Problem::HistoryUnreadable(unreadable) => unreadable.fmt(f),
+            Problem::HistoryNotRecorded(chain) => write!(
+                f,
+                "the eviction history could not be recorded, so no paced eviction was sent \
+                 (the next run would not have counted it): {chain}"
             ),
         }
     }
@@ -372,6 +403,45 @@ mod tests {
     }
 
     #[test]
+    fn only_an_eviction_sent_and_not_refused_may_have_happened() {
+        assert!(EvictionOutcome::Evicted.may_have_evicted());
+        assert!(EvictionOutcome::Unknown(SIGTERM).may_have_evicted());
+        for not in [
+            EvictionOutcome::WouldEvict,
+            EvictionOutcome::Blocked("pdb web".to_string()),
+            EvictionOutcome::Gone("not found".to_string()),
+            EvictionOutcome::Failed("500".to_string()),
+            EvictionOutcome::NotAttempted(NotAttempted::HistoryNotRecorded),
+        ] {
+            assert!(!not.may_have_evicted(), "{not:?}");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_or_unrecorded_history_fails_the_run() {
+        let unreadable = Problem::HistoryUnreadable(Unreadable {
+            object: "Lease ops/vsphere-descheduler".to_string(),
+            problem: "not a JSON list of evictions".to_string(),
+        });
+        assert!(
+            unreadable
+                .to_string()
+                .contains("Lease ops/vsphere-descheduler"),
+            "{unreadable}"
+        );
+        for problem in [
+            unreadable,
+            Problem::HistoryNotRecorded("failed to write lease ops/x".to_string()),
+        ] {
+            let outcomes = Outcomes {
+                problems: vec![problem],
+                ..Outcomes::default()
+            };
+            assert_eq!(outcomes.verdict().exit_code(), 1);
+        }
+    }
+
+    #[test]
     fn a_halt_with_actions_left_fails_the_run_though_nothing_failed() {
         let halt = Halt::Stopped(SIGTERM);
         let outcomes = Outcomes {
@@ -419,6 +489,7 @@ mod tests {
             }
             .is_withheld()
         );
+        assert!(NotAttempted::HistoryNotRecorded.is_withheld());
         for ruled_out in [
             NotAttempted::Offline,
             NotAttempted::DryRun,

@@ -456,6 +456,10 @@ pub struct SnapshotSummary {
     /// metrics.k8s.io PodMetrics recorded; absent when the policy reads no actual usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_metrics: Option<usize>,
+    /// The run lock's Lease (`namespace/name`) whose eviction history was recorded; absent when
+    /// it keeps none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eviction_history: Option<String>,
     /// What the command read from.
     pub target: Target,
 }
@@ -470,7 +474,7 @@ impl SnapshotSummary {
             // `execute` refuses html for this command before it starts.
             OutputFormat::Text | OutputFormat::Html => format!(
                 "Target: {}\nRecorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s), {} \
-                 PriorityClass(es){} and {} vSphere cluster(s) with {} VM(s) in {}\n",
+                 PriorityClass(es){}{} and {} vSphere cluster(s) with {} VM(s) in {}\n",
                 self.target.describe(),
                 self.nodes,
                 self.pods,
@@ -482,6 +486,10 @@ impl SnapshotSummary {
                         format!(", {nodes} NodeMetrics, {pods} PodMetrics")
                     }
                     _ => String::new(),
+                },
+                match &self.eviction_history {
+                    Some(lease) => format!(", the eviction history of Lease {lease}"),
+                    None => String::new(),
                 },
                 self.vsphere_clusters,
                 self.vms,

@@ -1,18 +1,21 @@
-//! One run, in the order of DESIGN §1: take the run lock, observe vCenter and Kubernetes, plan,
-//! label nodes, evict, sync DRS rules, record events; the report says what became of each
-//! action. A report is always the result, also of a run that failed before it could plan (its
-//! `errors` say why). Releasing the lock and ending the vCenter session come after the report
-//! is printed ([`Teardown`]): at the deadline the report is out first.
+//! One run, in the order of DESIGN §1: take the run lock, observe vCenter and Kubernetes (and
+//! the eviction history the lock's Lease keeps), plan, label nodes, record the paced evictions,
+//! evict, sync DRS rules, record events; the report says what became of each action. A report
+//! is always the result, also of a run that failed before it could plan (its `errors` say why).
+//! Releasing the lock and ending the vCenter session come after the report is printed
+//! ([`Teardown`]): at the deadline the report is out first.
 //!
 //! Degraded modes, all reported as errors (exit code 1): when vCenter cannot be observed the
 //! plan runs without an inventory (no label is changed, host labels are not trusted, no DRS
 //! rule is touched); on SIGTERM/SIGINT, at the deadline, or once the run lock is lost or expired,
 //! no further change is made (see [`Stop`]), and whatever the deadline cut short (an action, the
 //! Events) is an error too; a failed DRS task fails the DRS step and leaves the evictions as they
-//! are. The lock is released whatever happened, within [`RELEASE_LIMIT`].
+//! are; an eviction history that cannot be read plans no paced eviction, and one that cannot be
+//! recorded sends none. The lock is released whatever happened, within [`RELEASE_LIMIT`].
 
 mod config;
 mod execute;
+mod history;
 mod stop;
 mod teardown;
 
@@ -24,6 +27,7 @@ pub use config::{
     ConfigError, RunConfig, apply_cluster_name, connection_config, kubernetes_selection,
     load_policy, metrics_push, snapshot_policy,
 };
+pub use execute::{Backends, execute};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 pub use teardown::Teardown;
 
@@ -31,9 +35,8 @@ use crate::inventory::Inventory;
 use crate::outcome::{Outcomes, Problem, Verdict};
 use crate::plan::Plan;
 use crate::report::{Mode, Report, Target};
-use crate::snapshot::{self, Objects, SnapshotError};
+use crate::snapshot::{self, History, Objects, SnapshotError};
 use crate::{footprint, kube, plan, vsphere};
-use execute::Backends;
 use teardown::log_out;
 
 /// How long each step after the report may take, even after the deadline: releasing the lock
@@ -202,11 +205,22 @@ async fn observe_plan_act(
     session: &mut Option<vsphere::Client>,
 ) -> Result<(Report, Verdict), Error> {
     let Observed {
-        snapshot,
+        mut snapshot,
         vsphere,
-        problems,
+        mut problems,
     } = observe(config, kubernetes, stop).await?;
     *session = vsphere;
+    snapshot.history = match lock {
+        // The lease as the lock acquired it: nobody else writes it while the run holds it.
+        Some(lock) => lock.history().clone(),
+        None => stop
+            .unless_halted(kubernetes.read_history(&config.lock.namespace, &config.lock.name))
+            .await
+            .map_err(Error::Stopped)?,
+    };
+    if let History::Unreadable(unreadable) = &snapshot.history {
+        problems.push(Problem::HistoryUnreadable(unreadable.clone()));
+    }
     // Before planning, whose working state would take the rest: a run killed for memory
     // reports nothing.
     footprint::check(

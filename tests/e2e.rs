@@ -26,6 +26,7 @@ use serde_json::Value;
 use support::fake_apiserver::{Fault, FaultAction, Gate, KubeObjects, MetricsApi, read_objects};
 use support::vcsim;
 use vsphere_descheduler::inventory::{HaConfig, Inventory, Rule};
+use vsphere_descheduler::snapshot::{History, PastEviction};
 use vsphere_descheduler::vsphere;
 
 const HOST_LABEL: &str = "vsphere-descheduler.io/host";
@@ -1936,5 +1937,312 @@ fn supervisor_host_nodes_are_labelled_and_used_but_in_no_drs_rule() {
             "SupervisorControlPlaneVM (2)",
             "SupervisorControlPlaneVM (3)"
         ]
+    );
+}
+
+// --- The eviction history (issue 31, point 3) ------------------------------------------------
+//
+// Tests marked "needs the planner's pacing" rely on the planner setting `paced_as` (for pods with
+// a controller, pacing on by default: one eviction per workload per 10 minutes); the rest hold
+// whatever the planner paces.
+
+const LOCK_NAMESPACE: &str = "kube-system";
+const LOCK_NAME: &str = "vsphere-descheduler";
+
+impl Lab {
+    /// Puts the run lock's Lease in place as an earlier run left it: released, with `history` as
+    /// its eviction history.
+    fn history_lease(&self, history: &str) {
+        let lease = Lease {
+            metadata: ObjectMeta {
+                name: Some(LOCK_NAME.to_string()),
+                namespace: Some(LOCK_NAMESPACE.to_string()),
+                resource_version: Some("1".to_string()),
+                annotations: Some(
+                    [(HISTORY.to_string(), history.to_string())]
+                        .into_iter()
+                        .collect(),
+                ),
+                ..ObjectMeta::default()
+            },
+            spec: Some(LeaseSpec {
+                lease_duration_seconds: Some(60),
+                lease_transitions: Some(1),
+                ..LeaseSpec::default()
+            }),
+        };
+        self.server.cluster().leases.insert(
+            (LOCK_NAMESPACE.to_string(), LOCK_NAME.to_string()),
+            Arc::new(lease),
+        );
+    }
+
+    /// The history annotation of the run lock's Lease as the fake holds it.
+    fn stored_history(&self) -> Option<String> {
+        let cluster = self.server.cluster();
+        let lease = cluster
+            .leases
+            .get(&(LOCK_NAMESPACE.to_string(), LOCK_NAME.to_string()))?;
+        lease.metadata.annotations.as_ref()?.get(HISTORY).cloned()
+    }
+
+    /// `plan --output json --policy <story policy> --snapshot FILE`.
+    fn plan_snapshot(&self, file: &Path) -> Outcome {
+        let policy = self.policy.display().to_string();
+        let file = file.display().to_string();
+        outcome_of(
+            self.command(&[
+                "--output",
+                "json",
+                "plan",
+                "--policy",
+                &policy,
+                "--snapshot",
+                &file,
+            ])
+            .output()
+            .expect("the binary runs"),
+        )
+    }
+
+    /// `snapshot -o FILE` (JSON summary).
+    fn snapshot(&self, file: &Path) -> Outcome {
+        outcome_of(
+            self.command(&[
+                "--output",
+                "json",
+                "snapshot",
+                "-o",
+                file.to_str().expect("UTF-8"),
+            ])
+            .output()
+            .expect("the binary runs"),
+        )
+    }
+}
+
+const HISTORY: &str = vsphere_descheduler::snapshot::history::ANNOTATION;
+const ANTI_AFFINITY: &str = "RemovePodsViolatingInterPodAntiAffinity";
+
+/// The history of several-violations' `web` evicted a minute ago (its pods have no
+/// `pod-template-hash` label, so their workload is the ReplicaSet).
+fn web_evicted_a_minute_ago() -> Vec<PastEviction> {
+    vec![PastEviction {
+        at: chrono::Utc::now() - chrono::TimeDelta::minutes(1),
+        workload: "shop/ReplicaSet/web-5d8f7c9b6".to_string(),
+        pod: "web-5d8f7c9b6-zzzzz".to_string(),
+        plugin: ANTI_AFFINITY.to_string(),
+    }]
+}
+
+fn render(entries: &[PastEviction]) -> String {
+    vsphere_descheduler::snapshot::history::render(entries, chrono::Utc::now())
+}
+
+fn parse(text: &str) -> Vec<PastEviction> {
+    vsphere_descheduler::snapshot::history::parse(text).expect("a readable history")
+}
+
+fn lease_gets(lab: &Lab) -> usize {
+    lab.server.cluster().count("GET", "/leases/")
+}
+
+/// Needs the planner's pacing: each workload's eviction is recorded, in the Lease, with its pod
+/// and plugin, and a workload evicted a minute ago by an earlier run is not evicted again.
+#[test]
+fn a_run_records_its_paced_evictions_and_honours_those_of_earlier_runs() {
+    let lab = Lab::start("several-violations");
+    let earlier = web_evicted_a_minute_ago();
+    lab.history_lease(&render(&earlier));
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    let evicted = outcome.evictions_with("evicted");
+    assert_eq!(evicted.len(), 2, "api and cart: {}", outcome.stdout);
+    assert!(
+        evicted.iter().all(|pod| !pod.starts_with("shop/web-")),
+        "{evicted:?}"
+    );
+    assert_eq!(sorted(evicted.clone()), lab.evicted_pods());
+
+    let recorded = parse(&lab.stored_history().expect("a history"));
+    assert_eq!(recorded.len(), 3, "{recorded:?}");
+    assert_eq!(recorded[0], earlier[0], "the earlier run's entry stays");
+    let mut new: Vec<(String, String, String)> = recorded[1..]
+        .iter()
+        .map(|e| {
+            (
+                e.workload.clone(),
+                format!("shop/{}", e.pod),
+                e.plugin.clone(),
+            )
+        })
+        .collect();
+    new.sort();
+    let mut expected: Vec<(String, String, String)> = evicted
+        .iter()
+        .map(|pod| {
+            let app = pod
+                .trim_start_matches("shop/")
+                .split('-')
+                .next()
+                .expect("app");
+            (
+                format!("shop/ReplicaSet/{app}-5d8f7c9b6"),
+                pod.clone(),
+                ANTI_AFFINITY.to_string(),
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(new, expected);
+    assert!(
+        recorded[1..]
+            .iter()
+            .all(|e| e.at > earlier[0].at && e.at <= chrono::Utc::now())
+    );
+    assert_eq!(lock_holder(&lab), None, "released, the history kept");
+}
+
+/// A dry run reads the history (one `get` of the Lease) and writes nothing, neither the Lease
+/// nor anything else.
+#[test]
+fn a_dry_run_reads_the_history_and_writes_nothing() {
+    let lab = Lab::start("several-violations");
+    lab.history_lease(&render(&web_evicted_a_minute_ago()));
+    let leases = lab.leases();
+    let state = lab.kubernetes_state();
+    let outcome = lab.run(&["--dry-run"]);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert_eq!(lab.leases(), leases, "the Lease is as it was");
+    assert_eq!(lab.kubernetes_state(), state);
+    assert_eq!(lease_gets(&lab), 1);
+    let cluster = lab.server.cluster();
+    assert!(
+        cluster
+            .requests
+            .iter()
+            .all(|r| r.method == "GET" || r.path.ends_with("/eviction")),
+        "{:?}",
+        cluster.requests
+    );
+}
+
+fn assert_names_the_corrupt_history(outcome: &Outcome, object: &str) {
+    let errors = outcome.errors();
+    assert!(
+        errors.iter().any(|e| e.contains(&format!(
+            "the eviction history in {object} (annotation {HISTORY}) cannot be read"
+        )) && e.contains("Remove the annotation")),
+        "{errors:#?}"
+    );
+}
+
+/// A corrupt history fails closed: a run and a dry run report which Lease and what to do, exit
+/// 1, and the run never writes over it.
+#[test]
+fn a_corrupt_history_is_a_report_error_and_is_never_overwritten() {
+    let lab = Lab::start("history-corrupt");
+    let corrupt = lab.stored_history().expect("the story's history");
+    let dry_run = lab.run(&["--dry-run"]);
+    assert_eq!(dry_run.code, 1, "{}", dry_run.stderr);
+    assert_eq!(dry_run.report["exitCode"], 1);
+    assert_names_the_corrupt_history(&dry_run, "Lease kube-system/vsphere-descheduler");
+
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.report["exitCode"], 1);
+    assert_names_the_corrupt_history(&run, "Lease kube-system/vsphere-descheduler");
+    assert_eq!(lab.stored_history(), Some(corrupt), "never overwritten");
+    assert_eq!(lock_holder(&lab), None, "released");
+}
+
+/// Needs the planner's pacing: on a corrupt history no paced eviction is sent (all three pods
+/// have a controller), by a run or a dry run.
+#[test]
+fn a_corrupt_history_sends_no_paced_eviction() {
+    let lab = Lab::start("history-corrupt");
+    let dry_run = lab.run(&["--dry-run"]);
+    assert_eq!(dry_run.code, 1, "{}", dry_run.stderr);
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for outcome in [&dry_run, &run] {
+        assert!(
+            outcome.report["evictions"]
+                .as_array()
+                .expect("evictions")
+                .is_empty(),
+            "{}",
+            outcome.stdout
+        );
+    }
+    assert_eq!(lab.server.cluster().count("POST", "/eviction"), 0);
+    assert!(lab.evicted_pods().is_empty());
+}
+
+/// `snapshot` records the Lease (its name and history only) and `plan --snapshot` reads the same
+/// history the run reads, so it plans the evictions a dry run plans; a corrupt history is
+/// recorded as it is, and the plan of it fails closed and says so, naming the file.
+#[test]
+fn a_snapshot_records_the_history_and_a_plan_of_it_reads_it_as_the_run_does() {
+    let lab = Lab::start("several-violations");
+    let earlier = web_evicted_a_minute_ago();
+    lab.history_lease(&render(&earlier));
+    let yaml = lab.dir.path().join("recorded.yaml");
+    let json = lab.dir.path().join("recorded.json");
+    for file in [&yaml, &json] {
+        let recorded = lab.snapshot(file);
+        assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+        assert_eq!(
+            recorded.report["evictionHistory"],
+            "kube-system/vsphere-descheduler"
+        );
+        let loaded = vsphere_descheduler::snapshot::load_files(
+            std::slice::from_ref(file),
+            chrono::Utc::now(),
+        )
+        .expect("plan reads what snapshot writes")
+        .snapshot;
+        assert_eq!(loaded.history, History::Recorded(earlier.clone()));
+    }
+    let text = std::fs::read_to_string(&yaml).expect("the file");
+    assert!(!text.contains("holderIdentity") && !text.contains("leaseTransitions"));
+
+    let dry_run = lab.run(&["--dry-run"]);
+    assert_eq!(dry_run.code, 0, "{}", dry_run.stderr);
+    let planned = |outcome: &Outcome| -> Vec<String> {
+        sorted(
+            outcome.report["evictions"]
+                .as_array()
+                .expect("evictions")
+                .iter()
+                .map(|e| format!("{}/{}", e["namespace"], e["pod"]))
+                .collect(),
+        )
+    };
+    for file in [&yaml, &json] {
+        let plan = lab.plan_snapshot(file);
+        assert_eq!(plan.code, 0, "{}", plan.stderr);
+        assert_eq!(planned(&plan), planned(&dry_run), "{}", file.display());
+        assert!(plan.errors().is_empty(), "{:?}", plan.errors());
+    }
+
+    let corrupt = Lab::start("history-corrupt");
+    let file = corrupt.dir.path().join("recorded.yaml");
+    let recorded = corrupt.snapshot(&file);
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    assert!(
+        std::fs::read_to_string(&file)
+            .expect("the file")
+            .contains("evicted yesterday"),
+        "recorded as it is"
+    );
+    let plan = corrupt.plan_snapshot(&file);
+    assert_eq!(plan.code, 0, "a plan is made: {}", plan.stderr);
+    assert_names_the_corrupt_history(
+        &plan,
+        &format!(
+            "Lease kube-system/vsphere-descheduler in {}",
+            file.display()
+        ),
     );
 }

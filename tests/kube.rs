@@ -632,6 +632,108 @@ fn of_two_runs_racing_for_the_lock_one_wins() {
     runtime.block_on(winner.release()).expect("released");
 }
 
+/// The fake answers Lease writes as the API server does (kube-semantics §6): an update replaces
+/// labels, annotations and spec and bumps the resourceVersion, one that changes nothing keeps it,
+/// a stale resourceVersion is a 409 that changes nothing, and annotations are validated.
+#[test]
+fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_version() {
+    use ::kube::api::{Api, PostParams};
+    let server = FakeApiServer::start(FakeCluster::default());
+    let lease = |annotations: serde_json::Value, version: Option<&str>| -> Lease {
+        serde_json::from_value(json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "lock", "annotations": annotations, "resourceVersion": version},
+            "spec": {"holderIdentity": "run-1", "leaseDurationSeconds": 60}
+        }))
+        .expect("a lease")
+    };
+    runtime().block_on(async {
+        let leases: Api<Lease> = Api::namespaced(server.client(), "kube-system");
+        let put = PostParams::default();
+        let created = leases
+            .create(&put, &lease(json!({"a/b": "1"}), None))
+            .await
+            .expect("created");
+        let first = created
+            .metadata
+            .resource_version
+            .clone()
+            .expect("a version");
+        let read = leases.get("lock").await.expect("read");
+        assert_eq!(read.metadata.annotations, created.metadata.annotations);
+
+        let replaced = leases
+            .replace(
+                "lock",
+                &put,
+                &lease(json!({"a/b": "2", "c/d": "x"}), Some(&first)),
+            )
+            .await
+            .expect("replaced");
+        let second = replaced
+            .metadata
+            .resource_version
+            .clone()
+            .expect("a version");
+        assert_ne!(second, first, "a change bumps the resourceVersion");
+        let annotations = replaced.metadata.annotations.clone().expect("annotations");
+        assert_eq!(
+            (annotations["a/b"].as_str(), annotations["c/d"].as_str()),
+            ("2", "x")
+        );
+        assert_eq!(replaced.metadata.uid, created.metadata.uid);
+
+        let stale = leases
+            .replace("lock", &put, &lease(json!({"a/b": "3"}), Some(&first)))
+            .await
+            .expect_err("stale");
+        assert_eq!(kube::api_status(&stale).map(|s| s.code), Some(409));
+        let unchanged = leases
+            .replace(
+                "lock",
+                &put,
+                &lease(json!({"a/b": "2", "c/d": "x"}), Some(&second)),
+            )
+            .await
+            .expect("nothing to change");
+        assert_eq!(
+            unchanged.metadata.resource_version.as_deref(),
+            Some(second.as_str()),
+            "an update that changes nothing keeps the version"
+        );
+        let removed = leases
+            .replace("lock", &put, &lease(json!(null), Some(&second)))
+            .await
+            .expect("replaced");
+        assert_eq!(
+            removed.metadata.annotations, None,
+            "an update is not a merge"
+        );
+
+        let version = removed
+            .metadata
+            .resource_version
+            .clone()
+            .expect("a version");
+        let too_big = "x".repeat(256 * 1024);
+        let refused = leases
+            .replace(
+                "lock",
+                &put,
+                &lease(json!({"a/b": too_big}), Some(&version)),
+            )
+            .await
+            .expect_err("too big");
+        let status = kube::api_status(&refused).expect("a status");
+        assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+        assert!(
+            status.message.contains("metadata.annotations: Too long"),
+            "{}",
+            status.message
+        );
+    });
+}
+
 /// The lock against the fake in this runtime, so the test can pause the clock: renewals and
 /// expiry then happen at exact instants, however busy the machine is.
 async fn lock_in_process(

@@ -6,7 +6,9 @@ use tracing::{info, warn};
 
 use super::Error;
 use crate::cli::PlanArgs;
+use crate::outcome::Problem;
 use crate::report::{Mode, OutputFormat, Report};
+use crate::snapshot::History;
 use crate::{footprint, plan, policy, snapshot};
 
 /// Exit code of `plan --max-evictions N` when the plan evicts more than N pods: distinct from
@@ -29,6 +31,13 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
     let evictions = plan.evictions.len();
     let mut report = Report::planned(Mode::Plan, plan);
+    // Said as the run says it; the plan is made all the same (no paced eviction in it), so the
+    // exit code stays that of a plan.
+    if let History::Unreadable(unreadable) = &snapshot.snapshot.history {
+        let problem = Problem::HistoryUnreadable(unreadable.clone());
+        warn!("{problem}");
+        report.errors.push(problem.to_string());
+    }
     if output == OutputFormat::Html {
         report.place(&snapshot.snapshot, &loaded.policy);
     }

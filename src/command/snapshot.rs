@@ -1,5 +1,6 @@
 //! `snapshot -o FILE`: records nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses (each kind a
-//! `v1 List` of objects pruned to the fields planning reads, see `snapshot::prune`), the
+//! `v1 List` of objects pruned to the fields planning reads, see `snapshot::prune`), the run
+//! lock's Lease when it keeps an eviction history (its name and that annotation only), the
 //! metrics.k8s.io NodeMetrics and PodMetrics when the policy reads actual usage (as `run` lists
 //! them), and the observed `VSphereInventory` into one file that `plan --snapshot` reads. JSON when the file
 //! name ends in `.json`, YAML otherwise. The file is written next to its destination and
@@ -20,6 +21,7 @@ use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects};
 use crate::report::{OutputFormat, SnapshotSummary, Target};
 use crate::run;
+use crate::snapshot::prune::Pruned;
 use crate::vsphere;
 
 pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Error> {
@@ -32,7 +34,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         .map_err(|e| Error::Config(Box::new(e)))?;
     let timeout = Duration::from_secs(args.connection.request_timeout);
     let runtime = super::runtime()?;
-    let (objects, metrics, inventory, target) = runtime.block_on(async {
+    let recorded = runtime.block_on(async {
         let selection = run::kubernetes_selection(&args.connection);
         let (kubernetes, endpoint) = kube::Client::connect(&selection, timeout)
             .await
@@ -59,8 +61,18 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
                 Ok(None)
             }
         };
-        let (objects, metrics, inventory) =
-            tokio::join!(kubernetes.list_objects(), metrics, vcenter);
+        let history = kubernetes.recorded_history(&args.lock_namespace, kube::LEASE_NAME);
+        let (objects, metrics, history, inventory) =
+            tokio::join!(kubernetes.list_objects(), metrics, history, vcenter);
+        let history = history.unwrap_or_else(|error| {
+            // Like metrics: the file records what could be read, and says what could not.
+            warn!(
+                "{}; the snapshot records no eviction history, so a plan of it paces as if \
+                 no eviction had been recorded",
+                run::error_chain(&error)
+            );
+            None
+        });
         let metrics = match metrics {
             Ok(metrics) => metrics,
             // Recorded as a run sees it: planning the file then skips as `run` would.
@@ -76,15 +88,23 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         Ok::<_, Error>((
             objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
             metrics,
+            history,
             inventory.map_err(Error::Vsphere)?,
             target,
         ))
     })?;
-    write(&args.output_file, &objects, metrics.as_ref(), &inventory).map_err(|source| {
-        Error::WriteSnapshot {
-            path: args.output_file.clone(),
-            source,
-        }
+    let (objects, metrics, history, inventory, target) = recorded;
+    let leases: Vec<Pruned> = history.into_iter().collect();
+    write(
+        &args.output_file,
+        &objects,
+        &leases,
+        metrics.as_ref(),
+        &inventory,
+    )
+    .map_err(|source| Error::WriteSnapshot {
+        path: args.output_file.clone(),
+        source,
     })?;
     let summary = SnapshotSummary {
         file: args.output_file.display().to_string(),
@@ -97,6 +117,8 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         vms: inventory.clusters.iter().map(|c| c.vms.len()).sum(),
         node_metrics: metrics.as_ref().map(|m| m.nodes.len()),
         pod_metrics: metrics.as_ref().map(|m| m.pods.len()),
+        eviction_history: (!leases.is_empty())
+            .then(|| format!("{}/{}", args.lock_namespace, kube::LEASE_NAME)),
         target,
     };
     summary.print(output).map_err(Error::Output)?;
@@ -123,6 +145,7 @@ fn list<T>(items: &[T]) -> List<'_, T> {
 fn write(
     path: &Path,
     objects: &RawObjects,
+    leases: &[Pruned],
     metrics: Option<&RawMetrics>,
     inventory: &Inventory,
 ) -> std::io::Result<()> {
@@ -157,6 +180,10 @@ fn write(
             out.write_all(b"\n")?;
             serde_json::to_writer(&mut out, &list(&objects.priority_classes))?;
             out.write_all(b"\n")?;
+            if !leases.is_empty() {
+                serde_json::to_writer(&mut out, &list(leases))?;
+                out.write_all(b"\n")?;
+            }
             for metrics in metrics_lists {
                 serde_json::to_writer(&mut out, metrics)?;
                 out.write_all(b"\n")?;
@@ -177,6 +204,10 @@ fn write(
             out.write_all(b"---\n")?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.priority_classes)).map_err(yaml)?;
             out.write_all(b"---\n")?;
+            if !leases.is_empty() {
+                serde_saphyr::to_io_writer(&mut out, &list(leases)).map_err(yaml)?;
+                out.write_all(b"---\n")?;
+            }
             for metrics in metrics_lists {
                 serde_saphyr::to_io_writer(&mut out, metrics).map_err(yaml)?;
                 out.write_all(b"---\n")?;

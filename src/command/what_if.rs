@@ -93,6 +93,9 @@ fn problem(problem: &Problem) -> String {
             format!("actual usage could not be read (what-if does not need it): {chain}")
         }
         Problem::NotPlanned(chain) => chain.clone(),
+        // what-if reads no history and records none.
+        Problem::HistoryUnreadable(unreadable) => unreadable.to_string(),
+        Problem::HistoryNotRecorded(chain) => chain.clone(),
     }
 }
 

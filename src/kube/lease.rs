@@ -15,6 +15,14 @@
 //! after a failure); a renewal that succeeds after the claim expired is safe to trust again,
 //! because its compare-and-swap proves nobody wrote the lease in between. Release clears the
 //! holder.
+//!
+//! The lease also keeps the eviction history (`snapshot::history`) in an annotation. The lock
+//! reads it as acquired ([`Lock::history`]) and writes it only while held
+//! ([`Lock::write_history`]), with the same compare-and-swap as a renewal, which it also is.
+//! Renewals and history writes take turns, so each carries the `resourceVersion` the one
+//! before it got back: two writes of ours in flight at once would fail one of them with 409,
+//! which reads as a takeover. A run that does not take the lock (a dry run) reads the history
+//! with [`Client::read_history`]; `snapshot` records it with [`Client::recorded_history`].
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,6 +35,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 
 use super::{Call, Client, Error, api_status, describe, micro_time, retry};
+use crate::snapshot::history::{self, History, Unreadable};
+use crate::snapshot::prune::{self, Pruned};
 
 /// Name of the lease.
 pub const LEASE_NAME: &str = "vsphere-descheduler";
@@ -51,6 +61,10 @@ pub struct Lock {
     settings: LockSettings,
     api: Api<Lease>,
     claim: Arc<Mutex<Claim>>,
+    /// Held across each write of the lease (renewal or history), so that they take turns.
+    writing: Arc<tokio::sync::Mutex<()>>,
+    /// The eviction history as the lease held it when the lock was taken.
+    history: History,
     renewer: tokio::task::JoinHandle<()>,
 }
 
@@ -244,25 +258,103 @@ impl Client {
             holder = %settings.holder,
             "took the run lock"
         );
+        let history = history_of(Some(&lease), &settings.namespace, &settings.name);
         let claim = Arc::new(Mutex::new(Claim::new(lease, sent_at, settings.duration)));
-        let renewer = tokio::spawn(renew(api.clone(), settings.clone(), claim.clone()));
+        let writing = Arc::new(tokio::sync::Mutex::new(()));
+        let renewer = tokio::spawn(renew(
+            api.clone(),
+            settings.clone(),
+            claim.clone(),
+            writing.clone(),
+        ));
         Ok(Lock {
             settings,
             api,
             claim,
+            writing,
+            history,
             renewer,
         })
     }
+
+    /// The eviction history in the lease `namespace/name`, read without taking the lock (a dry
+    /// run writes nothing): none recorded when the lease does not exist; unreadable, so that
+    /// pacing fails closed, when it cannot be read or its annotation is not a history.
+    pub async fn read_history(&self, namespace: &str, name: &str) -> History {
+        let api: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
+        match retry::idempotent("read lease", || api.get_opt(name)).await {
+            Ok(lease) => history_of(lease.as_ref(), namespace, name),
+            Err(error) => History::Unreadable(Unreadable {
+                object: history::lease_object(namespace, name),
+                problem: format!(
+                    "the Lease could not be read ({})",
+                    Call::object("GET", api.resource_url(), name).failed(error)
+                ),
+            }),
+        }
+    }
+
+    /// The lease `namespace/name` as a snapshot records it: its name, namespace and eviction
+    /// history only, the annotation as it is (an unreadable one too, so that a plan of the file
+    /// fails closed as the run does). `None` when the lease does not exist or holds no history.
+    pub async fn recorded_history(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Pruned>, Error> {
+        let api: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
+        let lease = retry::idempotent("read lease", || api.get_opt(name))
+            .await
+            .map_err(|error| Error::ReadLease {
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                source: Call::object("GET", api.resource_url(), name).failed(error),
+            })?;
+        Ok(lease
+            .filter(|lease| annotation(lease).is_some())
+            .map(prune::lease))
+    }
+}
+
+/// The history annotation of `lease`, when it has one.
+fn annotation(lease: &Lease) -> Option<&str> {
+    lease
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(history::ANNOTATION)
+        .map(String::as_str)
+}
+
+/// The history `lease` holds (`None`: the lease does not exist), naming it as `namespace/name`.
+fn history_of(lease: Option<&Lease>, namespace: &str, name: &str) -> History {
+    history::read(
+        lease.and_then(annotation),
+        history::lease_object(namespace, name),
+    )
 }
 
 /// Renews the lease every third of its duration (sooner after a failure) until aborted or taken
-/// over.
-async fn renew(api: Api<Lease>, settings: LockSettings, claim: Arc<Mutex<Claim>>) {
+/// over, taking turns with the history's writes (`writing`).
+async fn renew(
+    api: Api<Lease>,
+    settings: LockSettings,
+    claim: Arc<Mutex<Claim>>,
+    writing: Arc<tokio::sync::Mutex<()>>,
+) {
     let interval = settings.duration / 3;
     let mut pause = interval;
     loop {
         tokio::time::sleep(pause).await;
-        let current = lock_claim(&claim).lease.clone();
+        let _writing = writing.lock().await;
+        let current = {
+            let claim = lock_claim(&claim);
+            // A history write found the lease taken over meanwhile.
+            if claim.taken_over {
+                return;
+            }
+            claim.lease.clone()
+        };
         let sent_at = Instant::now();
         let renewed = held_lease(Some(&current), &settings, Utc::now());
         let outcome = api
@@ -312,6 +404,56 @@ impl Lock {
     /// `Ok` while the lock may be acted under: not taken over, and not expired by the clock.
     pub fn check(&self) -> Result<(), Error> {
         lock_claim(&self.claim).check(Instant::now(), &self.settings)
+    }
+
+    /// The eviction history as the lease held it when the lock was taken (the run's own
+    /// writes do not change it: they are made from it).
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// Writes `value` as the lease's eviction history annotation, while the claim holds: a
+    /// compare-and-swap that also renews the claim. A 409 means another run wrote the lease: the
+    /// claim is lost, as when a renewal meets one.
+    pub async fn write_history(&self, value: String) -> Result<(), Error> {
+        let _writing = self.writing.lock().await;
+        self.check()?;
+        let current = lock_claim(&self.claim).lease.clone();
+        let mut lease = held_lease(Some(&current), &self.settings, Utc::now());
+        lease
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(history::ANNOTATION.to_string(), value);
+        let sent_at = Instant::now();
+        let outcome = self
+            .api
+            .replace(&self.settings.name, &PostParams::default(), &lease)
+            .await;
+        let mut claim = lock_claim(&self.claim);
+        match outcome {
+            Ok(written) => {
+                *claim = Claim::new(written, sent_at, self.settings.duration);
+                Ok(())
+            }
+            Err(error) if api_status(&error).is_some_and(|s| s.code == 409) => {
+                tracing::warn!(
+                    error = %describe(&error),
+                    "another run wrote the run lock: making no further change"
+                );
+                claim.taken_over = true;
+                Err(Error::LockLost {
+                    namespace: self.settings.namespace.clone(),
+                    name: self.settings.name.clone(),
+                })
+            }
+            Err(error) => Err(Error::WriteLease {
+                namespace: self.settings.namespace.clone(),
+                name: self.settings.name.clone(),
+                source: Call::object("PUT", self.api.resource_url(), &self.settings.name)
+                    .failed(error),
+            }),
+        }
     }
 
     /// Stops renewing and clears the holder, so the next run need not wait for expiry.

@@ -12,7 +12,10 @@
 //!   the answer into an [`EvictionResult`]: 201 evicted, 429 blocked, 404 gone, anything else
 //!   failed with the server's message.
 //! * [`Client::publish_event`] records an `events.k8s.io/v1` Event.
-//! * [`Client::acquire_lock`] takes the run lock, a `coordination.k8s.io/v1` Lease.
+//! * [`Client::acquire_lock`] takes the run lock, a `coordination.k8s.io/v1` Lease, which also
+//!   keeps the eviction history: [`Lock::write_history`] writes it while the lock is held;
+//!   [`Client::read_history`] reads it without the lock, [`Client::recorded_history`] for
+//!   snapshots.
 //!
 //! [`API_CALLS`] lists these calls as RBAC sees them.
 //!

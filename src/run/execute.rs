@@ -1,8 +1,12 @@
 //! Carrying out a plan: label applies, then evictions in plan order, then the DRS
 //! reconfigurations, then the Events, each action's outcome typed in [`Outcomes`]. Every call is
 //! the plan's, fully addressed; the only judgement here is when to stop: on a signal, on losing
-//! the run lock, and before an eviction whose decision relied on node labels that could not be
-//! written (the scheduler would place the pod by the stale labels).
+//! the run lock, before an eviction whose decision relied on node labels that could not be
+//! written (the scheduler would place the pod by the stale labels), and before a paced eviction
+//! that could not be recorded in the eviction history (the next run would not count it).
+//!
+//! The plan's paced evictions are recorded in the history before any eviction is sent, and the
+//! record is corrected once their outcomes are known ([`super::history`]).
 
 use std::collections::BTreeSet;
 
@@ -10,12 +14,14 @@ use crate::error_chain;
 use crate::kube::{self, EventKind, EventSpec, EvictionRequest, EvictionResult, Lock};
 use crate::outcome::{
     DrsOutcome, DrsUnconfirmed, EventsCut, EvictionOutcome, Halt, HaltedAt, LabelOutcome,
-    NotAttempted, Outcomes, StopReason,
+    NotAttempted, Outcomes, Problem, StopReason,
 };
 use crate::plan::{ClusterWrites, EVENT_ACTION, EventIntent, Eviction, Plan, RuleWrite, Settled};
+use crate::snapshot::History;
 use crate::vsphere;
 
 use super::Stop;
+use super::history::Recording;
 
 /// What the executor acts with.
 pub struct Backends<'a> {
@@ -24,6 +30,8 @@ pub struct Backends<'a> {
     pub vsphere: Option<&'a mut vsphere::Client>,
     pub dry_run: bool,
     pub stop: &'a Stop,
+    /// Held by every live run: each write checks it, and the eviction history is written
+    /// through it.
     pub lock: Option<&'a Lock>,
     /// Identifies this run in Events.
     pub instance: &'a str,
@@ -55,6 +63,16 @@ pub async fn execute(plan: &Plan, backends: Backends<'_>) -> Outcomes {
     executor.sync_drs_rules().await;
     executor.publish_events().await;
     executor.outcomes
+}
+
+/// What became of the record of the plan's paced evictions, which are sent only once recorded.
+enum Paced {
+    /// Nothing to record: a dry run, or no eviction is paced.
+    Unrecorded,
+    /// Recorded: the record is corrected once the evictions are done.
+    Recorded(Recording),
+    /// Not recorded (the run's problems or its halt say why): no paced eviction is sent.
+    Withheld,
 }
 
 struct Executor<'a, 'p> {
@@ -159,24 +177,125 @@ impl<'p> Executor<'_, 'p> {
 
     /// Evicts in plan order (on a dry run: asks the server whether it would). Refusals are not
     /// retried. An eviction that depends on the labels of a node in `unwritten` is not
-    /// attempted; the others are.
+    /// attempted, nor is a paced one when the history could not be recorded; the others are.
     async fn evict(&mut self, unwritten: &BTreeSet<&str>) {
         let plan = self.plan;
+        let paced = self.record_history().await;
         for (index, eviction) in plan.evictions.iter().enumerate() {
             let stale = eviction
                 .depends_on_labels_of
                 .iter()
                 .find(|node| unwritten.contains::<str>(node));
+            let withheld = eviction.paced_as.is_some() && matches!(paced, Paced::Withheld);
             let outcome = if let Some(halt) = self.halt_before(HaltedAt::BeforeEviction(index)) {
                 EvictionOutcome::NotAttempted(NotAttempted::Halted(halt))
             } else if let Some(node) = stale {
                 EvictionOutcome::NotAttempted(NotAttempted::StaleLabels {
                     node: node.to_string(),
                 })
+            } else if withheld {
+                EvictionOutcome::NotAttempted(NotAttempted::HistoryNotRecorded)
             } else {
                 self.evict_one(eviction).await
             };
             self.outcomes.evictions[index] = outcome;
+        }
+        if let Paced::Recorded(recording) = &paced {
+            self.correct_history(recording).await;
+        }
+    }
+
+    /// Records the plan's paced evictions in the eviction history, through the run lock, before
+    /// any eviction is sent. Never on a dry run, and never over a history that could not be read
+    /// (the planner paces no eviction then).
+    async fn record_history(&mut self) -> Paced {
+        let plan = self.plan;
+        if self.backends.dry_run || plan.evictions.iter().all(|e| e.paced_as.is_none()) {
+            return Paced::Unrecorded;
+        }
+        // Halted: no eviction is sent, and every one says why.
+        if self.halt_before(HaltedAt::BeforeEviction(0)).is_some() {
+            return Paced::Withheld;
+        }
+        let Some(lock) = self.backends.lock else {
+            self.outcomes.problems.push(Problem::HistoryNotRecorded(
+                "the run holds no lock to record it under".to_string(),
+            ));
+            return Paced::Withheld;
+        };
+        let History::Recorded(earlier) = lock.history() else {
+            // The run reports the unreadable history already.
+            return Paced::Withheld;
+        };
+        let recording =
+            Recording::of(plan, earlier, chrono::Utc::now()).expect("the plan paces some eviction");
+        // Like an eviction, the write in flight gets its answer after a signal, not after the
+        // deadline.
+        let written = self
+            .backends
+            .stop
+            .unless_aborted(lock.write_history(recording.before()))
+            .await;
+        match written {
+            Ok(Ok(())) => {
+                tracing::info!(
+                    evictions = recording.len(),
+                    "recorded the paced evictions in the eviction history"
+                );
+                Paced::Recorded(recording)
+            }
+            Ok(Err(error)) if error.is_lock_loss() => {
+                self.halt(
+                    Halt::LockLost(error_chain(&error)),
+                    HaltedAt::BeforeEviction(0),
+                );
+                Paced::Withheld
+            }
+            Ok(Err(error)) => {
+                let cause = error_chain(&error);
+                tracing::warn!(error = cause, "failed to record the paced evictions");
+                self.outcomes
+                    .problems
+                    .push(Problem::HistoryNotRecorded(cause));
+                Paced::Withheld
+            }
+            Err(reason) => {
+                self.halt(Halt::Stopped(reason), HaltedAt::BeforeEviction(0));
+                Paced::Withheld
+            }
+        }
+    }
+
+    /// Takes out of the history the recorded evictions that certainly did not happen. When
+    /// that fails the history counts them, which only delays their workloads' next eviction.
+    async fn correct_history(&mut self, recording: &Recording) {
+        let Some(corrected) = recording.after(&self.outcomes.evictions) else {
+            return;
+        };
+        let overcounts = "the eviction history counts evictions that did not happen, which \
+                          delays their workloads' next eviction";
+        let Some(lock) = self.backends.lock else {
+            return;
+        };
+        if self.backends.stop.aborted() {
+            tracing::warn!("{overcounts}: the deadline passed before it was corrected");
+            return;
+        }
+        match self
+            .backends
+            .stop
+            .unless_aborted(lock.write_history(corrected))
+            .await
+        {
+            Ok(Ok(())) => {
+                tracing::info!(
+                    "took the evictions that did not happen out of the eviction history"
+                );
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(error = error_chain(&error), "{overcounts}");
+            }
+            Err(reason) => tracing::warn!(%reason, "{overcounts}"),
         }
     }
 

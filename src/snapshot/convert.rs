@@ -9,6 +9,7 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::core::{Expression, Selector};
 
+use super::history::{self, RecordedHistory};
 use super::labels::Interner;
 use super::model::{
     AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
@@ -494,6 +495,25 @@ pub fn priority_class(class: PriorityClass) -> Result<(String, i32), ConvertErro
         field: "metadata.name",
     })?;
     Ok((name, class.value))
+}
+
+/// The eviction history a Lease holds (the run lock's), as recorded; `None` when it holds none.
+pub fn lease_history(lease: wire::Lease) -> Result<Option<RecordedHistory>, ConvertError> {
+    let metadata = lease.metadata.unwrap_or_default();
+    let name = metadata.name.ok_or(ConvertError::Missing {
+        field: "metadata.name",
+    })?;
+    let Some(value) = metadata
+        .annotations
+        .and_then(|mut annotations| annotations.remove(history::ANNOTATION))
+    else {
+        return Ok(None);
+    };
+    let lease = match metadata.namespace {
+        Some(namespace) if !namespace.is_empty() => format!("{namespace}/{name}"),
+        _ => name,
+    };
+    Ok(Some(RecordedHistory { lease, value }))
 }
 
 /// k8s-openapi speaks jiff; the planner keeps to chrono, the project's one time library.

@@ -45,6 +45,16 @@ impl Default for History {
     }
 }
 
+/// A history as a snapshot file holds it: the Lease's annotation, read once the file it came
+/// from is known (an unreadable one names the file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedHistory {
+    /// `namespace/name` of the Lease.
+    pub lease: String,
+    /// The annotation's value, as recorded.
+    pub value: String,
+}
+
 /// Why the history could not be used, naming the object it was read from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unreadable {
@@ -64,6 +74,29 @@ impl std::fmt::Display for Unreadable {
             self.object, self.problem
         )
     }
+}
+
+/// The history of the annotation `value` of `object` (`Lease namespace/name`, or where it was
+/// recorded): none recorded when the annotation is absent, unreadable when it does not parse.
+pub fn read(value: Option<&str>, object: impl Into<String>) -> History {
+    match value.map(parse) {
+        None => History::default(),
+        Some(Ok(entries)) => History::Recorded(entries),
+        Some(Err(problem)) => History::Unreadable(Unreadable {
+            object: object.into(),
+            problem,
+        }),
+    }
+}
+
+/// How a history names the Lease it is kept in.
+pub fn lease_object(namespace: &str, name: &str) -> String {
+    lease_object_named(&format!("{namespace}/{name}"))
+}
+
+/// How a history names the Lease `namespace/name`.
+pub fn lease_object_named(lease: &str) -> String {
+    format!("Lease {lease}")
 }
 
 /// Reads the annotation's value; the problem in words when it is not a history.
@@ -162,6 +195,24 @@ mod tests {
         assert!(problem.contains("more than the 32768"), "{problem}");
         let missing = "[{\"at\":\"2026-11-28T12:00:00Z\",\"workload\":\"a/B/c\"}]";
         assert!(parse(missing).is_err());
+    }
+
+    #[test]
+    fn an_absent_annotation_is_an_empty_history_and_a_corrupt_one_names_its_object() {
+        assert_eq!(read(None, "Lease ops/x"), History::Recorded(Vec::new()));
+        let text = render(&[entry(1, "web-a")], at(2));
+        assert_eq!(
+            read(Some(&text), "Lease ops/x"),
+            History::Recorded(vec![entry(1, "web-a")])
+        );
+        let History::Unreadable(unreadable) = read(Some("[{"), lease_object("ops", "x")) else {
+            panic!("corrupt");
+        };
+        assert_eq!(unreadable.object, "Lease ops/x");
+        assert!(
+            unreadable.to_string().contains("Lease ops/x"),
+            "{unreadable}"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::convert::{self, ConvertError};
+use super::history::{self as eviction_history, RecordedHistory};
 use super::labels::Interner;
 use super::model::{Labels, Metrics, Node, Pdb, Pod};
 use super::position::{
@@ -72,6 +73,25 @@ pub enum SnapshotError {
         at: Option<Box<Position>>,
         kind: &'static str,
         name: String,
+    },
+    /// Two Leases carry an eviction history: which one the run keeps its history in cannot be
+    /// told.
+    #[error(
+        "{}: the eviction history (annotation {}) appears more than once, in Lease {} and in \
+         Lease {}: keep the run lock's only",
+        place(path, at.as_deref()),
+        eviction_history::ANNOTATION,
+        shown(first),
+        shown(second)
+    )]
+    DuplicateHistory {
+        path: PathBuf,
+        /// Where the later Lease starts, when the file could be read again to find it.
+        at: Option<Box<Position>>,
+        /// `namespace/name` of the Lease read first.
+        first: String,
+        /// `namespace/name` of the Lease read later.
+        second: String,
     },
     #[error("nothing to plan on: {} no object", holding(.paths))]
     Empty { paths: Vec<PathBuf> },
@@ -187,6 +207,8 @@ pub struct Objects {
     pub inventories: Vec<Inventory>,
     /// `metrics.k8s.io` usage, when any NodeMetrics or PodMetrics was read.
     pub metrics: Option<Metrics>,
+    /// Eviction histories of Leases (the run lock's), as recorded: a snapshot has one at most.
+    pub histories: Vec<RecordedHistory>,
     /// Kinds that were present but are not used (e.g. Deployments in `kubectl get all`).
     pub ignored: Vec<String>,
 }
@@ -218,6 +240,7 @@ impl Objects {
         append(&mut self.namespaces, other.namespaces, growth);
         append(&mut self.priority_classes, other.priority_classes, growth);
         append(&mut self.inventories, other.inventories, growth);
+        append(&mut self.histories, other.histories, growth);
         if let Some(metrics) = other.metrics {
             let mine = self.metrics.get_or_insert_with(Metrics::default);
             mine.nodes.extend(metrics.nodes);
@@ -983,6 +1006,14 @@ pub(super) fn object(
         }
         (inventory::API_VERSION, inventory::KIND) => {
             objects.inventories.push(inventory_document(source)?);
+        }
+        ("coordination.k8s.io/v1", "Lease") => {
+            let lease = source.decode().map_err(described)?;
+            match convert::lease_history(lease).map_err(converted)? {
+                Some(history) => objects.histories.push(history),
+                // Another Lease, or the run lock before any run recorded an eviction.
+                None => objects.ignored.push(format!("{api_version} {kind} {name}")),
+            }
         }
         ("", "") => {
             return Err(Problem::message(format!(

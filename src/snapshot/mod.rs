@@ -72,6 +72,7 @@ pub fn load_files_within(
             && snapshot.namespaces.is_empty()
             && snapshot.priority_classes.is_empty()
             && snapshot.inventory.is_none()
+            && snapshot.history == History::default()
             && loaded.ignored.is_empty();
         let paths = paths.to_vec();
         return Err(if empty {
@@ -121,6 +122,23 @@ fn located(error: SnapshotError) -> SnapshotError {
             name,
             id,
         },
+        SnapshotError::DuplicateHistory {
+            path,
+            at: None,
+            first,
+            second,
+        } => SnapshotError::DuplicateHistory {
+            at: find(
+                &path,
+                locate::Sought::Object {
+                    kind: "Lease",
+                    name: &second,
+                },
+            ),
+            path,
+            first,
+            second,
+        },
         other => other,
     }
 }
@@ -142,6 +160,8 @@ pub fn assemble(
     let mut priority_classes = BTreeMap::new();
     let mut inventory: Option<Inventory> = None;
     let mut metrics: Option<Metrics> = None;
+    // The Lease it came from, and the history.
+    let mut history: Option<(String, History)> = None;
     let mut ignored = Vec::new();
     for (file, (path, objects)) in parts.into_iter().enumerate() {
         nodes.add(file, objects.nodes);
@@ -163,6 +183,24 @@ pub fn assemble(
         }
         if let Some(part) = objects.metrics {
             merge_metrics(metrics.get_or_insert_with(Metrics::default), part);
+        }
+        for recorded in objects.histories {
+            if let Some((first, _)) = history {
+                return Err(SnapshotError::DuplicateHistory {
+                    path,
+                    at: None,
+                    first,
+                    second: recorded.lease,
+                });
+            }
+            // Unreadable is not a load failure: planning goes on, pacing fails closed.
+            let object = format!(
+                "{} in {}",
+                history::lease_object_named(&recorded.lease),
+                path.display()
+            );
+            let read = history::read(Some(&recorded.value), object);
+            history = Some((recorded.lease, read));
         }
         ignored.extend(objects.ignored);
         files.push(path);
@@ -202,8 +240,8 @@ pub fn assemble(
             priority_classes,
             inventory,
             metrics,
-            // Filled in from the run lock's Lease when one was read.
-            history: History::default(),
+            // A run fills it in from the run lock's Lease; files may record that Lease.
+            history: history.map(|(_, history)| history).unwrap_or_default(),
         },
         ignored,
     })
@@ -456,6 +494,136 @@ mod tests {
             format!(
                 "nothing to plan on: snapshot file {} holds no object",
                 empty.display()
+            )
+        );
+    }
+
+    const NODE: &str = "apiVersion: v1\nkind: Node\nmetadata:\n  name: worker-a\n";
+
+    /// The run lock's Lease in block YAML, as `snapshot` writes it, holding `value`.
+    fn lease_yaml(namespace: &str, value: &str) -> String {
+        format!(
+            "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: vsphere-descheduler\n  \
+             namespace: {namespace}\n  annotations:\n    {}: '{value}'\n",
+            history::ANNOTATION
+        )
+    }
+
+    fn history_entry() -> PastEviction {
+        PastEviction {
+            at: DateTime::parse_from_rfc3339("2026-11-28T12:00:00Z")
+                .expect("a time")
+                .to_utc(),
+            workload: "shop/Deployment/web".to_string(),
+            pod: "web-5d8f7c9b6-aaaaa".to_string(),
+            plugin: "RemoveDuplicates".to_string(),
+        }
+    }
+
+    #[test]
+    fn a_lease_history_is_read_by_every_reader_path() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let value = serde_json::to_string(&[history_entry()]).expect("JSON");
+        let yaml = format!("{NODE}---\n{}", lease_yaml("kube-system", &value));
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&yaml).expect("valid YAML");
+        let json: String = documents
+            .iter()
+            .map(|document| serde_json::to_string(document).expect("JSON") + "\n")
+            .collect();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": documents});
+        // Flow style is not read through JSON: serde-saphyr reads it.
+        let flow = format!(
+            "# flow style\n{{apiVersion: v1, kind: Node, metadata: {{name: worker-a}}}}\n---\n\
+             {{apiVersion: coordination.k8s.io/v1, kind: Lease, metadata: {{name: \
+             vsphere-descheduler, namespace: kube-system, annotations: {{{}: '{value}'}}}}}}\n",
+            history::ANNOTATION
+        );
+        assert!(
+            yaml_items::read(&yaml).is_ok(),
+            "block YAML goes through JSON"
+        );
+        assert!(yaml_items::read(&flow).is_err(), "flow YAML does not");
+        for (name, text) in [
+            ("block.yaml", yaml),
+            ("flow.yaml", flow),
+            ("stream.json", json),
+            ("list.json", list.to_string()),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &text).expect("writable");
+            let loaded = load_files(std::slice::from_ref(&path), Utc::now()).expect(name);
+            assert_eq!(
+                loaded.snapshot.history,
+                History::Recorded(vec![history_entry()]),
+                "{name}"
+            );
+            let whole = load::read_whole_file(&path, FileSizeLimit::DEFAULT).expect(name);
+            assert_eq!(whole.histories.len(), 1, "{name} read whole");
+        }
+    }
+
+    #[test]
+    fn a_corrupt_history_in_a_file_is_unreadable_naming_the_lease_and_the_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("snapshot.yaml");
+        let text = format!("{NODE}---\n{}", lease_yaml("ops", "{\"web\": 1}"));
+        std::fs::write(&path, text).expect("writable");
+        let loaded =
+            load_files(std::slice::from_ref(&path), Utc::now()).expect("not a load failure");
+        let History::Unreadable(unreadable) = loaded.snapshot.history else {
+            panic!("{:?}", loaded.snapshot.history);
+        };
+        assert_eq!(
+            unreadable.object,
+            format!("Lease ops/vsphere-descheduler in {}", path.display())
+        );
+        assert!(
+            unreadable
+                .problem
+                .starts_with("not a JSON list of evictions"),
+            "{}",
+            unreadable.problem
+        );
+    }
+
+    #[test]
+    fn a_lease_without_a_history_is_ignored_and_two_histories_are_refused() {
+        let plain = "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: other\n  \
+                     namespace: ops\n";
+        let loaded = assemble(
+            vec![(
+                PathBuf::from("a.yaml"),
+                read_str(&format!("{NODE}---\n{plain}")).expect("valid"),
+            )],
+            Utc::now(),
+        )
+        .expect("read");
+        assert_eq!(loaded.snapshot.history, History::default());
+        assert_eq!(loaded.ignored, ["coordination.k8s.io/v1 Lease ops/other"]);
+
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let first = dir.path().join("first.yaml");
+        let second = dir.path().join("second.yaml");
+        std::fs::write(
+            &first,
+            format!("{NODE}---\n{}", lease_yaml("kube-system", "[]")),
+        )
+        .expect("writable");
+        std::fs::write(
+            &second,
+            format!("# again\n---\n{}", lease_yaml("ops", "[]")),
+        )
+        .expect("writable");
+        let error = load_files(&[first, second.clone()], Utc::now()).expect_err("two histories");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}:3:1: document 1: the eviction history (annotation {}) appears more than once, \
+                 in Lease kube-system/vsphere-descheduler and in Lease ops/vsphere-descheduler: \
+                 keep the run lock's only",
+                second.display(),
+                history::ANNOTATION
             )
         );
     }

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -20,6 +21,7 @@ use serde_json::Value;
 use super::annotations::{
     CONFIG_SOURCE_ANNOTATION, EVICT_ANNOTATION, MIRROR_ANNOTATION, PREFER_NO_EVICTION_ANNOTATION,
 };
+use super::history;
 use crate::identity::FIELD_MANAGER;
 
 /// A Kubernetes object reduced to the fields planning reads (`apiVersion` and `kind` included,
@@ -51,6 +53,11 @@ pub fn namespace(namespace: core::Namespace) -> Pruned {
 /// A PriorityClass, pruned.
 pub fn priority_class(class: PriorityClass) -> Pruned {
     pruned(&PRIORITY_CLASS, class)
+}
+
+/// A Lease, pruned to its name and the eviction history (the run lock's, see `history`).
+pub fn lease(lease: Lease) -> Pruned {
+    pruned(&LEASE, lease)
 }
 
 /// A metrics.k8s.io NodeMetrics (as JSON, with its apiVersion and kind), pruned.
@@ -230,6 +237,15 @@ const PRIORITY_CLASS_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "
 static PRIORITY_CLASS: Kept = Kept {
     tree: LazyLock::new(|| Tree::of(PRIORITY_CLASS_PATHS)),
     annotations: &[],
+    managers: &[],
+};
+
+// The run lock's holder and times are of no use offline: only the history is read.
+const LEASE_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "metadata.namespace"];
+
+static LEASE: Kept = Kept {
+    tree: LazyLock::new(|| Tree::of(LEASE_PATHS)),
+    annotations: &[history::ANNOTATION],
     managers: &[],
 };
 
@@ -686,6 +702,36 @@ mod tests {
     }
 
     #[test]
+    fn a_lease_keeps_its_name_and_only_the_eviction_history() {
+        let lease = json!({
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": "vsphere-descheduler",
+                "namespace": "kube-system",
+                "resourceVersion": "42",
+                "annotations": {
+                    history::ANNOTATION: "[]",
+                    "secret-note": "planted"
+                }
+            },
+            "spec": {"holderIdentity": "run-7", "leaseDurationSeconds": 60, "leaseTransitions": 3}
+        });
+        assert_eq!(
+            super::lease(typed(lease)).0,
+            json!({
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {
+                    "name": "vsphere-descheduler",
+                    "namespace": "kube-system",
+                    "annotations": {history::ANNOTATION: "[]"}
+                }
+            })
+        );
+    }
+
+    #[test]
     fn a_namespace_keeps_its_name_and_labels() {
         let namespace = json!({
             "apiVersion": "v1",
@@ -845,6 +891,9 @@ mod tests {
                     convert::untyped_pod_metrics,
                     &context,
                 ),
+                "Lease" => {
+                    assert_converts_the_same(&object, lease, convert::lease_history, &context)
+                }
                 _ => continue,
             }
             compared += 1;
@@ -974,6 +1023,13 @@ mod tests {
                 kept: &POD_METRICS,
                 not_converted: &["apiVersion", "kind", "containers[].name"],
                 converted: |v| printed(convert::untyped_pod_metrics(v)),
+            },
+            Table {
+                kind: "Lease",
+                paths: LEASE_PATHS,
+                kept: &LEASE,
+                not_converted: &["apiVersion", "kind"],
+                converted: |v| printed(convert::lease_history(typed(v))),
             },
         ];
         let fixtures = fixture_objects();

@@ -1,4 +1,4 @@
-//! Nodes and pods as the API writes them, reduced to the fields conversion reads.
+//! Nodes, pods and Leases as the API writes them, reduced to the fields conversion reads.
 //!
 //! k8s-openapi's `Pod` decodes every field of every container (a `Container` is a 2 kB struct
 //! before its strings) and parses every timestamp; a 150,000-pod snapshot spent most of its
@@ -208,6 +208,21 @@ pub struct NodeStatus {
 pub struct NodeInfo {
     #[serde(rename = "systemUUID")]
     pub system_uuid: Option<String>,
+}
+
+/// A Lease: its name and the annotations, of which only the eviction history's is read.
+#[derive(Deserialize, Default)]
+#[serde(expecting = "a Lease (a mapping)")]
+pub struct Lease {
+    pub metadata: Option<LeaseMeta>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(expecting = "metadata to be a mapping")]
+pub struct LeaseMeta {
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub annotations: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize, Default)]

@@ -19,7 +19,8 @@
 //! * metrics-server's `metrics.k8s.io/v1beta1` NodeMetrics and PodMetrics lists, or the 404 of
 //!   a cluster without it and the 503 of an unavailable APIService;
 //! * `events.k8s.io/v1` Event creation with the server's validation;
-//! * Leases: create, get, PUT with `resourceVersion` preconditions (409), delete;
+//! * Leases: create, get, PUT with `resourceVersion` preconditions (409) replacing labels,
+//!   annotations and spec (annotation keys and their 256 KiB total validated), delete;
 //! * fault injection per method and path (status codes, bodies that are not a `Status` as a
 //!   proxy sends them, delays, dropped connections, expired continue tokens, requests held at a
 //!   gate until the test opens it — then handled, or failed — with the gate telling the test

@@ -35,8 +35,29 @@ fn invalid(kind: &str, name: &str, causes: Vec<(String, String)>) -> Response {
     )
 }
 
+/// The most all of an object's annotations may hold together, keys and values
+/// (`TotalAnnotationSizeLimitB` of apimachinery's object-meta validation).
+const TOTAL_ANNOTATION_BYTES: usize = 256 * 1024;
+
 fn validate_lease(lease: &Lease) -> Vec<(String, String)> {
     let mut problems = Vec::new();
+    if let Some(annotations) = &lease.metadata.annotations {
+        for key in annotations.keys() {
+            if !is_qualified_name(key) {
+                problems.push((
+                    "metadata.annotations".to_string(),
+                    format!("Invalid value: \"{key}\": must be a qualified name"),
+                ));
+            }
+        }
+        let total: usize = annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if total > TOTAL_ANNOTATION_BYTES {
+            problems.push((
+                "metadata.annotations".to_string(),
+                format!("Too long: may not be more than {TOTAL_ANNOTATION_BYTES} bytes"),
+            ));
+        }
+    }
     if let Some(spec) = &lease.spec {
         if spec.lease_duration_seconds.is_some_and(|d| d <= 0) {
             problems.push((
@@ -166,13 +187,20 @@ pub fn lease(
                     Some(json!({"name": name, "group": COORDINATION, "kind": LEASES})),
                 );
             }
-            if existing.spec == lease.spec && existing.metadata.labels == lease.metadata.labels {
+            // An update that changes nothing is not written: the resourceVersion stays.
+            if existing.spec == lease.spec
+                && existing.metadata.labels == lease.metadata.labels
+                && existing.metadata.annotations == lease.metadata.annotations
+            {
                 return object(StatusCode::OK, existing.as_ref());
             }
             let revision = cluster.bump();
             let stored = Arc::make_mut(cluster.leases.get_mut(&key).expect("the lease exists"));
+            // What the client sends replaces what was stored (an update is not a merge); the
+            // server's own fields (uid, creationTimestamp) stay.
             stored.spec = lease.spec;
             stored.metadata.labels = lease.metadata.labels;
+            stored.metadata.annotations = lease.metadata.annotations;
             stored.metadata.resource_version = Some(revision);
             object(StatusCode::OK, cluster.leases[&key].as_ref())
         }

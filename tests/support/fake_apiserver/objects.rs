@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -22,6 +23,8 @@ pub struct KubeObjects {
     pub pdbs: Vec<PodDisruptionBudget>,
     pub namespaces: Vec<Namespace>,
     pub priority_classes: Vec<PriorityClass>,
+    /// Leases, such as the run lock with the eviction history a snapshot recorded.
+    pub leases: Vec<Lease>,
     pub workloads: Vec<Workload>,
     /// metrics.k8s.io NodeMetrics and PodMetrics, as written in the file.
     pub node_metrics: Vec<Value>,
@@ -89,7 +92,8 @@ impl Workload {
 }
 
 /// Reads a snapshot file: YAML or JSON, one or more documents, objects or `List`s of them
-/// (nodes, pods, PDBs, namespaces, the pod controllers PDBs count replicas of, and
+/// (nodes, pods, PDBs, namespaces, PriorityClasses, Leases, the pod controllers PDBs count
+/// replicas of, and
 /// metrics.k8s.io NodeMetrics and PodMetrics), and a
 /// `VSphereInventory`. Other kinds are ignored.
 pub fn read_objects(path: &Path) -> KubeObjects {
@@ -145,6 +149,7 @@ fn add(objects: &mut KubeObjects, mut value: Value, path: &Path) {
         ("scheduling.k8s.io/v1", "PriorityClass") => {
             objects.priority_classes.push(parse(value, path, &kind))
         }
+        ("coordination.k8s.io/v1", "Lease") => objects.leases.push(parse(value, path, &kind)),
         ("apps/v1", "Deployment" | "ReplicaSet" | "StatefulSet")
         | ("v1", "ReplicationController") => objects
             .workloads
@@ -190,6 +195,12 @@ impl FakeCluster {
                 .expect("PriorityClasses have names");
             let class = self.stamp(class, |c| &mut c.metadata);
             self.priority_classes.insert(name, Arc::new(class));
+        }
+        for lease in objects.leases {
+            let key = self.namespaced_key(&lease.metadata);
+            let mut lease = self.stamp(lease, |l| &mut l.metadata);
+            lease.metadata.namespace = Some(key.0.clone());
+            self.leases.insert(key, Arc::new(lease));
         }
         for node in objects.nodes {
             let name = node.metadata.name.clone().expect("nodes have names");
