@@ -736,12 +736,7 @@ fn a_snapshot_records_metrics_server_usage_and_plans_as_the_run() {
         "{}",
         planned.stdout
     );
-    assert_eq!(
-        skips(&planned),
-        METRICS_SKIPS,
-        "{}",
-        planned.stdout
-    );
+    assert_eq!(skips(&planned), METRICS_SKIPS, "{}", planned.stdout);
 }
 
 #[test]
