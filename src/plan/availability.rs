@@ -25,7 +25,9 @@ use super::workload::{Controller, controller, workload};
 use crate::duration;
 use crate::hash::HashMap;
 use crate::policy::{Allowance, Availability as Settings, Pacing};
-use crate::snapshot::{History, PastEviction, Phase, Pod};
+use crate::snapshot::{History, PastEviction, Phase, Pod, history};
+
+use chrono::{DateTime, Utc};
 
 /// Why a pod counts as unavailable to its workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +90,10 @@ enum Paced {
         past: HashMap<String, (u32, PastEviction)>,
         /// This plan's evictions, by workload.
         planned: HashMap<String, u32>,
+        /// Bytes the history's entries within the window take, with this plan's: the history
+        /// keeps at most [`history::MAX_BYTES`], and an entry it could not keep would let the
+        /// next run evict again within the window.
+        bytes: usize,
     },
 }
 
@@ -122,7 +128,7 @@ impl Guard {
             return Ok(None);
         }
         self.check_gate(view, pod_ref)?;
-        self.pacing.check(pod_ref)
+        self.pacing.check(view.snapshot.now, pod_ref)
     }
 
     fn check_gate(&self, view: &View, pod: &Pod) -> Result<(), (SkipReason, String)> {
@@ -162,8 +168,9 @@ impl Guard {
             standing.unavailable += 1;
             standing.first.get_or_insert((pod, Unavailable::Evicted));
         }
-        if let (Paced::On { planned, .. }, Some(workload)) = (&mut self.pacing, paced_as) {
+        if let (Paced::On { planned, bytes, .. }, Some(workload)) = (&mut self.pacing, paced_as) {
             *planned.entry(workload.to_string()).or_insert(0) += 1;
+            *bytes += planned_len(view.snapshot.now, workload, pod_ref);
         }
     }
 }
@@ -180,8 +187,10 @@ impl Paced {
         let window = chrono::TimeDelta::from_std(settings.window).unwrap_or(chrono::TimeDelta::MAX);
         let since = view.snapshot.now - window;
         let mut past: HashMap<String, (u32, PastEviction)> = HashMap::default();
+        let mut bytes = 2;
         // Oldest first, so the entry kept is the latest.
         for entry in entries.iter().filter(|entry| entry.at > since) {
+            bytes += entry_len(entry);
             let counted = past
                 .entry(entry.workload.clone())
                 .or_insert_with(|| (0, entry.clone()));
@@ -192,22 +201,33 @@ impl Paced {
             settings: settings.clone(),
             past,
             planned: HashMap::default(),
+            bytes,
         }
     }
 
-    fn check(&self, pod: &Pod) -> Result<Option<String>, (SkipReason, String)> {
+    fn check(&self, now: DateTime<Utc>, pod: &Pod) -> Result<Option<String>, (SkipReason, String)> {
         let Some(name) = workload(pod).map(|workload| workload.display()) else {
             return Ok(None);
         };
-        let (settings, past, planned) = match self {
+        let (settings, past, planned, bytes) = match self {
             Paced::Off => return Ok(None),
             Paced::Blind(why) => return Err((SkipReason::HistoryUnreadable, why.clone())),
             Paced::On {
                 settings,
                 past,
                 planned,
-            } => (settings, past, planned),
+                bytes,
+            } => (settings, past, planned, *bytes),
         };
+        if bytes + planned_len(now, &name, pod) > history::MAX_BYTES {
+            let detail = format!(
+                "the eviction history cannot hold another eviction within {} (at most {} \
+                 bytes): {name} waits for the next run",
+                duration::show(settings.window),
+                history::MAX_BYTES
+            );
+            return Err((SkipReason::Paced, detail));
+        }
         let before = past.get(&name);
         let here = planned.get(&name).copied().unwrap_or(0);
         let count = before.map_or(0, |(count, _)| *count) + here;
@@ -238,6 +258,24 @@ impl Paced {
         );
         Err((SkipReason::Paced, detail))
     }
+}
+
+/// The longest plugin name, for the size of an entry before its plugin is known.
+const LONGEST_PLUGIN: &str = "RemovePodsViolatingTopologySpreadConstraint";
+
+/// What one entry takes in the history, with the comma before it.
+fn entry_len(entry: &PastEviction) -> usize {
+    serde_json::to_string(entry).map_or(0, |text| text.len()) + 1
+}
+
+/// What the entry of the pod's eviction would take, at most.
+fn planned_len(now: DateTime<Utc>, workload: &str, pod: &Pod) -> usize {
+    entry_len(&PastEviction {
+        at: now,
+        workload: workload.to_string(),
+        pod: pod.name.clone(),
+        plugin: LONGEST_PLUGIN.to_string(),
+    })
 }
 
 /// The pod's workload as the report names it.
@@ -408,6 +446,45 @@ mod tests {
                 .detail
                 .ends_with("lost 1 pod in this plan; pacing allows 1 per 10m")
         );
+    }
+
+    #[test]
+    fn a_history_too_full_to_keep_another_entry_within_the_window_paces_every_workload() {
+        let policy = gated(Availability {
+            max_unavailable_per_workload: Allowance::Percent(100),
+            ..Availability::default()
+        });
+        let others = |count: usize| {
+            (0..count)
+                .map(|i| {
+                    let mut entry = past(5, &format!("api-{i:04}"));
+                    entry.workload = format!("shop/Deployment/api-{i:04}");
+                    entry
+                })
+                .collect::<Vec<_>>()
+        };
+        // What fits leaves room for one more, not two: the second replica waits.
+        let mut entries = others(400);
+        while history::render(&entries, now()).len() + 2 * 180 > history::MAX_BYTES {
+            entries.pop();
+        }
+        let plan = make_plan(
+            &with_history(crowded_web(), History::Recorded(others(400))),
+            &policy,
+        );
+        assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
+        assert!(
+            plan.skipped[0]
+                .detail
+                .starts_with("the eviction history cannot hold another eviction within 10m"),
+            "{}",
+            plan.skipped[0].detail
+        );
+        let plan = make_plan(
+            &with_history(crowded_web(), History::Recorded(entries)),
+            &policy,
+        );
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
     }
 
     #[test]
