@@ -421,7 +421,9 @@ mod tests {
     fn an_unreadable_or_unrecorded_history_fails_the_run() {
         let unreadable = Problem::HistoryUnreadable(Unreadable {
             object: "Lease ops/vsphere-descheduler".to_string(),
-            problem: "not a JSON list of evictions".to_string(),
+            cause: crate::snapshot::history::Cause::Corrupt(
+                "not a JSON list of evictions".to_string(),
+            ),
         });
         assert!(
             unreadable

@@ -2241,3 +2241,187 @@ fn a_snapshot_records_the_history_and_a_plan_of_it_reads_it_as_the_run_does() {
         ),
     );
 }
+
+/// RBAC's refusal of `get` on the lock's Lease, as a real API server words it.
+fn lease_get_refused() -> Fault {
+    Fault::action(
+        Some(Method::GET),
+        "/leases/vsphere-descheduler",
+        FaultAction::Status {
+            code: 403,
+            reason: "Forbidden".to_string(),
+            message: "leases.coordination.k8s.io \"vsphere-descheduler\" is forbidden: User \
+                      \"system:serviceaccount:ops:laptop\" cannot get resource \"leases\" in \
+                      API group \"coordination.k8s.io\" in the namespace \"kube-system\""
+                .to_string(),
+            retry_after_seconds: 0,
+        },
+    )
+}
+
+/// A Lease the dry run may not read fails closed too, but its error says to grant the read, not
+/// to remove an annotation nobody has seen.
+#[test]
+fn a_history_that_could_not_be_read_fails_closed_with_its_own_fix() {
+    let lab = Lab::start("several-violations");
+    lab.server.cluster().inject(lease_get_refused());
+    let outcome = lab.run(&["--dry-run"]);
+    assert_eq!(outcome.code, 1, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert!(
+        outcome.evictions_with("planned").is_empty(),
+        "{}",
+        outcome.stdout
+    );
+    let errors = outcome.errors();
+    assert!(
+        errors.iter().any(|e| e.starts_with(
+            "the eviction history in Lease kube-system/vsphere-descheduler (annotation \
+             vsphere-descheduler.io/eviction-history) cannot be read: the Lease could not be read"
+        ) && e.contains("cannot get resource")
+            && e.contains("grant the run `get` on the Lease")
+            && !e.contains("Remove the annotation")),
+        "{errors:#?}"
+    );
+}
+
+/// `snapshot` that cannot read the Lease writes no file: one without the history would plan as
+/// if nothing had been evicted, more than the run (which fails closed) would evict.
+#[test]
+fn a_snapshot_that_cannot_read_the_lease_fails_and_writes_nothing() {
+    let lab = Lab::start("several-violations");
+    lab.server.cluster().inject(lease_get_refused());
+    let file = lab.dir.path().join("recorded.yaml");
+    let output = lab
+        .command(&["snapshot", "-o", file.to_str().expect("UTF-8")])
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(!file.exists(), "no file written");
+    assert!(
+        stderr.contains("lease kube-system/vsphere-descheduler") && stderr.contains("forbidden"),
+        "{stderr}"
+    );
+}
+
+// --- The availability gate across runs (issue 31, points 1 and 4) ------------------------------
+
+impl Lab {
+    /// What the ReplicaSet controller and the kubelet would do after evictions: the evicted pods
+    /// are gone, and each has a replacement, Pending (no node yet).
+    fn replace_evicted_with_pending(&self) -> Vec<String> {
+        let mut cluster = self.server.cluster();
+        let evicted: Vec<Arc<Pod>> = cluster
+            .pods
+            .values()
+            .filter(|pod| pod.metadata.deletion_timestamp.is_some())
+            .cloned()
+            .collect();
+        cluster.finish_terminations();
+        let mut replacements = Vec::new();
+        for old in evicted {
+            let mut pod = (*old).clone();
+            let name = format!("{}-new", old.metadata.name.as_deref().expect("a name"));
+            pod.metadata.name = Some(name.clone());
+            pod.metadata.uid = Some(format!(
+                "{}-new",
+                old.metadata.uid.as_deref().expect("a uid")
+            ));
+            pod.metadata.deletion_timestamp = None;
+            pod.metadata.resource_version = None;
+            let spec = pod.spec.as_mut().expect("a spec");
+            spec.node_name = None;
+            pod.status = Some(k8s_openapi::api::core::v1::PodStatus {
+                phase: Some("Pending".to_string()),
+                ..Default::default()
+            });
+            let namespace = pod.metadata.namespace.clone().expect("a namespace");
+            cluster
+                .pods
+                .insert((namespace.clone(), name.clone()), Arc::new(pod));
+            replacements.push(format!("{namespace}/{name}"));
+        }
+        replacements
+    }
+
+    /// The scheduler places the Pending pod `namespace/name` on `node` and it becomes Ready.
+    fn becomes_ready_on(&self, pod: &str, node: &str) {
+        let (namespace, name) = pod.split_once('/').expect("namespace/name");
+        let mut cluster = self.server.cluster();
+        let stored = cluster
+            .pods
+            .get_mut(&(namespace.to_string(), name.to_string()))
+            .expect("the pod exists");
+        let pod = Arc::make_mut(stored);
+        pod.spec.as_mut().expect("a spec").node_name = Some(node.to_string());
+        pod.status = Some(k8s_openapi::api::core::v1::PodStatus {
+            phase: Some("Running".to_string()),
+            conditions: Some(vec![k8s_openapi::api::core::v1::PodCondition {
+                type_: "Ready".to_string(),
+                status: "True".to_string(),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        });
+    }
+}
+
+/// Three runs in a row, no PDB, pacing off: the first evicts one of web's three replicas (the
+/// gate holds the other two), the second — its replacement still Pending — evicts no sibling and
+/// says which pod blocks, the third — the replacement Ready on another host — evicts the next.
+#[test]
+fn a_workload_loses_its_next_pod_only_once_the_replacement_is_ready() {
+    let lab = Lab::start("replacement-pending");
+    let web = |outcome: &Outcome| -> Vec<String> {
+        outcome
+            .evictions_with("evicted")
+            .into_iter()
+            .filter(|pod| pod.starts_with("shop/web-"))
+            .collect()
+    };
+
+    let first = lab.run(&[]);
+    assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(web(&first).len(), 1, "one at a time: {}", first.stdout);
+    assert!(
+        skips(&first)
+            .iter()
+            .filter(|s| s.ends_with(" workload-unavailable"))
+            .count()
+            == 2,
+        "{:?}",
+        skips(&first)
+    );
+    let replacements = lab.replace_evicted_with_pending();
+    assert_eq!(replacements.len(), 1);
+
+    let second = lab.run(&[]);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(web(&second), Vec::<String>::new(), "{}", second.stdout);
+    let blocked: Vec<&Value> = second.report["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .filter(|s| s["reason"] == "workload-unavailable")
+        .collect();
+    assert_eq!(
+        blocked.len(),
+        2,
+        "both remaining replicas: {}",
+        second.stdout
+    );
+    assert!(
+        blocked.iter().all(|s| s["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("({} is Pending)", replacements[0]))),
+        "{blocked:?}"
+    );
+
+    lab.becomes_ready_on(&replacements[0], "worker-c");
+    let third = lab.run(&[]);
+    assert_eq!(third.code, 0, "{}\n{}", third.stdout, third.stderr);
+    let evicted = web(&third);
+    assert_eq!(evicted.len(), 1, "the next one: {}", third.stdout);
+    assert!(!evicted.contains(&replacements[0]), "{evicted:?}");
+}

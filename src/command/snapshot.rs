@@ -64,15 +64,11 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         let history = kubernetes.recorded_history(&args.lock_namespace, kube::LEASE_NAME);
         let (objects, metrics, history, inventory) =
             tokio::join!(kubernetes.list_objects(), metrics, history, vcenter);
-        let history = history.unwrap_or_else(|error| {
-            // Like metrics: the file records what could be read, and says what could not.
-            warn!(
-                "{}; the snapshot records no eviction history, so a plan of it paces as if \
-                 no eviction had been recorded",
-                run::error_chain(&error)
-            );
-            None
-        });
+        // Unlike metrics, a history that could not be read is not recorded as missing: a plan
+        // of the file would then pace as if nothing had been evicted, and evict what the run
+        // (which fails closed) would not. The error names the Lease; `--lock-namespace` points
+        // to where the chart runs.
+        let history = history.map_err(|error| Error::Kubernetes(Box::new(error)))?;
         let metrics = match metrics {
             Ok(metrics) => metrics,
             // Recorded as a run sees it: planning the file then skips as `run` would.

@@ -286,10 +286,10 @@ impl Client {
             Ok(lease) => history_of(lease.as_ref(), namespace, name),
             Err(error) => History::Unreadable(Unreadable {
                 object: history::lease_object(namespace, name),
-                problem: format!(
+                cause: history::Cause::NotRead(format!(
                     "the Lease could not be read ({})",
                     Call::object("GET", api.resource_url(), name).failed(error)
-                ),
+                )),
             }),
         }
     }

@@ -60,18 +60,36 @@ pub struct RecordedHistory {
 pub struct Unreadable {
     /// `Lease namespace/name`, or the file it was read from.
     pub object: String,
-    /// What is wrong, in words.
-    pub problem: String,
+    /// What is wrong: it decides what the reader is told to do.
+    pub cause: Cause,
+}
+
+/// Why a history is unreadable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The annotation is there but is not a history this tool writes (the problem in words):
+    /// only removing it helps.
+    Corrupt(String),
+    /// The object that holds it could not be read (the failed request in words): the next run
+    /// reads it again.
+    NotRead(String),
 }
 
 impl std::fmt::Display for Unreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (problem, fix) = match &self.cause {
+            Cause::Corrupt(problem) => (problem, "Remove the annotation to start a new history"),
+            Cause::NotRead(problem) => (
+                problem,
+                "The next run reads it again; where it was refused, grant the run `get` on \
+                 the Lease (the chart does)",
+            ),
+        };
         write!(
             f,
-            "the eviction history in {} (annotation {ANNOTATION}) cannot be read: {}; no \
-             workload's pod is evicted while it cannot (pacing fails closed). Remove the \
-             annotation to start a new history",
-            self.object, self.problem
+            "the eviction history in {} (annotation {ANNOTATION}) cannot be read: {problem}; \
+             no workload's pod is evicted while it cannot (pacing fails closed). {fix}",
+            self.object
         )
     }
 }
@@ -84,7 +102,7 @@ pub fn read(value: Option<&str>, object: impl Into<String>) -> History {
         Some(Ok(entries)) => History::Recorded(entries),
         Some(Err(problem)) => History::Unreadable(Unreadable {
             object: object.into(),
-            problem,
+            cause: Cause::Corrupt(problem),
         }),
     }
 }
@@ -182,6 +200,26 @@ mod tests {
         // Exactly the newest ones: one more would not fit.
         let one_more = &entries[entries.len() - kept.len() - 1..];
         assert!(serde_json::to_string(one_more).expect("json").len() > MAX_BYTES);
+    }
+
+    #[test]
+    fn the_fix_follows_the_cause() {
+        let corrupt = Unreadable {
+            object: lease_object("ops", "x"),
+            cause: Cause::Corrupt("not a JSON list of evictions".to_string()),
+        };
+        assert!(
+            corrupt
+                .to_string()
+                .ends_with("Remove the annotation to start a new history")
+        );
+        let refused = Unreadable {
+            object: lease_object("ops", "x"),
+            cause: Cause::NotRead("the Lease could not be read (403)".to_string()),
+        };
+        let text = refused.to_string();
+        assert!(!text.contains("Remove the annotation"), "{text}");
+        assert!(text.contains("grant the run `get` on the Lease"), "{text}");
     }
 
     #[test]

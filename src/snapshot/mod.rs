@@ -578,12 +578,12 @@ mod tests {
             unreadable.object,
             format!("Lease ops/vsphere-descheduler in {}", path.display())
         );
+        let history::Cause::Corrupt(problem) = &unreadable.cause else {
+            panic!("{:?}", unreadable.cause);
+        };
         assert!(
-            unreadable
-                .problem
-                .starts_with("not a JSON list of evictions"),
-            "{}",
-            unreadable.problem
+            problem.starts_with("not a JSON list of evictions"),
+            "{problem}"
         );
     }
 
