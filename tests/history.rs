@@ -346,11 +346,13 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
         panic!("a refused read fails closed");
     };
     assert_eq!(unreadable.object, "Lease kube-system/vsphere-descheduler");
-    assert!(
-        unreadable.problem.contains("HTTP 403"),
-        "{}",
-        unreadable.problem
-    );
+    let history::Cause::NotRead(problem) = &unreadable.cause else {
+        panic!(
+            "a read that failed, not a corrupt annotation: {:?}",
+            unreadable.cause
+        );
+    };
+    assert!(problem.contains("HTTP 403"), "{problem}");
     let cluster = state.lock().expect("state");
     assert!(
         cluster.requests.iter().all(|r| r.method == "GET"),
