@@ -323,6 +323,12 @@ def add_finalizer(node: dict[str, Any]) -> None:
     node["metadata"]["finalizers"] = ["example.com/keep"]
 
 
+def set_generate_name(node: dict[str, Any]) -> None:
+    # A real API server lets an update change it (it is used only on create), unless a policy
+    # checks it.
+    node["metadata"]["generateName"] = "worker-"
+
+
 def move_provider(node: dict[str, Any]) -> None:
     node["spec"]["providerID"] = "vsphere://00000000-0000-0000-0000-000000000000"
 
@@ -393,6 +399,7 @@ DENIED = [
     ("an-annotation-added", annotate, "annotation example.com/owner was added"),
     ("all-annotations-removed", remove_annotations, "was removed (and 1 more)"),
     ("a-finalizer-added", add_finalizer, "metadata.finalizers was changed"),
+    ("generate-name-set", set_generate_name, "metadata.generateName was changed"),
     ("the-provider-id-changed", move_provider, "spec.providerID was changed"),
     ("a-spec-field-the-policy-does-not-name", future_spec_field, "the node's spec was changed"),
 ]
