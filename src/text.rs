@@ -3,9 +3,14 @@
 //! forge a line of a report nor send control codes to a terminal, and cut, so a megabyte value
 //! does not make a megabyte message.
 //!
-//! [`shown`] is for each piece of outside text a message quotes; [`escaped`] for outside text
-//! a report shows in full (names in the text report); [`one_line`] is the last word on a
+//! [`shown`] is for each piece of outside text a message quotes; [`from_server`] for a server's
+//! own message (an API server's `Status`), whose conclusion comes last; [`escaped`] for outside
+//! text a report shows in full (names in the text report); [`one_line`] is the last word on a
 //! finished message, whatever it was made of.
+//!
+//! Where a whole message is too long, its middle goes: the start names the object and what was
+//! being done, the end is the innermost cause — for an admission policy's denial, the key it
+//! refused.
 
 use std::borrow::Cow;
 use std::fmt::{self, Write};
@@ -15,6 +20,13 @@ pub const MAX_SHOWN: usize = 200;
 
 /// The most characters of a finished message, its position included.
 pub const MAX_MESSAGE: usize = 500;
+
+/// The most characters of a server's own message a message quotes: more than [`MAX_SHOWN`],
+/// which is for pieces echoed from input (names, paths, values).
+pub const MAX_SERVER_MESSAGE: usize = 1000;
+
+/// What stands for the middle of a message that was too long.
+const CUT: &str = " … ";
 
 /// `text` as a message shows it: see the module docs. Printable text is shown as it is.
 pub fn shown(text: &str) -> Shown<'_> {
@@ -39,6 +51,12 @@ impl fmt::Display for Shown<'_> {
     }
 }
 
+/// A server's own message, escaped as [`shown`] escapes and, past [`MAX_SERVER_MESSAGE`]
+/// characters, cut in the middle (see the module docs).
+pub fn from_server(message: &str) -> Cow<'_, str> {
+    one_line_within(message, MAX_SERVER_MESSAGE)
+}
+
 /// `text` escaped as [`shown`] escapes, but not cut: for names a report lists.
 pub fn escaped(text: &str) -> Escaped<'_> {
     Escaped(text)
@@ -59,7 +77,7 @@ impl fmt::Display for Escaped<'_> {
 
 /// A finished message on one line of at most [`MAX_MESSAGE`] characters: characters that
 /// [`shown`] escapes are escaped (so text it already escaped is unchanged), and a longer message
-/// is cut with `…`.
+/// loses its middle (see the module docs).
 pub fn one_line(message: &str) -> Cow<'_, str> {
     one_line_within(message, MAX_MESSAGE)
 }
@@ -68,23 +86,53 @@ pub fn one_line(message: &str) -> Cow<'_, str> {
 /// position) will precede.
 pub fn one_line_within(message: &str, max: usize) -> Cow<'_, str> {
     let clean = !message.chars().any(needs_escape);
-    if clean && message.chars().nth(max).is_none() {
-        return Cow::Borrowed(message);
+    let width: usize = if clean {
+        message.chars().count()
+    } else {
+        message.chars().map(escaped_width).sum()
+    };
+    if width <= max {
+        if clean {
+            return Cow::Borrowed(message);
+        }
+        return Cow::Owned(escaped(message).to_string());
     }
-    let mut line = String::with_capacity(message.len().min(max * 4));
-    let mut count = 0;
-    for character in message.chars() {
-        let before = line.len();
-        write_escaped(&mut line, character).expect("writing to a String cannot fail");
-        count += line[before..].chars().count();
-        if count > max - 1 {
-            // What came before fits: this character's escape would not.
-            line.truncate(before);
-            line.push('…');
+    let budget = max.saturating_sub(CUT.chars().count());
+    let head = kept(message.chars(), budget - budget / 2);
+    let mut tail = kept(message.chars().rev(), budget / 2);
+    tail.reverse();
+    let mut line = String::with_capacity(max * 4);
+    line.extend(head);
+    line.push_str(CUT);
+    line.extend(tail);
+    Cow::Owned(line)
+}
+
+/// The escaped forms of `characters`, in their order, as long as they fit in `budget`
+/// characters together (an escape is never split).
+fn kept(characters: impl Iterator<Item = char>, budget: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut used = 0;
+    for character in characters {
+        let mut piece = String::new();
+        write_escaped(&mut piece, character).expect("writing to a String cannot fail");
+        used += piece.chars().count();
+        if used > budget {
             break;
         }
+        pieces.push(piece);
     }
-    Cow::Owned(line)
+    pieces
+}
+
+/// How many characters `character` takes once escaped.
+fn escaped_width(character: char) -> usize {
+    if !needs_escape(character) {
+        return 1;
+    }
+    let mut piece = String::new();
+    write_escaped(&mut piece, character).expect("writing to a String cannot fail");
+    piece.chars().count()
 }
 
 /// Whether a character would break a line, move the cursor, change the terminal's state or the
@@ -145,13 +193,47 @@ mod tests {
         let once = shown("a\nb\u{85}c").to_string();
         assert_eq!(one_line(&once), once);
         assert_eq!(one_line("x: a\nb"), "x: a\\nb");
-        let long = format!("file.yaml:1:1: {}", "z".repeat(10_000));
+        let long = format!("file.yaml:1:1: {}: the end", "z".repeat(10_000));
         let line = one_line(&long);
         assert_eq!(line.chars().count(), MAX_MESSAGE);
-        assert!(line.ends_with('…'));
+        assert!(line.starts_with("file.yaml:1:1: zzz"), "{line}");
+        assert!(
+            line.contains("z … z") && line.ends_with("zzz: the end"),
+            "{line}"
+        );
         let escapes = "\u{7}".repeat(1000);
         let line = one_line(&escapes);
         assert!(line.chars().count() <= MAX_MESSAGE, "{line}");
-        assert!(line.ends_with("\\u{7}…"), "{line}");
+        assert!(
+            line.starts_with("\\u{7}") && line.ends_with("\\u{7}") && line.contains(" … "),
+            "{line}"
+        );
+        assert_eq!(one_line(&line), line, "escaping twice changes nothing");
+    }
+
+    #[test]
+    fn a_servers_message_keeps_its_conclusion() {
+        let denial = format!(
+            "nodes \"worker-1\" is forbidden: ValidatingAdmissionPolicy '{0}' with binding '{0}' \
+             denied request: {0} may change only the node labels vsphere-descheduler.io/host, \
+             vsphere-descheduler.io/cluster: label example.com/probe was added",
+            "a-release-name-of-sixty-three-characters-is-as-long-as-they-get"
+        );
+        assert!(denial.chars().count() > MAX_SHOWN);
+        assert_eq!(from_server(&denial), denial, "kept whole");
+        let chain = format!(
+            "label change(s) vsphere-descheduler.io/host=esxi-41 of node {} not applied: \
+             PATCH /api/v1/nodes/worker-1: HTTP 403 Forbidden: {denial}",
+            "worker-".repeat(40)
+        );
+        let line = one_line(&chain);
+        assert!(line.chars().count() <= MAX_MESSAGE, "{line}");
+        assert!(line.starts_with("label change(s) "), "{line}");
+        assert!(
+            line.ends_with("label example.com/probe was added"),
+            "{line}"
+        );
+        let flood = "x".repeat(1_000_000);
+        assert_eq!(from_server(&flood).chars().count(), MAX_SERVER_MESSAGE);
     }
 }

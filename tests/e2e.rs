@@ -2425,3 +2425,150 @@ fn a_workload_loses_its_next_pod_only_once_the_replacement_is_ready() {
     assert_eq!(evicted.len(), 1, "the next one: {}", third.stdout);
     assert!(!evicted.contains(&replacements[0]), "{evicted:?}");
 }
+
+// --- Former label keys (issue 28) --------------------------------------------------------------
+
+const RACK: &str = "example.com/rack";
+
+impl Lab {
+    /// Node `name` as an earlier run left it under a policy that also had the runs write
+    /// `example.com/rack`: the label on the node, and in our field manager's apply entry.
+    fn carries_a_former_key(&self, name: &str) {
+        let mut cluster = self.server.cluster();
+        let old = cluster.nodes.remove(name).expect("the node exists");
+        let mut node = old.as_ref().clone();
+        node.metadata
+            .labels
+            .get_or_insert_default()
+            .insert(RACK.to_string(), "r7".to_string());
+        let host = node.metadata.labels.as_ref().expect("labels")[HOST_LABEL].clone();
+        assert!(!host.is_empty());
+        node.metadata.managed_fields = Some(vec![
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
+                manager: Some(vsphere_descheduler::identity::FIELD_MANAGER.to_string()),
+                operation: Some("Apply".to_string()),
+                api_version: Some("v1".to_string()),
+                fields_type: Some("FieldsV1".to_string()),
+                fields_v1: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1(
+                    serde_json::json!({"f:metadata": {"f:labels": {
+                        format!("f:{HOST_LABEL}"): {},
+                        format!("f:{RACK}"): {},
+                    }}}),
+                )),
+                ..Default::default()
+            },
+        ]);
+        cluster.load(KubeObjects {
+            nodes: vec![node],
+            ..KubeObjects::default()
+        });
+    }
+
+    fn has_label(&self, node: &str, key: &str) -> bool {
+        self.server.cluster().nodes[node]
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|labels| labels.contains_key(key))
+    }
+}
+
+/// A key the policy no longer names goes from every node our applies left it on, though no host
+/// label changes there, and the report shows each removal; the next run has nothing to do.
+#[test]
+fn a_former_label_key_is_removed_from_every_node_that_carries_it_and_reported() {
+    let lab = Lab::start("several-violations");
+    lab.carries_a_former_key("worker-c");
+    lab.carries_a_former_key("worker-d");
+    let outcome = lab.run(&["--dry-run"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let removals: Vec<(String, Value, Value)> = outcome.report["labelChanges"]
+        .as_array()
+        .expect("labelChanges")
+        .iter()
+        .filter(|c| c["key"] == RACK)
+        .map(|c| {
+            (
+                c["node"].as_str().unwrap_or_default().to_string(),
+                c["old"].clone(),
+                c["new"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        removals,
+        [
+            ("worker-c".to_string(), Value::from("r7"), Value::Null),
+            ("worker-d".to_string(), Value::from("r7"), Value::Null),
+        ]
+    );
+    let text = lab
+        .command(&[
+            "run",
+            "--dry-run",
+            "--policy",
+            lab.policy.to_str().expect("UTF-8"),
+        ])
+        .output()
+        .expect("the binary runs");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("worker-c  {RACK}: r7 -> (removed)")),
+        "{text}"
+    );
+
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for node in ["worker-c", "worker-d"] {
+        assert!(!lab.has_label(node, RACK), "{node}");
+        assert!(
+            lab.has_label(node, HOST_LABEL),
+            "{node} keeps its host label"
+        );
+    }
+    let again = lab.run(&["--dry-run"]);
+    assert!(
+        again.report["labelChanges"]
+            .as_array()
+            .expect("labelChanges")
+            .iter()
+            .all(|c| c["key"] != RACK),
+        "{}",
+        again.stdout
+    );
+}
+
+/// The chart's admission policy refuses the removal of a key not listed in `formerLabelKeys`:
+/// the report says so with the key the policy names, however long the release's name makes the
+/// server's message.
+#[test]
+fn an_admission_denial_reaches_the_report_with_the_key_it_names() {
+    let lab = Lab::start("several-violations");
+    lab.carries_a_former_key("worker-c");
+    let release = "a-release-name-of-sixty-three-characters-is-as-long-as-they-get";
+    let denial = format!(
+        "nodes \"worker-c\" is forbidden: ValidatingAdmissionPolicy '{release}' with binding \
+         '{release}' denied request: {release} may change only the node labels {HOST_LABEL}: \
+         label {RACK} was removed"
+    );
+    lab.server.cluster().inject(Fault::action(
+        Some(Method::PATCH),
+        "/api/v1/nodes/worker-c",
+        FaultAction::Status {
+            code: 403,
+            reason: "Forbidden".to_string(),
+            message: denial.clone(),
+            retry_after_seconds: 0,
+        },
+    ));
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let errors = outcome.errors();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("worker-c") && e.ends_with(&format!("label {RACK} was removed"))),
+        "{errors:#?}"
+    );
+    assert!(lab.has_label("worker-c", RACK), "refused, so still there");
+}

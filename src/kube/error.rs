@@ -9,7 +9,7 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 
 use crate::connection::certificate::{CertificateProblem, Refusal, certificate_problem};
-use crate::text::shown;
+use crate::text::{from_server, shown};
 
 /// Everything that can go wrong talking to the Kubernetes API server.
 #[derive(Debug, thiserror::Error)]
@@ -215,9 +215,10 @@ pub fn is_transient(error: &::kube::Error) -> bool {
 /// A failed request's answer in one line, for reports: `HTTP 404 NotFound: <the server's
 /// message>`; `HTTP 404: <the first line of the body>` when the body was not a `Status`
 /// (`HTTP 503 with an empty body` when there was none); a refused certificate in words, with the
-/// kubeconfig field that fixes it; else the transport problem. Outside text is escaped and cut
-/// ([`shown`]). Never holds credentials (requests carry them in headers, which errors do not
-/// show).
+/// kubeconfig field that fixes it; else the transport problem. Outside text is escaped and cut:
+/// the server's own message within a bound of its own ([`from_server`], which keeps its end, as a
+/// policy's denial names the refused key last), everything else as [`shown`]. Never holds
+/// credentials (requests carry them in headers, which errors do not show).
 pub fn describe(error: &::kube::Error) -> String {
     if let Some(problem) = certificate_problem(error) {
         return format!(
@@ -239,13 +240,13 @@ pub fn describe(error: &::kube::Error) -> String {
                 status.message.as_str()
             };
             if status.reason.is_empty() {
-                format!("HTTP {}: {}", status.code, shown(message))
+                format!("HTTP {}: {}", status.code, from_server(message))
             } else {
                 format!(
                     "HTTP {} {}: {}",
                     status.code,
                     shown(&status.reason),
-                    shown(message)
+                    from_server(message)
                 )
             }
         }

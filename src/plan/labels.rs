@@ -116,14 +116,19 @@ pub struct LabelApply {
 
 /// The write that carries out one node's label changes. An owned key the changes do not touch
 /// keeps its current value; one that ends up without a value is removed only if we applied it
-/// before or the changes remove it: any other needs no write at all.
+/// before or the changes remove it: any other needs no write at all. A former key the changes
+/// remove ([`former_keys`]) is removed too.
 pub fn apply<'k>(
     node: &Node,
     owned: impl IntoIterator<Item = &'k str>,
     changes: &[LabelChange],
 ) -> LabelApply {
     let mut set = BTreeMap::new();
-    let mut remove = BTreeSet::new();
+    let mut remove: BTreeSet<String> = changes
+        .iter()
+        .filter(|change| change.new.is_none())
+        .map(|change| change.key.clone())
+        .collect();
     for key in owned {
         let change = changes.iter().find(|change| change.key == key);
         let value = match change {
@@ -397,6 +402,26 @@ pub fn stale_capv_label(node: &Node, placement: &Placement) -> Option<Warning> {
         label: value.to_string(),
         host: host.to_string(),
     })
+}
+
+/// The removal of each label an earlier policy had the runs write: a key our field manager
+/// applied to `node` that the policy no longer names (`owned`), while the node still carries
+/// it. Every node that carries one gets a write, not only those relabelled for another reason,
+/// so that a dropped or renamed key is gone from the cluster after one run.
+pub fn former_keys<'k>(node: &Node, owned: impl IntoIterator<Item = &'k str>) -> Vec<LabelChange> {
+    let owned: BTreeSet<&str> = owned.into_iter().collect();
+    node.applied_label_keys
+        .iter()
+        .filter(|key| !owned.contains(key.as_str()))
+        .filter_map(|key| {
+            Some(LabelChange {
+                node: node.name.clone(),
+                key: key.clone(),
+                old: Some(node.labels.get(key)?.to_string()),
+                new: None,
+            })
+        })
+        .collect()
 }
 
 /// Label changes that bring `labels` to `desired` for the keys this tool owns. Owned keys not
@@ -878,6 +903,68 @@ mod tests {
                 set: BTreeMap::from([(HOST.to_string(), "esxi-1".to_string())]),
                 remove: BTreeSet::new(),
             }]
+        );
+    }
+
+    /// The policy used to have the runs write `example.com/rack`: nodes that still carry it from
+    /// our applies lose it, relabelled or not; a node where someone else set it keeps it.
+    #[test]
+    fn a_former_key_is_removed_from_every_node_our_applies_left_it_on() {
+        const RACK: &str = "example.com/rack";
+        let snapshot = Lab::new()
+            .host("esxi-1")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-1")
+            .with(|s| {
+                for node in &mut s.nodes {
+                    node.labels.insert(RACK.to_string(), "r7".to_string());
+                }
+                s.nodes[0].applied_label_keys = [HOST, RACK].map(str::to_string).into();
+                s.nodes[1].applied_label_keys = [HOST, RACK].map(str::to_string).into();
+                s.nodes[1]
+                    .labels
+                    .insert(HOST.to_string(), "esxi-9".to_string());
+            })
+            .build();
+        let plan = crate::plan::plan(&snapshot, &policy(vec![]));
+        let removal = |node: &str| LabelChange {
+            node: node.to_string(),
+            key: RACK.to_string(),
+            old: Some("r7".to_string()),
+            new: None,
+        };
+        assert_eq!(
+            plan.label_changes,
+            [
+                removal("w1"),
+                LabelChange {
+                    node: "w2".to_string(),
+                    key: HOST.to_string(),
+                    old: Some("esxi-9".to_string()),
+                    new: Some("esxi-1".to_string()),
+                },
+                removal("w2"),
+            ]
+        );
+        let applies: Vec<(&str, Vec<&str>, Vec<&str>)> = plan
+            .label_applies
+            .iter()
+            .map(|apply| {
+                (
+                    apply.node.as_str(),
+                    apply.set.keys().map(String::as_str).collect(),
+                    apply.remove.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            applies,
+            [
+                ("w1", vec![HOST], vec![RACK]),
+                ("w2", vec![HOST], vec![RACK])
+            ],
+            "w3's label is someone else's"
         );
     }
 }

@@ -129,10 +129,14 @@ fn refresh_nodes<'a>(
                     plan.warnings.push(warning);
                 }
                 let desired = labels::desired_labels(keys, placement);
-                let changes = labels::changes(&node.name, &node.labels, &desired);
+                let mut changes = labels::changes(&node.name, &node.labels, &desired);
+                changes.extend(labels::former_keys(node, keys.owned()));
                 if !changes.is_empty() {
                     plan.label_applies
                         .push(labels::apply(node, keys.owned(), &changes));
+                }
+                for removed in changes.iter().filter(|change| change.new.is_none()) {
+                    node_labels.remove(removed.key.as_str());
                 }
                 plan.label_changes.extend(changes);
                 node_labels.extend(desired.into_iter().map(|(k, v)| (k.into(), v.into())));

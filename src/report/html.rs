@@ -249,6 +249,13 @@ impl Page<'_> {
                 escape(moved.now.as_deref().unwrap_or("(no label)"))
             );
         }
+        for key in &node.removed_labels {
+            let _ = write!(
+                notes,
+                "<span class=\"tag moved\">label removed</span> <span class=\"move\">{}</span>",
+                escape(key)
+            );
+        }
         if !node.ready {
             notes.push_str("<span class=\"tag down\">NotReady</span>");
         }
@@ -788,6 +795,7 @@ mod tests {
             node: name.to_string(),
             vm: None,
             moved: None,
+            removed_labels: Vec::new(),
             ready: true,
             cordoned: false,
             pods: 3,
@@ -917,6 +925,32 @@ mod tests {
         assert!(fold < at("<b>shop/Deployment/w-10</b>"));
         // The one host at risk is not past the fold.
         assert_eq!(page.matches("<details").count(), 1, "{page}");
+    }
+
+    #[test]
+    fn a_node_card_names_each_label_the_report_removes() {
+        let mut node = node_card("w1");
+        node.removed_labels = vec!["example.com/<rack>".to_string()];
+        let placement = Placement {
+            clusters: vec![ClusterView {
+                name: "c1".to_string(),
+                hosts: vec![HostView {
+                    name: "esxi-1".to_string(),
+                    state: HostState::Connected,
+                    nodes: vec![node],
+                    other_pods: 0,
+                }],
+            }],
+            ..Placement::default()
+        };
+        let page = render(&Report::empty(Mode::Plan), Some(&placement));
+        assert!(
+            page.contains(
+                "<span class=\"tag moved\">label removed</span> <span \
+                 class=\"move\">example.com/&lt;rack&gt;</span>"
+            ),
+            "{page}"
+        );
     }
 
     #[test]

@@ -95,6 +95,8 @@ pub struct NodeView {
     pub vm: Option<String>,
     /// The host label's change: the host Kubernetes believed (`was`), the one it is on.
     pub moved: Option<LabelMove>,
+    /// Label keys the report removes from it (keys an earlier policy had the runs write).
+    pub removed_labels: Vec<String>,
     pub ready: bool,
     pub cordoned: bool,
     /// Active pods on it now.
@@ -233,8 +235,17 @@ fn node_views(snapshot: &Snapshot, policy: &Policy, report: &Report) -> Vec<Node
                     was: c.old.clone(),
                     now: c.new.clone(),
                 });
+            let removed_labels = report
+                .label_changes
+                .iter()
+                .filter(|c| {
+                    c.node == name && c.new.is_none() && c.key != policy.vsphere.labels.host
+                })
+                .map(|c| c.key.clone())
+                .collect();
             NodeView {
                 node: node.name.clone(),
+                removed_labels,
                 vm: vm_of
                     .get(name)
                     .filter(|vm| **vm != name)
