@@ -1,5 +1,5 @@
-//! The documentation's relative links resolve: every link in README.md, CONTRIBUTING.md and
-//! docs/*.md that is not a URL names a file or folder of the repository, and a `#anchor` names a
+//! The documentation's relative links resolve: every link in README.md, CONTRIBUTING.md,
+//! docs/*.md and the chart's README that is not a URL names a file or folder of the repository, and a `#anchor` names a
 //! heading of the Markdown file it points into, as GitHub makes anchors from headings. The README
 //! is a front page whose reference lives in docs/, so a moved or renamed section must not leave a
 //! link behind.
@@ -12,9 +12,13 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// README.md, CONTRIBUTING.md and every Markdown file of docs/.
+/// README.md, CONTRIBUTING.md, the chart's README and every Markdown file of docs/.
 fn documents() -> Vec<PathBuf> {
-    let mut documents = vec![root().join("README.md"), root().join("CONTRIBUTING.md")];
+    let mut documents = vec![
+        root().join("README.md"),
+        root().join("CONTRIBUTING.md"),
+        root().join("charts/vsphere-descheduler/README.md"),
+    ];
     let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
         .expect("docs/ is readable")
         .map(|entry| entry.expect("a docs/ entry").path())

@@ -295,12 +295,21 @@ def validate(binary: Path, policy: Path) -> subprocess.CompletedProcess[str]:
 # --- chart metadata and lint -------------------------------------------------------------------
 
 
-def test_chart_metadata_is_helm_v3_or_later_with_the_app_version():
+def cargo_package_field(name: str) -> str:
+    """A string field of Cargo.toml's [package] table (a regex: tomllib needs Python 3.11)."""
+    package = (REPO / "Cargo.toml").read_text().split("\n[", 2)[0]
+    match = re.search(rf'^{name} = "([^"]*)"$', package, re.MULTILINE)
+    assert match, f"Cargo.toml's [package] has no {name}"
+    return match.group(1)
+
+
+def test_chart_metadata_is_helm_v3_or_later_with_the_binarys_version_and_license():
     with helm.Chart.load(CHART) as chart:
         metadata = chart.metadata
     assert metadata["apiVersion"] == "v2"
     assert metadata["name"] == "vsphere-descheduler"
-    assert metadata["appVersion"] == "0.1.0"
+    assert metadata["appVersion"] == cargo_package_field("version")
+    assert metadata["annotations"]["artifacthub.io/license"] == cargo_package_field("license")
     assert metadata["kubeVersion"] == f">={OLDEST_KUBERNETES}.0-0"
 
 
