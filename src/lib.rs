@@ -11,6 +11,7 @@ pub mod hash;
 pub mod identity;
 pub mod inventory;
 pub mod kube;
+pub mod logging;
 pub mod metrics;
 pub mod outcome;
 pub mod plan;

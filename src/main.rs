@@ -4,14 +4,13 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
-use vsphere_descheduler::cli::{Args, LogFormat};
-use vsphere_descheduler::command;
+use vsphere_descheduler::cli::Args;
 use vsphere_descheduler::text::one_line;
+use vsphere_descheduler::{command, logging};
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    init_logging(args.log_format);
+    logging::init(args.log_format);
     match command::execute(args) {
         Ok(code) => code,
         Err(error) => {
@@ -36,15 +35,4 @@ fn main() -> ExitCode {
 fn lines(message: &str) -> String {
     let lines: Vec<_> = message.lines().map(one_line).collect();
     lines.join("\n")
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Plain => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
 }

@@ -711,3 +711,36 @@ fn what_if_says_so_when_every_vm_of_a_rule_is_on_a_failed_host() {
          them on one host together: HA's configuration was not observed"
     );
 }
+
+/// Logs written to a file or a pipe (a CI job's log, `2>err.txt`) are plain text: no ANSI
+/// colour codes, whatever `NO_COLOR` says; a terminal gets colour unless `NO_COLOR` is set.
+#[test]
+fn logs_to_a_file_or_a_pipe_carry_no_colour_codes() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let snapshot = dir.path().join("snapshot.yaml");
+    let recorded = std::fs::read_to_string(fixture("e2e/several-violations/snapshot.yaml"))
+        .expect("the story's snapshot");
+    std::fs::write(
+        &snapshot,
+        format!("{recorded}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: shop\n"),
+    )
+    .expect("writable");
+    for no_color in [None, Some("1")] {
+        let mut command = binary();
+        command
+            .arg("plan")
+            .arg("--snapshot")
+            .arg(&snapshot)
+            .arg("--policy")
+            .arg(fixture("e2e/several-violations/policy.yaml"));
+        if let Some(value) = no_color {
+            command.env("NO_COLOR", value);
+        } else {
+            command.env_remove("NO_COLOR");
+        }
+        let (code, _, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("ignored objects"), "a log line: {stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    }
+}
