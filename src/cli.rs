@@ -12,7 +12,9 @@ use crate::snapshot::FileSizeLimit;
 #[derive(Debug, Parser)]
 #[command(name = "vsphere-descheduler", version, about, long_about = None)]
 pub struct Args {
-    /// Report format on stdout: `text` for people, `json` for machines (one document).
+    /// Report format on stdout: `text` for people, `json` for machines (one document), `html`
+    /// for one offline page (plan, run, demo, what-if), `sarif` and `github` for CI findings
+    /// (validate, plan).
     #[arg(
         long,
         global = true,

@@ -12,6 +12,7 @@
 
 mod entry;
 mod exposure_text;
+pub mod findings;
 pub mod html;
 pub mod placement;
 mod record;
@@ -386,6 +387,21 @@ impl Report {
             OutputFormat::Text => self.to_text(),
             OutputFormat::Json => return self.write_json(std::io::stdout().lock()),
             OutputFormat::Html => html::render(self, self.placement.as_deref()),
+            // Findings about input files: the report's errors, as `plan` adds them.
+            OutputFormat::Sarif | OutputFormat::Github => {
+                let found: Vec<findings::Finding> = self
+                    .errors
+                    .iter()
+                    .map(|e| findings::Finding::input(None, e))
+                    .collect();
+                if format == OutputFormat::Sarif {
+                    serde_json::to_string_pretty(&findings::sarif(&found))
+                        .expect("a log serializes")
+                        + "\n"
+                } else {
+                    findings::github(&found)
+                }
+            }
         };
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(text.as_bytes())?;
@@ -471,8 +487,11 @@ impl SnapshotSummary {
             OutputFormat::Json => {
                 serde_json::to_string_pretty(self).expect("a summary always serializes") + "\n"
             }
-            // `execute` refuses html for this command before it starts.
-            OutputFormat::Text | OutputFormat::Html => format!(
+            // `execute` refuses html, sarif and github for this command before it starts.
+            OutputFormat::Text
+            | OutputFormat::Html
+            | OutputFormat::Sarif
+            | OutputFormat::Github => format!(
                 "Target: {}\nRecorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s), {} \
                  PriorityClass(es){}{} and {} vSphere cluster(s) with {} VM(s) in {}\n",
                 self.target.describe(),
@@ -508,8 +527,30 @@ pub enum OutputFormat {
     #[default]
     Text,
     Json,
-    /// One self-contained page (`plan`, `run` and `demo`).
+    /// One self-contained page (`plan`, `run`, `demo` and `what-if`).
     Html,
+    /// SARIF 2.1.0 findings about the input files (`validate` and `plan`).
+    Sarif,
+    /// GitHub Actions workflow commands, one annotation per finding (`validate` and `plan`).
+    Github,
+}
+
+impl OutputFormat {
+    /// The value as `--output` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Text => "text",
+            OutputFormat::Json => "json",
+            OutputFormat::Html => "html",
+            OutputFormat::Sarif => "sarif",
+            OutputFormat::Github => "github",
+        }
+    }
+
+    /// Whether the format holds findings about input files rather than a report.
+    pub fn is_findings(self) -> bool {
+        matches!(self, OutputFormat::Sarif | OutputFormat::Github)
+    }
 }
 
 fn section(

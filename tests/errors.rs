@@ -293,7 +293,7 @@ fn errors_about_mutated_policies_are_single_clean_positioned_lines() {
         match policy::load_str("policy.yaml", &text) {
             Ok(loaded) => {
                 for warning in &loaded.warnings {
-                    findings.check(&text, warning);
+                    findings.check(&text, &warning.to_string());
                 }
             }
             Err(policy::PolicyError::Invalid { problems, .. }) => {

@@ -36,8 +36,11 @@ pub enum Error {
     Kubernetes(#[source] Box<crate::kube::Error>),
     #[error("cannot observe vCenter")]
     Vsphere(#[source] crate::vsphere::Error),
-    #[error("--output html is for plan, run and demo, not for {command}")]
-    NoHtml { command: &'static str },
+    #[error("--output {} is for {}, not for {command}", format.as_str(), supported_by(*format))]
+    UnsupportedOutput {
+        format: OutputFormat,
+        command: &'static str,
+    },
     #[error("cannot answer what-if")]
     WhatIf(#[source] crate::plan::what_if::WhatIfError),
     #[error("cannot read the cluster and vCenter")]
@@ -59,7 +62,7 @@ impl Error {
             | Error::Snapshot(_)
             | Error::Config(_)
             | Error::WhatIf(_)
-            | Error::NoHtml { .. } => 2,
+            | Error::UnsupportedOutput { .. } => 2,
             Error::Output(_)
             | Error::Runtime(_)
             | Error::Kubernetes(_)
@@ -72,21 +75,46 @@ impl Error {
 
 /// Run the chosen command; the exit code on success is the command's verdict.
 pub fn execute(args: Args) -> Result<ExitCode, Error> {
-    let html = args.output == OutputFormat::Html;
+    let command = name(&args.command);
+    // Completions print a script whatever `--output` says.
+    let supported =
+        command == "completions" || supported_by(args.output).split(", ").any(|c| c == command);
+    if !supported {
+        return Err(Error::UnsupportedOutput {
+            format: args.output,
+            command,
+        });
+    }
     match args.command {
         Command::Plan(plan_args) => plan::execute(&plan_args, args.output),
-        Command::Validate(_) if html => Err(Error::NoHtml {
-            command: "validate",
-        }),
         Command::Validate(validate_args) => validate::execute(&validate_args, args.output),
         Command::Demo => demo::execute(args.output),
         Command::Run(run_args) => run::execute(&run_args, args.output),
-        Command::Snapshot(_) if html => Err(Error::NoHtml {
-            command: "snapshot",
-        }),
         Command::Snapshot(snapshot_args) => snapshot::execute(&snapshot_args, args.output),
         Command::WhatIf(what_if_args) => what_if::execute(&what_if_args, args.output),
         Command::Completions(completions) => completions::execute(completions.shell),
+    }
+}
+
+/// The command as the command line names it.
+fn name(command: &Command) -> &'static str {
+    match command {
+        Command::Plan(_) => "plan",
+        Command::Validate(_) => "validate",
+        Command::Demo => "demo",
+        Command::Run(_) => "run",
+        Command::Snapshot(_) => "snapshot",
+        Command::WhatIf(_) => "what-if",
+        Command::Completions(_) => "completions",
+    }
+}
+
+/// The commands that write `format`, as the error lists them.
+fn supported_by(format: OutputFormat) -> &'static str {
+    match format {
+        OutputFormat::Text | OutputFormat::Json => "plan, validate, demo, run, snapshot, what-if",
+        OutputFormat::Html => "plan, run, demo, what-if",
+        OutputFormat::Sarif | OutputFormat::Github => "validate, plan",
     }
 }
 

@@ -7,6 +7,8 @@ use tracing::{info, warn};
 use super::Error;
 use crate::cli::PlanArgs;
 use crate::outcome::Problem;
+use crate::policy::Severity;
+use crate::report::findings::{self, Finding};
 use crate::report::{Mode, OutputFormat, Report};
 use crate::snapshot::History;
 use crate::{footprint, plan, policy, snapshot};
@@ -16,6 +18,62 @@ use crate::{footprint, plan, policy, snapshot};
 pub const EXCEEDS_MAX_EVICTIONS: u8 = 3;
 
 pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error> {
+    let planned = match make(args, output) {
+        Ok(planned) => planned,
+        Err(error) if output.is_findings() => {
+            print_findings(&input_findings(args, &error), output)?;
+            return Err(error);
+        }
+        Err(error) => return Err(error),
+    };
+    let too_many = args
+        .max_evictions
+        .filter(|max| planned.report.evictions.len() > *max);
+    if output.is_findings() {
+        let mut found: Vec<Finding> = planned
+            .warnings
+            .iter()
+            .map(|warning| Finding::of(warning, Severity::Warning))
+            .collect();
+        found.extend(
+            planned
+                .report
+                .errors
+                .iter()
+                .map(|e| Finding::input(None, e)),
+        );
+        if let Some(max) = too_many {
+            found.push(too_many_evictions(planned.report.evictions.len(), max));
+        }
+        print_findings(&found, output)?;
+    } else {
+        planned.report.print(output).map_err(Error::Output)?;
+    }
+    // The process ends here: freeing 150,000 pods one allocation at a time took a twentieth of
+    // the command, and the operating system takes the memory back at once.
+    std::mem::forget(planned.snapshot);
+    footprint::log_used();
+    match too_many {
+        Some(max) => {
+            warn!(
+                evictions = planned.report.evictions.len(),
+                max, "the plan evicts more pods than --max-evictions allows"
+            );
+            Ok(ExitCode::from(EXCEEDS_MAX_EVICTIONS))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// A plan made, with what it was made from.
+struct Planned {
+    report: Report,
+    /// The policy's warnings.
+    warnings: Vec<policy::Problem>,
+    snapshot: snapshot::Loaded,
+}
+
+fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
     let loaded = policy::load_file(&args.policy).map_err(Error::Policy)?;
     for warning in &loaded.warnings {
         warn!(policy = %args.policy.display(), "{warning}");
@@ -29,7 +87,6 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     plan::check_priority_classes(&snapshot.snapshot, &loaded.policy)
         .map_err(Error::PriorityClass)?;
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
-    let evictions = plan.evictions.len();
     let mut report = Report::planned(Mode::Plan, plan);
     // Said as the run says it; the plan is made all the same (no paced eviction in it), so the
     // exit code stays that of a plan.
@@ -41,19 +98,49 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     if output == OutputFormat::Html {
         report.place(&snapshot.snapshot, &loaded.policy);
     }
-    report.print(output).map_err(Error::Output)?;
-    // The process ends here: freeing 150,000 pods one allocation at a time took a twentieth of
-    // the command, and the operating system takes the memory back at once.
-    std::mem::forget(snapshot);
-    footprint::log_used();
-    match args.max_evictions {
-        Some(max) if evictions > max => {
-            warn!(
-                evictions,
-                max, "the plan evicts more pods than --max-evictions allows"
-            );
-            Ok(ExitCode::from(EXCEEDS_MAX_EVICTIONS))
-        }
-        _ => Ok(ExitCode::SUCCESS),
+    Ok(Planned {
+        report,
+        warnings: loaded.warnings,
+        snapshot,
+    })
+}
+
+/// The findings of a plan that could not be made: a policy's problems each at its place, any
+/// other failure as one finding naming the file when one is to blame.
+fn input_findings(args: &PlanArgs, error: &Error) -> Vec<Finding> {
+    match error {
+        Error::Policy(policy::PolicyError::Invalid { problems, .. }) => problems
+            .iter()
+            .map(|problem| Finding::of(problem, Severity::Error))
+            .collect(),
+        Error::Policy(_) | Error::PriorityClass(_) => vec![Finding::input(
+            Some(args.policy.display().to_string()),
+            &crate::run::error_chain(error),
+        )],
+        _ => vec![Finding::input(None, &crate::run::error_chain(error))],
     }
+}
+
+fn too_many_evictions(evictions: usize, max: usize) -> Finding {
+    let mut finding = Finding::input(
+        None,
+        &format!("the plan evicts {evictions} pods, more than --max-evictions {max} allows"),
+    );
+    finding.rule = findings::MAX_EVICTIONS_RULE;
+    finding
+}
+
+fn print_findings(found: &[Finding], output: OutputFormat) -> Result<(), Error> {
+    let text = match output {
+        OutputFormat::Sarif => {
+            serde_json::to_string_pretty(&findings::sarif(found)).expect("a log serializes") + "\n"
+        }
+        _ => findings::github(found),
+    };
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(Error::Output)
 }

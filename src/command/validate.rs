@@ -1,13 +1,15 @@
 //! `validate`: check policy files, reporting every problem of every file.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde::Serialize;
 
 use super::Error;
 use crate::cli::ValidateArgs;
-use crate::policy::{self, PolicyError};
+use crate::policy::{self, PolicyError, Problem, Severity};
 use crate::report::OutputFormat;
+use crate::report::findings::{self, Finding};
 use crate::text::one_line;
 
 #[derive(Serialize)]
@@ -15,66 +17,75 @@ use crate::text::one_line;
 struct FileResult {
     file: String,
     valid: bool,
+    /// Each problem in one line, `FILE:LINE:COL: PATH: MESSAGE` (as the text output shows it).
     problems: Vec<String>,
     warnings: Vec<String>,
+    /// The problems, then the warnings, as objects: rule, severity, file, line, column, path,
+    /// message.
+    findings: Vec<Finding>,
+}
+
+impl FileResult {
+    fn of(file: &Path) -> FileResult {
+        let name = file.display().to_string();
+        match policy::load_file(file) {
+            Ok(loaded) => FileResult {
+                file: name,
+                valid: true,
+                problems: Vec::new(),
+                warnings: lines(&loaded.warnings),
+                findings: findings(&loaded.warnings, Severity::Warning),
+            },
+            Err(PolicyError::Invalid { problems, .. }) => FileResult {
+                file: name,
+                valid: false,
+                problems: lines(&problems),
+                warnings: Vec::new(),
+                findings: findings(&problems, Severity::Error),
+            },
+            Err(error) => {
+                let chain = crate::run::error_chain(&error);
+                FileResult {
+                    findings: vec![Finding::input(Some(name.clone()), &chain)],
+                    file: name,
+                    valid: false,
+                    problems: vec![one_line(&chain).into_owned()],
+                    warnings: Vec::new(),
+                }
+            }
+        }
+    }
+}
+
+fn lines(problems: &[Problem]) -> Vec<String> {
+    problems.iter().map(ToString::to_string).collect()
+}
+
+fn findings(problems: &[Problem], severity: Severity) -> Vec<Finding> {
+    problems.iter().map(|p| Finding::of(p, severity)).collect()
 }
 
 pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Error> {
-    let mut results = Vec::new();
-    for file in &args.files {
-        let result = match policy::load_file(file) {
-            Ok(loaded) => FileResult {
-                file: file.display().to_string(),
-                valid: true,
-                problems: Vec::new(),
-                warnings: loaded
-                    .warnings
-                    .iter()
-                    .map(|warning| one_line(warning).into_owned())
-                    .collect(),
-            },
-            Err(PolicyError::Invalid { problems, .. }) => FileResult {
-                file: file.display().to_string(),
-                valid: false,
-                problems: problems.iter().map(ToString::to_string).collect(),
-                warnings: Vec::new(),
-            },
-            Err(error) => FileResult {
-                file: file.display().to_string(),
-                valid: false,
-                problems: vec![one_line(&crate::run::error_chain(&error)).into_owned()],
-                warnings: Vec::new(),
-            },
-        };
-        results.push(result);
-    }
+    let results: Vec<FileResult> = args.files.iter().map(|f| FileResult::of(f)).collect();
     let all_valid = results.iter().all(|r| r.valid);
+    let all_findings = || -> Vec<Finding> {
+        results
+            .iter()
+            .flat_map(|r| r.findings.iter().cloned())
+            .collect()
+    };
     let text = match output {
         OutputFormat::Json => {
             serde_json::to_string_pretty(&results).expect("results serialize") + "\n"
         }
-        // `execute` refuses html for this command before it starts.
-        OutputFormat::Text | OutputFormat::Html => {
-            let mut text = String::new();
-            for result in &results {
-                if result.valid {
-                    text.push_str(&format!("{}: valid\n", result.file));
-                } else {
-                    text.push_str(&format!(
-                        "{}: {} problem(s)\n",
-                        result.file,
-                        result.problems.len()
-                    ));
-                }
-                for problem in &result.problems {
-                    text.push_str(&format!("  {problem}\n"));
-                }
-                for warning in &result.warnings {
-                    text.push_str(&format!("  warning: {warning}\n"));
-                }
-            }
-            text
+        OutputFormat::Sarif => {
+            serde_json::to_string_pretty(&findings::sarif(&all_findings()))
+                .expect("a log serializes")
+                + "\n"
         }
+        OutputFormat::Github => findings::github(&all_findings()),
+        // `execute` refuses html for this command before it starts.
+        OutputFormat::Text | OutputFormat::Html => text(&results),
     };
     use std::io::Write;
     std::io::stdout()
@@ -85,4 +96,26 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
     } else {
         ExitCode::from(1)
     })
+}
+
+fn text(results: &[FileResult]) -> String {
+    let mut text = String::new();
+    for result in results {
+        if result.valid {
+            text.push_str(&format!("{}: valid\n", result.file));
+        } else {
+            text.push_str(&format!(
+                "{}: {} problem(s)\n",
+                result.file,
+                result.problems.len()
+            ));
+        }
+        for problem in &result.problems {
+            text.push_str(&format!("  {problem}\n"));
+        }
+        for warning in &result.warnings {
+            text.push_str(&format!("  warning: {warning}\n"));
+        }
+    }
+    text
 }

@@ -10,11 +10,13 @@
 //! marshallers are full of `null`s), and unknown fields are problems, with a suggestion when the
 //! name is a near miss of a valid one.
 
+use super::rule::Rule;
 use super::yaml::{Node, Position, Value};
 
 /// A problem or warning before it is tied to a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Finding {
+    pub rule: Rule,
     pub position: Option<Position>,
     pub path: String,
     pub message: String,
@@ -28,23 +30,59 @@ pub(super) struct Decoder {
 }
 
 impl Decoder {
-    /// Records a problem at a position (or none, for a problem no single node shows).
+    /// Records a value a field does not accept at a position (or none, for a problem no single
+    /// node shows).
     pub fn problem(&mut self, position: Option<Position>, path: &str, message: impl Into<String>) {
+        self.problem_as(Rule::InvalidValue, position, path, message);
+    }
+
+    /// Records a problem of `rule` at a position.
+    pub fn problem_as(
+        &mut self,
+        rule: Rule,
+        position: Option<Position>,
+        path: &str,
+        message: impl Into<String>,
+    ) {
         self.problems.push(Finding {
+            rule,
             position,
             path: path.to_string(),
             message: message.into(),
         });
     }
 
-    /// Records a problem at a node.
+    /// Records a value a field does not accept at a node.
     pub fn problem_at(&mut self, node: &Node, path: &str, message: impl Into<String>) {
-        self.problem(node.position, path, message);
+        self.problem_as(Rule::InvalidValue, node.position, path, message);
+    }
+
+    /// Records a problem of `rule` at a node.
+    pub fn problem_at_as(
+        &mut self,
+        rule: Rule,
+        node: &Node,
+        path: &str,
+        message: impl Into<String>,
+    ) {
+        self.problem_as(rule, node.position, path, message);
     }
 
     /// Records a warning: the file is valid, but something in it has no effect.
     pub fn warning_at(&mut self, node: &Node, path: &str, message: impl Into<String>) {
+        self.warning_at_as(Rule::NoEffect, node, path, message);
+    }
+
+    /// Records a warning of `rule` at a node.
+    pub fn warning_at_as(
+        &mut self,
+        rule: Rule,
+        node: &Node,
+        path: &str,
+        message: impl Into<String>,
+    ) {
         self.warnings.push(Finding {
+            rule,
             position: node.position,
             path: path.to_string(),
             message: message.into(),
@@ -53,7 +91,8 @@ impl Decoder {
 
     /// Records that a node has the wrong type.
     pub fn expected(&mut self, node: &Node, path: &str, what: &str) {
-        self.problem_at(
+        self.problem_at_as(
+            Rule::WrongType,
             node,
             path,
             format!("expected {what}, found {}", node.value.kind()),
@@ -98,9 +137,14 @@ impl Decoder {
             if valid.contains(&name) {
                 fields.entries.push((name, value));
             } else if let Some(message) = hint(name) {
-                self.problem_at(key, &field_path, message);
+                self.problem_at_as(Rule::UnknownField, key, &field_path, message);
             } else {
-                self.problem_at(key, &field_path, unknown("field", name, valid));
+                self.problem_at_as(
+                    Rule::UnknownField,
+                    key,
+                    &field_path,
+                    unknown("field", name, valid),
+                );
             }
         }
         Some(fields)
@@ -136,7 +180,8 @@ impl Decoder {
         match &key.value {
             Value::Str(name) => Some(name),
             _ => {
-                self.problem_at(
+                self.problem_at_as(
+                    Rule::WrongType,
                     key,
                     path,
                     format!(
@@ -155,7 +200,8 @@ impl Decoder {
             Value::Str(text) => Some(text.clone()),
             Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
                 let found = node.value.kind();
-                self.problem_at(
+                self.problem_at_as(
+                    Rule::WrongType,
                     node,
                     path,
                     format!("expected a string, found {found}; quote it to make it a string"),

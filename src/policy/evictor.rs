@@ -5,6 +5,7 @@
 //! other node would take only recreates it where it was, every run; feasibility checking is
 //! what stops such eviction loops, so it is on unless a policy turns it off.
 
+use crate::policy::rule::Rule;
 use std::time::Duration;
 
 use super::decode::{Decoder, Fields, index, unknown};
@@ -146,7 +147,8 @@ pub(super) fn evictor_args(d: &mut Decoder, node: Option<&Node>, path: &str) -> 
             .get(flag)
             .filter(|node| node.value == Value::Bool(true))
         {
-            d.warning_at(
+            d.warning_at_as(
+                Rule::Deprecated,
                 node,
                 &fields.path(flag),
                 format!("{flag} is deprecated upstream; use podProtections"),
@@ -217,7 +219,8 @@ pub(super) fn priority_threshold(
     });
     match (value, name) {
         (Some(_), Some(_)) => {
-            d.problem(
+            d.problem_as(
+                Rule::Conflict,
                 position,
                 path,
                 "set either a priority value or a PriorityClass name, not both",
@@ -286,7 +289,8 @@ fn pod_protections(d: &mut Decoder, node: &Node, path: &str, legacy: LegacyFlags
     };
     if legacy.any() && (listed("defaultDisabled") || listed("extraEnabled")) {
         // As upstream: two spellings of one setting would leave the reader guessing which wins.
-        d.problem(
+        d.problem_as(
+            Rule::Conflict,
             fields.position,
             path,
             format!(
@@ -344,7 +348,12 @@ fn protection_names(
             continue;
         };
         if names.contains(&name) {
-            d.problem_at(item, &item_path, format!("{name} is listed twice"));
+            d.problem_at_as(
+                Rule::Duplicate,
+                item,
+                &item_path,
+                format!("{name} is listed twice"),
+            );
         } else if valid.contains(&name.as_str()) {
             names.push(name);
         } else if other_list.contains(&name.as_str()) {
@@ -387,7 +396,12 @@ fn protection_config(d: &mut Decoder, node: &Node, path: &str) -> Vec<String> {
             continue;
         };
         let Some(name_node) = class.get("name") else {
-            d.problem(class.position, &item_path, "name is required");
+            d.problem_as(
+                Rule::MissingField,
+                class.position,
+                &item_path,
+                "name is required",
+            );
             continue;
         };
         let Some(name) = d.string(name_node, &class.path("name")) else {
@@ -486,7 +500,11 @@ mod tests {
             }
         );
         assert_eq!(
-            loaded.warnings,
+            loaded
+                .warnings
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
             [
                 "policy.yaml:9:34: profiles[0].pluginConfig[0].args.evictLocalStoragePods: \
                  evictLocalStoragePods is deprecated upstream; use podProtections",

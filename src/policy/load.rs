@@ -1,6 +1,7 @@
 //! Reading a policy file: size cap, YAML parsing, format dispatch on `apiVersion`, and the
 //! problems and warnings that come out of it.
 
+use crate::policy::rule::Rule;
 use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -21,13 +22,24 @@ const KIND: &str = "DeschedulerPolicy";
 pub struct Loaded {
     pub policy: Policy,
     /// Things that are valid but probably not what the author meant (ignored fields, deprecated
-    /// formats), formatted like problems: `FILE:LINE:COL: PATH: MESSAGE`.
-    pub warnings: Vec<String>,
+    /// formats); each displays like a problem: `FILE:LINE:COL: PATH: MESSAGE`.
+    pub warnings: Vec<Problem>,
 }
 
-/// One thing wrong with a policy file.
+/// How much a finding matters: an error makes the file invalid, a warning does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One thing wrong with a policy file, or (among [`Loaded::warnings`]) one that works but
+/// deserves a look.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
+    /// What kind of finding it is: a stable id for tools.
+    pub rule: Rule,
     /// The file name as given to the loader.
     pub file: String,
     /// Where in the file; `None` for problems no single node shows (a missing field).
@@ -42,6 +54,7 @@ pub struct Problem {
 impl Problem {
     fn new(file: &str, finding: Finding) -> Problem {
         Problem {
+            rule: finding.rule,
             file: file.to_string(),
             position: finding.position,
             path: finding.path,
@@ -117,6 +130,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
         return Err(invalid(
             &file_name,
             Finding {
+                rule: Rule::Syntax,
                 position: None,
                 path: String::new(),
                 message: yaml::too_large(),
@@ -131,6 +145,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
             Err(invalid(
                 &file_name,
                 Finding {
+                    rule: Rule::Syntax,
                     position: Some(end_of(valid)),
                     path: String::new(),
                     message: "file is not valid UTF-8".to_string(),
@@ -157,6 +172,7 @@ pub fn load_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
         invalid(
             file_name,
             Finding {
+                rule: Rule::Syntax,
                 position: error.position,
                 path: String::new(),
                 message: error.message,
@@ -171,10 +187,7 @@ pub fn load_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
             problems: sorted(file_name, d.problems),
         });
     }
-    let warnings = sorted(file_name, d.warnings)
-        .iter()
-        .map(Problem::to_string)
-        .collect();
+    let warnings = sorted(file_name, d.warnings);
     Ok(Loaded { policy, warnings })
 }
 
@@ -204,7 +217,12 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
     let entries = match &root.value {
         Value::Map(entries) => entries,
         Value::Null => {
-            d.problem(None, "", "the file is empty; expected a DeschedulerPolicy");
+            d.problem_as(
+                Rule::Syntax,
+                None,
+                "",
+                "the file is empty; expected a DeschedulerPolicy",
+            );
             return Policy::default();
         }
         _ => {
@@ -229,7 +247,8 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
     let api_version = match field("apiVersion") {
         Some(node) => d.string(node, "apiVersion").map(|version| (version, node)),
         None => {
-            d.problem(
+            d.problem_as(
+                Rule::Header,
                 root.position,
                 "apiVersion",
                 format!("required; supported: {supported}"),
@@ -241,7 +260,8 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
         Some(node) => match d.string(node, "kind") {
             Some(kind) if kind == KIND => true,
             Some(kind) => {
-                d.problem_at(
+                d.problem_at_as(
+                    Rule::Header,
                     node,
                     "kind",
                     format!("unsupported kind {kind:?}; expected {KIND}"),
@@ -251,7 +271,12 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
             None => false,
         },
         None => {
-            d.problem(root.position, "kind", format!("required; expected {KIND}"));
+            d.problem_as(
+                Rule::Header,
+                root.position,
+                "kind",
+                format!("required; expected {KIND}"),
+            );
             false
         }
     };
@@ -263,7 +288,8 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
         UPSTREAM_API_VERSION => |d, root| v1alpha2::decode(d, root, Flavor::Upstream),
         v1alpha1::API_VERSION => v1alpha1::decode,
         other => {
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Header,
                 version_node,
                 "apiVersion",
                 format!("unsupported apiVersion {other:?}; supported: {supported}"),
@@ -282,7 +308,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::policy::testing::{FILE, OURS, load, problem, problems};
+    use crate::policy::testing::{FILE, OURS, problem, problems, warnings};
 
     #[test]
     fn every_example_policy_loads_without_problems_or_warnings() {
@@ -292,7 +318,7 @@ mod tests {
             let path = entry.expect("readable directory").path();
             if path.extension().is_some_and(|ext| ext == "yaml") {
                 let policy = load_file(&path).unwrap_or_else(|error| panic!("{error}"));
-                assert_eq!(policy.warnings, Vec::<String>::new(), "{}", path.display());
+                assert_eq!(policy.warnings, Vec::new(), "{}", path.display());
                 assert!(!policy.policy.profiles.is_empty(), "{}", path.display());
                 loaded += 1;
             }
@@ -496,9 +522,39 @@ profiles:
         assert_eq!(problems[0].message, "file is not valid UTF-8");
     }
 
+    /// The rule of each problem: what CI tools group and suppress findings by.
+    #[test]
+    fn each_problem_carries_the_rule_it_breaks() {
+        let rules = |text: &str| -> Vec<Rule> {
+            match load_str(FILE, text) {
+                Err(PolicyError::Invalid { problems, .. }) => {
+                    problems.iter().map(|p| p.rule).collect()
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(rules(""), [Rule::Syntax]);
+        assert_eq!(rules("a: [b"), [Rule::Syntax]);
+        assert_eq!(rules("apiVersion: descheduler/v1alpha2\n"), [Rule::Header]);
+        let v2 = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n";
+        assert_eq!(rules(&format!("{v2}profiles: {{}}\n")), [Rule::WrongType]);
+        assert_eq!(rules(&format!("{v2}profile: []\n")), [Rule::UnknownField]);
+        assert_eq!(
+            rules(&format!("{v2}profiles:\n- pluginConfig: []\n")),
+            [Rule::MissingField]
+        );
+        assert_eq!(
+            rules(&format!(
+                "{v2}profiles:\n- name: a\n  plugins: {{deschedule: {{enabled: [Nope]}}}}\n"
+            )),
+            [Rule::UnknownPlugin]
+        );
+    }
+
     #[test]
     fn problems_print_only_the_parts_they_have() {
         let problem = |position, path: &str| Problem {
+            rule: Rule::InvalidValue,
             file: FILE.to_string(),
             position,
             path: path.to_string(),
@@ -517,7 +573,7 @@ profiles:
              enabled: [RemovePodsViolatingInterPodAntiAffinity]\n        disabled: [x]\n"
         );
         assert_eq!(
-            load(&text).warnings,
+            warnings(&text),
             [
                 "policy.yaml:9:19: profiles[0].plugins.deschedule.disabled: disabled lists are \
               ignored (as upstream): only the enabled plugins run"

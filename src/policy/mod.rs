@@ -12,6 +12,7 @@ mod load;
 mod names;
 mod plugins;
 mod profiles;
+mod rule;
 mod selector;
 #[cfg(test)]
 mod testing;
@@ -20,7 +21,7 @@ mod v1alpha2;
 mod vsphere;
 mod yaml;
 
-pub use load::{Loaded, PolicyError, Problem, load_file, load_str};
+pub use load::{Loaded, PolicyError, Problem, Severity, load_file, load_str};
 pub use names::{NameError, check_dns_label};
 pub use plugins::{
     AntiAffinityArgs, BASIC_RESOURCES, ConditionFilter, DefaultConstraint, DuplicatesArgs,
@@ -28,6 +29,7 @@ pub use plugins::{
     NodeAffinityType, NodeTaintsArgs, OwnerKinds, PluginKind, PodLifeTimeArgs, ResourceThresholds,
     Strategy, TooManyRestartsArgs, TopologySpreadArgs, UsageSource, unmeasurable,
 };
+pub use rule::Rule;
 pub use selector::{SelectorParseError, parse_selector};
 pub use yaml::Position;
 

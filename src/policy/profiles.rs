@@ -8,6 +8,7 @@
 //! * Unknown plugin names and plugins at the wrong extension point are problems, not silently
 //!   dropped keys.
 
+use crate::policy::rule::Rule;
 use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Fields, index, unknown};
@@ -54,7 +55,8 @@ pub(super) fn profiles(d: &mut Decoder, node: Option<&Node>, path: &str) -> Vec<
             let first = first
                 .map(|p| format!(" (first at line {})", p.line))
                 .unwrap_or_default();
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Duplicate,
                 name_node,
                 &format!("{item_path}.name"),
                 format!("duplicate profile name {:?}{first}", profile.name),
@@ -76,7 +78,8 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
         None => None,
     };
     if name_node.is_none() || name.as_deref() == Some("") {
-        d.problem(
+        d.problem_as(
+            Rule::MissingField,
             name_node.and_then(|n| n.position).or(fields.position),
             &fields.path("name"),
             "a profile needs a name",
@@ -138,7 +141,8 @@ fn missing_required_arg(
         kind.required_arg(),
         fields.get("plugins"),
     ) {
-        d.problem_at(
+        d.problem_at_as(
+            Rule::MissingField,
             plugins,
             &fields.path("plugins"),
             format!(
@@ -186,7 +190,8 @@ fn unchecked_balance_warning(d: &mut Decoder, configs: &PluginConfigs) {
         return;
     }
     let (_, entry_path) = &configs.entries[&kind];
-    d.warning_at(
+    d.warning_at_as(
+        Rule::Caution,
         balance_fit,
         &format!("{entry_path}.args.topologyBalanceNodeFit"),
         format!(
@@ -236,7 +241,8 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
             continue;
         };
         let Some(name_node) = entry.get("name") else {
-            d.problem(
+            d.problem_as(
+                Rule::MissingField,
                 entry.position,
                 &entry.path("name"),
                 "a pluginConfig entry needs the plugin's name",
@@ -250,7 +256,8 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
             let first = first
                 .map(|p| format!(" (first at line {})", p.line))
                 .unwrap_or_default();
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Duplicate,
                 name_node,
                 &entry.path("name"),
                 format!("{name} is configured twice{first}"),
@@ -272,7 +279,12 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
                 configs.args.insert(kind, args);
             }
         } else {
-            d.problem_at(name_node, &entry.path("name"), unsupported_plugin(&name));
+            d.problem_at_as(
+                Rule::UnknownPlugin,
+                name_node,
+                &entry.path("name"),
+                unsupported_plugin(&name),
+            );
         }
     }
     configs
@@ -300,12 +312,17 @@ fn enabled_strategies(d: &mut Decoder, node: &Node, path: &str) -> Vec<PluginKin
             };
             match placement(set, &name) {
                 Ok(Some(kind)) if enabled.contains(&kind) => {
-                    d.problem_at(item, &item_path, format!("{name} is enabled twice"));
+                    d.problem_at_as(
+                        Rule::Duplicate,
+                        item,
+                        &item_path,
+                        format!("{name} is enabled twice"),
+                    );
                 }
                 Ok(Some(kind)) => enabled.push(kind),
                 // DefaultEvictor as a filter: always there anyway.
                 Ok(None) => {}
-                Err(message) => d.problem_at(item, &item_path, message),
+                Err(message) => d.problem_at_as(Rule::UnknownPlugin, item, &item_path, message),
             }
         }
         if let Some(disabled) = set_fields.get("disabled") {
@@ -365,7 +382,7 @@ fn placement(set: &str, name: &str) -> Result<Option<PluginKind>, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::policy::testing::{OURS, VALID_PLUGINS, load, problem, problems};
+    use crate::policy::testing::{OURS, VALID_PLUGINS, load, problem, problems, warnings};
     use crate::policy::{AntiAffinityArgs, Strategy};
 
     fn with_plugins(plugins: &str) -> String {
@@ -529,7 +546,7 @@ mod tests {
             "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: RemoveDuplicates\n"
         );
         assert_eq!(
-            load(&text).warnings,
+            warnings(&text),
             [
                 "policy.yaml:5:5: profiles[0]: profile \"p\" enables no strategy and has no effect",
                 "policy.yaml:7:15: profiles[0].pluginConfig[0]: RemoveDuplicates is configured but not \
@@ -549,7 +566,7 @@ mod tests {
             )
         };
         assert_eq!(
-            load(&text("nodeFit: true")).warnings,
+            warnings(&text("nodeFit: true")),
             [
                 "policy.yaml:11:35: profiles[0].pluginConfig[1].args.topologyBalanceNodeFit: \
                  topologyBalanceNodeFit: false lets RemovePodsViolatingTopologySpreadConstraint \
@@ -559,7 +576,7 @@ mod tests {
             ]
         );
         // nodeFit left at its default, or off: nothing contradicts the strategy's setting.
-        assert_eq!(load(&text("")).warnings, Vec::<String>::new());
-        assert_eq!(load(&text("nodeFit: false")).warnings, Vec::<String>::new());
+        assert_eq!(warnings(&text("")), Vec::<String>::new());
+        assert_eq!(warnings(&text("nodeFit: false")), Vec::<String>::new());
     }
 }

@@ -3,6 +3,7 @@
 //! `LabelSelector` mapping (`matchLabels` / `matchExpressions`). Both become a
 //! [`kube::core::Selector`], validated as the API server would validate it.
 
+use crate::policy::rule::Rule;
 use std::collections::BTreeSet;
 
 use kube::core::{Expression, Selector};
@@ -345,12 +346,13 @@ fn label_requirement(d: &mut Decoder, node: &Node, path: &str) -> Option<Express
             .string(key_node, &fields.path("key"))
             .filter(|key| check_key(d, key_node, &fields.path("key"), key)),
         None => {
-            d.problem(fields.position, path, "key is required");
+            d.problem_as(Rule::MissingField, fields.position, path, "key is required");
             None
         }
     };
     let Some(operator_node) = fields.get("operator") else {
-        d.problem(
+        d.problem_as(
+            Rule::MissingField,
             fields.position,
             path,
             "operator is required (In, NotIn, Exists or DoesNotExist)",

@@ -21,6 +21,15 @@ pub(super) fn load(text: &str) -> Loaded {
     load_str(FILE, text).unwrap_or_else(|error| panic!("{error}"))
 }
 
+/// The warnings of a policy that must be valid, as `validate` prints them.
+pub(super) fn warnings(text: &str) -> Vec<String> {
+    load(text)
+        .warnings
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
 /// The problems of a policy that must be invalid, as `validate` prints them.
 pub(super) fn problems(text: &str) -> Vec<String> {
     match load_str(FILE, text) {

@@ -9,6 +9,7 @@
 //! One consequence is deliberate: `nodeFit: false` cannot be told apart from an unset field, so
 //! it leaves this tool's default (nodeFit on) in place; a warning says so.
 
+use crate::policy::rule::Rule;
 use std::collections::BTreeMap;
 
 use super::decode::{Decoder, Entry, Fields};
@@ -80,7 +81,8 @@ pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
         return Policy::default();
     };
     if let Some(version) = top.get("apiVersion") {
-        d.warning_at(
+        d.warning_at_as(
+            Rule::Deprecated,
             version,
             "apiVersion",
             format!(
@@ -142,7 +144,8 @@ fn strategy_profile(
         return None;
     }
     let Some(kind) = PluginKind::from_name(name) else {
-        d.problem_at(
+        d.problem_at_as(
+            Rule::UnknownPlugin,
             entry.key,
             &entry.path,
             format!(
@@ -241,7 +244,7 @@ fn is_zero(node: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testing::{VALID_PLUGINS, load, problem, problems};
+    use crate::policy::testing::{VALID_PLUGINS, load, problem, problems, warnings};
     use crate::policy::{
         AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, FailedPodsArgs, Limits, Namespaces,
         NodeTaintsArgs, PodLifeTimeArgs, PriorityThreshold, Protections, Strategy,
@@ -352,7 +355,11 @@ strategies:
         };
         assert_eq!(loaded.policy, expected);
         assert_eq!(
-            loaded.warnings,
+            loaded
+                .warnings
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
             [
                 "policy.yaml:1:13: apiVersion: descheduler/v1alpha1 is deprecated upstream \
                  (removed in descheduler v0.31.0); each enabled strategy becomes its own profile; \
@@ -530,7 +537,7 @@ strategies:
       podLifeTime: {maxPodLifeTimeSeconds: 60}
 ";
         assert_eq!(
-            load(text).warnings[1],
+            warnings(text)[1],
             "policy.yaml:7:20: strategies.RemovePodsViolatingInterPodAntiAffinity.params.podLifeTime: \
              podLifeTime is not a parameter of RemovePodsViolatingInterPodAntiAffinity and is ignored"
         );

@@ -10,6 +10,7 @@ use super::selector::selector_string;
 use super::vsphere::vsphere;
 use super::yaml::{Node, Value};
 use super::{Limits, Policy, Profile, Strategy, VsphereSettings};
+use crate::policy::rule::Rule;
 
 /// The apiVersion of our format.
 pub(super) const VSPHERE_API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
@@ -157,7 +158,8 @@ fn metrics(d: &mut Decoder, top: &Fields<'_>) -> MetricsCollection {
                 &["KubernetesMetrics", "Prometheus"],
             ),
             None => {
-                d.problem(
+                d.problem_as(
+                    Rule::MissingField,
                     fields.position,
                     &fields.path("source"),
                     "required (KubernetesMetrics or Prometheus)",
@@ -167,13 +169,15 @@ fn metrics(d: &mut Decoder, top: &Fields<'_>) -> MetricsCollection {
         };
         if let Some(source) = source {
             if sources.contains(&source) {
-                d.problem(
+                d.problem_as(
+                    Rule::Duplicate,
                     fields.position,
                     &fields.path("source"),
                     format!("metrics source {source} is listed twice"),
                 );
             } else if source == "KubernetesMetrics" && collector_enabled {
-                d.problem(
+                d.problem_as(
+                    Rule::Conflict,
                     fields.position,
                     &fields.path("source"),
                     "KubernetesMetrics cannot be combined with metricsCollector.enabled (as \
@@ -224,7 +228,8 @@ fn check_metrics_use(
         }
     } else if !collection.kubernetes_metrics {
         for profile in readers {
-            d.problem(
+            d.problem_as(
+                Rule::MissingField,
                 top.position,
                 "profiles",
                 format!(
@@ -268,7 +273,7 @@ mod tests {
     use kube::core::Expression;
 
     use super::*;
-    use crate::policy::testing::{OURS, load, problem, problems};
+    use crate::policy::testing::{OURS, load, problem, problems, warnings};
     use crate::policy::{
         AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, EvictorArgs, LabelKeys, Namespaces,
         PodLifeTimeArgs, PriorityThreshold, Profile, Protections, Strategy, TopologySpreadArgs,
@@ -308,7 +313,7 @@ profiles:
         enabled: [RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint]
 ";
         let loaded = load(text);
-        assert_eq!(loaded.warnings, Vec::<String>::new());
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
         let expected = Policy {
             cluster_name: Some("prod-east".into()),
             node_selector: Some(Expression::Exists("node-role.kubernetes.io/worker".into()).into()),
@@ -534,7 +539,7 @@ profiles:
       balance: {enabled: [RemoveDuplicates]}
 ";
         let loaded = load(text);
-        assert_eq!(loaded.warnings, Vec::<String>::new());
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
         let policy = loaded.policy;
         assert_eq!(policy.node_selector, None);
         let profile = &policy.profiles[0];
@@ -643,7 +648,7 @@ profiles:
              token}}}}\n"
         );
         assert_eq!(
-            load(&text).warnings,
+            warnings(&text),
             [
                 "policy.yaml:5:5: metricsProviders: metricsProviders is ignored: no \
                  LowNodeUtilization sets metricsUtilization to read actual usage"

@@ -10,6 +10,7 @@ use super::{
     MAX_OWNED_RULE_PREFIX_LEN, MAX_RULE_NAME_LEN, NodeGroup, VsphereSettings,
 };
 use crate::error_chain;
+use crate::policy::rule::Rule;
 
 const VSPHERE_FIELDS: [&str; 8] = [
     "server",
@@ -105,7 +106,8 @@ pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, Vsp
         // An invalid name was reported as such; "required" would only confuse.
         // Pointed at what makes it required when the file says so, else at the mapping it
         // belongs in.
-        None if settings.drs_rules.enabled && top.get("clusterName").is_none() => d.problem(
+        None if settings.drs_rules.enabled && top.get("clusterName").is_none() => d.problem_as(
+            Rule::MissingField,
             drs_enabled_node
                 .and_then(|node| node.position)
                 .or(top.position),
@@ -210,7 +212,8 @@ fn label_keys(d: &mut Decoder, node: &Node, path: &str) -> LabelKeys {
     ] {
         if let Some(key) = key {
             if key == keys.host || seen.contains(&key) {
-                d.problem(
+                d.problem_as(
+                    Rule::Duplicate,
                     fields.get(name).and_then(|node| node.position),
                     &fields.path(name),
                     format!("label key {key:?} is used for two different labels"),
@@ -329,14 +332,20 @@ fn node_groups(d: &mut Decoder, fields: &Fields<'_>) -> Vec<NodeGroup> {
         };
         let name = match group.get("name") {
             None => {
-                d.problem_at(node, &path, "name: required (a DNS label naming the group)");
+                d.problem_at_as(
+                    Rule::MissingField,
+                    node,
+                    &path,
+                    "name: required (a DNS label naming the group)",
+                );
                 None
             }
             Some(name_node) => group_name(d, name_node, &group.path("name"), &groups),
         };
         let selector = match group.get("nodeSelector") {
             None => {
-                d.problem_at(
+                d.problem_at_as(
+                    Rule::MissingField,
                     node,
                     &path,
                     "nodeSelector: required (a LabelSelector: matchLabels, matchExpressions)",
@@ -366,7 +375,8 @@ fn group_name(d: &mut Decoder, node: &Node, path: &str, groups: &[NodeGroup]) ->
         return None;
     }
     if groups.iter().any(|group| group.name == name) {
-        d.problem_at(
+        d.problem_at_as(
+            Rule::Duplicate,
             node,
             path,
             format!("node group {name:?} is named twice: each group names its own DRS rule"),

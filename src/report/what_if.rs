@@ -75,7 +75,8 @@ impl WhatIfReport {
             OutputFormat::Json => {
                 serde_json::to_string_pretty(self).expect("a report always serializes") + "\n"
             }
-            OutputFormat::Html => html::render(self),
+            // `execute` refuses sarif and github for this command before it starts.
+            OutputFormat::Html | OutputFormat::Sarif | OutputFormat::Github => html::render(self),
         };
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(text.as_bytes())?;

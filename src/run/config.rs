@@ -158,7 +158,8 @@ pub fn load_policy(path: Option<&Path>) -> Result<(Policy, Vec<String>), ConfigE
         None => policy::load_str("(built-in default policy)", DEFAULT_POLICY),
     }
     .map_err(ConfigError::Policy)?;
-    Ok((loaded.policy, loaded.warnings))
+    let warnings = loaded.warnings.iter().map(ToString::to_string).collect();
+    Ok((loaded.policy, warnings))
 }
 
 /// How to reach vCenter: the policy's server and CA first, the command line and environment

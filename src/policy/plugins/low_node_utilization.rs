@@ -2,6 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
+use crate::policy::rule::Rule;
 use crate::policy::yaml::Node;
 
 use super::Strategy;
@@ -108,7 +109,8 @@ fn check_pairs(
 ) {
     let at = fields.get("targetThresholds").unwrap_or(node);
     if low.keys().ne(target.keys()) {
-        d.problem_at(
+        d.problem_at_as(
+            Rule::Conflict,
             at,
             &fields.path("targetThresholds"),
             format!(
@@ -121,7 +123,8 @@ fn check_pairs(
     }
     for (name, value) in low {
         if !deviation && *value > target[name] {
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Conflict,
                 at,
                 &fields.path("targetThresholds"),
                 format!(
@@ -172,7 +175,7 @@ mod tests {
     use super::LowNodeUtilizationArgs;
     use crate::policy::Strategy;
     use crate::policy::plugins::node_utilization::UsageSource;
-    use crate::policy::testing::{load, problem, problems};
+    use crate::policy::testing::{load, problem, problems, warnings};
 
     const NAME: &str = "LowNodeUtilization";
 
@@ -241,20 +244,20 @@ mod tests {
         let args = "          thresholds: {cpu: 20, example.com/foo: 20}\n          \
                     targetThresholds: {cpu: 50, example.com/foo: 50}\n          \
                     metricsUtilization: {source: KubernetesMetrics}\n";
-        let warnings = load(&with_metrics(&with_args(NAME, args))).warnings;
-        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let found = warnings(&with_metrics(&with_args(NAME, args)));
+        assert_eq!(found.len(), 1, "{found:?}");
         assert!(
-            warnings[0].contains(
+            found[0].contains(
                 "thresholds: metricsUtilization reads actual usage, which has no \
                  example.com/foo"
             ),
             "{}",
-            warnings[0]
+            found[0]
         );
         // By requests the same thresholds are fine.
         let args = "          thresholds: {cpu: 20, example.com/foo: 20}\n          \
                     targetThresholds: {cpu: 50, example.com/foo: 50}\n";
-        assert!(load(&with_args(NAME, args)).warnings.is_empty());
+        assert!(warnings(&with_args(NAME, args)).is_empty());
     }
 
     #[test]

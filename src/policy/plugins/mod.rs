@@ -30,6 +30,7 @@ pub use pod_life_time::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
 pub use too_many_restarts::TooManyRestartsArgs;
 pub use topology_spread::{DefaultConstraint, TopologySpreadArgs};
 
+use crate::policy::rule::Rule;
 use std::fmt;
 
 use serde::{Serialize, Serializer};
@@ -341,7 +342,8 @@ pub(super) fn choices(
 
 /// Records that an argument without a default is missing from `args` (at `node`).
 pub(super) fn required(d: &mut Decoder, node: &Node, path: &str, name: &str) {
-    d.problem_at(
+    d.problem_at_as(
+        Rule::MissingField,
         node,
         path,
         format!("{name} must be set (upstream has no default and refuses the plugin without it)"),
@@ -375,7 +377,8 @@ pub(super) fn namespaces(d: &mut Decoder, node: Option<&Node>, path: &str) -> Na
     let include = fields.strings(d, "include", check);
     let exclude = fields.strings(d, "exclude", check);
     if !include.is_empty() && !exclude.is_empty() {
-        d.problem(
+        d.problem_as(
+            Rule::Conflict,
             fields.position,
             path,
             "set either include or exclude, not both",

@@ -2,6 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
+use crate::policy::rule::Rule;
 use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 
@@ -79,7 +80,8 @@ fn affinity_types(d: &mut Decoder, fields: &Fields<'_>) -> Option<Vec<NodeAffini
         &[REQUIRED, PREFERRED],
     );
     if d.list(node, &fields.path("nodeAffinityType")).is_empty() {
-        d.problem_at(
+        d.problem_at_as(
+            Rule::MissingField,
             node,
             &fields.path("nodeAffinityType"),
             format!("nodeAffinityType needs at least one of {REQUIRED}, {PREFERRED}"),

@@ -2,6 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
+use crate::policy::rule::Rule;
 use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 
@@ -59,7 +60,8 @@ fn args(d: &mut Decoder, fields: &Fields<'_>, namespaces: Namespaces) -> NodeTai
         && !included.is_empty()
         && !excluded_taints.is_empty()
     {
-        d.problem_at(
+        d.problem_at_as(
+            Rule::Conflict,
             node,
             &fields.path("includedTaints"),
             "either includedTaints or excludedTaints can be set, but not both (as upstream)",
@@ -98,7 +100,7 @@ mod tests {
     use super::super::tests::{strategy, with_args};
     use super::NodeTaintsArgs;
     use crate::policy::Strategy;
-    use crate::policy::testing::{load, problem};
+    use crate::policy::testing::{problem, warnings};
 
     const NAME: &str = "RemovePodsViolatingNodeTaints";
 
@@ -142,6 +144,6 @@ mod tests {
         let text = with_args(NAME, "          excludedTaints: [\"=x\"]\n");
         assert!(problem(&text).ends_with("invalid taint \"=x\": expected key or key=value"));
         let text = with_args(NAME, "          includedTaints: []\n");
-        assert!(load(&text).warnings[0].contains("an empty includedTaints counts no taint"));
+        assert!(warnings(&text)[0].contains("an empty includedTaints counts no taint"));
     }
 }

@@ -1,6 +1,7 @@
 //! What `LowNodeUtilization` and `HighNodeUtilization` share: resource thresholds, the
 //! evictable namespaces (exclusion only, as upstream) and where utilization comes from.
 
+use crate::policy::rule::Rule;
 use std::collections::BTreeMap;
 
 use crate::policy::Namespaces;
@@ -52,7 +53,12 @@ pub(super) fn thresholds(
     let mut thresholds = ResourceThresholds::new();
     let entries = d.entries(node, &path);
     if entries.is_empty() {
-        d.problem_at(node, &path, "no resource threshold is configured");
+        d.problem_at_as(
+            Rule::MissingField,
+            node,
+            &path,
+            "no resource threshold is configured",
+        );
     }
     for entry in entries {
         let percent = match entry.value.value {
@@ -84,7 +90,8 @@ pub(super) fn evictable_namespaces(d: &mut Decoder, fields: &Fields<'_>) -> Name
     if let Some(node) = node
         && !namespaces.include.is_empty()
     {
-        d.problem_at(
+        d.problem_at_as(
+            Rule::Unsupported,
             node,
             &path,
             "only exclude namespaces can be set, inclusion is not supported (as upstream)",
@@ -113,7 +120,8 @@ pub(super) fn metrics_utilization(d: &mut Decoder, fields: &Fields<'_>) -> Usage
     });
     match source.as_deref() {
         Some("Prometheus") => {
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Unsupported,
                 node,
                 &metrics.path("source"),
                 "source Prometheus is not supported by this tool: use KubernetesMetrics \
@@ -122,7 +130,8 @@ pub(super) fn metrics_utilization(d: &mut Decoder, fields: &Fields<'_>) -> Usage
             UsageSource::Requests
         }
         Some(_) if metrics_server => {
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Conflict,
                 node,
                 &path,
                 "it is not allowed to set both source KubernetesMetrics and metricsServer \
@@ -132,7 +141,8 @@ pub(super) fn metrics_utilization(d: &mut Decoder, fields: &Fields<'_>) -> Usage
         }
         Some(_) => {
             if metrics.get("prometheus").is_some() {
-                d.problem_at(
+                d.problem_at_as(
+                    Rule::Conflict,
                     node,
                     &metrics.path("prometheus"),
                     "prometheus is not allowed when source is KubernetesMetrics (as upstream)",
@@ -141,7 +151,8 @@ pub(super) fn metrics_utilization(d: &mut Decoder, fields: &Fields<'_>) -> Usage
             UsageSource::KubernetesMetrics
         }
         None if metrics.get("prometheus").is_some() => {
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Unsupported,
                 node,
                 &metrics.path("prometheus"),
                 "Prometheus as a metrics source is not supported by this tool: use source \

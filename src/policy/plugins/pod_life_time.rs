@@ -4,6 +4,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields, index};
+use crate::policy::rule::Rule;
 use crate::policy::selector::label_selector;
 use crate::policy::yaml::{Node, Value};
 
@@ -142,7 +143,8 @@ fn require_a_filter(d: &mut Decoder, fields: &Fields<'_>, node: &Node, args: &Po
         || !args.conditions.is_empty()
         || !args.exit_codes.is_empty();
     if !given && !valid {
-        d.problem_at(
+        d.problem_at_as(
+            Rule::MissingField,
             node,
             &fields.path,
             format!(
@@ -163,7 +165,8 @@ fn owner_kind_filter(d: &mut Decoder, node: Option<&Node>, path: &str) -> OwnerK
         exclude: owner_kinds(d, &fields, "exclude"),
     };
     if !kinds.include.is_empty() && !kinds.exclude.is_empty() {
-        d.problem(
+        d.problem_as(
+            Rule::Conflict,
             fields.position,
             path,
             "set either include or exclude, not both",
@@ -213,7 +216,8 @@ fn condition_filters(d: &mut Decoder, fields: &Fields<'_>) -> Vec<ConditionFilte
         });
         // A misspelt field has its own problem; an empty filter is one with nothing in it.
         if !given && !has_unknown_keys(item, &CONDITION_FIELDS) {
-            d.problem_at(
+            d.problem_at_as(
+                Rule::MissingField,
                 item,
                 &item_path,
                 format!(

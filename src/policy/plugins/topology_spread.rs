@@ -2,6 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields, index};
+use crate::policy::rule::Rule;
 use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 use crate::snapshot::WhenUnsatisfiable;
@@ -154,7 +155,8 @@ fn default_constraints(d: &mut Decoder, fields: &Fields<'_>) -> Vec<DefaultConst
     match defaulting.as_deref() {
         Some("System") if !listed.is_empty() => {
             let node = fields.get("defaultConstraints").expect("listed");
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Conflict,
                 node,
                 &fields.path("defaultConstraints"),
                 "must be empty when defaultingType is System (the scheduler's built-in \
@@ -182,7 +184,8 @@ fn list_constraints(d: &mut Decoder, fields: &Fields<'_>) -> Vec<DefaultConstrai
                 && c.when_unsatisfiable == constraint.when_unsatisfiable
         });
         if duplicate {
-            d.problem_at(
+            d.problem_at_as(
+                Rule::Duplicate,
                 item,
                 &item_path,
                 format!(
@@ -210,7 +213,12 @@ fn list_constraint(d: &mut Decoder, item: &Node, path: &str) -> Option<DefaultCo
     let mut complete = true;
     let mut needed = |d: &mut Decoder, name: &str| {
         if fields.get(name).is_none() {
-            d.problem(fields.position, &fields.path(name), "must be set");
+            d.problem_as(
+                Rule::MissingField,
+                fields.position,
+                &fields.path(name),
+                "must be set",
+            );
             complete = false;
         }
     };
