@@ -14,7 +14,7 @@ use crate::snapshot::FileSizeLimit;
 pub struct Args {
     /// Report format on stdout: `text` for people, `json` for machines (one document), `html`
     /// for one offline page (plan, run, demo, what-if), `sarif` and `github` for CI findings
-    /// (validate, plan).
+    /// (validate, plan), `markdown` for a policy review (plan --baseline-policy).
     #[arg(
         long,
         global = true,
@@ -130,8 +130,14 @@ pub struct PlanArgs {
     pub now: Option<chrono::DateTime<chrono::Utc>>,
 
     /// CI gate: exit with code 3 when the plan evicts more than this many pods.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "baseline_policy")]
     pub max_evictions: Option<usize>,
+
+    /// Policy review: plan with this policy too, and print what --policy does differently
+    /// (evictions, skips, label and DRS changes added and removed) instead of the plan; exit 0
+    /// when nothing differs, 1 when something does. `--output markdown` gives a review comment.
+    #[arg(long, value_name = "FILE")]
+    pub baseline_policy: Option<PathBuf>,
 
     /// The most one snapshot file may hold, as a Kubernetes quantity (`512Mi`, `4Gi`): a bigger
     /// file, or a device or pipe that gives more, is refused before it fills memory.

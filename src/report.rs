@@ -10,6 +10,7 @@
 //! `failed`, `unknown` (the reconfiguration was submitted to vCenter, which completes it on its
 //! own, but the run stopped waiting for it).
 
+pub mod diff;
 mod entry;
 mod exposure_text;
 pub mod findings;
@@ -384,7 +385,8 @@ impl Report {
     /// Write the report to stdout in the chosen format.
     pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
         let text = match format {
-            OutputFormat::Text => self.to_text(),
+            // `execute` refuses markdown for a report before it starts.
+            OutputFormat::Text | OutputFormat::Markdown => self.to_text(),
             OutputFormat::Json => return self.write_json(std::io::stdout().lock()),
             OutputFormat::Html => html::render(self, self.placement.as_deref()),
             // Findings about input files: the report's errors, as `plan` adds them.
@@ -487,11 +489,12 @@ impl SnapshotSummary {
             OutputFormat::Json => {
                 serde_json::to_string_pretty(self).expect("a summary always serializes") + "\n"
             }
-            // `execute` refuses html, sarif and github for this command before it starts.
+            // `execute` refuses the other formats for this command before it starts.
             OutputFormat::Text
             | OutputFormat::Html
             | OutputFormat::Sarif
-            | OutputFormat::Github => format!(
+            | OutputFormat::Github
+            | OutputFormat::Markdown => format!(
                 "Target: {}\nRecorded {} node(s), {} pod(s), {} PodDisruptionBudget(s), {} namespace(s), {} \
                  PriorityClass(es){}{} and {} vSphere cluster(s) with {} VM(s) in {}\n",
                 self.target.describe(),
@@ -533,6 +536,9 @@ pub enum OutputFormat {
     Sarif,
     /// GitHub Actions workflow commands, one annotation per finding (`validate` and `plan`).
     Github,
+    /// A review comment: what one policy does differently from another (`plan
+    /// --baseline-policy`).
+    Markdown,
 }
 
 impl OutputFormat {
@@ -544,6 +550,7 @@ impl OutputFormat {
             OutputFormat::Html => "html",
             OutputFormat::Sarif => "sarif",
             OutputFormat::Github => "github",
+            OutputFormat::Markdown => "markdown",
         }
     }
 

@@ -77,8 +77,10 @@ impl Error {
 pub fn execute(args: Args) -> Result<ExitCode, Error> {
     let command = name(&args.command);
     // Completions print a script whatever `--output` says.
-    let supported =
-        command == "completions" || supported_by(args.output).split(", ").any(|c| c == command);
+    let supported = command == "completions"
+        || supported_by(args.output)
+            .split(", ")
+            .any(|c| c.split(' ').next() == Some(command));
     if !supported {
         return Err(Error::UnsupportedOutput {
             format: args.output,
@@ -115,6 +117,7 @@ fn supported_by(format: OutputFormat) -> &'static str {
         OutputFormat::Text | OutputFormat::Json => "plan, validate, demo, run, snapshot, what-if",
         OutputFormat::Html => "plan, run, demo, what-if",
         OutputFormat::Sarif | OutputFormat::Github => "validate, plan",
+        OutputFormat::Markdown => "plan --baseline-policy",
     }
 }
 

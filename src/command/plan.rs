@@ -1,5 +1,6 @@
 //! `plan`: the planner against recorded state, offline.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use tracing::{info, warn};
@@ -8,6 +9,7 @@ use super::Error;
 use crate::cli::PlanArgs;
 use crate::outcome::Problem;
 use crate::policy::Severity;
+use crate::report::diff::PlanDiff;
 use crate::report::findings::{self, Finding};
 use crate::report::{Mode, OutputFormat, Report};
 use crate::snapshot::History;
@@ -18,6 +20,15 @@ use crate::{footprint, plan, policy, snapshot};
 pub const EXCEEDS_MAX_EVICTIONS: u8 = 3;
 
 pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error> {
+    if let Some(baseline) = &args.baseline_policy {
+        return compare(args, baseline, output);
+    }
+    if output == OutputFormat::Markdown {
+        return Err(Error::UnsupportedOutput {
+            format: output,
+            command: "plan without --baseline-policy",
+        });
+    }
     let planned = match make(args, output) {
         Ok(planned) => planned,
         Err(error) if output.is_findings() => {
@@ -63,6 +74,53 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
         }
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// `plan --baseline-policy OLD --policy NEW`: both plans of one snapshot, and what NEW does
+/// differently. Exit 0 when nothing differs, 1 when something does.
+fn compare(args: &PlanArgs, baseline: &Path, output: OutputFormat) -> Result<ExitCode, Error> {
+    if !matches!(
+        output,
+        OutputFormat::Text | OutputFormat::Json | OutputFormat::Markdown
+    ) {
+        return Err(Error::UnsupportedOutput {
+            format: output,
+            command: "plan --baseline-policy",
+        });
+    }
+    let proposed = policy::load_file(&args.policy).map_err(Error::Policy)?;
+    let old = policy::load_file(baseline).map_err(Error::Policy)?;
+    let now = args.now.unwrap_or_else(chrono::Utc::now);
+    let snapshot = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
+        .map_err(Error::Snapshot)?;
+    for policy in [&old.policy, &proposed.policy] {
+        plan::check_priority_classes(&snapshot.snapshot, policy).map_err(Error::PriorityClass)?;
+    }
+    let diff = PlanDiff::between(
+        &plan::plan(&snapshot.snapshot, &old.policy),
+        &plan::plan(&snapshot.snapshot, &proposed.policy),
+        baseline.display().to_string(),
+        args.policy.display().to_string(),
+    );
+    let text = match output {
+        OutputFormat::Json => {
+            serde_json::to_string_pretty(&diff).expect("a comparison serializes") + "\n"
+        }
+        OutputFormat::Markdown => diff.to_markdown(),
+        _ => diff.to_text(),
+    };
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(Error::Output)?;
+    std::mem::forget(snapshot);
+    Ok(if diff.differs {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// A plan made, with what it was made from.

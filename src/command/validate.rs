@@ -84,8 +84,8 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
                 + "\n"
         }
         OutputFormat::Github => findings::github(&all_findings()),
-        // `execute` refuses html for this command before it starts.
-        OutputFormat::Text | OutputFormat::Html => text(&results),
+        // `execute` refuses html and markdown for this command before it starts.
+        OutputFormat::Text | OutputFormat::Html | OutputFormat::Markdown => text(&results),
     };
     use std::io::Write;
     std::io::stdout()

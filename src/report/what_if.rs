@@ -71,7 +71,8 @@ impl WhatIfReport {
 
     pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
         let text = match format {
-            OutputFormat::Text => self.to_text(),
+            // `execute` refuses markdown for this command before it starts.
+            OutputFormat::Text | OutputFormat::Markdown => self.to_text(),
             OutputFormat::Json => {
                 serde_json::to_string_pretty(self).expect("a report always serializes") + "\n"
             }
