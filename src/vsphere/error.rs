@@ -12,8 +12,8 @@ use super::soap::ParseError;
 pub struct Fault {
     pub name: String,
     pub message: String,
-    /// For `NoPermission`: the privilege the session lacks and where.
-    pub missing_privilege: Option<MissingPrivilege>,
+    /// For `NoPermission`: the privilege the session lacks and where. Boxed: errors stay small.
+    pub missing_privilege: Option<Box<MissingPrivilege>>,
 }
 
 /// What a `NoPermission` fault says is missing: its `privilegeId`, on its `object`.

@@ -43,7 +43,9 @@ impl Asked {
             Err(error) if self.failure.is_none() => {
                 self.failure = Some(Failure {
                     message: error_chain(&error),
-                    missing: error.fault().and_then(|f| f.missing_privilege.clone()),
+                    missing: error
+                        .fault()
+                        .and_then(|f| f.missing_privilege.as_deref().cloned()),
                 });
             }
             Err(_) => {}
@@ -579,10 +581,10 @@ mod tests {
         let lines = privilege_lines();
         let mut root_asked = Asked::default();
         let mut fault = crate::vsphere::Fault::new("NoPermission", "denied");
-        fault.missing_privilege = Some(MissingPrivilege {
+        fault.missing_privilege = Some(Box::new(MissingPrivilege {
             privilege: "System.Read".to_string(),
             object: "Folder:group-d1".to_string(),
-        });
+        }));
         root_asked.record(Err(Error::Fault {
             method: "HasPrivilegeOnEntities",
             object: "AuthorizationManager:AuthorizationManager".to_string(),

@@ -263,7 +263,7 @@ fn soap_fault(fault: &Element) -> Fault {
 
 /// A `NoPermission` fault's `privilegeId` and `object`. Only for that type: `NotAuthenticated`
 /// extends it, but names `System.View` for a session that is simply gone.
-fn missing_privilege(name: &str, detail: &Element) -> Option<MissingPrivilege> {
+fn missing_privilege(name: &str, detail: &Element) -> Option<Box<MissingPrivilege>> {
     if name != "NoPermission" {
         return None;
     }
@@ -273,7 +273,7 @@ fn missing_privilege(name: &str, detail: &Element) -> Option<MissingPrivilege> {
         .and_then(|object| reference(object).ok())
         .map(|object| object.to_string())
         .unwrap_or_default();
-    Some(MissingPrivilege { privilege, object })
+    Some(Box::new(MissingPrivilege { privilege, object }))
 }
 
 /// The vim25 fault type of a detail element: its `xsi:type`, else its name without the `Fault`

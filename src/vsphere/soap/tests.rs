@@ -435,8 +435,8 @@ fn a_no_permission_fault_names_the_missing_privilege_and_its_object() {
         panic!("expected a fault");
     };
     assert_eq!(
-        fault.missing_privilege,
-        Some(MissingPrivilege {
+        fault.missing_privilege.as_deref(),
+        Some(&MissingPrivilege {
             privilege: "Host.Inventory.EditCluster".to_string(),
             object: "ClusterComputeResource:domain-c7".to_string(),
         })
