@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use secrecy::ExposeSecret;
 use tokio_util::sync::CancellationToken;
 
 use crate::inventory::Inventory;
@@ -97,6 +98,14 @@ impl Client {
     /// `host[:port]` of vCenter.
     pub(super) fn server(&self) -> &str {
         self.transport.server()
+    }
+
+    /// The user name vCenter gave the session (its own spelling, e.g. `VSPHERE.LOCAL\user`,
+    /// which permissions name); `None` before logging in.
+    pub(super) fn session_user(&self) -> Option<&str> {
+        self.session
+            .as_ref()
+            .map(|session| session.user_name.as_str())
     }
 
     pub(super) async fn login(&mut self) -> Result<(), Error> {
@@ -315,9 +324,9 @@ impl Client {
         let session = self
             .session
             .as_ref()
-            .map(|session| session.key.clone())
+            .map(|session| session.key.expose_secret())
             .unwrap_or_default();
-        let request = soap::has_privilege_on_entities(manager, entities, &session, privileges);
+        let request = soap::has_privilege_on_entities(manager, entities, session, privileges);
         let method = request.method;
         let response = self.call(request, manager).await?;
         self.transport

@@ -88,11 +88,15 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
         found.login = login_failed(&error);
         return found;
     }
-    found.login = Finding::ok(format!(
-        "Logged in to {} as {}.",
-        client.server(),
-        found.username
-    ));
+    found.login = Finding::ok(match client.session_user() {
+        Some(name) if !name.is_empty() && name != found.username => format!(
+            "Logged in to {} as {} (vCenter names the session's user {name}; permissions name it \
+             so).",
+            client.server(),
+            found.username
+        ),
+        _ => format!("Logged in to {} as {}.", client.server(), found.username),
+    });
 
     let inventory = match client.observe(&scope.datacenters, &scope.clusters).await {
         Ok(inventory) => {

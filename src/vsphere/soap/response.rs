@@ -1,6 +1,8 @@
 //! Typed values read from vim25 responses: the envelope and its faults, the service content, and
 //! property-collector results with the few data object types observation needs.
 
+use secrecy::SecretString;
+
 use super::xml::{Element, ParseError, parse};
 use super::{Fault, MissingPrivilege, MoRef};
 
@@ -20,11 +22,11 @@ pub(crate) struct ServiceContent {
 }
 
 /// The `UserSession` a `Login` returns.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) struct UserSession {
     /// The session's id, as the privilege queries name a session. A credential while the session
-    /// lasts: never shown.
-    pub key: String,
+    /// lasts (vCenter may use it as the cookie's value): kept as a secret, never shown.
+    pub key: SecretString,
     /// The user name as vCenter knows it (e.g. `VSPHERE.LOCAL\user`).
     pub user_name: String,
 }
@@ -342,7 +344,7 @@ pub(crate) fn service_content(response: &Response) -> Result<ServiceContent, Par
 pub(crate) fn user_session(response: &Response) -> Result<UserSession, ParseError> {
     let session = response.0.required("returnval")?;
     Ok(UserSession {
-        key: session.required("key")?.text.trim().to_string(),
+        key: SecretString::from(session.required("key")?.text.trim().to_string()),
         user_name: session
             .child_text("userName")
             .unwrap_or_default()
