@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# Builds the vCenter simulator the integration tests run (tests/support/vcsim/main.go) into
+# Builds the vCenter simulator the integration tests run (tests/support/vcsim/*.go) into
 # target/vcsim/vcsim, with Debian's Go and govmomi 0.24.2 (no Go module downloads).
 # Installs golang-go and golang-github-vmware-govmomi-dev when missing. Idempotent: does nothing
-# when the binary is newer than its source.
+# when the binary is newer than its sources.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source_file="$root/tests/support/vcsim/main.go"
 output="$root/target/vcsim/vcsim"
 gopath=/usr/share/gocode
 govmomi="$gopath/src/github.com/vmware/govmomi/simulator"
 
-if [[ -x "$output" && "$output" -nt "$source_file" ]]; then
+if [[ -x "$output" && -z "$(find "$root/tests/support/vcsim" -name '*.go' -newer "$output")" ]]; then
     exit 0
 fi
 

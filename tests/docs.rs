@@ -258,3 +258,25 @@ fn anchors_follow_github_slugs() {
         ["notes", "notes-1", "notes-2"]
     );
 }
+
+/// docs/vcenter-role.md answers "which privileges, on which objects?" for the code as it is:
+/// every privilege and every SOAP method of src/vsphere/privileges.txt is named there.
+#[test]
+fn every_privilege_and_method_the_client_needs_is_named_on_the_vcenter_account_page() {
+    let page = fs::read_to_string(root().join("docs/vcenter-role.md"))
+        .expect("docs/vcenter-role.md is readable");
+    let lines = vsphere_descheduler::vsphere::privilege_lines();
+    assert!(lines.len() > 10, "privileges.txt is read: {lines:?}");
+    let mut unnamed = BTreeSet::new();
+    for line in &lines {
+        for name in [line.privilege, line.method] {
+            if !page.contains(&format!("`{name}`")) {
+                unnamed.insert(name);
+            }
+        }
+    }
+    assert!(
+        unnamed.is_empty(),
+        "in src/vsphere/privileges.txt but not in docs/vcenter-role.md: {unnamed:?}"
+    );
+}

@@ -1632,6 +1632,87 @@ fn every_request_is_a_listed_api_call_and_every_listed_call_is_made() {
     }
     let unused: Vec<_> = listed.keys().filter(|call| !used.contains(*call)).collect();
     assert!(unused.is_empty(), "listed but never called: {unused:?}");
+
+    // The same runs' vCenter side: every SOAP method the simulator served is in
+    // src/vsphere/privileges.txt (tests/vsphere.rs sends every method listed there).
+    let listed_methods: std::collections::BTreeSet<&str> = vsphere::privilege_lines()
+        .iter()
+        .map(|line| line.method)
+        .collect();
+    for lab in [&lab, &metrics_lab] {
+        let sent = lab.simulator.calls();
+        let unlisted: Vec<&String> = sent
+            .keys()
+            .filter(|method| !listed_methods.contains(method.as_str()))
+            .collect();
+        assert!(
+            unlisted.is_empty(),
+            "sent to vCenter but not in src/vsphere/privileges.txt: {unlisted:?}"
+        );
+    }
+}
+
+/// The account of docs/vcenter-role.md without its one write privilege: the run observes,
+/// labels and evicts as usual, but vCenter refuses the DRS reconfiguration (the harness refuses
+/// it as vCenter does: vcsim itself checks no privilege), so the rules stay as they were, the
+/// report says which privilege is missing on which cluster, and the run exits 1.
+#[test]
+fn a_run_whose_account_lacks_the_drs_write_privilege_says_so_and_changes_no_rule() {
+    let lab = Lab::start("hostname-anti-affinity-to-drs");
+    let (user, password) = ("descheduler@vsphere.local", "read-0nly");
+    lab.simulator.add_user(user, password);
+    lab.simulator.add_role(
+        "vsphere-descheduler-observe",
+        &["System.Anonymous", "System.View", "System.Read"],
+    );
+    lab.simulator.set_permission(user, "ReadOnly", "/", false);
+    lab.simulator
+        .set_permission(user, "vsphere-descheduler-observe", "/go-lab", true);
+    let before = lab.rules();
+
+    let policy = lab.policy.display().to_string();
+    let outcome = outcome_of(
+        lab.command(&["--output", "json", "run", "--policy", &policy])
+            .env("VSPHERE_USERNAME", user)
+            .env("VSPHERE_PASSWORD", password)
+            .output()
+            .expect("the binary runs"),
+    );
+
+    assert_eq!(outcome.code, 1, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert_eq!(lab.rules(), before, "no rule changed");
+    let entries = outcome.report["drsRules"].as_array().expect("drsRules");
+    let written: Vec<&Value> = entries.iter().filter(|e| e["action"] != "keep").collect();
+    assert!(
+        !written.is_empty(),
+        "the plan writes rules: {}",
+        outcome.stdout
+    );
+    for entry in &written {
+        assert_eq!(entry["result"], "failed", "{entry}");
+        let message = entry["message"].as_str().expect("a message");
+        assert!(
+            message.contains("NoPermission")
+                && message
+                    .contains("missing Host.Inventory.EditCluster on ClusterComputeResource:"),
+            "{message}"
+        );
+    }
+    let errors = outcome.errors();
+    assert!(
+        errors.iter().any(|e| e.starts_with(&format!(
+            "DRS rules of vSphere cluster {CLUSTER} were not changed: ReconfigureComputeResource_Task on ClusterComputeResource:"
+        )) && e.contains("Host.Inventory.EditCluster")),
+        "{errors:?}"
+    );
+    // The run observed vCenter with this account; the refused write is its only error.
+    assert_eq!(
+        outcome.report["mappedNodes"].as_array().map(Vec::len),
+        Some(4),
+        "{}",
+        outcome.stdout
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
 }
 
 /// Every `PLANTED-…` string in a text.

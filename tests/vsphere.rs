@@ -11,7 +11,12 @@ use vsphere_descheduler::inventory::{
     AdmissionControl, Cluster, ConnectionState, DrsConfig, HaConfig, Host, Inventory,
     MaintenanceMode, RestartPriority, Rule,
 };
-use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, Error, RuleWrite};
+use vsphere_descheduler::vsphere::preflight::{
+    self, Fix, ObjectScope, Preflight, Scope, ScopeFilter, Setting, Status,
+};
+use vsphere_descheduler::vsphere::{
+    Client, ConnectionConfig, Credentials, Error, RuleWrite, privilege_lines,
+};
 
 fn lab() -> Inventory {
     vcsim::load_inventory("vsphere/lab-inventory.yaml")
@@ -677,4 +682,352 @@ async fn ha_configuration_is_observed_as_the_simulator_was_given_it() {
         1,
         "HA comes with the one retrieval"
     );
+}
+
+/// Every privilege of `privileges.txt`, each once: what the documented role holds.
+fn listed_privileges() -> Vec<&'static str> {
+    let mut privileges: Vec<&'static str> = Vec::new();
+    for line in privilege_lines() {
+        if !privileges.contains(&line.privilege) {
+            privileges.push(line.privilege);
+        }
+    }
+    privileges
+}
+
+const ACCOUNT: &str = "descheduler@vsphere.local";
+const ACCOUNT_PASSWORD: &str = "an0ther&pass";
+
+/// The account as docs/vcenter-role.md sets it up: ReadOnly on the root folder, not propagated,
+/// and a role holding `privileges` on the datacenter, propagated.
+fn account_with(sim: &Vcsim, privileges: &[&str]) -> ConnectionConfig {
+    sim.add_user(ACCOUNT, ACCOUNT_PASSWORD);
+    sim.add_role("vsphere-descheduler", privileges);
+    sim.set_permission(ACCOUNT, "ReadOnly", "/", false);
+    sim.set_permission(ACCOUNT, "vsphere-descheduler", "/go-lab", true);
+    sim.connection_config_as(ACCOUNT, ACCOUNT_PASSWORD)
+}
+
+fn lab_scope() -> Scope {
+    Scope {
+        datacenters: vec![],
+        clusters: vec![format!("go-lab/{LAB}")],
+        drs_rule_writes: true,
+    }
+}
+
+/// Every item that is not ok, as `(what, status, detail)`.
+fn not_ok(found: &Preflight) -> Vec<(String, Status, String)> {
+    let mut items = Vec::new();
+    let mut push = |what: String, finding: &preflight::Finding| {
+        if finding.status != Status::Ok {
+            items.push((what, finding.status, finding.detail.clone()));
+        }
+    };
+    push("login".to_string(), &found.login);
+    push("observation".to_string(), &found.observation);
+    for check in &found.scope {
+        push(check.filter.to_string(), &check.finding);
+    }
+    for row in &found.privileges {
+        push(format!("{} on {}", row.privilege, row.object), &row.finding);
+    }
+    for cluster in &found.clusters {
+        for setting in &cluster.settings {
+            push(
+                format!("{} of {}", setting.setting, cluster.name),
+                &setting.finding,
+            );
+        }
+    }
+    items
+}
+
+#[tokio::test]
+async fn an_account_with_the_documented_role_passes_every_preflight_item() {
+    let sim = Vcsim::start(&lab());
+    let config = account_with(&sim, &listed_privileges());
+
+    let found = preflight::preflight(&config, &lab_scope()).await;
+
+    assert_eq!(not_ok(&found), [], "{found:#?}");
+    assert_eq!(found.worst(), Status::Ok);
+    let version = found.vcenter.as_ref().expect("the version is read");
+    assert!(
+        version.full_name.starts_with("VMware vCenter Server"),
+        "{version:?}"
+    );
+    assert!(!version.api_version.is_empty());
+    // Every line of privileges.txt has its row: the root folder, the datacenter, the host
+    // folders, the cluster, its hosts and its VMs.
+    for line in privilege_lines() {
+        assert!(
+            found
+                .privileges
+                .iter()
+                .any(|row| row.privilege == line.privilege
+                    && row.methods.iter().any(|m| m == line.method)),
+            "no row for {line:?}"
+        );
+    }
+    let [cluster] = found.clusters.as_slice() else {
+        panic!("one cluster: {:?}", found.clusters);
+    };
+    assert_eq!(cluster.settings.len(), 4);
+    // The JSON a command prints: typed statuses, objects and values.
+    let json = serde_json::to_value(&found).expect("JSON");
+    assert_eq!(json["login"]["status"], "ok");
+    assert!(
+        json["privileges"]
+            .as_array()
+            .expect("privileges")
+            .iter()
+            .any(|row| row["privilege"] == "Host.Inventory.EditCluster"
+                && row["object"]["kind"] == "cluster"
+                && row["neededFor"] == serde_json::json!(["drs-rule-writes"]))
+    );
+    assert_eq!(
+        json["clusters"][0]["settings"][3]["setting"],
+        "haRespectsVmAntiAffinityRules"
+    );
+    assert_eq!(json["clusters"][0]["settings"][3]["value"], true);
+}
+
+#[tokio::test]
+async fn an_account_missing_the_write_privilege_is_told_which_privilege_on_which_cluster() {
+    let sim = Vcsim::start(&lab());
+    let without_write: Vec<&str> = listed_privileges()
+        .into_iter()
+        .filter(|privilege| *privilege != "Host.Inventory.EditCluster")
+        .collect();
+    let config = account_with(&sim, &without_write);
+
+    let found = preflight::preflight(&config, &lab_scope()).await;
+
+    let cluster_id = found.clusters[0].id.clone().expect("an observed id");
+    assert_eq!(
+        not_ok(&found),
+        [(
+            format!("Host.Inventory.EditCluster on cluster go-lab/{LAB} ({cluster_id})"),
+            Status::Missing,
+            format!(
+                "The account lacks Host.Inventory.EditCluster on cluster go-lab/{LAB} \
+                 ({cluster_id}), which DRS rule writes need."
+            )
+        )]
+    );
+    let row = found
+        .privileges
+        .iter()
+        .find(|row| row.finding.status == Status::Missing)
+        .expect("the missing row");
+    assert_eq!(row.methods, ["ReconfigureComputeResource_Task"]);
+    let fix = row.finding.fix.as_ref().expect("a fix");
+    assert!(matches!(
+        fix,
+        Fix::Grant { on: ObjectScope::Cluster { name, .. }, propagate: false, .. } if name == LAB
+    ));
+    assert_eq!(
+        fix.to_string(),
+        format!(
+            "Give the account a role holding Host.Inventory.EditCluster on cluster go-lab/{LAB} \
+             ({cluster_id}); \"Propagate to children\" is not needed for \
+             Host.Inventory.EditCluster, which is checked on that object itself."
+        )
+    );
+
+    // For runs that write no DRS rule, the same gap is only worth a warning.
+    let observe_only = Scope {
+        drs_rule_writes: false,
+        ..lab_scope()
+    };
+    let found = preflight::preflight(&config, &observe_only).await;
+    assert_eq!(found.worst(), Status::Warning, "{:#?}", not_ok(&found));
+}
+
+#[tokio::test]
+async fn an_account_without_a_permission_on_the_root_folder_is_told_to_add_one() {
+    let sim = Vcsim::start(&lab());
+    sim.add_user(ACCOUNT, ACCOUNT_PASSWORD);
+    sim.add_role("vsphere-descheduler", &listed_privileges());
+    sim.set_permission(ACCOUNT, "vsphere-descheduler", "/go-lab", true);
+    let config = sim.connection_config_as(ACCOUNT, ACCOUNT_PASSWORD);
+
+    let found = preflight::preflight(&config, &lab_scope()).await;
+
+    // vCenter refuses to answer about an object the account cannot read, naming the privilege.
+    let root_rows: Vec<(&str, Status)> = found
+        .privileges
+        .iter()
+        .filter(|row| matches!(row.object, ObjectScope::RootFolder { .. }))
+        .map(|row| (row.privilege.as_str(), row.finding.status))
+        .collect();
+    assert_eq!(
+        root_rows,
+        [
+            ("System.Anonymous", Status::NotChecked),
+            ("System.Read", Status::Warning),
+            ("System.View", Status::NotChecked),
+        ]
+    );
+    let read = found
+        .privileges
+        .iter()
+        .find(|row| {
+            matches!(row.object, ObjectScope::RootFolder { .. }) && row.privilege == "System.Read"
+        })
+        .expect("the root folder's read row");
+    assert!(matches!(
+        read.finding.fix,
+        Some(Fix::Grant {
+            on: ObjectScope::RootFolder { .. },
+            propagate: false,
+            ..
+        })
+    ));
+    // Everything below the datacenter is answered.
+    assert!(
+        found
+            .privileges
+            .iter()
+            .filter(|row| !matches!(row.object, ObjectScope::RootFolder { .. }))
+            .all(|row| row.finding.status == Status::Ok),
+        "{:#?}",
+        not_ok(&found)
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_password_is_a_missing_login_that_says_to_check_the_credentials() {
+    let sim = Vcsim::start(&lab());
+    let config = sim.connection_config_as(vcsim::USERNAME, "wrong");
+
+    let found = preflight::preflight(&config, &lab_scope()).await;
+
+    assert_eq!(found.login.status, Status::Missing);
+    assert_eq!(found.login.fix, Some(Fix::Credentials));
+    assert!(
+        found.login.detail.contains("InvalidLogin"),
+        "{}",
+        found.login.detail
+    );
+    assert!(found.vcenter.is_some(), "the version needs no login");
+    assert!(found.privileges.is_empty() && found.clusters.is_empty());
+    assert_eq!(found.observation.status, Status::NotChecked);
+    assert_eq!(sim.calls_of("HasPrivilegeOnEntities"), 0);
+}
+
+#[tokio::test]
+async fn cluster_settings_that_leave_rules_unenforced_are_warnings_with_their_fixes() {
+    let sim = Vcsim::start(&lab());
+    let scope = Scope {
+        datacenters: vec!["dc-2".to_string(), "dc-9".to_string()],
+        clusters: vec![],
+        drs_rule_writes: true,
+    };
+
+    let found = preflight::preflight(&sim.connection_config(), &scope).await;
+
+    let [edge] = found.clusters.as_slice() else {
+        panic!("only dc-2's cluster: {:?}", found.clusters);
+    };
+    let settings: Vec<(Setting, Status)> = edge
+        .settings
+        .iter()
+        .map(|s| (s.setting, s.finding.status))
+        .collect();
+    assert_eq!(
+        settings,
+        [
+            (Setting::DrsEnabled, Status::Warning),
+            (Setting::DrsAutomationLevel, Status::NotChecked),
+            (Setting::HaEnabled, Status::Warning),
+            (Setting::HaRespectsVmAntiAffinityRules, Status::NotChecked),
+        ]
+    );
+    assert!(matches!(
+        edge.settings[0].finding.fix,
+        Some(Fix::EnableDrs { .. })
+    ));
+    let scope_checks: Vec<(&ScopeFilter, Status)> = found
+        .scope
+        .iter()
+        .map(|check| (&check.filter, check.finding.status))
+        .collect();
+    assert_eq!(
+        scope_checks,
+        [
+            (&ScopeFilter::Datacenter("dc-2".to_string()), Status::Ok),
+            (
+                &ScopeFilter::Datacenter("dc-9".to_string()),
+                Status::Missing
+            ),
+        ]
+    );
+    // The administrator holds everything.
+    assert!(
+        found
+            .privileges
+            .iter()
+            .all(|row| row.finding.status == Status::Ok)
+    );
+}
+
+/// privileges.txt holds the client to the methods it sends: every method the simulator served
+/// (counted server side) is listed, and every listed method is sent by one of the client's
+/// paths: observation (paged, and with a page that fails), a rule change and its task, the
+/// preflight, logout.
+#[tokio::test]
+async fn every_method_the_client_sends_is_listed_in_privileges_txt_and_every_listed_one_is_sent() {
+    let options = Options {
+        page_size: Some(4),
+        ..Options::default()
+    };
+    let sim = Vcsim::start_with(&lab(), &options);
+    let mut client = Client::connect(&sim.connection_config())
+        .await
+        .expect("connect");
+    let observed = client.observe(&[], &[]).await.expect("observe");
+
+    // A page that fails ends the retrieval: the rest is cancelled, and the error is returned.
+    sim.fail_next_page();
+    let error = client.observe(&[], &[]).await.expect_err("a page failed");
+    assert_eq!(
+        error.fault().map(|fault| fault.name.as_str()),
+        Some("InvalidArgument"),
+        "{error}"
+    );
+    assert_eq!(sim.calls_of("CancelRetrievePropertiesEx"), 1);
+
+    let vms = vm_ids(&observed, &["worker-a", "worker-b"]);
+    client
+        .apply_rule_changes(
+            &lab_id(&observed),
+            &[RuleWrite::Add {
+                name: format!("{OWNED_PREFIX}shop:Deployment/web"),
+                vms,
+            }],
+        )
+        .await
+        .expect("add a rule");
+    client.logout().await;
+    let found = preflight::preflight(&sim.connection_config(), &lab_scope()).await;
+    assert_eq!(found.worst(), Status::Ok, "{:#?}", not_ok(&found));
+
+    let listed: std::collections::BTreeSet<&str> =
+        privilege_lines().iter().map(|line| line.method).collect();
+    let sent = sim.calls();
+    let unlisted: Vec<&String> = sent
+        .keys()
+        .filter(|method| !listed.contains(method.as_str()))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "sent but not in src/vsphere/privileges.txt: {unlisted:?}"
+    );
+    let unsent: Vec<&&str> = listed
+        .iter()
+        .filter(|method| !sent.contains_key(**method))
+        .collect();
+    assert!(unsent.is_empty(), "listed but never sent: {unsent:?}");
 }

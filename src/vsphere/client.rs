@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use secrecy::ExposeSecret;
 use tokio_util::sync::CancellationToken;
 
 use crate::inventory::Inventory;
@@ -14,8 +15,8 @@ use crate::plan::RuleWrite;
 
 use super::observe;
 use super::soap::{
-    self, AntiAffinityRule, Fault, MoRef, ObjectContent, PropertySpec, Request, Response,
-    RuleOperation, ServiceContent, Value,
+    self, AntiAffinityRule, EntityPrivileges, Fault, MoRef, ObjectContent, PropertySpec, Request,
+    Response, RuleOperation, ServiceContent, UserSession, Value,
 };
 use super::transport::Transport;
 use super::{ConnectionConfig, Credentials, Error};
@@ -36,6 +37,8 @@ pub struct Client {
     transport: Transport,
     content: ServiceContent,
     credentials: Credentials,
+    /// The session of the last `Login`; `None` before the first.
+    session: Option<UserSession>,
     /// Incremented by every re-login.
     session_generation: u64,
     /// Ends waits for tasks when cancelled (the run was asked to stop).
@@ -55,21 +58,7 @@ impl std::fmt::Debug for Client {
 impl Client {
     /// Reads the service content and logs in.
     pub async fn connect(config: &ConnectionConfig) -> Result<Client, Error> {
-        let mut transport = Transport::new(config)?;
-        let service_instance = MoRef::new("ServiceInstance", "ServiceInstance");
-        let request = soap::retrieve_service_content();
-        let method = request.method;
-        let response = transport.call(request, &service_instance).await?;
-        let content = transport.read(method, &response, soap::service_content)?;
-        transport.set_api_version(&content.api_version);
-
-        let mut client = Client {
-            transport,
-            content,
-            credentials: config.credentials.clone(),
-            session_generation: 0,
-            stop_waiting: CancellationToken::new(),
-        };
+        let mut client = Client::reach(config).await?;
         client.login().await?;
         tracing::info!(
             server = client.transport.server(),
@@ -81,7 +70,45 @@ impl Client {
         Ok(client)
     }
 
-    async fn login(&mut self) -> Result<(), Error> {
+    /// Reads the service content, which needs no session: what vCenter is, and where its
+    /// singletons are. [`Client::login`] makes the client usable.
+    pub(super) async fn reach(config: &ConnectionConfig) -> Result<Client, Error> {
+        let mut transport = Transport::new(config)?;
+        let service_instance = MoRef::new("ServiceInstance", "ServiceInstance");
+        let request = soap::retrieve_service_content();
+        let method = request.method;
+        let response = transport.call(request, &service_instance).await?;
+        let content = transport.read(method, &response, soap::service_content)?;
+        transport.set_api_version(&content.api_version);
+        Ok(Client {
+            transport,
+            content,
+            credentials: config.credentials.clone(),
+            session: None,
+            session_generation: 0,
+            stop_waiting: CancellationToken::new(),
+        })
+    }
+
+    /// The service content read by [`Client::reach`].
+    pub(super) fn content(&self) -> &ServiceContent {
+        &self.content
+    }
+
+    /// `host[:port]` of vCenter.
+    pub(super) fn server(&self) -> &str {
+        self.transport.server()
+    }
+
+    /// The user name vCenter gave the session (its own spelling, e.g. `VSPHERE.LOCAL\user`,
+    /// which permissions name); `None` before logging in.
+    pub(super) fn session_user(&self) -> Option<&str> {
+        self.session
+            .as_ref()
+            .map(|session| session.user_name.as_str())
+    }
+
+    pub(super) async fn login(&mut self) -> Result<(), Error> {
         // A stale cookie would make vCenter refuse the login ("already logged in").
         self.transport.clear_session();
         let session_manager = self.content.session_manager.clone();
@@ -90,8 +117,12 @@ impl Client {
             self.credentials.username(),
             self.credentials.password(),
         );
+        let method = request.method;
         match self.transport.call(request, &session_manager).await {
-            Ok(_) => Ok(()),
+            Ok(response) => {
+                self.session = Some(self.transport.read(method, &response, soap::user_session)?);
+                Ok(())
+            }
             Err(Error::Fault { fault, .. }) => Err(Error::Login {
                 server: self.transport.server().to_string(),
                 username: self.credentials.username().to_string(),
@@ -261,6 +292,47 @@ impl Client {
         Ok(())
     }
 
+    /// Whether this session holds each of `privileges` on each of `entities`
+    /// (`HasPrivilegeOnEntities`). vCenter checks `System.Read` on every entity asked about.
+    pub(super) async fn privileges_on(
+        &mut self,
+        entities: &[MoRef],
+        privileges: &[&str],
+    ) -> Result<Vec<EntityPrivileges>, Error> {
+        let manager =
+            self.content
+                .authorization_manager
+                .clone()
+                .ok_or(Error::NoAuthorizationManager {
+                    server: self.transport.server().to_string(),
+                })?;
+        // The request names the session; a renewed session is a new one, so ask again for it.
+        let generation = self.session_generation;
+        let mut answers = self.ask_privileges(&manager, entities, privileges).await;
+        if self.session_generation != generation {
+            answers = self.ask_privileges(&manager, entities, privileges).await;
+        }
+        answers
+    }
+
+    async fn ask_privileges(
+        &mut self,
+        manager: &MoRef,
+        entities: &[MoRef],
+        privileges: &[&str],
+    ) -> Result<Vec<EntityPrivileges>, Error> {
+        let session = self
+            .session
+            .as_ref()
+            .map(|session| session.key.expose_secret())
+            .unwrap_or_default();
+        let request = soap::has_privilege_on_entities(manager, entities, session, privileges);
+        let method = request.method;
+        let response = self.call(request, manager).await?;
+        self.transport
+            .read(method, &response, soap::entity_privileges)
+    }
+
     /// From now on, waits for vCenter tasks end (with [`Error::TaskNotAwaited`]) when `token` is
     /// cancelled. Requests themselves are bounded by the request timeout.
     pub fn stop_waiting_on(&mut self, token: CancellationToken) {
@@ -316,10 +388,7 @@ impl Client {
                 Some("error") => {
                     let fault = match info.and_then(|o| o.property("info.error")) {
                         Some(Value::Fault(fault)) => fault.clone(),
-                        _ => Fault {
-                            name: "MethodFault".to_string(),
-                            message: String::new(),
-                        },
+                        _ => Fault::new("MethodFault", ""),
                     };
                     return Err(Error::Task {
                         task: task.to_string(),

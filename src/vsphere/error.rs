@@ -12,9 +12,29 @@ use super::soap::ParseError;
 pub struct Fault {
     pub name: String,
     pub message: String,
+    /// For `NoPermission`: the privilege the session lacks and where. Boxed: errors stay small.
+    pub missing_privilege: Option<Box<MissingPrivilege>>,
+}
+
+/// What a `NoPermission` fault says is missing: its `privilegeId`, on its `object`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingPrivilege {
+    /// The privilege id, e.g. `Host.Inventory.EditCluster`.
+    pub privilege: String,
+    /// The object it is missing on, e.g. `ClusterComputeResource:domain-c7`.
+    pub object: String,
 }
 
 impl Fault {
+    /// A fault with no detail beyond its type and message.
+    pub fn new(name: impl Into<String>, message: impl Into<String>) -> Fault {
+        Fault {
+            name: name.into(),
+            message: message.into(),
+            missing_privilege: None,
+        }
+    }
+
     /// `NotAuthenticated`: the session expired or was terminated.
     pub fn is_not_authenticated(&self) -> bool {
         self.name == "NotAuthenticated"
@@ -23,11 +43,14 @@ impl Fault {
 
 impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.message.is_empty() {
-            write!(f, "{}", self.name)
-        } else {
-            write!(f, "{}: {}", self.name, self.message)
+        write!(f, "{}", self.name)?;
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
         }
+        if let Some(missing) = &self.missing_privilege {
+            write!(f, " (missing {} on {})", missing.privilege, missing.object)?;
+        }
+        Ok(())
     }
 }
 
@@ -140,6 +163,10 @@ pub enum Error {
         object: String,
         waited: Duration,
     },
+    /// The server has no roles and permissions to ask about (a standalone ESXi host, not
+    /// vCenter).
+    #[error("vCenter {server} has no authorization manager to ask about privileges")]
+    NoAuthorizationManager { server: String },
     /// A property observation cannot do without was absent, or unreadable (the fault says why,
     /// e.g. `NoPermission`).
     #[error("{object} has no readable {property}")]

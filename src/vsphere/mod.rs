@@ -7,6 +7,10 @@
 //! cluster, addressed by those ids, in one reconfiguration task; the client keeps no state
 //! between calls. Only the private `soap` module knows XML.
 //!
+//! [`PRIVILEGES`] lists every SOAP method the client sends with the privilege vCenter checks for
+//! it and where; [`preflight::preflight`] asks vCenter whether an account holds them on the
+//! objects runs touch, and whether the clusters are set up for the rules.
+//!
 //! ```no_run
 //! # async fn example() -> Result<(), vsphere_descheduler::vsphere::Error> {
 //! use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, RuleWrite};
@@ -32,6 +36,8 @@ mod client;
 mod config;
 mod error;
 mod observe;
+pub mod preflight;
+mod privileges;
 mod soap;
 mod tls;
 mod transport;
@@ -40,5 +46,6 @@ mod transport;
 pub use crate::plan::RuleWrite;
 pub use client::{Client, TASK_WAIT_LIMIT};
 pub use config::{ConnectionConfig, Credentials, DEFAULT_TIMEOUT, PASSWORD_ENV, USERNAME_ENV};
-pub use error::{Error, Fault};
+pub use error::{Error, Fault, MissingPrivilege};
+pub use privileges::{NeededFor, ObjectKind, PRIVILEGES, PrivilegeLine, privilege_lines};
 pub use soap::ParseError;

@@ -595,13 +595,8 @@ mod tests {
             .find(|o| o.obj.value == "vm-101")
             .expect("worker-a");
         vm.properties.retain(|(name, _)| name != "name");
-        vm.missing.push((
-            "name".to_string(),
-            Fault {
-                name: "NoPermission".to_string(),
-                message: String::new(),
-            },
-        ));
+        vm.missing
+            .push(("name".to_string(), Fault::new("NoPermission", "")));
         let error = build(&objects, &[], &[]).expect_err("name is required");
         assert_eq!(
             error.to_string(),

@@ -11,19 +11,20 @@ mod xml;
 pub(crate) use request::{
     AntiAffinityRule, PropertySpec, Request, RuleOperation, TraversalSpec,
     cancel_retrieve_properties, continue_retrieve_properties, create_container_view, destroy_view,
-    login, logout, reconfigure_rules, retrieve_properties, retrieve_service_content,
+    has_privilege_on_entities, login, logout, reconfigure_rules, retrieve_properties,
+    retrieve_service_content,
 };
 pub(crate) use response::{
-    AdmissionControlPolicy, ClusterConfig, DasConfig, ObjectContent, Reply, Response, RuleInfo,
-    RuleType, ServiceContent, Value, envelope, retrieve_result, returned_reference,
-    service_content,
+    AdmissionControlPolicy, ClusterConfig, DasConfig, EntityPrivileges, ObjectContent, Reply,
+    Response, RuleInfo, RuleType, ServiceContent, UserSession, Value, entity_privileges, envelope,
+    retrieve_result, returned_reference, service_content, user_session,
 };
 pub use xml::ParseError;
 
 #[cfg(test)]
 pub(crate) use response::{DrsVmOverride, OptionValue, RetrieveResult};
 
-pub use super::error::Fault;
+pub use super::error::{Fault, MissingPrivilege};
 
 /// A managed object reference: the type and server-side id of a vCenter object
 /// (`VirtualMachine:vm-43`). Ids are only unique per type and per vCenter.

@@ -2,9 +2,12 @@
 //! started with an inventory, killed on drop.
 //!
 //! The simulator is govmomi's (Debian's golang-github-vmware-govmomi-dev 0.24.2) driven by
-//! `tests/support/vcsim/main.go`. It serves https with a leaf certificate signed by a CA it
-//! writes to `ca_file`, accepts only `USERNAME`/`PASSWORD`, and has a plain-http control
-//! endpoint to move VMs (RelocateVM_Task), count SOAP calls by method and end sessions.
+//! `tests/support/vcsim/*.go`. It serves https with a leaf certificate signed by a CA it
+//! writes to `ca_file`, accepts `USERNAME`/`PASSWORD` (the Admin role on the root folder) and the
+//! users a test adds, with roles and permissions it enforces where vcsim does not (privilege
+//! queries, cluster reconfiguration; see `authorization.go`), and has a plain-http control
+//! endpoint to move VMs (RelocateVM_Task), count SOAP calls by method, end sessions, manage
+//! users, roles and permissions, and fail a page of a paged retrieval.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -19,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use vsphere_descheduler::inventory::{Cluster, Inventory};
 use vsphere_descheduler::vsphere::{ConnectionConfig, Credentials};
 
-/// The only user the simulator accepts.
+/// The user the simulator starts with: the Admin role on the root folder, propagated.
 pub const USERNAME: &str = "administrator@vsphere.local";
 /// Its password; characters that need escaping in XML on purpose.
 pub const PASSWORD: &str = "S3cret&<pässword>\"'";
@@ -183,10 +186,43 @@ impl Vcsim {
 
     /// How to reach this simulator: its CA trusted, its credentials, a short timeout.
     pub fn connection_config(&self) -> ConnectionConfig {
-        let mut config = ConnectionConfig::new(&self.url, Credentials::new(USERNAME, PASSWORD));
+        self.connection_config_as(USERNAME, PASSWORD)
+    }
+
+    /// How to reach this simulator as another user.
+    pub fn connection_config_as(&self, username: &str, password: &str) -> ConnectionConfig {
+        let mut config = ConnectionConfig::new(&self.url, Credentials::new(username, password));
         config.ca_file = Some(self.ca_file.clone());
         config.timeout = Duration::from_secs(20);
         config
+    }
+
+    /// A user Login accepts from now on; it holds no permission until given one.
+    pub fn add_user(&self, name: &str, password: &str) {
+        let body = serde_json::json!({"name": name, "password": password});
+        self.control_post("/users", &body);
+    }
+
+    /// A role with these privileges (vCenter adds System.Anonymous, System.View and
+    /// System.Read), created through the SOAP API as `govc role.create` does.
+    pub fn add_role(&self, name: &str, privileges: &[&str]) {
+        let body = serde_json::json!({"name": name, "privileges": privileges});
+        self.control_post("/roles", &body);
+    }
+
+    /// `principal` gets `role` on the object at inventory `path` (`/` is the root folder,
+    /// `/dc-1` a datacenter, `/dc-1/host/c` a cluster), as `govc permissions.set` does.
+    pub fn set_permission(&self, principal: &str, role: &str, path: &str, propagate: bool) {
+        let body = serde_json::json!({
+            "principal": principal, "role": role, "path": path, "propagate": propagate,
+        });
+        self.control_post("/permissions", &body);
+    }
+
+    /// The next ContinueRetrievePropertiesEx fails as for an expired token (needs
+    /// `Options::page_size`).
+    pub fn fail_next_page(&self) {
+        self.control_post("/pages/fail-next", &serde_json::json!({}));
     }
 
     /// Moves a VM to a host with RelocateVM_Task, as a DRS vMotion would.
@@ -212,8 +248,16 @@ impl Vcsim {
         reply["terminated"].as_u64().expect("terminated count")
     }
 
+    fn control_post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
+        self.control_request_with("POST", path, &body.to_string())
+    }
+
     /// One HTTP/1.0 request to the control endpoint (plain http on 127.0.0.1).
     fn control_request(&self, method: &str, path: &str) -> serde_json::Value {
+        self.control_request_with(method, path, "")
+    }
+
+    fn control_request_with(&self, method: &str, path: &str, body: &str) -> serde_json::Value {
         let address = self
             .control
             .strip_prefix("http://")
@@ -222,11 +266,15 @@ impl Vcsim {
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .expect("set timeout");
-        write!(
-            stream,
-            "{method} {path} HTTP/1.0\r\nHost: {address}\r\nContent-Length: 0\r\n\r\n"
-        )
-        .expect("send control request");
+        // One write: the whole request is there when the server reads it.
+        let request = format!(
+            "{method} {path} HTTP/1.0\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream
+            .write_all(request.as_bytes())
+            .expect("send control request");
         let mut response = String::new();
         stream
             .read_to_string(&mut response)

@@ -125,6 +125,25 @@ pub(crate) fn destroy_view(view: &MoRef) -> Request {
     envelope("DestroyView", view, "")
 }
 
+/// `HasPrivilegeOnEntities`: whether the session `session_id` (a `UserSession.key`) holds each
+/// of `privileges` on each of `entities`. WSDL order: entity, sessionId, privId.
+pub(crate) fn has_privilege_on_entities(
+    authorization_manager: &MoRef,
+    entities: &[MoRef],
+    session_id: &str,
+    privileges: &[&str],
+) -> Request {
+    let mut inner = String::new();
+    for entity in entities {
+        push_reference(&mut inner, "entity", entity);
+    }
+    push_text(&mut inner, "sessionId", session_id);
+    for privilege in privileges {
+        push_text(&mut inner, "privId", privilege);
+    }
+    envelope("HasPrivilegeOnEntities", authorization_manager, &inner)
+}
+
 /// `RetrievePropertiesEx` with one `PropertyFilterSpec`: the properties, starting from `root`
 /// (skipped when `traversal` is not empty, i.e. when it is a view to traverse).
 pub(crate) fn retrieve_properties(
@@ -342,6 +361,26 @@ mod tests {
             r#"<selectSet><name>parent</name></selectSet></selectSet></objectSet></specSet>"#,
             r#"<options><maxObjects>100</maxObjects></options>"#,
         )));
+    }
+
+    #[test]
+    fn a_privilege_query_lists_entities_then_the_session_then_the_privileges() {
+        let request = has_privilege_on_entities(
+            &MoRef::new("AuthorizationManager", "AuthorizationManager"),
+            &[
+                MoRef::new("Folder", "group-d1"),
+                MoRef::new("ClusterComputeResource", "domain-c7"),
+            ],
+            "52b1",
+            &["System.View", "Host.Inventory.EditCluster"],
+        );
+        assert!(request.body.contains(concat!(
+            r#"<HasPrivilegeOnEntities xmlns="urn:vim25"><_this type="AuthorizationManager">AuthorizationManager</_this>"#,
+            r#"<entity type="Folder">group-d1</entity><entity type="ClusterComputeResource">domain-c7</entity>"#,
+            r#"<sessionId>52b1</sessionId><privId>System.View</privId>"#,
+            r#"<privId>Host.Inventory.EditCluster</privId></HasPrivilegeOnEntities>"#,
+        )));
+        assert!(!format!("{request:?}").contains("52b1"));
     }
 
     #[test]

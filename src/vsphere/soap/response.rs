@@ -1,8 +1,10 @@
 //! Typed values read from vim25 responses: the envelope and its faults, the service content, and
 //! property-collector results with the few data object types observation needs.
 
+use secrecy::SecretString;
+
 use super::xml::{Element, ParseError, parse};
-use super::{Fault, MoRef};
+use super::{Fault, MissingPrivilege, MoRef};
 
 /// The service content singletons this client uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,6 +17,35 @@ pub(crate) struct ServiceContent {
     pub api_version: String,
     /// `about.fullName`, for logs.
     pub full_name: String,
+    /// Absent on servers without roles and permissions (a standalone ESXi answers with one).
+    pub authorization_manager: Option<MoRef>,
+}
+
+/// The `UserSession` a `Login` returns.
+#[derive(Clone)]
+pub(crate) struct UserSession {
+    /// The session's id, as the privilege queries name a session. A credential while the session
+    /// lasts (vCenter may use it as the cookie's value): kept as a secret, never shown.
+    pub key: SecretString,
+    /// The user name as vCenter knows it (e.g. `VSPHERE.LOCAL\user`).
+    pub user_name: String,
+}
+
+impl std::fmt::Debug for UserSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserSession")
+            .field("user_name", &self.user_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One `EntityPrivilege` of `HasPrivilegeOnEntities`: whether the session holds each privilege
+/// asked about on one entity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct EntityPrivileges {
+    pub entity: MoRef,
+    /// `(privilege id, granted)` in the server's order.
+    pub privileges: Vec<(String, bool)>,
 }
 
 /// One page of `RetrievePropertiesEx` / `ContinueRetrievePropertiesEx`.
@@ -213,19 +244,38 @@ fn soap_fault(fault: &Element) -> Fault {
         .child_text("faultstring")
         .unwrap_or_default()
         .to_string();
-    let name = fault
+    let detail = fault
         .child("detail")
-        .and_then(|detail| detail.children.first())
-        .map(fault_type)
-        .unwrap_or_else(|| {
-            // No detail: a fault of the SOAP layer itself, e.g. a request the server could not
-            // read.
-            fault
-                .child_text("faultcode")
-                .map(|code| code.rsplit(':').next().unwrap_or(code).to_string())
-                .unwrap_or_else(|| "SoapFault".to_string())
-        });
-    Fault { name, message }
+        .and_then(|detail| detail.children.first());
+    let name = detail.map(fault_type).unwrap_or_else(|| {
+        // No detail: a fault of the SOAP layer itself, e.g. a request the server could not
+        // read.
+        fault
+            .child_text("faultcode")
+            .map(|code| code.rsplit(':').next().unwrap_or(code).to_string())
+            .unwrap_or_else(|| "SoapFault".to_string())
+    });
+    let missing_privilege = detail.and_then(|detail| missing_privilege(&name, detail));
+    Fault {
+        name,
+        message,
+        missing_privilege,
+    }
+}
+
+/// A `NoPermission` fault's `privilegeId` and `object`. Only for that type: `NotAuthenticated`
+/// extends it, but names `System.View` for a session that is simply gone.
+fn missing_privilege(name: &str, detail: &Element) -> Option<Box<MissingPrivilege>> {
+    if name != "NoPermission" {
+        return None;
+    }
+    let privilege = detail.child_text("privilegeId")?.trim().to_string();
+    let object = detail
+        .child("object")
+        .and_then(|object| reference(object).ok())
+        .map(|object| object.to_string())
+        .unwrap_or_default();
+    Some(Box::new(MissingPrivilege { privilege, object }))
 }
 
 /// The vim25 fault type of a detail element: its `xsi:type`, else its name without the `Fault`
@@ -242,15 +292,20 @@ fn fault_type(detail: &Element) -> String {
 
 /// `LocalizedMethodFault`: `fault` (typed) and `localizedMessage`.
 fn localized_fault(element: &Element) -> Fault {
-    let name = element
-        .child("fault")
+    let detail = element.child("fault");
+    let name = detail
         .map(fault_type)
         .unwrap_or_else(|| "MethodFault".to_string());
     let message = element
         .child_text("localizedMessage")
         .unwrap_or_default()
         .to_string();
-    Fault { name, message }
+    let missing_privilege = detail.and_then(|detail| missing_privilege(&name, detail));
+    Fault {
+        name,
+        message,
+        missing_privilege,
+    }
 }
 
 pub(crate) fn reference(element: &Element) -> Result<MoRef, ParseError> {
@@ -278,7 +333,47 @@ pub(crate) fn service_content(response: &Response) -> Result<ServiceContent, Par
         session_manager: reference(content.required("sessionManager")?)?,
         api_version: about.required("apiVersion")?.text.trim().to_string(),
         full_name: about.child_text("fullName").unwrap_or_default().to_string(),
+        authorization_manager: content
+            .child("authorizationManager")
+            .map(reference)
+            .transpose()?,
     })
+}
+
+/// `LoginResponse`: the `UserSession`'s key and user name.
+pub(crate) fn user_session(response: &Response) -> Result<UserSession, ParseError> {
+    let session = response.0.required("returnval")?;
+    Ok(UserSession {
+        key: SecretString::from(session.required("key")?.text.trim().to_string()),
+        user_name: session
+            .child_text("userName")
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    })
+}
+
+/// `HasPrivilegeOnEntitiesResponse`: one `EntityPrivilege` per entity asked about.
+pub(crate) fn entity_privileges(response: &Response) -> Result<Vec<EntityPrivileges>, ParseError> {
+    response
+        .0
+        .children_named("returnval")
+        .map(|entity| {
+            let privileges = entity
+                .children_named("privAvailability")
+                .map(|availability| {
+                    Ok((
+                        availability.required("privId")?.text.trim().to_string(),
+                        availability.required("isGranted")?.boolean()?,
+                    ))
+                })
+                .collect::<Result<_, ParseError>>()?;
+            Ok(EntityPrivileges {
+                entity: reference(entity.required("entity")?)?,
+                privileges,
+            })
+        })
+        .collect()
 }
 
 /// `RetrievePropertiesExResponse` or `ContinueRetrievePropertiesExResponse`. An empty response
@@ -316,10 +411,7 @@ fn object_content(objects: &Element) -> Result<ObjectContent, ParseError> {
             let fault = missing
                 .child("fault")
                 .map(localized_fault)
-                .unwrap_or_else(|| Fault {
-                    name: "MethodFault".to_string(),
-                    message: String::new(),
-                });
+                .unwrap_or_else(|| Fault::new("MethodFault", ""));
             (path, fault)
         })
         .collect();

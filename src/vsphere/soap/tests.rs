@@ -100,10 +100,10 @@ fn failed_task_info_carries_the_localized_fault() {
     );
     assert_eq!(
         task.property("info.error"),
-        Some(&Value::Fault(Fault {
-            name: "InvalidArgument".to_string(),
-            message: "*types.InvalidArgument".to_string(),
-        }))
+        Some(&Value::Fault(Fault::new(
+            "InvalidArgument",
+            "*types.InvalidArgument"
+        )))
     );
 }
 
@@ -404,5 +404,110 @@ fn a_negative_or_missing_count_in_a_policy_is_an_error_naming_the_element() {
     assert_eq!(
         missing.to_string(),
         "<admissionControlPolicy> has no <memoryFailoverResourcesPercent>"
+    );
+}
+
+const ENVELOPE_START: &str = r#"<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body>"#;
+const ENVELOPE_END: &str = "</soapenv:Body></soapenv:Envelope>";
+
+fn reply(body: &str) -> Reply {
+    envelope(format!("{ENVELOPE_START}{body}{ENVELOPE_END}").as_bytes()).expect("envelope")
+}
+
+fn response(body: &str) -> Response {
+    match reply(body) {
+        Reply::Response(response) => response,
+        Reply::Fault(fault) => panic!("a response, not {fault}"),
+    }
+}
+
+#[test]
+fn a_no_permission_fault_names_the_missing_privilege_and_its_object() {
+    // As vCenter answers a method the session may not call.
+    let Reply::Fault(fault) = reply(concat!(
+        r#"<soapenv:Fault><faultcode>ServerFaultCode</faultcode>"#,
+        r#"<faultstring>Permission to perform this operation was denied.</faultstring><detail>"#,
+        r#"<NoPermissionFault xmlns="urn:vim25" xsi:type="NoPermission">"#,
+        r#"<object type="ClusterComputeResource">domain-c7</object>"#,
+        r#"<privilegeId>Host.Inventory.EditCluster</privilegeId></NoPermissionFault>"#,
+        r#"</detail></soapenv:Fault>"#
+    )) else {
+        panic!("expected a fault");
+    };
+    assert_eq!(
+        fault.missing_privilege.as_deref(),
+        Some(&MissingPrivilege {
+            privilege: "Host.Inventory.EditCluster".to_string(),
+            object: "ClusterComputeResource:domain-c7".to_string(),
+        })
+    );
+    assert_eq!(
+        fault.to_string(),
+        "NoPermission: Permission to perform this operation was denied. (missing \
+         Host.Inventory.EditCluster on ClusterComputeResource:domain-c7)"
+    );
+}
+
+#[test]
+fn not_authenticated_names_no_missing_privilege() {
+    let Reply::Fault(fault) = fixture("not-authenticated.xml") else {
+        panic!("expected a fault");
+    };
+    assert_eq!(fault.missing_privilege, None);
+}
+
+#[test]
+fn service_content_gives_the_authorization_manager() {
+    let response = fixture_response("retrieve-service-content-vcsim.xml");
+    let content = service_content(&response).expect("service content");
+    assert_eq!(
+        content.authorization_manager,
+        Some(reference("AuthorizationManager", "AuthorizationManager"))
+    );
+}
+
+#[test]
+fn login_gives_the_session_key_and_user_name_and_debug_hides_the_key() {
+    let response = response(concat!(
+        r#"<LoginResponse xmlns="urn:vim25"><returnval><key>52b1-secret</key>"#,
+        r#"<userName>VSPHERE.LOCAL\descheduler</userName><fullName>descheduler</fullName>"#,
+        r#"</returnval></LoginResponse>"#
+    ));
+    let session = user_session(&response).expect("a user session");
+    assert_eq!(
+        secrecy::ExposeSecret::expose_secret(&session.key),
+        "52b1-secret"
+    );
+    assert_eq!(session.user_name, r"VSPHERE.LOCAL\descheduler");
+    assert!(!format!("{session:?}").contains("52b1-secret"));
+}
+
+#[test]
+fn privilege_answers_are_read_per_entity() {
+    let response = response(concat!(
+        r#"<HasPrivilegeOnEntitiesResponse xmlns="urn:vim25">"#,
+        r#"<returnval><entity type="Folder">group-d1</entity>"#,
+        r#"<privAvailability><privId>System.View</privId><isGranted>true</isGranted></privAvailability>"#,
+        r#"</returnval><returnval><entity type="ClusterComputeResource">domain-c7</entity>"#,
+        r#"<privAvailability><privId>System.Read</privId><isGranted>true</isGranted></privAvailability>"#,
+        r#"<privAvailability><privId>Host.Inventory.EditCluster</privId><isGranted>false</isGranted></privAvailability>"#,
+        r#"</returnval></HasPrivilegeOnEntitiesResponse>"#
+    ));
+    let answers = entity_privileges(&response).expect("answers");
+    assert_eq!(
+        answers,
+        [
+            EntityPrivileges {
+                entity: reference("Folder", "group-d1"),
+                privileges: vec![("System.View".to_string(), true)],
+            },
+            EntityPrivileges {
+                entity: reference("ClusterComputeResource", "domain-c7"),
+                privileges: vec![
+                    ("System.Read".to_string(), true),
+                    ("Host.Inventory.EditCluster".to_string(), false)
+                ],
+            }
+        ]
     );
 }

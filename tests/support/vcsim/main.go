@@ -3,9 +3,13 @@
 // It runs govmomi's simulator (Debian's golang-github-vmware-govmomi-dev, 0.24.2) on 127.0.0.1
 // and builds in it the inventory given as JSON: the camelCase form of the crate's `Inventory`
 // (clusters with their datacenter, DRS and HA configuration, hosts, VMs pinned to hosts with fixed
-// BIOS uuids, and rules), plus harness-only `templates`. It enforces one username and password and
-// serves https with a leaf certificate signed by a CA it generates, because rustls refuses the
-// simulator's built-in CA:TRUE certificate.
+// BIOS uuids, and rules), plus harness-only `templates`. It serves https with a leaf certificate
+// signed by a CA it generates, because rustls refuses the simulator's built-in CA:TRUE
+// certificate.
+//
+// Logins are checked against a table of users: at first only -username/-password, which holds
+// the Admin role on the root folder, as vCenter's administrator does. Tests add users, roles and
+// permissions, which the harness enforces where vcsim does not (authorization.go says where).
 //
 // A second, plain-http listener is the control endpoint for tests:
 //
@@ -13,6 +17,14 @@
 //	                               vcsim 0.24.2 has no MigrateVM_Task)
 //	GET  /stats                    SOAP calls served so far, by method ({"Login": 1, ...})
 //	POST /sessions/terminate       end every client session, as an idle timeout would
+//	POST /users                    {"name", "password"}: a user Login accepts
+//	POST /roles                    {"name", "privileges"}: a role (AddAuthorizationRole, as
+//	                               `govc role.create`); vCenter adds the System privileges
+//	POST /permissions              {"principal", "role", "path", "propagate"}: the role for the
+//	                               user on the object at that inventory path ("/" is the root
+//	                               folder), as `govc permissions.set`
+//	POST /pages/fail-next          the next ContinueRetrievePropertiesEx fails as for an expired
+//	                               token (with -page-size)
 //
 // With -page-size N, property retrievals are paged by N objects behind a token and continued
 // with ContinueRetrievePropertiesEx, as real vCenter does (vcsim 0.24.2 never pages and lacks
@@ -38,6 +50,7 @@ import (
 	"encoding/pem"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"io/ioutil"
 	"log"
@@ -169,11 +182,14 @@ func main() {
 	defer model.Remove()
 
 	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}}
-	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(*username, *password)}
+	// No user here: vcsim then accepts any non-empty pair, and the counter enforces the table.
+	model.Service.Listen = &url.URL{Host: "127.0.0.1:0"}
 	server := model.Service.NewServer()
 	defer server.Close()
 
-	counter := newCounter()
+	accounts := newAccounts()
+	accounts.add(*username, *password)
+	counter := newCounter(accounts)
 	if *pageSize > 0 {
 		counter.pager = &pager{size: *pageSize, pages: map[string][]string{}}
 	}
@@ -191,12 +207,14 @@ func main() {
 
 	client, err := connect(ctx, admin)
 	check(err, "log in to the simulator")
+	counter.authorization = installAuthorization(*client.ServiceContent.AuthorizationManager, accounts)
+	check(grantAdmin(ctx, client, *username), "grant the administrator")
 	check(build(ctx, client, &inv, tmp), "build inventory")
 	_ = client.Logout(ctx)
 
 	control, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err, "listen for control")
-	harness := &harness{admin: admin, counter: counter}
+	harness := &harness{admin: admin, counter: counter, accounts: accounts}
 	go func() { _ = http.Serve(control, harness.routes()) }()
 
 	ready, err := json.Marshal(map[string]string{
@@ -600,17 +618,20 @@ func setHostState(h *object.HostSystem, spec host) {
 	})
 }
 
-// counter counts the SOAP methods clients call and remembers their session cookies. With a
-// pager it also pages property retrievals, which vcsim 0.24.2 never does.
+// counter counts the SOAP methods clients call and remembers their session cookies. It enforces
+// the user table on Login and the write privilege on cluster reconfiguration (authorization.go).
+// With a pager it also pages property retrievals, which vcsim 0.24.2 never does.
 type counter struct {
-	mu       sync.Mutex
-	calls    map[string]int
-	sessions map[string]struct{}
-	pager    *pager
+	mu            sync.Mutex
+	calls         map[string]int
+	sessions      map[string]struct{}
+	pager         *pager
+	accounts      *accounts
+	authorization *authorizationManager
 }
 
-func newCounter() *counter {
-	return &counter{calls: map[string]int{}, sessions: map[string]struct{}{}}
+func newCounter(accounts *accounts) *counter {
+	return &counter{calls: map[string]int{}, sessions: map[string]struct{}{}, accounts: accounts}
 }
 
 // methodPattern finds the first element inside the SOAP Body: the method name.
@@ -627,15 +648,28 @@ func (c *counter) wrap(next http.Handler) http.Handler {
 			}
 			r.Body = ioutil.NopCloser(bytes.NewReader(body))
 			method := ""
+			session := ""
 			c.mu.Lock()
 			if m := methodPattern.FindSubmatch(body); m != nil {
 				method = string(m[1])
 				c.calls[method]++
 			}
 			if cookie, err := r.Cookie("vmware_soap_session"); err == nil {
-				c.sessions[cookie.Value] = struct{}{}
+				session = cookie.Value
+				c.sessions[session] = struct{}{}
 			}
 			c.mu.Unlock()
+			switch method {
+			case "Login":
+				c.login(w, r, body, next)
+				return
+			case "Logout":
+				c.accounts.loggedOut(session)
+			case "ReconfigureComputeResource_Task":
+				if c.refuseReconfigure(w, session, body) {
+					return
+				}
+			}
 			if c.pager != nil {
 				switch method {
 				case "RetrievePropertiesEx":
@@ -651,6 +685,70 @@ func (c *counter) wrap(next http.Handler) http.Handler {
 	})
 }
 
+var (
+	userNamePattern = regexp.MustCompile(`<userName>([^<]*)</userName>`)
+	passwordPattern = regexp.MustCompile(`<password>([^<]*)</password>`)
+	keyPattern      = regexp.MustCompile(`<key>([^<]*)</key>`)
+	clusterPattern  = regexp.MustCompile(`<_this type="ClusterComputeResource">([^<]*)</_this>`)
+)
+
+// login refuses a pair that is not in the table as vCenter does, and otherwise lets vcsim log
+// in and remembers whose session it created.
+func (c *counter) login(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
+	text := func(pattern *regexp.Regexp) string {
+		if m := pattern.FindSubmatch(body); m != nil {
+			return html.UnescapeString(string(m[1]))
+		}
+		return ""
+	}
+	user := text(userNamePattern)
+	if !c.accounts.valid(user, text(passwordPattern)) {
+		fault(w, `<faultstring>Login failure</faultstring><detail><InvalidLoginFault xmlns="urn:vim25" xsi:type="InvalidLogin"></InvalidLoginFault></detail>`)
+		return
+	}
+	recorder := httptest.NewRecorder()
+	next.ServeHTTP(recorder, r)
+	if recorder.Code == http.StatusOK {
+		if m := keyPattern.FindSubmatch(recorder.Body.Bytes()); m != nil {
+			c.accounts.loggedIn(string(m[1]), user)
+		}
+	}
+	for k, v := range recorder.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(recorder.Code)
+	_, _ = w.Write(recorder.Body.Bytes())
+}
+
+// refuseReconfigure answers NoPermission, as vCenter does before creating the task, when the
+// session's user lacks Host.Inventory.EditCluster on the cluster. Sessions it does not know are
+// left to vcsim (NotAuthenticated).
+func (c *counter) refuseReconfigure(w http.ResponseWriter, session string, body []byte) bool {
+	user, known := c.accounts.user(session)
+	m := clusterPattern.FindSubmatch(body)
+	if !known || m == nil || c.authorization == nil {
+		return false
+	}
+	cluster := types.ManagedObjectReference{Type: "ClusterComputeResource", Value: string(m[1])}
+	const privilege = "Host.Inventory.EditCluster"
+	allowed := false
+	simulator.Map.WithLock(c.authorization.Reference(), func() {
+		allowed = c.authorization.holds(user, cluster, privilege)
+	})
+	if allowed {
+		return false
+	}
+	fault(w, `<faultstring>`+permissionDenied+`</faultstring><detail><NoPermissionFault xmlns="urn:vim25" xsi:type="NoPermission"><object type="ClusterComputeResource">`+html.EscapeString(cluster.Value)+`</object><privilegeId>`+privilege+`</privilegeId></NoPermissionFault></detail>`)
+	return true
+}
+
+// fault answers a SOAP fault whose faultstring and detail are inner.
+func fault(w http.ResponseWriter, inner string) {
+	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = io.WriteString(w, envelopeStart+`<soapenv:Fault><faultcode>ServerFaultCode</faultcode>`+inner+`</soapenv:Fault>`+envelopeEnd)
+}
+
 // pager splits RetrievePropertiesEx results into pages of `size` objects behind a token and
 // serves ContinueRetrievePropertiesEx and CancelRetrievePropertiesEx from them, the way real
 // vCenter pages. Continuations are served by the harness, so they skip vcsim's session check.
@@ -659,6 +757,8 @@ type pager struct {
 	mu    sync.Mutex
 	next  int
 	pages map[string][]string
+	// failNext makes the next continuation find its token gone.
+	failNext bool
 }
 
 const envelopeStart = `<?xml version="1.0" encoding="UTF-8"?>
@@ -732,6 +832,10 @@ func (p *pager) rest(w http.ResponseWriter, method string, body []byte) {
 		objects, known = p.pages[string(m[1])]
 		delete(p.pages, string(m[1]))
 	}
+	if method == "ContinueRetrievePropertiesEx" && p.failNext {
+		p.failNext = false
+		known = false
+	}
 	p.mu.Unlock()
 	if !known {
 		w.WriteHeader(http.StatusInternalServerError)
@@ -750,8 +854,9 @@ func (p *pager) rest(w http.ResponseWriter, method string, body []byte) {
 }
 
 type harness struct {
-	admin   *url.URL
-	counter *counter
+	admin    *url.URL
+	counter  *counter
+	accounts *accounts
 }
 
 func (h *harness) routes() http.Handler {
@@ -759,7 +864,21 @@ func (h *harness) routes() http.Handler {
 	mux.HandleFunc("/move", h.move)
 	mux.HandleFunc("/stats", h.stats)
 	mux.HandleFunc("/sessions/terminate", h.terminate)
-	return mux
+	mux.HandleFunc("/users", h.addUser)
+	mux.HandleFunc("/roles", h.addRole)
+	mux.HandleFunc("/permissions", h.setPermission)
+	mux.HandleFunc("/pages/fail-next", h.failNextPage)
+	// Read each request whole before answering: the server closes HTTP/1.0 connections after
+	// the reply, and closing with request bytes unread resets the connection under the reply.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := ioutil.ReadAll(r.Body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		r.Body = ioutil.NopCloser(bytes.NewReader(body))
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func reply(w http.ResponseWriter, status int, value interface{}) {
@@ -866,6 +985,147 @@ func (h *harness) terminate(w http.ResponseWriter, r *http.Request) {
 		if err := manager.TerminateSession(ctx, []string{id}); err == nil {
 			terminated = append(terminated, id)
 		}
+		h.accounts.loggedOut(id)
 	}
 	reply(w, http.StatusOK, map[string]int{"terminated": len(terminated)})
+}
+
+// readJSON decodes a control request's body, answering 400 when it cannot.
+func readJSON(w http.ResponseWriter, r *http.Request, value interface{}) bool {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return false
+	}
+	if err := json.NewDecoder(r.Body).Decode(value); err != nil {
+		reply(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return false
+	}
+	return true
+}
+
+func (h *harness) addUser(w http.ResponseWriter, r *http.Request) {
+	var user struct {
+		Name     string `json:"name"`
+		Password string `json:"password"`
+	}
+	if !readJSON(w, r, &user) {
+		return
+	}
+	h.accounts.add(user.Name, user.Password)
+	reply(w, http.StatusOK, map[string]string{"name": user.Name})
+}
+
+// addRole creates a role through the SOAP API, as govc role.create does.
+func (h *harness) addRole(w http.ResponseWriter, r *http.Request) {
+	var role struct {
+		Name       string   `json:"name"`
+		Privileges []string `json:"privileges"`
+	}
+	if !readJSON(w, r, &role) {
+		return
+	}
+	ctx := r.Context()
+	c, err := connect(ctx, h.admin)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer func() { _ = c.Logout(context.Background()) }()
+	if _, err := object.NewAuthorizationManager(c.Client).AddRole(ctx, role.Name, role.Privileges); err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, map[string]string{"name": role.Name})
+}
+
+// setPermission gives a user a role on the object at an inventory path, keeping the object's
+// other permissions (vcsim's SetEntityPermissions replaces them all), as govc permissions.set
+// does.
+func (h *harness) setPermission(w http.ResponseWriter, r *http.Request) {
+	var permission struct {
+		Principal string `json:"principal"`
+		Role      string `json:"role"`
+		Path      string `json:"path"`
+		Propagate bool   `json:"propagate"`
+	}
+	if !readJSON(w, r, &permission) {
+		return
+	}
+	ctx := r.Context()
+	c, err := connect(ctx, h.admin)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer func() { _ = c.Logout(context.Background()) }()
+	entity := c.ServiceContent.RootFolder
+	if permission.Path != "/" {
+		found, err := object.NewSearchIndex(c.Client).FindByInventoryPath(ctx, permission.Path)
+		if err != nil || found == nil {
+			fail(w, fmt.Errorf("no object at %q: %v", permission.Path, err))
+			return
+		}
+		entity = found.Reference()
+	}
+	var id int32
+	known := false
+	authorization := h.counter.authorization
+	simulator.Map.WithLock(authorization.Reference(), func() {
+		id, known = authorization.roleID(permission.Role)
+	})
+	if !known {
+		fail(w, fmt.Errorf("no role %q", permission.Role))
+		return
+	}
+	if err := addPermission(ctx, c, entity, types.Permission{
+		Principal: permission.Principal,
+		RoleId:    id,
+		Propagate: permission.Propagate,
+	}); err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, map[string]string{"entity": entity.Value})
+}
+
+// addPermission sets one principal's permission on entity, keeping the others.
+func addPermission(ctx context.Context, c *govmomi.Client, entity types.ManagedObjectReference, permission types.Permission) error {
+	manager := object.NewAuthorizationManager(c.Client)
+	existing, err := manager.RetrieveEntityPermissions(ctx, entity, false)
+	if err != nil {
+		return err
+	}
+	permission.Entity = &entity
+	permissions := []types.Permission{permission}
+	for _, p := range existing {
+		if p.Group || !strings.EqualFold(p.Principal, permission.Principal) {
+			permissions = append(permissions, p)
+		}
+	}
+	return manager.SetEntityPermissions(ctx, entity, permissions)
+}
+
+// grantAdmin gives the harness's user the Admin role on the root folder, propagated, as
+// vCenter's administrator holds it.
+func grantAdmin(ctx context.Context, c *govmomi.Client, user string) error {
+	return addPermission(ctx, c, c.ServiceContent.RootFolder, types.Permission{
+		Principal: user,
+		RoleId:    -1, // Admin
+		Propagate: true,
+	})
+}
+
+func (h *harness) failNextPage(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	if h.counter.pager == nil {
+		fail(w, fmt.Errorf("the simulator does not page (no -page-size)"))
+		return
+	}
+	h.counter.pager.mu.Lock()
+	h.counter.pager.failNext = true
+	h.counter.pager.mu.Unlock()
+	reply(w, http.StatusOK, map[string]bool{"failNext": true})
 }

@@ -1,0 +1,333 @@
+//! What a preflight found, as values: every item has a [`Status`], a sentence saying what was
+//! found, and, when something is to be done, a [`Fix`]. Sections keep the order a person works
+//! through them: reach vCenter and log in, see the clusters, hold the privileges, set the
+//! clusters up.
+
+use serde::Serialize;
+
+use super::fix::Fix;
+use crate::vsphere::privileges::NeededFor;
+
+/// How an item stands. Ordered from fine to worst, so the worst item is the maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Ok,
+    /// Could not be checked (the detail says why); nothing is known against it.
+    NotChecked,
+    /// Works, but not as this tool is meant to work (rules not enforced, HA not keeping them).
+    Warning,
+    /// Something runs need is missing: they will fail or do less than asked.
+    Missing,
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Ok => "ok",
+            Status::NotChecked => "not-checked",
+            Status::Warning => "warning",
+            Status::Missing => "missing",
+        })
+    }
+}
+
+/// The part every item shares: its status, what was found, and what to do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    pub status: Status,
+    /// What was found, as a sentence.
+    pub detail: String,
+    /// What to change, when the status is not `ok`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
+}
+
+impl Finding {
+    pub fn ok(detail: impl Into<String>) -> Finding {
+        Finding {
+            status: Status::Ok,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    pub fn not_checked(detail: impl Into<String>) -> Finding {
+        Finding {
+            status: Status::NotChecked,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    pub fn with(status: Status, detail: impl Into<String>, fix: Fix) -> Finding {
+        Finding {
+            status,
+            detail: detail.into(),
+            fix: Some(fix),
+        }
+    }
+}
+
+/// The result of [`preflight`](super::preflight).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preflight {
+    /// The vCenter address, as configured.
+    pub server: String,
+    /// The account checked.
+    pub username: String,
+    /// What vCenter says it is; `None` when it could not be reached.
+    pub vcenter: Option<VcenterVersion>,
+    /// Reaching vCenter and logging in.
+    pub login: Finding,
+    /// Reading the inventory as runs do.
+    pub observation: Finding,
+    /// Whether the datacenters and clusters runs are told to touch are visible.
+    pub scope: Vec<ScopeCheck>,
+    /// Each privilege of `privileges.txt` on the objects runs touch.
+    pub privileges: Vec<PrivilegeCheck>,
+    /// The DRS and HA settings of each observed cluster.
+    pub clusters: Vec<ClusterCheck>,
+}
+
+impl Preflight {
+    /// The worst status of any item.
+    pub fn worst(&self) -> Status {
+        std::iter::once(&self.login)
+            .chain(std::iter::once(&self.observation))
+            .chain(self.scope.iter().map(|check| &check.finding))
+            .chain(self.privileges.iter().map(|check| &check.finding))
+            .chain(
+                self.clusters
+                    .iter()
+                    .flat_map(|cluster| cluster.settings.iter().map(|check| &check.finding)),
+            )
+            .map(|finding| finding.status)
+            .max()
+            .unwrap_or(Status::Ok)
+    }
+}
+
+/// `ServiceContent.about`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VcenterVersion {
+    /// `fullName`, e.g. `VMware vCenter Server 8.0.3 build-24022515`.
+    pub full_name: String,
+    /// `apiVersion`, e.g. `8.0.3.0`.
+    pub api_version: String,
+}
+
+/// One entry of the policy's `vsphere.datacenters` or `vsphere.clusters`, or, without either,
+/// "every cluster".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "kebab-case")]
+pub enum ScopeFilter {
+    Datacenter(String),
+    Cluster(String),
+    AllClusters,
+}
+
+impl std::fmt::Display for ScopeFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScopeFilter::Datacenter(name) => write!(f, "vsphere.datacenters entry {name:?}"),
+            ScopeFilter::Cluster(name) => write!(f, "vsphere.clusters entry {name:?}"),
+            ScopeFilter::AllClusters => f.write_str("every cluster (no vsphere filters)"),
+        }
+    }
+}
+
+/// Whether a filter finds a cluster the account can see.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeCheck {
+    pub filter: ScopeFilter,
+    #[serde(flatten)]
+    pub finding: Finding,
+}
+
+/// The objects one privilege row is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
+pub enum ObjectScope {
+    /// vCenter's root folder.
+    RootFolder {
+        id: String,
+    },
+    Datacenter {
+        name: String,
+        id: Option<String>,
+    },
+    /// The host folders between a cluster and its datacenter.
+    HostFolders {
+        datacenter: String,
+        cluster: String,
+    },
+    Cluster {
+        datacenter: String,
+        name: String,
+        id: Option<String>,
+    },
+    /// The ESXi hosts of one cluster.
+    Hosts {
+        datacenter: String,
+        cluster: String,
+        count: usize,
+    },
+    /// The VMs of one cluster.
+    Vms {
+        datacenter: String,
+        cluster: String,
+        count: usize,
+    },
+}
+
+impl std::fmt::Display for ObjectScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let qualified = |datacenter: &str, cluster: &str| {
+            if datacenter.is_empty() {
+                cluster.to_string()
+            } else {
+                format!("{datacenter}/{cluster}")
+            }
+        };
+        match self {
+            ObjectScope::RootFolder { id } => write!(f, "the vCenter root folder ({id})"),
+            ObjectScope::Datacenter { name, id: Some(id) } => {
+                write!(f, "datacenter {name} ({id})")
+            }
+            ObjectScope::Datacenter { name, id: None } => write!(f, "datacenter {name}"),
+            ObjectScope::HostFolders {
+                datacenter,
+                cluster,
+            } => write!(
+                f,
+                "the host folders above cluster {}",
+                qualified(datacenter, cluster)
+            ),
+            ObjectScope::Cluster {
+                datacenter,
+                name,
+                id,
+            } => {
+                write!(f, "cluster {}", qualified(datacenter, name))?;
+                match id {
+                    Some(id) => write!(f, " ({id})"),
+                    None => Ok(()),
+                }
+            }
+            ObjectScope::Hosts {
+                datacenter,
+                cluster,
+                count,
+            } => write!(
+                f,
+                "the {count} hosts of cluster {}",
+                qualified(datacenter, cluster)
+            ),
+            ObjectScope::Vms {
+                datacenter,
+                cluster,
+                count,
+            } => write!(
+                f,
+                "the {count} VMs of cluster {}",
+                qualified(datacenter, cluster)
+            ),
+        }
+    }
+}
+
+/// One privilege on one object (or on the hosts or VMs of one cluster), for the methods of
+/// `privileges.txt` that need it there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrivilegeCheck {
+    /// The privilege id, e.g. `Host.Inventory.EditCluster`.
+    pub privilege: String,
+    pub object: ObjectScope,
+    /// What needs it here, from `privileges.txt`.
+    pub needed_for: Vec<NeededFor>,
+    /// The SOAP methods that need it here.
+    pub methods: Vec<String>,
+    /// The objects, by name, that lack it (hosts and VMs are checked one by one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_on: Vec<String>,
+    #[serde(flatten)]
+    pub finding: Finding,
+}
+
+/// The settings of one observed cluster that decide whether DRS enforces the rules this tool
+/// writes and whether HA keeps them through a host failure.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterCheck {
+    pub datacenter: String,
+    pub name: String,
+    pub id: Option<String>,
+    pub settings: Vec<SettingCheck>,
+}
+
+/// A cluster setting the preflight reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Setting {
+    /// `drsConfig.enabled`.
+    DrsEnabled,
+    /// `drsConfig.defaultVmBehavior`: DRS's default automation level.
+    DrsAutomationLevel,
+    /// `dasConfig.enabled`.
+    HaEnabled,
+    /// The HA advanced option `das.respectVmVmAntiAffinityRules`.
+    HaRespectsVmAntiAffinityRules,
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Setting::DrsEnabled => "vSphere DRS",
+            Setting::DrsAutomationLevel => "DRS automation level",
+            Setting::HaEnabled => "vSphere HA",
+            Setting::HaRespectsVmAntiAffinityRules => "das.respectVmVmAntiAffinityRules",
+        })
+    }
+}
+
+/// A setting's value as vCenter reported it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum SettingValue {
+    Flag(bool),
+    /// An automation level (`fullyAutomated`, `partiallyAutomated`, `manual`).
+    Level(String),
+    /// Not set, or not readable.
+    Unset,
+}
+
+impl std::fmt::Display for SettingValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingValue::Flag(true) => f.write_str("on"),
+            SettingValue::Flag(false) => f.write_str("off"),
+            SettingValue::Level(level) => f.write_str(level),
+            SettingValue::Unset => f.write_str("unset"),
+        }
+    }
+}
+
+/// One setting of one cluster.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingCheck {
+    pub setting: Setting,
+    pub value: SettingValue,
+    #[serde(flatten)]
+    pub finding: Finding,
+}
