@@ -1,5 +1,6 @@
 //! The commands, and the one place errors become exit codes.
 
+mod check;
 mod completions;
 pub(crate) mod demo;
 mod plan;
@@ -81,6 +82,8 @@ pub fn execute(args: Args) -> Result<ExitCode, Error> {
         Command::Validate(validate_args) => validate::execute(&validate_args, args.output),
         Command::Demo => demo::execute(args.output),
         Command::Run(run_args) => run::execute(&run_args, args.output),
+        Command::Check(_) if html => Err(Error::NoHtml { command: "check" }),
+        Command::Check(check_args) => check::execute(&check_args, args.output),
         Command::Snapshot(_) if html => Err(Error::NoHtml {
             command: "snapshot",
         }),
