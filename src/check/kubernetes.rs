@@ -1,8 +1,8 @@
 //! The Kubernetes section of `check`: connected as `run` connects, it asks about every call of
 //! the call list this policy makes (a SelfSubjectAccessReview each: cluster-wide for the
-//! ClusterRole's calls, in the lock namespace for the Role's), sends a run's label write to one
-//! node as a dry run (RBAC, validation and admission all run; nothing is stored), then a dry
-//! run of a label outside the policy's keys (refused where the chart's admission policy confines
+//! ClusterRole's calls, in the lock namespace for the Role's), sends a run's label write (a
+//! change of the host label) to one node as a dry run (RBAC, validation and admission all run;
+//! nothing is stored), then a dry run of a label outside the policy's keys (refused where the chart's admission policy confines
 //! the runs), reads one NodeMetrics when the policy reads actual usage, and lists the
 //! PriorityClasses the policy names.
 //!
@@ -20,9 +20,11 @@ use crate::plan::LabelApply;
 use crate::policy::{Policy, PriorityThreshold};
 use crate::run::RunConfig;
 
-/// The value a node without the host label is given in the dry-run write: the ESXi host it
-/// would get needs vCenter, and nothing is stored either way.
+/// The host label's value in the dry-run write: a change (see [`probe_labels`]), stored nowhere.
 pub const PROBE_HOST_VALUE: &str = "vsphere-descheduler-check";
+
+/// [`PROBE_HOST_VALUE`]'s stand-in on a node that already carries it.
+const PROBE_HOST_OTHER_VALUE: &str = "vsphere-descheduler-check-2";
 
 /// The label key of the confinement probe: one no policy owns, whose write the chart's admission
 /// policy refuses.
@@ -104,7 +106,9 @@ async fn permissions(
         .filter(|call| call.grant != Grant::Everyone)
         .collect();
     if !reviews.is_empty() && reviews.iter().all(unanswered) {
-        return Err(reviews.swap_remove(0).expect_err("unanswered reviews failed"));
+        return Err(reviews
+            .swap_remove(0)
+            .expect_err("unanswered reviews failed"));
     }
     // The review itself: if it was refused, no answer about the others means anything.
     let reviews_refused = reviews
@@ -204,9 +208,7 @@ fn subject(call: &ApiCall, lock_namespace: &str) -> Subject {
         group: call.group.clone(),
         resource: call.rule_resource(),
         verb: call.verb.clone(),
-        namespace: call
-            .is_namespaced()
-            .then(|| lock_namespace.to_string()),
+        namespace: call.is_namespaced().then(|| lock_namespace.to_string()),
         name: call.name().map(str::to_string),
     }
 }
@@ -244,10 +246,11 @@ pub fn rule_fix(call: &ApiCall, lock_namespace: &str) -> String {
 /// The dry-run write of the policy's labels to one node, then of a label outside them;
 /// `allowed` says whether this identity may list and patch nodes at all.
 async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> Vec<Item> {
-    let keys = &policy.vsphere.labels;
     let write = |node: Option<&ProbeNode>| Subject::LabelWrite {
         node: node.map(|node| node.name.clone()),
-        labels: node.map(|node| probe_labels(node, policy)).unwrap_or_default(),
+        labels: node
+            .map(|node| probe_labels(node, policy))
+            .unwrap_or_default(),
     };
     let confinement = |node: Option<&ProbeNode>| Subject::LabelConfinement {
         node: node.map(|node| node.name.clone()),
@@ -260,7 +263,7 @@ async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> 
             Item::new(confinement(None), Status::NotChecked, detail),
         ];
     }
-    let node = match client.probe_node(&keys.host).await {
+    let node = match client.probe_node().await {
         Ok(Some(node)) => node,
         Ok(None) => {
             let detail = "the cluster has no nodes";
@@ -301,18 +304,24 @@ async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> 
     vec![written, confined]
 }
 
-/// The labels a run would apply to `node`, as far as they can be known without vCenter: the
-/// host label's present value (or [`PROBE_HOST_VALUE`]), and the policy's other keys the node
-/// carries, as they are.
+/// The labels of the dry-run write to `node`: the policy's keys the node carries, as they are,
+/// and the host label changed to [`PROBE_HOST_VALUE`] (added where the node has none). A
+/// change, not the value the node has: an admission policy judges the keys an update changes
+/// (the chart's refuses other keys only when they change), so a write that changes nothing
+/// would pass where a run's relabelling after a DRS move is refused. The value a run would
+/// write needs vCenter; the write is stored nowhere.
 fn probe_labels(node: &ProbeNode, policy: &Policy) -> BTreeMap<String, String> {
     let keys = &policy.vsphere.labels;
     let mut labels: BTreeMap<String, String> = keys
         .owned()
         .filter_map(|key| Some((key.to_string(), node.labels.get(key)?.clone())))
         .collect();
-    labels
-        .entry(keys.host.clone())
-        .or_insert_with(|| PROBE_HOST_VALUE.to_string());
+    let value = if labels.get(&keys.host).map(String::as_str) == Some(PROBE_HOST_VALUE) {
+        PROBE_HOST_OTHER_VALUE
+    } else {
+        PROBE_HOST_VALUE
+    };
+    labels.insert(keys.host.clone(), value.to_string());
     labels
 }
 
@@ -464,9 +473,7 @@ mod tests {
     use super::*;
 
     fn call(line: &str) -> ApiCall {
-        kube::parse_call_list(line)
-            .expect("a call line")
-            .remove(0)
+        kube::parse_call_list(line).expect("a call line").remove(0)
     }
 
     #[test]
@@ -528,7 +535,7 @@ mod tests {
     }
 
     #[test]
-    fn the_probe_keeps_the_nodes_own_values_and_fills_in_only_the_host() {
+    fn the_probe_changes_the_host_label_and_keeps_the_other_keys_as_they_are() {
         let mut policy = Policy::default();
         policy.vsphere.labels.cluster = Some("example.com/cluster".into());
         let node = |labels: &[(&str, &str)]| ProbeNode {
@@ -550,9 +557,13 @@ mod tests {
                 &policy
             ),
             BTreeMap::from([
-                (host, "esxi-41".to_string()),
+                (host.clone(), PROBE_HOST_VALUE.to_string()),
                 ("example.com/cluster".to_string(), "c1".to_string())
             ])
+        );
+        assert_eq!(
+            probe_labels(&node(&[(host.as_str(), PROBE_HOST_VALUE)]), &policy),
+            BTreeMap::from([(host, PROBE_HOST_OTHER_VALUE.to_string())])
         );
     }
 }

@@ -51,11 +51,7 @@ fn render_section(out: &mut String, section: &Section) {
             one_line(&item.detail)
         ));
         if let Some(fix) = &item.fix {
-            out.push_str(&format!(
-                "  {:status_width$}  fix: {}\n",
-                "",
-                one_line(fix)
-            ));
+            out.push_str(&format!("  {:status_width$}  fix: {}\n", "", one_line(fix)));
         }
     }
 }

@@ -197,8 +197,7 @@ impl Client {
     /// unavailable (503), gives [`Error::MetricsUnavailable`].
     pub async fn metrics_served(&self) -> Result<(), Error> {
         let resource = metrics_resource(&NODE_METRICS);
-        let nodes: kube::Api<DynamicObject> =
-            kube::Api::all_with(self.client.clone(), &resource);
+        let nodes: kube::Api<DynamicObject> = kube::Api::all_with(self.client.clone(), &resource);
         let call = Call::new("GET", DynamicObject::url_path(&resource, None));
         let params = ListParams::default().limit(1);
         let answer = retry::idempotent(NODE_METRICS.list, || nodes.list(&params)).await;

@@ -1,7 +1,7 @@
 //! What `check` asks the API server, none of which changes anything: whether this client's
 //! identity may make each call of the call list (a `SelfSubjectAccessReview` each), a node to
-//! try a label write on, and that write sent as a dry run (`dryRun=All`), which runs validation
-//! and admission and stores nothing.
+//! try a label write on, and that write sent as a dry run (`dryRun=All`), which is authorized,
+//! validated and admitted as a real one, and stores nothing.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 
 use super::labels::{apply_configuration, node_vanished};
-use super::{ApiCall, Call, Client, Error, FIELD_MANAGER, PAGE_SIZE, retry};
+use super::{ApiCall, Call, Client, Error, FIELD_MANAGER, retry};
 use crate::plan::LabelApply;
 
 /// The API server's answer to a `SelfSubjectAccessReview`.
@@ -64,9 +64,7 @@ impl Client {
                     resource: Some(call.resource.clone()),
                     subresource: call.subresource.clone(),
                     verb: Some(call.verb.clone()),
-                    namespace: call
-                        .is_namespaced()
-                        .then(|| lock_namespace.to_string()),
+                    namespace: call.is_namespaced().then(|| lock_namespace.to_string()),
                     name: call.name().map(str::to_string),
                     ..ResourceAttributes::default()
                 }),
@@ -78,11 +76,11 @@ impl Client {
         let params = PostParams::default();
         // A review changes nothing: sending it again is harmless.
         let answer = retry::idempotent("review access", || reviews.create(&params, &review))
-        .await
-        .map_err(|error| Error::AccessReview {
-            call: call.to_string(),
-            source: request.failed(error),
-        })?;
+            .await
+            .map_err(|error| Error::AccessReview {
+                call: call.to_string(),
+                source: request.failed(error),
+            })?;
         let status = answer.status.unwrap_or_default();
         Ok(AccessDecision {
             allowed: status.allowed,
@@ -92,36 +90,23 @@ impl Client {
         })
     }
 
-    /// A node to try a label write on: the first that carries `key`, else the first of all;
-    /// `None` in a cluster without nodes. Pages are read until one carries the key.
-    pub async fn probe_node(&self, key: &str) -> Result<Option<ProbeNode>, Error> {
+    /// A node to try a label write on: the first the API server lists (`limit=1`); `None` in
+    /// a cluster without nodes.
+    pub async fn probe_node(&self) -> Result<Option<ProbeNode>, Error> {
         let nodes: Api<Node> = Api::all(self.client.clone());
         let call = Call::new("GET", nodes.resource_url());
-        let mut params = ListParams::default().limit(PAGE_SIZE);
-        let mut first = None;
-        loop {
-            let page = retry::idempotent("nodes", || nodes.list(&params))
-                .await
-                .map_err(|error| Error::List {
-                    kind: "nodes",
-                    source: call.failed(error),
-                })?;
-            for node in page.items {
-                let probe = ProbeNode {
-                    name: node.metadata.name.unwrap_or_default(),
-                    uid: node.metadata.uid,
-                    labels: node.metadata.labels.unwrap_or_default(),
-                };
-                if probe.labels.contains_key(key) {
-                    return Ok(Some(probe));
-                }
-                first.get_or_insert(probe);
-            }
-            match page.metadata.continue_ {
-                Some(token) if !token.is_empty() => params = params.continue_token(&token),
-                _ => return Ok(first),
-            }
-        }
+        let params = ListParams::default().limit(1);
+        let page = retry::idempotent("nodes", || nodes.list(&params))
+            .await
+            .map_err(|error| Error::List {
+                kind: "nodes",
+                source: call.failed(error),
+            })?;
+        Ok(page.items.into_iter().next().map(|node| ProbeNode {
+            name: node.metadata.name.unwrap_or_default(),
+            uid: node.metadata.uid,
+            labels: node.metadata.labels.unwrap_or_default(),
+        }))
     }
 
     /// Sends `apply` as a run sends it (server-side apply under [`FIELD_MANAGER`], forced,
@@ -135,10 +120,8 @@ impl Client {
         params.dry_run = true;
         let body = apply_configuration(apply);
         let patch = Patch::Apply(&body);
-        let answer = retry::idempotent("dry-run node labels", || {
-            nodes.patch(name, &params, &patch)
-        })
-        .await;
+        let answer =
+            retry::idempotent("dry-run node labels", || nodes.patch(name, &params, &patch)).await;
         let error = match answer {
             Ok(_) => return Ok(DryRunAnswer::Accepted),
             Err(error) => error,
