@@ -56,8 +56,10 @@ impl Rbac {
         let subject = format!("ServiceAccount \"{fullname}/{namespace}\"");
         let cluster_binding =
             format!("ClusterRoleBinding \"{fullname}\" of ClusterRole \"{fullname}\" to {subject}");
-        let role_binding =
-            format!("RoleBinding \"{fullname}/{namespace}\" of Role \"{fullname}\" to {subject}");
+        // The chart names its lease Role and RoleBinding `<fullname>-lease`.
+        let role_binding = format!(
+            "RoleBinding \"{fullname}-lease/{namespace}\" of Role \"{fullname}-lease\" to {subject}"
+        );
         let mut rules = basic_user_rules();
         for line in call_list.lines().map(str::trim) {
             if line.is_empty() || line.starts_with('#') {
