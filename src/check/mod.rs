@@ -68,7 +68,6 @@ impl Backend {
 #[serde(tag = "check", rename_all = "camelCase")]
 pub enum Subject {
     /// The API server could be reached at all (an item only when it could not).
-    #[serde(rename_all = "camelCase")]
     ApiServer,
     /// One call of the call list (`src/kube/api_calls.txt`), as RBAC sees it.
     #[serde(rename_all = "camelCase")]
@@ -94,7 +93,6 @@ pub enum Subject {
     #[serde(rename_all = "camelCase")]
     LabelConfinement { node: Option<String>, key: String },
     /// metrics-server's `metrics.k8s.io` API, for a policy that reads actual usage.
-    #[serde(rename_all = "camelCase")]
     MetricsApi,
     /// A PriorityClass the policy names (`priorityThreshold.name`).
     #[serde(rename_all = "camelCase")]
