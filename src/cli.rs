@@ -48,6 +48,10 @@ pub enum Command {
     Demo,
     /// The job: observe vCenter and Kubernetes, label nodes, plan, evict, sync DRS rules, report.
     Run(RunArgs),
+    /// Check, read-only, that everything a run needs is in place: the Kubernetes permissions,
+    /// that admission lets the runs' label writes through (a dry run), the metrics API and
+    /// PriorityClasses the policy needs, the Pushgateway. Takes `run`'s flags.
+    Check(CheckArgs),
     /// Record the live state (nodes, pods, PDBs, namespaces, vSphere inventory) into a file
     /// that `plan --snapshot` reads.
     Snapshot(SnapshotArgs),
@@ -205,6 +209,15 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub metrics: MetricsArgs,
+}
+
+/// `check` takes exactly `run`'s settings, so that it checks what a run with them needs (the
+/// chart's Helm test passes the CronJob's arguments). It never changes anything, whatever they
+/// say: `--dry-run`, `--deadline` and `--lock-duration` make no difference to it.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// Where the run pushes its metrics. Credentials never come from flags.

@@ -1604,6 +1604,26 @@ fn every_request_is_a_listed_api_call_and_every_listed_call_is_made() {
             .expect("the binary runs"),
     );
     assert_eq!(metrics_snapshot.code, 0, "{}", metrics_snapshot.stderr);
+    // `check` asks about each call, with the policies of both.
+    for (lab, policy) in [
+        (&lab, lab.policy.display().to_string()),
+        (&metrics_lab, metrics_policy),
+    ] {
+        let checked = outcome_of(
+            lab.command(&[
+                "--output",
+                "json",
+                "check",
+                "--policy",
+                &policy,
+                "--lock-namespace",
+                lock_namespace,
+            ])
+            .output()
+            .expect("the binary runs"),
+        );
+        assert_eq!(checked.code, 0, "{}\n{}", checked.stdout, checked.stderr);
+    }
 
     let listed = listed_api_calls();
     let mut used = std::collections::BTreeSet::new();

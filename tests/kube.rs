@@ -1317,3 +1317,255 @@ async fn a_claim_expiring_while_a_label_write_waits_to_retry_stops_the_retry() {
     assert_eq!(node_label_writes(&state), [429], "one attempt of three");
     let _ = lock.release().await;
 }
+
+// --- what `check` asks: access reviews, RBAC's refusals, dry-run label writes -----------------
+
+const FULLNAME: &str = "vsd-vsphere-descheduler";
+
+/// The chart's grants to its ServiceAccount in kube-system.
+fn chart_rbac() -> fake_apiserver::Rbac {
+    fake_apiserver::Rbac::chart(kube::API_CALLS, "kube-system", FULLNAME)
+}
+
+/// One raw request through kube's client: the body of a success, or the `Status` of a failure.
+fn raw(
+    server: &FakeApiServer,
+    method: Method,
+    path: &str,
+    body: serde_json::Value,
+) -> Result<serde_json::Value, Box<::kube::core::Status>> {
+    runtime().block_on(async {
+        let request = axum::http::Request::builder()
+            .header("content-type", content_type(&method))
+            .method(method)
+            .uri(path)
+            .body(serde_json::to_vec(&body).expect("JSON"))
+            .expect("a request");
+        match server.client().request_text(request).await {
+            Ok(text) => Ok(serde_json::from_str(&text).expect("a JSON body")),
+            Err(::kube::Error::Api(status)) => Err(status),
+            Err(other) => panic!("no answer: {other}"),
+        }
+    })
+}
+
+/// A PATCH here is a server-side apply; anything else is JSON.
+fn content_type(method: &Method) -> &'static str {
+    if method == Method::PATCH {
+        "application/apply-patch+yaml"
+    } else {
+        "application/json"
+    }
+}
+
+const REVIEWS: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+
+#[test]
+fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
+    let mut cluster = web_cluster(1);
+    cluster.rbac = Some(chart_rbac());
+    let server = FakeApiServer::start(cluster);
+    let review = |attributes: serde_json::Value| {
+        raw(
+            &server,
+            Method::POST,
+            REVIEWS,
+            json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": attributes}}),
+        )
+        .expect("201")
+    };
+    // kube sends empty strings for the core group; the server's echo leaves them out.
+    assert_eq!(
+        review(
+            json!({"group": "", "resource": "pods", "subresource": "eviction", "verb": "create"})
+        ),
+        json!({
+            "kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+            "metadata": {"creationTimestamp": null},
+            "spec": {"resourceAttributes": {"resource": "pods", "subresource": "eviction", "verb": "create"}},
+            "status": {"allowed": true, "reason": format!(
+                "RBAC: allowed by ClusterRoleBinding \"{FULLNAME}\" of ClusterRole \"{FULLNAME}\" \
+                 to ServiceAccount \"{FULLNAME}/kube-system\"")}
+        })
+    );
+    // The Role grants the lock by name in its namespace only: elsewhere, or another name, RBAC
+    // has no opinion, which is "not allowed" with no reason.
+    let lease = |namespace: &str, name: &str| {
+        review(
+            json!({"group": "coordination.k8s.io", "resource": "leases", "verb": "get",
+            "namespace": namespace, "name": name}),
+        )["status"]
+            .clone()
+    };
+    assert_eq!(lease("kube-system", "vsphere-descheduler")["allowed"], true);
+    assert_eq!(
+        lease("default", "vsphere-descheduler"),
+        json!({"allowed": false})
+    );
+    assert_eq!(lease("kube-system", "other"), json!({"allowed": false}));
+    // Everyone may ask.
+    assert_eq!(
+        review(
+            json!({"group": "authorization.k8s.io", "resource": "selfsubjectaccessreviews",
+            "verb": "create"})
+        )["status"]["reason"],
+        "RBAC: allowed by ClusterRoleBinding \"system:basic-user\" of ClusterRole \
+         \"system:basic-user\" to Group \"system:authenticated\""
+    );
+    let invalid = raw(&server, Method::POST, REVIEWS, json!({"spec": {}})).expect_err("422");
+    assert_eq!((invalid.code, invalid.reason.as_str()), (422, "Invalid"));
+}
+
+#[test]
+fn the_adapter_reads_a_review_into_a_decision() {
+    let mut cluster = web_cluster(1);
+    cluster.rbac = Some(chart_rbac().without("", "pods/eviction", "create"));
+    let server = FakeApiServer::start(cluster);
+    let calls = kube::api_calls();
+    let call = |resource: &str, verb: &str| {
+        calls
+            .iter()
+            .find(|call| call.rule_resource() == resource && call.verb == verb)
+            .expect("a listed call")
+    };
+    let (eviction, list) = runtime().block_on(async {
+        let client = client(&server);
+        (
+            client
+                .review_access(call("pods/eviction", "create"), "kube-system")
+                .await,
+            client
+                .review_access(call("nodes", "list"), "kube-system")
+                .await,
+        )
+    });
+    assert_eq!(
+        eviction.expect("answered"),
+        kube::AccessDecision {
+            allowed: false,
+            denied: false,
+            reason: String::new(),
+            evaluation_error: String::new(),
+        }
+    );
+    assert!(list.expect("answered").allowed);
+}
+
+#[test]
+fn a_request_rbac_does_not_allow_is_forbidden_in_the_authorizers_words() {
+    let mut cluster = web_cluster(1);
+    cluster.rbac = Some(chart_rbac().without("", "pods/eviction", "create"));
+    let server = FakeApiServer::start(cluster);
+    let refused = raw(
+        &server,
+        Method::POST,
+        "/api/v1/namespaces/shop/pods/web-1/eviction",
+        json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": "shop"}}),
+    )
+    .expect_err("403");
+    let user = format!("system:serviceaccount:kube-system:{FULLNAME}");
+    assert_eq!((refused.code, refused.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        refused.message,
+        format!(
+            "pods \"web-1\" is forbidden: User \"{user}\" cannot create resource \"pods/eviction\" \
+             in API group \"\" in the namespace \"shop\""
+        )
+    );
+    let details = refused.details.expect("details");
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("web-1", "pods")
+    );
+    // Nothing was evicted: authorization comes before the handler.
+    assert_eq!(server.cluster().pods.len(), 3);
+
+    let mut cluster = web_cluster(1);
+    cluster.rbac = Some(chart_rbac().without("", "nodes", "list"));
+    let server = FakeApiServer::start(cluster);
+    let refused = raw(&server, Method::GET, "/api/v1/nodes", json!(null)).expect_err("403");
+    assert_eq!(
+        refused.message,
+        format!(
+            "nodes is forbidden: User \"{user}\" cannot list resource \"nodes\" in API group \"\" \
+             at the cluster scope"
+        )
+    );
+}
+
+#[test]
+fn a_dry_run_label_write_is_admitted_or_refused_and_stores_nothing() {
+    let mut cluster = FakeCluster::new(KubeObjects {
+        nodes: vec![node("worker-a", json!({HOST: "esxi-41", "team": "a"}))],
+        ..KubeObjects::default()
+    });
+    cluster.rbac = Some(chart_rbac());
+    let server = FakeApiServer::start(cluster);
+    let before = server.cluster().nodes["worker-a"].clone();
+    let owners = server.cluster().label_owners("worker-a");
+    let write = |set: &[(&str, &str)]| {
+        let apply = label_apply(&listed(&server, "worker-a"), set, &[]);
+        runtime()
+            .block_on(async { client(&server).dry_run_labels(&apply).await })
+            .expect("an answer")
+    };
+    assert_eq!(write(&[(HOST, "esxi-42")]), kube::DryRunAnswer::Accepted);
+
+    server.cluster().node_admission =
+        Some(fake_apiserver::NodeLabelPolicy::chart(FULLNAME, &[HOST]));
+    assert_eq!(write(&[(HOST, "esxi-42")]), kube::DryRunAnswer::Accepted);
+    let cause = format!(
+        "ValidatingAdmissionPolicy '{FULLNAME}' with binding '{FULLNAME}' denied request: \
+         vsphere-descheduler may change only the node labels {HOST}: label example.com/x was added"
+    );
+    assert_eq!(
+        write(&[(HOST, "esxi-42"), ("example.com/x", "1")]),
+        kube::DryRunAnswer::Forbidden {
+            message: format!("nodes \"worker-a\" is forbidden: {cause}")
+        }
+    );
+    // The denial's one cause is the policy's sentence, as kube-apiserver writes it.
+    let refused = raw(
+        &server,
+        Method::PATCH,
+        "/api/v1/nodes/worker-a?fieldManager=m&force=true&dryRun=All",
+        json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "worker-a", "labels": {"example.com/x": "1"}}}),
+    )
+    .expect_err("403");
+    let details = refused.details.expect("details");
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("worker-a", "nodes")
+    );
+    assert_eq!(details.causes.len(), 1);
+    assert_eq!(details.causes[0].message, cause);
+    assert_eq!(
+        (
+            details.causes[0].reason.as_str(),
+            details.causes[0].field.as_str()
+        ),
+        ("", "")
+    );
+    let unsupported = raw(
+        &server,
+        Method::PATCH,
+        "/api/v1/nodes/worker-a?fieldManager=m&dryRun=Some",
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-a"}}),
+    )
+    .expect_err("422");
+    assert_eq!(
+        (unsupported.code, unsupported.reason.as_str()),
+        (422, "Invalid")
+    );
+
+    // Nothing stored: not the labels, not the ownership, not the resourceVersion.
+    assert_eq!(server.cluster().nodes["worker-a"], before);
+    assert_eq!(server.cluster().label_owners("worker-a"), owners);
+
+    server.cluster().nodes.remove("worker-a");
+    let apply = label_apply(&as_listed(&before), &[(HOST, "esxi-42")], &[]);
+    let gone = runtime().block_on(async { client(&server).dry_run_labels(&apply).await });
+    assert_eq!(gone.expect("an answer"), kube::DryRunAnswer::NodeGone);
+}

@@ -1,5 +1,6 @@
 //! The commands, and the one place errors become exit codes.
 
+mod check;
 mod completions;
 pub(crate) mod demo;
 mod plan;
@@ -92,6 +93,7 @@ pub fn execute(args: Args) -> Result<ExitCode, Error> {
         Command::Validate(validate_args) => validate::execute(&validate_args, args.output),
         Command::Demo => demo::execute(args.output),
         Command::Run(run_args) => run::execute(&run_args, args.output),
+        Command::Check(check_args) => check::execute(&check_args, args.output),
         Command::Snapshot(snapshot_args) => snapshot::execute(&snapshot_args, args.output),
         Command::WhatIf(what_if_args) => what_if::execute(&what_if_args, args.output),
         Command::Completions(completions) => completions::execute(completions.shell),
@@ -105,6 +107,7 @@ fn name(command: &Command) -> &'static str {
         Command::Validate(_) => "validate",
         Command::Demo => "demo",
         Command::Run(_) => "run",
+        Command::Check(_) => "check",
         Command::Snapshot(_) => "snapshot",
         Command::WhatIf(_) => "what-if",
         Command::Completions(_) => "completions",
@@ -114,7 +117,9 @@ fn name(command: &Command) -> &'static str {
 /// The commands that write `format`, as the error lists them.
 fn supported_by(format: OutputFormat) -> &'static str {
     match format {
-        OutputFormat::Text | OutputFormat::Json => "plan, validate, demo, run, snapshot, what-if",
+        OutputFormat::Text | OutputFormat::Json => {
+            "plan, validate, demo, run, check, snapshot, what-if"
+        }
         OutputFormat::Html => "plan, run, demo, what-if",
         OutputFormat::Sarif | OutputFormat::Github => "validate, plan",
         OutputFormat::Markdown => "plan --baseline-policy",

@@ -42,6 +42,13 @@ pub enum Error {
         #[source]
         source: RequestError,
     },
+    #[error("failed to ask the API server whether {call} is allowed")]
+    AccessReview {
+        /// The call asked about, as `check` names it (`create pods/eviction`).
+        call: String,
+        #[source]
+        source: RequestError,
+    },
     #[error("{kind} {name} could not be read")]
     Convert {
         kind: &'static str,

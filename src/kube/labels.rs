@@ -24,7 +24,7 @@ use super::{Call, Client, Error, FIELD_MANAGER, Lock};
 use crate::plan::LabelApply;
 
 /// The server-side apply configuration: our present keys, and the uid as a precondition.
-fn apply_configuration(apply: &LabelApply) -> Value {
+pub(super) fn apply_configuration(apply: &LabelApply) -> Value {
     let mut metadata = json!({
         "name": apply.node,
         "labels": apply.set,
@@ -129,7 +129,7 @@ fn node_error(node: &str, source: super::RequestError) -> Error {
 ///   we send no `resourceVersion`): the uid names a node that no longer exists;
 /// * 422 Invalid whose causes are all on `metadata.uid`: a node of the same name but another
 ///   uid exists, deleted and recreated since we listed it.
-fn node_vanished(status: &::kube::core::Status) -> bool {
+pub(super) fn node_vanished(status: &::kube::core::Status) -> bool {
     let causes = status
         .details
         .as_ref()

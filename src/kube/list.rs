@@ -191,6 +191,43 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Whether metrics-server's API answers: one NodeMetrics at most (`limit=1`), read and
+    /// dropped. An API server without the metrics API (404), or whose metrics APIService is
+    /// unavailable (503), gives [`Error::MetricsUnavailable`].
+    pub async fn metrics_served(&self) -> Result<(), Error> {
+        let resource = metrics_resource(&NODE_METRICS);
+        let nodes: kube::Api<DynamicObject> = kube::Api::all_with(self.client.clone(), &resource);
+        let call = Call::new("GET", DynamicObject::url_path(&resource, None));
+        let params = ListParams::default().limit(1);
+        let answer = retry::idempotent(NODE_METRICS.list, || nodes.list(&params)).await;
+        match answer {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                let source = call.failed(error);
+                match source.status().map(|status| status.code) {
+                    Some(code @ (404 | 503)) => Err(Error::MetricsUnavailable { code, source }),
+                    _ => Err(Error::List {
+                        kind: NODE_METRICS.list,
+                        source,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The names of the cluster's PriorityClasses.
+    pub async fn priority_class_names(&self) -> Result<Vec<String>, Error> {
+        list_all(
+            &self.client,
+            path_of::<PriorityClass>(),
+            "priorityclasses",
+            |class: PriorityClass| Ok(class.metadata.name.unwrap_or_default()),
+        )
+        .await
+    }
+}
+
 /// One kind of metrics-server's API: its kind, plural and the name of its list for logs.
 struct MetricsKind {
     kind: &'static str,
@@ -217,13 +254,7 @@ async fn metrics_of_kind<T>(
     metrics: MetricsKind,
     keep: impl FnMut(DynamicObject) -> Result<T, Error>,
 ) -> Result<Vec<T>, Error> {
-    let (group, version) = METRICS_API_VERSION
-        .split_once('/')
-        .expect("a group and a version");
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(group, version, metrics.kind),
-        metrics.plural,
-    );
+    let resource = metrics_resource(&metrics);
     let path = DynamicObject::url_path(&resource, None);
     match list_all(client, path, metrics.list, keep).await {
         Err(Error::List { kind, source }) => match source.status().map(|s| s.code) {
@@ -232,6 +263,17 @@ async fn metrics_of_kind<T>(
         },
         other => other,
     }
+}
+
+/// The API resource of one metrics kind.
+fn metrics_resource(metrics: &MetricsKind) -> ApiResource {
+    let (group, version) = METRICS_API_VERSION
+        .split_once('/')
+        .expect("a group and a version");
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(group, version, metrics.kind),
+        metrics.plural,
+    )
 }
 
 /// A listed metrics object as one JSON object, with the `apiVersion` and `kind` that list
@@ -245,12 +287,12 @@ fn untyped(mut object: DynamicObject, metrics: &MetricsKind) -> serde_json::Valu
 }
 
 /// The cluster-wide list path of a built-in kind (`/api/v1/pods`).
-fn path_of<K: Resource<DynamicType = ()>>() -> String {
+pub(super) fn path_of<K: Resource<DynamicType = ()>>() -> String {
     K::url_path(&(), None)
 }
 
 /// Every object of one kind, page by page, each passed through `keep` as it is decoded.
-async fn list_all<K, T>(
+pub(super) async fn list_all<K, T>(
     client: &::kube::Client,
     path: String,
     kind: &'static str,

@@ -17,12 +17,18 @@
 //!   [`Client::read_history`] reads it without the lock, [`Client::recorded_history`] for
 //!   snapshots.
 //!
+//! * For `check`, which changes nothing: [`Client::review_access`] asks whether a call of
+//!   [`API_CALLS`] is allowed (a `SelfSubjectAccessReview`), [`Client::dry_run_labels`] sends a
+//!   run's label write as a dry run, [`Client::metrics_served`] reads one NodeMetrics and
+//!   [`Client::priority_class_names`] lists the PriorityClasses.
+//!
 //! [`API_CALLS`] lists these calls as RBAC sees them.
 //!
 //! The client is built without kube's default retry layer: it would turn one PDB refusal (429)
 //! into minutes of backoff. Reads and idempotent applies are retried here, briefly and
 //! explicitly; evictions and other writes are sent once.
 
+mod calls;
 mod error;
 mod events;
 mod evict;
@@ -30,6 +36,7 @@ mod labels;
 mod lease;
 mod list;
 mod page;
+mod preflight;
 mod retry;
 mod target;
 
@@ -37,11 +44,13 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 
+pub use calls::{ApiCall, CallListError, Grant, api_calls, parse as parse_call_list};
 pub use error::{Call, Error, RequestError, UNPARSED_BODY_REASON, api_status, describe};
 pub use events::{EventKind, EventSpec};
 pub use evict::{EvictionRequest, EvictionResult};
 pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
 pub use list::{RawMetrics, RawObjects};
+pub use preflight::{AccessDecision, DryRunAnswer, ProbeNode};
 pub use target::{ConfigError, Endpoint, Selection};
 
 pub use crate::identity::{FIELD_MANAGER, USER_AGENT};
@@ -56,10 +65,11 @@ fn micro_time(now: chrono::DateTime<chrono::Utc>) -> MicroTime {
 }
 
 /// Every Kubernetes API call this adapter makes: lines of API group (`core` for the core group),
-/// resource, verb and the role that grants it (`ClusterRole`, `Role` in the lock namespace, or
-/// `Role/NAME` for the one object NAME), `#` comments. One list for the chart's RBAC and the code:
-/// the chart test compares the rendered rules with it, the end-to-end tests every request the
-/// binary sends against it.
+/// resource, verb and the role that grants it (`ClusterRole`, `Role` in the lock namespace,
+/// `Role/NAME` for the one object NAME, or `Everyone` for what every authenticated user may do),
+/// `#` comments. One list for the chart's RBAC, the code and `check`: the chart test compares
+/// the rendered rules with it, the end-to-end tests every request the binary sends against it,
+/// and `check` asks the API server about each line ([`api_calls`] reads it).
 pub const API_CALLS: &str = include_str!("api_calls.txt");
 
 /// Objects per list page.
@@ -109,36 +119,5 @@ impl Client {
     /// Wraps a client built elsewhere. It should have no retry layer (see the module docs).
     pub fn new(client: ::kube::Client) -> Client {
         Client { client }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_call_list_is_well_formed_and_restricts_only_the_run_lock_by_name() {
-        let lines: Vec<Vec<&str>> = API_CALLS
-            .lines()
-            .map(str::trim)
-            .filter(|line| !line.is_empty() && !line.starts_with('#'))
-            .map(|line| line.split_whitespace().collect())
-            .collect();
-        assert!(!lines.is_empty());
-        for line in &lines {
-            let [_, _, verb, grant] = line.as_slice() else {
-                panic!("four columns: {line:?}");
-            };
-            assert!(
-                matches!(*verb, "get" | "list" | "create" | "update" | "patch"),
-                "{line:?}"
-            );
-            match grant.strip_prefix("Role/") {
-                Some(name) => assert_eq!(name, LEASE_NAME, "{line:?}"),
-                None => assert!(matches!(*grant, "ClusterRole" | "Role"), "{line:?}"),
-            }
-        }
-        let unique: std::collections::BTreeSet<_> = lines.iter().map(|l| &l[..3]).collect();
-        assert_eq!(unique.len(), lines.len(), "each call once");
     }
 }

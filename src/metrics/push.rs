@@ -76,6 +76,18 @@ pub enum Error {
         #[source]
         source: reqwest::Error,
     },
+    #[error("cannot reach Pushgateway {server}")]
+    Unreachable {
+        server: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("Pushgateway {server} answered its readiness check with HTTP {status}: {body}")]
+    NotReady {
+        server: String,
+        status: u16,
+        body: String,
+    },
     #[error("Pushgateway {server} refused the metrics with HTTP {status}: {body}")]
     Refused {
         server: String,
@@ -184,36 +196,12 @@ impl Pushgateway {
         limit: Duration,
     ) -> Result<(), Error> {
         let server = self.server();
-        let tls = connection::client_config(self.ca_file.as_deref(), false).map_err(|source| {
-            Error::Tls {
-                server: server.clone(),
-                source,
-            }
-        })?;
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .timeout(limit)
-            .connect_timeout(limit)
-            .user_agent(crate::identity::USER_AGENT)
-            // A redirect would carry the metrics, and the credentials, somewhere not configured.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|source| Error::HttpClient {
-                server: server.clone(),
-                source,
-            })?;
-        let mut request = http
+        let request = self
+            .http(limit)?
             .put(self.group_url(cluster))
             .header(CONTENT_TYPE, super::CONTENT_TYPE)
             .body(body);
-        request = match &self.auth {
-            Some(Auth::Basic { username, password }) => {
-                request.basic_auth(username, Some(password.expose_secret()))
-            }
-            Some(Auth::Bearer(token)) => request.bearer_auth(token.expose_secret()),
-            None => request,
-        };
-        let failed = |source: reqwest::Error| {
+        let response = self.send(request).await.map_err(|source| {
             if source.is_timeout() {
                 Error::TimedOut {
                     server: server.clone(),
@@ -225,8 +213,7 @@ impl Pushgateway {
                     source,
                 }
             }
-        };
-        let response = request.send().await.map_err(failed)?;
+        })?;
         let status = response.status();
         if status.is_success() {
             return Ok(());
@@ -237,6 +224,93 @@ impl Pushgateway {
             status: status.as_u16(),
             body: text.trim().chars().take(MAX_REFUSAL).collect(),
         })
+    }
+
+    /// Whether the Pushgateway answers its readiness endpoint (`<url>/-/ready`, 200 when ready)
+    /// to a request with the push's credentials, within `limit`; what it answered.
+    pub async fn ready(&self, limit: Duration) -> Result<String, Error> {
+        let server = self.server();
+        let request = self.http(limit)?.get(self.ready_url());
+        let response = self.send(request).await.map_err(|source| {
+            if source.is_timeout() {
+                Error::TimedOut {
+                    server: server.clone(),
+                    limit,
+                }
+            } else {
+                Error::Unreachable {
+                    server: server.clone(),
+                    source,
+                }
+            }
+        })?;
+        let status = response.status();
+        let text: String = response
+            .text()
+            .await
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .take(MAX_REFUSAL)
+            .collect();
+        if status.is_success() {
+            return Ok(format!("HTTP {}: {text}", status.as_u16()));
+        }
+        Err(Error::NotReady {
+            server,
+            status: status.as_u16(),
+            body: text,
+        })
+    }
+
+    /// `<url>/-/ready`.
+    pub fn ready_url(&self) -> Url {
+        let mut url = self.url.clone();
+        url.path_segments_mut()
+            .expect("an http(s) URL has path segments")
+            .pop_if_empty()
+            .extend(["-", "ready"]);
+        url
+    }
+
+    /// The Pushgateway's URL as configured, for reports (it never holds credentials).
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// An HTTP client that trusts what the settings say and gives up after `limit`.
+    fn http(&self, limit: Duration) -> Result<reqwest::Client, Error> {
+        let server = self.server();
+        let tls = connection::client_config(self.ca_file.as_deref(), false).map_err(|source| {
+            Error::Tls {
+                server: server.clone(),
+                source,
+            }
+        })?;
+        reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .timeout(limit)
+            .connect_timeout(limit)
+            .user_agent(crate::identity::USER_AGENT)
+            // A redirect would carry the metrics, and the credentials, somewhere not configured.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|source| Error::HttpClient { server, source })
+    }
+
+    /// Sends `request` with the credentials, if any.
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        let request = match &self.auth {
+            Some(Auth::Basic { username, password }) => {
+                request.basic_auth(username, Some(password.expose_secret()))
+            }
+            Some(Auth::Bearer(token)) => request.bearer_auth(token.expose_secret()),
+            None => request,
+        };
+        request.send().await
     }
 }
 

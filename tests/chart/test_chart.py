@@ -353,6 +353,7 @@ def test_the_chart_renders_exactly_these_objects():
         ("ClusterRoleBinding", FULLNAME),
         ("ConfigMap", f"{FULLNAME}-policy"),
         ("CronJob", FULLNAME),
+        ("Pod", f"{FULLNAME}-check"),
         ("Role", f"{FULLNAME}-lease"),
         ("RoleBinding", f"{FULLNAME}-lease"),
         ("ServiceAccount", FULLNAME),
@@ -372,6 +373,42 @@ def test_names_stay_short_enough_for_the_jobs_the_cronjob_creates():
 
 
 # --- the CronJob -------------------------------------------------------------------------------
+
+
+# --- the Helm test hook ------------------------------------------------------------------------
+
+
+def check_pod(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    (pod,) = [doc for doc in documents if doc["kind"] == "Pod" and doc["metadata"]["name"] == f"{FULLNAME}-check"]
+    return pod
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_helm_test_runs_check_with_exactly_the_cronjobs_pod(value_set):
+    documents = objects(VALUE_SETS[value_set])
+    pod = check_pod(documents)
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    # Kept after the test for `helm test --logs` and kubectl logs; replaced by the next test.
+    assert pod["metadata"]["annotations"]["helm.sh/hook-delete-policy"] == "before-hook-creation"
+    run_spec = copy.deepcopy(pod_spec(documents))
+    check_spec = copy.deepcopy(pod["spec"])
+    (run_container,) = run_spec["containers"]
+    (check_container,) = check_spec["containers"]
+    assert run_container["args"][0] == "run"
+    assert check_container["args"][0] == "check"
+    run_container["args"][0] = check_container["args"][0] = "COMMAND"
+    # Same service account, image, arguments, environment, volumes, security and scheduling.
+    assert check_spec == run_spec
+    template = only(documents, "CronJob")["spec"]["jobTemplate"]["spec"]["template"]
+    assert template["metadata"]["labels"].items() <= pod["metadata"]["labels"].items()
+    assert template["metadata"].get("annotations", {}).items() <= pod["metadata"]["annotations"].items()
+
+
+def test_helm_test_can_be_left_out_and_the_notes_say_how_to_run_it():
+    assert f"helm test {RELEASE} -n {NAMESPACE} --logs" in notes()
+    documents = objects({"helmTest": {"enabled": False}})
+    assert not [doc for doc in documents if doc["kind"] == "Pod"]
+    assert "helm test" not in notes({"helmTest": {"enabled": False}})
 
 
 def test_cronjob_runs_every_two_minutes_one_run_at_a_time():
@@ -581,11 +618,21 @@ def expected_rules(role_kind: str) -> set[tuple[str, str, str, tuple[str, ...]]]
     return rules
 
 
-def test_the_call_list_names_each_call_once_and_every_grant_is_a_role_or_cluster_role():
+def test_the_call_list_names_each_call_once_and_every_grant_is_a_role_a_cluster_role_or_everyones():
     calls = api_calls()
     assert calls, "the call list is empty"
     assert len({call[:3] for call in calls}) == len(calls)
-    assert {grant.partition("/")[0] for *_, grant in calls} == {"ClusterRole", "Role"}
+    assert {grant.partition("/")[0] for *_, grant in calls} == {"ClusterRole", "Role", "Everyone"}
+
+
+@pytest.mark.parametrize("value_set", VALUE_SETS)
+def test_what_kubernetes_grants_everyone_gets_no_rule_of_the_chart(value_set):
+    everyones = {(group, resource, verb) for group, resource, verb, grant in api_calls() if grant == "Everyone"}
+    # check's SelfSubjectAccessReviews: system:basic-user grants them to every authenticated user.
+    assert everyones == {("authorization.k8s.io", "selfsubjectaccessreviews", "create")}
+    for document in objects(VALUE_SETS[value_set]):
+        for group, resource, verb, _names in rbac_rules(document.get("rules", [])):
+            assert (group, resource, verb) not in everyones, document["metadata"]["name"]
 
 
 def test_cluster_role_grants_exactly_what_a_run_calls():
@@ -637,6 +684,7 @@ def test_an_existing_service_account_and_rbac_can_be_brought_along():
     assert sorted(doc["kind"] for doc in documents) == [
         "ConfigMap",
         "CronJob",
+        "Pod",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
     ]

@@ -21,6 +21,16 @@
 //! * `events.k8s.io/v1` Event creation with the server's validation;
 //! * Leases: create, get, PUT with `resourceVersion` preconditions (409) replacing labels,
 //!   annotations and spec (annotation keys and their 256 KiB total validated), delete;
+//! * authorization as RBAC does it for one identity ([`Rbac`]: by default everything is allowed;
+//!   a test grants exactly the chart's rules, or those less a line): every API request is
+//!   authorized before it is handled, `403 Forbidden` with the authorizer's message when no rule
+//!   allows it; `SelfSubjectAccessReview`s answered from the same grants (201, the spec echoed,
+//!   `allowed` with RBAC's reason naming the binding, or not allowed with no reason), and
+//!   granted to every identity as Kubernetes's `system:basic-user` does;
+//! * the chart's ValidatingAdmissionPolicy on node updates when a test installs it
+//!   ([`NodeLabelPolicy`]): a label outside the owned keys added, changed or removed, or an
+//!   annotation changed, is `403 Forbidden` naming the policy and binding (kube-semantics §10);
+//! * `dryRun=All` on node label writes: authorized, validated and admitted, nothing stored;
 //! * fault injection per method and path (status codes, bodies that are not a `Status` as a
 //!   proxy sends them, delays, dropped connections, expired continue tokens, requests held at a
 //!   gate until the test opens it — then handled, or failed — with the gate telling the test
@@ -37,8 +47,12 @@
 //!
 //! Tests assert the state this leaves behind (`FakeApiServer::cluster`), not the calls made.
 
+#[path = "fake_apiserver/admission.rs"]
+mod admission;
 #[path = "fake_apiserver/apply.rs"]
 mod apply;
+#[path = "fake_apiserver/authorization.rs"]
+mod authorization;
 #[path = "fake_apiserver/eviction.rs"]
 mod eviction;
 #[path = "fake_apiserver/leases_events.rs"]
@@ -65,7 +79,9 @@ use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::{Value, json};
 
+pub use admission::NodeLabelPolicy;
 pub use apply::LabelOwner;
+pub use authorization::{GrantedRule, Rbac};
 pub use metrics::MetricsApi;
 pub use objects::{KubeObjects, Workload, read_objects};
 
@@ -99,6 +115,11 @@ pub struct FakeCluster {
     pub pdb_controller_frozen: bool,
     /// When set, pods given a grace period are removed at once, as if the kubelet had finished.
     pub kubelet_finishes_terminations: bool,
+    /// Who sends the requests and what RBAC grants them; `None`: everything is allowed (a
+    /// cluster-admin).
+    pub rbac: Option<Rbac>,
+    /// The chart's admission policy on node updates, when installed.
+    pub node_admission: Option<NodeLabelPolicy>,
     faults: Vec<Fault>,
     /// Every request, in arrival order.
     pub requests: Vec<RequestRecord>,
@@ -612,7 +633,11 @@ async fn handle(
     };
     let response = {
         let mut cluster = state.lock().expect("the fake's state is never poisoned");
-        route(&mut cluster, &request)
+        // Authorization comes before any handler, as in the real server.
+        match authorization::refusal(cluster.rbac.as_ref(), &request) {
+            Some(refusal) => refusal,
+            None => route(&mut cluster, &request),
+        }
     };
     record(response.status().as_u16());
     drop(passage);
@@ -735,6 +760,15 @@ fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
             }
         }
         (&Method::PATCH, ["api", "v1", "nodes", name]) => apply::patch_node(cluster, request, name),
+        (
+            &Method::POST,
+            [
+                "apis",
+                "authorization.k8s.io",
+                "v1",
+                "selfsubjectaccessreviews",
+            ],
+        ) => authorization::review(cluster.rbac.as_ref(), request),
         (&Method::POST, ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => {
             eviction::evict(cluster, request, ns, name)
         }

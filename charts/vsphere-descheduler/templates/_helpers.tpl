@@ -278,3 +278,200 @@ runs write the default host key only.
 {{- end }}
 {{- toJson $keys }}
 {{- end }}
+
+{{/*
+The spec of a Pod that runs the binary with the runs' configuration: service account, image,
+arguments, environment, volumes, scheduling and security settings. The CronJob's runs take it with
+command "run"; the Helm test hook (templates/tests/check.yaml) with "check", so that `helm test`
+checks exactly what a run will use. Called with (dict "root" $ "command" "run").
+*/}}
+{{- define "vsphere-descheduler.podSpec" -}}
+{{- $root := .root }}
+{{- $fullname := include "vsphere-descheduler.fullname" $root }}
+{{- $credentials := $root.Values.vsphere.credentials }}
+{{- $ca := $root.Values.vsphere.caBundle }}
+{{- $push := $root.Values.metrics.push -}}
+serviceAccountName: {{ include "vsphere-descheduler.serviceAccountName" $root }}
+automountServiceAccountToken: true
+restartPolicy: Never
+{{- with $root.Values.priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- with $root.Values.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $root.Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $root.Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $root.Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+containers:
+  - name: vsphere-descheduler
+    image: {{ include "vsphere-descheduler.image" $root | quote }}
+    imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+    args:
+      - {{ .command }}
+      - --policy={{ include "vsphere-descheduler.policyDir" $root }}/policy.yaml
+      - --output={{ $root.Values.output }}
+      - --log-format={{ $root.Values.logFormat }}
+      - --deadline={{ include "vsphere-descheduler.runDeadline" $root }}s
+      {{- if $root.Values.dryRun }}
+      - --dry-run
+      {{- end }}
+      {{- with $root.Values.clusterName }}
+      - {{ printf "--cluster-name=%s" . | quote }}
+      {{- end }}
+      {{- with $root.Values.vsphere.server }}
+      - {{ printf "--vsphere-server=%s" . | quote }}
+      {{- end }}
+      {{- if $credentials.enabled }}
+      - --vsphere-credentials-dir={{ include "vsphere-descheduler.credentialsDir" $root }}
+      {{- end }}
+      {{- if or $ca.configMap $ca.secret }}
+      - --vsphere-ca-file={{ include "vsphere-descheduler.caDir" $root }}/ca.pem
+      {{- end }}
+      {{- with $push.url }}
+      - {{ printf "--metrics-push-url=%s" . | quote }}
+      {{- if $push.credentials.existingSecret }}
+      - --metrics-push-credentials-dir={{ include "vsphere-descheduler.metricsCredentialsDir" $root }}
+      {{- end }}
+      {{- if or $push.caBundle.configMap $push.caBundle.secret }}
+      - --metrics-push-ca-file={{ include "vsphere-descheduler.metricsCaDir" $root }}/ca.pem
+      {{- end }}
+      {{- end }}
+      {{- range $root.Values.extraArgs }}
+      - {{ . | quote }}
+      {{- end }}
+    env:
+      # The lease lives in the release's namespace (the Role grants it there).
+      - name: POD_NAMESPACE
+        valueFrom:
+          fieldRef:
+            fieldPath: metadata.namespace
+      - name: RUST_LOG
+        value: {{ $root.Values.logLevel | quote }}
+      {{- if $root.Values.vsphere.insecureSkipVerify }}
+      - name: VSPHERE_INSECURE
+        value: "true"
+      {{- end }}
+      {{- with $root.Values.extraEnv }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+    {{- with $root.Values.resources }}
+    resources:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with $root.Values.securityContext }}
+    securityContext:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    volumeMounts:
+      - name: policy
+        mountPath: {{ include "vsphere-descheduler.policyDir" $root }}
+        readOnly: true
+      {{- if $credentials.enabled }}
+      - name: credentials
+        mountPath: {{ include "vsphere-descheduler.credentialsDir" $root }}
+        readOnly: true
+      {{- end }}
+      {{- if or $ca.configMap $ca.secret }}
+      - name: ca-bundle
+        mountPath: {{ include "vsphere-descheduler.caDir" $root }}
+        readOnly: true
+      {{- end }}
+      {{- if and $push.url $push.credentials.existingSecret }}
+      - name: metrics-credentials
+        mountPath: {{ include "vsphere-descheduler.metricsCredentialsDir" $root }}
+        readOnly: true
+      {{- end }}
+      {{- if and $push.url (or $push.caBundle.configMap $push.caBundle.secret) }}
+      - name: metrics-ca-bundle
+        mountPath: {{ include "vsphere-descheduler.metricsCaDir" $root }}
+        readOnly: true
+      {{- end }}
+      {{- with $root.Values.extraVolumeMounts }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+volumes:
+  - name: policy
+    configMap:
+      name: {{ $fullname }}-policy
+  {{- if $credentials.enabled }}
+  # The user's Secret, created outside the chart; only its two keys are mounted, under
+  # the file names --vsphere-credentials-dir expects.
+  - name: credentials
+    secret:
+      secretName: {{ $credentials.existingSecret | quote }}
+      defaultMode: 0440
+      items:
+        - key: {{ $credentials.usernameKey | quote }}
+          path: username
+        - key: {{ $credentials.passwordKey | quote }}
+          path: password
+  {{- end }}
+  {{- if $ca.configMap }}
+  - name: ca-bundle
+    configMap:
+      name: {{ $ca.configMap | quote }}
+      items:
+        - key: {{ $ca.key | quote }}
+          path: ca.pem
+  {{- else if $ca.secret }}
+  - name: ca-bundle
+    secret:
+      secretName: {{ $ca.secret | quote }}
+      defaultMode: 0440
+      items:
+        - key: {{ $ca.key | quote }}
+          path: ca.pem
+  {{- end }}
+  {{- if and $push.url $push.credentials.existingSecret }}
+  # The Pushgateway's credentials, from the user's Secret: only the keys of the chosen
+  # kind, under the file names --metrics-push-credentials-dir expects.
+  - name: metrics-credentials
+    secret:
+      secretName: {{ $push.credentials.existingSecret | quote }}
+      defaultMode: 0440
+      items:
+        {{- if eq $push.credentials.type "basic" }}
+        - key: {{ $push.credentials.usernameKey | quote }}
+          path: username
+        - key: {{ $push.credentials.passwordKey | quote }}
+          path: password
+        {{- else }}
+        - key: {{ $push.credentials.tokenKey | quote }}
+          path: token
+        {{- end }}
+  {{- end }}
+  {{- if and $push.url $push.caBundle.configMap }}
+  - name: metrics-ca-bundle
+    configMap:
+      name: {{ $push.caBundle.configMap | quote }}
+      items:
+        - key: {{ $push.caBundle.key | quote }}
+          path: ca.pem
+  {{- else if and $push.url $push.caBundle.secret }}
+  - name: metrics-ca-bundle
+    secret:
+      secretName: {{ $push.caBundle.secret | quote }}
+      defaultMode: 0440
+      items:
+        - key: {{ $push.caBundle.key | quote }}
+          path: ca.pem
+  {{- end }}
+  {{- with $root.Values.extraVolumes }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}

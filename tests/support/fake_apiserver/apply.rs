@@ -1,6 +1,9 @@
 //! Node label writes (kube-semantics §4): server-side apply with per-key ownership, and merge
 //! patches. Only `metadata.labels` (and, for merge patches, `metadata.annotations`) of nodes
 //! are modelled; a body touching anything else is refused with 400 rather than half-applied.
+//! An update passes the installed admission policy ([`NodeLabelPolicy`]) after validation and
+//! before it is stored; with `dryRun=All` it goes through all of that and nothing is stored:
+//! the answer is the node as it would be, at its present `resourceVersion`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -13,6 +16,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 };
 use serde_json::{Value, json};
 
+use super::admission::NodeLabelPolicy;
 use super::{FakeCluster, Request, not_found, now, object, status};
 
 /// One entry of a node's label ownership: a manager, how it wrote, and the keys it owns.
@@ -136,6 +140,21 @@ pub fn patch_node(cluster: &mut FakeCluster, request: &Request, name: &str) -> R
         .trim()
         .to_string();
     let force = request.param("force").is_some_and(|v| v == "true");
+    let dry_run = match request.param("dryRun") {
+        None => false,
+        Some("All") => true,
+        Some(other) => {
+            return status(
+                422,
+                "Invalid",
+                &format!(
+                    "PatchOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \
+                     []string{{\"{other}\"}}: supported values: \"All\""
+                ),
+                None,
+            );
+        }
+    };
     match content_type.as_str() {
         "application/apply-patch+yaml" => {
             let Some(manager) = request.param("fieldManager").filter(|m| !m.is_empty()) else {
@@ -148,7 +167,7 @@ pub fn patch_node(cluster: &mut FakeCluster, request: &Request, name: &str) -> R
                 );
             };
             match serde_json::from_slice::<Value>(&request.body) {
-                Ok(body) => apply(cluster, name, manager, force, &body),
+                Ok(body) => apply(cluster, name, manager, force, dry_run, &body),
                 Err(error) => status(
                     400,
                     "BadRequest",
@@ -169,7 +188,7 @@ pub fn patch_node(cluster: &mut FakeCluster, request: &Request, name: &str) -> R
             }
             let manager = request.param("fieldManager").unwrap_or("unknown");
             match serde_json::from_slice::<Value>(&request.body) {
-                Ok(body) => merge(cluster, name, manager, &body),
+                Ok(body) => merge(cluster, name, manager, dry_run, &body),
                 Err(error) => status(400, "BadRequest", &format!("invalid patch: {error}"), None),
             }
         }
@@ -229,6 +248,7 @@ fn apply(
     name: &str,
     manager: &str,
     force: bool,
+    dry_run: bool,
     body: &Value,
 ) -> Response {
     let version = body
@@ -309,6 +329,10 @@ fn apply(
             },
             ..Node::default()
         };
+        if dry_run {
+            // Not stored, so given no uid or resourceVersion of the store's.
+            return object(StatusCode::CREATED, &node);
+        }
         let node = cluster.stamp(node, |n| &mut n.metadata);
         cluster.label_owners.insert(
             name.to_string(),
@@ -410,11 +434,36 @@ fn apply(
         }),
     }
     owners.retain(|o| !o.keys.is_empty());
-    store(cluster, name, labels, owners, None)
+    let annotations = existing.metadata.annotations.clone().unwrap_or_default();
+    if let Some(refusal) = admit(
+        cluster.node_admission.as_ref(),
+        name,
+        (&live, &labels),
+        (&annotations, &annotations),
+    ) {
+        return refusal;
+    }
+    store(cluster, name, labels, owners, None, dry_run)
+}
+
+/// The admission policy's 403 for this update of node `name`, if it refuses it.
+fn admit(
+    policy: Option<&NodeLabelPolicy>,
+    name: &str,
+    labels: (&BTreeMap<String, String>, &BTreeMap<String, String>),
+    annotations: (&BTreeMap<String, String>, &BTreeMap<String, String>),
+) -> Option<Response> {
+    policy?.judge(name, labels, annotations)
 }
 
 /// Merge (or strategic merge) patch of labels and annotations by an `Update` manager.
-fn merge(cluster: &mut FakeCluster, name: &str, manager: &str, body: &Value) -> Response {
+fn merge(
+    cluster: &mut FakeCluster,
+    name: &str,
+    manager: &str,
+    dry_run: bool,
+    body: &Value,
+) -> Response {
     let Some(existing) = cluster.nodes.get(name).cloned() else {
         return not_found("nodes", "", name);
     };
@@ -526,16 +575,28 @@ fn merge(cluster: &mut FakeCluster, name: &str, manager: &str, body: &Value) -> 
         }
     }
     owners.retain(|o| !o.keys.is_empty());
-    store(cluster, name, labels, owners, Some(annotations))
+    let old_labels = existing.metadata.labels.clone().unwrap_or_default();
+    let old_annotations = existing.metadata.annotations.clone().unwrap_or_default();
+    if let Some(refusal) = admit(
+        cluster.node_admission.as_ref(),
+        name,
+        (&old_labels, &labels),
+        (&old_annotations, &annotations),
+    ) {
+        return refusal;
+    }
+    store(cluster, name, labels, owners, Some(annotations), dry_run)
 }
 
-/// Stores a node's new labels and ownership; bumps the revision only on a real change.
+/// Stores a node's new labels and ownership; bumps the revision only on a real change. A dry
+/// run answers the node as it would be and leaves everything as it was.
 fn store(
     cluster: &mut FakeCluster,
     name: &str,
     labels: BTreeMap<String, String>,
     owners: Vec<LabelOwner>,
     annotations: Option<BTreeMap<String, String>>,
+    dry_run: bool,
 ) -> Response {
     let existing = cluster.nodes[name].clone();
     let old_owners = cluster.label_owners.get(name).cloned().unwrap_or_default();
@@ -550,6 +611,8 @@ fn store(
     if old_labels == labels && same_owners && same_annotations {
         return object(StatusCode::OK, existing.as_ref());
     }
+    let saved_revision = cluster.revision;
+    let saved_owners = cluster.label_owners.get(name).cloned();
     let revision = cluster.bump();
     let node = Arc::make_mut(cluster.nodes.get_mut(name).expect("the node exists"));
     node.metadata.labels = (!labels.is_empty()).then_some(labels);
@@ -559,5 +622,16 @@ fn store(
     node.metadata.resource_version = Some(revision);
     cluster.label_owners.insert(name.to_string(), owners);
     cluster.render_label_owners(name);
-    object(StatusCode::OK, cluster.nodes[name].as_ref())
+    if !dry_run {
+        return object(StatusCode::OK, cluster.nodes[name].as_ref());
+    }
+    let mut answer = cluster.nodes[name].as_ref().clone();
+    answer.metadata.resource_version = existing.metadata.resource_version.clone();
+    cluster.nodes.insert(name.to_string(), existing);
+    match saved_owners {
+        Some(owners) => cluster.label_owners.insert(name.to_string(), owners),
+        None => cluster.label_owners.remove(name),
+    };
+    cluster.revision = saved_revision;
+    object(StatusCode::OK, &answer)
 }

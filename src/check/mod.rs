@@ -1,0 +1,308 @@
+//! `check`: whether everything a run needs is in place, read-only. The result is one section
+//! per backend (the Kubernetes API server, the Pushgateway when one is configured), each a list
+//! of typed items with a [`Status`] and, when something is missing, the fix. A backend's checks
+//! only add a section: nothing here knows which backends exist beyond the ones it runs.
+//!
+//! Nothing is written anywhere: permissions are asked about (SelfSubjectAccessReviews), the one
+//! write a run makes to nodes is sent as a dry run (`dryRun=All`), everything else is read.
+
+mod kubernetes;
+mod pushgateway;
+mod text;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::run::RunConfig;
+
+/// The `apiVersion` of the JSON document.
+pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
+
+/// How one item stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// In place.
+    Ok,
+    /// A run needs it and it is not there (or could not be confirmed): the item says how to fix
+    /// it. Any missing item makes the exit code 1.
+    Missing,
+    /// A run works, but something deserves a look.
+    Warning,
+    /// Not checked: not needed by this configuration, or an item it depends on is missing.
+    NotChecked,
+}
+
+impl Status {
+    /// As the text table writes it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Missing => "missing",
+            Status::Warning => "warning",
+            Status::NotChecked => "not-checked",
+        }
+    }
+}
+
+/// Which system a section is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    Kubernetes,
+    Pushgateway,
+}
+
+impl Backend {
+    pub fn word(self) -> &'static str {
+        match self {
+            Backend::Kubernetes => "kubernetes",
+            Backend::Pushgateway => "pushgateway",
+        }
+    }
+}
+
+/// What one item checked. JSON carries the kind as `check` and its fields beside it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "check", rename_all = "camelCase")]
+pub enum Subject {
+    /// The API server could be reached at all (an item only when it could not).
+    ApiServer,
+    /// One call of the call list (`src/kube/api_calls.txt`), as RBAC sees it.
+    #[serde(rename_all = "camelCase")]
+    Permission {
+        /// `""` for the core group.
+        group: String,
+        /// With its subresource: `pods/eviction`.
+        resource: String,
+        verb: String,
+        /// The lock namespace for the Role's grants; cluster-wide otherwise.
+        namespace: Option<String>,
+        /// The one object a grant is restricted to.
+        name: Option<String>,
+    },
+    /// A run's label write to a node, sent as a dry run: RBAC, validation and admission.
+    #[serde(rename_all = "camelCase")]
+    LabelWrite {
+        node: Option<String>,
+        labels: BTreeMap<String, String>,
+    },
+    /// Whether writes to a label outside the policy's keys are refused (the chart's admission
+    /// policy confines the runs to their own labels).
+    #[serde(rename_all = "camelCase")]
+    LabelConfinement { node: Option<String>, key: String },
+    /// metrics-server's `metrics.k8s.io` API, for a policy that reads actual usage.
+    MetricsApi,
+    /// A PriorityClass the policy names (`priorityThreshold.name`).
+    #[serde(rename_all = "camelCase")]
+    PriorityClass { name: String, profile: String },
+    /// The Pushgateway answers its readiness check.
+    #[serde(rename_all = "camelCase")]
+    PushgatewayReady { url: String },
+}
+
+impl Subject {
+    /// The item's name in the text table.
+    pub fn describe(&self) -> String {
+        match self {
+            Subject::ApiServer => "API server reachable".to_string(),
+            Subject::Permission {
+                group,
+                resource,
+                verb,
+                namespace,
+                name,
+            } => {
+                let mut text = format!("{verb} {resource}");
+                if !group.is_empty() {
+                    text.push_str(&format!(".{group}"));
+                }
+                if let Some(name) = name {
+                    text.push_str(&format!(" {name}"));
+                }
+                match namespace {
+                    Some(namespace) => text.push_str(&format!(" in {namespace}")),
+                    None => text.push_str(" (cluster-wide)"),
+                }
+                text
+            }
+            Subject::LabelWrite { node, .. } => match node {
+                Some(node) => format!("label write on node {node} (dry run)"),
+                None => "label write on a node (dry run)".to_string(),
+            },
+            Subject::LabelConfinement { .. } => {
+                "writes of other labels refused (dry run)".to_string()
+            }
+            Subject::MetricsApi => "metrics.k8s.io served".to_string(),
+            Subject::PriorityClass { name, .. } => format!("PriorityClass {name}"),
+            Subject::PushgatewayReady { .. } => "Pushgateway ready".to_string(),
+        }
+    }
+}
+
+/// One thing checked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Item {
+    #[serde(flatten)]
+    pub subject: Subject,
+    pub status: Status,
+    /// What was found, in the server's words where it gave some.
+    pub detail: String,
+    /// How to put a missing item in place (also for some warnings).
+    pub fix: Option<String>,
+}
+
+impl Item {
+    pub fn new(subject: Subject, status: Status, detail: impl Into<String>) -> Item {
+        Item {
+            subject,
+            status,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    pub fn with_fix(mut self, fix: impl Into<String>) -> Item {
+        self.fix = Some(fix.into());
+        self
+    }
+}
+
+/// The items of one backend.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Section {
+    pub backend: Backend,
+    /// What was checked: the API server and context, the Pushgateway's URL.
+    pub target: String,
+    pub items: Vec<Item>,
+}
+
+/// How many items stand how.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub ok: usize,
+    pub missing: usize,
+    pub warnings: usize,
+    pub not_checked: usize,
+}
+
+/// The whole result, as `--output json` prints it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckReport {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub sections: Vec<Section>,
+    pub summary: Summary,
+    /// 0 when nothing is missing (warnings allowed), 1 otherwise.
+    pub exit_code: u8,
+}
+
+impl CheckReport {
+    /// The report of these sections, its summary and exit code counted from their items.
+    pub fn new(sections: Vec<Section>) -> CheckReport {
+        let mut summary = Summary::default();
+        for item in sections.iter().flat_map(|section| &section.items) {
+            match item.status {
+                Status::Ok => summary.ok += 1,
+                Status::Missing => summary.missing += 1,
+                Status::Warning => summary.warnings += 1,
+                Status::NotChecked => summary.not_checked += 1,
+            }
+        }
+        CheckReport {
+            api_version: API_VERSION,
+            kind: "CheckReport",
+            sections,
+            exit_code: u8::from(summary.missing > 0),
+            summary,
+        }
+    }
+
+    /// The report as one JSON document.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a check report serializes") + "\n"
+    }
+
+    /// The report as text tables, one per section, and a summary line.
+    pub fn text(&self) -> String {
+        text::render(self)
+    }
+}
+
+/// Runs every check `config` calls for, each backend at once.
+pub async fn check(config: &RunConfig) -> CheckReport {
+    let pushgateway = async {
+        match &config.metrics_push {
+            Some(pushgateway) => Some(pushgateway::section(pushgateway, config.timeout).await),
+            None => None,
+        }
+    };
+    let (kubernetes, pushgateway) = tokio::join!(kubernetes::section(config), pushgateway);
+    let sections = std::iter::once(kubernetes).chain(pushgateway).collect();
+    CheckReport::new(sections)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(status: Status) -> Item {
+        Item::new(Subject::MetricsApi, status, "")
+    }
+
+    #[test]
+    fn only_a_missing_item_fails_the_check() {
+        let sections = |statuses: &[Status]| {
+            vec![Section {
+                backend: Backend::Kubernetes,
+                target: "t".into(),
+                items: statuses.iter().copied().map(item).collect(),
+            }]
+        };
+        let passing =
+            CheckReport::new(sections(&[Status::Ok, Status::Warning, Status::NotChecked]));
+        assert_eq!(passing.exit_code, 0);
+        assert_eq!(
+            passing.summary,
+            Summary {
+                ok: 1,
+                missing: 0,
+                warnings: 1,
+                not_checked: 1
+            }
+        );
+        let failing = CheckReport::new(sections(&[Status::Ok, Status::Missing]));
+        assert_eq!(failing.exit_code, 1);
+    }
+
+    #[test]
+    fn an_item_in_json_names_its_check_beside_its_fields() {
+        let item = Item::new(
+            Subject::Permission {
+                group: "".into(),
+                resource: "pods/eviction".into(),
+                verb: "create".into(),
+                namespace: None,
+                name: None,
+            },
+            Status::NotChecked,
+            "d",
+        )
+        .with_fix("f");
+        assert_eq!(
+            serde_json::to_value(&item).expect("serializes"),
+            serde_json::json!({
+                "check": "permission", "group": "", "resource": "pods/eviction",
+                "verb": "create", "namespace": null, "name": null,
+                "status": "not-checked", "detail": "d", "fix": "f"
+            })
+        );
+        assert_eq!(
+            item.subject.describe(),
+            "create pods/eviction (cluster-wide)"
+        );
+    }
+}
