@@ -41,6 +41,17 @@ impl Checked {
             .collect()
     }
 
+    /// The items of one backend's section (`kubernetes`, `vcenter`, `pushgateway`).
+    fn items_in(&self, backend: &str) -> Vec<&Value> {
+        self.report["sections"]
+            .as_array()
+            .expect("sections")
+            .iter()
+            .filter(|section| section["backend"] == backend)
+            .flat_map(|section| section["items"].as_array().expect("items"))
+            .collect()
+    }
+
     /// The items of one kind (`check`).
     fn items_of(&self, check: &str) -> Vec<&Value> {
         self.items()
@@ -162,9 +173,31 @@ fn an_install_with_everything_in_place_passes_with_every_item_ok() {
     let before = lab.state();
     let checked = lab.check(&["--metrics-push-url", &pushgateway.url()]);
     assert_eq!(checked.code, 0, "{}\n{}", checked.stdout, checked.stderr);
-    let statuses: Vec<&Value> = checked.items().iter().map(|item| &item["status"]).collect();
+    let statuses: Vec<&Value> = ["kubernetes", "pushgateway"]
+        .iter()
+        .flat_map(|backend| checked.items_in(backend))
+        .map(|item| &item["status"])
+        .collect();
     assert!(
         statuses.iter().all(|status| *status == "ok"),
+        "{}",
+        checked.stdout
+    );
+    // The simulator's administrator holds every privilege; its cluster runs DRS, not HA.
+    let vcenter = checked.items_in("vcenter");
+    assert!(
+        vcenter
+            .iter()
+            .filter(|item| item["check"] != "clusterSetting")
+            .all(|item| item["status"] == "ok"),
+        "{}",
+        checked.stdout
+    );
+    assert!(
+        vcenter
+            .iter()
+            .any(|item| item["check"] == "vcenterPrivilege"
+                && item["privilege"] == "Host.Inventory.EditCluster"),
         "{}",
         checked.stdout
     );
@@ -315,7 +348,12 @@ fn writes_no_policy_confines_are_a_warning_not_a_failure() {
             .contains("admissionPolicy.enabled"),
         "{confinement}"
     );
-    assert_eq!(checked.report["summary"]["warnings"], 1);
+    let warnings = checked
+        .items_in("kubernetes")
+        .into_iter()
+        .filter(|item| item["status"] == "warning")
+        .count();
+    assert_eq!(warnings, 1);
 }
 
 #[test]
@@ -496,8 +534,9 @@ fn the_json_report_is_sections_of_typed_items_with_a_summary() {
     assert_eq!(report["kind"], "CheckReport");
     assert_eq!(report["exitCode"], 0);
     let sections = report["sections"].as_array().expect("sections");
-    assert_eq!(sections.len(), 1, "no Pushgateway configured");
+    assert_eq!(sections.len(), 2, "no Pushgateway configured");
     assert_eq!(sections[0]["backend"], "kubernetes");
+    assert_eq!(sections[1]["backend"], "vcenter");
     assert!(
         sections[0]["target"]
             .as_str()
@@ -635,7 +674,7 @@ fn an_api_server_that_cannot_be_reached_is_one_missing_item() {
     .expect("write the kubeconfig");
     let checked = lab.check(&["--kubeconfig", kubeconfig.to_str().expect("UTF-8")]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
-    let items = checked.items();
+    let items = checked.items_in("kubernetes");
     assert_eq!(items.len(), 1, "{}", checked.stdout);
     assert_eq!(items[0]["check"], "apiServer");
     assert_eq!(items[0]["status"], "missing");
@@ -651,4 +690,70 @@ fn an_api_server_that_cannot_be_reached_is_one_missing_item() {
         checked.report["sections"][0]["target"],
         format!("http://127.0.0.1:{port}/ (context gone)")
     );
+}
+
+/// A vCenter account set up as docs/vcenter-role.md says, but without the one write privilege:
+/// `check` fails and names that privilege, the cluster, and the fix.
+#[test]
+fn a_vcenter_account_without_the_write_privilege_is_named_with_its_fix() {
+    let lab = Lab::installed("drs-moved-worker");
+    let lines = vsphere_descheduler::vsphere::privilege_lines();
+    let mut privileges: Vec<&str> = lines
+        .iter()
+        .map(|line| line.privilege)
+        .filter(|privilege| *privilege != "Host.Inventory.EditCluster")
+        .collect();
+    privileges.sort_unstable();
+    privileges.dedup();
+    let (account, password) = ("descheduler@vsphere.local", "an0ther&pass");
+    lab.simulator.add_user(account, password);
+    lab.simulator.add_role("vsphere-descheduler", &privileges);
+    lab.simulator
+        .set_permission(account, "ReadOnly", "/", false);
+    lab.simulator
+        .set_permission(account, "vsphere-descheduler", "/go-lab", true);
+    let as_account = |args: &[&str]| {
+        let policy = lab.policy.display().to_string();
+        let mut all = vec!["--output", "json", "check", "--policy", policy.as_str()];
+        all.extend_from_slice(args);
+        let output = lab
+            .command(&all)
+            .env("VSPHERE_USERNAME", account)
+            .env("VSPHERE_PASSWORD", password)
+            .output()
+            .expect("the binary runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        (
+            output.status.code(),
+            serde_json::from_str::<Value>(&stdout).unwrap_or(Value::Null),
+            stdout,
+        )
+    };
+    let (code, report, stdout) = as_account(&["--lock-namespace", LOCK_NAMESPACE]);
+    assert_eq!(code, Some(1), "{stdout}");
+    let vcenter = &report["sections"][1];
+    assert_eq!(vcenter["backend"], "vcenter", "{stdout}");
+    let missing: Vec<&Value> = vcenter["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|item| item["status"] == "missing")
+        .collect();
+    assert_eq!(missing.len(), 1, "{stdout}");
+    assert_eq!(missing[0]["privilege"], "Host.Inventory.EditCluster");
+    assert!(
+        missing[0]["object"]
+            .as_str()
+            .expect("object")
+            .starts_with("cluster go-lab/"),
+        "{stdout}"
+    );
+    assert!(
+        missing[0]["fix"]
+            .as_str()
+            .expect("a fix")
+            .starts_with("Give the account a role holding Host.Inventory.EditCluster on cluster"),
+        "{stdout}"
+    );
+    assert_eq!(report["exitCode"], 1);
 }

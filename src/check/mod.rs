@@ -1,5 +1,5 @@
 //! `check`: whether everything a run needs is in place, read-only. The result is one section
-//! per backend (the Kubernetes API server, the Pushgateway when one is configured), each a list
+//! per backend (the Kubernetes API server, vCenter, the Pushgateway when one is configured), each a list
 //! of typed items with a [`Status`] and, when something is missing, the fix. A backend's checks
 //! only add a section: nothing here knows which backends exist beyond the ones it runs.
 //!
@@ -9,6 +9,7 @@
 mod kubernetes;
 mod pushgateway;
 mod text;
+mod vcenter;
 
 use std::collections::BTreeMap;
 
@@ -51,6 +52,7 @@ impl Status {
 #[serde(rename_all = "kebab-case")]
 pub enum Backend {
     Kubernetes,
+    Vcenter,
     Pushgateway,
 }
 
@@ -58,6 +60,7 @@ impl Backend {
     pub fn word(self) -> &'static str {
         match self {
             Backend::Kubernetes => "kubernetes",
+            Backend::Vcenter => "vcenter",
             Backend::Pushgateway => "pushgateway",
         }
     }
@@ -100,6 +103,30 @@ pub enum Subject {
     /// The Pushgateway answers its readiness check.
     #[serde(rename_all = "camelCase")]
     PushgatewayReady { url: String },
+    /// Reaching vCenter and logging in with the run's account.
+    VcenterLogin,
+    /// Reading the inventory (datacenters, clusters, hosts, VMs) as runs do.
+    VcenterInventory,
+    /// A datacenter or cluster the policy names (`vsphere.datacenters`, `vsphere.clusters`) is
+    /// visible to the account.
+    #[serde(rename_all = "camelCase")]
+    VcenterScope { filter: String },
+    /// One privilege of `src/vsphere/privileges.txt` on the objects runs touch.
+    #[serde(rename_all = "camelCase")]
+    VcenterPrivilege {
+        privilege: String,
+        object: String,
+        /// The objects (hosts, VMs) that lack it, where not all of them do.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        missing_on: Vec<String>,
+    },
+    /// A DRS or HA setting of a cluster that decides whether the rules runs write are kept.
+    #[serde(rename_all = "camelCase")]
+    ClusterSetting {
+        cluster: String,
+        setting: String,
+        value: String,
+    },
 }
 
 impl Subject {
@@ -137,6 +164,17 @@ impl Subject {
             Subject::MetricsApi => "metrics.k8s.io served".to_string(),
             Subject::PriorityClass { name, .. } => format!("PriorityClass {name}"),
             Subject::PushgatewayReady { .. } => "Pushgateway ready".to_string(),
+            Subject::VcenterLogin => "login".to_string(),
+            Subject::VcenterInventory => "inventory readable".to_string(),
+            Subject::VcenterScope { filter } => format!("{filter} visible"),
+            Subject::VcenterPrivilege {
+                privilege, object, ..
+            } => format!("{privilege} on {object}"),
+            Subject::ClusterSetting {
+                cluster,
+                setting,
+                value,
+            } => format!("{setting} of cluster {cluster}: {value}"),
         }
     }
 }
@@ -240,8 +278,15 @@ pub async fn check(config: &RunConfig) -> CheckReport {
             None => None,
         }
     };
-    let (kubernetes, pushgateway) = tokio::join!(kubernetes::section(config), pushgateway);
-    let sections = std::iter::once(kubernetes).chain(pushgateway).collect();
+    let (kubernetes, vcenter, pushgateway) = tokio::join!(
+        kubernetes::section(config),
+        vcenter::section(config),
+        pushgateway
+    );
+    let sections = [kubernetes, vcenter]
+        .into_iter()
+        .chain(pushgateway)
+        .collect();
     CheckReport::new(sections)
 }
 

@@ -1,0 +1,88 @@
+//! The vCenter section: the preflight of [`crate::vsphere::preflight`] (login, the objects runs
+//! touch, each privilege on them, DRS and HA settings) as check items.
+
+use crate::run::RunConfig;
+use crate::vsphere::preflight::{self, Finding, Preflight, Scope};
+
+use super::{Backend, Item, Section, Status, Subject};
+
+/// Asks vCenter about everything runs of `config` need from it.
+pub async fn section(config: &RunConfig) -> Section {
+    let settings = &config.policy.vsphere;
+    let scope = Scope {
+        datacenters: settings.datacenters.clone(),
+        clusters: settings.clusters.clone(),
+        drs_rule_writes: settings.drs_rules.enabled && !config.dry_run,
+    };
+    items(preflight::preflight(&config.vsphere, &scope).await)
+}
+
+/// The section of a preflight's result, in its order: login, inventory, scope, privileges,
+/// cluster settings.
+fn items(found: Preflight) -> Section {
+    let mut target = format!("{} as {}", found.server, found.username);
+    if let Some(version) = &found.vcenter {
+        target.push_str(&format!(
+            " ({}, API {})",
+            version.full_name, version.api_version
+        ));
+    }
+    let mut items = vec![
+        item(Subject::VcenterLogin, found.login),
+        item(Subject::VcenterInventory, found.observation),
+    ];
+    items.extend(found.scope.into_iter().map(|check| {
+        item(
+            Subject::VcenterScope {
+                filter: check.filter.to_string(),
+            },
+            check.finding,
+        )
+    }));
+    items.extend(found.privileges.into_iter().map(|check| {
+        item(
+            Subject::VcenterPrivilege {
+                privilege: check.privilege,
+                object: check.object.to_string(),
+                missing_on: check.missing_on,
+            },
+            check.finding,
+        )
+    }));
+    for cluster in found.clusters {
+        let name = if cluster.datacenter.is_empty() {
+            cluster.name.clone()
+        } else {
+            format!("{}/{}", cluster.datacenter, cluster.name)
+        };
+        items.extend(cluster.settings.into_iter().map(|check| {
+            item(
+                Subject::ClusterSetting {
+                    cluster: name.clone(),
+                    setting: check.setting.to_string(),
+                    value: check.value.to_string(),
+                },
+                check.finding,
+            )
+        }));
+    }
+    Section {
+        backend: Backend::Vcenter,
+        target,
+        items,
+    }
+}
+
+fn item(subject: Subject, finding: Finding) -> Item {
+    let status = match finding.status {
+        preflight::Status::Ok => Status::Ok,
+        preflight::Status::NotChecked => Status::NotChecked,
+        preflight::Status::Warning => Status::Warning,
+        preflight::Status::Missing => Status::Missing,
+    };
+    let item = Item::new(subject, status, finding.detail);
+    match finding.fix {
+        Some(fix) => item.with_fix(fix.to_string()),
+        None => item,
+    }
+}
