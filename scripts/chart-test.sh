@@ -7,7 +7,7 @@
 # Creates the virtualenv .venv when it is missing and installs tests/chart/requirements.txt
 # (pinned) when that file changed since the last install; otherwise it goes straight to pytest.
 # promtool (the alerts are evaluated with `promtool test rules`) is installed with
-# scripts/install-promtool.sh when missing; PROMTOOL_BIN names another one.
+# scripts/install-prometheus.sh when missing; PROMTOOL_BIN names another one.
 # The binary: VSPHERE_DESCHEDULER_BIN, default target/release/vsphere-descheduler. Outside CI
 # a missing default binary is built; under CI=true it is a failure, as is any other missing
 # prerequisite.
@@ -37,7 +37,7 @@ if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$wanted" ]]; then
     echo "$wanted" >"$stamp"
 fi
 
-scripts/install-promtool.sh
+scripts/install-prometheus.sh
 
 # No cache directory in the work tree; pytest's exit code 5 (no tests ran) is a failure here.
 status=0

@@ -2,19 +2,23 @@
 //! to a Pushgateway at the end of every run ([`push`]), because a CronJob's pod is gone before
 //! Prometheus could scrape it.
 //!
-//! [`metrics`] is pure: the report and the run's timing in, the text out. The families, their
-//! types, labels and help text are the table in `metrics/families.txt` ([`FAMILIES`]), which the
-//! chart's tests also read, so the dashboard and alerts can only name what is pushed.
+//! [`metrics`] is pure: the report, the run's timing and the totals the group's last push held
+//! in, the text out. The families, their types, labels and help text are the table in
+//! `metrics/families.txt` ([`FAMILIES`]), which the chart's tests also read, so the dashboard and
+//! alerts can only name what is pushed.
 //!
-//! Every value is the last run's (the push replaces the group), so all families are gauges,
-//! `descheduler_pods_evicted_total` too: the name is upstream descheduler's, kept so dashboards
-//! carry over, but per run it is a count, not a running total.
+//! Two kinds of family. Counters (and upstream's loop duration histogram) are running totals
+//! across runs: the run adds its counts to the totals of the group's last push ([`totals`]), so
+//! `increase()` and `rate()` mean what they say, and upstream descheduler's
+//! `descheduler_pods_evicted_total` keeps its labels and results. Gauges are the last run's
+//! values, replaced by the next push.
 //!
 //! Host-failure exposure is pushed when the run assessed it (its plan had an inventory): every
 //! class, zeros too, and the worst-host share of the workloads the report lists (those at risk
 //! before or after the plan), so the series stay as few as the workloads at risk.
 
 pub mod push;
+pub mod totals;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,6 +31,7 @@ use crate::plan::{Exposure, ExposureClass};
 use crate::report::Report;
 
 pub use push::{PushSettings, Pushgateway, push_limit};
+pub use totals::{Histogram, Totals};
 
 /// The metric families, one per line: name, type, label names, help (see the file's header).
 pub const FAMILIES: &str = include_str!("metrics/families.txt");
@@ -34,13 +39,13 @@ pub const FAMILIES: &str = include_str!("metrics/families.txt");
 /// The `Content-Type` of what [`metrics`] writes.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-const EVICTIONS: &str = "descheduler_pods_evicted_total";
-const SKIPPED: &str = "vsphere_descheduler_pods_skipped";
-const LABEL_CHANGES: &str = "vsphere_descheduler_node_label_changes";
-const DRS_RULES: &str = "vsphere_descheduler_drs_rule_changes";
+const RUN_EVICTIONS: &str = "vsphere_descheduler_run_evictions";
+const RUN_SKIPPED: &str = "vsphere_descheduler_run_pods_skipped";
+const RUN_LABEL_CHANGES: &str = "vsphere_descheduler_run_node_label_changes";
+const RUN_DRS_RULES: &str = "vsphere_descheduler_run_drs_rule_changes";
+const RUN_ERRORS: &str = "vsphere_descheduler_run_errors";
 const UNMAPPED_NODES: &str = "vsphere_descheduler_unmapped_nodes";
 const NOT_ATTEMPTED: &str = "vsphere_descheduler_actions_not_attempted";
-const ERRORS: &str = "vsphere_descheduler_errors";
 const WARNINGS: &str = "vsphere_descheduler_warnings";
 const DURATION: &str = "vsphere_descheduler_run_duration_seconds";
 const FINISHED: &str = "vsphere_descheduler_last_run_timestamp_seconds";
@@ -57,12 +62,32 @@ pub struct RunTiming {
     pub finished: DateTime<Utc>,
 }
 
+/// The Prometheus type of a family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FamilyKind {
+    /// A running total across runs.
+    Counter,
+    /// Running bucket counts, sum and count across runs.
+    Histogram,
+    /// The last run's value.
+    Gauge,
+}
+
+impl FamilyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FamilyKind::Counter => "counter",
+            FamilyKind::Histogram => "histogram",
+            FamilyKind::Gauge => "gauge",
+        }
+    }
+}
+
 /// One line of [`FAMILIES`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Family {
     pub name: &'static str,
-    /// `gauge` for every family (see the module docs).
-    pub kind: &'static str,
+    pub kind: FamilyKind,
     pub labels: Vec<&'static str>,
     pub help: &'static str,
 }
@@ -76,7 +101,12 @@ pub fn families() -> Vec<Family> {
         .map(|line| {
             let mut rest = line;
             let name = next_column(&mut rest);
-            let kind = next_column(&mut rest);
+            let kind = match next_column(&mut rest) {
+                "counter" => FamilyKind::Counter,
+                "histogram" => FamilyKind::Histogram,
+                "gauge" => FamilyKind::Gauge,
+                other => panic!("metrics/families.txt: {name} has the unknown type {other:?}"),
+            };
             let labels = match next_column(&mut rest) {
                 "-" => Vec::new(),
                 labels => labels.split(',').collect(),
@@ -109,12 +139,16 @@ fn next_column(rest: &mut &'static str) -> &'static str {
 /// label order. Ordered, so the same report always gives the same text.
 type Samples = BTreeMap<&'static str, BTreeMap<Vec<String>, f64>>;
 
-/// The run's metrics in the text exposition format: the families of [`FAMILIES`] that have a
-/// series, each with its HELP and TYPE lines.
-pub fn metrics(report: &Report, timing: &RunTiming) -> String {
-    render(&samples(report, timing))
+/// The run's metrics in the text exposition format: the gauges of this run, and the counters
+/// and histograms as `carried` (the group's last push) plus what this run counted; every family
+/// of [`FAMILIES`] that has a series, each with its HELP and TYPE lines.
+pub fn metrics(report: &Report, timing: &RunTiming, carried: &Totals) -> String {
+    let mut totals = carried.clone();
+    totals.add(&Totals::of_run(report, timing));
+    render(&samples(report, timing), &totals)
 }
 
+/// The gauges of the run.
 fn samples(report: &Report, timing: &RunTiming) -> Samples {
     let mut samples = Samples::new();
     let mut count = |family: &'static str, labels: &[&str]| {
@@ -127,7 +161,7 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
     for entry in &report.evictions {
         let eviction = &entry.eviction;
         count(
-            EVICTIONS,
+            RUN_EVICTIONS,
             &[
                 eviction.strategy.as_str(),
                 &eviction.namespace,
@@ -139,14 +173,14 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         }
     }
     for skip in &report.skipped {
-        count(SKIPPED, &[skip.strategy.as_str(), skip.reason.as_str()]);
+        count(RUN_SKIPPED, &[skip.strategy.as_str(), skip.reason.as_str()]);
     }
     for change in &report.label_changes {
-        count(LABEL_CHANGES, &[&change.key]);
+        count(RUN_LABEL_CHANGES, &[&change.key]);
     }
     for entry in &report.drs_rules {
         count(
-            DRS_RULES,
+            RUN_DRS_RULES,
             &[entry.change.action.as_str(), entry.result().as_str()],
         );
         if matches!(&entry.outcome, DrsOutcome::NotAttempted(why) if why.is_withheld()) {
@@ -155,7 +189,7 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
     }
     let mut gauge = |family, labels: &[&str], value| set(&mut samples, family, labels, value);
     gauge(UNMAPPED_NODES, &[], report.unmapped_nodes.len() as f64);
-    gauge(ERRORS, &[], report.errors.len() as f64);
+    gauge(RUN_ERRORS, &[], report.errors.len() as f64);
     gauge(WARNINGS, &[], report.warnings.len() as f64);
     gauge(DURATION, &[], timing.duration.as_secs_f64());
     gauge(
@@ -209,31 +243,80 @@ fn set(samples: &mut Samples, family: &'static str, labels: &[&str], value: f64)
     samples.entry(family).or_default().insert(labels, value);
 }
 
-fn render(samples: &Samples) -> String {
-    let families = families();
+/// The text of every family that has a series, in the order of [`FAMILIES`].
+fn render(samples: &Samples, totals: &Totals) -> String {
     let mut out = String::new();
-    for (name, series) in samples {
-        let family = families
-            .iter()
-            .find(|family| family.name == *name)
-            .expect("every family the code fills is listed in metrics/families.txt");
-        let _ = writeln!(out, "# HELP {name} {}", escape_help(family.help));
-        let _ = writeln!(out, "# TYPE {name} {}", family.kind);
-        for (values, value) in series {
-            out.push_str(name);
-            if !values.is_empty() {
-                let pairs: Vec<String> = family
-                    .labels
-                    .iter()
-                    .zip(values)
-                    .map(|(label, value)| format!("{label}=\"{}\"", escape_label_value(value)))
-                    .collect();
-                let _ = write!(out, "{{{}}}", pairs.join(","));
+    for family in families() {
+        let mut text = String::new();
+        match family.kind {
+            FamilyKind::Gauge => write_values(&mut text, &family, samples.get(family.name)),
+            FamilyKind::Counter => {
+                write_values(&mut text, &family, totals.counters.get(family.name));
             }
-            let _ = writeln!(out, " {value}");
+            FamilyKind::Histogram => {
+                for (values, histogram) in totals.histograms.get(family.name).into_iter().flatten()
+                {
+                    write_histogram(&mut text, &family, values, histogram);
+                }
+            }
         }
+        if text.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "# HELP {} {}", family.name, escape_help(family.help));
+        let _ = writeln!(out, "# TYPE {} {}", family.name, family.kind.as_str());
+        out.push_str(&text);
     }
     out
+}
+
+/// One sample line per series of a gauge or counter.
+fn write_values(out: &mut String, family: &Family, series: Option<&BTreeMap<Vec<String>, f64>>) {
+    for (values, value) in series.into_iter().flatten() {
+        write_sample(out, family.name, &pairs(family, values), *value);
+    }
+}
+
+/// `name="value"` of each label of `family`, in its order.
+fn pairs(family: &Family, values: &[String]) -> Vec<String> {
+    family
+        .labels
+        .iter()
+        .zip(values)
+        .map(|(label, value)| format!("{label}=\"{}\"", escape_label_value(value)))
+        .collect()
+}
+
+/// One sample line.
+fn write_sample(out: &mut String, name: &str, pairs: &[String], value: f64) {
+    out.push_str(name);
+    if !pairs.is_empty() {
+        let _ = write!(out, "{{{}}}", pairs.join(","));
+    }
+    let _ = writeln!(out, " {value}");
+}
+
+/// A histogram series: its cumulative buckets (`le`, then `+Inf`), sum and count.
+fn write_histogram(out: &mut String, family: &Family, values: &[String], histogram: &Histogram) {
+    let labels = pairs(family, values);
+    let bucket = format!("{}_bucket", family.name);
+    let bounds = totals::LOOP_DURATION_BUCKETS.iter().map(f64::to_string);
+    let cumulative = histogram.cumulative.iter().copied();
+    for (bound, value) in bounds
+        .zip(cumulative)
+        .chain(std::iter::once(("+Inf".to_string(), histogram.count)))
+    {
+        let mut with_le = labels.clone();
+        with_le.push(format!("le=\"{bound}\""));
+        write_sample(out, &bucket, &with_le, value);
+    }
+    write_sample(out, &format!("{}_sum", family.name), &labels, histogram.sum);
+    write_sample(
+        out,
+        &format!("{}_count", family.name),
+        &labels,
+        histogram.count,
+    );
 }
 
 /// HELP text escapes backslashes and line feeds.
@@ -253,10 +336,12 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
+    use crate::outcome::LabelOutcome;
     use crate::outcome::{Halt, NotAttempted, Outcomes, Signal, StopReason};
     use crate::plan::exposure::{ClassCounts, Spread, WorkloadExposure};
     use crate::plan::{
-        DrsAction, DrsRuleChange, Eviction, LabelChange, Plan, Skip, SkipReason, Warning,
+        DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, Plan, Skip, SkipReason,
+        Warning,
     };
     use crate::policy::PluginKind;
     use crate::report::Mode;
@@ -347,6 +432,16 @@ mod tests {
                 old: Some("esxi-42".to_string()),
                 new: Some("esxi-41".to_string()),
             }],
+            label_applies: vec![LabelApply {
+                node: "worker-b".to_string(),
+                uid: None,
+                set: [(
+                    "vsphere-descheduler.io/host".to_string(),
+                    "esxi-41".to_string(),
+                )]
+                .into(),
+                remove: Default::default(),
+            }],
             evictions: vec![
                 eviction("shop", "web-1", ANTI_AFFINITY),
                 eviction("shop", "web-2", ANTI_AFFINITY),
@@ -374,6 +469,7 @@ mod tests {
         };
         let stopped = NotAttempted::Halted(Halt::Stopped(StopReason::Signal(Signal::Terminate)));
         let outcomes = Outcomes {
+            labels: vec![LabelOutcome::Written],
             evictions: vec![
                 EvictionOutcome::Evicted,
                 EvictionOutcome::Evicted,
@@ -408,33 +504,51 @@ mod tests {
         text.lines().filter(|line| !line.starts_with('#')).collect()
     }
 
+    /// The run's metrics with nothing carried from an earlier push.
+    fn first_push(report: &Report) -> String {
+        metrics(report, &timing(), &Totals::default())
+    }
+
     #[test]
     fn a_busy_run_is_counted_by_strategy_reason_action_and_result() {
-        let text = metrics(&busy_run(), &timing());
+        let text = first_push(&busy_run());
+        let version = env!("CARGO_PKG_VERSION");
+        let run_info =
+            format!(r#"vsphere_descheduler_run_info{{mode="run",version="{version}"}} 1"#);
         let expected = [
-            r#"descheduler_pods_evicted_total{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="blocked"} 1"#,
-            r#"descheduler_pods_evicted_total{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="evicted"} 2"#,
-            r#"descheduler_pods_evicted_total{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="failed"} 1"#,
-            r#"descheduler_pods_evicted_total{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="planned"} 1"#,
-            r#"vsphere_descheduler_pods_skipped{strategy="RemovePodsViolatingInterPodAntiAffinity",reason="pdb"} 2"#,
-            r#"vsphere_descheduler_pods_skipped{strategy="RemovePodsViolatingTopologySpreadConstraint",reason="no-feasible-node"} 1"#,
-            r#"vsphere_descheduler_node_label_changes{key="vsphere-descheduler.io/host"} 1"#,
-            r#"vsphere_descheduler_drs_rule_changes{action="create",result="applied"} 1"#,
-            r#"vsphere_descheduler_drs_rule_changes{action="delete",result="planned"} 1"#,
-            r#"vsphere_descheduler_drs_rule_changes{action="keep",result="applied"} 1"#,
+            // Upstream's counter: the two evicted succeeded, the blocked and the failed one are
+            // errors, the one not attempted is not counted.
+            r#"descheduler_pods_evicted_total{result="error",strategy="RemovePodsViolatingInterPodAntiAffinity",profile="default",namespace="shop",node="worker-a"} 1"#,
+            r#"descheduler_pods_evicted_total{result="success",strategy="RemovePodsViolatingInterPodAntiAffinity",profile="default",namespace="shop",node="worker-a"} 2"#,
+            r#"descheduler_pods_evicted_total{result="error",strategy="RemovePodsViolatingTopologySpreadConstraint",profile="default",namespace="db",node="worker-a"} 1"#,
+            r#"vsphere_descheduler_evictions_total{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="blocked"} 1"#,
+            r#"vsphere_descheduler_evictions_total{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="evicted"} 2"#,
+            r#"vsphere_descheduler_evictions_total{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="failed"} 1"#,
+            r#"vsphere_descheduler_pods_skipped_total{strategy="RemovePodsViolatingInterPodAntiAffinity",reason="pdb"} 2"#,
+            r#"vsphere_descheduler_pods_skipped_total{strategy="RemovePodsViolatingTopologySpreadConstraint",reason="no-feasible-node"} 1"#,
+            r#"vsphere_descheduler_node_label_changes_total{key="vsphere-descheduler.io/host"} 1"#,
+            // Keep is no change, and the delete was not submitted.
+            r#"vsphere_descheduler_drs_rule_changes_total{action="create",result="applied"} 1"#,
+            "vsphere_descheduler_errors_total 1",
+            r#"vsphere_descheduler_run_evictions{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="blocked"} 1"#,
+            r#"vsphere_descheduler_run_evictions{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="evicted"} 2"#,
+            r#"vsphere_descheduler_run_evictions{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="failed"} 1"#,
+            r#"vsphere_descheduler_run_evictions{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="planned"} 1"#,
+            r#"vsphere_descheduler_run_pods_skipped{strategy="RemovePodsViolatingInterPodAntiAffinity",reason="pdb"} 2"#,
+            r#"vsphere_descheduler_run_pods_skipped{strategy="RemovePodsViolatingTopologySpreadConstraint",reason="no-feasible-node"} 1"#,
+            r#"vsphere_descheduler_run_node_label_changes{key="vsphere-descheduler.io/host"} 1"#,
+            r#"vsphere_descheduler_run_drs_rule_changes{action="create",result="applied"} 1"#,
+            r#"vsphere_descheduler_run_drs_rule_changes{action="delete",result="planned"} 1"#,
+            r#"vsphere_descheduler_run_drs_rule_changes{action="keep",result="applied"} 1"#,
             r#"vsphere_descheduler_actions_not_attempted{kind="drs-rule"} 1"#,
             r#"vsphere_descheduler_actions_not_attempted{kind="eviction"} 1"#,
             "vsphere_descheduler_unmapped_nodes 1",
-            "vsphere_descheduler_errors 1",
+            "vsphere_descheduler_run_errors 1",
             "vsphere_descheduler_warnings 1",
             "vsphere_descheduler_run_duration_seconds 12.25",
             "vsphere_descheduler_last_run_timestamp_seconds 1767225600.5",
             "vsphere_descheduler_exit_code 1",
-            concat!(
-                r#"vsphere_descheduler_run_info{mode="run",version=""#,
-                env!("CARGO_PKG_VERSION"),
-                r#""} 1"#
-            ),
+            &run_info,
             r#"vsphere_descheduler_exposure_workloads{class="all",when="before"} 1"#,
             r#"vsphere_descheduler_exposure_workloads{class="all",when="after"} 0"#,
             r#"vsphere_descheduler_exposure_workloads{class="majority",when="before"} 0"#,
@@ -450,7 +564,215 @@ mod tests {
             r#"vsphere_descheduler_exposure_worst_host_share{namespace="shop",workload="Deployment/web",when="before",class="all"} 1"#,
             r#"vsphere_descheduler_exposure_worst_host_share{namespace="shop",workload="Deployment/web",when="after",class="tolerated"} 0.3333333333333333"#,
         ];
-        assert_eq!(series(&text), expected.into_iter().collect(), "{text}");
+        let without_histogram: BTreeSet<&str> = series(&text)
+            .into_iter()
+            .filter(|line| !line.starts_with(totals::LOOP_DURATION))
+            .collect();
+        assert_eq!(without_histogram, expected.into_iter().collect(), "{text}");
+    }
+
+    #[test]
+    fn the_run_duration_is_observed_in_upstreams_buckets() {
+        let text = first_push(&busy_run());
+        let histogram: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with(totals::LOOP_DURATION))
+            .collect();
+        // 12.25 s: above the 10 s bucket, within 25 s.
+        assert_eq!(
+            histogram,
+            [
+                r#"descheduler_loop_duration_seconds_bucket{le="0.01"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="0.025"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="0.05"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="0.1"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="0.25"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="0.5"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="1"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="2.5"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="5"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="10"} 0"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="25"} 1"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="50"} 1"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="100"} 1"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="250"} 1"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="500"} 1"#,
+                r#"descheduler_loop_duration_seconds_bucket{le="+Inf"} 1"#,
+                "descheduler_loop_duration_seconds_sum 12.25",
+                "descheduler_loop_duration_seconds_count 1",
+            ]
+        );
+    }
+
+    #[test]
+    fn counters_go_on_from_the_totals_of_the_last_push() {
+        let first = first_push(&busy_run());
+        let carried = Totals::from_pushgateway(
+            &pushgateway_answer(&first),
+            &[("job".to_string(), push::JOB.to_string())].into(),
+        )
+        .expect("metrics JSON");
+        let second = metrics(&busy_run(), &timing(), &carried);
+        let value = |text: &str, series: &str| -> f64 {
+            text.lines()
+                .find_map(|line| line.strip_prefix(series))
+                .and_then(|rest| rest.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{series} in {text}"))
+        };
+        let success = r#"descheduler_pods_evicted_total{result="success",strategy="RemovePodsViolatingInterPodAntiAffinity",profile="default",namespace="shop",node="worker-a"}"#;
+        assert_eq!(value(&first, success), 2.0);
+        assert_eq!(value(&second, success), 4.0);
+        assert_eq!(value(&second, "vsphere_descheduler_errors_total"), 2.0);
+        assert_eq!(
+            value(
+                &second,
+                r#"descheduler_loop_duration_seconds_bucket{le="25"}"#
+            ),
+            2.0
+        );
+        assert_eq!(
+            value(&second, "descheduler_loop_duration_seconds_sum"),
+            24.5
+        );
+        // Gauges are the run's own.
+        assert_eq!(value(&second, "vsphere_descheduler_run_errors"), 1.0);
+    }
+
+    /// What the Pushgateway's `/api/v1/metrics` answers once `text` is the group `job` alone,
+    /// as Pushgateway 1.5 writes it (values as strings, the grouping labels on every series).
+    fn pushgateway_answer(text: &str) -> serde_json::Value {
+        let group = serde_json::json!({"job": push::JOB});
+        let mut pushed = serde_json::Map::new();
+        for family in families() {
+            let lines: Vec<&str> = text
+                .lines()
+                .filter(|line| !line.starts_with('#') && line.starts_with(family.name))
+                .collect();
+            let metrics: Vec<serde_json::Value> = match family.kind {
+                FamilyKind::Histogram if !lines.is_empty() => {
+                    let mut buckets = serde_json::Map::new();
+                    let (mut sum, mut count) = (String::new(), String::new());
+                    for line in lines {
+                        let (series, value) = line.rsplit_once(' ').expect("a sample");
+                        if let Some(le) = series.split("le=\"").nth(1) {
+                            buckets.insert(le.trim_end_matches("\"}").to_string(), value.into());
+                        } else if series.ends_with("_sum") {
+                            sum = value.to_string();
+                        } else {
+                            count = value.to_string();
+                        }
+                    }
+                    vec![
+                        serde_json::json!({"labels": group, "buckets": buckets, "sum": sum, "count": count}),
+                    ]
+                }
+                _ => lines
+                    .iter()
+                    .filter_map(|line| {
+                        let (series, value) = line.rsplit_once(' ')?;
+                        let name = series.split('{').next()?;
+                        (name == family.name).then_some(())?;
+                        let mut labels = serde_json::Map::new();
+                        labels.insert("job".to_string(), push::JOB.into());
+                        labels.insert("instance".to_string(), "".into());
+                        if let Some(inner) =
+                            series.split_once('{').map(|(_, l)| l.trim_end_matches('}'))
+                        {
+                            for pair in inner.split("\",").filter(|p| !p.is_empty()) {
+                                let (label, value) = pair.split_once("=\"").expect("label=value");
+                                labels
+                                    .insert(label.to_string(), value.trim_end_matches('"').into());
+                            }
+                        }
+                        Some(serde_json::json!({"labels": labels, "value": value}))
+                    })
+                    .collect(),
+            };
+            if metrics.is_empty() {
+                continue;
+            }
+            let kind = family.kind.as_str().to_uppercase();
+            pushed.insert(
+                family.name.to_string(),
+                serde_json::json!({"type": kind, "help": family.help, "metrics": metrics}),
+            );
+        }
+        pushed.insert("labels".to_string(), group);
+        serde_json::json!({"status": "success", "data": [pushed]})
+    }
+
+    #[test]
+    fn a_dry_run_counts_nothing_and_pushes_the_totals_unchanged() {
+        let carried = Totals::from_pushgateway(
+            &pushgateway_answer(&first_push(&busy_run())),
+            &[("job".to_string(), push::JOB.to_string())].into(),
+        )
+        .expect("metrics JSON");
+        let mut dry_run = busy_run();
+        dry_run.mode = Mode::DryRun;
+        assert_eq!(Totals::of_run(&dry_run, &timing()), Totals::default());
+        let mut totals = carried.clone();
+        totals.add(&Totals::of_run(&dry_run, &timing()));
+        assert_eq!(totals, carried);
+        let text = metrics(&dry_run, &timing(), &carried);
+        assert!(
+            text.contains("\nvsphere_descheduler_errors_total 1\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn totals_of_another_type_labels_or_buckets_are_dropped_and_other_groups_ignored() {
+        let grouping: BTreeMap<String, String> = [
+            ("job".to_string(), push::JOB.to_string()),
+            ("cluster".to_string(), "lab".to_string()),
+        ]
+        .into();
+        let labels = |extra: serde_json::Value| {
+            let mut labels =
+                serde_json::json!({"job": push::JOB, "cluster": "lab", "instance": ""});
+            for (key, value) in extra.as_object().expect("an object") {
+                labels[key] = value.clone();
+            }
+            labels
+        };
+        let answer = serde_json::json!({"status": "success", "data": [
+            {"labels": {"job": push::JOB, "cluster": "other"},
+             "vsphere_descheduler_errors_total": {"type": "COUNTER", "metrics": [
+                 {"labels": {"job": push::JOB, "cluster": "other", "instance": ""}, "value": "9"}]}},
+            {"labels": {"job": push::JOB, "cluster": "lab"},
+             // As an older version pushed it: a gauge of other labels.
+             "descheduler_pods_evicted_total": {"type": "GAUGE", "metrics": [
+                 {"labels": labels(serde_json::json!({"strategy": "s", "namespace": "n", "result": "evicted"})), "value": "1"}]},
+             "vsphere_descheduler_pods_skipped_total": {"type": "COUNTER", "metrics": [
+                 {"labels": labels(serde_json::json!({"strategy": "s", "reason": "pdb"})), "value": "3"},
+                 {"labels": labels(serde_json::json!({"strategy": "s", "reason": "pdb", "extra": "x"})), "value": "5"},
+                 {"labels": labels(serde_json::json!({"strategy": "s", "reason": "limit"})), "value": "-1"}]},
+             "vsphere_descheduler_errors_total": {"type": "COUNTER", "metrics": [
+                 {"labels": labels(serde_json::json!({})), "value": "4"}]},
+             "descheduler_loop_duration_seconds": {"type": "HISTOGRAM", "metrics": [
+                 {"labels": labels(serde_json::json!({})), "buckets": {"1": "1", "+Inf": "1"}, "sum": "0.5", "count": "1"}]}}
+        ]});
+        let totals = Totals::from_pushgateway(&answer, &grouping).expect("metrics JSON");
+        let mut expected = Totals::default();
+        expected
+            .counters
+            .entry(totals::SKIPPED)
+            .or_default()
+            .insert(vec!["s".to_string(), "pdb".to_string()], 3.0);
+        expected
+            .counters
+            .entry(totals::ERRORS)
+            .or_default()
+            .insert(Vec::new(), 4.0);
+        assert_eq!(totals, expected);
+        // A group not pushed yet: nothing carried. An answer that is no metrics: an error.
+        let other: BTreeMap<String, String> = [("job".to_string(), "other".to_string())].into();
+        assert_eq!(
+            Totals::from_pushgateway(&answer, &other),
+            Ok(Totals::default())
+        );
+        assert!(Totals::from_pushgateway(&serde_json::json!({"data": 1}), &grouping).is_err());
     }
 
     /// The demo planned, with its vSphere inventory or without.
@@ -474,7 +796,7 @@ mod tests {
 
     #[test]
     fn the_demo_pushes_its_exposure_per_class_and_the_busiest_host_of_each_workload_at_risk() {
-        let text = metrics(&demo(true), &timing());
+        let text = first_push(&demo(true));
         let classes = [
             r#"vsphere_descheduler_exposure_workloads{class="all",when="before"} 1"#,
             r#"vsphere_descheduler_exposure_workloads{class="all",when="after"} 0"#,
@@ -521,32 +843,56 @@ mod tests {
     fn a_run_without_an_inventory_pushes_no_exposure_series() {
         let report = demo(false);
         assert!(report.exposure.is_none(), "no host is known");
-        let text = metrics(&report, &timing());
+        let text = first_push(&report);
         assert!(!text.contains("_exposure_"), "{text}");
         assert!(text.contains(RUN_INFO), "the rest is pushed: {text}");
         // Nor does a run that could not plan.
-        let text = metrics(&Report::empty(Mode::Run), &timing());
+        let text = first_push(&Report::empty(Mode::Run));
         assert!(!text.contains("_exposure_"), "{text}");
     }
 
     #[test]
     fn every_listed_family_is_pushed_with_its_labels_and_nothing_else_is() {
-        let samples = samples(&busy_run(), &timing());
+        let gauges = samples(&busy_run(), &timing());
+        let totals = Totals::of_run(&busy_run(), &timing());
         let listed = families();
         let names: BTreeSet<&str> = listed.iter().map(|family| family.name).collect();
-        assert_eq!(samples.keys().copied().collect::<BTreeSet<_>>(), names);
+        let pushed: BTreeSet<&str> = gauges
+            .keys()
+            .chain(totals.counters.keys())
+            .chain(totals.histograms.keys())
+            .copied()
+            .collect();
+        assert_eq!(pushed, names);
         for family in &listed {
-            assert_eq!(family.kind, "gauge", "{}", family.name);
             assert!(!family.help.is_empty(), "{}", family.name);
-            for labels in samples[family.name].keys() {
+            let label_sets: Vec<&Vec<String>> = match family.kind {
+                FamilyKind::Gauge => gauges[family.name].keys().collect(),
+                FamilyKind::Counter => totals.counters[family.name].keys().collect(),
+                FamilyKind::Histogram => totals.histograms[family.name].keys().collect(),
+            };
+            for labels in label_sets {
                 assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
             }
         }
     }
 
     #[test]
+    fn counters_are_named_total_and_gauges_are_not() {
+        for family in families() {
+            let total = family.name.ends_with("_total");
+            assert_eq!(
+                total,
+                family.kind == FamilyKind::Counter,
+                "{}: counters, and only they, end in _total",
+                family.name
+            );
+        }
+    }
+
+    #[test]
     fn each_family_has_one_help_and_one_type_line_before_its_series() {
-        let text = metrics(&busy_run(), &timing());
+        let text = first_push(&busy_run());
         let mut seen = BTreeSet::new();
         let mut current = "";
         for line in text.lines() {
@@ -554,7 +900,11 @@ mod tests {
                 current = rest.split(' ').next().expect("a name");
                 assert!(seen.insert(current), "{current} twice");
             } else if let Some(rest) = line.strip_prefix("# TYPE ") {
-                assert_eq!(rest, format!("{current} gauge"));
+                let family = families()
+                    .into_iter()
+                    .find(|family| family.name == current)
+                    .expect("a listed family");
+                assert_eq!(rest, format!("{current} {}", family.kind.as_str()));
             } else {
                 assert!(line.starts_with(current), "{line} outside its family");
             }
@@ -567,14 +917,30 @@ mod tests {
         let mut report = Report::empty(Mode::DryRun);
         report.errors.push("invalid policy".to_string());
         report.exit_code = Some(2);
-        let text = metrics(&report, &timing());
+        let text = first_push(&report);
         assert!(
             text.contains("\nvsphere_descheduler_exit_code 2\n"),
             "{text}"
         );
-        assert!(text.contains("\nvsphere_descheduler_errors 1\n"), "{text}");
+        assert!(
+            text.contains("\nvsphere_descheduler_run_errors 1\n"),
+            "{text}"
+        );
         assert!(text.contains(r#"{mode="dry-run","#), "{text}");
-        assert!(!text.contains("descheduler_pods_evicted_total"), "{text}");
+        // A dry run counts nothing: no counter has a series yet.
+        assert!(!text.contains("_total"), "{text}");
+        assert!(!text.contains(totals::LOOP_DURATION), "{text}");
+        // A live run that could not plan counts its error and its duration.
+        report.mode = Mode::Run;
+        let text = first_push(&report);
+        assert!(
+            text.contains("\nvsphere_descheduler_errors_total 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\ndescheduler_loop_duration_seconds_count 1\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -584,7 +950,7 @@ mod tests {
         for entry in &mut report.evictions {
             entry.outcome = EvictionOutcome::WouldEvict;
         }
-        let text = metrics(&report, &timing());
+        let text = first_push(&report);
         assert!(!text.contains(NOT_ATTEMPTED), "{text}");
     }
 
@@ -616,9 +982,9 @@ mod tests {
             old: None,
             new: Some("x".to_string()),
         });
-        let text = metrics(&report, &timing());
+        let text = first_push(&report);
         assert!(
-            text.contains(r#"vsphere_descheduler_node_label_changes{key="odd\"key"} 1"#),
+            text.contains(r#"vsphere_descheduler_run_node_label_changes{key="odd\"key"} 1"#),
             "{text}"
         );
     }

@@ -21,6 +21,7 @@ pub mod risk;
 mod warning;
 pub mod what_if;
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
@@ -28,7 +29,7 @@ use serde::Serialize;
 
 use crate::text::{escaped, one_line};
 
-use crate::outcome::{NotAttempted, Outcomes};
+use crate::outcome::{LabelOutcome, NotAttempted, Outcomes};
 use crate::plan::{
     DrsAction, Exposure, LabelChange, MappedBy, MappedNode, NodeUtilization, Plan, Skip,
 };
@@ -133,6 +134,10 @@ pub struct Report {
     pub kind: &'static str,
     pub mode: Mode,
     pub label_changes: Vec<LabelChange>,
+    /// The nodes whose label write the API server confirmed (what the label counter counts;
+    /// the report tells a failed write in `errors`).
+    #[serde(skip)]
+    pub labels_written: BTreeSet<String>,
     pub evictions: Vec<EvictionEntry>,
     pub skipped: Vec<Skip>,
     pub drs_rules: Vec<DrsRuleEntry>,
@@ -179,6 +184,13 @@ impl Report {
     pub fn new(mode: Mode, plan: Plan, outcomes: Outcomes) -> Report {
         let errors = record::errors(&plan, &outcomes);
         let event_warnings = record::event_warnings(&plan, &outcomes);
+        let labels_written = plan
+            .label_applies
+            .iter()
+            .zip(&outcomes.labels)
+            .filter(|(_, outcome)| matches!(outcome, LabelOutcome::Written))
+            .map(|(apply, _)| apply.node.clone())
+            .collect();
         let warnings: Vec<ReportWarning> = plan
             .warnings
             .into_iter()
@@ -190,6 +202,7 @@ impl Report {
             kind: "Report",
             mode,
             label_changes: plan.label_changes,
+            labels_written,
             evictions: plan
                 .evictions
                 .into_iter()

@@ -2673,3 +2673,54 @@ fn an_admission_denial_reaches_the_report_with_the_key_it_names() {
     );
     assert!(lab.has_label("worker-c", RACK), "refused, so still there");
 }
+
+#[test]
+fn every_eviction_request_says_who_asked_why_and_by_which_strategy_and_profile() {
+    let lab = Lab::start("several-violations");
+    let dry_run = lab.run(&["--dry-run"]);
+    assert_eq!(dry_run.code, 0, "{}", dry_run.stderr);
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.evictions_with("evicted").is_empty(), "{}", run.stdout);
+
+    // What each report says of its evictions, as the annotations must repeat it.
+    let expected = |outcome: &Outcome, dry_run: bool| -> Vec<(String, String, bool, Value)> {
+        outcome.report["evictions"]
+            .as_array()
+            .expect("evictions")
+            .iter()
+            .map(|e| {
+                let annotations = serde_json::json!({
+                    "vsphere-descheduler.io/requested-by": "vsphere-descheduler",
+                    "vsphere-descheduler.io/reason": e["reason"],
+                    "vsphere-descheduler.io/strategy": e["strategy"],
+                    "vsphere-descheduler.io/profile": "host-availability",
+                });
+                let text = |key: &str| e[key].as_str().expect(key).to_string();
+                (text("namespace"), text("pod"), dry_run, annotations)
+            })
+            .collect()
+    };
+    let mut wanted = expected(&dry_run, true);
+    wanted.extend(expected(&run, false));
+    let cluster = lab.server.cluster();
+    let received: Vec<(String, String, bool, Value)> = cluster
+        .evictions
+        .iter()
+        .map(|e| {
+            let annotations = serde_json::to_value(&e.annotations).expect("a map");
+            (e.namespace.clone(), e.name.clone(), e.dry_run, annotations)
+        })
+        .collect();
+    assert_eq!(received, wanted);
+    // They describe the request; no pod carries them.
+    for pod in cluster.pods.values() {
+        let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+        assert!(
+            !annotations
+                .keys()
+                .any(|k| k.starts_with("vsphere-descheduler.io/")),
+            "{annotations:?}"
+        );
+    }
+}

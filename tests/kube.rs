@@ -358,6 +358,10 @@ fn evict(server: &FakeApiServer, name: &str, grace: Option<i64>, dry_run: bool) 
         uid: uid.as_deref(),
         grace_period_seconds: grace,
         dry_run,
+
+        strategy: "RemovePodsViolatingInterPodAntiAffinity",
+        profile: "default",
+        reason: "shares a host",
     };
     runtime().block_on(async { client(server).evict(&request).await })
 }
@@ -428,6 +432,10 @@ fn a_missing_pod_is_gone_and_several_budgets_fail_with_the_servers_words() {
         uid: None,
         grace_period_seconds: None,
         dry_run: false,
+
+        strategy: "RemovePodsViolatingInterPodAntiAffinity",
+        profile: "default",
+        reason: "shares a host",
     };
     assert!(matches!(
         runtime().block_on(async { client(&server).evict(&request).await }),
@@ -1097,6 +1105,10 @@ fn evict_from(server: &FakeApiServer, namespace: &str, name: &str) -> EvictionRe
         uid: uid.as_deref(),
         grace_period_seconds: None,
         dry_run: false,
+
+        strategy: "RemovePodsViolatingInterPodAntiAffinity",
+        profile: "default",
+        reason: "shares a host",
     };
     runtime().block_on(async { client(server).evict(&request).await })
 }

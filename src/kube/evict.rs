@@ -5,6 +5,13 @@
 //! uid precondition would never arrive. The answer is classified, not retried: 201 evicted (or,
 //! on a dry run, would be), 429 with a DisruptionBudget cause blocked by a PDB, 404 (or a uid
 //! precondition conflict) gone already, anything else failed with the server's message.
+//!
+//! Every Eviction says who asked for it and why, in annotations of its own (the Eviction's, not
+//! the pod's: the API server passes them to admission webhooks and writes them to the audit log,
+//! and keeps nothing of them): the requester, the eviction's reason, the strategy and the
+//! profile. A webhook can then tell our evictions from a drain's, and explain or rank them.
+
+use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::Eviction;
@@ -13,6 +20,22 @@ use kube::api::{Api, PostParams};
 use kube::core::Status;
 
 use super::{Client, describe};
+use crate::text;
+
+/// Who asks for every eviction this tool sends ([`REQUESTED_BY`]).
+pub const REQUESTER: &str = "vsphere-descheduler";
+/// The annotation naming who asked for the eviction: always [`REQUESTER`].
+pub const REQUESTED_BY: &str = "vsphere-descheduler.io/requested-by";
+/// The annotation with the eviction's reason, the report's `reason`, at most [`MAX_REASON`]
+/// characters (a longer one loses its middle).
+pub const REASON: &str = "vsphere-descheduler.io/reason";
+/// The annotation naming the strategy (plugin) that chose the pod.
+pub const STRATEGY: &str = "vsphere-descheduler.io/strategy";
+/// The annotation naming the policy profile the strategy ran in.
+pub const PROFILE: &str = "vsphere-descheduler.io/profile";
+/// The most characters of the reason an Eviction carries: enough for the rule and the pods it
+/// names, far below what an object's annotations may hold (256 KiB).
+pub const MAX_REASON: usize = 1000;
 
 /// One pod to evict.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +48,12 @@ pub struct EvictionRequest<'a> {
     pub grace_period_seconds: Option<i64>,
     /// Ask the server to check without acting (`dryRun=All`).
     pub dry_run: bool,
+    /// The strategy (plugin) that chose the pod.
+    pub strategy: &'a str,
+    /// The policy profile the strategy ran in.
+    pub profile: &'a str,
+    /// Why, in words (the report's `reason`).
+    pub reason: &'a str,
 }
 
 impl EvictionRequest<'_> {
@@ -34,6 +63,7 @@ impl EvictionRequest<'_> {
             metadata: ObjectMeta {
                 name: Some(self.name.to_string()),
                 namespace: Some(self.namespace.to_string()),
+                annotations: Some(self.annotations()),
                 ..ObjectMeta::default()
             },
             delete_options: Some(DeleteOptions {
@@ -46,6 +76,22 @@ impl EvictionRequest<'_> {
                 ..DeleteOptions::default()
             }),
         }
+    }
+}
+
+impl EvictionRequest<'_> {
+    /// Who asked and why (see the module docs).
+    pub fn annotations(&self) -> BTreeMap<String, String> {
+        let reason = text::one_line_within(self.reason, MAX_REASON);
+        [
+            (REQUESTED_BY, REQUESTER),
+            (REASON, &*reason),
+            (STRATEGY, self.strategy),
+            (PROFILE, self.profile),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect()
     }
 }
 
@@ -285,6 +331,9 @@ mod tests {
             uid: Some("u-1"),
             grace_period_seconds: Some(5),
             dry_run: true,
+            strategy: "RemovePodsViolatingInterPodAntiAffinity",
+            profile: "host-availability",
+            reason: "shares ESXi host esxi-41 with shop/web-2",
         };
         let body = serde_json::to_value(request.body()).expect("serialises");
         assert_eq!(
@@ -292,7 +341,12 @@ mod tests {
             json!({
                 "apiVersion": "policy/v1",
                 "kind": "Eviction",
-                "metadata": {"name": "web-1", "namespace": "shop"},
+                "metadata": {"name": "web-1", "namespace": "shop", "annotations": {
+                    "vsphere-descheduler.io/requested-by": "vsphere-descheduler",
+                    "vsphere-descheduler.io/reason": "shares ESXi host esxi-41 with shop/web-2",
+                    "vsphere-descheduler.io/strategy": "RemovePodsViolatingInterPodAntiAffinity",
+                    "vsphere-descheduler.io/profile": "host-availability"
+                }},
                 "deleteOptions": {
                     "gracePeriodSeconds": 5,
                     "preconditions": {"uid": "u-1"},
@@ -300,5 +354,29 @@ mod tests {
                 }
             })
         );
+    }
+
+    #[test]
+    fn a_long_reason_keeps_its_start_and_end_on_one_line() {
+        let reason = format!("violates {}\nrule end", "x".repeat(3000));
+        let request = EvictionRequest {
+            namespace: "shop",
+            name: "web-1",
+            uid: None,
+            grace_period_seconds: None,
+            dry_run: false,
+            strategy: "RemovePodsViolatingTopologySpreadConstraint",
+            profile: "p",
+            reason: &reason,
+        };
+        let annotations = request.annotations();
+        let kept = &annotations[REASON];
+        assert!(kept.chars().count() <= MAX_REASON, "{kept}");
+        assert!(
+            kept.starts_with("violates xxx") && kept.ends_with("rule end"),
+            "{kept}"
+        );
+        assert!(!kept.contains('\n'), "{kept}");
+        assert_eq!(annotations[REQUESTED_BY], REQUESTER);
     }
 }

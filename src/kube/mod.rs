@@ -8,9 +8,10 @@
 //!   and PodMetrics, when a policy reads actual usage; [`Client::list_metrics`] for snapshots.
 //! * [`Client::apply_labels`] writes the label keys this tool owns with server-side apply under
 //!   one field manager, never creating a node that vanished.
-//! * [`Client::evict`] posts a `policy/v1` Eviction carrying the policy's grace period, and turns
-//!   the answer into an [`EvictionResult`]: 201 evicted, 429 blocked, 404 gone, anything else
-//!   failed with the server's message.
+//! * [`Client::evict`] posts a `policy/v1` Eviction carrying the policy's grace period and, in
+//!   annotations, who asked for it and why ([`evict`]), and turns the answer into an
+//!   [`EvictionResult`]: 201 evicted, 429 blocked, 404 gone, anything else failed with the
+//!   server's message.
 //! * [`Client::publish_event`] records an `events.k8s.io/v1` Event.
 //! * [`Client::acquire_lock`] takes the run lock, a `coordination.k8s.io/v1` Lease, which also
 //!   keeps the eviction history: [`Lock::write_history`] writes it while the lock is held;
@@ -31,7 +32,7 @@
 mod calls;
 mod error;
 mod events;
-mod evict;
+pub mod evict;
 mod labels;
 mod lease;
 mod list;

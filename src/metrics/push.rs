@@ -1,6 +1,12 @@
-//! Pushing a run's metrics to a Prometheus Pushgateway: one PUT that replaces the group
-//! `job="vsphere-descheduler", cluster="<clusterName>"`, so the group always holds the last
-//! run's values and no series of an earlier run lingers.
+//! Pushing a run's metrics to a Prometheus Pushgateway: one GET of the Pushgateway's metrics
+//! (`/api/v1/metrics`), for the running totals of the group's last push, then one PUT that
+//! replaces the group `job="vsphere-descheduler", cluster="<clusterName>"` with this run's
+//! gauges and the totals plus this run's counts ([`super::totals`]). No series of an earlier
+//! run lingers but the counters, which go on counting.
+//!
+//! When the totals cannot be read, nothing is pushed: pushing this run's counts as totals would
+//! lower the counters, and a counter that goes down and up again loses what it went up by.
+//! The run's metrics are lost then, never counted twice.
 //!
 //! Credentials come only from files (a mounted Secret), never from the URL or the policy, and
 //! are never shown: Debug redacts them, errors do not hold them. TLS is verified as vCenter's
@@ -8,6 +14,7 @@
 //! printed, so one that fails is a warning in the log, never a failed run: the report on stdout
 //! and the exit code are the run's verdict.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,6 +24,7 @@ use reqwest::header::CONTENT_TYPE;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::RunTiming;
+use super::totals::{NotMetrics, Totals};
 use crate::connection::{self, SecretProblem, UrlProblem, checked_url, read_secret_file};
 use crate::error_chain;
 use crate::report::{Report, ReportWarning};
@@ -94,6 +102,26 @@ pub enum Error {
         status: u16,
         body: String,
     },
+    #[error("failed to read the running totals from Pushgateway {server}, so nothing was pushed")]
+    ReadTotals {
+        server: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error(
+        "Pushgateway {server} refused to show its metrics (the running totals) with HTTP \
+         {status}, so nothing was pushed: {body}"
+    )]
+    TotalsRefused {
+        server: String,
+        status: u16,
+        body: String,
+    },
+    #[error(
+        "Pushgateway {server} answered /api/v1/metrics with something other than its metrics, \
+         so the running totals are unknown and nothing was pushed"
+    )]
+    TotalsUnreadable { server: String },
 }
 
 /// How the Pushgateway wants to be authenticated. Debug shows the user name only.
@@ -178,8 +206,7 @@ impl Pushgateway {
         timing: &RunTiming,
         limit: Duration,
     ) {
-        let body = super::metrics(report, timing);
-        match self.push(cluster, body, limit).await {
+        match self.push(report, cluster, timing, limit).await {
             Ok(()) => tracing::info!(server = %self.server(), "pushed the run's metrics"),
             Err(error) => {
                 let cause = error_chain(&error);
@@ -188,50 +215,37 @@ impl Pushgateway {
         }
     }
 
-    /// One PUT of `body` to the group's URL.
+    /// Reads the group's running totals, then replaces the group with `report`'s metrics and
+    /// the totals plus this run's counts; both within `limit`.
     pub async fn push(
         &self,
+        report: &Report,
         cluster: Option<&str>,
-        body: String,
+        timing: &RunTiming,
         limit: Duration,
     ) -> Result<(), Error> {
         let server = self.server();
-        let request = self
-            .http(limit)?
-            .put(self.group_url(cluster))
-            .header(CONTENT_TYPE, super::CONTENT_TYPE)
-            .body(body);
-        let response = self.send(request).await.map_err(|source| {
-            if source.is_timeout() {
-                Error::TimedOut {
-                    server: server.clone(),
-                    limit,
-                }
-            } else {
-                Error::Send {
-                    server: server.clone(),
-                    source,
-                }
-            }
-        })?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(());
-        }
-        let text = response.text().await.unwrap_or_default();
-        Err(Error::Refused {
-            server,
-            status: status.as_u16(),
-            body: text.trim().chars().take(MAX_REFUSAL).collect(),
+        let http = self.http_client(limit)?;
+        let timed_out = |_| Error::TimedOut {
+            server: server.clone(),
+            limit,
+        };
+        tokio::time::timeout(limit, async {
+            let carried = self.read_totals(&http, cluster, limit).await?;
+            let body = super::metrics(report, timing, &carried);
+            self.put(&http, cluster, body, limit).await
         })
+        .await
+        .map_err(timed_out)?
     }
 
     /// Whether the Pushgateway answers its readiness endpoint (`<url>/-/ready`, 200 when ready)
     /// to a request with the push's credentials, within `limit`; what it answered.
     pub async fn ready(&self, limit: Duration) -> Result<String, Error> {
         let server = self.server();
-        let request = self.http(limit)?.get(self.ready_url());
-        let response = self.send(request).await.map_err(|source| {
+        let http = self.http_client(limit)?;
+        let request = self.authorized(http.get(self.ready_url()));
+        let response = request.send().await.map_err(|source| {
             if source.is_timeout() {
                 Error::TimedOut {
                     server: server.clone(),
@@ -263,6 +277,11 @@ impl Pushgateway {
         })
     }
 
+    /// The Pushgateway's URL as configured, for reports (it never holds credentials).
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
     /// `<url>/-/ready`.
     pub fn ready_url(&self) -> Url {
         let mut url = self.url.clone();
@@ -273,13 +292,8 @@ impl Pushgateway {
         url
     }
 
-    /// The Pushgateway's URL as configured, for reports (it never holds credentials).
-    pub fn url(&self) -> &Url {
-        &self.url
-    }
-
-    /// An HTTP client that trusts what the settings say and gives up after `limit`.
-    fn http(&self, limit: Duration) -> Result<reqwest::Client, Error> {
+    /// The client of one push: TLS as configured, every request within `limit`, no redirects.
+    fn http_client(&self, limit: Duration) -> Result<reqwest::Client, Error> {
         let server = self.server();
         let tls = connection::client_config(self.ca_file.as_deref(), false).map_err(|source| {
             Error::Tls {
@@ -298,20 +312,121 @@ impl Pushgateway {
             .map_err(|source| Error::HttpClient { server, source })
     }
 
-    /// Sends `request` with the credentials, if any.
-    async fn send(
-        &self,
-        request: reqwest::RequestBuilder,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        let request = match &self.auth {
+    /// `request` with the configured credentials.
+    fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.auth {
             Some(Auth::Basic { username, password }) => {
                 request.basic_auth(username, Some(password.expose_secret()))
             }
             Some(Auth::Bearer(token)) => request.bearer_auth(token.expose_secret()),
             None => request,
-        };
-        request.send().await
+        }
     }
+
+    /// The totals of the group's last push, from the Pushgateway's `/api/v1/metrics`: none when
+    /// the group is not there (yet, or any more).
+    async fn read_totals(
+        &self,
+        http: &reqwest::Client,
+        cluster: Option<&str>,
+        limit: Duration,
+    ) -> Result<Totals, Error> {
+        let server = self.server();
+        let failed = |source: reqwest::Error| {
+            if source.is_timeout() {
+                Error::TimedOut {
+                    server: server.clone(),
+                    limit,
+                }
+            } else {
+                Error::ReadTotals {
+                    server: server.clone(),
+                    source,
+                }
+            }
+        };
+        let response = self
+            .authorized(http.get(self.api_url()))
+            .send()
+            .await
+            .map_err(failed)?;
+        let status = response.status();
+        let text = response.text().await.map_err(failed)?;
+        if !status.is_success() {
+            return Err(Error::TotalsRefused {
+                server,
+                status: status.as_u16(),
+                body: refusal(&text),
+            });
+        }
+        let unreadable = || Error::TotalsUnreadable {
+            server: server.clone(),
+        };
+        let answer: serde_json::Value = serde_json::from_str(&text).map_err(|_| unreadable())?;
+        Totals::from_pushgateway(&answer, &grouping_key(cluster)).map_err(|NotMetrics| unreadable())
+    }
+
+    /// One PUT of `body` to the group's URL.
+    async fn put(
+        &self,
+        http: &reqwest::Client,
+        cluster: Option<&str>,
+        body: String,
+        limit: Duration,
+    ) -> Result<(), Error> {
+        let server = self.server();
+        let request = http
+            .put(self.group_url(cluster))
+            .header(CONTENT_TYPE, super::CONTENT_TYPE)
+            .body(body);
+        let response = self.authorized(request).send().await.map_err(|source| {
+            if source.is_timeout() {
+                Error::TimedOut {
+                    server: server.clone(),
+                    limit,
+                }
+            } else {
+                Error::Send {
+                    server: server.clone(),
+                    source,
+                }
+            }
+        })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let text = response.text().await.unwrap_or_default();
+        Err(Error::Refused {
+            server,
+            status: status.as_u16(),
+            body: refusal(&text),
+        })
+    }
+
+    /// `<url>/api/v1/metrics`: every group's metrics, as JSON.
+    fn api_url(&self) -> Url {
+        let mut url = self.url.clone();
+        url.path_segments_mut()
+            .expect("an http(s) URL has path segments")
+            .pop_if_empty()
+            .extend(["api", "v1", "metrics"]);
+        url
+    }
+}
+
+/// The grouping key of the group of `cluster`, as the Pushgateway's JSON names it.
+fn grouping_key(cluster: Option<&str>) -> BTreeMap<String, String> {
+    let mut key = BTreeMap::from([("job".to_string(), JOB.to_string())]);
+    if let Some(cluster) = cluster {
+        key.insert("cluster".to_string(), cluster.to_string());
+    }
+    key
+}
+
+/// The start of a refusal's body (Pushgateway explains in one line).
+fn refusal(body: &str) -> String {
+    body.trim().chars().take(MAX_REFUSAL).collect()
 }
 
 /// How long the push may take: the request timeout, but at most `after_stop` past the run's
@@ -438,6 +553,31 @@ mod tests {
     }
 
     #[test]
+    fn the_running_totals_are_read_from_the_metrics_api_under_any_path_prefix() {
+        assert_eq!(
+            gateway("http://pgw.monitoring:9091").api_url().to_string(),
+            "http://pgw.monitoring:9091/api/v1/metrics"
+        );
+        assert_eq!(
+            gateway("https://gw.example.com/pushgateway/")
+                .api_url()
+                .to_string(),
+            "https://gw.example.com/pushgateway/api/v1/metrics"
+        );
+        assert_eq!(
+            grouping_key(Some("prod-east")),
+            BTreeMap::from([
+                ("cluster".to_string(), "prod-east".to_string()),
+                ("job".to_string(), JOB.to_string()),
+            ])
+        );
+        assert_eq!(
+            grouping_key(None),
+            BTreeMap::from([("job".to_string(), JOB.to_string())])
+        );
+    }
+
+    #[test]
     fn values_that_cannot_be_a_path_segment_use_the_base64_form() {
         assert_eq!(grouping_segments("cluster", "prod"), ["cluster", "prod"]);
         assert_eq!(
@@ -531,8 +671,13 @@ mod tests {
     async fn a_ca_file_that_cannot_be_read_fails_the_push_naming_it() {
         let mut pushgateway = gateway("https://127.0.0.1:9");
         pushgateway.ca_file = Some("/nonexistent/pushgateway-ca.pem".into());
+        let timing = RunTiming {
+            duration: Duration::from_secs(1),
+            finished: chrono::Utc::now(),
+        };
+        let report = Report::empty(crate::report::Mode::Run);
         let error = pushgateway
-            .push(Some("lab"), String::new(), Duration::from_secs(1))
+            .push(&report, Some("lab"), &timing, Duration::from_secs(1))
             .await
             .expect_err("no CA file");
         assert!(matches!(error, Error::Tls { .. }), "{error}");

@@ -308,6 +308,9 @@ impl<'p> Executor<'_, 'p> {
             uid: eviction.uid.as_deref(),
             grace_period_seconds: eviction.grace_period_seconds,
             dry_run: backends.dry_run,
+            strategy: eviction.strategy.as_str(),
+            profile: &eviction.profile,
+            reason: &eviction.reason,
         };
         let pod = format!("{}/{}", eviction.namespace, eviction.pod);
         let answer = backends

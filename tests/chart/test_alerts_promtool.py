@@ -11,7 +11,7 @@ every family it pushes, so the scenarios say what happened, not sample lists.
 Every checkpoint of every scenario checks all four alerts, firing or silent, their labels and
 their rendered annotations; a second cluster whose runs always fail, whose pdb skips always grow
 and whose workloads are always at risk must never show up. Run through scripts/chart-test.sh, which installs promtool
-(scripts/install-promtool.sh); a missing promtool fails, it is never skipped.
+(scripts/install-prometheus.sh); a missing promtool fails, it is never skipped.
 """
 
 from __future__ import annotations
@@ -27,10 +27,21 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from test_chart import ALERTS, merged, prometheus_rule, pushed_families
+from test_chart import ALERTS, REPO, merged, prometheus_rule, pushed_families
 
 JOB = "vsphere-descheduler"
 CLUSTER = "prod-east"
+
+# The rule file tests/metrics.rs loads into a real Prometheus, whose expressions it evaluates
+# after three runs against the lab (whose policies name the cluster "lab"): the chart's rules
+# with the default values, as this test holds it. UPDATE_FIXTURES=1 rewrites it.
+METRICS_TEST_RULES = REPO / "tests" / "fixtures" / "metrics" / "alert-rules.yaml"
+METRICS_TEST_RULES_HEADER = """\
+# The chart's alert rules (charts/vsphere-descheduler/templates/prometheusrule.yaml) rendered with
+# the default values and clusterName "lab", as a Prometheus rule file: tests/metrics.rs evaluates
+# their expressions on a real Prometheus after three runs against the lab. Generated and held to
+# the chart by tests/chart/test_alerts_promtool.py (UPDATE_FIXTURES=1 rewrites it); do not edit.
+"""
 OTHER_CLUSTER = "prod-west"
 DAY = 24 * 60  # minutes
 
@@ -146,9 +157,9 @@ def series(cluster: str, history: list[Run], minutes: int) -> list[dict[str, str
     families: dict[str, Callable[[Run], float | None]] = {
         f"vsphere_descheduler_exit_code{{{group}}}": lambda run: run.exit_code,
         f"vsphere_descheduler_last_run_timestamp_seconds{{{group}}}": lambda run: run.pushed * 60,
-        f'vsphere_descheduler_pods_skipped{{{group}, {strategy}, reason="pdb"}}': lambda run: run.pdb_skips or None,
+        f'vsphere_descheduler_run_pods_skipped{{{group}, {strategy}, reason="pdb"}}': lambda run: run.pdb_skips or None,
         # Skips for another reason grow all the time: only reason="pdb" may count.
-        f'vsphere_descheduler_pods_skipped{{{group}, {strategy}, reason="no-feasible-node"}}': lambda run: 1 + run.start // 60,
+        f'vsphere_descheduler_run_pods_skipped{{{group}, {strategy}, reason="no-feasible-node"}}': lambda run: 1 + run.start // 60,
     }
     for exposure_class in EXPOSURE_CLASSES:
         for when in ("before", "after"):
@@ -399,7 +410,7 @@ def unit_tests(rules: dict[str, dict[str, Any]], scenarios: list[Scenario]) -> l
 def promtool() -> str:
     path = shutil.which(os.environ.get("PROMTOOL_BIN", "promtool"))
     if path is None:
-        pytest.fail("promtool is missing: scripts/install-promtool.sh installs Debian's prometheus package, which ships it")
+        pytest.fail("promtool is missing: scripts/install-prometheus.sh installs Debian's prometheus package, which ships it")
     return path
 
 
@@ -414,6 +425,15 @@ def rule_file(tmp_path: Path, timing: Timing) -> tuple[Path, dict[str, dict[str,
 def run_promtool(promtool: str, *args: str, cwd: Path) -> None:
     result = subprocess.run([promtool, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, f"promtool {' '.join(args)} exited with {result.returncode}:\n{result.stdout}\n{result.stderr}"
+
+
+def test_the_rules_the_metrics_test_evaluates_are_the_charts():
+    groups = prometheus_rule(merged(ALERTS, {"clusterName": "lab"}))["spec"]["groups"]
+    if os.environ.get("UPDATE_FIXTURES") == "1":
+        rendered = yaml.safe_dump({"groups": groups}, sort_keys=False, width=1 << 30)
+        METRICS_TEST_RULES.write_text(METRICS_TEST_RULES_HEADER + rendered)
+    held = yaml.safe_load(METRICS_TEST_RULES.read_text())
+    assert held == {"groups": groups}, f"{METRICS_TEST_RULES} is not the chart's rules: UPDATE_FIXTURES=1 rewrites it"
 
 
 @pytest.mark.parametrize("timing", TIMINGS.values(), ids=TIMINGS.keys())

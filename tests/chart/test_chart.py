@@ -898,13 +898,26 @@ DASHBOARD = {"metrics": {"dashboard": {"enabled": True}}}
 PROMQL_KEYWORDS = {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset", "inf", "nan"}
 
 
-def pushed_families() -> set[str]:
-    """The metric families the binary pushes (src/metrics/families.txt, the list its code reads)."""
-    names = set()
+def metric_families() -> list[tuple[str, str]]:
+    """(name, type) of each family the binary pushes (src/metrics/families.txt, the list its code
+    reads)."""
+    families = []
     for line in METRIC_FAMILIES.read_text().splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
-            names.add(line.split()[0])
+            name, kind = line.split()[:2]
+            families.append((name, kind))
+    return families
+
+
+def pushed_families() -> set[str]:
+    """The metric names a query can read of what the binary pushes: each family's name, and a
+    histogram's _bucket, _sum and _count series."""
+    names = set()
+    for name, kind in metric_families():
+        names.add(name)
+        if kind == "histogram":
+            names |= {f"{name}_bucket", f"{name}_sum", f"{name}_count"}
     return names
 
 
@@ -941,7 +954,8 @@ def test_metric_families_are_listed_once_each_with_type_labels_and_help():
     assert "descheduler_pods_evicted_total" in names, "upstream's name"
     for name, kind, labels, help_text in families:
         assert re.fullmatch(r"(vsphere_)?descheduler_[a-z_]+", name), name
-        assert kind == "gauge", f"{name}: every value is the last run's"
+        assert kind in ("counter", "gauge", "histogram"), f"{name}: {kind}"
+        assert (kind == "counter") == name.endswith("_total"), f"{name}: counters, and only they, end in _total"
         assert labels == "-" or re.fullmatch(r"[a-z_]+(,[a-z_]+)*", labels), name
         assert help_text.strip(), name
 
@@ -1045,18 +1059,22 @@ def test_every_dashboard_query_names_only_metrics_the_binary_pushes():
         assert names, f"{where} reads no metric: {query}"
         assert names <= pushed, f"{where} reads {sorted(names - pushed)}, which the binary does not push"
         used |= names
-    # The panels the issue asks for: evictions by strategy, skips by reason, label and DRS rule
-    # changes, run duration, failed runs; host-failure exposure after the plan.
+    # The panels the issues ask for: evictions by strategy, skips by reason, label and DRS rule
+    # changes, run duration, failed runs; host-failure exposure after the plan; and every counter
+    # counted over a window, upstream's eviction counter among them.
     assert {
-        "descheduler_pods_evicted_total",
-        "vsphere_descheduler_pods_skipped",
-        "vsphere_descheduler_node_label_changes",
-        "vsphere_descheduler_drs_rule_changes",
+        "vsphere_descheduler_run_evictions",
+        "vsphere_descheduler_run_pods_skipped",
+        "vsphere_descheduler_run_node_label_changes",
+        "vsphere_descheduler_run_drs_rule_changes",
         "vsphere_descheduler_run_duration_seconds",
         "vsphere_descheduler_exit_code",
         "vsphere_descheduler_exposure_workloads",
         "vsphere_descheduler_exposure_node_groups",
+        "descheduler_loop_duration_seconds_count",
     } <= used
+    counters = {name for name, kind in metric_families() if kind == "counter"}
+    assert counters <= used, f"counters no panel counts: {sorted(counters - used)}"
 
 
 def test_dashboard_is_well_formed_for_grafana():

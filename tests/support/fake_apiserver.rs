@@ -123,6 +123,20 @@ pub struct FakeCluster {
     faults: Vec<Fault>,
     /// Every request, in arrival order.
     pub requests: Vec<RequestRecord>,
+    /// Every Eviction the server decoded, in arrival order: what a real server hands to
+    /// admission webhooks and writes to the audit log (its annotations reach neither the pod
+    /// nor any stored object).
+    pub evictions: Vec<ReceivedEviction>,
+}
+
+/// One Eviction as the server received it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceivedEviction {
+    pub namespace: String,
+    pub name: String,
+    pub dry_run: bool,
+    /// `metadata.annotations` of the Eviction.
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// One request the fake answered (or dropped).

@@ -6,5 +6,6 @@
 
 pub mod certificates;
 pub mod fake_apiserver;
+pub mod prometheus;
 pub mod pushgateway;
 pub mod vcsim;

@@ -226,7 +226,7 @@ fn web_config(web: &Web) -> Option<String> {
 
 /// A rustls client configuration that trusts only the certificates of `ca` (none without one:
 /// plain http needs no trust, but reqwest wants a TLS backend all the same).
-fn trusting(ca: Option<&Path>) -> rustls::ClientConfig {
+pub fn trusting(ca: Option<&Path>) -> rustls::ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
     if let Some(ca) = ca {
         for certificate in CertificateDer::pem_file_iter(ca).expect("the CA file") {
@@ -258,4 +258,121 @@ pub fn parse_series(text: &str) -> BTreeMap<String, f64> {
             Some((series.to_string(), value.parse().ok()?))
         })
         .collect()
+}
+
+/// A proxy in front of a Pushgateway that forwards every request as it came and keeps the body
+/// of each PUT: exactly what a run pushed. Stops when dropped.
+pub struct Recorder {
+    /// `http://127.0.0.1:<port>`, what `--metrics-push-url` takes.
+    pub url: String,
+    pushes: Arc<std::sync::Mutex<Vec<String>>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the proxy forwards with.
+struct Forward {
+    target: String,
+    client: reqwest::Client,
+    pushes: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Recorder {
+    /// A recorder forwarding to `pushgateway` (plain http).
+    pub fn in_front_of(pushgateway: &Pushgateway) -> Recorder {
+        let pushes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let forward = Arc::new(Forward {
+            target: pushgateway.url(),
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .tls_backend_preconfigured(trusting(None))
+                .build()
+                .expect("a client"),
+            pushes: pushes.clone(),
+        });
+        let (ready_sender, ready) = std::sync::mpsc::channel();
+        let (shutdown, shutdown_signal) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the recorder");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind the recorder");
+                ready_sender
+                    .send(listener.local_addr().expect("a bound address"))
+                    .expect("the starter waits");
+                let app = axum::Router::new()
+                    .fallback(forward_one)
+                    .with_state(forward);
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = shutdown_signal.await;
+                    })
+                    .await
+                    .expect("the recorder serves");
+            });
+        });
+        let bound = ready
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the recorder starts");
+        Recorder {
+            url: format!("http://{bound}"),
+            pushes,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    /// The body of every PUT so far, in order.
+    pub fn pushes(&self) -> Vec<String> {
+        self.pushes.lock().expect("never poisoned").clone()
+    }
+}
+
+/// Forwards one request: method, path and query, body, and the headers a push sends.
+async fn forward_one(
+    axum::extract::State(forward): axum::extract::State<Arc<Forward>>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> (axum::http::StatusCode, String) {
+    if method == axum::http::Method::PUT {
+        let text = String::from_utf8_lossy(&body).into_owned();
+        forward.pushes.lock().expect("never poisoned").push(text);
+    }
+    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let mut request = forward
+        .client
+        .request(method, format!("{}{path}", forward.target))
+        .body(body);
+    for name in [
+        axum::http::header::CONTENT_TYPE,
+        axum::http::header::AUTHORIZATION,
+    ] {
+        if let Some(value) = headers.get(&name) {
+            request = request.header(name, value);
+        }
+    }
+    match request.send().await {
+        Ok(response) => {
+            let status = response.status();
+            (status, response.text().await.unwrap_or_default())
+        }
+        Err(error) => (axum::http::StatusCode::BAD_GATEWAY, error.to_string()),
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

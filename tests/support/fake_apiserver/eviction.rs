@@ -17,7 +17,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::core::{Selector, SelectorExt};
 use serde_json::{Value, json};
 
-use super::{FakeCluster, Request, not_found, now, status, success};
+use super::{FakeCluster, ReceivedEviction, Request, not_found, now, status, success};
 
 /// A disrupted pod counts as unhealthy this long (the controller's `DeletionTimeout`).
 const DELETION_TIMEOUT_SECONDS: i64 = 120;
@@ -126,6 +126,16 @@ pub fn evict(
             .map(str::to_string),
         dry_run,
     };
+    let annotations = metadata
+        .get("annotations")
+        .and_then(|a| serde_json::from_value(a.clone()).ok())
+        .unwrap_or_default();
+    cluster.evictions.push(ReceivedEviction {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        dry_run,
+        annotations,
+    });
 
     // 2. The pod.
     let key = (namespace.to_string(), name.to_string());
