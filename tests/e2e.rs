@@ -2691,8 +2691,12 @@ fn every_eviction_request_says_who_asked_why_and_by_which_strategy_and_profile()
             .iter()
             .map(|e| {
                 let annotations = serde_json::json!({
-                    "vsphere-descheduler.io/requested-by": "vsphere-descheduler",
-                    "vsphere-descheduler.io/reason": e["reason"],
+                    "requested-by": "vsphere-descheduler",
+                    "reason": format!(
+                        "triggered by host-availability/{}: {}",
+                        e["strategy"].as_str().expect("strategy"),
+                        e["reason"].as_str().expect("reason")
+                    ),
                     "vsphere-descheduler.io/strategy": e["strategy"],
                     "vsphere-descheduler.io/profile": "host-availability",
                 });

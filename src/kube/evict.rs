@@ -8,8 +8,11 @@
 //!
 //! Every Eviction says who asked for it and why, in annotations of its own (the Eviction's, not
 //! the pod's: the API server passes them to admission webhooks and writes them to the audit log,
-//! and keeps nothing of them): the requester, the eviction's reason, the strategy and the
-//! profile. A webhook can then tell our evictions from a drain's, and explain or rank them.
+//! and keeps nothing of them). The requester and the reason are under upstream descheduler's
+//! keys (`requested-by`, `reason: "triggered by <profile>/<strategy>: <reason>"`, as upstream
+//! sends since v0.34), so a webhook written for upstream reads ours; the strategy and profile
+//! are also under this tool's own keys, for webhooks that match on them. A webhook can then tell
+//! our evictions from a drain's, and explain or rank them.
 
 use std::collections::BTreeMap;
 
@@ -22,13 +25,14 @@ use kube::core::Status;
 use super::{Client, describe};
 use crate::text;
 
-/// Who asks for every eviction this tool sends ([`REQUESTED_BY`]).
+/// Who asks for every eviction this tool sends ([`REQUESTED_BY`]); upstream sends
+/// `sigs.k8s.io/descheduler`, so a webhook tells the two apart.
 pub const REQUESTER: &str = "vsphere-descheduler";
-/// The annotation naming who asked for the eviction: always [`REQUESTER`].
-pub const REQUESTED_BY: &str = "vsphere-descheduler.io/requested-by";
-/// The annotation with the eviction's reason, the report's `reason`, at most [`MAX_REASON`]
-/// characters (a longer one loses its middle).
-pub const REASON: &str = "vsphere-descheduler.io/reason";
+/// The annotation naming who asked for the eviction (upstream's key): always [`REQUESTER`].
+pub const REQUESTED_BY: &str = "requested-by";
+/// The annotation with why (upstream's key and form): `triggered by <profile>/<strategy>:
+/// <the report's reason>`, at most [`MAX_REASON`] characters (a longer one loses its middle).
+pub const REASON: &str = "reason";
 /// The annotation naming the strategy (plugin) that chose the pod.
 pub const STRATEGY: &str = "vsphere-descheduler.io/strategy";
 /// The annotation naming the policy profile the strategy ran in.
@@ -82,7 +86,11 @@ impl EvictionRequest<'_> {
 impl EvictionRequest<'_> {
     /// Who asked and why (see the module docs).
     pub fn annotations(&self) -> BTreeMap<String, String> {
-        let reason = text::one_line_within(self.reason, MAX_REASON);
+        let triggered = format!(
+            "triggered by {}/{}: {}",
+            self.profile, self.strategy, self.reason
+        );
+        let reason = text::one_line_within(&triggered, MAX_REASON);
         [
             (REQUESTED_BY, REQUESTER),
             (REASON, &*reason),
@@ -342,8 +350,8 @@ mod tests {
                 "apiVersion": "policy/v1",
                 "kind": "Eviction",
                 "metadata": {"name": "web-1", "namespace": "shop", "annotations": {
-                    "vsphere-descheduler.io/requested-by": "vsphere-descheduler",
-                    "vsphere-descheduler.io/reason": "shares ESXi host esxi-41 with shop/web-2",
+                    "requested-by": "vsphere-descheduler",
+                    "reason": "triggered by host-availability/RemovePodsViolatingInterPodAntiAffinity: shares ESXi host esxi-41 with shop/web-2",
                     "vsphere-descheduler.io/strategy": "RemovePodsViolatingInterPodAntiAffinity",
                     "vsphere-descheduler.io/profile": "host-availability"
                 }},
@@ -373,7 +381,9 @@ mod tests {
         let kept = &annotations[REASON];
         assert!(kept.chars().count() <= MAX_REASON, "{kept}");
         assert!(
-            kept.starts_with("violates xxx") && kept.ends_with("rule end"),
+            kept.starts_with(
+                "triggered by p/RemovePodsViolatingTopologySpreadConstraint: violates xxx"
+            ) && kept.ends_with("rule end"),
             "{kept}"
         );
         assert!(!kept.contains('\n'), "{kept}");
