@@ -2,7 +2,7 @@
 //!
 //! A CronJob killed for memory prints no report; so `run` estimates the memory planning the
 //! cluster it just listed needs, compares it with the container's cgroup limit, and stops with
-//! an error in its report when the limit is too small (DESIGN §5: a run that cannot plan says
+//! an error in its report when the limit is too small (docs/design.md §5: a run that cannot plan says
 //! why). `plan` and `run` log their own peak memory and CPU time when they finish, which is how
 //! the per-pod figures below were measured (BENCHMARKS.md, "Memory as a budget").
 

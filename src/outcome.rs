@@ -339,7 +339,7 @@ impl Outcomes {
     }
 }
 
-/// How a live run ended (DESIGN §5): done (a PDB's refusal is a normal outcome) or not.
+/// How a live run ended (docs/design.md §5): done (a PDB's refusal is a normal outcome) or not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Done,

@@ -1,5 +1,5 @@
 //! The report: what a run planned or did, as text for people, one JSON document for machines
-//! (the contract in DESIGN §7), or one self-contained HTML page (`html`, drawing what
+//! (the contract in docs/design.md §7), or one self-contained HTML page (`html`, drawing what
 //! `placement` gathers). The only module that writes to stdout.
 //!
 //! Results of evictions: `planned` (plan, dry-run, or a run that stopped before getting to it;

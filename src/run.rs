@@ -1,4 +1,4 @@
-//! One run, in the order of DESIGN §1: take the run lock, observe vCenter and Kubernetes (and
+//! One run, in the order of docs/design.md §1: take the run lock, observe vCenter and Kubernetes (and
 //! the eviction history the lock's Lease keeps), plan, label nodes, record the paced evictions,
 //! evict, sync DRS rules, record events; the report says what became of each action. A report
 //! is always the result, also of a run that failed before it could plan (its `errors` say why).

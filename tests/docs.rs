@@ -280,3 +280,79 @@ fn every_privilege_and_method_the_client_needs_is_named_on_the_vcenter_account_p
         "in src/vsphere/privileges.txt but not in docs/vcenter-role.md: {unnamed:?}"
     );
 }
+
+/// Every file of the repository's own text: code, scripts, the chart, the documentation (test
+/// fixtures are data, not text that cites anything).
+fn own_text_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).expect("a readable directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                if !path.ends_with("fixtures") && !path.ends_with("snapshots") {
+                    walk(&path, out);
+                }
+            } else if path.extension().is_some_and(|ext| {
+                ["rs", "md", "sh", "py", "go", "yaml", "tpl", "txt"]
+                    .iter()
+                    .any(|known| ext == *known)
+            }) {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "scripts", "charts", "docs", "examples"] {
+        if root().join(dir).is_dir() {
+            walk(&root().join(dir), &mut files);
+        }
+    }
+    files.extend(["README.md", "CONTRIBUTING.md", "BENCHMARKS.md"].map(|f| root().join(f)));
+    files.retain(|path| path.is_file());
+    files.sort();
+    files
+}
+
+/// The project stands alone: no comment or page cites a design or reference document the
+/// repository does not have, and every `docs/design.md §N` cited is a section of that page.
+#[test]
+fn every_cited_document_is_in_the_repository() {
+    let design = fs::read_to_string(root().join("docs/design.md")).expect("docs/design.md");
+    let sections: BTreeSet<String> = design
+        .lines()
+        .filter_map(|line| line.strip_prefix("## "))
+        .filter_map(|heading| heading.split('.').next())
+        .map(str::to_string)
+        .collect();
+    let outside = [
+        "DESIGN §",
+        "DESIGN.md",
+        "kube-semantics",
+        "shared/reference",
+        "../shared/",
+    ];
+    let mut problems = Vec::new();
+    for path in own_text_files() {
+        if path.ends_with("tests/docs.rs") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for (number, line) in text.lines().enumerate() {
+            let place = format!("{}:{}", shown(&path), number + 1);
+            for cited in outside.iter().filter(|cited| line.contains(*cited)) {
+                problems.push(format!(
+                    "{place}: cites {cited}, which is outside the repository"
+                ));
+            }
+            for (at, _) in line.match_indices("docs/design.md §") {
+                let section: String = line[at + "docs/design.md §".len()..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                if !sections.contains(&section) {
+                    problems.push(format!("{place}: docs/design.md has no section {section}"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -640,7 +640,7 @@ fn of_two_runs_racing_for_the_lock_one_wins() {
     runtime.block_on(winner.release()).expect("released");
 }
 
-/// The fake answers Lease writes as the API server does (kube-semantics §6): an update replaces
+/// The fake answers Lease writes as the API server does: an update replaces
 /// labels, annotations and spec and bumps the resourceVersion, one that changes nothing keeps it,
 /// a stale resourceVersion is a 409 that changes nothing, and annotations are validated.
 #[test]
@@ -857,7 +857,7 @@ fn list_items_carry_no_kind_and_pages_say_what_remains() {
     );
 }
 
-// --- the fake's disruption controller (kube-semantics §2.4 and §9) --------------------------
+// --- the fake's disruption controller ------------------------------------------------------------
 
 /// A pod of app `web` in `shop`, controlled by `owner` (kind, name, uid) when given.
 fn web_pod(name: &str, owner: Option<(&str, &str, &str)>, ready: bool, terminating: bool) -> Pod {

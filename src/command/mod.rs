@@ -55,7 +55,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// DESIGN §5: 2 for invalid input or usage, 1 for failed actions or backends.
+    /// docs/design.md §5: 2 for invalid input or usage, 1 for failed actions or backends.
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Policy(_)

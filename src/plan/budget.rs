@@ -1,7 +1,7 @@
 //! Disruption budgets and eviction limits, spent as the plan evicts.
 //!
 //! PodDisruptionBudgets are judged as the Eviction API judges them, in the API server's order
-//! (kube-semantics §2.5; `pkg/registry/core/pod/storage/eviction.go`): Pending, finished and
+//! (the API server's eviction handler, `pkg/registry/core/pod/storage/eviction.go` in Kubernetes): Pending, finished and
 //! terminating pods go without looking at PDBs; a pod of several PDBs is refused; a pod that is
 //! not Ready may go without spending the budget; then a stale status, a negative count or an
 //! oversized `disruptedPods` refuses; then `status.disruptionsAllowed` is spent, so two pods of
@@ -281,7 +281,7 @@ mod tests {
         result.expect_err("the API server would refuse")
     }
 
-    // One test per row of the Eviction API's decision (kube-semantics §2.5), in its order.
+    // One test per row of the Eviction API's decision (the handler in `pkg/registry/core/pod/storage/eviction.go`), in its order.
 
     #[test]
     fn pending_finished_and_terminating_pods_go_without_spending_an_exhausted_budget() {

@@ -92,7 +92,7 @@ impl DrsAction {
     }
 }
 
-/// The report's shape (DESIGN §7): `action` as a word, the key beside it when known.
+/// The report's shape (docs/design.md §7): `action` as a word, the key beside it when known.
 impl Serialize for DrsRuleChange {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let key = self.action.key();

@@ -1,8 +1,8 @@
 //! The chart's ValidatingAdmissionPolicy (charts/vsphere-descheduler/templates/
 //! admissionpolicy.yaml) as kube-apiserver enforces it on node updates, for the parts a label
 //! write can touch: labels outside the owned keys may not be added, changed or removed (former
-//! keys may be removed), annotations not changed at all. A denial is what kube-semantics §10
-//! records: `403 Forbidden`, `nodes "N" is forbidden: ValidatingAdmissionPolicy '<policy>' with
+//! keys may be removed), annotations not changed at all. A denial is what kube-apiserver
+//! 1.32 answered: `403 Forbidden`, `nodes "N" is forbidden: ValidatingAdmissionPolicy '<policy>' with
 //! binding '<binding>' denied request: <message>`, with that sentence after `forbidden: ` as the
 //! one cause. Admission runs after authorization and object validation, and before anything is
 //! stored, so a dry run is judged too.

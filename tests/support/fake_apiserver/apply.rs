@@ -1,4 +1,4 @@
-//! Node label writes (kube-semantics §4): server-side apply with per-key ownership, and merge
+//! Node label writes: server-side apply with per-key ownership, and merge
 //! patches. Only `metadata.labels` (and, for merge patches, `metadata.annotations`) of nodes
 //! are modelled; a body touching anything else is refused with 400 rather than half-applied.
 //! An update passes the installed admission policy ([`NodeLabelPolicy`]) after validation and
@@ -242,7 +242,7 @@ fn uid_immutable(name: &str, uid: &str) -> Response {
     )
 }
 
-/// Server-side apply of a label set by `manager` (kube-semantics §4.2).
+/// Server-side apply of a label set by `manager`.
 fn apply(
     cluster: &mut FakeCluster,
     name: &str,

@@ -1,4 +1,4 @@
-//! The Eviction subresource (kube-semantics §1), the graceful pod deletion it ends in, and the
+//! The Eviction subresource, the graceful pod deletion it ends in, and the
 //! disruption controller's budget arithmetic (§2) that the fake runs after every pod change
 //! (unless `pdb_controller_frozen`).
 //!
@@ -281,7 +281,7 @@ fn matching_pdbs(cluster: &FakeCluster, pod: &Pod) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The graceful pod delete an eviction ends in (kube-semantics §1.3).
+/// The graceful pod delete an eviction ends in.
 fn delete_pod(
     cluster: &mut FakeCluster,
     key: &(String, String),
@@ -444,7 +444,7 @@ impl FakeCluster {
         }
     }
 
-    /// The disruption controller's sync of one budget (kube-semantics §2).
+    /// The disruption controller's sync of one budget.
     pub(super) fn reconcile_pdb(&mut self, key: &(String, String)) {
         let Some(pdb) = self.pdbs.get(key).cloned() else {
             return;

@@ -1,4 +1,4 @@
-//! Leases (kube-semantics §6) and `events.k8s.io/v1` Event creation with the server's
+//! Leases and `events.k8s.io/v1` Event creation with the server's
 //! validation (§5.1).
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Paged lists (kube-semantics §3): items ordered by storage key, at most `limit` per page, a
+//! Paged lists: items ordered by storage key, at most `limit` per page, a
 //! `continue` token while more remain, every page served from the snapshot the first page fixed.
 //! Tokens are upstream's format: base64url of `{"v":"meta.k8s.io/v1","rv":N,"start":"KEY\u0000"}`.
 
