@@ -34,6 +34,7 @@ mod workload;
 pub(crate) mod testing;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
 pub use drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
@@ -46,9 +47,7 @@ pub use vocabulary::{
 pub use warning::{Candidates, Warning};
 pub use workload::belongs_to_its_node;
 
-use crate::policy::{
-    DuplicatesArgs, EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, Strategy,
-};
+use crate::policy::{EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, Strategy};
 use crate::snapshot::{Labels, Snapshot};
 use budget::Budget;
 use index::{NodeIx, PodIx};
@@ -195,10 +194,15 @@ pub(crate) struct Context<'p> {
     pub strategy: PluginKind,
     pub evictor: &'p EvictorArgs,
     pub priority_threshold: evictor::Threshold<'p>,
-    /// The profile's RemoveDuplicates, when enabled: a replacement that another strategy sends
-    /// to a node where its group is then over the even share would be evicted again by it.
-    pub duplicates: Option<&'p DuplicatesArgs>,
+    /// A plugin of the profile that would evict a moved pod's replacement again where it
+    /// lands (the registry says which: [`plugins::would_return`]); such a move is no move.
+    pub would_return: Option<WouldReturn<'p>>,
 }
+
+/// One plugin's verdict on where a replacement lands: true when that plugin would evict the
+/// replacement of `pod` again on that node. The core asks it of every move without knowing
+/// which plugin answers.
+pub(crate) type WouldReturn<'p> = Arc<dyn Fn(&View, PodIx, NodeIx) -> bool + Send + Sync + 'p>;
 
 /// Working state shared by the strategies.
 pub(crate) struct Planner<'a> {
@@ -315,10 +319,7 @@ impl<'a> Planner<'a> {
                 self.view.snapshot,
                 &profile.evictor.priority_threshold,
             ),
-            duplicates: profile.balance.iter().find_map(|strategy| match strategy {
-                Strategy::Duplicates(args) => Some(args),
-                _ => None,
-            }),
+            would_return: plugins::would_return(profile),
         }
     }
 
@@ -423,8 +424,8 @@ impl<'a> Planner<'a> {
         // then over the even share would be moved again.
         if moves
             && landing != from
-            && let Some(args) = context.duplicates
-            && plugins::duplicates::over_share_on(&self.view, args, pod, landing)
+            && let Some(would_return) = &context.would_return
+            && would_return(&self.view, pod, landing)
         {
             return Err((
                 SkipReason::WouldReturn,

@@ -7,7 +7,7 @@
 //! for all of them, and a pod one rule evicts is gone for the next.
 
 mod anti_affinity;
-pub(crate) mod duplicates;
+mod duplicates;
 mod failed_pods;
 mod high_node_utilization;
 mod low_node_utilization;
@@ -18,11 +18,13 @@ mod pod_life_time;
 mod too_many_restarts;
 mod topology_spread;
 
+use std::sync::Arc;
+
 use super::index::PodIx;
 use super::view::PodState;
-use super::{Context, Fit, Planner};
+use super::{Context, Fit, Planner, WouldReturn};
 use crate::hash::HashMap;
-use crate::policy::{Namespaces, Strategy};
+use crate::policy::{Namespaces, Profile, Strategy};
 use crate::snapshot::{Phase, Requirements};
 
 /// Runs one strategy of a profile on the working state.
@@ -39,6 +41,22 @@ pub(super) fn run(planner: &mut Planner, context: &Context, strategy: &Strategy)
         Strategy::LowNodeUtilization(args) => low_node_utilization::run(planner, context, args),
         Strategy::HighNodeUtilization(args) => high_node_utilization::run(planner, context, args),
     }
+}
+
+/// The check a profile's plugins put on every move, if one of them has one: RemoveDuplicates
+/// would evict a replacement that lands where its group is then over the even share, so a move
+/// there (by any plugin, its own included) would only move the excess.
+pub(super) fn would_return(profile: &Profile) -> Option<WouldReturn<'_>> {
+    profile
+        .balance
+        .iter()
+        .find_map(|strategy| match strategy {
+            Strategy::Duplicates(args) => Some(args),
+            _ => None,
+        })
+        .map(|args| -> WouldReturn<'_> {
+            Arc::new(move |view, pod, node| duplicates::over_share_on(view, args, pod, node))
+        })
 }
 
 /// Whether a plugin's `namespaces` and `labelSelector` let it act on a pod.
