@@ -337,7 +337,7 @@ mod tests {
 
     use super::*;
     use crate::outcome::LabelOutcome;
-    use crate::outcome::{Halt, NotAttempted, Outcomes, Signal, StopReason};
+    use crate::outcome::{Cause, Failure, Halt, NotAttempted, Outcomes, Signal, StopReason};
     use crate::plan::exposure::{ClassCounts, Spread, WorkloadExposure};
     use crate::plan::{
         DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, Plan, Skip, SkipReason,
@@ -473,8 +473,8 @@ mod tests {
             evictions: vec![
                 EvictionOutcome::Evicted,
                 EvictionOutcome::Evicted,
-                EvictionOutcome::Blocked("PDB".to_string()),
-                EvictionOutcome::Failed("500".to_string()),
+                EvictionOutcome::Blocked(Failure::new(Cause::TooManyRequests, "PDB")),
+                EvictionOutcome::Failed(Failure::new(Cause::ServerError, "500")),
                 EvictionOutcome::NotAttempted(stopped.clone()),
             ],
             drs_rules: vec![

@@ -56,14 +56,14 @@ pub enum Halt {
     /// A signal or the deadline.
     Stopped(StopReason),
     /// The run lock was lost or expired; the error chain says how.
-    LockLost(String),
+    LockLost(Failure),
 }
 
 impl fmt::Display for Halt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Halt::Stopped(reason) => reason.fmt(f),
-            Halt::LockLost(chain) => f.write_str(chain),
+            Halt::LockLost(failure) => failure.fmt(f),
         }
     }
 }
@@ -135,9 +135,7 @@ impl NotAttempted {
 pub enum LabelOutcome {
     Written,
     /// The API server refused it, or it could not be sent; the error chain says why.
-    Failed {
-        cause: String,
-    },
+    Failed(Failure),
     /// Abandoned when the run halted, before the server confirmed it.
     Unconfirmed(StopReason),
     NotAttempted(NotAttempted),
@@ -150,11 +148,11 @@ pub enum EvictionOutcome {
     /// A dry run's check: the server would evict it now.
     WouldEvict,
     /// A PodDisruptionBudget refused it; the server's message says which.
-    Blocked(String),
+    Blocked(Failure),
     /// The pod was deleted or replaced before the run got to it.
-    Gone(String),
+    Gone(Failure),
     /// Any other refusal or transport problem, as the server or client said it.
-    Failed(String),
+    Failed(Failure),
     /// Sent, but the run stopped waiting for the answer: the pod may have been evicted.
     Unknown(StopReason),
     NotAttempted(NotAttempted),
@@ -174,7 +172,7 @@ pub enum DrsOutcome {
     /// Written, or (`keep`) nothing needed writing.
     Applied,
     /// vCenter refused its cluster's reconfiguration; the error chain says why.
-    Failed(String),
+    Failed(Failure),
     /// Submitted, but the run stopped waiting for vCenter, which completes it on its own.
     Unknown(DrsUnconfirmed),
     NotAttempted(NotAttempted),
@@ -186,14 +184,14 @@ pub enum DrsUnconfirmed {
     /// The run stopped before vCenter answered.
     Stopped(StopReason),
     /// vCenter took the task, the wait for it ended; the error chain says how.
-    TaskNotAwaited(String),
+    TaskNotAwaited(Failure),
 }
 
 impl fmt::Display for DrsUnconfirmed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DrsUnconfirmed::Stopped(reason) => write!(f, "{reason} before vCenter answered"),
-            DrsUnconfirmed::TaskNotAwaited(chain) => f.write_str(chain),
+            DrsUnconfirmed::TaskNotAwaited(failure) => failure.fmt(f),
         }
     }
 }
@@ -235,22 +233,22 @@ impl fmt::Display for EventsCut {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Problem {
     /// The run could not plan; the error chain says why.
-    NotPlanned(String),
+    NotPlanned(Failure),
     /// metrics-server could not be read; plugins reading actual usage planned without it.
-    MetricsUnavailable(String),
+    MetricsUnavailable(Failure),
     /// vCenter could not be observed; the plan ran without an inventory.
-    VcenterUnobserved(String),
+    VcenterUnobserved(Failure),
     /// The eviction history could not be read: no paced eviction was planned.
     HistoryUnreadable(Unreadable),
     /// The eviction history could not be recorded before the evictions; the error chain says
     /// why. The paced evictions were not sent.
-    HistoryNotRecorded(String),
+    HistoryNotRecorded(Failure),
 }
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Problem::NotPlanned(chain) => f.write_str(chain),
+            Problem::NotPlanned(chain) => chain.fmt(f),
             Problem::MetricsUnavailable(chain) => write!(
                 f,
                 "actual usage could not be read, so the plugins reading it planned without \
@@ -306,7 +304,7 @@ impl Outcomes {
     }
 
     /// A run that could not plan.
-    pub fn not_planned(chain: String) -> Outcomes {
+    pub fn not_planned(chain: Failure) -> Outcomes {
         Outcomes {
             problems: vec![Problem::NotPlanned(chain)],
             ..Outcomes::default()
@@ -322,7 +320,7 @@ impl Outcomes {
             || self.labels.iter().any(|outcome| {
                 matches!(
                     outcome,
-                    LabelOutcome::Failed { .. } | LabelOutcome::Unconfirmed(_)
+                    LabelOutcome::Failed(_) | LabelOutcome::Unconfirmed(_)
                 )
             })
             || self.evictions.iter().any(|outcome| {
@@ -377,8 +375,8 @@ mod tests {
     fn a_pdb_refusal_a_gone_pod_and_a_dry_run_are_a_done_run() {
         let outcomes = evictions(vec![
             EvictionOutcome::Evicted,
-            EvictionOutcome::Blocked("pdb web".to_string()),
-            EvictionOutcome::Gone("not found".to_string()),
+            EvictionOutcome::Blocked(Failure::new(Cause::TooManyRequests, "pdb web")),
+            EvictionOutcome::Gone(Failure::new(Cause::NotFound, "not found")),
             EvictionOutcome::WouldEvict,
             EvictionOutcome::NotAttempted(NotAttempted::DryRun),
         ]);
@@ -389,7 +387,10 @@ mod tests {
     #[test]
     fn a_failed_or_unconfirmed_action_fails_the_run() {
         let failed = [
-            evictions(vec![EvictionOutcome::Failed("500".to_string())]),
+            evictions(vec![EvictionOutcome::Failed(Failure::new(
+                Cause::ServerError,
+                "500",
+            ))]),
             evictions(vec![EvictionOutcome::Unknown(SIGTERM)]),
             Outcomes {
                 labels: vec![LabelOutcome::Unconfirmed(SIGTERM)],
@@ -399,7 +400,10 @@ mod tests {
                 drs_rules: vec![DrsOutcome::Unknown(DrsUnconfirmed::Stopped(SIGTERM))],
                 ..Outcomes::default()
             },
-            Outcomes::not_planned("cannot observe the Kubernetes cluster".to_string()),
+            Outcomes::not_planned(Failure::new(
+                Cause::Connection,
+                "cannot observe the Kubernetes cluster",
+            )),
         ];
         for outcomes in failed {
             assert_eq!(outcomes.verdict(), Verdict::Failed, "{outcomes:?}");
@@ -412,9 +416,9 @@ mod tests {
         assert!(EvictionOutcome::Unknown(SIGTERM).may_have_evicted());
         for not in [
             EvictionOutcome::WouldEvict,
-            EvictionOutcome::Blocked("pdb web".to_string()),
-            EvictionOutcome::Gone("not found".to_string()),
-            EvictionOutcome::Failed("500".to_string()),
+            EvictionOutcome::Blocked(Failure::new(Cause::TooManyRequests, "pdb web")),
+            EvictionOutcome::Gone(Failure::new(Cause::NotFound, "not found")),
+            EvictionOutcome::Failed(Failure::new(Cause::ServerError, "500")),
             EvictionOutcome::NotAttempted(NotAttempted::HistoryNotRecorded),
         ] {
             assert!(!not.may_have_evicted(), "{not:?}");
@@ -437,7 +441,10 @@ mod tests {
         );
         for problem in [
             unreadable,
-            Problem::HistoryNotRecorded("failed to write lease ops/x".to_string()),
+            Problem::HistoryNotRecorded(Failure::new(
+                Cause::Forbidden,
+                "failed to write lease ops/x",
+            )),
         ] {
             let outcomes = Outcomes {
                 problems: vec![problem],
@@ -486,7 +493,10 @@ mod tests {
 
     #[test]
     fn only_what_the_run_meant_to_do_counts_as_withheld() {
-        let halted = NotAttempted::Halted(Halt::LockLost("lease taken over".to_string()));
+        let halted = NotAttempted::Halted(Halt::LockLost(Failure::new(
+            Cause::LockLost,
+            "lease taken over",
+        )));
         assert!(halted.is_withheld());
         assert!(NotAttempted::Unidentified.is_withheld());
         assert!(

@@ -32,7 +32,7 @@ pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 pub use teardown::Teardown;
 
 use crate::inventory::Inventory;
-use crate::outcome::{Outcomes, Problem, Verdict};
+use crate::outcome::{Cause, Failure, Outcomes, Problem, Verdict};
 use crate::plan::Plan;
 use crate::report::{Mode, Report, Target};
 use crate::snapshot::{self, History, Objects, SnapshotError};
@@ -59,6 +59,19 @@ pub enum Error {
     Stopped(StopReason),
     #[error("the cluster is too big for this container's memory; nothing was changed")]
     Memory(#[source] footprint::OverBudget),
+}
+
+impl Error {
+    /// The kind of failure that kept the run from planning.
+    pub fn cause(&self) -> Cause {
+        match self {
+            Error::Kubernetes(error) | Error::Lock(error) => Cause::of_kube(error),
+            Error::Snapshot(_) => Cause::Unreadable,
+            Error::Policy(_) => Cause::Config,
+            Error::Stopped(_) => Cause::Stopped,
+            Error::Memory(_) => Cause::Other,
+        }
+    }
 }
 
 /// A run's report, how it ended (what the exit code says), and what is left to do once the
@@ -118,7 +131,7 @@ pub async fn run_on(
 /// The report of a run that failed before planning: `error` in its `errors`, nothing else.
 fn not_planned(config: &RunConfig, error: &Error) -> (Report, Verdict) {
     tracing::error!(error = %error_chain(error), "the run failed before planning");
-    let outcomes = Outcomes::not_planned(error_chain(error));
+    let outcomes = Outcomes::not_planned(Failure::new(error.cause(), error_chain(error)));
     let verdict = outcomes.verdict();
     (
         Report::new(mode(config), Plan::default(), outcomes),
@@ -280,14 +293,14 @@ async fn observe(
     match metrics {
         Ok(metrics) => cluster.metrics = metrics,
         Err(error @ kube::Error::MetricsUnavailable { .. }) => {
-            problems.push(Problem::MetricsUnavailable(error_chain(&error)));
+            problems.push(Problem::MetricsUnavailable(Failure::of_kube(&error)));
         }
         Err(error) => return Err(Error::Kubernetes(error)),
     }
     let (mut vsphere, inventory) = match vcenter {
         Ok((client, inventory)) => (Some(client), Some(inventory)),
         Err(error) => {
-            problems.push(Problem::VcenterUnobserved(error_chain(&error)));
+            problems.push(Problem::VcenterUnobserved(Failure::of_vsphere(&error)));
             (None, None)
         }
     };

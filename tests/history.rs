@@ -18,7 +18,9 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::json;
 use support::fake_apiserver::{self, FakeCluster, Fault, FaultAction, KubeObjects};
 use vsphere_descheduler::kube::{self, LockSettings};
-use vsphere_descheduler::outcome::{EvictionOutcome, NotAttempted, Outcomes, Problem, Verdict};
+use vsphere_descheduler::outcome::{
+    Cause, EvictionOutcome, Halt, NotAttempted, Outcomes, Problem, Verdict,
+};
 use vsphere_descheduler::plan::{Eviction, Plan};
 use vsphere_descheduler::policy::PluginKind;
 use vsphere_descheduler::run::{self, Backends, Stop};
@@ -491,9 +493,12 @@ async fn a_history_that_cannot_be_recorded_sends_no_paced_eviction_but_the_other
         panic!("{:?}", outcomes.problems);
     };
     assert!(
-        cause.starts_with("failed to write lease kube-system/vsphere-descheduler"),
+        cause
+            .text
+            .starts_with("failed to write lease kube-system/vsphere-descheduler"),
         "{cause}"
     );
+    assert_eq!(cause.cause, Cause::ServerError);
     assert_eq!(outcomes.verdict(), Verdict::Failed);
     assert!(!evicted(&state, "web-1") && !evicted(&state, "api-1"));
     assert!(evicted(&state, "job-1"));
@@ -516,7 +521,10 @@ async fn a_history_write_that_loses_the_lock_halts_every_eviction() {
         )),
         "{outcomes:?}"
     );
-    assert!(outcomes.halt.is_some());
+    let Some((Halt::LockLost(lost), _)) = &outcomes.halt else {
+        panic!("{:?}", outcomes.halt);
+    };
+    assert_eq!(lost.cause, Cause::LockLost);
     assert_eq!(state.lock().expect("state").count("POST", "/eviction"), 0);
 }
 

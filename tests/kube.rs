@@ -18,6 +18,7 @@ use support::fake_apiserver::{
 use vsphere_descheduler::kube::{
     self, EventKind, EventSpec, EvictionRequest, EvictionResult, FIELD_MANAGER, LockSettings,
 };
+use vsphere_descheduler::outcome::Cause;
 use vsphere_descheduler::plan::LabelApply;
 use vsphere_descheduler::snapshot;
 
@@ -391,9 +392,10 @@ fn an_eviction_spends_the_budget_and_the_next_one_is_blocked() {
         panic!("the budget is spent");
     };
     assert!(
-        message.contains("needs 2 healthy pods and has 2"),
+        message.text.contains("needs 2 healthy pods and has 2"),
         "{message}"
     );
+    assert_eq!(message.cause, Cause::TooManyRequests);
     assert!(
         server.cluster().pods[&("shop".to_string(), "web-2".to_string())]
             .metadata
@@ -437,10 +439,12 @@ fn a_missing_pod_is_gone_and_several_budgets_fail_with_the_servers_words() {
         profile: "default",
         reason: "shares a host",
     };
-    assert!(matches!(
-        runtime().block_on(async { client(&server).evict(&request).await }),
-        EvictionResult::Gone(_)
-    ));
+    let EvictionResult::Gone(gone) =
+        runtime().block_on(async { client(&server).evict(&request).await })
+    else {
+        panic!("the pod is not there");
+    };
+    assert_eq!(gone.cause, Cause::NotFound);
     server.cluster().load(KubeObjects {
         pdbs: vec![pdb("shop", "web-too", "web", 1)],
         ..KubeObjects::default()
@@ -449,9 +453,10 @@ fn a_missing_pod_is_gone_and_several_budgets_fail_with_the_servers_words() {
         panic!("two budgets");
     };
     assert!(
-        message.contains("more than one PodDisruptionBudget"),
+        message.text.contains("more than one PodDisruptionBudget"),
         "{message}"
     );
+    assert_eq!(message.cause, Cause::ServerError);
 }
 
 #[test]
@@ -1083,7 +1088,7 @@ fn a_budget_whose_pods_controller_is_missing_fails_its_sync_and_allows_nothing()
         let EvictionResult::Blocked(message) = result else {
             panic!("{spec}: {result:?}");
         };
-        assert!(message.contains("still being processed"), "{message}");
+        assert!(message.text.contains("still being processed"), "{message}");
         assert!(
             server.cluster().pods[&("shop".to_string(), "web-0".to_string())]
                 .metadata

@@ -92,10 +92,10 @@ fn problem(problem: &Problem) -> String {
         Problem::MetricsUnavailable(chain) => {
             format!("actual usage could not be read (what-if does not need it): {chain}")
         }
-        Problem::NotPlanned(chain) => chain.clone(),
+        Problem::NotPlanned(chain) => chain.to_string(),
         // what-if reads no history and records none.
         Problem::HistoryUnreadable(unreadable) => unreadable.to_string(),
-        Problem::HistoryNotRecorded(chain) => chain.clone(),
+        Problem::HistoryNotRecorded(chain) => chain.to_string(),
     }
 }
 

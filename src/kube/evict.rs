@@ -23,6 +23,7 @@ use kube::api::{Api, PostParams};
 use kube::core::Status;
 
 use super::{Client, describe};
+use crate::outcome::{Cause, Failure};
 use crate::text;
 
 /// Who asks for every eviction this tool sends ([`REQUESTED_BY`]); upstream sends
@@ -112,11 +113,11 @@ pub enum EvictionResult {
     WouldEvict,
     /// A PodDisruptionBudget refuses it now (429, or 403 for a broken budget); the message says
     /// which and why.
-    Blocked(String),
+    Blocked(Failure),
     /// The pod is not there any more (404), or was replaced by another of the same name.
-    Gone(String),
+    Gone(Failure),
     /// Anything else, with the server's message or the transport problem.
-    Failed(String),
+    Failed(Failure),
 }
 
 impl Client {
@@ -143,7 +144,7 @@ pub fn classify(answer: Result<Status, ::kube::Error>, dry_run: bool) -> Evictio
         Err(error) => error,
     };
     let ::kube::Error::Api(status) = &error else {
-        return EvictionResult::Failed(describe(&error));
+        return EvictionResult::Failed(failure(&error));
     };
     let budget_cause = status
         .details
@@ -166,19 +167,26 @@ pub fn classify(answer: Result<Status, ::kube::Error>, dry_run: bool) -> Evictio
             {
                 message.push_str(&format!(" (the server asks to retry after {seconds}s)"));
             }
-            EvictionResult::Blocked(message)
+            EvictionResult::Blocked(Failure::new(Cause::TooManyRequests, message))
         }
-        403 if budget_details || budget_cause.is_some() => {
-            EvictionResult::Blocked(budget_cause.unwrap_or_else(|| status.message.clone()))
-        }
-        404 => EvictionResult::Gone("the pod no longer exists".to_string()),
+        403 if budget_details || budget_cause.is_some() => EvictionResult::Blocked(Failure::new(
+            Cause::Forbidden,
+            budget_cause.unwrap_or_else(|| status.message.clone()),
+        )),
+        404 => EvictionResult::Gone(Failure::new(Cause::NotFound, "the pod no longer exists")),
         // We send only a uid precondition, so a conflict on the pod itself means its uid
         // changed: another pod of the same name. (A conflict on the PDB's status names the PDB.)
-        409 if conflict_on_pod(status) => EvictionResult::Gone(
-            "the pod was replaced by another of the same name since it was planned".to_string(),
-        ),
-        _ => EvictionResult::Failed(describe(&error)),
+        409 if conflict_on_pod(status) => EvictionResult::Gone(Failure::new(
+            Cause::Conflict,
+            "the pod was replaced by another of the same name since it was planned",
+        )),
+        _ => EvictionResult::Failed(failure(&error)),
     }
+}
+
+/// A failed eviction's kind, and the answer in one line.
+fn failure(error: &::kube::Error) -> Failure {
+    Failure::new(Cause::of_kube_client(error), describe(error))
 }
 
 /// Whether a 409 is about the pod (`details.kind` `Pod` or `pods`, as the server names it).
@@ -226,9 +234,10 @@ mod tests {
         });
         assert_eq!(
             classify(answer(body), false),
-            EvictionResult::Blocked(
-                "The disruption budget web needs 2 healthy pods and has 2 currently".to_string()
-            )
+            EvictionResult::Blocked(Failure::new(
+                Cause::TooManyRequests,
+                "The disruption budget web needs 2 healthy pods and has 2 currently"
+            ))
         );
     }
 
@@ -244,7 +253,9 @@ mod tests {
             panic!("blocked");
         };
         assert!(
-            message.ends_with("(the server asks to retry after 10s)"),
+            message
+                .text
+                .ends_with("(the server asks to retry after 10s)"),
             "{message}"
         );
     }
@@ -256,9 +267,10 @@ mod tests {
             "details": {"retryAfterSeconds": 1}});
         assert_eq!(
             classify(answer(body), false),
-            EvictionResult::Failed(
-                "HTTP 429 TooManyRequests: too many requests, please try again later".to_string()
-            )
+            EvictionResult::Failed(Failure::new(
+                Cause::TooManyRequests,
+                "HTTP 429 TooManyRequests: too many requests, please try again later"
+            ))
         );
     }
 
@@ -269,11 +281,11 @@ mod tests {
             "code": 500});
         assert_eq!(
             classify(answer(body), false),
-            EvictionResult::Failed(
+            EvictionResult::Failed(Failure::new(
+                Cause::ServerError,
                 "HTTP 500: This pod has more than one PodDisruptionBudget, which the eviction \
                  subresource does not support."
-                    .to_string()
-            )
+            ))
         );
     }
 

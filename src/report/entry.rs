@@ -33,7 +33,7 @@ impl EvictionEntry {
             EvictionOutcome::Evicted | EvictionOutcome::WouldEvict => None,
             EvictionOutcome::Blocked(message)
             | EvictionOutcome::Gone(message)
-            | EvictionOutcome::Failed(message) => Some(message.clone()),
+            | EvictionOutcome::Failed(message) => Some(message.text.clone()),
             EvictionOutcome::Unknown(reason) => Some(format!(
                 "sent, but {reason} before the API server answered: the pod may have been evicted"
             )),
@@ -64,7 +64,7 @@ impl DrsRuleEntry {
     pub fn message(&self) -> Option<String> {
         match &self.outcome {
             DrsOutcome::Applied => None,
-            DrsOutcome::Failed(message) => Some(message.clone()),
+            DrsOutcome::Failed(message) => Some(message.text.clone()),
             DrsOutcome::Unknown(unconfirmed) => Some(unconfirmed.to_string()),
             DrsOutcome::NotAttempted(why) => withheld(why),
         }
@@ -112,7 +112,7 @@ impl Serialize for DrsRuleEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::{DrsUnconfirmed, Halt, Signal, StopReason};
+    use crate::outcome::{Cause, DrsUnconfirmed, Failure, Halt, Signal, StopReason};
     use crate::plan::DrsAction;
     use crate::policy::PluginKind;
 
@@ -132,7 +132,7 @@ mod tests {
                 Some("not attempted: the run's deadline of 60s passed"),
             ),
             (
-                EvictionOutcome::Blocked("pdb web allows 0".to_string()),
+                EvictionOutcome::Blocked(Failure::new(Cause::TooManyRequests, "pdb web allows 0")),
                 Outcome::Blocked,
                 Some("pdb web allows 0"),
             ),

@@ -64,7 +64,7 @@ fn halted(halt: &Halt) -> String {
 fn label_error(plan: &Plan, apply: &LabelApply, outcome: &LabelOutcome) -> Option<String> {
     let node = &apply.node;
     match outcome {
-        LabelOutcome::Failed { cause } => {
+        LabelOutcome::Failed(cause) => {
             let keys: Vec<&str> = plan
                 .label_changes
                 .iter()
@@ -108,7 +108,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::outcome::{EventsCut, NotAttempted, StopReason};
+    use crate::outcome::{Cause, EventsCut, Failure, NotAttempted, StopReason};
     use crate::plan::{Eviction, LabelChange};
     use crate::policy::PluginKind;
 
@@ -142,9 +142,10 @@ mod tests {
         };
         let halt = Halt::Stopped(DEADLINE);
         let outcomes = Outcomes {
-            labels: vec![LabelOutcome::Failed {
-                cause: "500".to_string(),
-            }],
+            labels: vec![LabelOutcome::Failed(Failure::new(
+                Cause::ServerError,
+                "500",
+            ))],
             evictions: vec![
                 EvictionOutcome::Unknown(DEADLINE),
                 EvictionOutcome::NotAttempted(NotAttempted::Halted(halt.clone())),

@@ -13,8 +13,8 @@ use std::collections::BTreeSet;
 use crate::error_chain;
 use crate::kube::{self, EventKind, EventSpec, EvictionRequest, EvictionResult, Lock};
 use crate::outcome::{
-    DrsOutcome, DrsUnconfirmed, EventsCut, EvictionOutcome, Halt, HaltedAt, LabelOutcome,
-    NotAttempted, Outcomes, Problem, StopReason,
+    Cause, DrsOutcome, DrsUnconfirmed, EventsCut, EvictionOutcome, Failure, Halt, HaltedAt,
+    LabelOutcome, NotAttempted, Outcomes, Problem, StopReason,
 };
 use crate::plan::{ClusterWrites, EVENT_ACTION, EventIntent, Eviction, Plan, RuleWrite, Settled};
 use crate::snapshot::History;
@@ -92,7 +92,7 @@ impl<'p> Executor<'_, 'p> {
         let halt = if let Some(reason) = self.backends.stop.halted() {
             Halt::Stopped(reason)
         } else if let Some(Err(error)) = self.backends.lock.map(Lock::check) {
-            Halt::LockLost(error_chain(&error))
+            Halt::LockLost(Failure::of_kube(&error))
         } else {
             return None;
         };
@@ -137,21 +137,19 @@ impl<'p> Executor<'_, 'p> {
                     LabelOutcome::Written
                 }
                 Ok(Err(error)) => {
-                    let cause = error_chain(&error);
-                    tracing::warn!(node = apply.node, error = cause, "failed to label node");
-                    if error.is_lock_loss() {
-                        self.outcomes.labels[index] = LabelOutcome::Failed {
-                            cause: cause.clone(),
-                        };
+                    let failure = Failure::of_kube(&error);
+                    tracing::warn!(node = apply.node, error = %failure, "failed to label node");
+                    if failure.cause == Cause::LockLost {
+                        self.outcomes.labels[index] = LabelOutcome::Failed(failure.clone());
                         unwritten.insert(apply.node.as_str());
                         // The claim ended between two of this node's requests: nothing else
                         // starts.
-                        let halt = Halt::LockLost(cause);
+                        let halt = Halt::LockLost(failure);
                         self.halt(halt.clone(), HaltedAt::AfterLabel(index));
                         self.cut_labels(index + 1, &halt);
                         break;
                     }
-                    LabelOutcome::Failed { cause }
+                    LabelOutcome::Failed(failure)
                 }
                 Err(reason) => {
                     self.outcomes.labels[index] = LabelOutcome::Unconfirmed(reason);
@@ -218,9 +216,12 @@ impl<'p> Executor<'_, 'p> {
             return Paced::Withheld;
         }
         let Some(lock) = self.backends.lock else {
-            self.outcomes.problems.push(Problem::HistoryNotRecorded(
-                "the run holds no lock to record it under".to_string(),
-            ));
+            self.outcomes
+                .problems
+                .push(Problem::HistoryNotRecorded(Failure::new(
+                    Cause::Other,
+                    "the run holds no lock to record it under",
+                )));
             return Paced::Withheld;
         };
         let History::Recorded(earlier) = lock.history() else {
@@ -244,19 +245,16 @@ impl<'p> Executor<'_, 'p> {
                 );
                 Paced::Recorded(recording)
             }
-            Ok(Err(error)) if error.is_lock_loss() => {
-                self.halt(
-                    Halt::LockLost(error_chain(&error)),
-                    HaltedAt::BeforeEviction(0),
-                );
-                Paced::Withheld
-            }
             Ok(Err(error)) => {
-                let cause = error_chain(&error);
-                tracing::warn!(error = cause, "failed to record the paced evictions");
-                self.outcomes
-                    .problems
-                    .push(Problem::HistoryNotRecorded(cause));
+                let failure = Failure::of_kube(&error);
+                if failure.cause == Cause::LockLost {
+                    self.halt(Halt::LockLost(failure), HaltedAt::BeforeEviction(0));
+                } else {
+                    tracing::warn!(error = %failure, "failed to record the paced evictions");
+                    self.outcomes
+                        .problems
+                        .push(Problem::HistoryNotRecorded(failure));
+                }
                 Paced::Withheld
             }
             Err(reason) => {
@@ -392,9 +390,9 @@ impl<'p> Executor<'_, 'p> {
             Ok(Ok(())) => DrsOutcome::Applied,
             Err(reason) => DrsOutcome::Unknown(DrsUnconfirmed::Stopped(reason)),
             Ok(Err(error @ vsphere::Error::TaskNotAwaited { .. })) => {
-                DrsOutcome::Unknown(DrsUnconfirmed::TaskNotAwaited(error_chain(&error)))
+                DrsOutcome::Unknown(DrsUnconfirmed::TaskNotAwaited(Failure::of_vsphere(&error)))
             }
-            Ok(Err(error)) => DrsOutcome::Failed(error_chain(&error)),
+            Ok(Err(error)) => DrsOutcome::Failed(Failure::of_vsphere(&error)),
         }
     }
 
@@ -446,10 +444,12 @@ impl<'p> Executor<'_, 'p> {
         for (index, (eviction, outcome)) in plan.evictions.iter().zip(outcomes).enumerate() {
             let (kind, intent) = match outcome {
                 EvictionOutcome::Evicted => (EventKind::Normal, eviction.evicted_event()),
-                EvictionOutcome::Failed(cause) => match plan.failure_event(index, cause) {
-                    Some(intent) => (EventKind::Warning, intent),
-                    None => continue,
-                },
+                EvictionOutcome::Failed(failure) => {
+                    match plan.failure_event(index, &failure.text) {
+                        Some(intent) => (EventKind::Warning, intent),
+                        None => continue,
+                    }
+                }
                 _ => continue,
             };
             events.push((index, event_spec(eviction, kind, intent)));

@@ -90,7 +90,7 @@ impl Recording {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::{NotAttempted, Signal, StopReason};
+    use crate::outcome::{Cause, Failure, NotAttempted, Signal, StopReason};
     use crate::plan::Eviction;
     use crate::policy::PluginKind;
 
@@ -157,14 +157,14 @@ mod tests {
         let recording = Recording::of(&plan(), &[], at(0)).expect("paced evictions");
         let all_may_have = [
             EvictionOutcome::Evicted,
-            EvictionOutcome::Failed("not paced".to_string()),
+            EvictionOutcome::Failed(Failure::new(Cause::ServerError, "not paced")),
             EvictionOutcome::Unknown(StopReason::Signal(Signal::Terminate)),
         ];
         assert_eq!(recording.after(&all_may_have), None, "nothing to correct");
         let refused = [
             EvictionOutcome::Evicted,
             EvictionOutcome::Evicted,
-            EvictionOutcome::Blocked("pdb api".to_string()),
+            EvictionOutcome::Blocked(Failure::new(Cause::TooManyRequests, "pdb api")),
         ];
         let after = recording.after(&refused).expect("one to take out");
         assert_eq!(
@@ -174,7 +174,7 @@ mod tests {
         let none_sent = [
             EvictionOutcome::NotAttempted(NotAttempted::HistoryNotRecorded),
             EvictionOutcome::Evicted,
-            EvictionOutcome::Gone("not found".to_string()),
+            EvictionOutcome::Gone(Failure::new(Cause::NotFound, "not found")),
         ];
         let after = recording.after(&none_sent).expect("both to take out");
         assert_eq!(history::parse(&after), Ok(Vec::new()));
