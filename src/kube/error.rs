@@ -9,6 +9,7 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 
 use crate::connection::certificate::{CertificateProblem, Refusal, certificate_problem};
+use crate::outcome::Cause;
 use crate::text::{from_server, shown};
 
 /// Everything that can go wrong talking to the Kubernetes API server.
@@ -121,9 +122,9 @@ pub enum Error {
 
 impl Error {
     /// Whether the run lost its claim on the lock (taken over, or not renewed in time): no
-    /// further write may start.
+    /// further write may start. The run's outcomes say so by the same [`Cause`].
     pub fn is_lock_loss(&self) -> bool {
-        matches!(self, Error::LockLost { .. } | Error::LockExpired { .. })
+        Cause::of_kube(self) == Cause::LockLost
     }
 }
 

@@ -124,8 +124,8 @@ impl Cause {
             // Every continue token expired (HTTP 410 each time).
             E::ListExpired { .. } => Cause::NotFound,
             E::Convert { .. } => Cause::Unreadable,
-            // The node listed is not the node there now.
-            E::NodeReplaced { .. } => Cause::Conflict,
+            // The node listed is not there any more (deleted, perhaps recreated under its name).
+            E::NodeReplaced { .. } => Cause::NotFound,
             E::LockHeld { .. } | E::LockRace { .. } => Cause::Conflict,
             E::ReleaseTimedOut { .. } => Cause::Timeout,
             E::LockLost { .. } | E::LockExpired { .. } => Cause::LockLost,
