@@ -206,6 +206,61 @@ fn a_list_page_whose_answer_breaks_off_is_asked_for_again() {
     assert_eq!(pod_list_statuses(&server), [200, 0, 200]);
 }
 
+/// The API server's refusals of a label write, as the fake answers them on the wire, reach the
+/// run as their cause, whatever their message says.
+#[test]
+fn each_refusal_of_a_label_write_becomes_its_cause() {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        nodes: vec![node(
+            "worker-b",
+            json!({"kubernetes.io/hostname": "worker-b"}),
+        )],
+        ..KubeObjects::default()
+    }));
+    let apply = label_apply(&listed(&server, "worker-b"), &[(HOST, "esxi-41")], &[]);
+    for (code, cause) in [
+        (403, Cause::Forbidden),
+        (404, Cause::NotFound),
+        // A conflict naming no field says the node listed is gone (its uid is not there).
+        (409, Cause::NotFound),
+        (429, Cause::TooManyRequests),
+        (500, Cause::ServerError),
+        (503, Cause::ServerError),
+        (504, Cause::Timeout),
+    ] {
+        // A transient answer is sent again, three times in all, before it is the error.
+        let attempts = if matches!(code, 429 | 500 | 503 | 504) {
+            3
+        } else {
+            1
+        };
+        server
+            .cluster()
+            .inject(Fault::status(Some(Method::PATCH), "/api/v1/nodes/", code).times(attempts));
+        let error = runtime()
+            .block_on(async { client(&server).apply_labels(&apply, None).await })
+            .expect_err("refused");
+        assert_eq!(
+            Cause::of_kube(&error),
+            cause,
+            "{}",
+            vsphere_descheduler::error_chain(&error)
+        );
+    }
+    server
+        .cluster()
+        .inject(Fault::action(Some(Method::PATCH), "/api/v1/nodes/", FaultAction::Drop).times(3));
+    let error = runtime()
+        .block_on(async { client(&server).apply_labels(&apply, None).await })
+        .expect_err("dropped");
+    assert_eq!(
+        Cause::of_kube(&error),
+        Cause::Connection,
+        "{}",
+        vsphere_descheduler::error_chain(&error)
+    );
+}
+
 #[test]
 fn applying_labels_sets_our_key_and_takes_it_over_from_a_manual_label() {
     let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
