@@ -21,7 +21,7 @@ use super::exposure::{Budget, ClassCounts, ExposureClass, budgets, group_pods};
 use super::index::{NodeIx, PodIx};
 use super::view::{NodeState, View};
 use super::vocabulary::Plan;
-use crate::inventory::{Cluster, Host, Inventory, MaintenanceMode};
+use crate::inventory::{Cluster, DrsBehavior, Host, Inventory, MaintenanceMode};
 use crate::policy::Policy;
 use crate::snapshot::Snapshot;
 
@@ -429,7 +429,7 @@ fn drs_automated(cluster: &Cluster) -> bool {
     cluster
         .drs
         .as_ref()
-        .is_some_and(|drs| drs.enabled && drs.default_vm_behavior == "fullyAutomated")
+        .is_some_and(|drs| drs.enabled && drs.default_vm_behavior == DrsBehavior::FullyAutomated)
 }
 
 #[cfg(test)]
