@@ -352,7 +352,9 @@ impl<'a> Planner<'a> {
         };
         let charge = match self.budget.check(&self.view, pod) {
             Ok(charge) => charge,
-            Err((reason, detail)) => return self.skip(context, pod, reason, detail),
+            Err(refusal) => {
+                return self.skip(context, pod, refusal.reason(), refusal.to_string());
+            }
         };
         let paced_as = match self.guard.check(&self.view, pod) {
             Ok(paced_as) => paced_as,
