@@ -358,7 +358,9 @@ impl<'a> Planner<'a> {
         };
         let paced_as = match self.guard.check(&self.view, pod) {
             Ok(paced_as) => paced_as,
-            Err((reason, detail)) => return self.skip(context, pod, reason, detail),
+            Err(refusal) => {
+                return self.skip(context, pod, refusal.reason(), refusal.to_string());
+            }
         };
         self.budget.spend(&self.view, pod, charge);
         self.guard.spend(&self.view, pod, paced_as.as_deref());
