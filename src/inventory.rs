@@ -4,6 +4,8 @@
 //! One type serves both sources: `VSphereInventory` documents in snapshot files and the live
 //! observation of vCenter (`crate::vsphere`), so `plan` and `run` share one code path.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// `apiVersion` of a `VSphereInventory` document.
@@ -107,13 +109,74 @@ impl Cluster {
 )]
 pub struct DrsConfig {
     pub enabled: bool,
-    /// `defaultVmBehavior`: `fullyAutomated`, `partiallyAutomated` or `manual`.
-    #[serde(default = "fully_automated")]
-    pub default_vm_behavior: String,
+    /// `defaultVmBehavior`; vSphere's default when absent is `fullyAutomated`.
+    #[serde(default)]
+    pub default_vm_behavior: DrsBehavior,
 }
 
-fn fully_automated() -> String {
-    "fullyAutomated".to_string()
+/// A DRS automation level (`DrsBehavior` in the vSphere API), read once where the inventory is
+/// observed or loaded so that planning decides on the variant. A VM's override may also be
+/// [`DrsBehavior::Disabled`]. A level this program does not know is kept as written, so a newer
+/// vCenter or a hand-written snapshot still loads and round-trips.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum DrsBehavior {
+    /// DRS moves VMs by itself: its rules are enforced.
+    #[default]
+    FullyAutomated,
+    /// DRS places VMs at power-on but only recommends moves.
+    PartiallyAutomated,
+    /// DRS only recommends.
+    Manual,
+    /// A VM override that turns DRS off for the VM (`drsVmConfig.enabled: false`).
+    Disabled,
+    Other(String),
+}
+
+impl DrsBehavior {
+    /// The level as vSphere spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            DrsBehavior::FullyAutomated => "fullyAutomated",
+            DrsBehavior::PartiallyAutomated => "partiallyAutomated",
+            DrsBehavior::Manual => "manual",
+            DrsBehavior::Disabled => "disabled",
+            DrsBehavior::Other(level) => level,
+        }
+    }
+}
+
+impl fmt::Display for DrsBehavior {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<String> for DrsBehavior {
+    fn from(level: String) -> DrsBehavior {
+        match level.as_str() {
+            "fullyAutomated" => DrsBehavior::FullyAutomated,
+            "partiallyAutomated" => DrsBehavior::PartiallyAutomated,
+            "manual" => DrsBehavior::Manual,
+            "disabled" => DrsBehavior::Disabled,
+            _ => DrsBehavior::Other(level),
+        }
+    }
+}
+
+impl From<&str> for DrsBehavior {
+    fn from(level: &str) -> DrsBehavior {
+        DrsBehavior::from(level.to_string())
+    }
+}
+
+impl From<DrsBehavior> for String {
+    fn from(level: DrsBehavior) -> String {
+        match level {
+            DrsBehavior::Other(level) => level,
+            known => known.as_str().to_string(),
+        }
+    }
 }
 
 /// `configurationEx.dasConfig` of a cluster: what vSphere HA does with the VMs of a host that
@@ -325,7 +388,7 @@ pub struct Vm {
     /// `fullyAutomated`, `partiallyAutomated`, `manual`), or `disabled` when the override turns
     /// DRS off for this VM (`drsVmConfig.enabled: false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drs_behavior: Option<String>,
+    pub drs_behavior: Option<DrsBehavior>,
 }
 
 /// A VM's `runtime.powerState`, written as vSphere spells it. A state this program does not
@@ -414,6 +477,21 @@ pub enum RuleKind {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn drs_levels_read_as_variants_default_to_fully_automated_and_keep_unknown_ones() {
+        let drs: DrsConfig = serde_json::from_value(json!({"enabled": true})).unwrap();
+        assert_eq!(drs.default_vm_behavior, DrsBehavior::FullyAutomated);
+        let drs: DrsConfig = serde_json::from_value(
+            json!({"enabled": true, "defaultVmBehavior": "partiallyAutomated"}),
+        )
+        .unwrap();
+        assert_eq!(drs.default_vm_behavior, DrsBehavior::PartiallyAutomated);
+        let newer: DrsBehavior = serde_json::from_value(json!("selfDriving")).unwrap();
+        assert_eq!(newer, DrsBehavior::Other("selfDriving".to_string()));
+        assert_eq!(serde_json::to_value(&newer).unwrap(), json!("selfDriving"));
+        assert_eq!(DrsBehavior::Manual.to_string(), "manual");
+    }
 
     #[test]
     fn states_read_and_write_vsphere_spellings_and_keep_unknown_ones() {

@@ -462,7 +462,7 @@ mod tests {
             unmapped_nodes: vec!["edge-1".to_string()],
             warnings: vec![Warning::DrsNotFullyAutomated {
                 cluster: "c1".to_string(),
-                behavior: "manual".to_string(),
+                behavior: crate::inventory::DrsBehavior::Manual,
             }],
             exposure: Some(exposure()),
             ..Plan::default()

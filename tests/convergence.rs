@@ -182,7 +182,7 @@ fn workload_of(pod: &Pod) -> Option<String> {
     let deployment = pod
         .labels
         .get("pod-template-hash")
-        .filter(|_| &*owner.kind == "ReplicaSet")
+        .filter(|_| owner.kind == snapshot::OwnerKind::ReplicaSet)
         .and_then(|hash| owner.name.strip_suffix(&format!("-{hash}")));
     Some(match deployment {
         Some(name) => format!("{}/Deployment/{name}", pod.namespace),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use support::vcsim::{self, Options, Template, Vcsim};
 use vsphere_descheduler::inventory::{
-    AdmissionControl, Cluster, ConnectionState, DrsConfig, HaConfig, Host, Inventory,
+    AdmissionControl, Cluster, ConnectionState, DrsBehavior, DrsConfig, HaConfig, Host, Inventory,
     MaintenanceMode, RestartPriority, Rule,
 };
 use vsphere_descheduler::vsphere::preflight::{
@@ -596,7 +596,7 @@ fn ha_cluster(name: &str, ha: Option<HaConfig>) -> Cluster {
         datacenter: "dc-ha".to_string(),
         drs: Some(DrsConfig {
             enabled: true,
-            default_vm_behavior: "fullyAutomated".to_string(),
+            default_vm_behavior: DrsBehavior::FullyAutomated,
         }),
         ha,
         hosts: vec![host(1), host(2)],

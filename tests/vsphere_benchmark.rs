@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use support::vcsim::{Options, Vcsim};
 use vsphere_descheduler::inventory::{
-    Cluster, ConnectionState, DrsConfig, Host, Inventory, MaintenanceMode, PowerState, Rule,
-    RuleKind, Vm,
+    Cluster, ConnectionState, DrsBehavior, DrsConfig, Host, Inventory, MaintenanceMode, PowerState,
+    Rule, RuleKind, Vm,
 };
 use vsphere_descheduler::vsphere::Client;
 
@@ -61,7 +61,7 @@ fn large_inventory() -> Inventory {
                 datacenter_id: None,
                 drs: Some(DrsConfig {
                     enabled: true,
-                    default_vm_behavior: "fullyAutomated".to_string(),
+                    default_vm_behavior: DrsBehavior::FullyAutomated,
                 }),
                 ha: None,
                 hosts,

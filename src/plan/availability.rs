@@ -16,8 +16,6 @@
 //! Finished pods (RemoveFailedPods, PodLifeTime on completed pods) pass both: their controller
 //! replaced them already, and evicting them takes nothing away.
 
-use std::fmt::Write as _;
-
 use super::index::PodIx;
 use super::view::View;
 use super::vocabulary::SkipReason;
@@ -31,7 +29,7 @@ use chrono::{DateTime, Utc};
 
 /// Why a pod counts as unavailable to its workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Unavailable {
+pub enum Unavailable {
     Pending,
     NotReady,
     Terminating,
@@ -58,6 +56,105 @@ impl Unavailable {
             Unavailable::NotReady => "not Ready",
             Unavailable::Terminating => "terminating",
             Unavailable::Evicted => "evicted by this plan",
+        }
+    }
+}
+
+/// Why the availability gate or pacing keeps a pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GuardRefusal {
+    /// Its workload has more pods unavailable than `maxUnavailablePerWorkload` allows beside it.
+    Unavailable {
+        workload: String,
+        unavailable: usize,
+        /// The first unavailable pod, `namespace/name`, and why it is.
+        sibling: String,
+        why: Unavailable,
+        allowance: Allowance,
+        allowed: usize,
+        pods: usize,
+    },
+    /// The eviction history cannot be read (why, in words).
+    HistoryUnreadable(String),
+    /// The eviction history cannot hold another eviction within the window.
+    HistoryFull {
+        workload: String,
+        window: std::time::Duration,
+    },
+    /// The workload lost as many pods within the window as pacing allows.
+    Paced {
+        workload: String,
+        count: u32,
+        /// The latest eviction of the history, when there was one (boxed: the refusal is
+        /// rare, and it keeps the `Result` of every check small).
+        last: Option<Box<PastEviction>>,
+        window: std::time::Duration,
+        max: u32,
+    },
+}
+
+impl GuardRefusal {
+    /// The skip reason the report files it under.
+    pub fn reason(&self) -> SkipReason {
+        match self {
+            GuardRefusal::Unavailable { .. } => SkipReason::WorkloadUnavailable,
+            GuardRefusal::HistoryUnreadable(_) => SkipReason::HistoryUnreadable,
+            GuardRefusal::HistoryFull { .. } | GuardRefusal::Paced { .. } => SkipReason::Paced,
+        }
+    }
+}
+
+impl std::fmt::Display for GuardRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GuardRefusal::Unavailable {
+                workload,
+                unavailable,
+                sibling,
+                why,
+                allowance,
+                allowed,
+                pods,
+            } => {
+                let plural = if *unavailable == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "{workload} has {unavailable} unavailable pod{plural} ({sibling} is {}); \
+                     maxUnavailablePerWorkload {allowance} allows {allowed} of its {pods} while \
+                     one of its pods is evicted",
+                    why.as_str(),
+                )
+            }
+            GuardRefusal::HistoryUnreadable(why) => f.write_str(why),
+            GuardRefusal::HistoryFull { workload, window } => write!(
+                f,
+                "the eviction history cannot hold another eviction within {} (at most {} \
+                 bytes): {workload} waits for the next run",
+                duration::show(*window),
+                history::MAX_BYTES
+            ),
+            GuardRefusal::Paced {
+                workload,
+                count,
+                last,
+                window,
+                max,
+            } => {
+                let window = duration::show(*window);
+                let plural = if *count == 1 { "" } else { "s" };
+                write!(f, "{workload} lost {count} pod{plural}")?;
+                match last {
+                    Some(last) => write!(
+                        f,
+                        " within {window} (the latest, {}, at {} by {})",
+                        last.pod,
+                        last.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                        last.plugin
+                    )?,
+                    None => f.write_str(" in this plan")?,
+                }
+                write!(f, "; pacing allows {max} per {window}")
+            }
         }
     }
 }
@@ -122,7 +219,7 @@ impl Guard {
     }
 
     /// Whether the pod may go: `Ok` with the workload the history records it under when paced.
-    pub fn check(&self, view: &View, pod: PodIx) -> Result<Option<String>, (SkipReason, String)> {
+    pub fn check(&self, view: &View, pod: PodIx) -> Result<Option<String>, GuardRefusal> {
         let pod_ref = view.pod(pod);
         if matches!(pod_ref.phase, Phase::Succeeded | Phase::Failed) {
             return Ok(None);
@@ -131,7 +228,7 @@ impl Guard {
         self.pacing.check(view.snapshot.now, pod_ref)
     }
 
-    fn check_gate(&self, view: &View, pod: &Pod) -> Result<(), (SkipReason, String)> {
+    fn check_gate(&self, view: &View, pod: &Pod) -> Result<(), GuardRefusal> {
         if Unavailable::of(pod).is_some() {
             return Ok(());
         }
@@ -144,19 +241,15 @@ impl Guard {
         }
         let (sibling, why) = standing.first.expect("an unavailable pod was counted");
         let sibling = view.pod(sibling);
-        let plural = if standing.unavailable == 1 { "" } else { "s" };
-        let detail = format!(
-            "{} has {} unavailable pod{plural} ({}/{} is {}); maxUnavailablePerWorkload {} \
-             allows {allowed} of its {} while one of its pods is evicted",
-            workload_name(pod),
-            standing.unavailable,
-            sibling.namespace,
-            sibling.name,
-            why.as_str(),
-            self.allowance,
-            standing.pods,
-        );
-        Err((SkipReason::WorkloadUnavailable, detail))
+        Err(GuardRefusal::Unavailable {
+            workload: workload_name(pod),
+            unavailable: standing.unavailable,
+            sibling: format!("{}/{}", sibling.namespace, sibling.name),
+            why,
+            allowance: self.allowance,
+            allowed,
+            pods: standing.pods,
+        })
     }
 
     /// Records an eviction [`Guard::check`] let go.
@@ -205,13 +298,13 @@ impl Paced {
         }
     }
 
-    fn check(&self, now: DateTime<Utc>, pod: &Pod) -> Result<Option<String>, (SkipReason, String)> {
+    fn check(&self, now: DateTime<Utc>, pod: &Pod) -> Result<Option<String>, GuardRefusal> {
         let Some(name) = workload(pod).map(|workload| workload.display()) else {
             return Ok(None);
         };
         let (settings, past, planned, bytes) = match self {
             Paced::Off => return Ok(None),
-            Paced::Blind(why) => return Err((SkipReason::HistoryUnreadable, why.clone())),
+            Paced::Blind(why) => return Err(GuardRefusal::HistoryUnreadable(why.clone())),
             Paced::On {
                 settings,
                 past,
@@ -220,13 +313,10 @@ impl Paced {
             } => (settings, past, planned, *bytes),
         };
         if bytes + planned_len(now, &name, pod) > history::MAX_BYTES {
-            let detail = format!(
-                "the eviction history cannot hold another eviction within {} (at most {} \
-                 bytes): {name} waits for the next run",
-                duration::show(settings.window),
-                history::MAX_BYTES
-            );
-            return Err((SkipReason::Paced, detail));
+            return Err(GuardRefusal::HistoryFull {
+                workload: name,
+                window: settings.window,
+            });
         }
         let before = past.get(&name);
         let here = planned.get(&name).copied().unwrap_or(0);
@@ -234,29 +324,13 @@ impl Paced {
         if count < settings.max_evictions_per_workload {
             return Ok(Some(name));
         }
-        let window = duration::show(settings.window);
-        let mut detail = format!("{name} lost {count} pod");
-        if count != 1 {
-            detail.push('s');
-        }
-        match before {
-            Some((_, last)) => {
-                let _ = write!(
-                    detail,
-                    " within {window} (the latest, {}, at {} by {})",
-                    last.pod,
-                    last.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                    last.plugin
-                );
-            }
-            None => detail.push_str(" in this plan"),
-        }
-        let _ = write!(
-            detail,
-            "; pacing allows {} per {window}",
-            settings.max_evictions_per_workload
-        );
-        Err((SkipReason::Paced, detail))
+        Err(GuardRefusal::Paced {
+            workload: name,
+            count,
+            last: before.map(|(_, last)| Box::new(last.clone())),
+            window: settings.window,
+            max: settings.max_evictions_per_workload,
+        })
     }
 }
 

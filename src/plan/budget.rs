@@ -9,6 +9,7 @@
 //! policy's `maxNoOfPodsToEvictPerNode`, `…PerNamespace`, `…Total` and `…PerWorkload` (per
 //! controller owner, on top of its PDB: pacing a workload's moves over several runs).
 
+use std::fmt;
 use std::sync::Arc;
 
 use super::index::PodIx;
@@ -41,6 +42,157 @@ pub struct Budget {
     total: u32,
 }
 
+/// Why the budget lets a pod not go: one of its PodDisruptionBudgets, or an eviction limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BudgetRefusal {
+    Pdb(PdbRefusal),
+    Limit(LimitReached),
+}
+
+impl BudgetRefusal {
+    /// The skip reason the report files it under.
+    pub fn reason(&self) -> SkipReason {
+        match self {
+            BudgetRefusal::Pdb(_) => SkipReason::Pdb,
+            BudgetRefusal::Limit(_) => SkipReason::Limit,
+        }
+    }
+}
+
+impl fmt::Display for BudgetRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BudgetRefusal::Pdb(refusal) => refusal.fmt(f),
+            BudgetRefusal::Limit(limit) => limit.fmt(f),
+        }
+    }
+}
+
+/// Why the Eviction API would refuse a pod, by the row of its decision that refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PdbRefusal {
+    /// Several PDBs select the pod (their names).
+    Several(Vec<String>),
+    /// The PDB's status is older than its spec.
+    Unprocessed {
+        pdb: String,
+        observed_generation: i64,
+        generation: i64,
+    },
+    /// `disruptionsAllowed` is negative.
+    NegativeAllowance { pdb: String, allowed: i32 },
+    /// `disruptedPods` holds more evictions than the API server accepts.
+    Unconfirmed { pdb: String, disrupted: usize },
+    /// No disruption is left: none allowed, or this plan spent them (`allowed` > 0). `unready`
+    /// says why a pod that is not Ready still needed one.
+    Exhausted {
+        pdb: String,
+        allowed: i32,
+        unready: Option<UnreadyNeed>,
+    },
+}
+
+/// Why a pod that is not Ready needs its PDB's budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnreadyNeed {
+    /// The PDB's `unhealthyPodEvictionPolicy` is not one this tool knows.
+    UnknownPolicy,
+    /// The PDB has `healthy` of the `desired` healthy pods it needs (of `expected`).
+    BelowDesired {
+        healthy: i32,
+        desired: i32,
+        expected: i32,
+    },
+}
+
+impl fmt::Display for PdbRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PdbRefusal::Several(names) => write!(
+                f,
+                "matched by several PodDisruptionBudgets ({}); the API server refuses to evict such pods",
+                names.join(", ")
+            ),
+            PdbRefusal::Unprocessed {
+                pdb,
+                observed_generation,
+                generation,
+            } => write!(
+                f,
+                "PodDisruptionBudget {pdb} is still being processed by the server (observedGeneration {observed_generation} < generation {generation}); the API server refuses evictions until it is"
+            ),
+            PdbRefusal::NegativeAllowance { pdb, allowed } => write!(
+                f,
+                "PodDisruptionBudget {pdb} allows a negative number of disruptions ({allowed}); the API server refuses evictions"
+            ),
+            PdbRefusal::Unconfirmed { pdb, disrupted } => write!(
+                f,
+                "PodDisruptionBudget {pdb} has {disrupted} evictions its controller has not confirmed (more than {MAX_DISRUPTED_PODS}); the API server refuses evictions"
+            ),
+            PdbRefusal::Exhausted {
+                pdb,
+                allowed,
+                unready,
+            } => {
+                if *allowed <= 0 {
+                    write!(f, "PodDisruptionBudget {pdb} allows no disruption now")?;
+                } else {
+                    write!(
+                        f,
+                        "PodDisruptionBudget {pdb} allowed {allowed} disruption(s), already spent by this plan"
+                    )?;
+                }
+                match unready {
+                    None => Ok(()),
+                    Some(UnreadyNeed::UnknownPolicy) => f.write_str(
+                        "; the pod is not Ready, and the PDB's unhealthyPodEvictionPolicy is not one this tool knows, so it is not evicted without budget",
+                    ),
+                    Some(UnreadyNeed::BelowDesired {
+                        healthy,
+                        desired,
+                        expected,
+                    }) => write!(
+                        f,
+                        "; the pod is not Ready, but the PDB has {healthy} healthy pod(s) of the {desired} it needs (of {expected} expected), so evicting it spends budget"
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// An eviction limit of the policy that is reached, with its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LimitReached {
+    /// `maxNoOfPodsToEvictTotal`.
+    Total { max: u32 },
+    /// `maxNoOfPodsToEvictPerNode`, on the pod's node.
+    PerNode { max: u32, node: Arc<str> },
+    /// `maxNoOfPodsToEvictPerNamespace`, in the pod's namespace.
+    PerNamespace { max: u32, namespace: Arc<str> },
+    /// `maxNoOfPodsToEvictPerWorkload`, for the pod's workload (as [`workload`] names it).
+    PerWorkload { max: u32, workload: String },
+}
+
+impl fmt::Display for LimitReached {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitReached::Total { max } => write!(f, "maxNoOfPodsToEvictTotal {max} reached"),
+            LimitReached::PerNode { max, node } => {
+                write!(f, "maxNoOfPodsToEvictPerNode {max} reached on node {node}")
+            }
+            LimitReached::PerNamespace { max, namespace } => write!(
+                f,
+                "maxNoOfPodsToEvictPerNamespace {max} reached in namespace {namespace}"
+            ),
+            LimitReached::PerWorkload { max, workload } => write!(
+                f,
+                "maxNoOfPodsToEvictPerWorkload {max} reached for workload {workload}"
+            ),
+        }
+    }
+}
+
 impl Budget {
     pub fn new(view: &View) -> Budget {
         Budget {
@@ -53,9 +205,8 @@ impl Budget {
         }
     }
 
-    /// Whether evicting the pod fits the PDBs and limits: what it costs, or the reason and
-    /// detail when it may not go.
-    pub fn check(&self, view: &View, pod: PodIx) -> Result<Charge, (SkipReason, String)> {
+    /// Whether evicting the pod fits the PDBs and limits: what it costs, or why it may not go.
+    pub fn check(&self, view: &View, pod: PodIx) -> Result<Charge, BudgetRefusal> {
         let indices = view.pdbs_of(pod);
         let pdbs: Vec<(&Pdb, i32)> = indices
             .iter()
@@ -64,30 +215,27 @@ impl Budget {
         let charge = match judge(view.pod(pod), &pdbs) {
             Ok(Judgement::Free) => Charge::Free,
             Ok(Judgement::Spend) => Charge::Spend(indices[0]),
-            Err(detail) => return Err((SkipReason::Pdb, detail)),
+            Err(refusal) => return Err(BudgetRefusal::Pdb(refusal)),
         };
-        self.check_limits(view, pod)?;
+        self.check_limits(view, pod).map_err(BudgetRefusal::Limit)?;
         Ok(charge)
     }
 
-    fn check_limits(&self, view: &View, pod: PodIx) -> Result<(), (SkipReason, String)> {
+    fn check_limits(&self, view: &View, pod: PodIx) -> Result<(), LimitReached> {
         let pod_ref = view.pod(pod);
         let node = pod_ref.node_name.as_deref().unwrap_or_default();
         if let Some(max) = self.limits.total
             && self.total >= max
         {
-            return Err((
-                SkipReason::Limit,
-                format!("maxNoOfPodsToEvictTotal {max} reached"),
-            ));
+            return Err(LimitReached::Total { max });
         }
         if let Some(max) = self.limits.per_node
             && self.per_node.get(node).copied().unwrap_or(0) >= max
         {
-            return Err((
-                SkipReason::Limit,
-                format!("maxNoOfPodsToEvictPerNode {max} reached on node {node}"),
-            ));
+            return Err(LimitReached::PerNode {
+                max,
+                node: pod_ref.node_name.clone().unwrap_or_else(|| Arc::from("")),
+            });
         }
         if let Some(max) = self.limits.per_namespace
             && self
@@ -97,26 +245,19 @@ impl Budget {
                 .unwrap_or(0)
                 >= max
         {
-            return Err((
-                SkipReason::Limit,
-                format!(
-                    "maxNoOfPodsToEvictPerNamespace {max} reached in namespace {}",
-                    pod_ref.namespace
-                ),
-            ));
+            return Err(LimitReached::PerNamespace {
+                max,
+                namespace: pod_ref.namespace.clone(),
+            });
         }
         if let Some(max) = self.limits.per_workload
             && let Some(workload) = workload(pod_ref)
             && self.per_workload.get(&workload).copied().unwrap_or(0) >= max
         {
-            return Err((
-                SkipReason::Limit,
-                format!("maxNoOfPodsToEvictPerWorkload {max} reached for workload {workload}"),
-            ));
+            return Err(LimitReached::PerWorkload { max, workload });
         }
         Ok(())
     }
-
     /// Record an eviction: charge its PDB what [`Budget::check`] said and count it against the
     /// limits.
     pub fn spend(&mut self, view: &View, pod: PodIx, charge: Charge) {
@@ -154,8 +295,8 @@ enum Judgement {
 }
 
 /// The Eviction API's answer for a pod, given the PDBs that select it, each with the evictions
-/// this plan already charged to it; the detail of the refusal when it would refuse.
-fn judge(pod: &Pod, pdbs: &[(&Pdb, i32)]) -> Result<Judgement, String> {
+/// this plan already charged to it; why it would refuse when it would.
+fn judge(pod: &Pod, pdbs: &[(&Pdb, i32)]) -> Result<Judgement, PdbRefusal> {
     if pod.terminating || matches!(pod.phase, Phase::Pending | Phase::Succeeded | Phase::Failed) {
         return Ok(Judgement::Free);
     }
@@ -163,51 +304,42 @@ fn judge(pod: &Pod, pdbs: &[(&Pdb, i32)]) -> Result<Judgement, String> {
         [] => return Ok(Judgement::Free),
         [one] => *one,
         several => {
-            let names: Vec<&str> = several.iter().map(|(pdb, _)| pdb.name.as_str()).collect();
-            return Err(format!(
-                "matched by several PodDisruptionBudgets ({}); the API server refuses to evict such pods",
-                names.join(", ")
-            ));
+            let names = several.iter().map(|(pdb, _)| pdb.name.clone()).collect();
+            return Err(PdbRefusal::Several(names));
         }
     };
     // The API server lets an unready pod go before it looks at the status's freshness.
     if !pod.ready && unready_goes_free(pdb, spent) {
         return Ok(Judgement::Free);
     }
-    let name = &pdb.name;
+    let name = || pdb.name.clone();
     if pdb.observed_generation < pdb.generation {
-        return Err(format!(
-            "PodDisruptionBudget {name} is still being processed by the server (observedGeneration {} < generation {}); the API server refuses evictions until it is",
-            pdb.observed_generation, pdb.generation
-        ));
+        return Err(PdbRefusal::Unprocessed {
+            pdb: name(),
+            observed_generation: pdb.observed_generation,
+            generation: pdb.generation,
+        });
     }
     if pdb.disruptions_allowed < 0 {
-        return Err(format!(
-            "PodDisruptionBudget {name} allows a negative number of disruptions ({}); the API server refuses evictions",
-            pdb.disruptions_allowed
-        ));
+        return Err(PdbRefusal::NegativeAllowance {
+            pdb: name(),
+            allowed: pdb.disruptions_allowed,
+        });
     }
     if pdb.disrupted_pods > MAX_DISRUPTED_PODS {
-        return Err(format!(
-            "PodDisruptionBudget {name} has {} evictions its controller has not confirmed (more than {MAX_DISRUPTED_PODS}); the API server refuses evictions",
-            pdb.disrupted_pods
-        ));
+        return Err(PdbRefusal::Unconfirmed {
+            pdb: name(),
+            disrupted: pdb.disrupted_pods,
+        });
     }
     if pdb.disruptions_allowed - spent > 0 {
         return Ok(Judgement::Spend);
     }
-    let mut detail = if pdb.disruptions_allowed <= 0 {
-        format!("PodDisruptionBudget {name} allows no disruption now")
-    } else {
-        format!(
-            "PodDisruptionBudget {name} allowed {} disruption(s), already spent by this plan",
-            pdb.disruptions_allowed
-        )
-    };
-    if !pod.ready {
-        detail.push_str(&unready_detail(pdb, spent));
-    }
-    Err(detail)
+    Err(PdbRefusal::Exhausted {
+        pdb: name(),
+        allowed: pdb.disruptions_allowed,
+        unready: (!pod.ready).then(|| unready_need(pdb, spent)),
+    })
 }
 
 /// Whether the API lets a pod that is not Ready go without spending its PDB: always under
@@ -224,22 +356,20 @@ fn unready_goes_free(pdb: &Pdb, spent: i32) -> bool {
 }
 
 /// Why a pod that is not Ready still needs its PDB's budget.
-fn unready_detail(pdb: &Pdb, spent: i32) -> String {
+fn unready_need(pdb: &Pdb, spent: i32) -> UnreadyNeed {
     match pdb.unhealthy_pod_eviction_policy {
-        UnhealthyPodEvictionPolicy::Unrecognised => {
-            "; the pod is not Ready, and the PDB's unhealthyPodEvictionPolicy is not one this tool knows, so it is not evicted without budget".to_string()
-        }
-        _ => format!(
-            "; the pod is not Ready, but the PDB has {} healthy pod(s) of the {} it needs (of {} expected), so evicting it spends budget",
-            pdb.current_healthy - spent,
-            pdb.desired_healthy,
-            pdb.expected_pods
-        ),
+        UnhealthyPodEvictionPolicy::Unrecognised => UnreadyNeed::UnknownPolicy,
+        _ => UnreadyNeed::BelowDesired {
+            healthy: pdb.current_healthy - spent,
+            desired: pdb.desired_healthy,
+            expected: pdb.expected_pods,
+        },
     }
 }
 #[cfg(test)]
 mod tests {
-    use super::{Judgement, judge};
+    use super::{BudgetRefusal, Judgement, LimitReached, PdbRefusal, UnreadyNeed, judge};
+    use crate::plan::SkipReason;
     use crate::plan::plan;
     use crate::plan::testing::*;
     use crate::policy::Limits;
@@ -273,12 +403,70 @@ mod tests {
         }
     }
 
-    fn judged(pod: &Pod, pdb: &Pdb, spent: i32) -> Result<Judgement, String> {
+    fn judged(pod: &Pod, pdb: &Pdb, spent: i32) -> Result<Judgement, PdbRefusal> {
         judge(pod, &[(pdb, spent)])
     }
 
-    fn refusal(result: Result<Judgement, String>) -> String {
+    fn refusal(result: Result<Judgement, PdbRefusal>) -> PdbRefusal {
         result.expect_err("the API server would refuse")
+    }
+
+    #[test]
+    fn refusals_and_limits_read_as_the_report_words_them() {
+        let cases: [(BudgetRefusal, &str); 6] = [
+            (
+                BudgetRefusal::Pdb(PdbRefusal::Several(vec!["a".into(), "b".into()])),
+                "matched by several PodDisruptionBudgets (a, b); the API server refuses to evict such pods",
+            ),
+            (
+                BudgetRefusal::Pdb(PdbRefusal::Exhausted {
+                    pdb: "web".into(),
+                    allowed: 2,
+                    unready: None,
+                }),
+                "PodDisruptionBudget web allowed 2 disruption(s), already spent by this plan",
+            ),
+            (
+                BudgetRefusal::Pdb(PdbRefusal::Exhausted {
+                    pdb: "web".into(),
+                    allowed: 0,
+                    unready: Some(UnreadyNeed::BelowDesired {
+                        healthy: 1,
+                        desired: 2,
+                        expected: 3,
+                    }),
+                }),
+                "PodDisruptionBudget web allows no disruption now; the pod is not Ready, but the PDB has 1 healthy pod(s) of the 2 it needs (of 3 expected), so evicting it spends budget",
+            ),
+            (
+                BudgetRefusal::Limit(LimitReached::PerNode {
+                    max: 1,
+                    node: "w1".into(),
+                }),
+                "maxNoOfPodsToEvictPerNode 1 reached on node w1",
+            ),
+            (
+                BudgetRefusal::Limit(LimitReached::PerNamespace {
+                    max: 2,
+                    namespace: "shop".into(),
+                }),
+                "maxNoOfPodsToEvictPerNamespace 2 reached in namespace shop",
+            ),
+            (
+                BudgetRefusal::Limit(LimitReached::PerWorkload {
+                    max: 3,
+                    workload: "shop/ReplicaSet/web".into(),
+                }),
+                "maxNoOfPodsToEvictPerWorkload 3 reached for workload shop/ReplicaSet/web",
+            ),
+        ];
+        for (refusal, text) in cases {
+            assert_eq!(refusal.to_string(), text);
+        }
+        assert_eq!(
+            BudgetRefusal::Limit(LimitReached::Total { max: 4 }).reason(),
+            SkipReason::Limit
+        );
     }
 
     // One test per row of the Eviction API's decision (the handler in `pkg/registry/core/pod/storage/eviction.go`), in its order.
@@ -321,10 +509,9 @@ mod tests {
             name: "web-too".to_string(),
             ..budget(5, 3, 1)
         };
-        let detail = refusal(judge(&running(), &[(&budget(5, 3, 1), 0), (&other, 0)]));
-        assert!(
-            detail.contains("several") && detail.contains("web, web-too"),
-            "{detail}"
+        assert_eq!(
+            refusal(judge(&running(), &[(&budget(5, 3, 1), 0), (&other, 0)])),
+            PdbRefusal::Several(vec!["web".to_string(), "web-too".to_string()])
         );
     }
 
@@ -337,7 +524,10 @@ mod tests {
         };
         assert_eq!(judged(&not_ready(), &always, 0), Ok(Judgement::Free));
         // A Ready pod of the same PDB meets the stale status.
-        assert!(refusal(judged(&running(), &always, 0)).contains("still being processed"));
+        assert!(matches!(
+            refusal(judged(&running(), &always, 0)),
+            PdbRefusal::Unprocessed { .. }
+        ));
     }
 
     #[test]
@@ -368,12 +558,17 @@ mod tests {
             judged(&not_ready(), &budget(1, 1, 2), 0),
             Ok(Judgement::Spend)
         );
-        let detail = refusal(judged(&not_ready(), &budget(0, 1, 2), 0));
-        assert!(
-            detail.contains("allows no disruption now")
-                && detail.contains("not Ready")
-                && detail.contains("1 healthy pod(s) of the 2 it needs (of 3 expected)"),
-            "{detail}"
+        assert_eq!(
+            refusal(judged(&not_ready(), &budget(0, 1, 2), 0)),
+            PdbRefusal::Exhausted {
+                pdb: "web".to_string(),
+                allowed: 0,
+                unready: Some(UnreadyNeed::BelowDesired {
+                    healthy: 1,
+                    desired: 2,
+                    expected: 3
+                }),
+            }
         );
     }
 
@@ -393,8 +588,13 @@ mod tests {
             unhealthy_pod_eviction_policy: UnhealthyPodEvictionPolicy::Unrecognised,
             ..budget(0, 2, 2)
         };
-        let detail = refusal(judged(&not_ready(), &newer, 0));
-        assert!(detail.contains("not one this tool knows"), "{detail}");
+        assert!(matches!(
+            refusal(judged(&not_ready(), &newer, 0)),
+            PdbRefusal::Exhausted {
+                unready: Some(UnreadyNeed::UnknownPolicy),
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -403,11 +603,13 @@ mod tests {
             generation: 2,
             ..budget(1, 3, 2)
         };
-        let detail = refusal(judged(&running(), &stale, 0));
-        assert!(
-            detail.contains("still being processed")
-                && detail.contains("observedGeneration 1 < generation 2"),
-            "{detail}"
+        assert_eq!(
+            refusal(judged(&running(), &stale, 0)),
+            PdbRefusal::Unprocessed {
+                pdb: "web".to_string(),
+                observed_generation: 1,
+                generation: 2
+            }
         );
         // Recorded without generations (files written before they were read): not stale.
         let unrecorded = Pdb {
@@ -420,12 +622,21 @@ mod tests {
 
     #[test]
     fn a_negative_count_or_too_many_unconfirmed_evictions_refuses() {
-        assert!(refusal(judged(&running(), &budget(-1, 1, 2), 0)).contains("negative"));
+        assert!(matches!(
+            refusal(judged(&running(), &budget(-1, 1, 2), 0)),
+            PdbRefusal::NegativeAllowance { allowed: -1, .. }
+        ));
         let full = Pdb {
             disrupted_pods: 2001,
             ..budget(1, 3, 2)
         };
-        assert!(refusal(judged(&running(), &full, 0)).contains("2001 evictions"));
+        assert!(matches!(
+            refusal(judged(&running(), &full, 0)),
+            PdbRefusal::Unconfirmed {
+                disrupted: 2001,
+                ..
+            }
+        ));
         let at_the_limit = Pdb {
             disrupted_pods: 2000,
             ..budget(1, 3, 2)
@@ -439,9 +650,22 @@ mod tests {
             judged(&running(), &budget(2, 3, 1), 1),
             Ok(Judgement::Spend)
         );
-        let detail = refusal(judged(&running(), &budget(2, 3, 1), 2));
-        assert!(detail.contains("already spent by this plan"), "{detail}");
-        assert!(refusal(judged(&running(), &budget(0, 2, 2), 0)).contains("allows no disruption"));
+        assert!(matches!(
+            refusal(judged(&running(), &budget(2, 3, 1), 2)),
+            PdbRefusal::Exhausted {
+                allowed: 2,
+                unready: None,
+                ..
+            }
+        ));
+        assert!(matches!(
+            refusal(judged(&running(), &budget(0, 2, 2), 0)),
+            PdbRefusal::Exhausted {
+                allowed: 0,
+                unready: None,
+                ..
+            }
+        ));
     }
 
     #[test]

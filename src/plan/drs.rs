@@ -20,7 +20,7 @@ use super::vocabulary::Plan;
 use super::warning::Warning;
 pub use super::workload::{Workload, workload};
 use crate::hash::{HashMap, HashSet};
-use crate::inventory::{Cluster, Rule, RuleKind, Vm};
+use crate::inventory::{Cluster, DrsBehavior, Rule, RuleKind, Vm};
 
 /// vCenter rejects longer rule names.
 const MAX_RULE_NAME: usize = 80;
@@ -417,7 +417,7 @@ fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &m
                 cluster: target.name.to_string(),
                 rules: acting.len(),
             });
-        } else if drs.default_vm_behavior != "fullyAutomated" {
+        } else if drs.default_vm_behavior != DrsBehavior::FullyAutomated {
             plan.warnings.push(Warning::DrsNotFullyAutomated {
                 cluster: target.name.to_string(),
                 behavior: drs.default_vm_behavior.clone(),
@@ -433,13 +433,13 @@ fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &m
     for vm in &cluster.vms {
         if let Some(behavior) = vm
             .drs_behavior
-            .as_deref()
-            .filter(|b| *b != "fullyAutomated")
+            .as_ref()
+            .filter(|b| **b != DrsBehavior::FullyAutomated)
             && in_rules.contains(vm.id.as_deref().unwrap_or(&vm.name))
         {
             plan.warnings.push(Warning::VmDrsOverride {
                 vm: vm.name.clone(),
-                behavior: behavior.to_string(),
+                behavior: behavior.clone(),
             });
         }
     }
@@ -448,7 +448,7 @@ fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &m
 #[cfg(test)]
 mod tests {
     use super::{DrsAction, DrsRuleChange, Edit, Warning, rule_name};
-    use crate::inventory::{MaintenanceMode, Rule, RuleKind};
+    use crate::inventory::{DrsBehavior, MaintenanceMode, Rule, RuleKind};
     use crate::plan::plan;
     use crate::plan::testing::*;
 
@@ -638,14 +638,14 @@ mod tests {
                     .drs
                     .as_mut()
                     .expect("drs")
-                    .default_vm_behavior = "manual".into()
+                    .default_vm_behavior = DrsBehavior::Manual
             })
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
         assert!(
             plan.warnings.contains(&Warning::DrsNotFullyAutomated {
                 cluster: "c1".to_string(),
-                behavior: "manual".to_string(),
+                behavior: DrsBehavior::Manual,
             }),
             "{:?}",
             plan.warnings

@@ -7,7 +7,7 @@ use super::view::{PodState, View};
 use crate::policy::{
     EvictorArgs, NoEvictionPolicy, PriorityThreshold, Protections, SYSTEM_CRITICAL_PRIORITY,
 };
-use crate::snapshot::{Phase, Pod, Snapshot};
+use crate::snapshot::{ConfigSource, OwnerKind, Phase, Pod, Snapshot};
 
 /// Priority of `system-node-critical`.
 const SYSTEM_NODE_CRITICAL_PRIORITY: i32 = SYSTEM_CRITICAL_PRIORITY + 1000;
@@ -81,7 +81,7 @@ pub fn protections(
         // bare pod would not come back.
         reasons.push(Protection::BarePod);
     }
-    if protections.daemonset_pods && pod.owners.iter().any(|o| &*o.kind == "DaemonSet") {
+    if protections.daemonset_pods && pod.owners.iter().any(|o| o.kind == OwnerKind::DaemonSet) {
         reasons.push(Protection::DaemonSet);
     }
     storage_protections(protections, pod, &mut reasons);
@@ -102,7 +102,10 @@ fn kind_protections(args: &EvictorArgs, pod: &Pod, reasons: &mut Vec<Protection>
     if pod.mirror {
         reasons.push(Protection::Mirror);
     }
-    if pod.config_source().is_some_and(|source| source != "api") {
+    if pod
+        .config_source()
+        .is_some_and(|source| *source != ConfigSource::Api)
+    {
         reasons.push(Protection::Static);
     }
     if pod.terminating {

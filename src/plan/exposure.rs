@@ -374,7 +374,7 @@ pub(super) fn group_pods<'a>(view: &View<'a>) -> Vec<(Workload, Vec<PodIx>)> {
             continue;
         }
         by_controller
-            .entry((&pod.namespace, &owner.kind, &owner.name))
+            .entry((&pod.namespace, owner.kind.as_str(), &owner.name))
             .or_insert_with(|| (pod, Vec::new()))
             .1
             .push(index);

@@ -17,19 +17,19 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::index::{NodeIx, PerNode, PodIx, Position};
 use super::scoring;
-use super::view::{Domains, View};
+use super::view::{Domains, NodeRefusal, View};
 use crate::policy::EvictorArgs;
 use crate::snapshot::{Pod, ResourceName, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
 /// The node the scheduler would give the pod's replacement, when some node other than its own
 /// would take it; this may be the pod's own node, which the caller then treats as a return.
 /// `Err` carries a summary of why no other node would take it.
-pub fn find_node(
-    view: &View,
+pub fn find_node<'v>(
+    view: &'v View,
     pod_index: PodIx,
     evictor: &EvictorArgs,
-    extra: Option<&SpreadConstraint>,
-) -> Result<NodeIx, String> {
+    extra: Option<&'v SpreadConstraint>,
+) -> Result<NodeIx, NoNode<'v>> {
     find_node_among(view, pod_index, evictor, extra, None)
 }
 
@@ -43,35 +43,35 @@ pub struct Allowed<'a> {
 
 /// [`find_node`] among the nodes `among` allows, when given (the nodes a pod prefers more than
 /// its own, say); a skip names the others in the strategy's words.
-pub fn find_node_among(
-    view: &View,
+pub fn find_node_among<'v>(
+    view: &'v View,
     pod_index: PodIx,
     evictor: &EvictorArgs,
-    extra: Option<&SpreadConstraint>,
-    among: Option<Allowed<'_>>,
-) -> Result<NodeIx, String> {
+    extra: Option<&'v SpreadConstraint>,
+    among: Option<Allowed<'v>>,
+) -> Result<NodeIx, NoNode<'v>> {
     search(view, pod_index, evictor, extra, among, false)
 }
 
 /// [`find_node`] where landing must also break no preferred anti-affinity: neither the pod's
 /// own preferred terms nor another pod's preferred terms against it (the scheduler weighs
 /// both), so a pod moved for a soft violation does not land in another.
-pub fn find_node_avoiding_preferred(
-    view: &View,
+pub fn find_node_avoiding_preferred<'v>(
+    view: &'v View,
     pod_index: PodIx,
     evictor: &EvictorArgs,
-) -> Result<NodeIx, String> {
+) -> Result<NodeIx, NoNode<'v>> {
     search(view, pod_index, evictor, None, None, true)
 }
 
-fn search(
-    view: &View,
+fn search<'v>(
+    view: &'v View,
     pod_index: PodIx,
     evictor: &EvictorArgs,
-    extra: Option<&SpreadConstraint>,
-    among: Option<Allowed<'_>>,
+    extra: Option<&'v SpreadConstraint>,
+    among: Option<Allowed<'v>>,
     preferred: bool,
-) -> Result<NodeIx, String> {
+) -> Result<NodeIx, NoNode<'v>> {
     let pod = view.pod(pod_index);
     let current = view.pod_node[pod_index];
     let excluded = excluded_domains(view, pod_index, preferred);
@@ -135,36 +135,41 @@ fn search(
     if others > 0 {
         return Ok(scoring::choose(view, pod_index, &candidates).expect("candidates"));
     }
-    Err(no_node_would_take_it(refusals))
+    refusals.sort();
+    Err(NoNode { refusals })
 }
 
-/// Why no node was found, every refusal once with how many nodes gave it.
-fn no_node_would_take_it(mut refusals: Vec<(Refusal, usize)>) -> String {
-    if refusals.is_empty() {
-        return "no other node exists".to_string();
+/// Why no other node would take a pod: every refusal once, in order, with how many nodes gave
+/// it (none when no other node exists). Its text is the skip's detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoNode<'v> {
+    pub refusals: Vec<(Refusal<'v>, usize)>,
+}
+
+impl std::fmt::Display for NoNode<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.refusals.is_empty() {
+            return f.write_str("no other node exists");
+        }
+        f.write_str("no other node would take it: ")?;
+        for (i, (why, count)) in self.refusals.iter().enumerate() {
+            let separator = if i == 0 { "" } else { "; " };
+            let nodes = if *count == 1 { "node" } else { "nodes" };
+            write!(f, "{separator}{count} {nodes} {why}")?;
+        }
+        Ok(())
     }
-    refusals.sort();
-    let summary: Vec<String> = refusals
-        .into_iter()
-        .map(|(why, count)| {
-            format!(
-                "{count} {} {why}",
-                if count == 1 { "node" } else { "nodes" }
-            )
-        })
-        .collect();
-    format!("no other node would take it: {}", summary.join("; "))
 }
 
 /// Why a node would not take the pod, as a phrase after "N nodes"; rendered only for the
 /// summary of a pod that stays.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Refusal<'v> {
+pub enum Refusal<'v> {
     /// Left out by the strategy, in its words.
     Outside(&'v str),
-    Node(&'static str),
+    Node(NodeRefusal),
     EvictorSelector,
-    Admission(&'static str),
+    Admission(Admission),
     Resource(&'v str),
     AntiAffinity(&'v str),
     PreferredAntiAffinity(&'v str),
@@ -175,7 +180,8 @@ impl std::fmt::Display for Refusal<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Refusal::Outside(why) => f.write_str(why),
-            Refusal::Node(why) | Refusal::Admission(why) => f.write_str(why),
+            Refusal::Node(why) => f.write_str(why.as_str()),
+            Refusal::Admission(why) => f.write_str(why.as_str()),
             Refusal::EvictorSelector => f.write_str("not selected by the evictor's nodeSelector"),
             Refusal::Resource(name) => write!(f, "short of free {name}"),
             Refusal::AntiAffinity(key) => {
@@ -194,9 +200,26 @@ impl std::fmt::Display for Refusal<'_> {
     }
 }
 
+/// Why a node's own constraints keep a pod out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Admission {
+    // In the order of their texts, as the refusals were sorted before they were typed.
+    OutsideAffinity,
+    Untolerated,
+}
+
+impl Admission {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Admission::OutsideAffinity => "outside the pod's node selector or affinity",
+            Admission::Untolerated => "with a taint the pod does not tolerate",
+        }
+    }
+}
+
 /// Whether a node passes the pod's node-level constraints: taints, node selector and required
-/// node affinity. Shared with strategies that pre-select target nodes.
-pub fn node_admits(view: &View, pod: &Pod, node: NodeIx) -> Option<&'static str> {
+/// node affinity; why not when it does not. Shared with strategies that pre-select target nodes.
+pub fn node_admits(view: &View, pod: &Pod, node: NodeIx) -> Option<Admission> {
     let state = &view.nodes[node];
     let untolerated = state.node.taints.iter().any(|taint| {
         matches!(
@@ -205,10 +228,10 @@ pub fn node_admits(view: &View, pod: &Pod, node: NodeIx) -> Option<&'static str>
         ) && !pod.tolerations().iter().any(|t| t.tolerates(taint))
     });
     if untolerated {
-        return Some("with a taint the pod does not tolerate");
+        return Some(Admission::Untolerated);
     }
     if !matches_node_affinity(pod, &state.node.name, &state.labels) {
-        return Some("outside the pod's node selector or affinity");
+        return Some(Admission::OutsideAffinity);
     }
     None
 }
@@ -244,8 +267,9 @@ fn refusal<'v>(
 ) -> Option<Refusal<'v>> {
     let state = &view.nodes[node];
     if !state.can_receive {
+        // A node that cannot receive always says why (the view sets both together).
         return Some(Refusal::Node(
-            state.refusal.unwrap_or("unable to take pods"),
+            state.refusal.expect("a node that takes no pod says why"),
         ));
     }
     // Cheapest checks first: domain ids before selectors and resource maps.
@@ -494,4 +518,28 @@ pub fn eligible_node(view: &View, pod: &Pod, constraint: &SpreadConstraint, node
         && (!constraint.honor_node_affinity
             || matches_node_affinity(pod, &state.node.name, &state.labels))
         && (!constraint.honor_node_taints || tolerates_node(view, pod, node))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Admission, NoNode, NodeRefusal, Refusal};
+
+    #[test]
+    fn no_node_reads_each_refusal_once_with_its_count_in_text_order() {
+        let mut refusals = vec![
+            (Refusal::Node(NodeRefusal::NotReady), 2),
+            (Refusal::Admission(Admission::Untolerated), 1),
+            (Refusal::Node(NodeRefusal::Cordoned), 1),
+            (Refusal::Resource("cpu"), 3),
+        ];
+        refusals.sort();
+        let none = NoNode { refusals };
+        assert_eq!(
+            none.to_string(),
+            "no other node would take it: 1 node cordoned; 2 nodes not Ready; 1 node with a \
+             taint the pod does not tolerate; 3 nodes short of free cpu"
+        );
+        let alone = NoNode { refusals: vec![] };
+        assert_eq!(alone.to_string(), "no other node exists");
+    }
 }

@@ -51,7 +51,7 @@ use crate::policy::{EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile,
 use crate::snapshot::{Labels, Snapshot};
 use budget::Budget;
 use index::{NodeIx, PodIx};
-use view::{NodeState, PodState, View};
+use view::{NodeRefusal, NodeState, PodState, View};
 
 /// A profile's `priorityThreshold` names a PriorityClass the snapshot does not have.
 #[derive(Debug, thiserror::Error)]
@@ -158,15 +158,15 @@ fn refresh_nodes<'a>(
             .and_then(|p| p.host)
             .is_some_and(|h| h.is_usable());
         let refusal = if !node.ready {
-            Some("not Ready")
+            Some(NodeRefusal::NotReady)
         } else if node.unschedulable {
-            Some("cordoned")
+            Some(NodeRefusal::Cordoned)
         } else if !selected {
-            Some("not selected by the policy's nodeSelector")
+            Some(NodeRefusal::NotSelected)
         } else if mapping.is_some() && placement.is_none() {
-            Some("not mapped to a vSphere VM")
+            Some(NodeRefusal::Unmapped)
         } else if mapping.is_some() && !host_usable {
-            Some("on an ESXi host that is disconnected, not responding or in maintenance")
+            Some(NodeRefusal::HostUnusable)
         } else {
             None
         };
@@ -352,11 +352,15 @@ impl<'a> Planner<'a> {
         };
         let charge = match self.budget.check(&self.view, pod) {
             Ok(charge) => charge,
-            Err((reason, detail)) => return self.skip(context, pod, reason, detail),
+            Err(refusal) => {
+                return self.skip(context, pod, refusal.reason(), refusal.to_string());
+            }
         };
         let paced_as = match self.guard.check(&self.view, pod) {
             Ok(paced_as) => paced_as,
-            Err((reason, detail)) => return self.skip(context, pod, reason, detail),
+            Err(refusal) => {
+                return self.skip(context, pod, refusal.reason(), refusal.to_string());
+            }
         };
         self.budget.spend(&self.view, pod, charge);
         self.guard.spend(&self.view, pod, paced_as.as_deref());
@@ -413,7 +417,7 @@ impl<'a> Planner<'a> {
         } else {
             feasibility::find_node_among(&self.view, pod, context.evictor, fix, among)
         };
-        let landing = found.map_err(|detail| (SkipReason::NoFeasibleNode, detail))?;
+        let landing = found.map_err(|none| (SkipReason::NoFeasibleNode, none.to_string()))?;
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
         let key = fix.map(|constraint| constraint.topology_key.as_str());
         let same_domain = key

@@ -9,7 +9,7 @@ use std::fmt;
 
 use super::workload::{Controller, Workload, controller, workload};
 use crate::hash::HashMap;
-use crate::snapshot::{Phase, Pod, Snapshot};
+use crate::snapshot::{OwnerKind, Phase, Pod, Snapshot};
 
 /// The label StatefulSets and DaemonSets put on each pod: the revision it was made from.
 const REVISION: &str = "controller-revision-hash";
@@ -70,11 +70,11 @@ impl Rollouts {
             };
             let key = (
                 pod.namespace.as_ref(),
-                owner.kind.as_ref(),
+                owner.kind.as_str(),
                 owner.name.as_ref(),
             );
-            let revision = match owner.kind.as_ref() {
-                "ReplicaSet" => Some(owner.name.as_ref()),
+            let revision = match owner.kind {
+                OwnerKind::ReplicaSet => Some(owner.name.as_ref()),
                 _ => pod.labels.get(REVISION),
             };
             let entry = by_owner
@@ -89,8 +89,8 @@ impl Rollouts {
             let Some(workload) = workload(pod) else {
                 continue;
             };
-            let from = match pod.controller().map(|o| o.kind.as_ref()) {
-                Some("ReplicaSet") => From::ReplicaSets,
+            let from = match pod.controller().map(|o| &o.kind) {
+                Some(OwnerKind::ReplicaSet) => From::ReplicaSets,
                 _ => From::Revisions,
             };
             let entry = by_workload

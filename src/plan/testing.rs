@@ -8,8 +8,8 @@ use kube::core::Expression;
 
 use super::vocabulary::Eviction;
 use crate::inventory::{
-    Cluster, ConnectionState, DrsConfig, Host, Inventory, MaintenanceMode, PowerState, Rule,
-    RuleKind, Vm,
+    Cluster, ConnectionState, DrsBehavior, DrsConfig, Host, Inventory, MaintenanceMode, PowerState,
+    Rule, RuleKind, Vm,
 };
 use crate::policy::{
     Allowance, AntiAffinityArgs, Availability, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs,
@@ -85,7 +85,7 @@ impl Lab {
                         datacenter_id: Some("datacenter-1".to_string()),
                         drs: Some(DrsConfig {
                             enabled: true,
-                            default_vm_behavior: "fullyAutomated".to_string(),
+                            default_vm_behavior: DrsBehavior::FullyAutomated,
                         }),
                         ..Cluster::default()
                     }],

@@ -48,7 +48,57 @@ pub struct NodeState<'a> {
     /// observed), and in the policy's node selection. Taints and resources are per pod.
     pub can_receive: bool,
     /// Why it cannot take pods, for skip details.
-    pub refusal: Option<&'static str>,
+    pub refusal: Option<NodeRefusal>,
+}
+
+/// Why a node takes no pod at all, whatever the pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeRefusal {
+    NotReady,
+    Cordoned,
+    /// Outside the policy's `nodeSelector`.
+    NotSelected,
+    /// vSphere was observed and the node matches no VM.
+    Unmapped,
+    /// Its ESXi host is disconnected, not responding or in maintenance.
+    HostUnusable,
+    /// Its ESXi host fails in a what-if.
+    HostFailed,
+}
+
+impl NodeRefusal {
+    /// The phrase after "N nodes" in a skip's detail.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeRefusal::NotReady => "not Ready",
+            NodeRefusal::Cordoned => "cordoned",
+            NodeRefusal::NotSelected => "not selected by the policy's nodeSelector",
+            NodeRefusal::Unmapped => "not mapped to a vSphere VM",
+            NodeRefusal::HostUnusable => {
+                "on an ESXi host that is disconnected, not responding or in maintenance"
+            }
+            NodeRefusal::HostFailed => "on a failed ESXi host",
+        }
+    }
+}
+
+impl std::fmt::Display for NodeRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// By text, as the refusals were sorted in a skip's detail before they were typed.
+impl PartialOrd for NodeRefusal {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for NodeRefusal {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
 }
 
 impl NodeState<'_> {

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use crate::inventory::DrsBehavior;
 use crate::policy::{CAPV_HOST_LABEL, PluginKind};
 
 use super::drs_change::Edit;
@@ -66,9 +67,12 @@ pub enum Warning {
     /// DRS is off on a cluster whose rules change.
     DrsDisabled { cluster: String, rules: usize },
     /// DRS on a cluster whose rules change only recommends.
-    DrsNotFullyAutomated { cluster: String, behavior: String },
+    DrsNotFullyAutomated {
+        cluster: String,
+        behavior: DrsBehavior,
+    },
     /// A VM in a changed rule has its own DRS behaviour.
-    VmDrsOverride { vm: String, behavior: String },
+    VmDrsOverride { vm: String, behavior: DrsBehavior },
     /// A utilization strategy's threshold names a resource actual usage does not measure.
     UnmeasurableResource {
         strategy: PluginKind,
@@ -225,7 +229,7 @@ impl Serialize for Warning {
 
 #[cfg(test)]
 mod tests {
-    use super::{Candidates, Edit, PluginKind, Warning};
+    use super::{Candidates, DrsBehavior, Edit, PluginKind, Warning};
 
     #[test]
     fn an_ambiguous_node_names_what_it_matched_and_how() {
@@ -352,14 +356,14 @@ mod tests {
             (
                 Warning::DrsNotFullyAutomated {
                     cluster: s("c1"),
-                    behavior: s("manual"),
+                    behavior: DrsBehavior::Manual,
                 },
                 "DRS on cluster c1 is manual: its rules yield recommendations, not moves",
             ),
             (
                 Warning::VmDrsOverride {
                     vm: s("w1"),
-                    behavior: s("partiallyAutomated"),
+                    behavior: DrsBehavior::PartiallyAutomated,
                 },
                 "VM w1 has a DRS override (partiallyAutomated): DRS may not move it to satisfy \
                  its rules",

@@ -12,10 +12,10 @@ use kube::core::{Expression, Selector};
 use super::history::{self, RecordedHistory};
 use super::labels::Interner;
 use super::model::{
-    AffinityTerm, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement, NodeSelectorTerm,
-    Owner, Pdb, Phase, Pod, PodCondition, PodExtras, PreferredTerm, Qos, Requirements,
-    SpreadConstraint, Taint, TaintEffect, Terminated, Toleration, UnhealthyPodEvictionPolicy,
-    WeightedAffinityTerm, WhenUnsatisfiable,
+    AffinityTerm, ConfigSource, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement,
+    NodeSelectorTerm, Owner, OwnerKind, Pdb, Phase, Pod, PodCondition, PodExtras, PreferredTerm,
+    Qos, Requirements, SpreadConstraint, Taint, TaintEffect, Terminated, Toleration,
+    UnhealthyPodEvictionPolicy, WeightedAffinityTerm, WhenUnsatisfiable,
 };
 use super::quantity::parse_milli;
 use super::resources::{ResourceName, Resources};
@@ -182,7 +182,7 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
             tolerations,
             preferred_anti_affinity,
             preferred_affinity,
-            config_source: annotations.config_source,
+            config_source: annotations.config_source.map(ConfigSource::from),
             claims,
             reason: status.reason.filter(|reason| !reason.is_empty()),
             container_statuses: container_statuses(status.container_statuses),
@@ -372,7 +372,8 @@ fn owners(references: Vec<OwnerReference>, interner: &mut Interner) -> Vec<Owner
     references
         .into_iter()
         .map(|o| Owner {
-            kind: interner.intern(o.kind),
+            kind: OwnerKind::known(&o.kind)
+                .unwrap_or_else(|| OwnerKind::Other(interner.intern(o.kind))),
             name: interner.intern(o.name),
             uid: interner.intern(o.uid),
             controller: o.controller.unwrap_or(false),

@@ -217,10 +217,78 @@ pub enum Qos {
 /// resident memory at 150,000 pods.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Owner {
-    pub kind: Arc<str>,
+    pub kind: OwnerKind,
     pub name: Arc<str>,
     pub uid: Arc<str>,
     pub controller: bool,
+}
+
+/// An owner reference's `kind`, read once while converting so that planning decides on the
+/// variant. The kinds planning treats apart are variants; any other is kept as written (shared,
+/// like the owner's other texts). Built through `From<&str>`, so a known kind is never `Other`.
+/// Ordered by its text, as the kind was before it was typed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OwnerKind {
+    ReplicaSet,
+    StatefulSet,
+    ReplicationController,
+    DaemonSet,
+    Job,
+    /// A static pod's owner: the node it runs on.
+    Node,
+    Other(Arc<str>),
+}
+
+impl OwnerKind {
+    /// The kind a text names, when it is one planning treats apart.
+    pub fn known(kind: &str) -> Option<OwnerKind> {
+        Some(match kind {
+            "ReplicaSet" => OwnerKind::ReplicaSet,
+            "StatefulSet" => OwnerKind::StatefulSet,
+            "ReplicationController" => OwnerKind::ReplicationController,
+            "DaemonSet" => OwnerKind::DaemonSet,
+            "Job" => OwnerKind::Job,
+            "Node" => OwnerKind::Node,
+            _ => return None,
+        })
+    }
+
+    /// The kind as the API spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            OwnerKind::ReplicaSet => "ReplicaSet",
+            OwnerKind::StatefulSet => "StatefulSet",
+            OwnerKind::ReplicationController => "ReplicationController",
+            OwnerKind::DaemonSet => "DaemonSet",
+            OwnerKind::Job => "Job",
+            OwnerKind::Node => "Node",
+            OwnerKind::Other(kind) => kind,
+        }
+    }
+}
+
+impl From<&str> for OwnerKind {
+    fn from(kind: &str) -> OwnerKind {
+        OwnerKind::known(kind).unwrap_or_else(|| OwnerKind::Other(kind.into()))
+    }
+}
+
+impl std::fmt::Display for OwnerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialOrd for OwnerKind {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OwnerKind {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
 }
 
 /// A pod, reduced to what planning reads. Fields most pods leave empty are in [`PodExtras`],
@@ -284,7 +352,7 @@ pub struct PodExtras {
     /// Preferred pod affinity terms: the scheduler scores towards them.
     pub preferred_affinity: Vec<WeightedAffinityTerm>,
     /// Annotation `kubernetes.io/config.source`, when present.
-    pub config_source: Option<String>,
+    pub config_source: Option<ConfigSource>,
     /// Names of the PersistentVolumeClaims it mounts.
     pub claims: Vec<String>,
     /// `status.reason` (`Evicted`, `NodeLost`, `Shutdown`, …), when set.
@@ -317,6 +385,31 @@ pub struct PodCondition {
     pub reason: Option<Arc<str>>,
     /// `lastTransitionTime`, when set.
     pub last_transition: Option<DateTime<Utc>>,
+}
+
+/// Where the kubelet got a pod from (annotation `kubernetes.io/config.source`), read once while
+/// converting: a pod from anywhere but the API server is static, and evicting it does nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// `api`: the API server, as for every pod a controller or a user created.
+    Api,
+    /// `file`: a manifest in the kubelet's static pod directory.
+    File,
+    /// `http`: a manifest the kubelet fetched from a URL.
+    Http,
+    /// Any other value, kept as written.
+    Other(String),
+}
+
+impl From<String> for ConfigSource {
+    fn from(source: String) -> ConfigSource {
+        match source.as_str() {
+            "api" => ConfigSource::Api,
+            "file" => ConfigSource::File,
+            "http" => ConfigSource::Http,
+            _ => ConfigSource::Other(source),
+        }
+    }
 }
 
 /// What the lifecycle strategies read of a container's status.
@@ -390,8 +483,8 @@ impl Pod {
     }
 
     /// Annotation `kubernetes.io/config.source`, when present.
-    pub fn config_source(&self) -> Option<&str> {
-        self.extras.as_deref()?.config_source.as_deref()
+    pub fn config_source(&self) -> Option<&ConfigSource> {
+        self.extras.as_deref()?.config_source.as_ref()
     }
 
     /// Names of the PersistentVolumeClaims it mounts.
@@ -602,6 +695,17 @@ mod tests {
     use kube::core::SelectorExt;
 
     use super::*;
+
+    #[test]
+    fn an_owner_kind_planning_knows_is_its_variant_and_any_other_keeps_its_text() {
+        assert_eq!(OwnerKind::from("DaemonSet"), OwnerKind::DaemonSet);
+        assert_eq!(OwnerKind::from("Node"), OwnerKind::Node);
+        let custom = OwnerKind::from("Rollout");
+        assert_eq!(custom, OwnerKind::Other("Rollout".into()));
+        assert_eq!(custom.to_string(), "Rollout");
+        // Ordered by text, as the kind was before it was typed.
+        assert!(OwnerKind::ReplicaSet < custom && custom < OwnerKind::StatefulSet);
+    }
 
     /// Every operator, on a key present with the value named, present with another value, and
     /// absent: the result must be kube's `Expression::matches` on the same labels as a map.

@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 
 use crate::inventory::{
-    Cluster, ConnectionState, DrsConfig, Host, Inventory, MaintenanceMode, PowerState, Rule,
-    RuleKind, Vm,
+    Cluster, ConnectionState, DrsBehavior, DrsConfig, Host, Inventory, MaintenanceMode, PowerState,
+    Rule, RuleKind, Vm,
 };
 
 use super::Error;
@@ -360,17 +360,18 @@ fn drs_config(config: &ClusterConfig) -> DrsConfig {
         default_vm_behavior: config
             .drs_default_vm_behavior
             .clone()
-            .unwrap_or_else(|| "fullyAutomated".to_string()),
+            .map(DrsBehavior::from)
+            .unwrap_or_default(),
     }
 }
 
 /// A VM's DRS override: `disabled` when DRS may not touch it, else its own automation level.
-fn drs_override(config: &ClusterConfig, vm: &MoRef) -> Option<String> {
+fn drs_override(config: &ClusterConfig, vm: &MoRef) -> Option<DrsBehavior> {
     let o = config.drs_vm_overrides.iter().find(|o| &o.vm == vm)?;
     if o.enabled == Some(false) {
-        return Some("disabled".to_string());
+        return Some(DrsBehavior::Disabled);
     }
-    o.behavior.clone()
+    o.behavior.clone().map(DrsBehavior::from)
 }
 
 fn rules(config: &ClusterConfig, vm_names: &HashMap<&str, &str>, cluster: &str) -> Vec<Rule> {
@@ -443,7 +444,7 @@ mod tests {
             datacenter_id: Some("datacenter-3".to_string()),
             drs: Some(DrsConfig {
                 enabled: true,
-                default_vm_behavior: "partiallyAutomated".to_string(),
+                default_vm_behavior: DrsBehavior::PartiallyAutomated,
             }),
             // `<dasConfig><enabled>true</enabled></dasConfig>`: the rest at vSphere's defaults.
             ha: Some(HaConfig {
@@ -473,7 +474,7 @@ mod tests {
                     uuid: "4211b599-1c8d-6f36-a2a0-5a3b3b1c9e01".to_string(),
                     host: "esxi-01.example.com".to_string(),
                     power_state: PowerState::PoweredOn,
-                    drs_behavior: Some("disabled".to_string()),
+                    drs_behavior: Some(DrsBehavior::Disabled),
                 },
                 Vm {
                     name: "worker-b".to_string(),
@@ -481,7 +482,7 @@ mod tests {
                     uuid: "4211b599-1c8d-6f36-a2a0-5a3b3b1c9e02".to_string(),
                     host: "esxi-02.example.com".to_string(),
                     power_state: PowerState::PoweredOff,
-                    drs_behavior: Some("manual".to_string()),
+                    drs_behavior: Some(DrsBehavior::Manual),
                 },
             ],
             rules: vec![

@@ -88,7 +88,7 @@ fn duplicate_groups<'a>(
             || pod_ref.owners.iter().any(|o| {
                 args.exclude_owner_kinds
                     .iter()
-                    .any(|kind| **kind == *o.kind)
+                    .any(|kind| kind == o.kind.as_str())
             })
         {
             continue;
@@ -96,7 +96,7 @@ fn duplicate_groups<'a>(
         let mut owners: Vec<(&str, &str)> = pod_ref
             .owners
             .iter()
-            .map(|o| (o.kind.as_ref(), o.name.as_ref()))
+            .map(|o| (o.kind.as_str(), o.name.as_ref()))
             .collect();
         owners.sort_unstable();
         let key = (&*pod_ref.namespace, owners, &pod_ref.images[..]);
@@ -123,7 +123,7 @@ pub(crate) fn over_share_on(view: &View, args: &DuplicatesArgs, pod: PodIx, node
     let excluded = moving.owners.iter().any(|o| {
         args.exclude_owner_kinds
             .iter()
-            .any(|kind| **kind == *o.kind)
+            .any(|kind| kind == o.kind.as_str())
     });
     if moving.owners.is_empty() || excluded || !args.namespaces.admits(&moving.namespace) {
         return false;

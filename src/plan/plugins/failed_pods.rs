@@ -25,7 +25,7 @@ pub fn run(planner: &mut Planner, context: &Context, args: &FailedPodsArgs) {
         let excluded_owner = pod_ref.owners.iter().any(|owner| {
             args.exclude_owner_kinds
                 .iter()
-                .any(|kind| **kind == *owner.kind)
+                .any(|kind| kind == owner.kind.as_str())
         });
         let old_enough = match args.min_pod_lifetime_seconds {
             None => true,

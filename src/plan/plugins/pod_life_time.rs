@@ -124,7 +124,7 @@ fn owner_kinds_admit(pod: &Pod, kinds: &OwnerKinds) -> bool {
     let owned_by = |listed: &[String]| {
         pod.owners
             .iter()
-            .any(|owner| listed.iter().any(|kind| **kind == *owner.kind))
+            .any(|owner| listed.iter().any(|kind| kind == owner.kind.as_str()))
     };
     if !kinds.include.is_empty() {
         return owned_by(&kinds.include);

@@ -20,7 +20,7 @@ use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::{Domains, PodState, View};
 use crate::plan::{Attempt, Context, Fit, Planner};
 use crate::policy::{DefaultConstraint, TopologySpreadArgs};
-use crate::snapshot::{Pod, Requirements, SpreadConstraint, WhenUnsatisfiable};
+use crate::snapshot::{OwnerKind, Pod, Requirements, SpreadConstraint, WhenUnsatisfiable};
 
 /// Labels that tell pods of one owner apart, which a selector of the owner's pods leaves out:
 /// StatefulSet pod names and indexes, revision hashes (which differ across a rollout, while
@@ -36,8 +36,13 @@ const PER_POD_LABELS: &[&str] = &[
     "controller-uid",
 ];
 
-/// The owners whose selector the scheduler's default constraints use (with Services).
-const SELECTING_OWNERS: &[&str] = &["ReplicaSet", "StatefulSet", "ReplicationController"];
+/// Whether the scheduler's default constraints use the owner's selector (with Services).
+fn selecting_owner(kind: &OwnerKind) -> bool {
+    matches!(
+        kind,
+        OwnerKind::ReplicaSet | OwnerKind::StatefulSet | OwnerKind::ReplicationController
+    )
+}
 
 pub fn run(planner: &mut Planner, context: &Context, args: &TopologySpreadArgs) {
     for namespace in planner.view.pod_namespaces() {
@@ -143,7 +148,7 @@ fn defaults(pod: &Pod, defaults: &[DefaultConstraint]) -> Vec<SpreadConstraint> 
 fn default_selector(pod: &Pod) -> Option<Requirements> {
     if pod
         .controller()
-        .is_some_and(|owner| !SELECTING_OWNERS.contains(&owner.kind.as_ref()))
+        .is_some_and(|owner| !selecting_owner(&owner.kind))
     {
         return None;
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::super::feasibility;
 use super::super::index::{PerNode, PodIx};
-use super::super::view::{NodeState, PodState, View};
+use super::super::view::{NodeRefusal, NodeState, PodState, View};
 use super::super::workload::belongs_to_its_node;
 use super::{
     NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now,
@@ -54,14 +54,11 @@ pub struct Unplaced {
     pub reason: String,
 }
 
-/// Why a node on a failed host takes no pod, in the better-place check's words.
-const FAILED: &str = "on a failed ESXi host";
-
 pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> WhatIf {
     let failed: BTreeSet<&str> = failing.iter().copied().collect();
     let on_failed_host = |node: &NodeState| node.host().is_some_and(|h| failed.contains(h));
     let mut view = view_now(snapshot, policy, |node| {
-        on_failed_host(node).then_some(FAILED)
+        on_failed_host(node).then_some(NodeRefusal::HostFailed)
     });
     // Which nodes went down, decided once from the hosts (not read back from the refusal text).
     let down: PerNode<bool> = view.nodes.iter().map(on_failed_host).collect();
@@ -162,7 +159,8 @@ fn reschedule(view: &mut View, evictor: &EvictorArgs, down: &PerNode<bool>) -> R
     result.pods = queue.len();
     for pod in queue {
         let from = view.pod_node[pod].expect("lost pods were on a node");
-        match feasibility::find_node(view, pod, evictor, None) {
+        let found = feasibility::find_node(view, pod, evictor, None).map_err(|n| n.to_string());
+        match found {
             Ok(node) => {
                 view.move_requests(pod, from, Some(node));
                 view.state[pod] = PodState::Evicted {

@@ -19,9 +19,9 @@ use serde::Serialize;
 
 use super::exposure::{Budget, ClassCounts, ExposureClass, budgets, group_pods};
 use super::index::{NodeIx, PodIx};
-use super::view::{NodeState, View};
+use super::view::{NodeRefusal, NodeState, View};
 use super::vocabulary::Plan;
-use crate::inventory::{Cluster, Host, Inventory, MaintenanceMode};
+use crate::inventory::{Cluster, DrsBehavior, Host, Inventory, MaintenanceMode};
 use crate::policy::Policy;
 use crate::snapshot::Snapshot;
 
@@ -315,7 +315,7 @@ fn resolve_host(inventory: &Inventory, name: &str) -> Result<String, WhatIfError
 fn view_now<'a>(
     snapshot: &'a Snapshot,
     policy: &'a Policy,
-    refuse: impl Fn(&NodeState<'a>) -> Option<&'static str>,
+    refuse: impl Fn(&NodeState<'a>) -> Option<NodeRefusal>,
 ) -> View<'a> {
     // The label refresh's own findings (warnings, changes) belong to the plan, not here.
     let mut ignored = Plan::default();
@@ -429,7 +429,7 @@ fn drs_automated(cluster: &Cluster) -> bool {
     cluster
         .drs
         .as_ref()
-        .is_some_and(|drs| drs.enabled && drs.default_vm_behavior == "fullyAutomated")
+        .is_some_and(|drs| drs.enabled && drs.default_vm_behavior == DrsBehavior::FullyAutomated)
 }
 
 #[cfg(test)]

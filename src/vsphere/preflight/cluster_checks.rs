@@ -7,7 +7,7 @@ use super::fix::{ClusterName, Fix};
 use super::result::{
     ClusterCheck, Finding, ScopeCheck, ScopeFilter, Setting, SettingCheck, SettingValue, Status,
 };
-use crate::inventory::{Cluster, Inventory};
+use crate::inventory::{Cluster, DrsBehavior, Inventory};
 
 /// One item per filter entry (one for "every cluster" without filters): found or not.
 pub(super) fn scope_checks(
@@ -102,7 +102,7 @@ fn drs_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
         Finding::not_checked(format!(
             "DRS is off for {name}; its automation level is moot."
         ))
-    } else if level == "fullyAutomated" {
+    } else if *level == DrsBehavior::FullyAutomated {
         Finding::ok(format!("DRS is fully automated on {name}."))
     } else {
         Finding::with(
@@ -124,7 +124,7 @@ fn drs_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
         ),
         setting(
             Setting::DrsAutomationLevel,
-            SettingValue::Level(level.clone()),
+            SettingValue::Level(level.to_string()),
             automation,
         ),
     ]
@@ -216,7 +216,7 @@ mod tests {
     fn drs(enabled: bool, level: &str) -> Option<DrsConfig> {
         Some(DrsConfig {
             enabled,
-            default_vm_behavior: level.to_string(),
+            default_vm_behavior: level.into(),
         })
     }
 
