@@ -20,8 +20,10 @@ pub mod position;
 pub mod report;
 pub mod run;
 pub mod snapshot;
+pub mod stack;
 pub mod text;
 pub mod vsphere;
+mod yaml_error;
 mod yaml_tree;
 
 /// An error and its causes on one line (`error: cause: cause`), for reports and problem

@@ -474,7 +474,13 @@ profiles:
     #[test]
     fn deep_nesting_is_refused() {
         let text = format!("{OURS}a: {}{}\n", "[".repeat(200), "]".repeat(200));
-        assert!(problem(&text).ends_with("nesting is deeper than 32 levels"));
+        assert!(
+            problem(&text).ends_with(
+                "lists and mappings are nested deeper than 32 levels, deeper than any policy nests"
+            ),
+            "{}",
+            problem(&text)
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@ use serde_saphyr::{
     DuplicateKeyPolicy, MergeKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
 };
 
+use crate::stack::on_reader_stack;
+use crate::yaml_error::{is_too_deep, original, too_deep};
 pub use crate::yaml_tree::{Node, Position, Value};
 use crate::yaml_tree::{node, position_of};
 
@@ -29,15 +31,18 @@ pub(super) fn parse(text: &str) -> Result<Node, SyntaxError> {
             message: too_large(),
         });
     }
-    let document: Option<Spanned<Value>> = serde_saphyr::from_str_with_options(text, options())
-        .map_err(|error| syntax_error(&error))?;
-    Ok(match document {
-        Some(spanned) => node(spanned),
-        // An empty file or one holding only comments.
-        None => Node {
-            position: None,
-            value: Value::Null,
-        },
+    // The tree is built recursively, a level of the file at a time.
+    on_reader_stack(|| {
+        let document: Option<Spanned<Value>> = serde_saphyr::from_str_with_options(text, options())
+            .map_err(|error| syntax_error(&error))?;
+        Ok(match document {
+            Some(spanned) => node(spanned),
+            // An empty file or one holding only comments.
+            None => Node {
+                position: None,
+                value: Value::Null,
+            },
+        })
     })
 }
 
@@ -46,7 +51,8 @@ pub(super) fn too_large() -> String {
     format!("file is larger than {MAX_FILE_BYTES} bytes, the most a policy file may be")
 }
 
-/// Deepest nesting accepted; a policy nests about eight levels.
+/// Deepest nesting accepted; a policy nests about eight levels. The decoder walks the tree
+/// recursively, so the limit also bounds its stack.
 const MAX_DEPTH: usize = 32;
 
 /// Limits far above any real policy (a few hundred nodes) and far below what would hurt.
@@ -61,6 +67,9 @@ fn options() -> serde_saphyr::Options {
             max_recorded_anchor_events: 10_000,
             max_recorded_anchor_bytes: MAX_FILE_BYTES,
             max_depth: MAX_DEPTH,
+            // The parser reads flow collections (`[[[…`) ahead of the depth count: held to the
+            // same limit, so that no form nests deeper.
+            flow_nesting_limit: MAX_DEPTH,
             max_documents: 1,
             max_total_scalar_bytes: MAX_FILE_BYTES,
             max_merge_keys: 100,
@@ -90,16 +99,6 @@ fn syntax_error(error: &serde_saphyr::Error) -> SyntaxError {
     }
 }
 
-/// The error behind alias and snippet wrappers, which only add locations we report already.
-fn original(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {
-    while let serde_saphyr::Error::AliasError { error: inner, .. }
-    | serde_saphyr::Error::WithSnippet { error: inner, .. } = error
-    {
-        error = inner;
-    }
-    error
-}
-
 fn syntax_message(error: &serde_saphyr::Error) -> String {
     use serde_saphyr::Error;
     use serde_saphyr::budget::BudgetBreach;
@@ -107,6 +106,7 @@ fn syntax_message(error: &serde_saphyr::Error) -> String {
     const ALIASES: &str = "too many aliases or anchors: alias expansion is limited so that a \
                            file cannot multiply itself (\"billion laughs\")";
     match error {
+        _ if is_too_deep(error) => too_deep(MAX_DEPTH, "policy"),
         Error::DuplicateMappingKey { key: Some(key), .. } => {
             format!("duplicate key {key:?}: keys must be unique within a mapping")
         }
@@ -117,12 +117,6 @@ fn syntax_message(error: &serde_saphyr::Error) -> String {
             breach: BudgetBreach::Documents { .. },
             ..
         } => "a policy file holds exactly one YAML document; found a second one".to_string(),
-        Error::Budget {
-            breach: BudgetBreach::Depth { .. },
-            ..
-        } => {
-            format!("nesting is deeper than {MAX_DEPTH} levels")
-        }
         Error::Budget {
             breach:
                 BudgetBreach::Aliases { .. }

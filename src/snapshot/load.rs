@@ -21,9 +21,15 @@ use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
 use super::quantity::parse_milli;
+use super::structure::{MAX_DEPTH, json_too_deep};
 use super::{stream, wire, yaml_items};
 use crate::inventory::{self, Inventory};
+use crate::stack::{on_reader_stack, reader_thread};
 use crate::text::shown;
+use crate::yaml_error::too_deep;
+
+/// What a snapshot document holds, as the message on text nested too deep names it.
+pub(super) const OBJECT: &str = "Kubernetes object";
 
 /// Why a snapshot could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -399,18 +405,29 @@ fn first_control(bytes: &[u8]) -> Option<usize> {
         })
 }
 
-/// Read snapshot text (YAML or JSON, one or more documents).
+/// Read snapshot text (YAML or JSON, one or more documents), on a thread whose stack holds
+/// the deepest document the readers take, whatever the caller's.
 pub fn read_str(text: &str) -> Result<Objects, ParseError> {
-    if position::is_json(text) {
-        read_json(text)
-    } else {
-        read_yaml(text)
-    }
+    on_reader_stack(|| {
+        if position::is_json(text) {
+            read_json(text)
+        } else {
+            read_yaml(text)
+        }
+    })
 }
 
 /// JSON is read without building trees: each document, and each list item, is kept as its raw
 /// text and decoded straight into its type once its kind is known.
 fn read_json(text: &str) -> Result<Objects, ParseError> {
+    // Depth first, as the YAML reader judges it: serde_json skips what it does not decode
+    // however deep it goes, and refuses what it decodes past a limit of its own.
+    if let Some(offset) = json_too_deep(text.as_bytes(), 0, MAX_DEPTH) {
+        return Err(ParseError {
+            at: at_offset(text, offset),
+            message: too_deep(MAX_DEPTH, OBJECT),
+        });
+    }
     let mut objects = Objects::default();
     for (index, document) in serde_json::Deserializer::from_str(text)
         .into_iter::<&RawValue>()
@@ -445,8 +462,15 @@ pub(super) fn read_document(
     }
 }
 
-/// The options of every serde-saphyr read of snapshot text `len` bytes long.
+/// The options of every serde-saphyr read of snapshot documents, `len` bytes of text.
 pub(super) fn yaml_options(len: usize) -> serde_saphyr::Options {
+    yaml_options_within(len, 0)
+}
+
+/// The options of a serde-saphyr read of `len` bytes of snapshot text that sit `enclosed`
+/// levels deeper in their document than they do alone, so that they may nest as deep as their
+/// document allows and no deeper.
+pub(super) fn yaml_options_within(len: usize, enclosed: usize) -> serde_saphyr::Options {
     serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             // Scale with the input: big snapshots are legitimate, amplification is not.
@@ -455,6 +479,10 @@ pub(super) fn yaml_options(len: usize) -> serde_saphyr::Options {
             max_documents: len.max(1_024),
             max_total_scalar_bytes: len.max(1 << 20),
             max_reader_input_bytes: None,
+            max_depth: MAX_DEPTH - enclosed,
+            // The parser reads flow collections (`[[[…`) ahead of the depth count: held to the
+            // same limit, so that no form nests deeper.
+            flow_nesting_limit: MAX_DEPTH - enclosed,
         },
     }
 }
@@ -515,7 +543,7 @@ fn field_position(text: &str, at: serde_saphyr::Location, path: &[Step]) -> Opti
         return None;
     }
     let (own, first_line) = object_text(text, at)?;
-    let object = crate::yaml_tree::parse_document(&own)?;
+    let object = crate::yaml_tree::parse_document(&own, yaml_options(own.len()))?;
     let mut node = &object;
     for step in path {
         node = match (step, &node.value) {
@@ -750,7 +778,7 @@ impl<'de> Deserialize<'de> for Items {
 }
 
 /// Below this many items a list is converted on one thread: spawning costs more than it saves.
-const PARALLEL_ITEMS: usize = 4096;
+pub(super) const PARALLEL_ITEMS: usize = 4096;
 
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
@@ -795,7 +823,11 @@ pub(super) fn in_chunks<I: Sync, R: Send>(
     std::thread::scope(|scope| {
         let workers: Vec<_> = items
             .chunks(chunk_size)
-            .map(|chunk| scope.spawn(move || convert(chunk)))
+            .map(|chunk| {
+                reader_thread()
+                    .spawn_scoped(scope, move || convert(chunk))
+                    .expect("a conversion thread starts")
+            })
             .collect();
         workers
             .into_iter()

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::load::yaml_options;
 use super::position::{self, Position, at_offset, is_json, offset_in};
 
 /// The object to find.
@@ -139,7 +140,7 @@ struct YamlHeader {
 
 fn yaml_position(text: &str, sought: Sought) -> Option<Position> {
     let documents: Vec<serde_saphyr::Spanned<YamlHeader>> =
-        serde_saphyr::from_str_multiple(text).ok()?;
+        serde_saphyr::from_str_multiple_with_options(text, yaml_options(text.len())).ok()?;
     let mut found = None;
     for document in &documents {
         let header = &document.value;

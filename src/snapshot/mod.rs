@@ -14,6 +14,7 @@ pub mod prune;
 mod quantity;
 mod resources;
 mod stream;
+mod structure;
 pub mod wire;
 mod yaml_items;
 mod yaml_json;
@@ -35,6 +36,7 @@ pub use load::{
 pub use model::*;
 pub use position::{ParseError, Position};
 pub use resources::{OtherName, ResourceName, Resources};
+pub use structure::MAX_DEPTH;
 
 use crate::hash::{HashMap, HashSet};
 use crate::inventory::Inventory;
@@ -88,7 +90,7 @@ pub fn load_files_within(
 fn located(error: SnapshotError) -> SnapshotError {
     let find = |path: &Path, sought| {
         let text = std::fs::read_to_string(path).ok()?;
-        locate::last(&text, sought).map(Box::new)
+        crate::stack::on_reader_stack(|| locate::last(&text, sought)).map(Box::new)
     };
     match error {
         SnapshotError::Duplicate {

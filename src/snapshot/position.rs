@@ -7,7 +7,10 @@
 use serde::de::IgnoredAny;
 use serde_saphyr::MessageFormatter;
 
+use super::load::OBJECT;
+use super::structure::MAX_DEPTH;
 use crate::text::{MAX_MESSAGE, one_line_within};
+use crate::yaml_error::{is_too_deep, original, too_deep};
 
 /// Room kept for what precedes a problem's message: a file name and its position.
 const POSITIONED: usize = 100;
@@ -149,6 +152,7 @@ fn is_marker(line: &str, marker: &str) -> bool {
 /// the reader appends.
 pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
     let message = match original(error) {
+        _ if is_too_deep(error) => too_deep(MAX_DEPTH, OBJECT),
         serde_saphyr::Error::Budget { .. } => {
             "the file is larger or more complex than its size allows (the YAML reader's limit on \
              nodes, events or aliases was reached)"
@@ -167,16 +171,6 @@ pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
             message,
         },
     }
-}
-
-/// The reader's error under the wrappers that add a snippet or an alias's location.
-fn original(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {
-    while let serde_saphyr::Error::AliasError { error: inner, .. }
-    | serde_saphyr::Error::WithSnippet { error: inner, .. } = error
-    {
-        error = inner;
-    }
-    error
 }
 
 /// A problem at a YAML reader's location in `text`.

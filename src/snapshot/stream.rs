@@ -20,6 +20,7 @@ use super::load::{
     CHUNK_BYTES, FileSizeLimit, Growth, ItemType, ListHeader, Objects, Source, check_text, object,
     read_document,
 };
+use crate::stack::reader_thread;
 
 /// Why a file is not read as a stream (logged at debug level; the file is then read whole).
 #[derive(Debug, thiserror::Error)]
@@ -79,7 +80,9 @@ fn read_in_blocks(
         let (done, converted) = mpsc::channel();
         for _ in 0..threads {
             let (queue, done, failed) = (Arc::clone(&queue), done.clone(), &failed);
-            scope.spawn(move || convert_batches(&queue, &done, failed));
+            reader_thread()
+                .spawn_scoped(scope, move || convert_batches(&queue, &done, failed))
+                .expect("a conversion thread starts");
         }
         drop(queue);
         drop(done);

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::labels::Interner;
-use super::load::{Growth, ItemType, Objects, Source, in_chunks, object, yaml_options};
+use super::load::{Growth, ItemType, Objects, Source, in_chunks, object, yaml_options_within};
 use super::yaml_json;
 
 /// Why the text is not read this way (logged at debug level; serde-saphyr then reads it).
@@ -175,8 +175,10 @@ fn convert_chunk(items: &[&str], item_type: Option<ItemType>) -> Result<Converte
 /// An item `yaml_json` does not take, read by serde-saphyr on its own (a one-entry sequence)
 /// and written to `json`; whether it names its own type.
 fn item_by_serde_saphyr(item: &str, json: &mut String) -> Result<bool, Fallback> {
-    let values: Vec<Value> = serde_saphyr::from_str_with_options(item, yaml_options(item.len()))
-        .map_err(|_| Fallback::Item)?;
+    // Alone, the item sits in a one-entry list; in its document, in a List's mapping and items.
+    let options = yaml_options_within(item.len(), 1);
+    let values: Vec<Value> =
+        serde_saphyr::from_str_with_options(item, options).map_err(|_| Fallback::Item)?;
     let [value] = values.as_slice() else {
         return Err(Fallback::Item);
     };
