@@ -6,6 +6,7 @@ pub mod cli;
 pub mod command;
 pub mod connection;
 pub mod duration;
+pub mod encoding;
 pub mod footprint;
 pub mod hash;
 pub mod identity;

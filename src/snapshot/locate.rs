@@ -25,12 +25,13 @@ pub enum Sought<'a> {
 /// Where the last object of `text` that is `sought` starts; `None` when the text does not read
 /// (it did when it was loaded, but it is read again from disk).
 pub fn last(text: &str, sought: Sought) -> Option<Position> {
-    let offsets = if is_json(text) {
-        json_offsets(text, sought)?
-    } else {
-        return yaml_position(text, sought);
-    };
-    offsets.last().map(|&offset| at_offset(text, offset))
+    if is_json(text)
+        && let Some(offsets) = json_offsets(text, sought)
+    {
+        return offsets.last().map(|&offset| at_offset(text, offset));
+    }
+    // YAML, or text that starts like JSON and is read as YAML, as it was loaded.
+    yaml_position(text, sought)
 }
 
 #[derive(Deserialize, Default)]

@@ -43,6 +43,9 @@ pub enum Fallback {
     Empty,
 }
 
+/// The UTF-8 encoding of the byte order mark.
+const UTF8_MARK: &[u8] = "\u{feff}".as_bytes();
+
 /// How much item text is converted at a time by one thread: enough to make handing it over
 /// cheap, small enough that the items waiting for a thread are a few MiB.
 const BATCH_BYTES: usize = 1 << 20;
@@ -121,6 +124,11 @@ fn feed(
             .map_err(Fallback::Read)?;
         if read == 0 {
             break;
+        }
+        // kubectl drops a byte order mark; the whole-file reader does too.
+        if offset == 0 && block.starts_with(UTF8_MARK) {
+            block.drain(..UTF8_MARK.len());
+            offset = UTF8_MARK.len() as u64;
         }
         if offset + block.len() as u64 > limit.bytes() {
             return Err(Fallback::TooLarge);
@@ -403,7 +411,7 @@ mod tests {
     }
 
     #[test]
-    fn a_list_typing_its_items_after_them_or_an_escaped_items_key_is_read_whole_alike() {
+    fn a_list_typing_its_items_after_them_an_escaped_items_key_or_yaml_is_read_whole_alike() {
         let directory = tempfile::tempdir().expect("a temporary directory");
         // YAML turned into JSON prints keys sorted: the list's kind after its untyped items.
         let sorted = r#"{"apiVersion":"metrics.k8s.io/v1beta1","items":[{"metadata":{"name":"w1"},"usage":{"cpu":"1500m","memory":"1Gi"}}],"kind":"NodeMetricsList"}"#;
@@ -412,7 +420,9 @@ mod tests {
             r#"{{"kind":"List","it\u0065ms":[{}]}}"#,
             pod("w1", r#"{"containers":[]}"#)
         );
-        for text in [sorted, &escaped] {
+        // Not JSON, but YAML, which kubectl reads it as, and so does the whole-file reader.
+        let trailing_comma = format!(r#"{{"items":[{},]}}"#, pod("w1", r#"{"containers":[]}"#));
+        for text in [sorted, &escaped, &trailing_comma] {
             let path = written(directory.path(), "unstreamed.json", text.as_bytes());
             assert!(read_in_blocks(&path, FileSizeLimit::DEFAULT, 16, 16).is_err());
             let read = outcome(load::read_file(&path, FileSizeLimit::DEFAULT));
@@ -455,7 +465,6 @@ mod tests {
             ("missing comma", format!(r#"{{"items":[{good} {good}]}}"#).into_bytes()),
             ("unclosed list", list(std::slice::from_ref(&good)).as_bytes()[..60].to_vec()),
             ("item not an object", br#"{"apiVersion":"v1","kind":"List","items":[1]}"#.to_vec()),
-            ("trailing comma", format!(r#"{{"items":[{good},]}}"#).into_bytes()),
             (
                 "wrong type deep in a pod",
                 list(&[good.clone(), pod("b", r#"{"containers":[{"name":"c","resources":{"requests":{"cpu":[1]}}}]}"#)]).into_bytes(),
@@ -516,7 +525,7 @@ mod tests {
             super::super::load_files(std::slice::from_ref(&path), now).expect_err("a duplicate");
         let objects = read_whole_file(&path, FileSizeLimit::DEFAULT).expect("readable");
         let whole = super::super::assemble(vec![(path.clone(), objects)], now)
-            .map_err(super::super::located)
+            .map_err(|error| super::super::located(error, FileSizeLimit::DEFAULT))
             .expect_err("a duplicate");
         assert_eq!(streamed.to_string(), whole.to_string());
         assert!(streamed.to_string().contains("twice"), "{streamed}");

@@ -4,9 +4,9 @@
 //! Hand-written because no YAML parser we can have reads fast enough: serde-saphyr takes 8.6 s
 //! and libyaml (serde_yaml) 6.3 s merely to parse the 139 MB 150,000-pod snapshot, before any
 //! conversion, against a budget of three times the whole JSON command (about 3 s). This reads
-//! a subset: block mappings and sequences indented with spaces; one-line plain, single- and
-//! double-quoted scalars; `|` and `|-` literal scalars; one-line flow collections (`[a, b]`,
-//! `{k: v}`); comments. Anything else (anchors, aliases, tags, multi-line flow scalars and
+//! a subset, its lines ended by LF or CR LF: block mappings and sequences indented with
+//! spaces; one-line plain, single- and double-quoted scalars; `|` and `|-` literal scalars;
+//! one-line flow collections (`[a, b]`, `{k: v}`); comments. Anything else (anchors, aliases, tags, multi-line flow scalars and
 //! collections, folded scalars, duplicate keys, escapes JSON does not share, plain scalars
 //! whose type is not certain) is `Unsupported`, and the caller reads that part with
 //! serde-saphyr instead. What it takes it reads exactly as serde-saphyr does: the tests
@@ -190,6 +190,9 @@ impl<'t> Cursor<'t> {
             Some(end) => (&rest[..end], self.pos + end + 1),
             None => (rest, self.text.len()),
         };
+        // CR LF ends a line as LF does (the caller leaves a carriage return alone to
+        // serde-saphyr).
+        let line = line.strip_suffix('\r').unwrap_or(line);
         let content = line.trim_start_matches(' ');
         let spaces = line.len() - content.len();
         Some(Line {
@@ -552,6 +555,7 @@ fn literal_lines<'t>(cursor: &mut Cursor<'t>, indent: usize) -> Result<Vec<&'t s
     let mut widest_leading_blank = 0;
     while let Some(line) = cursor.line() {
         let raw = cursor.text[line.start..line.next].trim_end_matches('\n');
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if line.content.is_empty() {
             match width {
                 None => widest_leading_blank = widest_leading_blank.max(raw.len()),
@@ -1055,7 +1059,12 @@ mod tests {
         ];
         for text in documents {
             let (ours, expected) = both(text);
-            assert_eq!(ours, Some(expected), "{text}");
+            assert_eq!(ours, Some(expected.clone()), "{text}");
+            // CR LF ends lines as LF does, in literal text too.
+            let crlf = text.replace('\n', "\r\n");
+            let (ours, crlf_expected) = both(&crlf);
+            assert_eq!(crlf_expected, expected, "{crlf:?}");
+            assert_eq!(ours, Some(expected), "{crlf:?}");
         }
     }
 
