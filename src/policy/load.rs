@@ -414,8 +414,8 @@ profiles:
         let text = format!("{OURS}maxNoOfPodsToEvictTotal: 1\nmaxNoOfPodsToEvictTotal: 2\n");
         assert_eq!(
             problem(&text),
-            "policy.yaml:5:1: duplicate key \"maxNoOfPodsToEvictTotal\": keys must be unique \
-             within a mapping"
+            "policy.yaml:5:1: key \"maxNoOfPodsToEvictTotal\" appears twice in one mapping: \
+             which of its values is meant cannot be told, keep one"
         );
     }
 

@@ -4,12 +4,10 @@
 //! and rejects duplicate keys; the tree it yields is then walked by [`super::decode`], which
 //! reports every problem at once instead of stopping at the first, as a serde derive would.
 
-use serde_saphyr::{
-    DuplicateKeyPolicy, MergeKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
-};
+use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, NonFiniteFloatPolicy, Spanned};
 
 use crate::stack::on_reader_stack;
-use crate::yaml_error::{is_too_deep, original, too_deep};
+use crate::yaml_error::{is_too_deep, message, original, too_deep};
 pub use crate::yaml_tree::{Node, Position, Value};
 use crate::yaml_tree::{node, position_of};
 
@@ -86,6 +84,8 @@ fn options() -> serde_saphyr::Options {
         strict_booleans: true,
         // `.inf` and `.nan` stay strings, so they fail as "expected an integer" where it matters.
         non_finite_float_policy: NonFiniteFloatPolicy::AsString,
+        // Numbers as the descheduler's own reader (YAML 1.1) reads them: `0777` is octal 511.
+        legacy_octal_numbers: true,
         // Problems are reported as FILE:LINE:COL lines; the renderer's snippets would not fit.
         with_snippet: false,
     }
@@ -107,12 +107,6 @@ fn syntax_message(error: &serde_saphyr::Error) -> String {
                            file cannot multiply itself (\"billion laughs\")";
     match error {
         _ if is_too_deep(error) => too_deep(MAX_DEPTH, "policy"),
-        Error::DuplicateMappingKey { key: Some(key), .. } => {
-            format!("duplicate key {key:?}: keys must be unique within a mapping")
-        }
-        Error::DuplicateMappingKey { key: None, .. } => {
-            "duplicate key: keys must be unique within a mapping".to_string()
-        }
         Error::Budget {
             breach: BudgetBreach::Documents { .. },
             ..
@@ -131,32 +125,8 @@ fn syntax_message(error: &serde_saphyr::Error) -> String {
         | Error::AliasReplayStackDepthExceeded { .. }
         | Error::AliasReplayCounterOverflow { .. } => ALIASES.to_string(),
         Error::Budget { .. } => {
-            "the file is larger or more complex than a policy can be (parser budget exceeded)"
-                .to_string()
+            "the file is larger or more complex than a policy can be".to_string()
         }
-        other => {
-            let message = serde_saphyr::UserMessageFormatter.format_message(other);
-            // Called below the renderer, so control characters are ours to neutralise.
-            let message: String = message
-                .trim()
-                .chars()
-                .flat_map(|c| {
-                    if c.is_control() {
-                        c.escape_default().collect()
-                    } else {
-                        vec![c]
-                    }
-                })
-                .collect();
-            lowercase_first(&message)
-        }
-    }
-}
-
-fn lowercase_first(message: &str) -> String {
-    let mut chars = message.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
+        other => message(other, MAX_DEPTH, "policy"),
     }
 }

@@ -21,13 +21,13 @@ use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
 use super::quantity::parse_milli;
-use super::structure::{MAX_DEPTH, json_too_deep};
+use super::structure::{MAX_DEPTH, Shape, json_shape, json_too_deep};
 use super::{stream, wire, yaml_items};
 use crate::encoding::{Utf16, Utf16Decoder, without_mark};
 use crate::inventory::{self, Inventory};
 use crate::stack::{on_reader_stack, reader_thread};
 use crate::text::shown;
-use crate::yaml_error::too_deep;
+use crate::yaml_error::{duplicate_key, too_deep};
 
 /// What a snapshot document holds, as the message on text nested too deep names it.
 pub(super) const OBJECT: &str = "Kubernetes object";
@@ -514,7 +514,11 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
             }
         };
         let document = match document {
-            Ok(document) => document,
+            Ok(document) => {
+                let raw = document.get();
+                json_shape(raw, 0).map_err(|shape| shape_error(text, raw, shape))?;
+                document
+            }
             Err(error) if error.is_syntax() || error.is_eof() => {
                 let json = positioned(Problem::json(text, text, &error));
                 objects.extend(yaml_after_json(text, start, index, json)?);
@@ -525,6 +529,18 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
         let read = read_document(text, document.get(), &mut Interner::default());
         objects.extend(read.map_err(positioned)?);
         index += 1;
+    }
+}
+
+/// The shape problem of `raw`, a JSON document of `text`, positioned in `text`.
+fn shape_error(text: &str, raw: &str, shape: Shape) -> ParseError {
+    let (offset, message) = match shape {
+        Shape::TooDeep { offset } => (offset, too_deep(MAX_DEPTH, OBJECT)),
+        Shape::DuplicateKey { offset, key } => (offset, duplicate_key(&key)),
+    };
+    ParseError {
+        at: at_offset(text, offset_in(text, raw) + offset),
+        message,
     }
 }
 
@@ -617,6 +633,8 @@ pub(super) fn yaml_options_within(len: usize, enclosed: usize) -> serde_saphyr::
         alias_limits: serde_saphyr::alias_limits! {
             max_total_replayed_events: len.max(1_000_000),
         },
+        // Numbers as kubectl reads them (YAML 1.1): `0777` is octal 511.
+        legacy_octal_numbers: true,
     }
 }
 
@@ -1460,6 +1478,31 @@ pub(super) mod tests {
         let error = read_str(broken).expect_err("a missing comma");
         assert_eq!((error.at.line, error.at.column), (1, 42), "{error}");
         assert!(error.message.contains("expected `,` or `}`"), "{error}");
+    }
+
+    #[test]
+    fn integers_are_read_as_kubectl_reads_them_leading_zero_octal_included() {
+        // What kubectl 1.32 makes of each as a pod's priority (`kubectl label --local -f … -o
+        // json`): YAML 1.1's integers.
+        let kubectl = [
+            ("0777", 511),
+            ("-0777", -511),
+            ("012", 10),
+            ("0o17", 15),
+            ("0x1F", 31),
+            ("0b101", 5),
+            ("1_000", 1000),
+            ("+12", 12),
+            ("0", 0),
+        ];
+        for (written, read) in kubectl {
+            let text = format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: ns}}\nspec:\n  \
+                 priority: {written}\n  containers: []\n"
+            );
+            let objects = read_str(&text).unwrap_or_else(|error| panic!("{written}: {error}"));
+            assert_eq!(objects.pods[0].priority, read, "{written}");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ use super::load::{
     CHUNK_BYTES, FileSizeLimit, Growth, ItemType, ListHeader, Objects, Source, check_text, object,
     read_document,
 };
+use super::structure::json_shape;
 use crate::stack::reader_thread;
 
 /// Why a file is not read as a stream (logged at debug level; the file is then read whole).
@@ -263,8 +264,10 @@ impl Sink for Batcher {
         // An item that converted without the list's type names its own, and converts the same
         // with it; one that took a type must have taken the list's.
         let assumed = self.item_type.take();
-        let confirmed = serde_json::from_slice::<ListHeader>(header)
-            .is_ok_and(|list| list.items.is_some())
+        // Its own fields are checked as the whole-file reader checks every document.
+        let shaped = std::str::from_utf8(header).is_ok_and(|header| json_shape(header, 0).is_ok());
+        let confirmed = shaped
+            && serde_json::from_slice::<ListHeader>(header).is_ok_and(|list| list.items.is_some())
             && assumed.is_none_or(|assumed| ListItemType::of(header).as_ref() == Some(&assumed));
         if !confirmed {
             self.problem.get_or_insert(Fallback::ListHeader);
@@ -308,6 +311,12 @@ fn convert(batch: &Batch, interner: &mut Interner) -> Option<Objects> {
     let mut start = 0;
     for (end, piece) in &batch.pieces {
         let raw = text.get(start..*end)?;
+        // What the whole-file reader refuses before decoding: a key twice, nesting too deep.
+        let enclosing = match piece {
+            Piece::Item(_) => 2,
+            Piece::Document => 0,
+        };
+        json_shape(raw, enclosing).ok()?;
         let read = match piece {
             Piece::Item(item_type) => object(
                 Source::Raw(raw),

@@ -1,6 +1,10 @@
 //! The shape every snapshot document keeps, whatever its form: lists and mappings nested at most
-//! [`MAX_DEPTH`] levels deep. YAML's reader counts the levels itself; JSON's would recurse
-//! without a limit where a value is skipped, so JSON text is measured here before it is decoded.
+//! [`MAX_DEPTH`] levels deep, and each key once in a mapping. YAML's reader checks both itself;
+//! JSON's would recurse without a limit where a value is skipped, and takes the last of a
+//! repeated key where it fills a map, so JSON text is checked here before it is decoded.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
 
 /// The deepest nesting of lists and mappings in a snapshot document, counted from the document
 /// (its own mapping is level 1, a `List`'s items are level 3). The API's objects nest a few
@@ -36,6 +40,113 @@ pub fn json_too_deep(text: &[u8], depth: usize, max: usize) -> Option<usize> {
     None
 }
 
+/// What is wrong with the shape of JSON text, and at which byte.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// The bracket that opens one level more than [`MAX_DEPTH`].
+    TooDeep { offset: usize },
+    /// The second of two keys that are the same text in one mapping (its opening quote).
+    DuplicateKey { offset: usize, key: String },
+}
+
+/// An open object or list, while [`json_shape`] reads what is in it.
+struct Open<'t> {
+    /// Whether it is an object, whose strings alternate between keys and values.
+    object: bool,
+    /// Where its keys start in the keys of every open object.
+    keys_from: usize,
+    /// Its keys, once they are too many to compare one by one.
+    set: Option<HashSet<Cow<'t, str>>>,
+}
+
+/// Up to this many keys, a mapping's are compared one by one; past it, through a set, so
+/// that a mapping of a million keys costs a million lookups, not a million squared.
+const COMPARED_KEYS: usize = 16;
+
+/// Checks valid JSON text, enclosed by `depth` levels already: no deeper than [`MAX_DEPTH`],
+/// no key twice in one object (as decoded: `"a"` and `"\u0061"` are the same key).
+pub fn json_shape(text: &str, depth: usize) -> Result<(), Shape> {
+    let bytes = text.as_bytes();
+    let mut depth = depth;
+    let mut open: Vec<Open> = Vec::new();
+    let mut keys: Vec<Cow<str>> = Vec::new();
+    let mut expect_key = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                let end = string_end(bytes, at + 1);
+                if expect_key && let Some(object) = open.last_mut() {
+                    record(object, &mut keys, key_text(&text[at..end])).map_err(|key| {
+                        Shape::DuplicateKey {
+                            offset: at,
+                            key: key.into_owned(),
+                        }
+                    })?;
+                    expect_key = false;
+                }
+                at = end;
+                continue;
+            }
+            byte @ (b'{' | b'[') => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(Shape::TooDeep { offset: at });
+                }
+                open.push(Open {
+                    object: byte == b'{',
+                    keys_from: keys.len(),
+                    set: None,
+                });
+                expect_key = byte == b'{';
+            }
+            b'}' | b']' => {
+                if let Some(closed) = open.pop() {
+                    keys.truncate(closed.keys_from);
+                }
+                depth = depth.saturating_sub(1);
+                expect_key = false;
+            }
+            b',' => expect_key = open.last().is_some_and(|open| open.object),
+            _ => {}
+        }
+        at += 1;
+    }
+    Ok(())
+}
+
+/// The text of a JSON string, its quotes included, as a key: escapes decoded when it has any.
+fn key_text(quoted: &str) -> Cow<'_, str> {
+    let inner = &quoted[1..quoted.len().saturating_sub(1).max(1)];
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(quoted).map_or(Cow::Borrowed(inner), Cow::Owned)
+    } else {
+        Cow::Borrowed(inner)
+    }
+}
+
+/// Records `key` among `object`'s keys (`keys[object.keys_from..]`, and its set once it has
+/// one); gives the key back when the object has it already.
+fn record<'t>(
+    object: &mut Open<'t>,
+    keys: &mut Vec<Cow<'t, str>>,
+    key: Cow<'t, str>,
+) -> Result<(), Cow<'t, str>> {
+    let own = &keys[object.keys_from..];
+    let repeated = match &mut object.set {
+        Some(set) => !set.insert(key.clone()),
+        None => own.contains(&key),
+    };
+    if repeated {
+        return Err(key);
+    }
+    if object.set.is_none() && own.len() + 1 >= COMPARED_KEYS {
+        object.set = Some(own.iter().cloned().chain([key.clone()]).collect());
+    }
+    keys.push(key);
+    Ok(())
+}
+
 /// The offset just past the closing quote of the string whose text starts at `at` (the end of
 /// the text when it never closes).
 fn string_end(text: &[u8], mut at: usize) -> usize {
@@ -54,7 +165,7 @@ mod tests {
     use std::io::Write;
 
     use super::super::load::{FileSizeLimit, PARALLEL_ITEMS, read_file, read_str};
-    use super::{MAX_DEPTH, json_too_deep};
+    use super::{MAX_DEPTH, Shape, json_shape, json_too_deep};
 
     /// The ways a snapshot can nest, each read by another of the readers' paths.
     #[derive(Clone, Copy, Debug)]
@@ -226,6 +337,54 @@ mod tests {
             .expect("a thread starts")
             .join()
             .expect("no reader overflowed the stack");
+    }
+
+    fn duplicate(text: &str) -> Option<(usize, String)> {
+        match json_shape(text, 0) {
+            Err(Shape::DuplicateKey { offset, key }) => Some((offset, key)),
+            Err(Shape::TooDeep { .. }) => panic!("not too deep: {text}"),
+            Ok(()) => None,
+        }
+    }
+
+    #[test]
+    fn a_key_twice_in_one_object_is_found_at_its_second_appearance() {
+        assert_eq!(
+            duplicate(r#"{"a":1,"b":2,"a":3}"#),
+            Some((13, "a".to_string()))
+        );
+        // Decoded: an escape spells the same key.
+        assert_eq!(
+            duplicate(r#"{"a":1,"\u0061":2}"#),
+            Some((7, "a".to_string()))
+        );
+        // Values, list items, nested and sibling objects are other keys' business.
+        for fine in [
+            r#"{"a":"a","b":["a","a"],"c":{"a":1},"d":{"a":2}}"#,
+            r#"[{"a":1},{"a":1}]"#,
+            r#"{"a":{"b":{"c":1}},"b":{"a":1},"c":[{"c":1,"d":"c"}]}"#,
+            r#"{"a\"b":1,"a\\":2,"a":3}"#,
+        ] {
+            assert_eq!(duplicate(fine), None, "{fine}");
+        }
+        // A key after a nested value is still the outer object's.
+        assert_eq!(
+            duplicate(r#"{"a":{"x":[1,{"y":2}]},"a":0}"#),
+            Some((23, "a".to_string()))
+        );
+    }
+
+    #[test]
+    fn a_big_object_is_checked_through_a_set_as_one_by_one() {
+        let keys: Vec<String> = (0..5000).map(|i| format!(r#""k{i}":{i}"#)).collect();
+        let object = format!("{{{}}}", keys.join(","));
+        assert_eq!(duplicate(&object), None);
+        let repeated = format!("{{{},\"k17\":0,\"z\":1}}", keys.join(","));
+        let at = repeated.rfind("\"k17\"").expect("the repeated key");
+        assert_eq!(duplicate(&repeated), Some((at, "k17".to_string())));
+        let early = format!("{{\"k3\":0,{}}}", keys[..20].join(","));
+        let at = early.rfind("\"k3\"").expect("the repeated key");
+        assert_eq!(duplicate(&early), Some((at, "k3".to_string())));
     }
 
     #[test]
