@@ -7,6 +7,7 @@ pub mod cli;
 pub mod command;
 pub mod connection;
 pub mod duration;
+pub mod encoding;
 pub mod footprint;
 pub mod hash;
 pub mod identity;
@@ -21,8 +22,10 @@ pub mod position;
 pub mod report;
 pub mod run;
 pub mod snapshot;
+pub mod stack;
 pub mod text;
 pub mod vsphere;
+mod yaml_error;
 mod yaml_tree;
 
 /// An error and its causes on one line (`error: cause: cause`), for reports and problem

@@ -65,10 +65,11 @@ impl Node {
     }
 }
 
-/// One YAML document as a positioned tree, with serde-saphyr's default limits; `None` when it
-/// is not one well-formed document.
-pub(crate) fn parse_document(text: &str) -> Option<Node> {
-    let document: Option<Spanned<Value>> = serde_saphyr::from_str(text).ok()?;
+/// One YAML document as a positioned tree, read under `options`; `None` when it is not one
+/// well-formed document.
+pub(crate) fn parse_document(text: &str, options: serde_saphyr::Options) -> Option<Node> {
+    let document: Option<Spanned<Value>> =
+        serde_saphyr::from_str_with_options(text, options).ok()?;
     document.map(node)
 }
 

@@ -744,3 +744,84 @@ fn logs_to_a_file_or_a_pipe_carry_no_colour_codes() {
         assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
     }
 }
+
+/// Text nested far past any reader's limit, as a runaway generator or an attacker writes it:
+/// file name, text, and where the readers stop, in snapshots and in policies.
+fn deeply_nested() -> [(&'static str, String, &'static str, &'static str); 5] {
+    [
+        // The parser reads flow collections ahead and stops at the bracket after the one
+        // that goes too deep.
+        (
+            "brackets.yaml",
+            format!("a: {}\n", "[".repeat(100_000)),
+            "1:104",
+            "1:36",
+        ),
+        ("brackets.json", "[".repeat(100_000), "1:101", "1:33"),
+        (
+            "dashes.yaml",
+            format!("items:\n{}x\n", "- ".repeat(30_000)),
+            "2:199",
+            "2:63",
+        ),
+        ("objects.json", "{\"a\":".repeat(30_000), "1:501", "1:161"),
+        (
+            "objects.yaml",
+            format!("a: {}\n", "{\"a\": ".repeat(30_000)),
+            "1:598",
+            "1:190",
+        ),
+    ]
+}
+
+#[test]
+fn a_snapshot_nested_past_the_limit_exits_2_with_where_it_goes_too_deep_never_a_crash() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (name, text, at, _) in deeply_nested() {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("writable");
+        let (code, stdout, stderr) = run(&mut plan_on(&path));
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        let expected = format!(
+            "{}:{at}: document 1: lists and mappings are nested deeper than 100 levels, deeper \
+             than any Kubernetes object nests",
+            path.display()
+        );
+        assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+    }
+    // A document that is a list is refused as one, however deep the list goes.
+    let path = dir.path().join("list.yaml");
+    std::fs::write(&path, format!("{}x\n", "- ".repeat(30_000))).expect("writable");
+    let (code, _, stderr) = run(&mut plan_on(&path));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:1:1: document 1: ", path.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_policy_nested_past_the_limit_is_a_positioned_problem_never_a_crash() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (name, text, _, at) in deeply_nested() {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("writable");
+        let expected = format!(
+            "{}:{at}: lists and mappings are nested deeper than 32 levels, deeper than any \
+             policy nests",
+            path.display()
+        );
+        let (code, stdout, stderr) = run(binary().arg("validate").arg(&path));
+        assert_eq!(code, 1, "{name}: {stderr}");
+        assert!(stdout.contains(&expected), "{expected}\n{stdout}");
+        let (code, _, stderr) = run(binary()
+            .arg("plan")
+            .arg("--snapshot")
+            .arg(fixture("plan/drs-moved-worker/snapshot.yaml"))
+            .arg("--policy")
+            .arg(&path));
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+    }
+}

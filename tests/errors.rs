@@ -201,7 +201,9 @@ fn flaws(error: &str) -> Vec<String> {
     for internal in [
         "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "usize", "isize",
     ] {
-        if error.contains(&format!("expected {internal}")) {
+        if error.contains(&format!("expected {internal}"))
+            || error.contains(&format!("invalid {internal}"))
+        {
             flaws.push(format!("names the Rust type {internal}"));
         }
     }
@@ -229,6 +231,12 @@ fn flaws(error: &str) -> Vec<String> {
             flaws.push(format!("shows debug output {debug:?}"));
         }
     }
+    // What the YAML and JSON libraries say of their own options and types (issue 29).
+    for library in LIBRARY_WORDING {
+        if error.contains(library) {
+            flaws.push(format!("speaks the library's words {library:?}"));
+        }
+    }
     // A Rust path (`core::fmt`), not a user's key that ends in a colon before the message's own.
     let path = error
         .as_bytes()
@@ -242,6 +250,23 @@ fn flaws(error: &str) -> Vec<String> {
     }
     flaws
 }
+
+/// Phrases of the readers' libraries that name their options, their policies or Rust's types:
+/// the errors a user reads are about the file.
+const LIBRARY_WORDING: &[&str] = &[
+    "Option<",
+    "DuplicateKeyPolicy",
+    "in Options",
+    "configured policy",
+    "floating point",
+    "ignore_binary_tag",
+    "serde",
+    "saphyr",
+    "deserialize",
+    "unit struct",
+    "enum variant",
+    "internal error",
+];
 
 struct Findings(Vec<String>);
 
@@ -376,5 +401,151 @@ fn errors_about_mutated_snapshots_are_single_clean_positioned_lines() {
         failed > CASES / 4,
         "the mutations rarely break a snapshot: {failed}"
     );
+    assert!(findings.0.is_empty(), "{:#?}", findings.0);
+}
+
+/// Snapshot files that provoke each kind of problem the readers word, in YAML and in JSON: file
+/// name and bytes.
+fn broken_snapshots() -> Vec<(&'static str, Vec<u8>)> {
+    let namespace = |rest: &str| format!("apiVersion: v1\nkind: Namespace\n{rest}");
+    let pod = |spec: &str| {
+        format!(
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: \
+             {{name: p, namespace: ns}}\n  spec: {{nodeName: w1, containers: [], {spec}}}\n"
+        )
+    };
+    let cases: Vec<(&'static str, String)> = vec![
+        ("duplicate.yaml", namespace("metadata:\n  name: a\n  name: b\n")),
+        ("duplicate.json", r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a","name":"b"}}"#.to_string()),
+        ("duplicate-unread.json", r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"},"x":{"k":1,"\u006b":2}}"#.to_string()),
+        ("duplicate-item.json", format!(r#"{{"apiVersion":"v1","kind":"List","items":[{}]}}"#, r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"w1","labels":{"a":"1","a":"2"}}}"#)),
+        ("null-key.yaml", namespace("metadata: {name: a}\n~: 1\n")),
+        ("infinity.yaml", namespace("metadata: {name: a, labels: {x: .inf}}\n")),
+        ("binary.yaml", namespace("metadata: {name: a}\n!!binary /w==: 1\n")),
+        ("binary-value.yaml", namespace("metadata: {name: a}\nb: !!binary /w==\n")),
+        ("unknown-anchor.yaml", namespace("metadata: {name: *nowhere}\n")),
+        ("bad-int-tag.yaml", namespace("metadata: {name: a, generation: !!int abc}\n")),
+        ("list.yaml", "- a\n- b\n".to_string()),
+        ("items-scalar.yaml", "apiVersion: v1\nkind: List\nitems: 3\n".to_string()),
+        ("octal-text.yaml", namespace("metadata: {name: a, labels: {x: 0777}}\n")),
+        ("fraction.yaml", pod("priority: 1.5")),
+        ("leading-zero.yaml", pod("priority: 09")),
+        ("unclosed.yaml", namespace("metadata: {name: a\n")),
+        ("tab.yaml", namespace("metadata:\n\tname: a\n")),
+        ("alias-bomb.yaml", format!("a: &a [{}]\nb: [{}]\n", "x, ".repeat(1000), "*a, ".repeat(3000))),
+        ("deep.yaml", format!("a: {}\n", "[".repeat(1000))),
+        ("deep.json", "{\"a\":".repeat(1000)),
+        ("garbage.json", r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}} !"#.to_string()),
+        ("escape.json", r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"\x"}}"#.to_string()),
+        ("flow-type.yaml", "{apiVersion: v1, kind: Pod, metadata: {name: p, namespace: ns}, spec: {priority: high}}\n".to_string()),
+    ];
+    let mut files: Vec<(&'static str, Vec<u8>)> = cases
+        .into_iter()
+        .map(|(name, text)| (name, text.into_bytes()))
+        .collect();
+    files.push((
+        "invalid-utf8.yaml",
+        b"apiVersion: v1\nkind: \xff\n".to_vec(),
+    ));
+    files.push((
+        "lone-surrogate.yaml",
+        vec![0xff, 0xfe, b'a', 0, b':', 0, b' ', 0, 0x00, 0xdc],
+    ));
+    files.push(("control.json", b"{\"a\": \"\x07\"}".to_vec()));
+    files
+}
+
+#[test]
+fn every_kind_of_problem_in_a_snapshot_is_told_in_our_words_at_its_position() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let mut findings = Findings(Vec::new());
+    let mut duplicates = Vec::new();
+    for (name, bytes) in broken_snapshots() {
+        let path = directory.path().join(name);
+        std::fs::write(&path, &bytes).expect("writable");
+        let error = match snapshot::load_files(std::slice::from_ref(&path), now()) {
+            Ok(_) => panic!("{name} is read"),
+            Err(error) => error_chain(&error),
+        };
+        let line = error
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("caused by: "))
+            .unwrap_or(&error)
+            .to_string();
+        assert!(!line.starts_with("nothing to plan on"), "{name} is read");
+        findings.check(name, &line);
+        findings.positioned(&line, &path.display().to_string());
+        if name.starts_with("duplicate") {
+            duplicates.push(
+                line.split_once(": document 1: ")
+                    .map(|(_, m)| m.to_string()),
+            );
+        }
+    }
+    assert!(findings.0.is_empty(), "{:#?}", findings.0);
+    // One rule, in one sentence, for YAML and JSON.
+    for message in &duplicates {
+        let message = message.as_deref().unwrap_or_default();
+        assert!(
+            message.ends_with(
+                "appears twice in one mapping: which of its values is meant cannot be told, keep one"
+            ),
+            "{message}"
+        );
+    }
+    assert_eq!(duplicates.len(), 4);
+}
+
+#[test]
+fn every_kind_of_problem_in_a_policy_is_told_in_our_words_at_its_position() {
+    let header =
+        "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\nclusterName: c\n";
+    let texts: Vec<(&str, String)> = vec![
+        ("duplicate", format!("{header}clusterName: d\n")),
+        ("null key", format!("{header}~: 1\n")),
+        (
+            "infinity",
+            format!("{header}maxNoOfPodsToEvictTotal: .inf\n"),
+        ),
+        (
+            "fraction",
+            format!("{header}maxNoOfPodsToEvictTotal: 1.5\n"),
+        ),
+        ("binary", format!("{header}!!binary /w==: 1\n")),
+        ("unknown anchor", format!("{header}profiles: *nowhere\n")),
+        ("merge scalar", format!("{header}vsphere: {{<<: 1}}\n")),
+        (
+            "bad int tag",
+            format!("{header}maxNoOfPodsToEvictTotal: !!int abc\n"),
+        ),
+        ("unclosed", format!("{header}profiles: [\n")),
+        ("tab", format!("{header}vsphere:\n\tserver: a\n")),
+        ("second document", format!("{header}---\n{header}")),
+        ("deep", format!("{header}a: {}\n", "[".repeat(1000))),
+        (
+            "alias bomb",
+            format!(
+                "{header}a: &a [{}]\nb: [{}]\n",
+                "x, ".repeat(100),
+                "*a, ".repeat(3000)
+            ),
+        ),
+    ];
+    let mut findings = Findings(Vec::new());
+    for (name, text) in &texts {
+        match policy::load_str("policy.yaml", text) {
+            Ok(_) => panic!("{name} is read"),
+            Err(policy::PolicyError::Invalid { problems, .. }) => {
+                for problem in &problems {
+                    let line = problem.to_string();
+                    findings.check(name, &line);
+                    if problem.position.is_some() {
+                        findings.positioned(&line, "policy.yaml");
+                    }
+                }
+            }
+            Err(other) => findings.check(name, &error_chain(&other)),
+        }
+    }
     assert!(findings.0.is_empty(), "{:#?}", findings.0);
 }

@@ -137,21 +137,18 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
             },
         ));
     }
-    match String::from_utf8(bytes) {
+    // As kubectl reads files: a byte order mark dropped, UTF-16 with one decoded.
+    match crate::encoding::decode(bytes) {
         Ok(text) => load_str(&file_name, &text),
-        Err(error) => {
-            let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
-            let valid = std::str::from_utf8(valid).expect("valid_up_to marks a valid UTF-8 prefix");
-            Err(invalid(
-                &file_name,
-                Finding {
-                    rule: Rule::Syntax,
-                    position: Some(end_of(valid)),
-                    path: String::new(),
-                    message: "file is not valid UTF-8".to_string(),
-                },
-            ))
-        }
+        Err(undecodable) => Err(invalid(
+            &file_name,
+            Finding {
+                rule: Rule::Syntax,
+                position: Some(end_of(&undecodable.before)),
+                path: String::new(),
+                message: format!("file is not valid {}", undecodable.encoding),
+            },
+        )),
     }
 }
 
@@ -417,8 +414,8 @@ profiles:
         let text = format!("{OURS}maxNoOfPodsToEvictTotal: 1\nmaxNoOfPodsToEvictTotal: 2\n");
         assert_eq!(
             problem(&text),
-            "policy.yaml:5:1: duplicate key \"maxNoOfPodsToEvictTotal\": keys must be unique \
-             within a mapping"
+            "policy.yaml:5:1: key \"maxNoOfPodsToEvictTotal\" appears twice in one mapping: \
+             which of its values is meant cannot be told, keep one"
         );
     }
 
@@ -474,7 +471,13 @@ profiles:
     #[test]
     fn deep_nesting_is_refused() {
         let text = format!("{OURS}a: {}{}\n", "[".repeat(200), "]".repeat(200));
-        assert!(problem(&text).ends_with("nesting is deeper than 32 levels"));
+        assert!(
+            problem(&text).ends_with(
+                "lists and mappings are nested deeper than 32 levels, deeper than any policy nests"
+            ),
+            "{}",
+            problem(&text)
+        );
     }
 
     #[test]
@@ -520,6 +523,40 @@ profiles:
         };
         assert_eq!(problems[0].position, Some(Position::new(2, 7)));
         assert_eq!(problems[0].message, "file is not valid UTF-8");
+    }
+
+    #[test]
+    fn a_policy_with_a_byte_order_mark_or_in_utf16_reads_as_in_plain_utf8() {
+        let text = include_str!("../../policies/host-spread.yaml");
+        let expected = format!("{:?}", load_str("policy.yaml", text).expect("valid").policy);
+        let utf16 = |little: bool| -> Vec<u8> {
+            let mark: [u8; 2] = if little { [0xff, 0xfe] } else { [0xfe, 0xff] };
+            let units = text
+                .replace('\n', "\r\n")
+                .encode_utf16()
+                .collect::<Vec<_>>();
+            mark.into_iter()
+                .chain(units.into_iter().flat_map(|unit| {
+                    if little {
+                        unit.to_le_bytes()
+                    } else {
+                        unit.to_be_bytes()
+                    }
+                }))
+                .collect()
+        };
+        let marked = [&[0xef, 0xbb, 0xbf][..], text.as_bytes()].concat();
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        for (name, bytes) in [
+            ("bom", marked),
+            ("utf16le", utf16(true)),
+            ("utf16be", utf16(false)),
+        ] {
+            let path = directory.path().join(format!("{name}.yaml"));
+            std::fs::write(&path, bytes).expect("writable");
+            let loaded = load_file(&path).unwrap_or_else(|error| panic!("{name}: {error}"));
+            assert_eq!(format!("{:?}", loaded.policy), expected, "{name}");
+        }
     }
 
     /// The rule of each problem: what CI tools group and suppress findings by.

@@ -626,6 +626,13 @@ profiles:
     }
 
     #[test]
+    fn a_limit_with_a_leading_zero_is_octal_as_the_descheduler_reads_it() {
+        let text = format!("{OURS}maxNoOfPodsToEvictTotal: 010\nmaxNoOfPodsToEvictPerNode: 0o17\n");
+        let limits = load(&text).policy.limits;
+        assert_eq!((limits.total, limits.per_node), (Some(8), Some(15)));
+    }
+
+    #[test]
     fn limits_must_be_non_negative_integers() {
         let text = format!(
             "{OURS}maxNoOfPodsToEvictPerNode: -1\nmaxNoOfPodsToEvictTotal: \"3\"\ngracePeriodSeconds: -5\n"

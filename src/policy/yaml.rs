@@ -4,10 +4,10 @@
 //! and rejects duplicate keys; the tree it yields is then walked by [`super::decode`], which
 //! reports every problem at once instead of stopping at the first, as a serde derive would.
 
-use serde_saphyr::{
-    DuplicateKeyPolicy, MergeKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
-};
+use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, NonFiniteFloatPolicy, Spanned};
 
+use crate::stack::on_reader_stack;
+use crate::yaml_error::{is_too_deep, message, original, too_deep};
 pub use crate::yaml_tree::{Node, Position, Value};
 use crate::yaml_tree::{node, position_of};
 
@@ -29,15 +29,18 @@ pub(super) fn parse(text: &str) -> Result<Node, SyntaxError> {
             message: too_large(),
         });
     }
-    let document: Option<Spanned<Value>> = serde_saphyr::from_str_with_options(text, options())
-        .map_err(|error| syntax_error(&error))?;
-    Ok(match document {
-        Some(spanned) => node(spanned),
-        // An empty file or one holding only comments.
-        None => Node {
-            position: None,
-            value: Value::Null,
-        },
+    // The tree is built recursively, a level of the file at a time.
+    on_reader_stack(|| {
+        let document: Option<Spanned<Value>> = serde_saphyr::from_str_with_options(text, options())
+            .map_err(|error| syntax_error(&error))?;
+        Ok(match document {
+            Some(spanned) => node(spanned),
+            // An empty file or one holding only comments.
+            None => Node {
+                position: None,
+                value: Value::Null,
+            },
+        })
     })
 }
 
@@ -46,7 +49,8 @@ pub(super) fn too_large() -> String {
     format!("file is larger than {MAX_FILE_BYTES} bytes, the most a policy file may be")
 }
 
-/// Deepest nesting accepted; a policy nests about eight levels.
+/// Deepest nesting accepted; a policy nests about eight levels. The decoder walks the tree
+/// recursively, so the limit also bounds its stack.
 const MAX_DEPTH: usize = 32;
 
 /// Limits far above any real policy (a few hundred nodes) and far below what would hurt.
@@ -61,6 +65,9 @@ fn options() -> serde_saphyr::Options {
             max_recorded_anchor_events: 10_000,
             max_recorded_anchor_bytes: MAX_FILE_BYTES,
             max_depth: MAX_DEPTH,
+            // The parser reads flow collections (`[[[…`) ahead of the depth count: held to the
+            // same limit, so that no form nests deeper.
+            flow_nesting_limit: MAX_DEPTH,
             max_documents: 1,
             max_total_scalar_bytes: MAX_FILE_BYTES,
             max_merge_keys: 100,
@@ -77,6 +84,8 @@ fn options() -> serde_saphyr::Options {
         strict_booleans: true,
         // `.inf` and `.nan` stay strings, so they fail as "expected an integer" where it matters.
         non_finite_float_policy: NonFiniteFloatPolicy::AsString,
+        // Numbers as the descheduler's own reader (YAML 1.1) reads them: `0777` is octal 511.
+        legacy_octal_numbers: true,
         // Problems are reported as FILE:LINE:COL lines; the renderer's snippets would not fit.
         with_snippet: false,
     }
@@ -90,16 +99,6 @@ fn syntax_error(error: &serde_saphyr::Error) -> SyntaxError {
     }
 }
 
-/// The error behind alias and snippet wrappers, which only add locations we report already.
-fn original(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {
-    while let serde_saphyr::Error::AliasError { error: inner, .. }
-    | serde_saphyr::Error::WithSnippet { error: inner, .. } = error
-    {
-        error = inner;
-    }
-    error
-}
-
 fn syntax_message(error: &serde_saphyr::Error) -> String {
     use serde_saphyr::Error;
     use serde_saphyr::budget::BudgetBreach;
@@ -107,22 +106,11 @@ fn syntax_message(error: &serde_saphyr::Error) -> String {
     const ALIASES: &str = "too many aliases or anchors: alias expansion is limited so that a \
                            file cannot multiply itself (\"billion laughs\")";
     match error {
-        Error::DuplicateMappingKey { key: Some(key), .. } => {
-            format!("duplicate key {key:?}: keys must be unique within a mapping")
-        }
-        Error::DuplicateMappingKey { key: None, .. } => {
-            "duplicate key: keys must be unique within a mapping".to_string()
-        }
+        _ if is_too_deep(error) => too_deep(MAX_DEPTH, "policy"),
         Error::Budget {
             breach: BudgetBreach::Documents { .. },
             ..
         } => "a policy file holds exactly one YAML document; found a second one".to_string(),
-        Error::Budget {
-            breach: BudgetBreach::Depth { .. },
-            ..
-        } => {
-            format!("nesting is deeper than {MAX_DEPTH} levels")
-        }
         Error::Budget {
             breach:
                 BudgetBreach::Aliases { .. }
@@ -137,32 +125,8 @@ fn syntax_message(error: &serde_saphyr::Error) -> String {
         | Error::AliasReplayStackDepthExceeded { .. }
         | Error::AliasReplayCounterOverflow { .. } => ALIASES.to_string(),
         Error::Budget { .. } => {
-            "the file is larger or more complex than a policy can be (parser budget exceeded)"
-                .to_string()
+            "the file is larger or more complex than a policy can be".to_string()
         }
-        other => {
-            let message = serde_saphyr::UserMessageFormatter.format_message(other);
-            // Called below the renderer, so control characters are ours to neutralise.
-            let message: String = message
-                .trim()
-                .chars()
-                .flat_map(|c| {
-                    if c.is_control() {
-                        c.escape_default().collect()
-                    } else {
-                        vec![c]
-                    }
-                })
-                .collect();
-            lowercase_first(&message)
-        }
-    }
-}
-
-fn lowercase_first(message: &str) -> String {
-    let mut chars = message.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
+        other => message(other, MAX_DEPTH, "policy"),
     }
 }

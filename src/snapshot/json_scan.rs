@@ -44,16 +44,22 @@ pub enum ScanError {
     Unexpected { offset: u64, byte: u8 },
     #[error("a key of a document's object is written with an escape, at byte {offset}")]
     EscapedKey { offset: u64 },
-    #[error("a list item nests deeper than {MAX_ITEM_DEPTH} levels, at byte {offset}")]
+    #[error("the document nests deeper than {MAX_DEPTH} levels, at byte {offset}")]
     TooDeep { offset: u64 },
     #[error("the text ends inside a document")]
     Truncated,
 }
 
-/// The deepest nesting of a list item that is handed on. serde_json refuses a document nested
-/// deeper than 128 levels, counted from the document, while an item is decoded on its own: an
-/// item deep enough to matter is left to the reader of the whole document.
-const MAX_ITEM_DEPTH: u32 = 100;
+/// The deepest nesting of a list item that is handed on: the document's mapping and its `items`
+/// enclose it. A document nested deeper is left to the reader of the whole file, which refuses
+/// it where it goes too deep.
+const MAX_ITEM_DEPTH: u32 = MAX_DEPTH as u32 - 2;
+
+/// The deepest nesting of a value of the document's own fields: the document's mapping
+/// encloses it.
+const MAX_FIELD_DEPTH: u32 = MAX_DEPTH as u32 - 1;
+
+use super::structure::MAX_DEPTH;
 
 /// Receives what the scanner finds, in the order of the text.
 pub trait Sink {
@@ -259,7 +265,7 @@ impl Scanner {
                 }
                 self.header.push(byte);
             }
-            At::Nested => return Ok(self.nested(block, index)),
+            At::Nested => return self.nested(block, index),
             At::AfterValue => {
                 self.header.push(byte);
                 match byte {
@@ -321,18 +327,21 @@ impl Scanner {
     }
 
     /// Inside a string, object or list of the document's own fields: read to its end.
-    fn nested(&mut self, block: &[u8], index: usize) -> Step {
+    fn nested(&mut self, block: &[u8], index: usize) -> Result<Step, ScanError> {
         let rest = &block[index..];
-        // The document's own fields are decoded from its root, where serde_json
-        // counts their depth itself: no limit here (so no error either).
-        let closed = self.nest.close(rest, u32::MAX).ok().flatten();
+        let closed = self
+            .nest
+            .close(rest, MAX_FIELD_DEPTH)
+            .map_err(|at| ScanError::TooDeep {
+                offset: self.offset + (index + at) as u64,
+            })?;
         let Some(end) = closed else {
             self.header.extend_from_slice(rest);
-            return Step::Rest;
+            return Ok(Step::Rest);
         };
         self.header.extend_from_slice(&rest[..end]);
         self.at = At::AfterValue;
-        Step::To(index + end)
+        Ok(Step::To(index + end))
     }
 
     /// The byte at `index` is inside a document's `items`.
@@ -418,7 +427,7 @@ impl Scanner {
 
 #[cfg(test)]
 mod tests {
-    use super::{ScanError, Scanner, Sink};
+    use super::{MAX_FIELD_DEPTH, MAX_ITEM_DEPTH, ScanError, Scanner, Sink};
 
     /// What a scanner found, as text.
     #[derive(Debug, Default, PartialEq)]
@@ -479,7 +488,9 @@ mod tests {
     #[test]
     fn what_the_scanner_does_not_follow_is_refused_where_it_is() {
         let unexpected = |offset, byte| Err(ScanError::Unexpected { offset, byte });
-        let cases: [(&str, Result<usize, ScanError>); 9] = [
+        let item_depth = MAX_ITEM_DEPTH as usize;
+        let field_depth = MAX_FIELD_DEPTH as usize;
+        let cases: [(&str, Result<usize, ScanError>); 10] = [
             (r#"{"items":[{} {}]}"#, unexpected(13, b'{')),
             (r#"{"items":[1]}"#, unexpected(10, b'1')),
             (r#"{"items":[{},]}"#, unexpected(13, b']')),
@@ -491,9 +502,18 @@ mod tests {
                 Err(ScanError::EscapedKey { offset: 4 }),
             ),
             (r#"{"items":[{"a":1}"#, Err(ScanError::Truncated)),
+            // The item's own `{` is its first level; then `[`s from byte 15.
             (
                 &format!(r#"{{"items":[{{"a":{}]}}"#, "[".repeat(100)),
-                Err(ScanError::TooDeep { offset: 114 }),
+                Err(ScanError::TooDeep {
+                    offset: 15 + item_depth as u64 - 1,
+                }),
+            ),
+            (
+                &format!(r#"{{"a":{}"#, "[".repeat(200)),
+                Err(ScanError::TooDeep {
+                    offset: 5 + field_depth as u64,
+                }),
             ),
         ];
         for (text, expected) in cases {

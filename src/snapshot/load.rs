@@ -21,9 +21,16 @@ use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
 use super::quantity::parse_milli;
+use super::structure::{MAX_DEPTH, Shape, json_shape, json_too_deep};
 use super::{stream, wire, yaml_items};
+use crate::encoding::{Utf16, Utf16Decoder, without_mark};
 use crate::inventory::{self, Inventory};
+use crate::stack::{on_reader_stack, reader_thread};
 use crate::text::shown;
+use crate::yaml_error::{duplicate_key, too_deep};
+
+/// What a snapshot document holds, as the message on text nested too deep names it.
+pub(super) const OBJECT: &str = "Kubernetes object";
 
 /// Why a snapshot could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -139,6 +146,9 @@ pub enum NotText {
     /// Neither YAML nor JSON allows a raw control character other than tab, CR and LF.
     #[error("control character {0:#04x}")]
     ControlCharacter(u8),
+    /// Half of a UTF-16 surrogate pair alone, in a file a byte order mark says is UTF-16.
+    #[error("invalid UTF-16")]
+    InvalidUtf16,
 }
 
 /// The most bytes one snapshot file may hold, so a wrong path (a disk image, a device, a pipe
@@ -301,8 +311,9 @@ pub(super) const CHUNK_BYTES: u64 = 1 << 20;
 /// The text of a file, read through a bounded reader: a regular file over the limit is refused
 /// by its size, anything else (a device, a pipe) once it has given one byte more than the limit.
 /// A byte that cannot be YAML or JSON stops the read where it is, so `/dev/urandom` fails in
-/// its first chunk.
-fn read_text(path: &Path, limit: FileSizeLimit) -> Result<String, SnapshotError> {
+/// its first chunk. UTF-8 text keeps the byte order mark it may start with ([`read_str`] drops
+/// it); UTF-16 with a byte order mark is decoded, as kubectl decodes it.
+pub(super) fn read_text(path: &Path, limit: FileSizeLimit) -> Result<String, SnapshotError> {
     let read_error = |source| SnapshotError::Read {
         path: path.to_path_buf(),
         source,
@@ -324,11 +335,18 @@ fn read_text(path: &Path, limit: FileSizeLimit) -> Result<String, SnapshotError>
     let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
     let mut reader = file.take(limit.bytes() + 1);
     let mut checked = 0;
+    let mut sniffed = false;
     loop {
         let read = (&mut reader)
             .take(CHUNK_BYTES)
             .read_to_end(&mut bytes)
             .map_err(read_error)?;
+        if !sniffed && (bytes.len() >= 2 || read == 0) {
+            sniffed = true;
+            if let Some(order) = Utf16::marked(&bytes) {
+                return utf16_text(path, reader, &bytes[2..], order, limit);
+            }
+        }
         if read == 0 {
             break;
         }
@@ -349,12 +367,67 @@ fn read_text(path: &Path, limit: FileSizeLimit) -> Result<String, SnapshotError>
 /// the check stops at the first bad byte).
 fn not_text(path: &Path, bytes: &[u8], offset: usize, problem: NotText) -> SnapshotError {
     let before = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+    not_text_after(path, before, offset as u64, problem)
+}
+
+/// The error for the byte at `offset` of the file, which follows the text `before`.
+fn not_text_after(path: &Path, before: &str, offset: u64, problem: NotText) -> SnapshotError {
+    // Editors do not show a byte order mark: columns count from the character after it.
+    let before = without_mark(before);
     SnapshotError::NotText {
         path: path.to_path_buf(),
-        at: at_offset(before, offset),
-        offset: offset as u64,
+        at: at_offset(before, before.len()),
+        offset,
         problem,
     }
+}
+
+/// The text of a UTF-16 file whose bytes after the byte order mark begin with `first`, the
+/// rest to come from `reader`: decoded and checked a chunk at a time, as UTF-8 is.
+fn utf16_text(
+    path: &Path,
+    mut reader: impl Read,
+    first: &[u8],
+    order: Utf16,
+    limit: FileSizeLimit,
+) -> Result<String, SnapshotError> {
+    let mut decoder = Utf16Decoder::new(order);
+    let mut text = String::new();
+    let mut chunk = first.to_vec();
+    let mut total = 2 + chunk.len() as u64;
+    loop {
+        let checked = text.len();
+        decoder.push(&chunk, &mut text).map_err(|invalid| {
+            not_text_after(path, &text, invalid.offset, NotText::InvalidUtf16)
+        })?;
+        if let Err((at, problem)) = check_text(text.as_bytes(), checked) {
+            // Two bytes for each UTF-16 unit before it, and two for the mark.
+            let offset = 2 + 2 * text[..at].encode_utf16().count() as u64;
+            return Err(not_text_after(path, &text[..at], offset, problem));
+        }
+        chunk.clear();
+        let read = (&mut reader)
+            .take(CHUNK_BYTES)
+            .read_to_end(&mut chunk)
+            .map_err(|source| SnapshotError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if read == 0 {
+            break;
+        }
+        total += read as u64;
+        if total > limit.bytes() {
+            return Err(SnapshotError::TooLarge {
+                path: path.to_path_buf(),
+                limit,
+            });
+        }
+    }
+    decoder
+        .finish()
+        .map_err(|invalid| not_text_after(path, &text, invalid.offset, NotText::InvalidUtf16))?;
+    Ok(text)
 }
 
 /// Checks `bytes[from..]` and returns how far they are valid text: the end, or the start of a
@@ -399,23 +472,39 @@ fn first_control(bytes: &[u8]) -> Option<usize> {
         })
 }
 
-/// Read snapshot text (YAML or JSON, one or more documents).
+/// Read snapshot text (YAML or JSON, one or more documents), on a thread whose stack holds
+/// the deepest document the readers take, whatever the caller's.
 pub fn read_str(text: &str) -> Result<Objects, ParseError> {
-    if position::is_json(text) {
-        read_json(text)
-    } else {
-        read_yaml(text)
-    }
+    // kubectl drops a byte order mark; so do editors, which do not count it as a column.
+    let text = without_mark(text);
+    on_reader_stack(|| {
+        if position::is_json(text) {
+            read_json(text)
+        } else {
+            read_yaml(text)
+        }
+    })
 }
 
 /// JSON is read without building trees: each document, and each list item, is kept as its raw
 /// text and decoded straight into its type once its kind is known.
 fn read_json(text: &str) -> Result<Objects, ParseError> {
+    // Depth first, as the YAML reader judges it: serde_json skips what it does not decode
+    // however deep it goes, and refuses what it decodes past a limit of its own.
+    if let Some(offset) = json_too_deep(text.as_bytes(), 0, MAX_DEPTH) {
+        return Err(ParseError {
+            at: at_offset(text, offset),
+            message: too_deep(MAX_DEPTH, OBJECT),
+        });
+    }
     let mut objects = Objects::default();
-    for (index, document) in serde_json::Deserializer::from_str(text)
-        .into_iter::<&RawValue>()
-        .enumerate()
-    {
+    let mut documents = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
+    let mut index = 0;
+    loop {
+        let start = documents.byte_offset();
+        let Some(document) = documents.next() else {
+            return Ok(objects);
+        };
         // The stream's own errors are positioned in the whole text, the rest within a slice.
         let positioned = |problem: Problem| {
             let (line, column) = line_column(text, problem.offset);
@@ -424,11 +513,69 @@ fn read_json(text: &str) -> Result<Objects, ParseError> {
                 message: problem.message,
             }
         };
-        let document = document.map_err(|e| positioned(Problem::json(text, text, &e)))?;
+        let document = match document {
+            Ok(document) => {
+                let raw = document.get();
+                json_shape(raw, 0).map_err(|shape| shape_error(text, raw, shape))?;
+                document
+            }
+            Err(error) if error.is_syntax() || error.is_eof() => {
+                let json = positioned(Problem::json(text, text, &error));
+                objects.extend(yaml_after_json(text, start, index, json)?);
+                return Ok(objects);
+            }
+            Err(error) => return Err(positioned(Problem::json(text, text, &error))),
+        };
         let read = read_document(text, document.get(), &mut Interner::default());
         objects.extend(read.map_err(positioned)?);
+        index += 1;
     }
-    Ok(objects)
+}
+
+/// The shape problem of `raw`, a JSON document of `text`, positioned in `text`.
+fn shape_error(text: &str, raw: &str, shape: Shape) -> ParseError {
+    let (offset, message) = match shape {
+        Shape::TooDeep { offset } => (offset, too_deep(MAX_DEPTH, OBJECT)),
+        Shape::DuplicateKey { offset, key } => (offset, duplicate_key(&key)),
+    };
+    ParseError {
+        at: at_offset(text, offset_in(text, raw) + offset),
+        message,
+    }
+}
+
+/// Text that starts like JSON but stops being JSON at `start`, after `documents` documents, is
+/// read on from there as YAML, as kubectl reads it: flow-style YAML (`{apiVersion: v1, …}`),
+/// or JSON documents separated by `---`. When that is not YAML either, the error is the one
+/// found further into the text, `json`'s on a tie: that reader understood more of it.
+fn yaml_after_json(
+    text: &str,
+    start: usize,
+    documents: usize,
+    json: ParseError,
+) -> Result<Objects, ParseError> {
+    // The JSON documents already read blanked out, so that lines and columns stay the file's.
+    let mut rest: String = text[..start]
+        .chars()
+        .map(|c| if c == '\n' { '\n' } else { ' ' })
+        .collect();
+    rest.push_str(&text[start..]);
+    let later_documents = |mut error: ParseError| {
+        error.at.document = error.at.document.map(|document| document + documents);
+        error
+    };
+    match read_yaml_as(&rest) {
+        Ok(objects) => Ok(objects),
+        Err(YamlFailure::Object(error)) => Err(later_documents(error)),
+        Err(YamlFailure::NotYaml(error)) => {
+            let further = (error.at.line, error.at.column) > (json.at.line, json.at.column);
+            Err(if further {
+                later_documents(error)
+            } else {
+                json
+            })
+        }
+    }
 }
 
 /// One JSON document, `raw`, a slice of `text`: a list's items (each thread converting them
@@ -445,17 +592,49 @@ pub(super) fn read_document(
     }
 }
 
-/// The options of every serde-saphyr read of snapshot text `len` bytes long.
+/// The options of every serde-saphyr read of snapshot documents, `len` bytes of text.
 pub(super) fn yaml_options(len: usize) -> serde_saphyr::Options {
+    yaml_options_within(len, 0)
+}
+
+/// The options of a serde-saphyr read of `len` bytes of snapshot text that sit `enclosed`
+/// levels deeper in their document than they do alone, so that they may nest as deep as their
+/// document allows and no deeper.
+pub(super) fn yaml_options_within(len: usize, enclosed: usize) -> serde_saphyr::Options {
     serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             // Scale with the input: big snapshots are legitimate, amplification is not.
             max_events: len.max(1_000_000),
             max_nodes: len.max(250_000),
             max_documents: len.max(1_024),
-            max_total_scalar_bytes: len.max(1 << 20),
+            // Tags count as the parser spells them out: `!!str ` (6 bytes) as
+            // `tag:yaml.org,2002:str` (21), so a file that tags every scalar, as PyYAML's
+            // canonical form does, counts more than its size.
+            max_total_scalar_bytes: len.saturating_mul(4).max(1 << 20),
             max_reader_input_bytes: None,
+            // An anchor or an alias takes two bytes at least: these never bind before the
+            // text's size does.
+            max_anchors: len.max(50_000),
+            max_aliases: len.max(50_000),
+            max_merge_keys: len.max(10_000),
+            max_recorded_anchor_events: len.max(1_000_000),
+            max_recorded_anchor_bytes: len.max(64 << 20),
+            // PyYAML writes an anchor on a mapping a script reuses and an alias at every
+            // reuse: one anchor used thousands of times is an ordinary file. What aliases may
+            // cost is bounded by the events they replay instead (below).
+            enforce_alias_anchor_ratio: false,
+            max_depth: MAX_DEPTH - enclosed,
+            // The parser reads flow collections (`[[[…`) ahead of the depth count: held to the
+            // same limit, so that no form nests deeper.
+            flow_nesting_limit: MAX_DEPTH - enclosed,
         },
+        // What aliases replay grows with the text, never past it: a "billion laughs" of a few
+        // lines is refused.
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: len.max(1_000_000),
+        },
+        // Numbers as kubectl reads them (YAML 1.1): `0777` is octal 511.
+        legacy_octal_numbers: true,
     }
 }
 
@@ -463,21 +642,48 @@ pub(super) fn yaml_options(len: usize) -> serde_saphyr::Options {
 /// kubectl writes); otherwise, and to word any problem, documents are read one at a time by
 /// serde-saphyr's streaming reader, list items converted as they are read.
 fn read_yaml(text: &str) -> Result<Objects, ParseError> {
+    read_yaml_as(text).map_err(YamlFailure::error)
+}
+
+/// Why YAML text did not read.
+enum YamlFailure {
+    /// It is not a stream of YAML mappings.
+    NotYaml(ParseError),
+    /// It is, but an object in it does not convert.
+    Object(ParseError),
+}
+
+impl YamlFailure {
+    fn error(self) -> ParseError {
+        match self {
+            YamlFailure::NotYaml(error) | YamlFailure::Object(error) => error,
+        }
+    }
+}
+
+/// [`read_yaml`], telling text that is not YAML from objects that do not convert.
+fn read_yaml_as(text: &str) -> Result<Objects, YamlFailure> {
     match yaml_items::read(text) {
         Ok(objects) => Ok(objects),
         Err(fallback) => {
             tracing::debug!(reason = %fallback, "reading the YAML snapshot with serde-saphyr");
-            read_yaml_documents(text)
+            yaml_documents(text)
         }
     }
 }
 
 /// YAML read by serde-saphyr, document by document.
+#[cfg(test)]
 pub(super) fn read_yaml_documents(text: &str) -> Result<Objects, ParseError> {
+    yaml_documents(text).map_err(YamlFailure::error)
+}
+
+/// YAML read by serde-saphyr, document by document, list items converted as they are read.
+fn yaml_documents(text: &str) -> Result<Objects, YamlFailure> {
     let options = yaml_options(text.len());
     let documents: Vec<serde_saphyr::Spanned<Document>> =
         serde_saphyr::from_str_multiple_with_options(text, options)
-            .map_err(|e| position::yaml_error(text, &e))?;
+            .map_err(|e| YamlFailure::NotYaml(position::yaml_error(text, &e)))?;
     let mut objects = Objects::default();
     for document in documents {
         match document.value.0 {
@@ -486,7 +692,12 @@ pub(super) fn read_yaml_documents(text: &str) -> Result<Objects, ParseError> {
                 let at = misplaced.at.unwrap_or(document.referenced);
                 let (line, column) =
                     field_position(text, at, &misplaced.path).unwrap_or((at.line(), at.column()));
-                return Err(position::yaml_at(text, line, column, misplaced.message));
+                return Err(YamlFailure::Object(position::yaml_at(
+                    text,
+                    line,
+                    column,
+                    misplaced.message,
+                )));
             }
         }
     }
@@ -515,7 +726,7 @@ fn field_position(text: &str, at: serde_saphyr::Location, path: &[Step]) -> Opti
         return None;
     }
     let (own, first_line) = object_text(text, at)?;
-    let object = crate::yaml_tree::parse_document(&own)?;
+    let object = crate::yaml_tree::parse_document(&own, yaml_options(own.len()))?;
     let mut node = &object;
     for step in path {
         node = match (step, &node.value) {
@@ -750,7 +961,7 @@ impl<'de> Deserialize<'de> for Items {
 }
 
 /// Below this many items a list is converted on one thread: spawning costs more than it saves.
-const PARALLEL_ITEMS: usize = 4096;
+pub(super) const PARALLEL_ITEMS: usize = 4096;
 
 /// Convert the raw items of a list, in parallel chunks on big lists (decoding is most of a big
 /// `plan`'s time). Chunks are merged in order, so the result does not depend on the threads.
@@ -795,7 +1006,11 @@ pub(super) fn in_chunks<I: Sync, R: Send>(
     std::thread::scope(|scope| {
         let workers: Vec<_> = items
             .chunks(chunk_size)
-            .map(|chunk| scope.spawn(move || convert(chunk)))
+            .map(|chunk| {
+                reader_thread()
+                    .spawn_scoped(scope, move || convert(chunk))
+                    .expect("a conversion thread starts")
+            })
             .collect();
         workers
             .into_iter()
@@ -1188,6 +1403,106 @@ pub(super) mod tests {
             read_text(file.path(), limit).expect("at the limit").len(),
             2048
         );
+    }
+
+    #[test]
+    fn utf16_is_decoded_and_where_it_is_not_text_is_told_in_the_files_terms() {
+        let text = "apiVersion: v1\nkind: Namespace\nmetadata: {name: é}\n";
+        let mut bytes = vec![0xfe, 0xff];
+        bytes.extend(text.encode_utf16().flat_map(u16::to_be_bytes));
+        let file = file_with(&bytes);
+        let read = read_text(file.path(), FileSizeLimit::DEFAULT).expect("UTF-16");
+        assert_eq!(read, text);
+        // A lone low surrogate after `a: `: the fourth unit, bytes 8 and 9 with the mark.
+        let lone = [0xff, 0xfe, b'a', 0, b':', 0, b' ', 0, 0x00, 0xdc];
+        let file = file_with(&lone);
+        let error = read_text(file.path(), FileSizeLimit::DEFAULT).expect_err("not UTF-16");
+        assert!(
+            error
+                .to_string()
+                .ends_with(":1:4: document 1: not YAML or JSON text: invalid UTF-16 at byte 8"),
+            "{error}"
+        );
+        let control = [0xff, 0xfe, b'a', 0, b'\n', 0, 0x1b, 0];
+        let file = file_with(&control);
+        let error = read_text(file.path(), FileSizeLimit::DEFAULT).expect_err("a control");
+        assert!(
+            error.to_string().ends_with(
+                ":2:1: document 1: not YAML or JSON text: control character 0x1b at byte 6"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_a_column() {
+        let error = read_str("\u{feff}apiVersion: [v1\n").expect_err("unclosed");
+        let without = read_str("apiVersion: [v1\n").expect_err("unclosed");
+        assert_eq!(error, without);
+        let file = file_with(b"\xef\xbb\xbfab\x01");
+        let error = read_text(file.path(), FileSizeLimit::DEFAULT).expect_err("a control");
+        assert!(
+            error.to_string().ends_with(
+                ":1:3: document 1: not YAML or JSON text: control character 0x01 at byte 5"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn text_that_stops_being_json_is_read_on_as_yaml_and_a_problem_in_either_is_told() {
+        let namespace = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}"#;
+        let flow = "{apiVersion: v1, kind: Namespace, metadata: {name: b}}";
+        let names = |text: &str| -> Vec<String> {
+            read_str(text)
+                .unwrap_or_else(|error| panic!("{text}: {error}"))
+                .namespaces
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect()
+        };
+        assert_eq!(names(flow), ["b"]);
+        assert_eq!(names(&format!("{namespace}\n---\n{flow}\n")), ["a", "b"]);
+        assert_eq!(
+            names(&format!("{namespace} {namespace}\n---\n{flow}\n")),
+            ["a", "a", "b"]
+        );
+        // A problem of an object of the YAML part is its, in the file's documents.
+        let wrong = "{apiVersion: v1, kind: Pod, metadata: {name: p, namespace: s}, spec: {priority: high}}";
+        let error = read_str(&format!("{namespace}\n---\n{wrong}\n")).expect_err("a string");
+        assert_eq!(error.at.line, 3);
+        assert_eq!(error.at.document, Some(2));
+        assert!(error.message.contains("Pod s/p: invalid type"), "{error}");
+        // Broken JSON is not YAML either: JSON's error, where JSON saw it.
+        let broken = r#"{"apiVersion": "v1", "kind": "Namespace" "metadata": {}}"#;
+        let error = read_str(broken).expect_err("a missing comma");
+        assert_eq!((error.at.line, error.at.column), (1, 42), "{error}");
+        assert!(error.message.contains("expected `,` or `}`"), "{error}");
+    }
+
+    #[test]
+    fn integers_are_read_as_kubectl_reads_them_leading_zero_octal_included() {
+        // What kubectl 1.32 makes of each as a pod's priority (`kubectl label --local -f … -o
+        // json`): YAML 1.1's integers.
+        let kubectl = [
+            ("0777", 511),
+            ("-0777", -511),
+            ("012", 10),
+            ("0o17", 15),
+            ("0x1F", 31),
+            ("0b101", 5),
+            ("1_000", 1000),
+            ("+12", 12),
+            ("0", 0),
+        ];
+        for (written, read) in kubectl {
+            let text = format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: ns}}\nspec:\n  \
+                 priority: {written}\n  containers: []\n"
+            );
+            let objects = read_str(&text).unwrap_or_else(|error| panic!("{written}: {error}"));
+            assert_eq!(objects.pods[0].priority, read, "{written}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::load::yaml_options;
 use super::position::{self, Position, at_offset, is_json, offset_in};
 
 /// The object to find.
@@ -24,12 +25,13 @@ pub enum Sought<'a> {
 /// Where the last object of `text` that is `sought` starts; `None` when the text does not read
 /// (it did when it was loaded, but it is read again from disk).
 pub fn last(text: &str, sought: Sought) -> Option<Position> {
-    let offsets = if is_json(text) {
-        json_offsets(text, sought)?
-    } else {
-        return yaml_position(text, sought);
-    };
-    offsets.last().map(|&offset| at_offset(text, offset))
+    if is_json(text)
+        && let Some(offsets) = json_offsets(text, sought)
+    {
+        return offsets.last().map(|&offset| at_offset(text, offset));
+    }
+    // YAML, or text that starts like JSON and is read as YAML, as it was loaded.
+    yaml_position(text, sought)
 }
 
 #[derive(Deserialize, Default)]
@@ -139,7 +141,7 @@ struct YamlHeader {
 
 fn yaml_position(text: &str, sought: Sought) -> Option<Position> {
     let documents: Vec<serde_saphyr::Spanned<YamlHeader>> =
-        serde_saphyr::from_str_multiple(text).ok()?;
+        serde_saphyr::from_str_multiple_with_options(text, yaml_options(text.len())).ok()?;
     let mut found = None;
     for document in &documents {
         let header = &document.value;

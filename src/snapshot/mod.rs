@@ -3,6 +3,8 @@
 
 mod annotations;
 mod convert;
+#[cfg(test)]
+mod forms;
 pub mod history;
 mod json_scan;
 mod labels;
@@ -14,6 +16,7 @@ pub mod prune;
 mod quantity;
 mod resources;
 mod stream;
+mod structure;
 pub mod wire;
 mod yaml_items;
 mod yaml_json;
@@ -35,6 +38,7 @@ pub use load::{
 pub use model::*;
 pub use position::{ParseError, Position};
 pub use resources::{OtherName, ResourceName, Resources};
+pub use structure::MAX_DEPTH;
 
 use crate::hash::{HashMap, HashSet};
 use crate::inventory::Inventory;
@@ -64,7 +68,7 @@ pub fn load_files_within(
     for path in paths {
         parts.push((path.clone(), load::read_file(path, limit)?));
     }
-    let loaded = assemble(parts, now).map_err(located)?;
+    let loaded = assemble(parts, now).map_err(|error| located(error, limit))?;
     if loaded.snapshot.nodes.is_empty() {
         let snapshot = &loaded.snapshot;
         let empty = snapshot.pods.is_empty()
@@ -85,10 +89,12 @@ pub fn load_files_within(
 }
 
 /// A duplicate, with where its later copy was written: the file is read again to find it.
-fn located(error: SnapshotError) -> SnapshotError {
+fn located(error: SnapshotError, limit: FileSizeLimit) -> SnapshotError {
     let find = |path: &Path, sought| {
-        let text = std::fs::read_to_string(path).ok()?;
-        locate::last(&text, sought).map(Box::new)
+        // The text as it was read: decoded, without its byte order mark.
+        let text = load::read_text(path, limit).ok()?;
+        let text = crate::encoding::without_mark(&text);
+        crate::stack::on_reader_stack(|| locate::last(text, sought)).map(Box::new)
     };
     match error {
         SnapshotError::Duplicate {

@@ -5,9 +5,13 @@
 //! nothing more.
 
 use serde::de::IgnoredAny;
-use serde_saphyr::MessageFormatter;
+
+use super::load::OBJECT;
+use super::structure::MAX_DEPTH;
+use serde_saphyr::budget::BudgetBreach;
 
 use crate::text::{MAX_MESSAGE, one_line_within};
+use crate::yaml_error::{self, is_too_deep, original};
 
 /// Room kept for what precedes a problem's message: a file name and its position.
 const POSITIONED: usize = 100;
@@ -84,9 +88,11 @@ pub fn json_message(error: &serde_json::Error) -> String {
 
 /// serde's `expected X` in words instead of Rust's (`i32`) or k8s-openapi's (`PodSpec`,
 /// `ObjectMeta`) type names: a type error is about what the file holds, not about our types.
+/// A value serde calls a `floating point` is a number.
 fn plain_expectation(message: &str) -> String {
+    let message = yaml_error::plain_value(message);
     let Some((before, after)) = message.rsplit_once(", expected ") else {
-        return message.to_string();
+        return message;
     };
     let words = match after {
         "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer",
@@ -97,7 +103,7 @@ fn plain_expectation(message: &str) -> String {
         "Time" | "MicroTime" => "a time (RFC 3339, such as 2026-11-21T20:49:09Z)",
         // k8s-openapi names each object type: all of them are mappings in the file.
         name if is_type_name(name) => "a mapping",
-        _ => return message.to_string(),
+        _ => return message,
     };
     format!("{before}, expected {words}")
 }
@@ -145,20 +151,20 @@ fn is_marker(line: &str, marker: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
 }
 
-/// A YAML reader's error, positioned in `text`, its message on one line without the position
-/// the reader appends.
+/// A YAML reader's error, positioned in `text`, in words (never the library's own, which speak
+/// of its options and of Rust types).
 pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
     let message = match original(error) {
-        serde_saphyr::Error::Budget { .. } => {
-            "the file is larger or more complex than its size allows (the YAML reader's limit on \
-             nodes, events or aliases was reached)"
+        serde_saphyr::Error::Budget { breach, .. } if !is_too_deep(error) => budget_message(breach),
+        serde_saphyr::Error::AliasReplayLimitExceeded { .. }
+        | serde_saphyr::Error::AliasExpansionLimitExceeded { .. }
+        | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. }
+        | serde_saphyr::Error::AliasReplayCounterOverflow { .. } => {
+            "aliases here replay more than the file's size allows (an alias repeats what its \
+             anchor holds; a file cannot multiply itself)"
                 .to_string()
         }
-        _ => serde_saphyr::DefaultMessageFormatter
-            .format_message(error.without_snippet())
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect(),
+        _ => yaml_error::message(error, MAX_DEPTH, OBJECT),
     };
     match error.location() {
         Some(location) => yaml_located(text, location, message),
@@ -169,14 +175,21 @@ pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
     }
 }
 
-/// The reader's error under the wrappers that add a snippet or an alias's location.
-fn original(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {
-    while let serde_saphyr::Error::AliasError { error: inner, .. }
-    | serde_saphyr::Error::WithSnippet { error: inner, .. } = error
-    {
-        error = inner;
-    }
-    error
+/// A limit of the YAML reader, which grows with the file (docs/snapshots.md, "The forms
+/// kubectl reads"), in words.
+fn budget_message(breach: &BudgetBreach) -> String {
+    let what = match breach {
+        BudgetBreach::Aliases { .. }
+        | BudgetBreach::Anchors { .. }
+        | BudgetBreach::AliasAnchorRatio { .. }
+        | BudgetBreach::RecordedAnchorEvents { .. }
+        | BudgetBreach::RecordedAnchorBytes { .. } => "anchors and aliases",
+        BudgetBreach::MergeKeys { .. } => "merge keys (<<)",
+        BudgetBreach::Documents { .. } => "documents",
+        BudgetBreach::ScalarBytes { .. } => "text in values and tags",
+        _ => "values, lists and mappings",
+    };
+    format!("the file holds more {what} than its size allows")
 }
 
 /// A problem at a YAML reader's location in `text`.
@@ -244,10 +257,9 @@ mod tests {
             "{}",
             error.message
         );
-        assert!(
-            error.message.contains("larger or more complex"),
-            "{}",
-            error.message
+        assert_eq!(
+            error.message,
+            "the file holds more values, lists and mappings than its size allows"
         );
     }
 

@@ -20,6 +20,8 @@ use super::load::{
     CHUNK_BYTES, FileSizeLimit, Growth, ItemType, ListHeader, Objects, Source, check_text, object,
     read_document,
 };
+use super::structure::json_shape;
+use crate::stack::reader_thread;
 
 /// Why a file is not read as a stream (logged at debug level; the file is then read whole).
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +43,9 @@ pub enum Fallback {
     #[error("no document")]
     Empty,
 }
+
+/// The UTF-8 encoding of the byte order mark.
+const UTF8_MARK: &[u8] = "\u{feff}".as_bytes();
 
 /// How much item text is converted at a time by one thread: enough to make handing it over
 /// cheap, small enough that the items waiting for a thread are a few MiB.
@@ -79,7 +84,9 @@ fn read_in_blocks(
         let (done, converted) = mpsc::channel();
         for _ in 0..threads {
             let (queue, done, failed) = (Arc::clone(&queue), done.clone(), &failed);
-            scope.spawn(move || convert_batches(&queue, &done, failed));
+            reader_thread()
+                .spawn_scoped(scope, move || convert_batches(&queue, &done, failed))
+                .expect("a conversion thread starts");
         }
         drop(queue);
         drop(done);
@@ -118,6 +125,11 @@ fn feed(
             .map_err(Fallback::Read)?;
         if read == 0 {
             break;
+        }
+        // kubectl drops a byte order mark; the whole-file reader does too.
+        if offset == 0 && block.starts_with(UTF8_MARK) {
+            block.drain(..UTF8_MARK.len());
+            offset = UTF8_MARK.len() as u64;
         }
         if offset + block.len() as u64 > limit.bytes() {
             return Err(Fallback::TooLarge);
@@ -252,8 +264,10 @@ impl Sink for Batcher {
         // An item that converted without the list's type names its own, and converts the same
         // with it; one that took a type must have taken the list's.
         let assumed = self.item_type.take();
-        let confirmed = serde_json::from_slice::<ListHeader>(header)
-            .is_ok_and(|list| list.items.is_some())
+        // Its own fields are checked as the whole-file reader checks every document.
+        let shaped = std::str::from_utf8(header).is_ok_and(|header| json_shape(header, 0).is_ok());
+        let confirmed = shaped
+            && serde_json::from_slice::<ListHeader>(header).is_ok_and(|list| list.items.is_some())
             && assumed.is_none_or(|assumed| ListItemType::of(header).as_ref() == Some(&assumed));
         if !confirmed {
             self.problem.get_or_insert(Fallback::ListHeader);
@@ -297,6 +311,12 @@ fn convert(batch: &Batch, interner: &mut Interner) -> Option<Objects> {
     let mut start = 0;
     for (end, piece) in &batch.pieces {
         let raw = text.get(start..*end)?;
+        // What the whole-file reader refuses before decoding: a key twice, nesting too deep.
+        let enclosing = match piece {
+            Piece::Item(_) => 2,
+            Piece::Document => 0,
+        };
+        json_shape(raw, enclosing).ok()?;
         let read = match piece {
             Piece::Item(item_type) => object(
                 Source::Raw(raw),
@@ -400,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn a_list_typing_its_items_after_them_or_an_escaped_items_key_is_read_whole_alike() {
+    fn a_list_typing_its_items_after_them_an_escaped_items_key_or_yaml_is_read_whole_alike() {
         let directory = tempfile::tempdir().expect("a temporary directory");
         // YAML turned into JSON prints keys sorted: the list's kind after its untyped items.
         let sorted = r#"{"apiVersion":"metrics.k8s.io/v1beta1","items":[{"metadata":{"name":"w1"},"usage":{"cpu":"1500m","memory":"1Gi"}}],"kind":"NodeMetricsList"}"#;
@@ -409,7 +429,9 @@ mod tests {
             r#"{{"kind":"List","it\u0065ms":[{}]}}"#,
             pod("w1", r#"{"containers":[]}"#)
         );
-        for text in [sorted, &escaped] {
+        // Not JSON, but YAML, which kubectl reads it as, and so does the whole-file reader.
+        let trailing_comma = format!(r#"{{"items":[{},]}}"#, pod("w1", r#"{"containers":[]}"#));
+        for text in [sorted, &escaped, &trailing_comma] {
             let path = written(directory.path(), "unstreamed.json", text.as_bytes());
             assert!(read_in_blocks(&path, FileSizeLimit::DEFAULT, 16, 16).is_err());
             let read = outcome(load::read_file(&path, FileSizeLimit::DEFAULT));
@@ -452,7 +474,6 @@ mod tests {
             ("missing comma", format!(r#"{{"items":[{good} {good}]}}"#).into_bytes()),
             ("unclosed list", list(std::slice::from_ref(&good)).as_bytes()[..60].to_vec()),
             ("item not an object", br#"{"apiVersion":"v1","kind":"List","items":[1]}"#.to_vec()),
-            ("trailing comma", format!(r#"{{"items":[{good},]}}"#).into_bytes()),
             (
                 "wrong type deep in a pod",
                 list(&[good.clone(), pod("b", r#"{"containers":[{"name":"c","resources":{"requests":{"cpu":[1]}}}]}"#)]).into_bytes(),
@@ -513,7 +534,7 @@ mod tests {
             super::super::load_files(std::slice::from_ref(&path), now).expect_err("a duplicate");
         let objects = read_whole_file(&path, FileSizeLimit::DEFAULT).expect("readable");
         let whole = super::super::assemble(vec![(path.clone(), objects)], now)
-            .map_err(super::super::located)
+            .map_err(|error| super::super::located(error, FileSizeLimit::DEFAULT))
             .expect_err("a duplicate");
         assert_eq!(streamed.to_string(), whole.to_string());
         assert!(streamed.to_string().contains("twice"), "{streamed}");

@@ -11,13 +11,13 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::labels::Interner;
-use super::load::{Growth, ItemType, Objects, Source, in_chunks, object, yaml_options};
+use super::load::{Growth, ItemType, Objects, Source, in_chunks, object, yaml_options_within};
 use super::yaml_json;
 
 /// Why the text is not read this way (logged at debug level; serde-saphyr then reads it).
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub(super) enum Fallback {
-    #[error("the text has carriage returns, a byte order mark, directives or `...`")]
+    #[error("the text has carriage returns alone, a byte order mark, directives or `...`")]
     Form,
     #[error("document {0} is not a block mapping the reader takes")]
     Document(usize),
@@ -40,7 +40,9 @@ pub(super) fn read(text: &str) -> Result<Objects, Fallback> {
 
 /// The documents of the text, split at its `---` lines.
 fn documents(text: &str) -> Result<Vec<&str>, Fallback> {
-    let odd = text.contains('\r')
+    // CR LF ends a line as LF does; a carriage return alone, which YAML reads as a line break
+    // too, is left to serde-saphyr.
+    let odd = lone_carriage_return(text)
         || text.starts_with(['\u{feff}', '%'])
         || text.starts_with("...")
         || text.contains("\n%")
@@ -57,7 +59,7 @@ fn documents(text: &str) -> Result<Vec<&str>, Fallback> {
             continue;
         }
         // `--- !tag`, `--- value` and the like are left to serde-saphyr.
-        if !matches!(text.as_bytes().get(at + 3), None | Some(b'\n')) {
+        if !matches!(text.as_bytes().get(at + 3), None | Some(b'\n' | b'\r')) {
             return Err(Fallback::Form);
         }
         starts.push(at);
@@ -78,6 +80,12 @@ fn documents(text: &str) -> Result<Vec<&str>, Fallback> {
         documents.push(document);
     }
     Ok(documents)
+}
+
+/// Whether the text has a carriage return that is not followed by a line feed.
+fn lone_carriage_return(text: &str) -> bool {
+    text.match_indices('\r')
+        .any(|(at, _)| text.as_bytes().get(at + 1) != Some(&b'\n'))
 }
 
 /// Whether a document has nothing but blank lines and comments.
@@ -175,8 +183,10 @@ fn convert_chunk(items: &[&str], item_type: Option<ItemType>) -> Result<Converte
 /// An item `yaml_json` does not take, read by serde-saphyr on its own (a one-entry sequence)
 /// and written to `json`; whether it names its own type.
 fn item_by_serde_saphyr(item: &str, json: &mut String) -> Result<bool, Fallback> {
-    let values: Vec<Value> = serde_saphyr::from_str_with_options(item, yaml_options(item.len()))
-        .map_err(|_| Fallback::Item)?;
+    // Alone, the item sits in a one-entry list; in its document, in a List's mapping and items.
+    let options = yaml_options_within(item.len(), 1);
+    let values: Vec<Value> =
+        serde_saphyr::from_str_with_options(item, options).map_err(|_| Fallback::Item)?;
     let [value] = values.as_slice() else {
         return Err(Fallback::Item);
     };

@@ -4,9 +4,9 @@
 //! Hand-written because no YAML parser we can have reads fast enough: serde-saphyr takes 8.6 s
 //! and libyaml (serde_yaml) 6.3 s merely to parse the 139 MB 150,000-pod snapshot, before any
 //! conversion, against a budget of three times the whole JSON command (about 3 s). This reads
-//! a subset: block mappings and sequences indented with spaces; one-line plain, single- and
-//! double-quoted scalars; `|` and `|-` literal scalars; one-line flow collections (`[a, b]`,
-//! `{k: v}`); comments. Anything else (anchors, aliases, tags, multi-line flow scalars and
+//! a subset, its lines ended by LF or CR LF: block mappings and sequences indented with
+//! spaces; one-line plain, single- and double-quoted scalars; `|` and `|-` literal scalars;
+//! one-line flow collections (`[a, b]`, `{k: v}`); comments. Anything else (anchors, aliases, tags, multi-line flow scalars and
 //! collections, folded scalars, duplicate keys, escapes JSON does not share, plain scalars
 //! whose type is not certain) is `Unsupported`, and the caller reads that part with
 //! serde-saphyr instead. What it takes it reads exactly as serde-saphyr does: the tests
@@ -14,6 +14,8 @@
 //! fixture of the project and on thousands of broken variants of them.
 
 use std::borrow::Cow;
+
+use super::structure::MAX_DEPTH;
 
 /// A form this reader does not take; the caller reads the text with serde-saphyr instead,
 /// which also words the problem if there is one.
@@ -38,7 +40,8 @@ pub(super) struct Item {
 /// Read one YAML document (without its `---`) as a top-level mapping, leaving its `items`
 /// as the text of each item.
 pub(super) fn document(text: &str) -> Result<Document<'_>> {
-    let mut cursor = Cursor::new(text);
+    // The document's own mapping encloses its values.
+    let mut cursor = Cursor::new(text, 1);
     // A document with no content is left to serde-saphyr; the loop checks every line's form.
     cursor.skip_blank()?.ok_or(Unsupported)?;
     let mut fields = String::new();
@@ -112,7 +115,8 @@ fn item_texts<'t>(cursor: &mut Cursor<'t>, rest: &str) -> Result<Vec<&'t str>> {
 
 /// Write one list item (its text from its `- `) to `out` as JSON.
 pub(super) fn item(text: &str, out: &mut String) -> Result<Item> {
-    let mut cursor = Cursor::new(text);
+    // The document's mapping and its `items` enclose the item.
+    let mut cursor = Cursor::new(text, 2);
     let line = cursor.skip_blank()?.ok_or(Unsupported)?;
     let content = entry_content(&mut cursor, &line)?;
     if split_key(content)?.is_none() {
@@ -150,16 +154,30 @@ struct Cursor<'t> {
     pos: usize,
     /// The column of `pos`: 0 at the start of a line, more after a `- `.
     col: usize,
+    /// How many mappings and sequences enclose `pos`, from the document's.
+    depth: usize,
 }
 
 impl<'t> Cursor<'t> {
-    fn new(text: &'t str) -> Cursor<'t> {
+    fn new(text: &'t str, depth: usize) -> Cursor<'t> {
         Cursor {
             text,
             keys: Vec::new(),
             pos: 0,
             col: 0,
+            depth,
         }
+    }
+
+    /// Into a mapping or a sequence; one nested deeper than [`MAX_DEPTH`] is left to
+    /// serde-saphyr, which refuses it, so that reading recurses a bounded number of times.
+    fn enter(&mut self) -> Result<()> {
+        self.depth = deeper(self.depth)?;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
     }
 
     /// The current line, or `None` at the end of the text.
@@ -172,6 +190,9 @@ impl<'t> Cursor<'t> {
             Some(end) => (&rest[..end], self.pos + end + 1),
             None => (rest, self.text.len()),
         };
+        // CR LF ends a line as LF does (the caller leaves a carriage return alone to
+        // serde-saphyr).
+        let line = line.strip_suffix('\r').unwrap_or(line);
         let content = line.trim_start_matches(' ');
         let spaces = line.len() - content.len();
         Some(Line {
@@ -201,6 +222,15 @@ impl<'t> Cursor<'t> {
     fn next_line(&mut self, line: &Line) {
         self.pos = line.next;
         self.col = 0;
+    }
+}
+
+/// One level deeper than `depth`, when that is within [`MAX_DEPTH`].
+fn deeper(depth: usize) -> Result<usize> {
+    if depth < MAX_DEPTH {
+        Ok(depth + 1)
+    } else {
+        Err(Unsupported)
     }
 }
 
@@ -345,6 +375,7 @@ fn single_quoted(text: &str) -> Option<(Cow<'_, str>, usize)> {
 /// A mapping whose keys are at `indent`, the cursor on its first key. Returns whether it
 /// has an `apiVersion` or `kind` key.
 fn mapping(cursor: &mut Cursor, out: &mut String, indent: usize) -> Result<bool> {
+    cursor.enter()?;
     let outer = cursor.keys.len();
     out.push('{');
     while let Some(line) = cursor.skip_blank()? {
@@ -372,6 +403,7 @@ fn mapping(cursor: &mut Cursor, out: &mut String, indent: usize) -> Result<bool>
         .iter()
         .any(|key| key == "apiVersion" || key == "kind");
     cursor.keys.truncate(outer);
+    cursor.leave();
     Ok(typed)
 }
 
@@ -384,7 +416,7 @@ fn value(cursor: &mut Cursor, out: &mut String, indent: usize, rest: &str) -> Re
     if rest.starts_with('|') {
         return literal(cursor, out, indent, rest);
     }
-    scalar(out, rest)?;
+    scalar(out, rest, cursor.depth)?;
     no_continuation(cursor, indent)
 }
 
@@ -419,6 +451,7 @@ fn nested(
 
 /// A sequence whose entries' `-` are at `indent`, the cursor on its first entry.
 fn sequence(cursor: &mut Cursor<'_>, out: &mut String, indent: usize) -> Result<()> {
+    cursor.enter()?;
     out.push('[');
     let mut first = true;
     while let Some(line) = cursor.skip_blank()? {
@@ -435,6 +468,7 @@ fn sequence(cursor: &mut Cursor<'_>, out: &mut String, indent: usize) -> Result<
         entry(cursor, out, &line)?;
     }
     out.push(']');
+    cursor.leave();
     Ok(())
 }
 
@@ -458,7 +492,7 @@ fn entry<'t>(cursor: &mut Cursor<'t>, out: &mut String, line: &Line<'t>) -> Resu
         return Ok(());
     }
     cursor.next_line(line);
-    scalar(out, content)?;
+    scalar(out, content, cursor.depth)?;
     no_continuation(cursor, line.indent)
 }
 
@@ -521,6 +555,7 @@ fn literal_lines<'t>(cursor: &mut Cursor<'t>, indent: usize) -> Result<Vec<&'t s
     let mut widest_leading_blank = 0;
     while let Some(line) = cursor.line() {
         let raw = cursor.text[line.start..line.next].trim_end_matches('\n');
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if line.content.is_empty() {
             match width {
                 None => widest_leading_blank = widest_leading_blank.max(raw.len()),
@@ -552,8 +587,9 @@ fn literal_lines<'t>(cursor: &mut Cursor<'t>, indent: usize) -> Result<Vec<&'t s
     Ok(lines)
 }
 
-/// A one-line value: quoted, `{}`, `[]`, or plain, with a comment after it perhaps.
-fn scalar(out: &mut String, text: &str) -> Result<()> {
+/// A one-line value: quoted, `{}`, `[]`, or plain, with a comment after it perhaps; `depth`
+/// collections enclose it.
+fn scalar(out: &mut String, text: &str, depth: usize) -> Result<()> {
     match text.as_bytes()[0] {
         b'"' | b'\'' => {
             let (value, used) = quoted(text)?.ok_or(Unsupported)?;
@@ -562,7 +598,7 @@ fn scalar(out: &mut String, text: &str) -> Result<()> {
             Ok(())
         }
         b'{' | b'[' => {
-            let used = flow(out, text)?;
+            let used = flow(out, text, depth)?;
             only_comment(&text[used..])
         }
         _ => plain(out, text),
@@ -570,8 +606,9 @@ fn scalar(out: &mut String, text: &str) -> Result<()> {
 }
 
 /// A flow collection that ends on its line (`[a, b]`, `{k: v, l: [1]}`), its scalars taken as
-/// in block style; how many bytes it takes.
-fn flow(out: &mut String, text: &str) -> Result<usize> {
+/// in block style, `depth` collections enclosing it; how many bytes it takes.
+fn flow(out: &mut String, text: &str, depth: usize) -> Result<usize> {
+    let depth = deeper(depth)?;
     let bytes = text.as_bytes();
     let (close, mapping) = match bytes[0] {
         b'[' => (b']', false),
@@ -596,7 +633,7 @@ fn flow(out: &mut String, text: &str) -> Result<usize> {
             keys.push(key);
             at = flow_space(text, at + used);
         }
-        at += flow_node(out, &text[at..])?;
+        at += flow_node(out, &text[at..], depth)?;
         at = flow_space(text, at);
         match bytes.get(at) {
             Some(b',') => at = flow_space(text, at + 1),
@@ -636,10 +673,10 @@ fn flow_key(text: &str) -> Result<(Cow<'_, str>, usize)> {
     Ok((key, used + 2))
 }
 
-/// One value inside a flow collection; how many bytes it takes.
-fn flow_node(out: &mut String, text: &str) -> Result<usize> {
+/// One value inside a flow collection at `depth`; how many bytes it takes.
+fn flow_node(out: &mut String, text: &str, depth: usize) -> Result<usize> {
     match text.as_bytes().first() {
-        Some(b'[' | b'{') => flow(out, text),
+        Some(b'[' | b'{') => flow(out, text, depth),
         Some(b'"' | b'\'') => {
             let (value, used) = quoted(text)?.ok_or(Unsupported)?;
             json_string(out, &value);
@@ -830,12 +867,14 @@ fn json_string(out: &mut String, text: &str) {
 mod tests {
     use serde_json::Value;
 
-    use super::{PlainType, Unsupported, document, item, plain_type};
+    use super::{MAX_DEPTH, PlainType, Unsupported, document, item, plain_type};
 
-    /// What serde-saphyr makes of `text` as the value of a key.
+    /// What serde-saphyr makes of `text` as the value of a key, as the snapshot reader runs it.
     fn by_serde_saphyr(text: &str) -> Option<Value> {
+        let document = format!("k: {text}\n");
+        let options = crate::snapshot::load::yaml_options(document.len());
         let read: std::collections::BTreeMap<String, Value> =
-            serde_saphyr::from_str(&format!("k: {text}\n")).ok()?;
+            serde_saphyr::from_str_with_options(&document, options).ok()?;
         read.get("k").cloned()
     }
 
@@ -981,7 +1020,9 @@ mod tests {
 
     /// `text` read here and by serde-saphyr: `None` when this reader does not take it.
     fn both(text: &str) -> (Option<Value>, Value) {
-        let expected: Value = serde_saphyr::from_str(text).expect("the test's YAML is valid");
+        let options = crate::snapshot::load::yaml_options(text.len());
+        let expected: Value =
+            serde_saphyr::from_str_with_options(text, options).expect("the test's YAML is valid");
         let ours = document(text).ok().map(|read| {
             assert!(read.items.is_none(), "no items in these tests");
             serde_json::from_str(&read.fields).expect("our output is JSON")
@@ -1022,7 +1063,12 @@ mod tests {
         ];
         for text in documents {
             let (ours, expected) = both(text);
-            assert_eq!(ours, Some(expected), "{text}");
+            assert_eq!(ours, Some(expected.clone()), "{text}");
+            // CR LF ends lines as LF does, in literal text too.
+            let crlf = text.replace('\n', "\r\n");
+            let (ours, crlf_expected) = both(&crlf);
+            assert_eq!(crlf_expected, expected, "{crlf:?}");
+            assert_eq!(ours, Some(expected), "{crlf:?}");
         }
     }
 
@@ -1062,6 +1108,34 @@ mod tests {
         for text in ["a: b: c\n", "a: 1\n b: 2\n", "- a\nb: 1\n", "a: \"open\n"] {
             assert!(document(text).is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_left_to_serde_saphyr_without_following_it() {
+        let at_limit = format!(
+            "a: {}{}\n",
+            "[".repeat(MAX_DEPTH - 1),
+            "]".repeat(MAX_DEPTH - 1)
+        );
+        assert!(document(&at_limit).is_ok());
+        let one_more = format!("a: {}{}\n", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(document(&one_more).is_err());
+        // Far more than a thread's stack would hold, were each level a call.
+        for text in [
+            format!("a: {}\n", "[".repeat(100_000)),
+            format!("a:\n{}x\n", "- ".repeat(100_000)),
+            format!("a: {}\n", "{b: ".repeat(100_000)),
+        ] {
+            assert_eq!(document(&text).err(), Some(Unsupported));
+        }
+        // The List's mapping, its items and the item's mapping enclose `a`'s lists.
+        let item_at_limit = format!("- a:\n{}x\n", "  - ".repeat(MAX_DEPTH - 3));
+        assert!(item(&item_at_limit, &mut String::new()).is_ok());
+        let item_too_deep = format!("- a:\n{}x\n", "  - ".repeat(MAX_DEPTH - 2));
+        assert_eq!(
+            item(&item_too_deep, &mut String::new()).err(),
+            Some(Unsupported)
+        );
     }
 
     #[test]
