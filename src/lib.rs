@@ -2,6 +2,7 @@
 //! VMs, by labelling nodes with their host, evicting pods that break host-level anti-affinity or
 //! topology spread, and writing DRS anti-affinity rules so vSphere keeps the node VMs apart.
 
+pub mod cause;
 pub mod check;
 pub mod cli;
 pub mod command;

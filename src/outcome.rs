@@ -6,14 +6,15 @@
 //! Below `run`, `report` and `metrics`, which all read it, so none of them imports another in a
 //! circle to share it.
 
-mod cause;
+#[cfg(test)]
+mod cause_tests;
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::snapshot::history::Unreadable;
 
-pub use cause::{Cause, Failure};
+pub use crate::cause::{Cause, Failure};
 
 /// A signal that asks the run to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

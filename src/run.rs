@@ -65,7 +65,7 @@ impl Error {
     /// The kind of failure that kept the run from planning.
     pub fn cause(&self) -> Cause {
         match self {
-            Error::Kubernetes(error) | Error::Lock(error) => Cause::of_kube(error),
+            Error::Kubernetes(error) | Error::Lock(error) => error.cause(),
             Error::Snapshot(_) => Cause::Unreadable,
             Error::Policy(_) => Cause::Config,
             Error::Stopped(_) => Cause::Stopped,
@@ -293,14 +293,14 @@ async fn observe(
     match metrics {
         Ok(metrics) => cluster.metrics = metrics,
         Err(error @ kube::Error::MetricsUnavailable { .. }) => {
-            problems.push(Problem::MetricsUnavailable(Failure::of_kube(&error)));
+            problems.push(Problem::MetricsUnavailable(error.failure()));
         }
         Err(error) => return Err(Error::Kubernetes(error)),
     }
     let (mut vsphere, inventory) = match vcenter {
         Ok((client, inventory)) => (Some(client), Some(inventory)),
         Err(error) => {
-            problems.push(Problem::VcenterUnobserved(Failure::of_vsphere(&error)));
+            problems.push(Problem::VcenterUnobserved(error.failure()));
             (None, None)
         }
     };

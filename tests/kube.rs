@@ -241,7 +241,7 @@ fn each_refusal_of_a_label_write_becomes_its_cause() {
             .block_on(async { client(&server).apply_labels(&apply, None).await })
             .expect_err("refused");
         assert_eq!(
-            Cause::of_kube(&error),
+            error.cause(),
             cause,
             "{}",
             vsphere_descheduler::error_chain(&error)
@@ -254,7 +254,7 @@ fn each_refusal_of_a_label_write_becomes_its_cause() {
         .block_on(async { client(&server).apply_labels(&apply, None).await })
         .expect_err("dropped");
     assert_eq!(
-        Cause::of_kube(&error),
+        error.cause(),
         Cause::Connection,
         "{}",
         vsphere_descheduler::error_chain(&error)

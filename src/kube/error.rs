@@ -8,8 +8,8 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
+use crate::cause::{Cause, Failure};
 use crate::connection::certificate::{CertificateProblem, Refusal, certificate_problem};
-use crate::outcome::Cause;
 use crate::text::{from_server, shown};
 
 /// Everything that can go wrong talking to the Kubernetes API server.
@@ -124,7 +124,7 @@ impl Error {
     /// Whether the run lost its claim on the lock (taken over, or not renewed in time): no
     /// further write may start. The run's outcomes say so by the same [`Cause`].
     pub fn is_lock_loss(&self) -> bool {
-        Cause::of_kube(self) == Cause::LockLost
+        self.cause() == Cause::LockLost
     }
 }
 
@@ -351,6 +351,38 @@ fn causes(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     shown(&text).to_string()
+}
+
+impl Error {
+    /// What kind of failure this is (see [`Cause`]).
+    pub fn cause(&self) -> Cause {
+        use Error as E;
+        match self {
+            E::Config { .. } => Cause::Config,
+            E::Client { source } => Cause::of_kube_client(source),
+            E::List { source, .. }
+            | E::MetricsUnavailable { source, .. }
+            | E::AccessReview { source, .. }
+            | E::ApplyLabels { source, .. }
+            | E::RemoveLabel { source, .. }
+            | E::Event { source, .. }
+            | E::ReadLease { source, .. }
+            | E::WriteLease { source, .. } => Cause::of_kube_client(source.error()),
+            // Every continue token expired (HTTP 410 each time).
+            E::ListExpired { .. } => Cause::NotFound,
+            E::Convert { .. } => Cause::Unreadable,
+            // The node listed is not there any more (deleted, perhaps recreated under its name).
+            E::NodeReplaced { .. } => Cause::NotFound,
+            E::LockHeld { .. } | E::LockRace { .. } => Cause::Conflict,
+            E::ReleaseTimedOut { .. } => Cause::Timeout,
+            E::LockLost { .. } | E::LockExpired { .. } => Cause::LockLost,
+        }
+    }
+
+    /// The failure, with this error's chain as the report shows it.
+    pub fn failure(&self) -> Failure {
+        Failure::new(self.cause(), crate::error_chain(self))
+    }
 }
 
 #[cfg(test)]

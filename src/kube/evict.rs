@@ -23,7 +23,7 @@ use kube::api::{Api, PostParams};
 use kube::core::Status;
 
 use super::{Client, describe};
-use crate::outcome::{Cause, Failure};
+use crate::cause::{Cause, Failure};
 use crate::text;
 
 /// Who asks for every eviction this tool sends ([`REQUESTED_BY`]); upstream sends

@@ -92,7 +92,7 @@ impl<'p> Executor<'_, 'p> {
         let halt = if let Some(reason) = self.backends.stop.halted() {
             Halt::Stopped(reason)
         } else if let Some(Err(error)) = self.backends.lock.map(Lock::check) {
-            Halt::LockLost(Failure::of_kube(&error))
+            Halt::LockLost(error.failure())
         } else {
             return None;
         };
@@ -137,7 +137,7 @@ impl<'p> Executor<'_, 'p> {
                     LabelOutcome::Written
                 }
                 Ok(Err(error)) => {
-                    let failure = Failure::of_kube(&error);
+                    let failure = error.failure();
                     tracing::warn!(node = apply.node, error = %failure, "failed to label node");
                     if failure.cause == Cause::LockLost {
                         self.outcomes.labels[index] = LabelOutcome::Failed(failure.clone());
@@ -246,7 +246,7 @@ impl<'p> Executor<'_, 'p> {
                 Paced::Recorded(recording)
             }
             Ok(Err(error)) => {
-                let failure = Failure::of_kube(&error);
+                let failure = error.failure();
                 if failure.cause == Cause::LockLost {
                     self.halt(Halt::LockLost(failure), HaltedAt::BeforeEviction(0));
                 } else {
@@ -390,9 +390,9 @@ impl<'p> Executor<'_, 'p> {
             Ok(Ok(())) => DrsOutcome::Applied,
             Err(reason) => DrsOutcome::Unknown(DrsUnconfirmed::Stopped(reason)),
             Ok(Err(error @ vsphere::Error::TaskNotAwaited { .. })) => {
-                DrsOutcome::Unknown(DrsUnconfirmed::TaskNotAwaited(Failure::of_vsphere(&error)))
+                DrsOutcome::Unknown(DrsUnconfirmed::TaskNotAwaited(error.failure()))
             }
-            Ok(Err(error)) => DrsOutcome::Failed(Failure::of_vsphere(&error)),
+            Ok(Err(error)) => DrsOutcome::Failed(error.failure()),
         }
     }
 

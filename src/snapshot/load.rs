@@ -21,16 +21,13 @@ use super::position::{
     self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
 };
 use super::quantity::parse_milli;
-use super::structure::{MAX_DEPTH, Shape, json_shape, json_too_deep};
+use super::structure::{MAX_DEPTH, OBJECT, Shape, json_shape, json_too_deep};
 use super::{stream, wire, yaml_items};
 use crate::encoding::{Utf16, Utf16Decoder, without_mark};
 use crate::inventory::{self, Inventory};
 use crate::stack::{on_reader_stack, reader_thread};
 use crate::text::shown;
 use crate::yaml_error::{duplicate_key, too_deep};
-
-/// What a snapshot document holds, as the message on text nested too deep names it.
-pub(super) const OBJECT: &str = "Kubernetes object";
 
 /// Why a snapshot could not be read.
 #[derive(Debug, thiserror::Error)]

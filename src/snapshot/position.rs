@@ -6,8 +6,7 @@
 
 use serde::de::IgnoredAny;
 
-use super::load::OBJECT;
-use super::structure::MAX_DEPTH;
+use super::structure::{MAX_DEPTH, OBJECT};
 use serde_saphyr::budget::BudgetBreach;
 
 use crate::text::{MAX_MESSAGE, one_line_within};

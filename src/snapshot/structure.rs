@@ -13,6 +13,9 @@ use std::collections::HashSet;
 /// limit of 128 levels, so that what one form reads the other reads too.
 pub const MAX_DEPTH: usize = 100;
 
+/// What a snapshot document holds, as the message on text nested too deep names it.
+pub(super) const OBJECT: &str = "Kubernetes object";
+
 /// Where JSON text first nests deeper than `max` levels, the text being enclosed by `depth`
 /// levels already: the offset of the bracket that opens one level too many. The text need not
 /// be valid: this follows strings and brackets only, so that depth is judged before syntax (a

@@ -1,6 +1,7 @@
 //! Errors of the vSphere adapter. Messages name the object and the call; the cause is only in
 //! the source chain. No variant holds a password or a session cookie.
 
+use crate::cause::{Cause, Failure};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -191,5 +192,60 @@ impl Error {
 
     pub(crate) fn is_not_authenticated(&self) -> bool {
         self.fault().is_some_and(Fault::is_not_authenticated)
+    }
+}
+
+impl Error {
+    /// What kind of failure this is (see [`Cause`]).
+    pub fn cause(&self) -> Cause {
+        use Error as E;
+        match self {
+            E::MissingCredential { .. }
+            | E::EmptyCredential { .. }
+            | E::ReadCredential { .. }
+            | E::CredentialNotUtf8 { .. }
+            | E::CredentialsInServerAddress
+            | E::InvalidServer { .. }
+            | E::Trust(_)
+            | E::HttpClient { .. } => Cause::Config,
+            E::Tls { .. } | E::UntrustedCertificate { .. } => Cause::Tls,
+            E::Request { source, .. } if source.is_timeout() => Cause::Timeout,
+            E::Request { source, .. } => {
+                crate::cause::transport(source).unwrap_or(Cause::Connection)
+            }
+            E::Timeout { .. } | E::TaskTimeout { .. } => Cause::Timeout,
+            E::Status { status, .. } => Cause::of_http(*status),
+            E::Response { .. } => Cause::Unreadable,
+            E::Fault { fault, .. } | E::Login { fault, .. } | E::Task { fault, .. } => {
+                fault.cause()
+            }
+            E::TaskNotAwaited { .. } => Cause::Stopped,
+            E::NoAuthorizationManager { .. } => Cause::Refused,
+            E::MissingProperty {
+                fault: Some(fault), ..
+            } => fault.cause(),
+            E::MissingProperty { fault: None, .. } => Cause::Unreadable,
+        }
+    }
+
+    /// The failure, with this error's chain as the report shows it.
+    pub fn failure(&self) -> Failure {
+        Failure::new(self.cause(), crate::error_chain(self))
+    }
+}
+
+impl Fault {
+    /// The kind of a vim25 fault, by its type.
+    pub fn cause(&self) -> Cause {
+        match self.name.as_str() {
+            "NoPermission" => Cause::Forbidden,
+            "NotAuthenticated" | "InvalidLogin" => Cause::Unauthorized,
+            "ManagedObjectNotFound" => Cause::NotFound,
+            "ConcurrentAccess" => Cause::Conflict,
+            "InvalidArgument" | "InvalidRequest" => Cause::Invalid,
+            "Timedout" => Cause::Timeout,
+            "RequestCanceled" => Cause::Stopped,
+            _ => Cause::Refused,
+        }
     }
 }
