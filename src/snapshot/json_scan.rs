@@ -59,7 +59,7 @@ const MAX_ITEM_DEPTH: u32 = MAX_DEPTH as u32 - 2;
 /// encloses it.
 const MAX_FIELD_DEPTH: u32 = MAX_DEPTH as u32 - 1;
 
-use super::structure::MAX_DEPTH;
+use super::structure::{MAX_DEPTH, quote_or_escape};
 
 /// Receives what the scanner finds, in the order of the text.
 pub trait Sink {
@@ -86,21 +86,30 @@ impl Nest {
     /// when the value goes on past them. `Err` when it nests deeper than `max_depth`, with the
     /// index of the byte that does.
     fn close(&mut self, bytes: &[u8], max_depth: u32) -> Result<Option<usize>, usize> {
-        for (index, &byte) in bytes.iter().enumerate() {
+        let mut index = 0;
+        while index < bytes.len() {
             if self.string {
                 if self.escaped {
                     self.escaped = false;
-                } else if byte == b'\\' {
-                    self.escaped = true;
-                } else if byte == b'"' {
-                    self.string = false;
-                    if self.depth == 0 {
-                        return Ok(Some(index + 1));
+                } else {
+                    // Strings are most of the text: skipped to their next quote or escape.
+                    index = quote_or_escape(bytes, index);
+                    let Some(&byte) = bytes.get(index) else {
+                        break;
+                    };
+                    if byte == b'\\' {
+                        self.escaped = true;
+                    } else {
+                        self.string = false;
+                        if self.depth == 0 {
+                            return Ok(Some(index + 1));
+                        }
                     }
                 }
+                index += 1;
                 continue;
             }
-            match byte {
+            match bytes[index] {
                 b'"' => self.string = true,
                 b'{' | b'[' => {
                     self.depth += 1;
@@ -117,6 +126,7 @@ impl Nest {
                 }
                 _ => {}
             }
+            index += 1;
         }
         Ok(None)
     }

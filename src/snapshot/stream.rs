@@ -20,7 +20,7 @@ use super::load::{
     CHUNK_BYTES, FileSizeLimit, Growth, ItemType, ListHeader, Objects, Source, check_text, object,
     read_document,
 };
-use super::structure::json_shape;
+use super::structure::{ShapeScratch, json_shape, json_shape_with};
 use crate::stack::reader_thread;
 
 /// Why a file is not read as a stream (logged at debug level; the file is then read whole).
@@ -284,6 +284,7 @@ fn convert_batches(
     failed: &AtomicBool,
 ) {
     let mut interner = Interner::default();
+    let mut scratch = ShapeScratch::default();
     loop {
         let job = queue.lock().expect("a batch receiver").recv();
         let Ok((index, batch)) = job else {
@@ -292,7 +293,7 @@ fn convert_batches(
         let objects = if failed.load(Ordering::Relaxed) {
             None
         } else {
-            convert(&batch, &mut interner)
+            convert(&batch, &mut interner, &mut scratch)
         };
         drop(batch);
         if objects.is_none() {
@@ -305,7 +306,7 @@ fn convert_batches(
 }
 
 /// The objects of a batch, as the whole-file reader converts the same texts.
-fn convert(batch: &Batch, interner: &mut Interner) -> Option<Objects> {
+fn convert(batch: &Batch, interner: &mut Interner, scratch: &mut ShapeScratch) -> Option<Objects> {
     let text = std::str::from_utf8(&batch.text).ok()?;
     let mut objects = Objects::default();
     let mut start = 0;
@@ -316,7 +317,7 @@ fn convert(batch: &Batch, interner: &mut Interner) -> Option<Objects> {
             Piece::Item(_) => 2,
             Piece::Document => 0,
         };
-        json_shape(raw, enclosing).ok()?;
+        json_shape_with(raw, enclosing, scratch).ok()?;
         let read = match piece {
             Piece::Item(item_type) => object(
                 Source::Raw(raw),

@@ -3,7 +3,6 @@
 //! JSON's would recurse without a limit where a value is skipped, and takes the last of a
 //! repeated key where it fills a map, so JSON text is checked here before it is decoded.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// The deepest nesting of lists and mappings in a snapshot document, counted from the document
@@ -26,7 +25,7 @@ pub fn json_too_deep(text: &[u8], depth: usize, max: usize) -> Option<usize> {
     while at < text.len() {
         match text[at] {
             b'"' => {
-                at = string_end(text, at + 1);
+                at = string_end(text, at + 1).0;
                 continue;
             }
             b'{' | b'[' => {
@@ -53,13 +52,109 @@ pub enum Shape {
 }
 
 /// An open object or list, while [`json_shape`] reads what is in it.
-struct Open<'t> {
+struct Open {
     /// Whether it is an object, whose strings alternate between keys and values.
     object: bool,
     /// Where its keys start in the keys of every open object.
     keys_from: usize,
     /// Its keys, once they are too many to compare one by one.
-    set: Option<HashSet<Cow<'t, str>>>,
+    set: Option<HashSet<String>>,
+}
+
+/// A key of an open object: where its text is (in the JSON text, or, when it has escapes, in
+/// [`ShapeScratch::decoded`]), and its first bytes and length, which tell most keys apart
+/// without comparing their text.
+#[derive(Clone, Copy)]
+struct Key {
+    prefix: u64,
+    start: usize,
+    end: usize,
+    decoded: bool,
+}
+
+/// The first eight bytes of `text` (fewer, zero-padded) mixed with its length.
+fn prefix(text: &[u8]) -> u64 {
+    let first = match text.get(..8) {
+        Some(eight) => u64::from_le_bytes(eight.try_into().expect("eight bytes")),
+        None => text
+            .iter()
+            .rev()
+            .fold(0, |prefix, &byte| prefix << 8 | u64::from(byte)),
+    };
+    first ^ (text.len() as u64).rotate_left(56)
+}
+
+/// What [`json_shape`] keeps while it reads, kept from one text to the next so that checking
+/// a list item allocates nothing.
+#[derive(Default)]
+pub struct ShapeScratch {
+    open: Vec<Open>,
+    keys: Vec<Key>,
+    /// The text of the keys written with escapes, decoded.
+    decoded: String,
+}
+
+impl ShapeScratch {
+    /// The key whose quoted text is `text[start..end]`.
+    fn key(&mut self, text: &str, start: usize, end: usize, escaped: bool) -> Key {
+        let inner = (start + 1, end.saturating_sub(1).max(start + 1));
+        let decoded = escaped
+            .then(|| serde_json::from_str::<String>(&text[start..end]).ok())
+            .flatten();
+        match decoded {
+            Some(decoded) => {
+                let from = self.decoded.len();
+                self.decoded.push_str(&decoded);
+                Key {
+                    prefix: prefix(decoded.as_bytes()),
+                    start: from,
+                    end: self.decoded.len(),
+                    decoded: true,
+                }
+            }
+            None => Key {
+                prefix: prefix(&text.as_bytes()[inner.0..inner.1]),
+                start: inner.0,
+                end: inner.1,
+                decoded: false,
+            },
+        }
+    }
+
+    /// Records `key` among the innermost open object's keys (and its set, once it has one);
+    /// `false` when the object has it already.
+    fn record(&mut self, key: Key, text: &str) -> bool {
+        let Some(object) = self.open.last_mut() else {
+            return true;
+        };
+        let own = &self.keys[object.keys_from..];
+        let decoded = self.decoded.as_str();
+        let text_of = |key: &Key| key_text(key, text, decoded);
+        let repeated = match &mut object.set {
+            Some(set) => !set.insert(text_of(&key).to_string()),
+            None => own
+                .iter()
+                .any(|other| other.prefix == key.prefix && text_of(other) == text_of(&key)),
+        };
+        if repeated {
+            return false;
+        }
+        if object.set.is_none() && own.len() + 1 >= COMPARED_KEYS {
+            let set = own.iter().chain([&key]).map(|key| text_of(key).to_string());
+            object.set = Some(set.collect());
+        }
+        self.keys.push(key);
+        true
+    }
+}
+
+/// The text of `key`, from the JSON text or from the decoded keys.
+fn key_text<'t>(key: &Key, text: &'t str, decoded: &'t str) -> &'t str {
+    if key.decoded {
+        &decoded[key.start..key.end]
+    } else {
+        &text[key.start..key.end]
+    }
 }
 
 /// Up to this many keys, a mapping's are compared one by one; past it, through a set, so
@@ -69,23 +164,30 @@ const COMPARED_KEYS: usize = 16;
 /// Checks valid JSON text, enclosed by `depth` levels already: no deeper than [`MAX_DEPTH`],
 /// no key twice in one object (as decoded: `"a"` and `"\u0061"` are the same key).
 pub fn json_shape(text: &str, depth: usize) -> Result<(), Shape> {
+    json_shape_with(text, depth, &mut ShapeScratch::default())
+}
+
+/// [`json_shape`] with the buffers of `scratch`.
+pub fn json_shape_with(text: &str, depth: usize, scratch: &mut ShapeScratch) -> Result<(), Shape> {
+    scratch.open.clear();
+    scratch.keys.clear();
+    scratch.decoded.clear();
     let bytes = text.as_bytes();
     let mut depth = depth;
-    let mut open: Vec<Open> = Vec::new();
-    let mut keys: Vec<Cow<str>> = Vec::new();
     let mut expect_key = false;
     let mut at = 0;
     while at < bytes.len() {
         match bytes[at] {
             b'"' => {
-                let end = string_end(bytes, at + 1);
-                if expect_key && let Some(object) = open.last_mut() {
-                    record(object, &mut keys, key_text(&text[at..end])).map_err(|key| {
-                        Shape::DuplicateKey {
+                let (end, escaped) = string_end(bytes, at + 1);
+                if expect_key {
+                    let key = scratch.key(text, at, end, escaped);
+                    if !scratch.record(key, text) {
+                        return Err(Shape::DuplicateKey {
                             offset: at,
-                            key: key.into_owned(),
-                        }
-                    })?;
+                            key: key_text(&key, text, &scratch.decoded).to_string(),
+                        });
+                    }
                     expect_key = false;
                 }
                 at = end;
@@ -96,21 +198,21 @@ pub fn json_shape(text: &str, depth: usize) -> Result<(), Shape> {
                 if depth > MAX_DEPTH {
                     return Err(Shape::TooDeep { offset: at });
                 }
-                open.push(Open {
+                scratch.open.push(Open {
                     object: byte == b'{',
-                    keys_from: keys.len(),
+                    keys_from: scratch.keys.len(),
                     set: None,
                 });
                 expect_key = byte == b'{';
             }
             b'}' | b']' => {
-                if let Some(closed) = open.pop() {
-                    keys.truncate(closed.keys_from);
+                if let Some(closed) = scratch.open.pop() {
+                    scratch.keys.truncate(closed.keys_from);
                 }
                 depth = depth.saturating_sub(1);
                 expect_key = false;
             }
-            b',' => expect_key = open.last().is_some_and(|open| open.object),
+            b',' => expect_key = scratch.open.last().is_some_and(|open| open.object),
             _ => {}
         }
         at += 1;
@@ -118,49 +220,47 @@ pub fn json_shape(text: &str, depth: usize) -> Result<(), Shape> {
     Ok(())
 }
 
-/// The text of a JSON string, its quotes included, as a key: escapes decoded when it has any.
-fn key_text(quoted: &str) -> Cow<'_, str> {
-    let inner = &quoted[1..quoted.len().saturating_sub(1).max(1)];
-    if inner.contains('\\') {
-        serde_json::from_str::<String>(quoted).map_or(Cow::Borrowed(inner), Cow::Owned)
-    } else {
-        Cow::Borrowed(inner)
-    }
-}
-
-/// Records `key` among `object`'s keys (`keys[object.keys_from..]`, and its set once it has
-/// one); gives the key back when the object has it already.
-fn record<'t>(
-    object: &mut Open<'t>,
-    keys: &mut Vec<Cow<'t, str>>,
-    key: Cow<'t, str>,
-) -> Result<(), Cow<'t, str>> {
-    let own = &keys[object.keys_from..];
-    let repeated = match &mut object.set {
-        Some(set) => !set.insert(key.clone()),
-        None => own.contains(&key),
-    };
-    if repeated {
-        return Err(key);
-    }
-    if object.set.is_none() && own.len() + 1 >= COMPARED_KEYS {
-        object.set = Some(own.iter().cloned().chain([key.clone()]).collect());
-    }
-    keys.push(key);
-    Ok(())
-}
-
 /// The offset just past the closing quote of the string whose text starts at `at` (the end of
-/// the text when it never closes).
-fn string_end(text: &[u8], mut at: usize) -> usize {
-    while at < text.len() {
-        match text[at] {
-            b'\\' => at += 2,
-            b'"' => return at + 1,
-            _ => at += 1,
+/// the text when it never closes), and whether it has an escape.
+fn string_end(text: &[u8], mut at: usize) -> (usize, bool) {
+    let mut escaped = false;
+    loop {
+        at = quote_or_escape(text, at);
+        match text.get(at) {
+            Some(b'\\') => {
+                escaped = true;
+                at += 2;
+            }
+            Some(_) => return (at + 1, escaped),
+            None => return (text.len(), escaped),
         }
     }
-    text.len()
+}
+
+/// The offset of the first `"` or `\` from `at` (the end of the text when there is none),
+/// eight bytes at a time: strings are most of a snapshot's text, and a byte at a time was half
+/// of what checking a 120 MB file cost.
+pub fn quote_or_escape(text: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // The high bit of each byte of `word` that is `byte`; past the first such byte, others
+    // may be marked too, so only the lowest counts.
+    let marked = |word: u64, byte: u8| {
+        let zeroed = word ^ (ONES * u64::from(byte));
+        zeroed.wrapping_sub(ONES) & !zeroed & HIGHS
+    };
+    while let Some(eight) = text.get(at..at + 8) {
+        let word = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+        let found = marked(word, b'"') | marked(word, b'\\');
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < text.len() && !matches!(text[at], b'"' | b'\\') {
+        at += 1;
+    }
+    at
 }
 
 #[cfg(test)]
@@ -168,7 +268,7 @@ mod tests {
     use std::io::Write;
 
     use super::super::load::{FileSizeLimit, PARALLEL_ITEMS, read_file, read_str};
-    use super::{MAX_DEPTH, Shape, json_shape, json_too_deep};
+    use super::{MAX_DEPTH, Shape, json_shape, json_too_deep, quote_or_escape};
 
     /// The ways a snapshot can nest, each read by another of the readers' paths.
     #[derive(Clone, Copy, Debug)]
@@ -388,6 +488,25 @@ mod tests {
         let early = format!("{{\"k3\":0,{}}}", keys[..20].join(","));
         let at = early.rfind("\"k3\"").expect("the repeated key");
         assert_eq!(duplicate(&early), Some((at, "k3".to_string())));
+    }
+
+    #[test]
+    fn the_first_quote_or_backslash_is_found_wherever_it_is() {
+        let text: Vec<u8> = "aé€𝄞bcdefghijklmnopqrstuvwxyz".bytes().collect();
+        assert_eq!(quote_or_escape(&text, 0), text.len());
+        for at in 0..text.len() {
+            for mark in [b'"', b'\\'] {
+                let mut marked = text.clone();
+                marked[at] = mark;
+                // A second mark after the first, in the same eight bytes or not.
+                if at + 3 < marked.len() {
+                    marked[at + 3] = b'"';
+                }
+                for from in 0..=at {
+                    assert_eq!(quote_or_escape(&marked, from), at, "{at} from {from}");
+                }
+            }
+        }
     }
 
     #[test]
