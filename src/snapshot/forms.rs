@@ -2,8 +2,9 @@
 //! the project re-encoded (a byte order mark, UTF-16, CR LF, `...` ends, JSON, JSON documents
 //! separated by `---`, flow-style YAML) and read as a file, which is how `plan` reads it (JSON
 //! through the stream first, anything else whole), must give the same objects, in the same order,
-//! as its LF UTF-8 YAML. Then what YAML writers put in big files: one anchor reused thousands
-//! of times, thousands of merge keys, a tag on every scalar.
+//! as its LF UTF-8 YAML; and so must what real emitters wrote of three of them
+//! (`tests/fixtures/emitters/`). Then what YAML writers put in big files: one anchor reused
+//! thousands of times, thousands of merge keys, a tag on every scalar.
 
 use std::path::{Path, PathBuf};
 
@@ -171,6 +172,41 @@ fn every_form_kubectl_reads_gives_the_objects_of_the_plain_yaml() {
         }
     }
     assert!(read > 500, "forms read: {read}");
+}
+
+/// What real tools write: `tests/fixtures/emitters/<name>/` holds a source fixture's objects as
+/// PyYAML (block, flow, canonical, with aliases, CR LF with `---` and `...`), yq, kubectl, jq,
+/// Perl's JSON::PP and Node.js wrote them, and in UTF-16 and with a byte order mark
+/// (`scripts/emitter-fixtures.py` writes them). Each must give the source's objects.
+#[test]
+fn what_every_emitter_wrote_gives_the_objects_of_its_source() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut directories: Vec<PathBuf> = std::fs::read_dir(root.join("tests/fixtures/emitters"))
+        .expect("the emitters' fixtures")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.is_dir())
+        .collect();
+    directories.sort();
+    assert!(directories.len() >= 3, "{directories:?}");
+    let mut read = 0;
+    for directory in directories {
+        let source = std::fs::read_to_string(directory.join("source")).expect("its source");
+        let source = std::fs::read_to_string(root.join(source.trim())).expect("the source");
+        let expected = format!("{:?}", read_str(&source).expect("the source reads"));
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
+            .expect("a directory")
+            .map(|entry| entry.expect("an entry").path())
+            .filter(|path| path.file_name().is_some_and(|name| name != "source"))
+            .collect();
+        files.sort();
+        for file in files {
+            let objects = read_file(&file, FileSizeLimit::DEFAULT)
+                .unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+            assert_eq!(format!("{objects:?}"), expected, "{}", file.display());
+            read += 1;
+        }
+    }
+    assert!(read >= 40, "files read: {read}");
 }
 
 /// `count` pods of one Deployment, as a List, in plain block YAML.

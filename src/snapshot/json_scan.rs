@@ -9,6 +9,8 @@
 //! and of the items) and refuses whatever it does not handle, so that the caller can read the
 //! file the ordinary way instead.
 
+use super::structure::{MAX_DEPTH, quote_or_escape};
+
 /// Where the scanner is in the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum At {
@@ -58,8 +60,6 @@ const MAX_ITEM_DEPTH: u32 = MAX_DEPTH as u32 - 2;
 /// The deepest nesting of a value of the document's own fields: the document's mapping
 /// encloses it.
 const MAX_FIELD_DEPTH: u32 = MAX_DEPTH as u32 - 1;
-
-use super::structure::{MAX_DEPTH, quote_or_escape};
 
 /// Receives what the scanner finds, in the order of the text.
 pub trait Sink {

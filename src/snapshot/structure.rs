@@ -281,8 +281,10 @@ mod tests {
         YamlDashes,
         /// An anchor sends the document to serde-saphyr.
         YamlAnchored,
-        /// Carriage returns send the document to serde-saphyr too.
+        /// Carriage returns stay on the fast path.
         YamlCrlf,
+        /// A byte order mark, and `...` after the document, which serde-saphyr reads.
+        YamlMarkedAndEnded,
         /// The node as an item of a `List`: the fast path reads items on their own.
         YamlItem,
         /// An anchored item is read by serde-saphyr on its own.
@@ -294,12 +296,13 @@ mod tests {
         JsonManyItems,
     }
 
-    const FORMS: [Form; 11] = [
+    const FORMS: [Form; 12] = [
         Form::YamlFlow,
         Form::YamlBlock,
         Form::YamlDashes,
         Form::YamlAnchored,
         Form::YamlCrlf,
+        Form::YamlMarkedAndEnded,
         Form::YamlItem,
         Form::YamlAnchoredItem,
         Form::YamlManyItems,
@@ -352,6 +355,10 @@ mod tests {
             ),
             Form::YamlCrlf => (
                 format!("{node}x: {}\n", flow(under_document)).replace('\n', "\r\n"),
+                4,
+            ),
+            Form::YamlMarkedAndEnded => (
+                format!("\u{feff}{node}x: {}\n...\n", flow(under_document)),
                 4,
             ),
             Form::YamlItem | Form::YamlAnchoredItem | Form::YamlManyItems => {
