@@ -398,25 +398,14 @@ impl Report {
     /// Write the report to stdout in the chosen format.
     pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
         let text = match format {
-            // `execute` refuses markdown for a report before it starts.
-            OutputFormat::Text | OutputFormat::Markdown => self.to_text(),
+            // `execute` refuses the findings and markdown formats for a report before it
+            // starts (`plan` writes findings itself).
+            OutputFormat::Text
+            | OutputFormat::Sarif
+            | OutputFormat::Github
+            | OutputFormat::Markdown => self.to_text(),
             OutputFormat::Json => return self.write_json(std::io::stdout().lock()),
             OutputFormat::Html => html::render(self, self.placement.as_deref()),
-            // Findings about input files: the report's errors, as `plan` adds them.
-            OutputFormat::Sarif | OutputFormat::Github => {
-                let found: Vec<findings::Finding> = self
-                    .errors
-                    .iter()
-                    .map(|e| findings::Finding::input(None, e))
-                    .collect();
-                if format == OutputFormat::Sarif {
-                    serde_json::to_string_pretty(&findings::sarif(&found))
-                        .expect("a log serializes")
-                        + "\n"
-                } else {
-                    findings::github(&found)
-                }
-            }
         };
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(text.as_bytes())?;

@@ -189,12 +189,7 @@ fn too_many_evictions(evictions: usize, max: usize) -> Finding {
 }
 
 fn print_findings(found: &[Finding], output: OutputFormat) -> Result<(), Error> {
-    let text = match output {
-        OutputFormat::Sarif => {
-            serde_json::to_string_pretty(&findings::sarif(found)).expect("a log serializes") + "\n"
-        }
-        _ => findings::github(found),
-    };
+    let text = findings::render(found, output);
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     stdout

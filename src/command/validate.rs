@@ -78,12 +78,7 @@ pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Er
         OutputFormat::Json => {
             serde_json::to_string_pretty(&results).expect("results serialize") + "\n"
         }
-        OutputFormat::Sarif => {
-            serde_json::to_string_pretty(&findings::sarif(&all_findings()))
-                .expect("a log serializes")
-                + "\n"
-        }
-        OutputFormat::Github => findings::github(&all_findings()),
+        OutputFormat::Sarif | OutputFormat::Github => findings::render(&all_findings(), output),
         // `execute` refuses html and markdown for this command before it starts.
         OutputFormat::Text | OutputFormat::Html | OutputFormat::Markdown => text(&results),
     };

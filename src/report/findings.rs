@@ -169,6 +169,17 @@ fn uri_reference(path: &str) -> String {
     uri
 }
 
+/// `found` as `format` writes it: a SARIF log, or GitHub workflow commands (the two findings
+/// formats; anything else is GitHub's, the callers never ask for it).
+pub fn render(found: &[Finding], format: crate::report::OutputFormat) -> String {
+    match format {
+        crate::report::OutputFormat::Sarif => {
+            serde_json::to_string_pretty(&sarif(found)).expect("a log serializes") + "\n"
+        }
+        _ => github(found),
+    }
+}
+
 /// One GitHub Actions workflow command per finding (`::error file=…,line=…,col=…,title=…::…`),
 /// which the runner turns into annotations on those lines.
 pub fn github(findings: &[Finding]) -> String {

@@ -71,13 +71,16 @@ impl WhatIfReport {
 
     pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
         let text = match format {
-            // `execute` refuses markdown for this command before it starts.
-            OutputFormat::Text | OutputFormat::Markdown => self.to_text(),
+            // `execute` refuses the findings and markdown formats for this command before it
+            // starts.
+            OutputFormat::Text
+            | OutputFormat::Sarif
+            | OutputFormat::Github
+            | OutputFormat::Markdown => self.to_text(),
             OutputFormat::Json => {
                 serde_json::to_string_pretty(self).expect("a report always serializes") + "\n"
             }
-            // `execute` refuses sarif and github for this command before it starts.
-            OutputFormat::Html | OutputFormat::Sarif | OutputFormat::Github => html::render(self),
+            OutputFormat::Html => html::render(self),
         };
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(text.as_bytes())?;
