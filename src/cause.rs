@@ -71,19 +71,19 @@ impl Cause {
         Cause::Other,
     ];
 
-    /// Its name in snake case, as a metric label would hold it.
+    /// Its name in kebab case, as the metrics label it (`vsphere_descheduler_failures_total`).
     pub fn as_str(self) -> &'static str {
         match self {
             Cause::Timeout => "timeout",
             Cause::Unauthorized => "unauthorized",
             Cause::Forbidden => "forbidden",
-            Cause::NotFound => "not_found",
+            Cause::NotFound => "not-found",
             Cause::Conflict => "conflict",
-            Cause::TooManyRequests => "too_many_requests",
+            Cause::TooManyRequests => "too-many-requests",
             Cause::Invalid => "invalid",
-            Cause::ServerError => "server_error",
+            Cause::ServerError => "server-error",
             Cause::Refused => "refused",
-            Cause::LockLost => "lock_lost",
+            Cause::LockLost => "lock-lost",
             Cause::Connection => "connection",
             Cause::Tls => "tls",
             Cause::Unreadable => "unreadable",

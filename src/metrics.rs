@@ -44,6 +44,7 @@ const RUN_SKIPPED: &str = "vsphere_descheduler_run_pods_skipped";
 const RUN_LABEL_CHANGES: &str = "vsphere_descheduler_run_node_label_changes";
 const RUN_DRS_RULES: &str = "vsphere_descheduler_run_drs_rule_changes";
 const RUN_ERRORS: &str = "vsphere_descheduler_run_errors";
+const RUN_FAILURES: &str = "vsphere_descheduler_run_failures";
 const UNMAPPED_NODES: &str = "vsphere_descheduler_unmapped_nodes";
 const NOT_ATTEMPTED: &str = "vsphere_descheduler_actions_not_attempted";
 const WARNINGS: &str = "vsphere_descheduler_warnings";
@@ -186,6 +187,9 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         if matches!(&entry.outcome, DrsOutcome::NotAttempted(why) if why.is_withheld()) {
             count(NOT_ATTEMPTED, &["drs-rule"]);
         }
+    }
+    for (step, cause) in &report.failures {
+        count(RUN_FAILURES, &[step.as_str(), cause.as_str()]);
     }
     let mut gauge = |family, labels: &[&str], value| set(&mut samples, family, labels, value);
     gauge(UNMAPPED_NODES, &[], report.unmapped_nodes.len() as f64);
@@ -530,6 +534,8 @@ mod tests {
             // Keep is no change, and the delete was not submitted.
             r#"vsphere_descheduler_drs_rule_changes_total{action="create",result="applied"} 1"#,
             "vsphere_descheduler_errors_total 1",
+            // The one failure, by where and what kind; the PDB's refusal is an outcome.
+            r#"vsphere_descheduler_failures_total{step="eviction",cause="server-error"} 1"#,
             r#"vsphere_descheduler_run_evictions{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="blocked"} 1"#,
             r#"vsphere_descheduler_run_evictions{strategy="RemovePodsViolatingInterPodAntiAffinity",namespace="shop",result="evicted"} 2"#,
             r#"vsphere_descheduler_run_evictions{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="failed"} 1"#,
@@ -544,6 +550,7 @@ mod tests {
             r#"vsphere_descheduler_actions_not_attempted{kind="eviction"} 1"#,
             "vsphere_descheduler_unmapped_nodes 1",
             "vsphere_descheduler_run_errors 1",
+            r#"vsphere_descheduler_run_failures{step="eviction",cause="server-error"} 1"#,
             "vsphere_descheduler_warnings 1",
             "vsphere_descheduler_run_duration_seconds 12.25",
             "vsphere_descheduler_last_run_timestamp_seconds 1767225600.5",

@@ -12,7 +12,7 @@ mod cause_tests;
 use std::fmt;
 use std::time::Duration;
 
-use crate::snapshot::history::Unreadable;
+use crate::snapshot::history::{self, Unreadable};
 
 pub use crate::cause::{Cause, Failure};
 
@@ -282,8 +282,8 @@ pub struct Outcomes {
     pub drs_rules: Vec<DrsOutcome>,
     /// Why and where the executor stopped making changes, if it did while some were left.
     pub halt: Option<(Halt, HaltedAt)>,
-    /// The Events sent, by eviction index, in the order sent: `Err` holds the error chain.
-    pub events: Vec<(usize, Result<(), String>)>,
+    /// The Events sent, by eviction index, in the order sent: `Err` holds what failed.
+    pub events: Vec<(usize, Result<(), Failure>)>,
     /// Where the deadline cut the Events off, when it did while some were left to write.
     pub events_cut: Option<EventsCut>,
 }
@@ -312,6 +312,40 @@ impl Outcomes {
         }
     }
 
+    /// Every failure of the run that has a kind, with where it happened, in the order of the
+    /// run's steps: what the metrics count by cause. A PDB's refusal and a pod gone before its
+    /// eviction are outcomes, not failures; a stop has no failure of its own (the actions it
+    /// cut short are counted as not attempted).
+    pub fn failures(&self) -> Vec<(Step, Cause)> {
+        let mut failures: Vec<(Step, Cause)> = self.problems.iter().map(Problem::failure).collect();
+        if let Some((Halt::LockLost(failure), _)) = &self.halt {
+            failures.push((Step::RunLock, failure.cause));
+        }
+        let labels = self.labels.iter().filter_map(|outcome| match outcome {
+            LabelOutcome::Failed(failure) => Some((Step::Label, failure.cause)),
+            _ => None,
+        });
+        let evictions = self.evictions.iter().filter_map(|outcome| match outcome {
+            EvictionOutcome::Failed(failure) => Some((Step::Eviction, failure.cause)),
+            _ => None,
+        });
+        let drs_rules = self.drs_rules.iter().filter_map(|outcome| match outcome {
+            DrsOutcome::Failed(failure)
+            | DrsOutcome::Unknown(DrsUnconfirmed::TaskNotAwaited(failure)) => {
+                Some((Step::DrsRule, failure.cause))
+            }
+            _ => None,
+        });
+        let events = self.events.iter().filter_map(|(_, published)| {
+            published
+                .as_ref()
+                .err()
+                .map(|failure| (Step::Event, failure.cause))
+        });
+        failures.extend(labels.chain(evictions).chain(drs_rules).chain(events));
+        failures
+    }
+
     /// How the run ended: failed when anything went wrong that the report counts as an error,
     /// the deadline cutting anything short included.
     pub fn verdict(&self) -> Verdict {
@@ -338,6 +372,62 @@ impl Outcomes {
             Verdict::Failed
         } else {
             Verdict::Done
+        }
+    }
+}
+
+/// Where in a run a failure happened: a step before the actions, or one kind of action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Step {
+    /// The settings could not be used (exit code 2).
+    Settings,
+    /// Observing the cluster or planning.
+    Plan,
+    /// Reading actual usage from metrics-server.
+    MetricsServer,
+    /// Observing vCenter.
+    Vcenter,
+    /// Reading or recording the eviction history.
+    History,
+    /// Holding the run lock.
+    RunLock,
+    Label,
+    Eviction,
+    DrsRule,
+    Event,
+}
+
+impl Step {
+    /// Its name as a metric label holds it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Settings => "settings",
+            Step::Plan => "plan",
+            Step::MetricsServer => "metrics-server",
+            Step::Vcenter => "vcenter",
+            Step::History => "history",
+            Step::RunLock => "run-lock",
+            Step::Label => "label",
+            Step::Eviction => "eviction",
+            Step::DrsRule => "drs-rule",
+            Step::Event => "event",
+        }
+    }
+}
+
+impl Problem {
+    /// Where it happened and its kind. A history that is not one this tool writes is
+    /// unreadable; one that could not be read failed as its request did.
+    fn failure(&self) -> (Step, Cause) {
+        match self {
+            Problem::NotPlanned(failure) => (Step::Plan, failure.cause),
+            Problem::MetricsUnavailable(failure) => (Step::MetricsServer, failure.cause),
+            Problem::VcenterUnobserved(failure) => (Step::Vcenter, failure.cause),
+            Problem::HistoryUnreadable(unreadable) => match &unreadable.cause {
+                history::Cause::Corrupt(_) => (Step::History, Cause::Unreadable),
+                history::Cause::NotRead(failure) => (Step::History, failure.cause),
+            },
+            Problem::HistoryNotRecorded(failure) => (Step::History, failure.cause),
         }
     }
 }
@@ -424,6 +514,61 @@ mod tests {
         ] {
             assert!(!not.may_have_evicted(), "{not:?}");
         }
+    }
+
+    /// Issue 29: the metrics count failures by what kind they are, read from the outcomes'
+    /// typed causes, never from their text.
+    #[test]
+    fn every_failure_is_listed_with_its_step_and_cause_and_refusals_are_not() {
+        let failed = |cause: Cause| Failure::new(cause, "its words");
+        let outcomes = Outcomes {
+            problems: vec![
+                Problem::MetricsUnavailable(failed(Cause::Forbidden)),
+                Problem::HistoryUnreadable(Unreadable {
+                    object: "Lease ops/vsphere-descheduler".to_string(),
+                    cause: history::Cause::NotRead(failed(Cause::Timeout)),
+                }),
+                Problem::HistoryUnreadable(Unreadable {
+                    object: "Lease ops/vsphere-descheduler".to_string(),
+                    cause: history::Cause::Corrupt("not a JSON list".to_string()),
+                }),
+            ],
+            halt: Some((
+                Halt::LockLost(failed(Cause::LockLost)),
+                HaltedAt::BeforeEviction(2),
+            )),
+            labels: vec![
+                LabelOutcome::Written,
+                LabelOutcome::Failed(failed(Cause::Invalid)),
+                LabelOutcome::Unconfirmed(SIGTERM),
+            ],
+            evictions: vec![
+                EvictionOutcome::Blocked(failed(Cause::TooManyRequests)),
+                EvictionOutcome::Gone(failed(Cause::NotFound)),
+                EvictionOutcome::Failed(failed(Cause::Connection)),
+            ],
+            drs_rules: vec![
+                DrsOutcome::Failed(failed(Cause::Refused)),
+                DrsOutcome::Unknown(DrsUnconfirmed::TaskNotAwaited(failed(Cause::Timeout))),
+                DrsOutcome::Unknown(DrsUnconfirmed::Stopped(SIGTERM)),
+            ],
+            events: vec![(0, Ok(())), (1, Err(failed(Cause::Forbidden)))],
+            ..Outcomes::default()
+        };
+        assert_eq!(
+            outcomes.failures(),
+            [
+                (Step::MetricsServer, Cause::Forbidden),
+                (Step::History, Cause::Timeout),
+                (Step::History, Cause::Unreadable),
+                (Step::RunLock, Cause::LockLost),
+                (Step::Label, Cause::Invalid),
+                (Step::Eviction, Cause::Connection),
+                (Step::DrsRule, Cause::Refused),
+                (Step::DrsRule, Cause::Timeout),
+                (Step::Event, Cause::Forbidden),
+            ]
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::text::{escaped, one_line};
 
-use crate::outcome::{LabelOutcome, NotAttempted, Outcomes};
+use crate::outcome::{Cause, LabelOutcome, NotAttempted, Outcomes, Step};
 use crate::plan::{
     DrsAction, Exposure, LabelChange, MappedBy, MappedNode, NodeUtilization, Plan, Skip,
 };
@@ -152,6 +152,10 @@ pub struct Report {
     pub exposure: Option<Exposure>,
     pub warnings: Vec<ReportWarning>,
     pub errors: Vec<String>,
+    /// Where the run failed and the kind of each failure (what the metrics count by cause;
+    /// the report tells each one in `errors`).
+    #[serde(skip)]
+    pub failures: Vec<(Step, Cause)>,
     /// The exit code of a `run` (0 done, 1 some action or backend failed or the run stopped
     /// early, 2 invalid settings), so a report read from logs says how the run ended.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -183,6 +187,7 @@ impl Report {
     /// in the order they happened, the plan's warnings and those of the Events.
     pub fn new(mode: Mode, plan: Plan, outcomes: Outcomes) -> Report {
         let errors = record::errors(&plan, &outcomes);
+        let failures = outcomes.failures();
         let event_warnings = record::event_warnings(&plan, &outcomes);
         let labels_written = plan
             .label_applies
@@ -221,6 +226,7 @@ impl Report {
             exposure: plan.exposure,
             warnings,
             errors,
+            failures,
             exit_code: None,
             target: None,
             utilization: plan.utilization,

@@ -354,7 +354,12 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
             unreadable.cause
         );
     };
-    assert!(problem.contains("HTTP 403"), "{problem}");
+    assert!(problem.text.contains("HTTP 403"), "{problem}");
+    assert_eq!(
+        problem.cause,
+        Cause::Forbidden,
+        "the kind read from the status code"
+    );
     let cluster = state.lock().expect("state");
     assert!(
         cluster.requests.iter().all(|r| r.method == "GET"),

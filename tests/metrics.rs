@@ -574,11 +574,22 @@ fn a_run_that_cannot_start_is_pushed_with_basic_auth_and_a_wrong_password_is_ref
         series_pushed.get(&series("vsphere_descheduler_run_errors", &[])),
         Some(&1.0)
     );
-    // A live run that could not start counts its error.
+    // A live run that could not start counts its error, and what kind of failure it was.
     assert_eq!(
         series_pushed.get(&series("vsphere_descheduler_errors_total", &[])),
         Some(&1.0)
     );
+    let by_cause = [("step", "settings"), ("cause", "config")];
+    for name in [
+        "vsphere_descheduler_failures_total",
+        "vsphere_descheduler_run_failures",
+    ] {
+        assert_eq!(
+            series_pushed.get(&series(name, &by_cause)),
+            Some(&1.0),
+            "{series_pushed:#?}"
+        );
+    }
 }
 
 #[test]
@@ -1193,6 +1204,11 @@ fn three_runs_count_on_a_real_prometheus_as_their_reports_say() {
         (
             r#"sum(increase(vsphere_descheduler_errors_total{cluster=~"$cluster"}[$window]))"#,
             Model::sum_by(&increase, "vsphere_descheduler_errors_total", &[], any),
+        ),
+        (
+            // The runs wrote every change (their reports have no errors): no failure to count.
+            r#"sum by (step, cause) (increase(vsphere_descheduler_failures_total{cluster=~"$cluster"}[$window]))"#,
+            Model::sum_by(&increase, "vsphere_descheduler_failures_total", &["step", "cause"], any),
         ),
     ]
     .into_iter()

@@ -14,6 +14,7 @@ use super::Error;
 use crate::cli::RunArgs;
 use crate::error_chain;
 use crate::metrics::{RunTiming, push_limit};
+use crate::outcome::{Cause, Step};
 use crate::report::{Mode, OutputFormat, Report, ReportWarning};
 use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
 
@@ -110,6 +111,7 @@ fn unusable_settings(
     };
     let mut report = Report::empty(mode);
     report.errors.push(error_chain(&error));
+    report.failures.push((Step::Settings, Cause::Config));
     report.exit_code = Some(error.exit_code());
     // As a run's: printed first, the push after it.
     let printed = report.print(output);

@@ -35,6 +35,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 
 use super::{Call, Client, Error, api_status, describe, micro_time, retry};
+use crate::cause::{Cause, Failure};
 use crate::snapshot::history::{self, History, Unreadable};
 use crate::snapshot::prune::{self, Pruned};
 
@@ -284,13 +285,16 @@ impl Client {
         let api: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
         match retry::idempotent("read lease", || api.get_opt(name)).await {
             Ok(lease) => history_of(lease.as_ref(), namespace, name),
-            Err(error) => History::Unreadable(Unreadable {
-                object: history::lease_object(namespace, name),
-                cause: history::Cause::NotRead(format!(
-                    "the Lease could not be read ({})",
-                    Call::object("GET", api.resource_url(), name).failed(error)
-                )),
-            }),
+            Err(error) => {
+                let error = Call::object("GET", api.resource_url(), name).failed(error);
+                History::Unreadable(Unreadable {
+                    object: history::lease_object(namespace, name),
+                    cause: history::Cause::NotRead(Failure::new(
+                        Cause::of_kube_client(error.error()),
+                        format!("the Lease could not be read ({error})"),
+                    )),
+                })
+            }
         }
     }
 

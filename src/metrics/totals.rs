@@ -31,6 +31,7 @@ pub const SKIPPED: &str = "vsphere_descheduler_pods_skipped_total";
 pub const LABEL_CHANGES: &str = "vsphere_descheduler_node_label_changes_total";
 pub const DRS_RULES: &str = "vsphere_descheduler_drs_rule_changes_total";
 pub const ERRORS: &str = "vsphere_descheduler_errors_total";
+pub const FAILURES: &str = "vsphere_descheduler_failures_total";
 
 /// Upstream descheduler's buckets of its loop duration histogram, in seconds: a push with
 /// other bounds could not be added to, so they are part of the family's identity.
@@ -116,6 +117,9 @@ impl Totals {
             }
         }
         totals.add_to::<&str>(ERRORS, &[], report.errors.len() as f64);
+        for (step, cause) in &report.failures {
+            totals.count(FAILURES, &[step.as_str(), cause.as_str()]);
+        }
         totals
             .histograms
             .entry(LOOP_DURATION)

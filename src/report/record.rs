@@ -94,10 +94,10 @@ pub fn event_warnings(plan: &Plan, outcomes: &Outcomes) -> Vec<ReportWarning> {
             published
                 .as_ref()
                 .err()
-                .map(|chain| ReportWarning::EventNotRecorded {
+                .map(|failure| ReportWarning::EventNotRecorded {
                     namespace: eviction.namespace.clone(),
                     pod: eviction.pod.clone(),
-                    cause: chain.clone(),
+                    cause: failure.text.clone(),
                 })
         })
         .collect()
@@ -172,7 +172,7 @@ mod tests {
         };
         let outcomes = Outcomes {
             evictions: vec![EvictionOutcome::Evicted, EvictionOutcome::Evicted],
-            events: vec![(0, Err("403".to_string()))],
+            events: vec![(0, Err(Failure::new(Cause::Forbidden, "403")))],
             events_cut: Some(EventsCut::Midway(DEADLINE)),
             ..Outcomes::default()
         };

@@ -419,7 +419,7 @@ impl<'p> Executor<'_, 'p> {
                 .unless_aborted(backends.kubernetes.publish_event(&spec, backends.instance))
                 .await;
             let published = match published {
-                Ok(published) => published.map_err(|error| error_chain(&error)),
+                Ok(published) => published.map_err(|error| error.failure()),
                 Err(reason) => {
                     self.outcomes.events_cut = Some(EventsCut::Midway(reason));
                     break;

@@ -6,6 +6,7 @@
 //! dropped, then the oldest until the text fits [`MAX_BYTES`] (the API server allows 256 KiB for
 //! all of an object's annotations together).
 
+use crate::cause::Failure;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -70,17 +71,17 @@ pub enum Cause {
     /// The annotation is there but is not a history this tool writes (the problem in words):
     /// only removing it helps.
     Corrupt(String),
-    /// The object that holds it could not be read (the failed request in words): the next run
-    /// reads it again.
-    NotRead(String),
+    /// The object that holds it could not be read (the failed request, its kind and its words):
+    /// the next run reads it again.
+    NotRead(Failure),
 }
 
 impl std::fmt::Display for Unreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (problem, fix) = match &self.cause {
             Cause::Corrupt(problem) => (problem, "Remove the annotation to start a new history"),
-            Cause::NotRead(problem) => (
-                problem,
+            Cause::NotRead(failure) => (
+                &failure.text,
                 "The next run reads it again; where it was refused, grant the run `get` on \
                  the Lease (the chart does)",
             ),
@@ -215,7 +216,10 @@ mod tests {
         );
         let refused = Unreadable {
             object: lease_object("ops", "x"),
-            cause: Cause::NotRead("the Lease could not be read (403)".to_string()),
+            cause: Cause::NotRead(Failure::new(
+                crate::cause::Cause::Forbidden,
+                "the Lease could not be read (403)",
+            )),
         };
         let text = refused.to_string();
         assert!(!text.contains("Remove the annotation"), "{text}");

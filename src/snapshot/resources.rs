@@ -1,15 +1,15 @@
 //! Resource amounts (requests, allocatable, usage) as a short sorted list keyed by a typed
 //! name: the names every pod and node carries are enum variants, compared as integers; the
-//! rest (extended resources, hugepages) are interned, shared by every object naming them.
+//! rest (extended resources, hugepages) are shared strings, so a copy of a name costs a
+//! reference count, not an allocation.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Arc;
 
 /// A resource name (`cpu`, `memory`, `nvidia.com/gpu`, …). Names order as their text does,
 /// so [`Resources`] lists them in the order a map keyed by the text would.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum ResourceName {
     Cpu,
     EphemeralStorage,
@@ -19,14 +19,11 @@ pub enum ResourceName {
     Other(OtherName),
 }
 
-/// The text of a resource name that has no variant of its own, interned: one copy per
-/// distinct name for the whole process (a cluster has a handful), so a name costs a pointer
-/// per object and copying it is free.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct OtherName(&'static String);
-
-/// Every [`OtherName`] handed out, by its text.
-static INTERNED: Mutex<BTreeMap<&'static str, &'static String>> = Mutex::new(BTreeMap::new());
+/// The text of a resource name that has no variant of its own. An `Arc<String>`, not an
+/// `Arc<str>`: one pointer wide, so a name stays two words (an `Arc<str>` would make every
+/// amount of every object a word larger). Freed with the last object naming it; nothing is held for the process.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct OtherName(Arc<String>);
 
 impl ResourceName {
     /// The name of a resource as Kubernetes writes it.
@@ -36,11 +33,11 @@ impl ResourceName {
             "ephemeral-storage" => ResourceName::EphemeralStorage,
             "memory" => ResourceName::Memory,
             "pods" => ResourceName::Pods,
-            other => ResourceName::Other(OtherName::intern(other)),
+            other => ResourceName::Other(OtherName(Arc::new(other.to_string()))),
         }
     }
 
-    pub fn as_str(&self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             ResourceName::Cpu => "cpu",
             ResourceName::EphemeralStorage => "ephemeral-storage",
@@ -60,20 +57,6 @@ impl ResourceName {
             ResourceName::Pods => Some(3),
             ResourceName::Other(_) => None,
         }
-    }
-}
-
-impl OtherName {
-    fn intern(name: &str) -> OtherName {
-        // A poisoned lock still holds a consistent map: entries are inserted whole.
-        let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(&text) = interned.get(name) {
-            return OtherName(text);
-        }
-        // Leaked on purpose: the interner would hold it for the process's life anyway.
-        let text: &'static String = Box::leak(Box::new(name.to_string()));
-        interned.insert(text.as_str(), text);
-        OtherName(text)
     }
 }
 
@@ -206,15 +189,15 @@ fn merged(
         };
         match order {
             Ordering::Less => {
-                merged.push(mine[i]);
+                merged.push(mine[i].clone());
                 i += 1;
             }
             Ordering::Greater => {
-                merged.push((theirs[j].0, fold(None, theirs[j].1)));
+                merged.push((theirs[j].0.clone(), fold(None, theirs[j].1)));
                 j += 1;
             }
             Ordering::Equal => {
-                merged.push((mine[i].0, fold(Some(mine[i].1), theirs[j].1)));
+                merged.push((mine[i].0.clone(), fold(Some(mine[i].1), theirs[j].1)));
                 i += 1;
                 j += 1;
             }
@@ -228,7 +211,7 @@ impl FromIterator<(ResourceName, i64)> for Resources {
     fn from_iter<I: IntoIterator<Item = (ResourceName, i64)>>(entries: I) -> Resources {
         let mut entries: Vec<(ResourceName, i64)> = entries.into_iter().collect();
         // Stable: of equal names, the last one given stays last, and is the one kept.
-        entries.sort_by_key(|(name, _)| *name);
+        entries.sort_by(|(a, _), (b, _)| a.cmp(b));
         let mut kept: Vec<(ResourceName, i64)> = Vec::with_capacity(entries.len());
         for entry in entries {
             match kept.last_mut() {
@@ -258,7 +241,7 @@ mod tests {
             .collect()
     }
 
-    fn names(resources: &Resources) -> Vec<&'static str> {
+    fn names(resources: &Resources) -> Vec<&str> {
         resources.iter().map(|(name, _)| name.as_str()).collect()
     }
 
@@ -282,19 +265,29 @@ mod tests {
     }
 
     #[test]
-    fn the_four_common_names_are_variants_and_the_rest_are_interned_once() {
+    fn the_four_common_names_are_variants_and_the_rest_are_owned_by_the_objects_naming_them() {
         assert_eq!(ResourceName::new("cpu"), ResourceName::Cpu);
         assert_eq!(
             ResourceName::new("ephemeral-storage"),
             ResourceName::EphemeralStorage
         );
-        let (ResourceName::Other(first), ResourceName::Other(second)) = (
-            ResourceName::new("nvidia.com/gpu"),
-            ResourceName::new("nvidia.com/gpu"),
-        ) else {
+        let gpu = ResourceName::new("nvidia.com/gpu");
+        assert_eq!(gpu, ResourceName::new("nvidia.com/gpu"));
+        let ResourceName::Other(name) = &gpu else {
             panic!("an extended resource is not a variant");
         };
-        assert!(std::ptr::eq(first.0, second.0), "one copy of the text");
+        // Issue 29: no process-wide table keeps a name alive once its objects are gone.
+        assert_eq!(Arc::strong_count(&name.0), 1);
+        let copy = gpu.clone();
+        let ResourceName::Other(copied) = &copy else {
+            panic!("a copy is the same kind of name");
+        };
+        assert!(Arc::ptr_eq(&name.0, &copied.0), "a copy shares the text");
+        assert_eq!(
+            std::mem::size_of::<ResourceName>(),
+            16,
+            "a name stays two words, as the interned one was"
+        );
     }
 
     #[test]
