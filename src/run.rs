@@ -72,6 +72,11 @@ impl Error {
             Error::Memory(_) => Cause::Other,
         }
     }
+
+    /// The failure, with this error's chain as the report shows it.
+    pub fn failure(&self) -> Failure {
+        Failure::new(self.cause(), error_chain(self))
+    }
 }
 
 /// A run's report, how it ended (what the exit code says), and what is left to do once the
@@ -131,7 +136,7 @@ pub async fn run_on(
 /// The report of a run that failed before planning: `error` in its `errors`, nothing else.
 fn not_planned(config: &RunConfig, error: &Error) -> (Report, Verdict) {
     tracing::error!(error = %error_chain(error), "the run failed before planning");
-    let outcomes = Outcomes::not_planned(Failure::new(error.cause(), error_chain(error)));
+    let outcomes = Outcomes::not_planned(error.failure());
     let verdict = outcomes.verdict();
     (
         Report::new(mode(config), Plan::default(), outcomes),
