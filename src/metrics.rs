@@ -361,7 +361,7 @@ mod tests {
             strategy,
             profile: "default".to_string(),
             reason,
-            detail: String::new(),
+            detail: crate::plan::testing::detail_of(reason),
         }
     }
 

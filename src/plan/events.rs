@@ -61,7 +61,6 @@ mod tests {
     fn eviction(host: Option<&str>) -> Eviction {
         Eviction {
             host: host.map(str::to_string),
-            reason: "shares a host with shop/web-2".to_string(),
             ..crate::plan::testing::eviction("shop", "web-1", PluginKind::InterPodAntiAffinity)
         }
     }
@@ -73,7 +72,8 @@ mod tests {
             EventIntent {
                 reason: "RemovePodsViolatingInterPodAntiAffinity".to_string(),
                 note: "pod evicted from node worker-a (ESXi host esxi-41) by \
-                       vsphere-descheduler: shares a host with shop/web-2"
+                       vsphere-descheduler: shares ESXi host esxi-2 with shop/web-2 on node \
+                       worker-b, against its required anti-affinity on vsphere-descheduler.io/host"
                     .to_string(),
             }
         );

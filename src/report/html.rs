@@ -434,7 +434,7 @@ impl Page<'_> {
              {from} → {to}<small>violation: {reason}{note}</small></p>",
             pod = pod_name(&e.namespace, &e.pod, with_namespace),
             result = entry.result().as_str(),
-            reason = escape(&e.reason),
+            reason = escape(&e.reason.to_string()),
         );
     }
 
@@ -450,7 +450,7 @@ impl Page<'_> {
                 .as_deref()
                 .map(|n| format!(" on {}", escape(n)))
                 .unwrap_or_default(),
-            detail = escape(&skip.detail),
+            detail = escape(&skip.detail.to_string()),
         );
     }
 
@@ -758,7 +758,7 @@ mod tests {
     use crate::plan::exposure::{
         Budget, Exposure, ExposureClass, NodeGroupExposure, Spread, WorkloadExposure,
     };
-    use crate::plan::{Eviction, Plan, SkipReason};
+    use crate::plan::{Eviction, EvictionReason, Failure, Plan, SkipDetail, SkipReason};
     use crate::policy::PluginKind;
     use crate::report::ReportWarning;
     use crate::report::placement::{ClusterView, HostView};
@@ -813,7 +813,7 @@ mod tests {
                 host: Some("esxi-'1'&co".to_string()),
                 strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
-                reason: "shares <b>a host</b>".to_string(),
+                reason: EvictionReason::Failed(Failure::Reason("<b>a host</b>".to_string())),
                 fits_on: None,
                 uid: None,
                 grace_period_seconds: None,
@@ -827,8 +827,11 @@ mod tests {
                 node: None,
                 strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
-                reason: SkipReason::Pdb,
-                detail: "\"quoted\" & <tagged>".to_string(),
+                reason: SkipReason::Limit,
+                detail: SkipDetail::NodeDrainLimit {
+                    limit: 1,
+                    node: "\"quoted\" & <tagged>".to_string(),
+                },
             }],
             ..Plan::default()
         };
