@@ -634,3 +634,68 @@ impl Serialize for EvictionReason {
         map.end()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{EvictionCode, SkipCode};
+
+    /// The rows of the reason-code tables in the commands page: (first cell, second cell).
+    fn documented() -> Vec<(String, String)> {
+        let page = include_str!("../../docs/commands.md");
+        let section = page
+            .split("### Reason codes")
+            .nth(1)
+            .expect("docs/commands.md has a Reason codes section");
+        section
+            .lines()
+            .take_while(|line| !line.starts_with('#'))
+            .filter_map(|line| {
+                let mut cells = line.split('|').map(str::trim).skip(1);
+                let code = cells.next()?.strip_prefix('`')?.strip_suffix('`')?;
+                let second = cells.next().unwrap_or_default();
+                Some((code.to_string(), second.trim_matches('`').to_string()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_code_is_documented_once_and_every_documented_code_exists() {
+        let documented = documented();
+        let codes: Vec<&str> = EvictionCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .chain(SkipCode::ALL.iter().map(|c| c.as_str()))
+            .collect();
+        for code in &codes {
+            let rows = documented.iter().filter(|(c, _)| c == code).count();
+            assert_eq!(
+                rows, 1,
+                "{code} is in {rows} rows of the Reason codes tables"
+            );
+        }
+        for (code, _) in &documented {
+            assert!(
+                codes.contains(&code.as_str()),
+                "{code} is documented but no code"
+            );
+        }
+    }
+
+    #[test]
+    fn codes_are_kebab_case() {
+        let codes = EvictionCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .chain(SkipCode::ALL.iter().map(|c| c.as_str()));
+        for code in codes {
+            assert!(
+                !code.is_empty()
+                    && !code.starts_with('-')
+                    && !code.ends_with('-')
+                    && !code.contains("--")
+                    && code.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                "{code}"
+            );
+        }
+    }
+}
