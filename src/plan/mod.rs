@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
 pub use drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
-pub use events::{EVENT_ACTION, EventIntent};
+pub use events::{EVENT_ACTION, EventIntent, EventReason};
 pub use exposure::{Exposure, ExposureClass};
 pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 pub use reasons::{

@@ -466,7 +466,7 @@ fn event_spec(eviction: &Eviction, kind: EventKind, intent: EventIntent) -> Even
         pod: eviction.pod.clone(),
         pod_uid: eviction.uid.clone(),
         kind,
-        reason: intent.reason,
+        reason: intent.reason.to_string(),
         action: EVENT_ACTION.to_string(),
         note: intent.note,
     }
