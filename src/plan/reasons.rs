@@ -637,7 +637,87 @@ impl Serialize for EvictionReason {
 
 #[cfg(test)]
 mod tests {
-    use super::{EvictionCode, SkipCode};
+    use super::{
+        EvictionCode, EvictionReason, Failure, SharedDomain, SkipCode, SkipDetail, Strength,
+    };
+
+    /// The sentences no golden report shows.
+    #[test]
+    fn sentences_the_goldens_do_not_show_read_as_before() {
+        let details = [
+            (
+                SkipDetail::WouldReturnOverShare {
+                    node: "w2 (esxi-2)".to_string(),
+                },
+                "the scheduler would send its replacement to node w2 (esxi-2), where its group \
+                 would be over its even share: evicting it would only move the excess",
+            ),
+            (
+                SkipDetail::WouldReturn {
+                    node: "w2 (esxi-1)".to_string(),
+                    key: Some("zone".to_string()),
+                },
+                "the scheduler would send its replacement to node w2 (esxi-1), in the same zone \
+                 domain: it scores best of the nodes that would take it, so evicting it would \
+                 change nothing",
+            ),
+            (
+                SkipDetail::NodeDrainLimit {
+                    limit: 3,
+                    node: "w1".to_string(),
+                },
+                "evictionLimits.node (3) reached on node w1: its other pods stay",
+            ),
+        ];
+        for (detail, text) in details {
+            assert_eq!(detail.to_string(), text);
+        }
+        let reasons = [
+            (EvictionReason::Failed(Failure::Unknown), "failed"),
+            (
+                EvictionReason::Failed(Failure::ExitCode {
+                    code: 2,
+                    reason: None,
+                }),
+                "failed (a container exited with code 2)",
+            ),
+            (
+                EvictionReason::AntiAffinity(SharedDomain {
+                    strength: Strength::Preferred,
+                    key: "zone".to_string(),
+                    value: "a".to_string(),
+                    is_host: false,
+                    partner: "shop/web-2".to_string(),
+                    partner_node: "w2".to_string(),
+                    own: false,
+                    partners: 1,
+                }),
+                "shares zone=a with shop/web-2 on node w2, whose preferred anti-affinity on zone \
+                 excludes it",
+            ),
+        ];
+        for (reason, text) in reasons {
+            assert_eq!(reason.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn the_report_carries_the_sentence_and_the_code_side_by_side() {
+        let detail = SkipDetail::NoMetrics;
+        assert_eq!(
+            serde_json::to_value(&detail).expect("serializes"),
+            serde_json::json!({
+                "detail": "no metrics.k8s.io PodMetrics recorded for it: what moving it would \
+                           free is unknown",
+                "code": "no-metrics",
+            })
+        );
+        let reason = EvictionReason::Failed(Failure::Unknown);
+        assert_eq!(
+            serde_json::to_value(&reason).expect("serializes"),
+            serde_json::json!({"reason": "failed", "code": "failed"})
+        );
+    }
 
     /// The rows of the reason-code tables in the commands page: (first cell, second cell).
     fn documented() -> Vec<(String, String)> {
