@@ -41,6 +41,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 const RUN_EVICTIONS: &str = "vsphere_descheduler_run_evictions";
 const RUN_SKIPPED: &str = "vsphere_descheduler_run_pods_skipped";
+const RUN_SKIPPED_BY_CODE: &str = "vsphere_descheduler_run_pods_skipped_by_code";
 const RUN_LABEL_CHANGES: &str = "vsphere_descheduler_run_node_label_changes";
 const RUN_DRS_RULES: &str = "vsphere_descheduler_run_drs_rule_changes";
 const RUN_ERRORS: &str = "vsphere_descheduler_run_errors";
@@ -175,6 +176,8 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
     }
     for skip in &report.skipped {
         count(RUN_SKIPPED, &[skip.strategy.as_str(), skip.reason.as_str()]);
+        let code = skip.detail.code().as_str();
+        count(RUN_SKIPPED_BY_CODE, &[skip.strategy.as_str(), code]);
     }
     for change in &report.label_changes {
         count(RUN_LABEL_CHANGES, &[&change.key]);
@@ -365,7 +368,7 @@ mod tests {
             strategy,
             profile: "default".to_string(),
             reason,
-            detail: String::new(),
+            detail: crate::plan::testing::detail_of(reason),
         }
     }
 
@@ -530,6 +533,8 @@ mod tests {
             r#"vsphere_descheduler_evictions_total{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="failed"} 1"#,
             r#"vsphere_descheduler_pods_skipped_total{strategy="RemovePodsViolatingInterPodAntiAffinity",reason="pdb"} 2"#,
             r#"vsphere_descheduler_pods_skipped_total{strategy="RemovePodsViolatingTopologySpreadConstraint",reason="no-feasible-node"} 1"#,
+            r#"vsphere_descheduler_pods_skipped_by_code_total{strategy="RemovePodsViolatingInterPodAntiAffinity",code="pdb-several"} 2"#,
+            r#"vsphere_descheduler_pods_skipped_by_code_total{strategy="RemovePodsViolatingTopologySpreadConstraint",code="no-other-node"} 1"#,
             r#"vsphere_descheduler_node_label_changes_total{key="vsphere-descheduler.io/host"} 1"#,
             // Keep is no change, and the delete was not submitted.
             r#"vsphere_descheduler_drs_rule_changes_total{action="create",result="applied"} 1"#,
@@ -542,6 +547,8 @@ mod tests {
             r#"vsphere_descheduler_run_evictions{strategy="RemovePodsViolatingTopologySpreadConstraint",namespace="db",result="planned"} 1"#,
             r#"vsphere_descheduler_run_pods_skipped{strategy="RemovePodsViolatingInterPodAntiAffinity",reason="pdb"} 2"#,
             r#"vsphere_descheduler_run_pods_skipped{strategy="RemovePodsViolatingTopologySpreadConstraint",reason="no-feasible-node"} 1"#,
+            r#"vsphere_descheduler_run_pods_skipped_by_code{strategy="RemovePodsViolatingInterPodAntiAffinity",code="pdb-several"} 2"#,
+            r#"vsphere_descheduler_run_pods_skipped_by_code{strategy="RemovePodsViolatingTopologySpreadConstraint",code="no-other-node"} 1"#,
             r#"vsphere_descheduler_run_node_label_changes{key="vsphere-descheduler.io/host"} 1"#,
             r#"vsphere_descheduler_run_drs_rule_changes{action="create",result="applied"} 1"#,
             r#"vsphere_descheduler_run_drs_rule_changes{action="delete",result="planned"} 1"#,

@@ -330,7 +330,12 @@ impl Report {
                 escaped(&e.pod),
                 escaped(&e.node)
             );
-            let _ = writeln!(out, "      why:   {} ({})", escaped(&e.reason), e.strategy);
+            let _ = writeln!(
+                out,
+                "      why:   {} ({})",
+                escaped(&e.reason.to_string()),
+                e.strategy
+            );
             if let Some(target) = &e.fits_on {
                 let _ = writeln!(out, "      fits:  {}", escaped(target));
             }
@@ -350,7 +355,7 @@ impl Report {
                 escaped(&skip.namespace),
                 escaped(&skip.pod),
                 skip.strategy,
-                escaped(&skip.detail)
+                escaped(&skip.detail.to_string())
             );
         }
     }

@@ -421,7 +421,10 @@ fn converge(
             .iter()
             .find(|s| s.reason.as_str() == "history-unreadable")
         {
-            return Err(broken(Invariant::HistoryUnreadable, skip.detail.clone()));
+            return Err(broken(
+                Invariant::HistoryUnreadable,
+                skip.detail.to_string(),
+            ));
         }
         for eviction in &plan.evictions {
             let pod = format!("{}/{}", eviction.namespace, eviction.pod);

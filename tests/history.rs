@@ -21,7 +21,7 @@ use vsphere_descheduler::kube::{self, LockSettings};
 use vsphere_descheduler::outcome::{
     Cause, EvictionOutcome, Halt, NotAttempted, Outcomes, Problem, Verdict,
 };
-use vsphere_descheduler::plan::{Eviction, Plan};
+use vsphere_descheduler::plan::{Eviction, EvictionReason, Plan};
 use vsphere_descheduler::policy::PluginKind;
 use vsphere_descheduler::run::{self, Backends, Stop};
 use vsphere_descheduler::snapshot::history::{self, ANNOTATION, History, PastEviction};
@@ -93,7 +93,13 @@ fn eviction(pod: &str, paced_as: Option<&str>) -> Eviction {
         host: None,
         strategy: PluginKind::Duplicates,
         profile: "default".to_string(),
-        reason: "a duplicate on its node".to_string(),
+        reason: EvictionReason::Duplicates {
+            node: "worker-a".to_string(),
+            pods: 2,
+            owner: "shop/ReplicaSet/web".to_string(),
+            share: 1,
+            targets: 2,
+        },
         fits_on: None,
         uid: None,
         grace_period_seconds: None,

@@ -160,6 +160,13 @@ fn gauges_from_report(report: &Value) -> BTreeMap<String, f64> {
                 ("reason", text(&skip["reason"])),
             ],
         );
+        count(
+            "vsphere_descheduler_run_pods_skipped_by_code",
+            &[
+                ("strategy", text(&skip["strategy"])),
+                ("code", text(&skip["code"])),
+            ],
+        );
     }
     for change in entries("labelChanges") {
         count(
@@ -265,6 +272,13 @@ fn counts_from_report(report: &Value) -> BTreeMap<String, f64> {
             &[
                 ("strategy", text(&skip["strategy"])),
                 ("reason", text(&skip["reason"])),
+            ],
+        );
+        count(
+            "vsphere_descheduler_pods_skipped_by_code_total",
+            &[
+                ("strategy", text(&skip["strategy"])),
+                ("code", text(&skip["code"])),
             ],
         );
     }

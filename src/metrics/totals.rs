@@ -28,6 +28,7 @@ pub const UPSTREAM_EVICTIONS: &str = "descheduler_pods_evicted_total";
 pub const LOOP_DURATION: &str = "descheduler_loop_duration_seconds";
 pub const EVICTIONS: &str = "vsphere_descheduler_evictions_total";
 pub const SKIPPED: &str = "vsphere_descheduler_pods_skipped_total";
+pub const SKIPPED_BY_CODE: &str = "vsphere_descheduler_pods_skipped_by_code_total";
 pub const LABEL_CHANGES: &str = "vsphere_descheduler_node_label_changes_total";
 pub const DRS_RULES: &str = "vsphere_descheduler_drs_rule_changes_total";
 pub const ERRORS: &str = "vsphere_descheduler_errors_total";
@@ -102,6 +103,8 @@ impl Totals {
         }
         for skip in &report.skipped {
             totals.count(SKIPPED, &[skip.strategy.as_str(), skip.reason.as_str()]);
+            let code = skip.detail.code().as_str();
+            totals.count(SKIPPED_BY_CODE, &[skip.strategy.as_str(), code]);
         }
         for change in &report.label_changes {
             if report.labels_written.contains(&change.node) {

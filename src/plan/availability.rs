@@ -18,7 +18,6 @@
 
 use super::index::PodIx;
 use super::view::View;
-use super::vocabulary::SkipReason;
 use super::workload::{Controller, controller, workload};
 use crate::duration;
 use crate::hash::HashMap;
@@ -75,7 +74,7 @@ pub enum GuardRefusal {
         pods: usize,
     },
     /// The eviction history cannot be read (why, in words).
-    HistoryUnreadable(String),
+    HistoryUnreadable(history::Unreadable),
     /// The eviction history cannot hold another eviction within the window.
     HistoryFull {
         workload: String,
@@ -91,17 +90,6 @@ pub enum GuardRefusal {
         window: std::time::Duration,
         max: u32,
     },
-}
-
-impl GuardRefusal {
-    /// The skip reason the report files it under.
-    pub fn reason(&self) -> SkipReason {
-        match self {
-            GuardRefusal::Unavailable { .. } => SkipReason::WorkloadUnavailable,
-            GuardRefusal::HistoryUnreadable(_) => SkipReason::HistoryUnreadable,
-            GuardRefusal::HistoryFull { .. } | GuardRefusal::Paced { .. } => SkipReason::Paced,
-        }
-    }
 }
 
 impl std::fmt::Display for GuardRefusal {
@@ -125,7 +113,7 @@ impl std::fmt::Display for GuardRefusal {
                     why.as_str(),
                 )
             }
-            GuardRefusal::HistoryUnreadable(why) => f.write_str(why),
+            GuardRefusal::HistoryUnreadable(why) => why.fmt(f),
             GuardRefusal::HistoryFull { workload, window } => write!(
                 f,
                 "the eviction history cannot hold another eviction within {} (at most {} \
@@ -180,7 +168,7 @@ pub struct Guard {
 enum Paced {
     Off,
     /// The history cannot be read: no workload's pod may go.
-    Blind(String),
+    Blind(history::Unreadable),
     On {
         settings: Pacing,
         /// Earlier runs' evictions within the window, by workload: how many, and the latest.
@@ -275,7 +263,7 @@ impl Paced {
         }
         let entries = match &view.snapshot.history {
             History::Recorded(entries) => entries,
-            History::Unreadable(unreadable) => return Paced::Blind(unreadable.to_string()),
+            History::Unreadable(unreadable) => return Paced::Blind(unreadable.clone()),
         };
         let window = chrono::TimeDelta::from_std(settings.window).unwrap_or(chrono::TimeDelta::MAX);
         let since = view.snapshot.now - window;
@@ -364,6 +352,8 @@ fn workload_name(pod: &Pod) -> String {
 mod tests {
     use chrono::TimeDelta;
 
+    use super::{GuardRefusal, Unavailable};
+    use crate::plan::SkipDetail;
     use crate::plan::plan as make_plan;
     use crate::plan::testing::*;
     use crate::policy::{Allowance, Availability, Policy};
@@ -445,14 +435,17 @@ mod tests {
             ]
         );
         assert_eq!(
-            plan.skipped[0].detail,
+            plan.skipped[0].detail.to_string(),
             "shop/Deployment/web has 1 unavailable pod (shop/web-u is not Ready); \
              maxUnavailablePerWorkload 0 allows 0 of its 4 while one of its pods is evicted"
         );
         // One more allowed: one goes, and then the workload has two unavailable.
         let plan = make_plan(&snapshot, &gate_only(Allowance::Pods(1)));
         assert_eq!(evicted(&plan), ["shop/web-a"]);
-        assert!(plan.skipped[0].detail.contains("has 2 unavailable pods"));
+        assert!(matches!(
+            plan.skipped[0].detail,
+            SkipDetail::Guard(GuardRefusal::Unavailable { unavailable: 2, .. })
+        ));
     }
 
     #[test]
@@ -465,7 +458,11 @@ mod tests {
         let snapshot = lab.build();
         let plan = make_plan(&snapshot, &gate_only(Allowance::Percent(49)));
         assert!(evicted(&plan).is_empty());
-        assert!(plan.skipped[0].detail.contains("(shop/web-p is Pending)"));
+        assert!(matches!(
+            &plan.skipped[0].detail,
+            SkipDetail::Guard(GuardRefusal::Unavailable { sibling, why: Unavailable::Pending, .. })
+                if sibling == "shop/web-p"
+        ));
         let plan = make_plan(&snapshot, &gate_only(Allowance::Percent(50)));
         assert_eq!(evicted(&plan), ["shop/web-a"]);
     }
@@ -492,7 +489,7 @@ mod tests {
         assert!(evicted(&plan).is_empty());
         assert_eq!(plan.skipped[0].reason.as_str(), "paced");
         assert_eq!(
-            plan.skipped[0].detail,
+            plan.skipped[0].detail.to_string(),
             format!(
                 "shop/Deployment/web lost 1 pod within 10m (the latest, web-z, at {} by \
                  RemovePodsViolatingInterPodAntiAffinity); pacing allows 1 per 10m",
@@ -515,11 +512,15 @@ mod tests {
             "{:?}",
             plan.skipped
         );
-        assert!(
-            plan.skipped[0]
-                .detail
-                .ends_with("lost 1 pod in this plan; pacing allows 1 per 10m")
-        );
+        assert!(matches!(
+            plan.skipped[0].detail,
+            SkipDetail::Guard(GuardRefusal::Paced {
+                count: 1,
+                last: None,
+                max: 1,
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -548,9 +549,10 @@ mod tests {
         );
         assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
         assert!(
-            plan.skipped[0]
-                .detail
-                .starts_with("the eviction history cannot hold another eviction within 10m"),
+            matches!(
+                plan.skipped[0].detail,
+                SkipDetail::Guard(GuardRefusal::HistoryFull { .. })
+            ),
             "{}",
             plan.skipped[0].detail
         );
@@ -579,9 +581,11 @@ mod tests {
                 .all(|skip| skip.reason.as_str() == "history-unreadable")
         );
         assert!(
-            plan.skipped[0]
-                .detail
-                .contains("Lease kube-system/vsphere-descheduler (annotation"),
+            matches!(
+                &plan.skipped[0].detail,
+                SkipDetail::Guard(GuardRefusal::HistoryUnreadable(why))
+                    if why.object == "Lease kube-system/vsphere-descheduler"
+            ),
             "{}",
             plan.skipped[0].detail
         );

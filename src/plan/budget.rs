@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use super::index::PodIx;
 use super::view::View;
-use super::vocabulary::SkipReason;
 use crate::hash::HashMap;
 use crate::policy::Limits;
 use crate::snapshot::{Pdb, Phase, Pod, UnhealthyPodEvictionPolicy};
@@ -47,16 +46,6 @@ pub struct Budget {
 pub enum BudgetRefusal {
     Pdb(PdbRefusal),
     Limit(LimitReached),
-}
-
-impl BudgetRefusal {
-    /// The skip reason the report files it under.
-    pub fn reason(&self) -> SkipReason {
-        match self {
-            BudgetRefusal::Pdb(_) => SkipReason::Pdb,
-            BudgetRefusal::Limit(_) => SkipReason::Limit,
-        }
-    }
 }
 
 impl fmt::Display for BudgetRefusal {
@@ -369,7 +358,7 @@ fn unready_need(pdb: &Pdb, spent: i32) -> UnreadyNeed {
 #[cfg(test)]
 mod tests {
     use super::{BudgetRefusal, Judgement, LimitReached, PdbRefusal, UnreadyNeed, judge};
-    use crate::plan::SkipReason;
+    use crate::plan::SkipDetail;
     use crate::plan::plan;
     use crate::plan::testing::*;
     use crate::policy::Limits;
@@ -463,10 +452,6 @@ mod tests {
         for (refusal, text) in cases {
             assert_eq!(refusal.to_string(), text);
         }
-        assert_eq!(
-            BudgetRefusal::Limit(LimitReached::Total { max: 4 }).reason(),
-            SkipReason::Limit
-        );
     }
 
     // One test per row of the Eviction API's decision (the handler in `pkg/registry/core/pod/storage/eviction.go`), in its order.
@@ -740,7 +725,11 @@ mod tests {
             ]
         );
         assert!(
-            plan.skipped[0].detail.contains("already spent"),
+            matches!(
+                plan.skipped[0].detail,
+                SkipDetail::Budget(BudgetRefusal::Pdb(PdbRefusal::Exhausted { allowed, .. }))
+                    if allowed > 0
+            ),
             "{}",
             plan.skipped[0].detail
         );
@@ -754,11 +743,10 @@ mod tests {
             .build();
         let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
         assert!(plan.evictions.is_empty());
-        assert!(
-            plan.skipped
-                .iter()
-                .all(|s| s.reason.as_str() == "pdb" && s.detail.contains("several"))
-        );
+        assert!(plan.skipped.iter().all(|s| matches!(
+            s.detail,
+            SkipDetail::Budget(BudgetRefusal::Pdb(PdbRefusal::Several(_)))
+        )));
     }
 
     #[test]
@@ -840,7 +828,10 @@ mod tests {
         );
         assert_eq!(
             plan.skipped[0].detail,
-            "maxNoOfPodsToEvictPerWorkload 1 reached for workload shop/ReplicaSet/api-rs"
+            SkipDetail::Budget(BudgetRefusal::Limit(LimitReached::PerWorkload {
+                max: 1,
+                workload: "shop/ReplicaSet/api-rs".to_string(),
+            }))
         );
     }
 }

@@ -2,26 +2,44 @@
 //! text, and whether a failure gets one (the policy's `evictionFailureEventNotification`,
 //! upstream's default off). The executor only sends them.
 
+use std::fmt;
+
 use super::vocabulary::{Eviction, Plan};
+use crate::policy::PluginKind;
 
 /// The `action` of every Event this tool writes, as upstream's descheduler.
 pub const EVENT_ACTION: &str = "Descheduled";
 
-/// The `reason` of the Warning Event of a failed eviction, as upstream's.
-const FAILED_REASON: &str = "EvictionFailed";
-
 /// What an Event says: its `reason` and `note`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventIntent {
-    pub reason: String,
+    pub reason: EventReason,
     pub note: String,
+}
+
+/// The `reason` of an Event, as upstream's descheduler gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventReason {
+    /// The pod was evicted: the plugin that evicted it.
+    Evicted(PluginKind),
+    /// The eviction failed (a Warning).
+    EvictionFailed,
+}
+
+impl fmt::Display for EventReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EventReason::Evicted(plugin) => plugin.fmt(f),
+            EventReason::EvictionFailed => f.write_str("EvictionFailed"),
+        }
+    }
 }
 
 impl Eviction {
     /// The Normal Event once the pod is evicted: the plugin as reason, the why as note.
     pub fn evicted_event(&self) -> EventIntent {
         EventIntent {
-            reason: self.strategy.to_string(),
+            reason: EventReason::Evicted(self.strategy),
             note: format!(
                 "pod evicted from {} by vsphere-descheduler: {}",
                 self.place(),
@@ -44,7 +62,7 @@ impl Plan {
     pub fn failure_event(&self, index: usize, cause: &str) -> Option<EventIntent> {
         let eviction = &self.evictions[index];
         self.events_on_failure.then(|| EventIntent {
-            reason: FAILED_REASON.to_string(),
+            reason: EventReason::EvictionFailed,
             note: format!(
                 "pod eviction from {} by vsphere-descheduler failed: {cause}",
                 eviction.place()
@@ -56,12 +74,10 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::PluginKind;
 
     fn eviction(host: Option<&str>) -> Eviction {
         Eviction {
             host: host.map(str::to_string),
-            reason: "shares a host with shop/web-2".to_string(),
             ..crate::plan::testing::eviction("shop", "web-1", PluginKind::InterPodAntiAffinity)
         }
     }
@@ -71,9 +87,10 @@ mod tests {
         assert_eq!(
             eviction(Some("esxi-41")).evicted_event(),
             EventIntent {
-                reason: "RemovePodsViolatingInterPodAntiAffinity".to_string(),
+                reason: EventReason::Evicted(PluginKind::InterPodAntiAffinity),
                 note: "pod evicted from node worker-a (ESXi host esxi-41) by \
-                       vsphere-descheduler: shares a host with shop/web-2"
+                       vsphere-descheduler: shares ESXi host esxi-2 with shop/web-2 on node \
+                       worker-b, against its required anti-affinity on vsphere-descheduler.io/host"
                     .to_string(),
             }
         );
@@ -83,6 +100,15 @@ mod tests {
                 .note
                 .starts_with("pod evicted from node worker-a by")
         );
+    }
+
+    #[test]
+    fn an_event_reason_is_the_plugin_or_eviction_failed_as_upstream_writes_them() {
+        assert_eq!(
+            EventReason::Evicted(PluginKind::InterPodAntiAffinity).to_string(),
+            "RemovePodsViolatingInterPodAntiAffinity"
+        );
+        assert_eq!(EventReason::EvictionFailed.to_string(), "EvictionFailed");
     }
 
     #[test]
@@ -96,7 +122,7 @@ mod tests {
         assert_eq!(
             plan.failure_event(0, "500"),
             Some(EventIntent {
-                reason: "EvictionFailed".to_string(),
+                reason: EventReason::EvictionFailed,
                 note: "pod eviction from node worker-a by vsphere-descheduler failed: 500"
                     .to_string(),
             })

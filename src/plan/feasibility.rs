@@ -29,7 +29,7 @@ pub fn find_node<'v>(
     pod_index: PodIx,
     evictor: &EvictorArgs,
     extra: Option<&'v SpreadConstraint>,
-) -> Result<NodeIx, NoNode<'v>> {
+) -> Result<NodeIx, NoNode<&'v str>> {
     find_node_among(view, pod_index, evictor, extra, None)
 }
 
@@ -38,7 +38,40 @@ pub fn find_node<'v>(
 #[derive(Clone, Copy, Debug)]
 pub struct Allowed<'a> {
     pub nodes: &'a PerNode<bool>,
-    pub others: &'a str,
+    pub others: Others,
+}
+
+/// How a skip names the nodes a strategy leaves out, after "N nodes".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Others {
+    /// Preferred node affinity: nodes the pod prefers no more than its own.
+    NotPreferred,
+    /// A utilization plugin: nodes that are not destinations of this kind with room.
+    NoRoom(Destination),
+}
+
+/// The destinations of a utilization plugin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Destination {
+    /// LowNodeUtilization's.
+    Underutilized,
+    /// HighNodeUtilization's.
+    Fuller,
+}
+
+impl std::fmt::Display for Others {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Others::NotPreferred => f.write_str("not preferred over its node"),
+            Others::NoRoom(destination) => {
+                let what = match destination {
+                    Destination::Underutilized => "underutilized",
+                    Destination::Fuller => "fuller",
+                };
+                write!(f, "not {what} with room for it below the ceiling")
+            }
+        }
+    }
 }
 
 /// [`find_node`] among the nodes `among` allows, when given (the nodes a pod prefers more than
@@ -49,7 +82,7 @@ pub fn find_node_among<'v>(
     evictor: &EvictorArgs,
     extra: Option<&'v SpreadConstraint>,
     among: Option<Allowed<'v>>,
-) -> Result<NodeIx, NoNode<'v>> {
+) -> Result<NodeIx, NoNode<&'v str>> {
     search(view, pod_index, evictor, extra, among, false)
 }
 
@@ -60,7 +93,7 @@ pub fn find_node_avoiding_preferred<'v>(
     view: &'v View,
     pod_index: PodIx,
     evictor: &EvictorArgs,
-) -> Result<NodeIx, NoNode<'v>> {
+) -> Result<NodeIx, NoNode<&'v str>> {
     search(view, pod_index, evictor, None, None, true)
 }
 
@@ -71,7 +104,7 @@ fn search<'v>(
     extra: Option<&'v SpreadConstraint>,
     among: Option<Allowed<'v>>,
     preferred: bool,
-) -> Result<NodeIx, NoNode<'v>> {
+) -> Result<NodeIx, NoNode<&'v str>> {
     let pod = view.pod(pod_index);
     let current = view.pod_node[pod_index];
     let excluded = excluded_domains(view, pod_index, preferred);
@@ -107,7 +140,7 @@ fn search<'v>(
         scoring::sample_size(count)
     };
     let mut others = 0;
-    let mut refusals: Vec<(Refusal, usize)> = Vec::new();
+    let mut refusals: Vec<(Refusal<&str>, usize)> = Vec::new();
     for node in (start..count).chain(0..start).map(NodeIx::at) {
         if Some(node) == current {
             continue;
@@ -142,11 +175,23 @@ fn search<'v>(
 /// Why no other node would take a pod: every refusal once, in order, with how many nodes gave
 /// it (none when no other node exists). Its text is the skip's detail.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NoNode<'v> {
-    pub refusals: Vec<(Refusal<'v>, usize)>,
+pub struct NoNode<S> {
+    pub refusals: Vec<(Refusal<S>, usize)>,
 }
 
-impl std::fmt::Display for NoNode<'_> {
+impl NoNode<&str> {
+    /// The same refusals, holding their names: what a skip keeps.
+    pub fn into_owned(self) -> NoNode<String> {
+        let refusals = self
+            .refusals
+            .into_iter()
+            .map(|(refusal, count)| (refusal.into_owned(), count))
+            .collect();
+        NoNode { refusals }
+    }
+}
+
+impl<S: std::fmt::Display> std::fmt::Display for NoNode<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.refusals.is_empty() {
             return f.write_str("no other node exists");
@@ -164,22 +209,40 @@ impl std::fmt::Display for NoNode<'_> {
 /// Why a node would not take the pod, as a phrase after "N nodes"; rendered only for the
 /// summary of a pod that stays.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Refusal<'v> {
-    /// Left out by the strategy, in its words.
-    Outside(&'v str),
+pub enum Refusal<S> {
+    /// Left out by the strategy.
+    Outside(Others),
     Node(NodeRefusal),
     EvictorSelector,
     Admission(Admission),
-    Resource(&'v str),
-    AntiAffinity(&'v str),
-    PreferredAntiAffinity(&'v str),
-    Spread(&'v str, i32),
+    /// The resource short.
+    Resource(S),
+    /// The topology key.
+    AntiAffinity(S),
+    PreferredAntiAffinity(S),
+    /// The topology key and the constraint's `maxSkew`.
+    Spread(S, i32),
 }
 
-impl std::fmt::Display for Refusal<'_> {
+impl Refusal<&str> {
+    fn into_owned(self) -> Refusal<String> {
+        match self {
+            Refusal::Outside(others) => Refusal::Outside(others),
+            Refusal::Node(why) => Refusal::Node(why),
+            Refusal::EvictorSelector => Refusal::EvictorSelector,
+            Refusal::Admission(why) => Refusal::Admission(why),
+            Refusal::Resource(name) => Refusal::Resource(name.to_string()),
+            Refusal::AntiAffinity(key) => Refusal::AntiAffinity(key.to_string()),
+            Refusal::PreferredAntiAffinity(key) => Refusal::PreferredAntiAffinity(key.to_string()),
+            Refusal::Spread(key, max_skew) => Refusal::Spread(key.to_string(), max_skew),
+        }
+    }
+}
+
+impl<S: std::fmt::Display> std::fmt::Display for Refusal<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Outside(why) => f.write_str(why),
+            Refusal::Outside(others) => others.fmt(f),
             Refusal::Node(why) => f.write_str(why.as_str()),
             Refusal::Admission(why) => f.write_str(why.as_str()),
             Refusal::EvictorSelector => f.write_str("not selected by the evictor's nodeSelector"),
@@ -264,7 +327,7 @@ fn refusal<'v>(
     evictor: &EvictorArgs,
     excluded: &[Excluded<'v>],
     spreads: &[SpreadCounts<'v>],
-) -> Option<Refusal<'v>> {
+) -> Option<Refusal<&'v str>> {
     let state = &view.nodes[node];
     if !state.can_receive {
         // A node that cannot receive always says why (the view sets both together).
@@ -539,7 +602,7 @@ mod tests {
             "no other node would take it: 1 node cordoned; 2 nodes not Ready; 1 node with a \
              taint the pod does not tolerate; 3 nodes short of free cpu"
         );
-        let alone = NoNode { refusals: vec![] };
+        let alone: NoNode<&str> = NoNode { refusals: vec![] };
         assert_eq!(alone.to_string(), "no other node exists");
     }
 }

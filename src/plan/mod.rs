@@ -21,6 +21,7 @@ pub mod labels;
 pub mod phases;
 mod plugins;
 mod protection;
+mod reasons;
 mod rollout;
 mod scoring;
 mod selector_index;
@@ -38,9 +39,13 @@ use std::sync::Arc;
 
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
 pub use drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
-pub use events::{EVENT_ACTION, EventIntent};
+pub use events::{EVENT_ACTION, EventIntent, EventReason};
 pub use exposure::{Exposure, ExposureClass};
 pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
+pub use reasons::{
+    EvictionCode, EvictionReason, Failure, LifeTime, SharedDomain, Skew, SkipCode, SkipDetail,
+    Strength, Usage,
+};
 pub use vocabulary::{
     Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
 };
@@ -332,35 +337,36 @@ impl<'a> Planner<'a> {
     /// Try to evict a pod: protections, a rollout, then a better place, then PDBs and limits,
     /// then the availability gate and pacing. On
     /// success the working state is updated at once, so later decisions see the pod gone.
-    pub fn attempt(&mut self, context: &Context, pod: PodIx, reason: String, fit: Fit) -> Attempt {
+    pub fn attempt(
+        &mut self,
+        context: &Context,
+        pod: PodIx,
+        reason: EvictionReason,
+        fit: Fit,
+    ) -> Attempt {
         let protections =
             evictor::protections(&self.view, context.evictor, context.priority_threshold, pod);
         if !protections.is_empty() {
-            let detail = protection::detail(&protections);
-            return self.skip(context, pod, SkipReason::Protected, detail);
+            return self.skip(context, pod, SkipDetail::Protected(protections));
         }
         // A running replica only: evicting a finished pod takes nothing the rollout needs.
         if self.view.state[pod] == PodState::Active
             && let Some(rollout) = self.rollouts.of(self.view.pod(pod))
         {
-            let detail = rollout.to_string();
-            return self.skip(context, pod, SkipReason::RolloutInProgress, detail);
+            let detail = SkipDetail::RollingOut(rollout.clone());
+            return self.skip(context, pod, detail);
         }
         let landing = match self.landing(context, pod, fit) {
             Ok(landing) => landing,
-            Err((reason, detail)) => return self.skip(context, pod, reason, detail),
+            Err(detail) => return self.skip(context, pod, detail),
         };
         let charge = match self.budget.check(&self.view, pod) {
             Ok(charge) => charge,
-            Err(refusal) => {
-                return self.skip(context, pod, refusal.reason(), refusal.to_string());
-            }
+            Err(refusal) => return self.skip(context, pod, SkipDetail::Budget(refusal)),
         };
         let paced_as = match self.guard.check(&self.view, pod) {
             Ok(paced_as) => paced_as,
-            Err(refusal) => {
-                return self.skip(context, pod, refusal.reason(), refusal.to_string());
-            }
+            Err(refusal) => return self.skip(context, pod, SkipDetail::Guard(refusal)),
         };
         self.budget.spend(&self.view, pod, charge);
         self.guard.spend(&self.view, pod, paced_as.as_deref());
@@ -404,7 +410,7 @@ impl<'a> Planner<'a> {
         context: &Context,
         pod: PodIx,
         fit: Fit,
-    ) -> Result<Option<NodeIx>, (SkipReason, String)> {
+    ) -> Result<Option<NodeIx>, SkipDetail> {
         let (fix, among) = match fit {
             Fit::Evictor | Fit::Move if context.evictor.node_fit => (None, None),
             Fit::Balance(constraint) => (Some(constraint), None),
@@ -417,7 +423,7 @@ impl<'a> Planner<'a> {
         } else {
             feasibility::find_node_among(&self.view, pod, context.evictor, fix, among)
         };
-        let landing = found.map_err(|none| (SkipReason::NoFeasibleNode, none.to_string()))?;
+        let landing = found.map_err(|none| SkipDetail::NoFeasibleNode(none.into_owned()))?;
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
         let key = fix.map(|constraint| constraint.topology_key.as_str());
         let same_domain = key
@@ -431,41 +437,21 @@ impl<'a> Planner<'a> {
             && let Some(would_return) = &context.would_return
             && would_return(&self.view, pod, landing)
         {
-            return Err((
-                SkipReason::WouldReturn,
-                format!(
-                    "the scheduler would send its replacement to node {}, where its group would \
-                     be over its even share: evicting it would only move the excess",
-                    describe_node(&self.view, landing)
-                ),
-            ));
+            return Err(SkipDetail::WouldReturnOverShare {
+                node: describe_node(&self.view, landing),
+            });
         }
         if moves && (landing == from || same_domain) {
-            let place = match key.filter(|_| landing != from) {
-                Some(key) => format!(
-                    "to node {}, in the same {key} domain",
-                    describe_node(&self.view, landing)
-                ),
-                None => format!("back to node {}", describe_node(&self.view, landing)),
-            };
-            return Err((
-                SkipReason::WouldReturn,
-                format!(
-                    "the scheduler would send its replacement {place}: it scores best of the \
-                     nodes that would take it, so evicting it would change nothing"
-                ),
-            ));
+            return Err(SkipDetail::WouldReturn {
+                node: describe_node(&self.view, landing),
+                key: key.filter(|_| landing != from).map(str::to_string),
+            });
         }
         Ok(Some(landing))
     }
 
-    fn skip(
-        &mut self,
-        context: &Context,
-        pod: PodIx,
-        reason: SkipReason,
-        detail: String,
-    ) -> Attempt {
+    fn skip(&mut self, context: &Context, pod: PodIx, detail: SkipDetail) -> Attempt {
+        let reason = detail.reason();
         if self.tried.insert((pod, context.strategy)) {
             let pod_ref = self.view.pod(pod);
             self.plan.skipped.push(Skip {

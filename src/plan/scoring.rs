@@ -338,8 +338,8 @@ fn soft_spread<'v>(
 #[cfg(test)]
 mod tests {
     use super::sample_size;
-    use crate::plan::plan;
     use crate::plan::testing::*;
+    use crate::plan::{SkipDetail, plan};
     use crate::policy::EvictorArgs;
     use crate::snapshot::{ResourceName, Resources, Taint, TaintEffect, WhenUnsatisfiable};
 
@@ -402,12 +402,12 @@ mod tests {
                 ("app/a".to_string(), "would-return")
             ]
         );
-        assert!(
-            plan.skipped[0]
-                .detail
-                .starts_with("the scheduler would send its replacement back to node w1 (esxi-1)"),
-            "{}",
-            plan.skipped[0].detail
+        assert_eq!(
+            plan.skipped[0].detail,
+            SkipDetail::WouldReturn {
+                node: "w1 (esxi-1)".to_string(),
+                key: None
+            }
         );
     }
 
@@ -481,8 +481,7 @@ mod tests {
         assert!(
             plan.skipped
                 .iter()
-                .all(|s| s.reason.as_str() == "would-return"
-                    && s.detail.contains("only move the excess")),
+                .all(|s| matches!(s.detail, SkipDetail::WouldReturnOverShare { .. })),
             "{:?}",
             plan.skipped
         );

@@ -6,6 +6,10 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
 
+use super::availability::GuardRefusal;
+use super::budget::{BudgetRefusal, LimitReached, PdbRefusal};
+use super::feasibility::NoNode;
+use super::reasons::{EvictionReason, SharedDomain, SkipDetail, SkipReason, Strength};
 use super::vocabulary::Eviction;
 use crate::inventory::{
     Cluster, ConnectionState, DrsBehavior, DrsConfig, Host, Inventory, MaintenanceMode, PowerState,
@@ -442,6 +446,65 @@ impl PodBuilder {
 
 /// A planned eviction of `namespace/pod` from worker-a, for tests of what reads a plan (the
 /// report, metrics, Events).
+/// The reason of a pod sharing ESXi host esxi-2 with `partner` (on worker-b) against its own
+/// required anti-affinity.
+pub fn shares_host_with(partner: &str) -> EvictionReason {
+    EvictionReason::AntiAffinity(SharedDomain {
+        strength: Strength::Required,
+        key: HOST.to_string(),
+        value: "esxi-2".to_string(),
+        is_host: true,
+        partner: partner.to_string(),
+        partner_node: "worker-b".to_string(),
+        own: true,
+        partners: 1,
+    })
+}
+
+/// A detail the report files under `reason`, for skips built by hand.
+pub fn detail_of(reason: SkipReason) -> SkipDetail {
+    match reason {
+        SkipReason::Protected => SkipDetail::Protected(vec![]),
+        SkipReason::NoFeasibleNode => SkipDetail::NoFeasibleNode(NoNode { refusals: vec![] }),
+        SkipReason::Pdb => SkipDetail::Budget(BudgetRefusal::Pdb(PdbRefusal::Several(vec![
+            "shop/a".to_string(),
+            "shop/b".to_string(),
+        ]))),
+        SkipReason::Limit => {
+            SkipDetail::Budget(BudgetRefusal::Limit(LimitReached::Total { max: 1 }))
+        }
+        SkipReason::WouldReturn => SkipDetail::WouldReturn {
+            node: "worker-a".to_string(),
+            key: None,
+        },
+        SkipReason::NoMetrics => SkipDetail::NoMetrics,
+        SkipReason::RolloutInProgress => SkipDetail::RollingOut(super::rollout::Rollout {
+            workload: "shop/Deployment/web".to_string(),
+            from: super::rollout::From::ReplicaSets,
+            revisions: vec!["web-1".to_string(), "web-2".to_string()],
+        }),
+        SkipReason::WorkloadUnavailable => SkipDetail::Guard(GuardRefusal::Unavailable {
+            workload: "shop/Deployment/web".to_string(),
+            unavailable: 1,
+            sibling: "shop/web-2".to_string(),
+            why: super::availability::Unavailable::Pending,
+            allowance: crate::policy::Allowance::Pods(0),
+            allowed: 0,
+            pods: 2,
+        }),
+        SkipReason::Paced => SkipDetail::Guard(GuardRefusal::HistoryFull {
+            workload: "shop/Deployment/web".to_string(),
+            window: std::time::Duration::from_secs(600),
+        }),
+        SkipReason::HistoryUnreadable => SkipDetail::Guard(GuardRefusal::HistoryUnreadable(
+            crate::snapshot::history::Unreadable {
+                object: "Lease kube-system/vsphere-descheduler".to_string(),
+                cause: crate::snapshot::history::Cause::Corrupt("not a list".to_string()),
+            },
+        )),
+    }
+}
+
 pub fn eviction(namespace: &str, pod: &str, strategy: PluginKind) -> Eviction {
     Eviction {
         namespace: namespace.to_string(),
@@ -450,7 +513,7 @@ pub fn eviction(namespace: &str, pod: &str, strategy: PluginKind) -> Eviction {
         host: None,
         strategy,
         profile: "default".to_string(),
-        reason: "shares a host".to_string(),
+        reason: shares_host_with("shop/web-2"),
         fits_on: None,
         uid: None,
         grace_period_seconds: None,

@@ -11,6 +11,7 @@ use super::drs_batch::DrsBatch;
 use super::drs_change::DrsRuleChange;
 use super::exposure::Exposure;
 use super::labels::{LabelApply, LabelChange, MappedNode};
+pub use super::reasons::{EvictionReason, SkipDetail, SkipReason};
 use super::warning::Warning;
 
 /// What a run would do, and why, and what it would not do, and why not.
@@ -56,8 +57,10 @@ pub struct Eviction {
     pub host: Option<String>,
     pub strategy: PluginKind,
     pub profile: String,
-    /// Why, in words: the violated rule and the pod it conflicts with.
-    pub reason: String,
+    /// Why: the violated rule and the pod it conflicts with. In the report, its sentence
+    /// (`reason`) and its stable name (`code`).
+    #[serde(flatten)]
+    pub reason: EvictionReason,
     /// A node that would take the pod (what the feasibility check found), when checked.
     pub fits_on: Option<String>,
     /// The pod's uid when planned: the eviction's precondition, so a pod recreated under the
@@ -92,56 +95,11 @@ pub struct Skip {
     pub node: Option<String>,
     pub strategy: PluginKind,
     pub profile: String,
+    /// Implied by `detail`, kept beside it for the report's coarse grouping.
     pub reason: SkipReason,
-    pub detail: String,
-}
-
-/// Why a candidate stays (the report's fixed vocabulary).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SkipReason {
-    /// A protection applies (DaemonSet, local storage, critical priority, …).
-    Protected,
-    /// No other node would take it without breaking the same or another hard constraint.
-    NoFeasibleNode,
-    /// Its PodDisruptionBudget allows no (further) disruption, or several PDBs match it.
-    Pdb,
-    /// A per-node, per-namespace or total eviction limit is reached.
-    Limit,
-    /// The scheduler would place its replacement back where it leaves (its node, or the
-    /// spread domain being balanced): the eviction would change nothing.
-    WouldReturn,
-    /// A utilization plugin reads actual usage, and the snapshot has no `metrics.k8s.io`
-    /// PodMetrics for the pod: what moving it would free is unknown.
-    NoMetrics,
-    /// Its workload is rolling out (pods of more than one ReplicaSet or revision): its
-    /// controller is replacing pods already.
-    RolloutInProgress,
-    /// Its workload has more pods unavailable (Pending, not Ready, terminating, or evicted by
-    /// this plan) than `maxUnavailablePerWorkload` allows beside this one.
-    WorkloadUnavailable,
-    /// Its workload lost as many pods within the pacing window as pacing allows, counting
-    /// earlier runs' evictions from the eviction history.
-    Paced,
-    /// The eviction history cannot be read, so pacing cannot be judged: it fails closed.
-    HistoryUnreadable,
-}
-
-impl SkipReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkipReason::Protected => "protected",
-            SkipReason::NoFeasibleNode => "no-feasible-node",
-            SkipReason::Pdb => "pdb",
-            SkipReason::Limit => "limit",
-            SkipReason::WouldReturn => "would-return",
-            SkipReason::NoMetrics => "no-metrics",
-            SkipReason::RolloutInProgress => "rollout-in-progress",
-            SkipReason::WorkloadUnavailable => "workload-unavailable",
-            SkipReason::Paced => "paced",
-            SkipReason::HistoryUnreadable => "history-unreadable",
-        }
-    }
+    /// In the report, its sentence (`detail`) and its stable name (`code`).
+    #[serde(flatten)]
+    pub detail: SkipDetail,
 }
 
 /// One node as a utilization plugin judged it.

@@ -211,7 +211,7 @@ impl PlanDiff {
                         e.node.clone(),
                         e.strategy.as_str().to_string(),
                         e.profile.clone(),
-                        e.reason.clone(),
+                        e.reason.to_string(),
                     ]
                 },
             ),
@@ -225,7 +225,7 @@ impl PlanDiff {
                         s.strategy.as_str().to_string(),
                         s.profile.clone(),
                         s.reason.as_str().to_string(),
-                        s.detail.clone(),
+                        s.detail.to_string(),
                     ]
                 },
             ),
@@ -321,7 +321,7 @@ mod tests {
     #[test]
     fn evictions_match_by_pod_plugin_and_profile_not_by_their_words() {
         let mut reworded = eviction("shop", "web-1", PluginKind::InterPodAntiAffinity);
-        reworded.reason = "other words".to_string();
+        reworded.reason = crate::plan::testing::shares_host_with("shop/web-9");
         let baseline = plan_of(vec![
             eviction("shop", "web-1", PluginKind::InterPodAntiAffinity),
             eviction("shop", "api-1", PluginKind::InterPodAntiAffinity),

@@ -19,7 +19,9 @@ use std::fmt::Write as _;
 use super::placement::{HostState, HostView, NodeView, Placement, WorkloadView, leaves};
 use super::risk::Risk;
 use super::{DrsRuleEntry, EvictionEntry, Mode, Outcome, Report};
-use crate::plan::{DrsAction, NodeUtilization, ResourceUtilization, Skip, UtilizationClass};
+use crate::plan::{
+    DrsAction, NodeUtilization, ResourceUtilization, Skip, SkipCode, UtilizationClass,
+};
 
 /// The browser may load nothing: no scripts, fonts, images or connections; only the inline
 /// styles (and the inline SVG, which is part of the document).
@@ -135,6 +137,29 @@ impl Page<'_> {
             report.skipped.len(),
             report.unmapped_nodes.len()
         );
+        self.skip_codes();
+    }
+
+    /// How many candidates stay for each skip code, most first, so a page of many skips says
+    /// at once what holds pods back.
+    fn skip_codes(&mut self) {
+        let mut counts: BTreeMap<SkipCode, usize> = BTreeMap::new();
+        for skip in &self.report.skipped {
+            *counts.entry(skip.detail.code()).or_default() += 1;
+        }
+        if counts.is_empty() {
+            return;
+        }
+        let mut counts: Vec<(SkipCode, usize)> = counts.into_iter().collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        put!(
+            self,
+            "<ul class=\"counts\" id=\"skip-codes\"><li>not evicted, by code:</li>"
+        );
+        for (code, count) in counts {
+            put!(self, "<li><b>{count}</b> {code}</li>");
+        }
+        put!(self, "</ul>");
     }
 
     fn legend(&mut self) {
@@ -434,7 +459,7 @@ impl Page<'_> {
              {from} → {to}<small>violation: {reason}{note}</small></p>",
             pod = pod_name(&e.namespace, &e.pod, with_namespace),
             result = entry.result().as_str(),
-            reason = escape(&e.reason),
+            reason = escape(&e.reason.to_string()),
         );
     }
 
@@ -450,7 +475,7 @@ impl Page<'_> {
                 .as_deref()
                 .map(|n| format!(" on {}", escape(n)))
                 .unwrap_or_default(),
-            detail = escape(&skip.detail),
+            detail = escape(&skip.detail.to_string()),
         );
     }
 
@@ -758,7 +783,7 @@ mod tests {
     use crate::plan::exposure::{
         Budget, Exposure, ExposureClass, NodeGroupExposure, Spread, WorkloadExposure,
     };
-    use crate::plan::{Eviction, Plan, SkipReason};
+    use crate::plan::{Eviction, EvictionReason, Failure, Plan, SkipDetail, SkipReason};
     use crate::policy::PluginKind;
     use crate::report::ReportWarning;
     use crate::report::placement::{ClusterView, HostView};
@@ -813,7 +838,7 @@ mod tests {
                 host: Some("esxi-'1'&co".to_string()),
                 strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
-                reason: "shares <b>a host</b>".to_string(),
+                reason: EvictionReason::Failed(Failure::Reason("<b>a host</b>".to_string())),
                 fits_on: None,
                 uid: None,
                 grace_period_seconds: None,
@@ -827,8 +852,11 @@ mod tests {
                 node: None,
                 strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
-                reason: SkipReason::Pdb,
-                detail: "\"quoted\" & <tagged>".to_string(),
+                reason: SkipReason::Limit,
+                detail: SkipDetail::NodeDrainLimit {
+                    limit: 1,
+                    node: "\"quoted\" & <tagged>".to_string(),
+                },
             }],
             ..Plan::default()
         };
@@ -906,6 +934,37 @@ mod tests {
         assert!(page.contains("<li class=\"warning\">warning: &lt;warning&gt;</li>"));
         assert!(!page.contains("id=\"hosts\""));
         assert!(page.trim_end().ends_with("</html>"));
+    }
+
+    #[test]
+    fn skips_are_counted_by_code_most_first() {
+        let skip = |pod: &str, reason: SkipReason| Skip {
+            namespace: "shop".to_string(),
+            pod: pod.to_string(),
+            node: None,
+            strategy: PluginKind::InterPodAntiAffinity,
+            profile: "default".to_string(),
+            reason,
+            detail: crate::plan::testing::detail_of(reason),
+        };
+        let plan = Plan {
+            skipped: vec![
+                skip("a", SkipReason::NoMetrics),
+                skip("b", SkipReason::Pdb),
+                skip("c", SkipReason::Pdb),
+            ],
+            ..Plan::default()
+        };
+        let page = render(&Report::planned(Mode::Plan, plan), None);
+        assert!(
+            page.contains(
+                "<ul class=\"counts\" id=\"skip-codes\"><li>not evicted, by code:</li>\n\
+                 <li><b>2</b> pdb-several</li>\n<li><b>1</b> no-metrics</li>\n</ul>"
+            ),
+            "{page}"
+        );
+        let none = render(&Report::planned(Mode::Plan, Plan::default()), None);
+        assert!(!none.contains("skip-codes"));
     }
 
     #[test]

@@ -293,7 +293,7 @@ fn write_failure(out: &mut String, answer: &WhatIf) {
                 out,
                 "  [unplaced] {}  {}",
                 escaped(&unplaced.pod),
-                escaped(&unplaced.reason)
+                escaped(&unplaced.reason.to_string())
             );
         }
         if !rescheduling.not_recreated.is_empty() {
@@ -317,7 +317,7 @@ fn write_ha(out: &mut String, ha: &HaImpact) {
         escaped(&ha.cluster),
         restart_words(ha.restart)
     );
-    let _ = writeln!(out, "  {}", escaped(&ha.detail));
+    let _ = writeln!(out, "  {}", escaped(&ha.detail.to_string()));
     if !ha.node_vms.is_empty() {
         let _ = writeln!(out, "  node VMs: {}", escaped(&ha.node_vms.join(", ")));
     }

@@ -300,6 +300,7 @@ impl<'p> Executor<'_, 'p> {
     /// Sends one eviction and says how the server answered.
     async fn evict_one(&self, eviction: &Eviction) -> EvictionOutcome {
         let backends = &self.backends;
+        let reason = eviction.reason.to_string();
         let request = EvictionRequest {
             namespace: &eviction.namespace,
             name: &eviction.pod,
@@ -308,7 +309,7 @@ impl<'p> Executor<'_, 'p> {
             dry_run: backends.dry_run,
             strategy: eviction.strategy.as_str(),
             profile: &eviction.profile,
-            reason: &eviction.reason,
+            reason: &reason,
         };
         let pod = format!("{}/{}", eviction.namespace, eviction.pod);
         let answer = backends
@@ -465,7 +466,7 @@ fn event_spec(eviction: &Eviction, kind: EventKind, intent: EventIntent) -> Even
         pod: eviction.pod.clone(),
         pod_uid: eviction.uid.clone(),
         kind,
-        reason: intent.reason,
+        reason: intent.reason.to_string(),
         action: EVENT_ACTION.to_string(),
         note: intent.note,
     }

@@ -25,7 +25,7 @@ use std::collections::BinaryHeap;
 use crate::hash::HashMap;
 use crate::plan::index::PodIx;
 use crate::plan::view::{PodState, View};
-use crate::plan::{Attempt, Context, Fit, Planner};
+use crate::plan::{Attempt, Context, EvictionReason, Fit, Planner, SharedDomain, Strength};
 use crate::policy::AntiAffinityArgs;
 use crate::snapshot::{AffinityTerm, Pod};
 
@@ -70,10 +70,10 @@ impl Terms {
         }
     }
 
-    fn adjective(self) -> &'static str {
+    fn strength(self) -> Strength {
         match self {
-            Terms::Required => "required",
-            Terms::Preferred => "preferred",
+            Terms::Required => Strength::Required,
+            Terms::Preferred => Strength::Preferred,
         }
     }
 }
@@ -199,42 +199,22 @@ fn reason(
     violations: &[Violation],
     clears: &[usize],
     terms: Terms,
-) -> String {
+) -> EvictionReason {
     let first = clears
         .iter()
         .map(|&index| violations[index])
         .find(|violation| violation.holder == pod)
         .unwrap_or(violations[clears[0]]);
     let term = terms.of(view.pod(first.holder))[first.term];
-    let adjective = terms.adjective();
     let key = &term.topology_key;
     let node = view.pod_node[pod].expect("candidates are bound to a known node");
     let value = view
         .domains(key)
         .and_then(|domains| domains.of_node[node].map(|id| &domains.names[id as usize]))
         .expect("a violation is within one domain of its key");
-    let place = if key == &view.policy.vsphere.labels.host {
-        format!("ESXi host {value}")
-    } else {
-        format!("{key}={value}")
-    };
-    let (partner, why) = if first.holder == pod {
-        (
-            first.matched,
-            format!("against its {adjective} anti-affinity on {key}"),
-        )
-    } else {
-        (
-            first.holder,
-            format!("whose {adjective} anti-affinity on {key} excludes it"),
-        )
-    };
+    let own = first.holder == pod;
+    let partner = if own { first.matched } else { first.holder };
     let partner_node = view.pod_node[partner].expect("violations are between placed pods");
-    let mut reason = format!(
-        "shares {place} with {} on node {}, {why}",
-        view.pod(partner).key(),
-        view.nodes[partner_node].node.name
-    );
     let mut partners: Vec<PodIx> = clears
         .iter()
         .map(|&index| {
@@ -248,20 +228,24 @@ fn reason(
         .collect();
     partners.sort_unstable();
     partners.dedup();
-    if partners.len() > 1 {
-        reason.push_str(&format!(
-            "; evicting it clears its violations with {} pods",
-            partners.len()
-        ));
-    }
-    reason
+    EvictionReason::AntiAffinity(SharedDomain {
+        strength: terms.strength(),
+        key: key.to_string(),
+        value: value.to_string(),
+        is_host: key == &view.policy.vsphere.labels.host,
+        partner: view.pod(partner).key(),
+        partner_node: view.nodes[partner_node].node.name.clone(),
+        own,
+        partners: partners.len(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::plan::plan;
+    use crate::plan::feasibility::Refusal;
     use crate::plan::testing::*;
     use crate::plan::warning::Warning;
+    use crate::plan::{EvictionReason, SharedDomain, SkipDetail, Strength, plan};
     use crate::policy::{
         EvictorArgs, Limits, PluginKind, PodLifeTimeArgs, Protections, SYSTEM_CRITICAL_PRIORITY,
         Strategy,
@@ -320,7 +304,11 @@ mod tests {
             ]
         );
         assert!(
-            plan.skipped[0].detail.contains("anti-affinity"),
+            matches!(
+                &plan.skipped[0].detail,
+                SkipDetail::NoFeasibleNode(none)
+                    if none.refusals.iter().any(|(why, _)| matches!(why, Refusal::AntiAffinity(_)))
+            ),
             "{}",
             plan.skipped[0].detail
         );
@@ -514,9 +502,16 @@ mod tests {
         assert_eq!(evicted(&plan), ["cache/x"]);
         let reason = &plan.evictions[0].reason;
         assert!(
-            reason.contains(
-                "whose required anti-affinity on vsphere-descheduler.io/host excludes it"
-            ) && reason.contains("clears its violations with 3 pods"),
+            matches!(
+                reason,
+                EvictionReason::AntiAffinity(SharedDomain {
+                    strength: Strength::Required,
+                    own: false,
+                    partners: 3,
+                    key,
+                    ..
+                }) if key == HOST
+            ),
             "{reason}"
         );
         // It may not land on esxi-1 (w2 has room), where the clients are.
@@ -801,9 +796,15 @@ mod tests {
         // esxi-2 holds web-far: the only clean place is esxi-3.
         assert_eq!(on.evictions[0].fits_on.as_deref(), Some("w3 (esxi-3)"));
         assert!(
-            on.evictions[0]
-                .reason
-                .contains("against its preferred anti-affinity on vsphere-descheduler.io/host"),
+            matches!(
+                &on.evictions[0].reason,
+                EvictionReason::AntiAffinity(SharedDomain {
+                    strength: Strength::Preferred,
+                    own: true,
+                    key,
+                    ..
+                }) if key == HOST
+            ),
             "{}",
             on.evictions[0].reason
         );
@@ -831,8 +832,11 @@ mod tests {
             ]
         );
         assert!(
-            plan.skipped[0].detail.contains(
-                "in a vsphere-descheduler.io/host domain that preferred anti-affinity avoids"
+            matches!(
+                &plan.skipped[0].detail,
+                SkipDetail::NoFeasibleNode(none) if none.refusals.iter().any(|(why, _)| {
+                    matches!(why, Refusal::PreferredAntiAffinity(key) if key == HOST)
+                })
             ),
             "{}",
             plan.skipped[0].detail
@@ -890,7 +894,13 @@ mod tests {
         let plan = plan(&snapshot, &policy(vec![soft()]));
         assert_eq!(evicted(&plan), ["shop/web-new"]);
         assert!(
-            plan.evictions[0].reason.contains("required anti-affinity"),
+            matches!(
+                &plan.evictions[0].reason,
+                EvictionReason::AntiAffinity(SharedDomain {
+                    strength: Strength::Required,
+                    ..
+                })
+            ),
             "{}",
             plan.evictions[0].reason
         );

@@ -16,7 +16,7 @@ use crate::hash::HashMap;
 use crate::plan::feasibility::node_admits;
 use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::View;
-use crate::plan::{Context, Fit, Planner};
+use crate::plan::{Context, EvictionReason, Fit, Planner};
 use crate::policy::DuplicatesArgs;
 use crate::snapshot::Pod;
 
@@ -51,11 +51,13 @@ pub fn run(planner: &mut Planner, context: &Context, args: &DuplicatesArgs) {
                 if !planner.is_candidate(pod) {
                     continue;
                 }
-                let reason = format!(
-                    "node {} runs {} pods of {owner}, more than the even share of {share} over {targets} nodes",
-                    planner.view.nodes[node].node.name,
-                    excess + share,
-                );
+                let reason = EvictionReason::Duplicates {
+                    node: planner.view.nodes[node].node.name.clone(),
+                    pods: excess + share,
+                    owner: owner.clone(),
+                    share,
+                    targets,
+                };
                 // A replacement the scheduler would send to a node at the share is not sent
                 // (`Planner::landing`, by `over_share_on`).
                 if let crate::plan::Attempt::Evicted { .. } =
@@ -198,8 +200,8 @@ fn same_constraints(a: &Pod, b: &Pod) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::plan::plan;
     use crate::plan::testing::*;
+    use crate::plan::{EvictionReason, plan};
     use crate::policy::{DuplicatesArgs, Strategy};
 
     #[test]
@@ -261,7 +263,10 @@ mod tests {
         let plan = plan(&snapshot, &policy(vec![duplicates()]));
         assert_eq!(evicted(&plan), ["app/b"]);
         assert!(
-            plan.evictions[0].reason.contains("over 3 nodes"),
+            matches!(
+                plan.evictions[0].reason,
+                EvictionReason::Duplicates { targets: 3, .. }
+            ),
             "{}",
             plan.evictions[0].reason
         );

@@ -8,7 +8,7 @@
 //! its eviction changes no other strategy's counts.
 
 use super::{admits, age_seconds, evict_in_order, is_finished_candidate};
-use crate::plan::{Context, Fit, Planner};
+use crate::plan::{Context, EvictionReason, Failure, Fit, Planner};
 use crate::policy::FailedPodsArgs;
 use crate::snapshot::{ContainerStatus, Phase, Pod};
 
@@ -66,31 +66,26 @@ fn has_exit_code(pod: &Pod, args: &FailedPodsArgs) -> bool {
             .any(|terminated| args.exit_codes.contains(&terminated.exit_code))
 }
 
-/// "failed (reason Evicted)" or "failed (container exit code 1)", for the eviction's reason.
-fn describe(pod: &Pod) -> String {
+/// Why it failed, for the eviction's reason: its own reason, or a container's exit code.
+fn describe(pod: &Pod) -> EvictionReason {
     let terminated = pod
         .statuses(true)
         .filter_map(|status| status.terminated.as_ref())
         .find(|terminated| terminated.exit_code != 0);
-    match (pod.reason(), terminated) {
-        (Some(reason), _) => format!("failed (reason {reason})"),
-        (None, Some(terminated)) => format!(
-            "failed (a container exited with code {}{})",
-            terminated.exit_code,
-            terminated
-                .reason
-                .as_ref()
-                .map(|reason| format!(", {reason}"))
-                .unwrap_or_default()
-        ),
-        (None, None) => "failed".to_string(),
-    }
+    EvictionReason::Failed(match (pod.reason(), terminated) {
+        (Some(reason), _) => Failure::Reason(reason.to_string()),
+        (None, Some(terminated)) => Failure::ExitCode {
+            code: terminated.exit_code,
+            reason: terminated.reason.clone(),
+        },
+        (None, None) => Failure::Unknown,
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::plan::plan;
     use crate::plan::testing::*;
+    use crate::plan::{EvictionReason, Failure, plan};
     use crate::policy::{EvictorArgs, FailedPodsArgs, Protections, Strategy};
     use crate::snapshot::{ContainerStatus, Terminated};
 
@@ -106,7 +101,10 @@ mod tests {
             .build();
         let plan = plan(&snapshot, &failed_pods(FailedPodsArgs::default()));
         assert_eq!(evicted(&plan), ["app/failed"]);
-        assert_eq!(plan.evictions[0].reason, "failed");
+        assert_eq!(
+            plan.evictions[0].reason,
+            EvictionReason::Failed(Failure::Unknown)
+        );
     }
 
     #[test]

@@ -9,8 +9,9 @@
 use super::node_utilization::{
     Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
 };
+use crate::plan::feasibility::Destination;
 use crate::plan::index::{NodeIx, PerNode};
-use crate::plan::{Context, Planner, UtilizationClass};
+use crate::plan::{Context, EvictionReason, Planner, UtilizationClass};
 use crate::policy::{HighNodeUtilizationArgs, UsageSource};
 use crate::snapshot::Pod;
 
@@ -74,18 +75,17 @@ fn act(
         .indices()
         .map(|node| utilization.allocatable(node))
         .collect();
-    let mut destinations = Destinations::new(utilization, &others, ceilings, "fuller");
+    let mut destinations = Destinations::new(utilization, &others, ceilings, Destination::Fuller);
     let pods = pods_by_node(&planner.view);
     let thresholding = thresholding(&args.thresholds);
     let admits = |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &thresholding);
     for source in underutilized {
-        let reason = format!(
-            "node {} is underutilized ({}): its pods are packed onto fuller nodes",
-            planner.view.nodes[source].node.name,
-            utilization.describe(source, &lows[source], "<=", |name, _, _| {
+        let reason = EvictionReason::Underutilized {
+            node: planner.view.nodes[source].node.name.clone(),
+            usage: utilization.usage_of(source, &lows[source], |name, _, _| {
                 args.thresholds.contains_key(name)
-            })
-        );
+            }),
+        };
         let plan = Drain {
             source,
             reason,
@@ -141,10 +141,9 @@ mod tests {
                 .iter()
                 .all(|e| e.fits_on.as_deref() != Some("w3 (esxi-3)"))
         );
-        assert!(
-            plan.evictions[0]
-                .reason
-                .contains("node w3 is underutilized (cpu 5% <= 20%)")
+        assert_eq!(
+            plan.evictions[0].reason.to_string(),
+            "node w3 is underutilized (cpu 5% <= 20%): its pods are packed onto fuller nodes"
         );
     }
 

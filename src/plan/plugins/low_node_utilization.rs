@@ -14,9 +14,10 @@
 use super::node_utilization::{
     Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
 };
+use crate::plan::feasibility::Destination;
 use crate::plan::index::{NodeIx, PerNode};
 use crate::plan::warning::Warning;
-use crate::plan::{Context, Planner, UtilizationClass};
+use crate::plan::{Context, EvictionReason, Planner, UtilizationClass};
 use crate::policy::{LowNodeUtilizationArgs, UsageSource, unmeasurable};
 use crate::snapshot::Pod;
 
@@ -86,19 +87,22 @@ fn act(
     let classes = (underutilized.clone(), above_target.clone());
     // Fullest first; node order breaks ties.
     above_target.sort_by(|&a, &b| utilization.load(b).total_cmp(&utilization.load(a)));
-    let mut destinations =
-        Destinations::new(utilization, &underutilized, high.clone(), "underutilized");
+    let mut destinations = Destinations::new(
+        utilization,
+        &underutilized,
+        high.clone(),
+        Destination::Underutilized,
+    );
     let pods = pods_by_node(&planner.view);
     let keep_going =
         |utilization: &Utilization, node: NodeIx| utilization.any_above(node, &high[node]);
     let thresholding = thresholding(&args.thresholds);
     let admits = |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &thresholding);
     for source in above_target {
-        let reason = format!(
-            "node {} is above targetThresholds ({}): an underutilized node takes the pod",
-            planner.view.nodes[source].node.name,
-            utilization.describe(source, &high[source], ">", |_, used, limit| used > limit)
-        );
+        let reason = EvictionReason::AboveTarget {
+            node: planner.view.nodes[source].node.name.clone(),
+            usage: utilization.usage_of(source, &high[source], |_, used, limit| used > limit),
+        };
         let plan = Drain {
             source,
             reason,
@@ -183,9 +187,10 @@ mod upstream_cases;
 #[cfg(test)]
 mod tests {
     use crate::inventory::{ConnectionState, MaintenanceMode};
-    use crate::plan::plan;
+    use crate::plan::feasibility::{Destination, Others, Refusal};
     use crate::plan::testing::{Lab, evicted, pod, policy, resources, skipped, three_hosts};
     use crate::plan::warning::Warning;
+    use crate::plan::{SkipDetail, plan};
     use crate::policy::{LowNodeUtilizationArgs, Namespaces, PluginKind, Strategy, UsageSource};
     use crate::snapshot::{Metrics, ResourceName, Snapshot};
 
@@ -219,10 +224,10 @@ mod tests {
                 .iter()
                 .all(|e| e.fits_on.as_deref() != Some("w1 (esxi-1)"))
         );
-        assert!(
-            plan.evictions[0]
-                .reason
-                .contains("node w1 is above targetThresholds (cpu 75% > 50%)")
+        assert_eq!(
+            plan.evictions[0].reason.to_string(),
+            "node w1 is above targetThresholds (cpu 75% > 50%): an underutilized node takes the \
+             pod"
         );
     }
 
@@ -293,7 +298,12 @@ mod tests {
             .find(|s| s.pod == "one")
             .expect("skipped");
         assert!(
-            skip.detail.contains("not underutilized with room for it"),
+            matches!(
+                &skip.detail,
+                SkipDetail::NoFeasibleNode(none) if none.refusals.iter().any(|(why, _)| {
+                    *why == Refusal::Outside(Others::NoRoom(Destination::Underutilized))
+                })
+            ),
             "{}",
             skip.detail
         );

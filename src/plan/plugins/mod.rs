@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use super::index::PodIx;
 use super::view::PodState;
-use super::{Context, Fit, Planner, WouldReturn};
+use super::{Context, EvictionReason, Fit, Planner, WouldReturn};
 use crate::hash::HashMap;
 use crate::policy::{Namespaces, Profile, Strategy};
 use crate::snapshot::{Phase, Requirements};
@@ -101,11 +101,11 @@ fn age_seconds(planner: &Planner, pod: PodIx) -> Option<i64> {
 fn evict_in_order(
     planner: &mut Planner,
     context: &Context,
-    violating: Vec<(PodIx, String)>,
+    violating: Vec<(PodIx, EvictionReason)>,
     fit: Fit,
 ) {
     let mut order: Vec<PodIx> = violating.iter().map(|(pod, _)| *pod).collect();
-    let mut reasons: HashMap<PodIx, String> = violating.into_iter().collect();
+    let mut reasons: HashMap<PodIx, EvictionReason> = violating.into_iter().collect();
     planner
         .view
         .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);

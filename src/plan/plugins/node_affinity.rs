@@ -15,10 +15,10 @@
 
 use super::{admits, evict_in_order};
 use crate::hash::HashMap;
-use crate::plan::feasibility::{Allowed, matches_node_affinity};
+use crate::plan::feasibility::{Allowed, Others, matches_node_affinity};
 use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::View;
-use crate::plan::{Context, Fit, Planner};
+use crate::plan::{Context, EvictionReason, Fit, Planner};
 use crate::policy::{NodeAffinityArgs, NodeAffinityType};
 use crate::snapshot::{NodeSelectorTerm, Pod};
 
@@ -50,17 +50,16 @@ fn candidates<'p>(
 
 fn required(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
     let view = &planner.view;
-    let violating: Vec<(PodIx, String)> = candidates(planner, args)
+    let violating: Vec<(PodIx, EvictionReason)> = candidates(planner, args)
         .filter(|&(pod, node)| {
             let state = &view.nodes[node];
             view.pod(pod).node_affinity().is_some()
                 && !matches_node_affinity(view.pod(pod), &state.node.name, &state.labels)
         })
         .map(|(pod, node)| {
-            let reason = format!(
-                "node {} no longer matches its required node affinity",
-                view.nodes[node].node.name
-            );
+            let reason = EvictionReason::RequiredNodeAffinity {
+                node: view.nodes[node].node.name.clone(),
+            };
             (pod, reason)
         })
         .collect();
@@ -121,13 +120,14 @@ fn preferred(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) 
             .map(|other| score(view, pod_ref, other) > current)
             .collect();
         let node = view.pod_node[pod].expect("candidates are bound to a known node");
-        let reason = format!(
-            "node {} scores {current} by its preferred node affinity, another node {best}",
-            view.nodes[node].node.name
-        );
+        let reason = EvictionReason::PreferredNodeAffinity {
+            node: view.nodes[node].node.name.clone(),
+            current,
+            best,
+        };
         let allowed = Allowed {
             nodes: &better,
-            others: "not preferred over its node",
+            others: Others::NotPreferred,
         };
         planner.attempt(context, pod, reason, Fit::Required(Some(allowed)));
     }
@@ -161,8 +161,9 @@ fn reads_untrusted_labels(view: &View, pod: &Pod, node: NodeIx) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::plan::plan;
+    use crate::plan::feasibility::{Others, Refusal};
     use crate::plan::testing::*;
+    use crate::plan::{SkipDetail, plan};
     use crate::policy::{EvictorArgs, NodeAffinityArgs, NodeAffinityType, Strategy};
     use crate::snapshot::{NodeOperator, NodeRequirement, NodeSelectorTerm, Pod, PreferredTerm};
 
@@ -296,9 +297,12 @@ mod tests {
             [("app/render".to_string(), "no-feasible-node")]
         );
         assert!(
-            plan.skipped[0]
-                .detail
-                .contains("not preferred over its node"),
+            matches!(
+                &plan.skipped[0].detail,
+                SkipDetail::NoFeasibleNode(none) if none.refusals.iter().any(|(why, _)| {
+                    *why == Refusal::Outside(Others::NotPreferred)
+                })
+            ),
             "{}",
             plan.skipped[0].detail
         );

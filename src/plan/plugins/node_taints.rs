@@ -8,12 +8,12 @@
 
 use super::{admits, evict_in_order};
 use crate::plan::index::PodIx;
-use crate::plan::{Context, Fit, Planner};
+use crate::plan::{Context, EvictionReason, Fit, Planner};
 use crate::policy::NodeTaintsArgs;
 use crate::snapshot::{Taint, TaintEffect};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &NodeTaintsArgs) {
-    let mut violating: Vec<(PodIx, String)> = Vec::new();
+    let mut violating: Vec<(PodIx, EvictionReason)> = Vec::new();
     for pod in planner.view.pod_indices() {
         if !planner.is_candidate(pod)
             || !admits(planner, &args.namespaces, args.label_selector.as_ref(), pod)
@@ -26,11 +26,12 @@ pub fn run(planner: &mut Planner, context: &Context, args: &NodeTaintsArgs) {
             counts(args, taint) && !pod_ref.tolerations().iter().any(|t| t.tolerates(taint))
         });
         if let Some(taint) = untolerated {
-            let reason = format!(
-                "node {} has taint {}, which it does not tolerate",
-                planner.view.nodes[node].node.name,
-                describe(taint)
-            );
+            let reason = EvictionReason::NodeTaint {
+                node: planner.view.nodes[node].node.name.clone(),
+                key: taint.key.clone(),
+                value: taint.value.clone(),
+                effect: taint.effect,
+            };
             violating.push((pod, reason));
         }
     }
@@ -51,20 +52,6 @@ fn counts(args: &NodeTaintsArgs, taint: &Taint) -> bool {
         })
     };
     effect && !named(&args.excluded_taints) && args.included_taints.as_deref().is_none_or(named)
-}
-
-/// `key=value:Effect`, as kubectl prints taints.
-fn describe(taint: &Taint) -> String {
-    let effect = match taint.effect {
-        TaintEffect::NoSchedule => "NoSchedule",
-        TaintEffect::PreferNoSchedule => "PreferNoSchedule",
-        TaintEffect::NoExecute => "NoExecute",
-    };
-    if taint.value.is_empty() {
-        format!("{}:{effect}", taint.key)
-    } else {
-        format!("{}={}:{effect}", taint.key, taint.value)
-    }
 }
 
 #[cfg(test)]
@@ -108,7 +95,7 @@ mod tests {
         );
         assert_eq!(evicted(&plan), ["app/a"]);
         assert_eq!(
-            plan.evictions[0].reason,
+            plan.evictions[0].reason.to_string(),
             "node w1 has taint maintenance:NoSchedule, which it does not tolerate"
         );
     }

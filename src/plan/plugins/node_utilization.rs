@@ -10,13 +10,13 @@
 //! is counted next), so a move never overfills a destination and the next run does not move it
 //! back.
 
-use crate::plan::feasibility::Allowed;
+use crate::plan::feasibility::{Allowed, Destination, Others};
 use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::View;
 use crate::plan::warning::Warning;
 use crate::plan::{
-    Attempt, Context, Fit, NodeUtilization, Planner, ResourceUtilization, SkipReason,
-    UtilizationClass,
+    Attempt, Context, EvictionReason, Fit, NodeUtilization, Planner, ResourceUtilization,
+    SkipDetail, Usage, UtilizationClass,
 };
 use crate::policy::{BASIC_RESOURCES, Namespaces, ResourceThresholds, UsageSource};
 use crate::snapshot::{Pod, ResourceName, Resources};
@@ -229,26 +229,22 @@ impl Utilization {
         !self.all_at_most(node, limits)
     }
 
-    /// `cpu 82% > 50%, pods 40% > 30%` for the resources (name, used, limit) where `pick` holds.
-    pub fn describe(
+    /// The usage and limit, in percent, of the resources (name, used, limit) where `pick`
+    /// holds, for an eviction's reason.
+    pub fn usage_of(
         &self,
         node: NodeIx,
         limits: &[i64],
-        relation: &str,
         pick: impl Fn(&str, i64, i64) -> bool,
-    ) -> String {
-        let words: Vec<String> = (0..self.resources.len())
+    ) -> Vec<Usage> {
+        (0..self.resources.len())
             .filter(|&i| pick(&self.resources[i], self.used(node)[i], limits[i]))
-            .map(|i| {
-                format!(
-                    "{} {:.0}% {relation} {:.0}%",
-                    self.resources[i],
-                    self.percent(node, self.used(node)[i], i),
-                    self.percent(node, limits[i], i)
-                )
+            .map(|i| Usage {
+                resource: self.resources[i].clone(),
+                used: self.percent(node, self.used(node)[i], i),
+                limit: self.percent(node, limits[i], i),
             })
-            .collect();
-        words.join(", ")
+            .collect()
     }
 }
 
@@ -308,8 +304,8 @@ pub(super) struct Destinations {
     pub ceilings: PerNode<Vec<i64>>,
     /// Room left below the ceilings over all destinations, per judged resource.
     pub available: Vec<i64>,
-    /// What the destinations are, for skip details ("underutilized").
-    pub what: &'static str,
+    /// What the destinations are, for skip details.
+    pub what: Destination,
 }
 
 impl Destinations {
@@ -317,7 +313,7 @@ impl Destinations {
         utilization: &Utilization,
         destinations: &[NodeIx],
         ceilings: PerNode<Vec<i64>>,
-        what: &'static str,
+        what: Destination,
     ) -> Destinations {
         let mut is_destination: PerNode<bool> = utilization.usage.iter().map(|_| false).collect();
         let mut available = vec![0; utilization.resources.len()];
@@ -361,7 +357,7 @@ impl Destinations {
 pub(super) struct Drain<'a> {
     pub source: NodeIx,
     /// Why its pods go, for the evictions' reason.
-    pub reason: String,
+    pub reason: EvictionReason,
     pub evictable_namespaces: &'a Namespaces,
     /// At most this many evictions from the node (`evictionLimits.node`).
     pub limit: Option<u32>,
@@ -399,29 +395,21 @@ pub(super) fn drain(
             return;
         }
         if drain.limit.is_some_and(|limit| evicted >= limit) {
-            let detail = format!(
-                "evictionLimits.node ({}) reached on node {}: its other pods stay",
-                drain.limit.unwrap_or_default(),
-                planner.view.nodes[drain.source].node.name
-            );
-            planner.skip(context, pod, SkipReason::Limit, detail);
+            let detail = SkipDetail::NodeDrainLimit {
+                limit: drain.limit.unwrap_or_default(),
+                node: planner.view.nodes[drain.source].node.name.clone(),
+            };
+            planner.skip(context, pod, detail);
             return;
         }
         let Some(amount) = utilization.pod(&planner.view, pod) else {
-            let detail = "no metrics.k8s.io PodMetrics recorded for it: what moving it would \
-                          free is unknown"
-                .to_string();
-            planner.skip(context, pod, SkipReason::NoMetrics, detail);
+            planner.skip(context, pod, SkipDetail::NoMetrics);
             continue;
         };
         let mask = destinations.with_room_for(utilization, &amount);
-        let others = format!(
-            "not {} with room for it below the ceiling",
-            destinations.what
-        );
         let allowed = Allowed {
             nodes: &mask,
-            others: &others,
+            others: Others::NoRoom(destinations.what),
         };
         let attempt = planner.attempt(
             context,

@@ -15,13 +15,13 @@ use chrono::{DateTime, Utc};
 
 use super::{admits, is_finished_candidate};
 use crate::plan::index::PodIx;
-use crate::plan::{Context, Fit, Planner};
+use crate::plan::{Context, EvictionReason, Fit, LifeTime, Planner};
 use crate::policy::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
 use crate::snapshot::{ContainerStatus, Pod, PodCondition};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &PodLifeTimeArgs) {
     let now = planner.view.snapshot.now;
-    let mut matching: Vec<(Option<DateTime<Utc>>, PodIx, String)> = Vec::new();
+    let mut matching: Vec<(Option<DateTime<Utc>>, PodIx, LifeTime)> = Vec::new();
     for pod in planner.view.pod_indices() {
         if !(planner.is_candidate(pod) || is_finished_candidate(planner, pod))
             || !admits(planner, &args.namespaces, args.label_selector.as_ref(), pod)
@@ -37,13 +37,13 @@ pub fn run(planner: &mut Planner, context: &Context, args: &PodLifeTimeArgs) {
     // oldest (upstream reads it as the zero time). The index (namespace/name order) breaks ties.
     matching.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
     for (_, pod, reason) in matching {
-        planner.attempt(context, pod, reason, Fit::Evictor);
+        planner.attempt(context, pod, EvictionReason::LifeTime(reason), Fit::Evictor);
     }
 }
 
 /// Why the pod passes every filter given, or `None` when one fails. The reason names the first
 /// filter given, in upstream's order: the age, the state, the condition, the exit code.
-fn matches(pod: &Pod, args: &PodLifeTimeArgs, now: DateTime<Utc>) -> Option<String> {
+fn matches(pod: &Pod, args: &PodLifeTimeArgs, now: DateTime<Utc>) -> Option<LifeTime> {
     let mut reasons = Vec::new();
     if let Some(max) = args.max_pod_life_time_seconds {
         // Without a creation time the age is unknown: not old enough.
@@ -51,13 +51,14 @@ fn matches(pod: &Pod, args: &PodLifeTimeArgs, now: DateTime<Utc>) -> Option<Stri
         if age <= i64::from(max) {
             return None;
         }
-        reasons.push(format!(
-            "created {age}s ago, more than maxPodLifeTimeSeconds {max}"
-        ));
+        reasons.push(LifeTime::Age {
+            age_seconds: age,
+            max,
+        });
     }
     if !args.states.is_empty() {
         let state = state_of(pod, args)?;
-        reasons.push(format!("in state {state}"));
+        reasons.push(LifeTime::State(state.to_string()));
     }
     if !owner_kinds_admit(pod, &args.owner_kinds) {
         return None;
@@ -71,7 +72,7 @@ fn matches(pod: &Pod, args: &PodLifeTimeArgs, now: DateTime<Utc>) -> Option<Stri
     }
     if !args.exit_codes.is_empty() {
         let code = exit_code_of(pod, args)?;
-        reasons.push(format!("a container exited with code {code}"));
+        reasons.push(LifeTime::ExitCode(code));
     }
     reasons.into_iter().next()
 }
@@ -160,20 +161,16 @@ fn matching_condition<'a>(
     })
 }
 
-/// "condition Ready=False (PodCompleted) for 7200s", for the eviction's reason.
-fn describe(condition: &PodCondition, now: DateTime<Utc>) -> String {
-    let mut text = format!(
-        "condition {}={}",
-        condition.condition_type, condition.status
-    );
-    if let Some(reason) = &condition.reason {
-        text.push_str(&format!(" ({reason})"));
+/// The condition as the eviction's reason names it, with how long it has held.
+fn describe(condition: &PodCondition, now: DateTime<Utc>) -> LifeTime {
+    LifeTime::Condition {
+        condition_type: condition.condition_type.to_string(),
+        status: condition.status.to_string(),
+        reason: condition.reason.as_ref().map(|reason| reason.to_string()),
+        for_seconds: condition
+            .last_transition
+            .map(|at| now.signed_duration_since(at).num_seconds()),
     }
-    if let Some(at) = condition.last_transition {
-        let idle = now.signed_duration_since(at).num_seconds();
-        text.push_str(&format!(" for {idle}s"));
-    }
-    text
 }
 
 #[cfg(test)]
@@ -209,7 +206,7 @@ mod tests {
         let plan = plan(&snapshot, &life_time(3600, &[]));
         assert_eq!(evicted(&plan), ["app/older", "app/old"]);
         assert_eq!(
-            plan.evictions[0].reason,
+            plan.evictions[0].reason.to_string(),
             "created 10800s ago, more than maxPodLifeTimeSeconds 3600"
         );
     }
@@ -304,7 +301,10 @@ mod tests {
             .build();
         let reasons = |args: PodLifeTimeArgs| -> Vec<String> {
             let plan = plan(&snapshot, &policy(vec![Strategy::PodLifeTime(args)]));
-            plan.evictions.iter().map(|e| e.reason.clone()).collect()
+            plan.evictions
+                .iter()
+                .map(|e| e.reason.to_string())
+                .collect()
         };
         assert_eq!(
             reasons(PodLifeTimeArgs {

@@ -6,7 +6,7 @@
 //! Unlike upstream, finished pods are not considered, and pods are taken in the eviction order.
 
 use super::{admits, evict_in_order};
-use crate::plan::{Context, Fit, Planner};
+use crate::plan::{Context, EvictionReason, Fit, Planner};
 use crate::policy::TooManyRestartsArgs;
 use crate::snapshot::Pod;
 
@@ -23,10 +23,10 @@ pub fn run(planner: &mut Planner, context: &Context, args: &TooManyRestartsArgs)
         if restarts < i64::from(args.pod_restart_threshold) || !in_states(pod_ref, args) {
             continue;
         }
-        let reason = format!(
-            "its containers restarted {restarts} times, at least podRestartThreshold {}",
-            args.pod_restart_threshold
-        );
+        let reason = EvictionReason::TooManyRestarts {
+            restarts,
+            threshold: args.pod_restart_threshold,
+        };
         violating.push((pod, reason));
     }
     evict_in_order(planner, context, violating, Fit::Evictor);
@@ -84,7 +84,7 @@ mod tests {
         let plan = plan(&snapshot, &restarts(threshold(25)));
         assert_eq!(evicted(&plan), ["app/at", "app/over"]);
         assert_eq!(
-            plan.evictions[1].reason,
+            plan.evictions[1].reason.to_string(),
             "its containers restarted 30 times, at least podRestartThreshold 25"
         );
     }

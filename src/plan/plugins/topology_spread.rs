@@ -18,7 +18,7 @@ use crate::hash::HashSet;
 use crate::plan::feasibility::{eligible_node, is_simple};
 use crate::plan::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::{Domains, PodState, View};
-use crate::plan::{Attempt, Context, Fit, Planner};
+use crate::plan::{Attempt, Context, EvictionReason, Fit, Planner, Skew};
 use crate::policy::{DefaultConstraint, TopologySpreadArgs};
 use crate::snapshot::{OwnerKind, Pod, Requirements, SpreadConstraint, WhenUnsatisfiable};
 
@@ -316,22 +316,16 @@ fn skew_reason(
     count: i64,
     excess: i64,
     defaulted: bool,
-) -> String {
-    let reason = format!(
-        "{} {domain} holds {count} matching pods, {excess} more than the emptiest domain allows (maxSkew {}{})",
-        constraint.topology_key,
-        constraint.max_skew,
-        if constraint.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway {
-            ", ScheduleAnyway"
-        } else {
-            ""
-        }
-    );
-    if defaulted {
-        format!("{reason}; a default constraint of the policy, as the pod declares none")
-    } else {
-        reason
-    }
+) -> EvictionReason {
+    EvictionReason::Spread(Skew {
+        key: constraint.topology_key.to_string(),
+        domain: domain.to_string(),
+        count,
+        excess,
+        max_skew: constraint.max_skew,
+        schedule_anyway: constraint.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway,
+        defaulted,
+    })
 }
 
 /// Moves an evicted pod's count out of `domain` into the domain it is expected to land in
@@ -359,8 +353,8 @@ fn move_one(counts: &mut [Option<i64>], domains: &Domains, domain: usize, landin
 
 #[cfg(test)]
 mod tests {
-    use crate::plan::plan;
     use crate::plan::testing::*;
+    use crate::plan::{EvictionReason, Skew, plan};
     use crate::policy::{DefaultConstraint, Strategy, TopologySpreadArgs};
     use crate::snapshot::ResourceName;
     use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
@@ -561,9 +555,13 @@ mod tests {
             ]
         );
         assert!(
-            plan.evictions[0]
-                .reason
-                .contains("a default constraint of the policy"),
+            matches!(
+                plan.evictions[0].reason,
+                EvictionReason::Spread(Skew {
+                    defaulted: true,
+                    ..
+                })
+            ),
             "{}",
             plan.evictions[0].reason
         );

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::super::feasibility;
+use super::super::feasibility::{self, NoNode};
 use super::super::index::{PerNode, PodIx};
 use super::super::view::{NodeRefusal, NodeState, PodState, View};
 use super::super::workload::belongs_to_its_node;
@@ -50,8 +50,9 @@ pub struct Rescheduling {
 pub struct Unplaced {
     /// `namespace/name`.
     pub pod: String,
-    /// Why, as the planner's better-place check says it.
-    pub reason: String,
+    /// Why, as the planner's better-place check says it (its sentence in the report).
+    #[serde(serialize_with = "as_sentence")]
+    pub reason: NoNode<String>,
 }
 
 pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> WhatIf {
@@ -159,7 +160,7 @@ fn reschedule(view: &mut View, evictor: &EvictorArgs, down: &PerNode<bool>) -> R
     result.pods = queue.len();
     for pod in queue {
         let from = view.pod_node[pod].expect("lost pods were on a node");
-        let found = feasibility::find_node(view, pod, evictor, None).map_err(|n| n.to_string());
+        let found = feasibility::find_node(view, pod, evictor, None).map_err(NoNode::into_owned);
         match found {
             Ok(node) => {
                 view.move_requests(pod, from, Some(node));
@@ -178,6 +179,14 @@ fn reschedule(view: &mut View, evictor: &EvictorArgs, down: &PerNode<bool>) -> R
         }
     }
     result
+}
+
+/// A refusal in the report: its sentence.
+fn as_sentence<S: serde::Serializer>(
+    none: &NoNode<String>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(none)
 }
 
 /// What recreates a lost pod.

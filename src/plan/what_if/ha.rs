@@ -4,6 +4,7 @@
 //! to respect those rules during failover).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 use serde::Serialize;
 
@@ -35,8 +36,8 @@ pub struct HaImpact {
     /// The node VMs on them.
     pub node_vms: Vec<String>,
     pub restart: Restart,
-    /// Why, in words.
-    pub detail: String,
+    /// Why, as its sentence in the report.
+    pub detail: HaDetail,
     /// `das.respectVmVmAntiAffinityRules`; absent when not set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub respects_anti_affinity_rules: Option<bool>,
@@ -114,47 +115,33 @@ pub(super) fn assess(view: &View, failed: &BTreeSet<&str>) -> Vec<HaImpact> {
     impacts
 }
 
-/// Whether HA restarts the VMs of `failed` failed hosts, and why, in words.
-fn restart(ha: Option<&HaConfig>, failed: usize) -> (Restart, String) {
+/// Whether HA restarts the VMs of `failed` failed hosts, and why.
+fn restart(ha: Option<&HaConfig>, failed: usize) -> (Restart, HaDetail) {
     let Some(ha) = ha else {
-        return (
-            Restart::Unknown,
-            "HA's configuration was not observed (a snapshot without it)".to_string(),
-        );
+        return (Restart::Unknown, HaDetail::NotObserved);
     };
     if !ha.enabled {
-        return (
-            Restart::HaDisabled,
-            "vSphere HA is off: the node VMs stay down until their host is back".to_string(),
-        );
+        return (Restart::HaDisabled, HaDetail::Off);
     }
     if ha.restart_priority == RestartPriority::Disabled {
-        return (
-            Restart::PriorityDisabled,
-            "the cluster's VM restart priority is disabled: HA restarts none of its VMs"
-                .to_string(),
-        );
+        return (Restart::PriorityDisabled, HaDetail::PriorityDisabled);
     }
-    let reserved = |level: u32, how: String| {
+    let reserved = |level: u32, reserve: Reserve| {
         if usize::try_from(level).is_ok_and(|level| level >= failed) {
-            (
-                Restart::CapacityReserved,
-                format!("admission control reserves {how}: HA restarts the node VMs elsewhere"),
-            )
+            (Restart::CapacityReserved, HaDetail::Reserved(reserve))
         } else {
             (
                 Restart::BestEffort,
-                format!(
-                    "admission control reserves {how}, fewer than {failed} failed hosts: HA \
-                     restarts what the capacity left allows"
-                ),
+                HaDetail::ReservedTooFew { reserve, failed },
             )
         }
     };
     match &ha.admission_control {
         Some(AdmissionControl::HostFailures { failover_level }) => reserved(
             *failover_level,
-            format!("capacity for {failover_level} host failure(s)"),
+            Reserve::HostFailures {
+                level: *failover_level,
+            },
         ),
         Some(AdmissionControl::ResourcePercentage {
             cpu_percent,
@@ -162,10 +149,11 @@ fn restart(ha: Option<&HaConfig>, failed: usize) -> (Restart, String) {
             failover_level: Some(level),
         }) => reserved(
             *level,
-            format!(
-                "{cpu_percent}% CPU and {memory_percent}% memory, computed for {level} host \
-                 failure(s)"
-            ),
+            Reserve::Percentages {
+                cpu_percent: *cpu_percent,
+                memory_percent: *memory_percent,
+                level: *level,
+            },
         ),
         Some(AdmissionControl::ResourcePercentage {
             cpu_percent,
@@ -173,22 +161,121 @@ fn restart(ha: Option<&HaConfig>, failed: usize) -> (Restart, String) {
             failover_level: None,
         }) => (
             Restart::BestEffort,
-            format!(
-                "admission control reserves {cpu_percent}% CPU and {memory_percent}% memory, \
-                 not a number of hosts: HA restarts what that capacity allows"
-            ),
+            HaDetail::PercentagesOnly {
+                cpu_percent: *cpu_percent,
+                memory_percent: *memory_percent,
+            },
         ),
         Some(AdmissionControl::DedicatedHosts { hosts }) => reserved(
             u32::try_from(hosts.len()).unwrap_or(u32::MAX),
-            format!(
+            Reserve::DedicatedHosts {
+                hosts: hosts.clone(),
+            },
+        ),
+        None => (Restart::BestEffort, HaDetail::AdmissionControlOff),
+    }
+}
+
+/// Why HA restarts a cluster's node VMs as [`Restart`] says: its sentence is the what-if
+/// report's `detail`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HaDetail {
+    NotObserved,
+    Off,
+    PriorityDisabled,
+    /// Admission control reserves enough for the failed hosts.
+    Reserved(Reserve),
+    /// Admission control reserves for fewer host failures than `failed`.
+    ReservedTooFew {
+        reserve: Reserve,
+        failed: usize,
+    },
+    /// Admission control reserves percentages not computed for a number of hosts.
+    PercentagesOnly {
+        cpu_percent: u32,
+        memory_percent: u32,
+    },
+    AdmissionControlOff,
+}
+
+/// What admission control reserves, for a number of host failures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reserve {
+    HostFailures {
+        level: u32,
+    },
+    Percentages {
+        cpu_percent: u32,
+        memory_percent: u32,
+        level: u32,
+    },
+    DedicatedHosts {
+        hosts: Vec<String>,
+    },
+}
+
+impl fmt::Display for Reserve {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reserve::HostFailures { level } => write!(f, "capacity for {level} host failure(s)"),
+            Reserve::Percentages {
+                cpu_percent,
+                memory_percent,
+                level,
+            } => write!(
+                f,
+                "{cpu_percent}% CPU and {memory_percent}% memory, computed for {level} host \
+                 failure(s)"
+            ),
+            Reserve::DedicatedHosts { hosts } => write!(
+                f,
                 "dedicated failover host(s) {}: the restarted node VMs go there, together",
                 hosts.join(", ")
             ),
-        ),
-        None => (
-            Restart::BestEffort,
-            "admission control is off: HA restarts the node VMs where capacity is left".to_string(),
-        ),
+        }
+    }
+}
+
+impl fmt::Display for HaDetail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HaDetail::NotObserved => {
+                f.write_str("HA's configuration was not observed (a snapshot without it)")
+            }
+            HaDetail::Off => {
+                f.write_str("vSphere HA is off: the node VMs stay down until their host is back")
+            }
+            HaDetail::PriorityDisabled => f.write_str(
+                "the cluster's VM restart priority is disabled: HA restarts none of its VMs",
+            ),
+            HaDetail::Reserved(reserve) => write!(
+                f,
+                "admission control reserves {reserve}: HA restarts the node VMs elsewhere"
+            ),
+            HaDetail::ReservedTooFew { reserve, failed } => write!(
+                f,
+                "admission control reserves {reserve}, fewer than {failed} failed hosts: HA \
+                 restarts what the capacity left allows"
+            ),
+            HaDetail::PercentagesOnly {
+                cpu_percent,
+                memory_percent,
+            } => write!(
+                f,
+                "admission control reserves {cpu_percent}% CPU and {memory_percent}% memory, \
+                 not a number of hosts: HA restarts what that capacity allows"
+            ),
+            HaDetail::AdmissionControlOff => f.write_str(
+                "admission control is off: HA restarts the node VMs where capacity is left",
+            ),
+        }
+    }
+}
+
+/// As its sentence.
+impl Serialize for HaDetail {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -224,4 +311,89 @@ fn rules(cluster: &Cluster, failed: &BTreeSet<&str>, held: bool) -> Vec<HaRule> 
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HaDetail, Reserve, Restart, restart};
+    use crate::inventory::{AdmissionControl, HaConfig, RestartPriority};
+
+    fn ha(admission_control: Option<AdmissionControl>) -> HaConfig {
+        HaConfig {
+            enabled: true,
+            admission_control,
+            restart_priority: RestartPriority::Medium,
+            respect_vm_anti_affinity_rules: None,
+        }
+    }
+
+    #[test]
+    fn each_admission_control_policy_gives_its_restart_and_its_sentence() {
+        let cases = [
+            (
+                HaConfig {
+                    restart_priority: RestartPriority::Disabled,
+                    ..ha(None)
+                },
+                Restart::PriorityDisabled,
+                HaDetail::PriorityDisabled,
+                "the cluster's VM restart priority is disabled: HA restarts none of its VMs",
+            ),
+            (
+                ha(None),
+                Restart::BestEffort,
+                HaDetail::AdmissionControlOff,
+                "admission control is off: HA restarts the node VMs where capacity is left",
+            ),
+            (
+                ha(Some(AdmissionControl::ResourcePercentage {
+                    cpu_percent: 25,
+                    memory_percent: 30,
+                    failover_level: None,
+                })),
+                Restart::BestEffort,
+                HaDetail::PercentagesOnly {
+                    cpu_percent: 25,
+                    memory_percent: 30,
+                },
+                "admission control reserves 25% CPU and 30% memory, not a number of hosts: HA \
+                 restarts what that capacity allows",
+            ),
+            (
+                ha(Some(AdmissionControl::ResourcePercentage {
+                    cpu_percent: 25,
+                    memory_percent: 30,
+                    failover_level: Some(2),
+                })),
+                Restart::CapacityReserved,
+                HaDetail::Reserved(Reserve::Percentages {
+                    cpu_percent: 25,
+                    memory_percent: 30,
+                    level: 2,
+                }),
+                "admission control reserves 25% CPU and 30% memory, computed for 2 host \
+                 failure(s): HA restarts the node VMs elsewhere",
+            ),
+            (
+                ha(Some(AdmissionControl::DedicatedHosts {
+                    hosts: vec!["esxi-9".to_string()],
+                })),
+                Restart::BestEffort,
+                HaDetail::ReservedTooFew {
+                    reserve: Reserve::DedicatedHosts {
+                        hosts: vec!["esxi-9".to_string()],
+                    },
+                    failed: 2,
+                },
+                "admission control reserves dedicated failover host(s) esxi-9: the restarted \
+                 node VMs go there, together, fewer than 2 failed hosts: HA restarts what the \
+                 capacity left allows",
+            ),
+        ];
+        for (config, kind, detail, text) in cases {
+            let (restart, said) = restart(Some(&config), 2);
+            assert_eq!((restart, &said), (kind, &detail));
+            assert_eq!(said.to_string(), text);
+        }
+    }
 }

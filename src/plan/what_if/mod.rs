@@ -25,7 +25,7 @@ use crate::inventory::{Cluster, DrsBehavior, Host, Inventory, MaintenanceMode};
 use crate::policy::Policy;
 use crate::snapshot::Snapshot;
 
-pub use ha::{HaImpact, HaRule, Restart};
+pub use ha::{HaDetail, HaImpact, HaRule, Reserve, Restart};
 pub use maintenance::{ClusterCapacity, RuleImpact};
 
 /// The question asked.
@@ -436,7 +436,9 @@ fn drs_automated(cluster: &Cluster) -> bool {
 mod tests {
     use super::*;
     use crate::inventory::{AdmissionControl, HaConfig, RestartPriority};
+    use crate::plan::feasibility::Refusal;
     use crate::plan::testing::*;
+    use crate::plan::view::NodeRefusal;
     use crate::policy::NodeGroup;
 
     fn fails(lab: Lab, hosts: &[&str]) -> WhatIf {
@@ -551,7 +553,13 @@ mod tests {
             "{rescheduling:#?}"
         );
         assert_eq!(rescheduling.placed, 1);
-        assert!(rescheduling.unplaced[0].reason.contains("failed ESXi host"));
+        assert!(
+            rescheduling.unplaced[0]
+                .reason
+                .refusals
+                .iter()
+                .any(|(why, _)| *why == Refusal::Node(NodeRefusal::HostFailed))
+        );
     }
 
     #[test]

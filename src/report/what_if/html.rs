@@ -173,7 +173,7 @@ fn consequences(out: &mut String, answer: &WhatIf) {
                 out,
                 "<p class=\"note\">{}: {}</p>",
                 escape(&unplaced.pod),
-                escape(&unplaced.reason)
+                escape(&unplaced.reason.to_string())
             );
         }
     }
@@ -183,7 +183,7 @@ fn consequences(out: &mut String, answer: &WhatIf) {
             "<h2>vSphere HA, cluster {}</h2>\n<p class=\"ha\"><b>{}</b>: {}</p>",
             escape(&ha.cluster),
             restart_words(ha.restart),
-            escape(&ha.detail)
+            escape(&ha.detail.to_string())
         );
         if !ha.node_vms.is_empty() {
             let _ = writeln!(out, "<p>Node VMs: {}</p>", escape(&ha.node_vms.join(", ")));
