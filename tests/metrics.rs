@@ -1220,6 +1220,10 @@ fn three_runs_count_on_a_real_prometheus_as_their_reports_say() {
             Model::sum_by(&increase, "vsphere_descheduler_errors_total", &[], any),
         ),
         (
+            r#"sum by (code) (increase(vsphere_descheduler_pods_skipped_by_code_total{cluster=~"$cluster"}[$window]))"#,
+            Model::sum_by(&increase, "vsphere_descheduler_pods_skipped_by_code_total", &["code"], any),
+        ),
+        (
             // The runs wrote every change (their reports have no errors): no failure to count.
             r#"sum by (step, cause) (increase(vsphere_descheduler_failures_total{cluster=~"$cluster"}[$window]))"#,
             Model::sum_by(&increase, "vsphere_descheduler_failures_total", &["step", "cause"], any),
