@@ -1,44 +1,27 @@
 //! Recorded or observed cluster state: Kubernetes objects plus the vSphere inventory, as one
 //! typed, sorted [`Snapshot`] that `plan()` reads.
 
-mod annotations;
-mod convert;
-#[cfg(test)]
-mod forms;
-pub mod history;
-mod json_scan;
-mod labels;
-mod load;
-mod locate;
+mod decode;
 mod model;
-mod position;
-pub mod prune;
-mod quantity;
-mod resources;
-mod stream;
-mod structure;
-pub mod wire;
-mod yaml_items;
-mod yaml_json;
+mod read;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-pub use convert::{
+pub use decode::convert::{
     ConvertError, namespace, node, pdb, pod, priority_class, selector, untyped_node_metrics,
     untyped_pod_metrics,
 };
+pub use decode::{history, prune, wire};
 pub use history::{History, PastEviction};
-pub use labels::Interner;
-pub use load::{
-    FileSizeLimit, InvalidFileSize, METRICS_API_VERSION, NotText, Objects, SnapshotError, read_str,
-};
 pub use model::*;
-pub use position::{ParseError, Position};
-pub use resources::{OtherName, ResourceName, Resources};
-pub use structure::MAX_DEPTH;
+use read::locate;
+pub use read::{
+    FileSizeLimit, InvalidFileSize, MAX_DEPTH, METRICS_API_VERSION, NotText, Objects, ParseError,
+    Position, SnapshotError, read_str,
+};
 
 use crate::hash::{HashMap, HashSet};
 use crate::inventory::Inventory;
@@ -66,7 +49,7 @@ pub fn load_files_within(
 ) -> Result<Loaded, SnapshotError> {
     let mut parts = Vec::with_capacity(paths.len());
     for path in paths {
-        parts.push((path.clone(), load::read_file(path, limit)?));
+        parts.push((path.clone(), read::read_file(path, limit)?));
     }
     let loaded = assemble(parts, now).map_err(|error| located(error, limit))?;
     if loaded.snapshot.nodes.is_empty() {
@@ -92,7 +75,7 @@ pub fn load_files_within(
 fn located(error: SnapshotError, limit: FileSizeLimit) -> SnapshotError {
     let find = |path: &Path, sought| {
         // The text as it was read: decoded, without its byte order mark.
-        let text = load::read_text(path, limit).ok()?;
+        let text = read::read_text(path, limit).ok()?;
         let text = crate::encoding::without_mark(&text);
         crate::stack::on_reader_stack(|| locate::last(text, sought)).map(Box::new)
     };
@@ -546,10 +529,10 @@ mod tests {
             history::ANNOTATION
         );
         assert!(
-            yaml_items::read(&yaml).is_ok(),
+            read::yaml_items::read(&yaml).is_ok(),
             "block YAML goes through JSON"
         );
-        assert!(yaml_items::read(&flow).is_err(), "flow YAML does not");
+        assert!(read::yaml_items::read(&flow).is_err(), "flow YAML does not");
         for (name, text) in [
             ("block.yaml", yaml),
             ("flow.yaml", flow),
@@ -564,7 +547,7 @@ mod tests {
                 History::Recorded(vec![history_entry()]),
                 "{name}"
             );
-            let whole = load::read_whole_file(&path, FileSizeLimit::DEFAULT).expect(name);
+            let whole = read::read_whole_file(&path, FileSizeLimit::DEFAULT).expect(name);
             assert_eq!(whole.histories.len(), 1, "{name} read whole");
         }
     }

@@ -4,6 +4,16 @@
 //! Each document is reduced to the planner's types as soon as it is read, and list items one at
 //! a time, so a 150,000-pod `kubectl get pods -o json` never exists as a tree in memory.
 
+#[cfg(test)]
+mod forms;
+mod json_scan;
+pub(super) mod locate;
+mod position;
+mod stream;
+mod structure;
+pub(super) mod yaml_items;
+mod yaml_json;
+
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -13,21 +23,20 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::convert::{self, ConvertError};
-use super::history::{self as eviction_history, RecordedHistory};
-use super::labels::Interner;
-use super::model::{Labels, Metrics, Node, Pdb, Pod};
-use super::position::{
-    self, ParseError, Position, at_offset, json_error_offset, json_message, line_column, offset_in,
-};
-use super::quantity::parse_milli;
-use super::structure::{MAX_DEPTH, OBJECT, Shape, json_shape, json_too_deep};
-use super::{stream, wire, yaml_items};
 use crate::encoding::{Utf16, Utf16Decoder, without_mark};
 use crate::inventory::{self, Inventory};
+use crate::snapshot::decode::convert::{self, ConvertError};
+use crate::snapshot::decode::history::{self as eviction_history, RecordedHistory};
+use crate::snapshot::decode::quantity::parse_milli;
+use crate::snapshot::decode::wire;
+use crate::snapshot::model::{Interner, Labels, Metrics, Node, Pdb, Pod};
 use crate::stack::{on_reader_stack, reader_thread};
 use crate::text::shown;
 use crate::yaml_error::{duplicate_key, too_deep};
+pub use position::{ParseError, Position};
+use position::{at_offset, json_error_offset, json_message, line_column, offset_in};
+pub use structure::MAX_DEPTH;
+use structure::{OBJECT, Shape, json_shape, json_too_deep};
 
 /// Why a snapshot could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -1635,7 +1644,8 @@ pub(super) mod tests {
         assert_eq!(names(json), ["a", "b"]);
     }
 
-    const FIXTURE: &str = include_str!("../../tests/fixtures/plan/drs-moved-worker/snapshot.yaml");
+    const FIXTURE: &str =
+        include_str!("../../../tests/fixtures/plan/drs-moved-worker/snapshot.yaml");
 
     /// The fixture as JSON: concatenated documents, and one `List` of them all.
     pub(crate) fn json_fixtures() -> [String; 2] {

@@ -15,12 +15,12 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use super::json_scan::{ScanError, Scanner, Sink};
-use super::labels::Interner;
-use super::load::{
+use super::structure::{ShapeScratch, json_shape, json_shape_with};
+use super::{
     CHUNK_BYTES, FileSizeLimit, Growth, ItemType, ListHeader, Objects, Source, check_text, object,
     read_document,
 };
-use super::structure::{ShapeScratch, json_shape, json_shape_with};
+use crate::snapshot::model::Interner;
 use crate::stack::reader_thread;
 
 /// Why a file is not read as a stream (logged at debug level; the file is then read whole).
@@ -370,9 +370,9 @@ mod tests {
 
     use chrono::Utc;
 
-    use super::super::load::tests::json_fixtures;
-    use super::super::load::{self, FileSizeLimit, read_whole_file};
     use super::read_in_blocks;
+    use crate::snapshot::read::tests::json_fixtures;
+    use crate::snapshot::read::{self as load, FileSizeLimit, read_whole_file};
 
     fn written(directory: &Path, name: &str, bytes: &[u8]) -> PathBuf {
         let path = directory.join(name);
@@ -532,10 +532,10 @@ mod tests {
         let path = written(directory.path(), "twice.json", text.as_bytes());
         let now = Utc::now();
         let streamed =
-            super::super::load_files(std::slice::from_ref(&path), now).expect_err("a duplicate");
+            crate::snapshot::load_files(std::slice::from_ref(&path), now).expect_err("a duplicate");
         let objects = read_whole_file(&path, FileSizeLimit::DEFAULT).expect("readable");
-        let whole = super::super::assemble(vec![(path.clone(), objects)], now)
-            .map_err(|error| super::super::located(error, FileSizeLimit::DEFAULT))
+        let whole = crate::snapshot::assemble(vec![(path.clone(), objects)], now)
+            .map_err(|error| crate::snapshot::located(error, FileSizeLimit::DEFAULT))
             .expect_err("a duplicate");
         assert_eq!(streamed.to_string(), whole.to_string());
         assert!(streamed.to_string().contains("twice"), "{streamed}");
