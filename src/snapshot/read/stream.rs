@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
+use super::error::FileSizeLimit;
+use super::json::read_document;
 use super::json_scan::{ScanError, Scanner, Sink};
+use super::sink::{Growth, ItemType, ListHeader, Objects, Source, object};
 use super::structure::{ShapeScratch, json_shape, json_shape_with};
-use super::{
-    CHUNK_BYTES, FileSizeLimit, Growth, ItemType, ListHeader, Objects, Source, check_text, object,
-    read_document,
-};
+use super::text::{CHUNK_BYTES, check_text};
 use crate::snapshot::model::Interner;
 use crate::stack::reader_thread;
 

@@ -10,8 +10,10 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::parallel::in_chunks;
+use super::sink::{Growth, ItemType, Objects, Source, object};
 use super::yaml_json;
-use super::{Growth, ItemType, Objects, Source, in_chunks, object, yaml_options_within};
+use super::yaml_options::yaml_options_within;
 use crate::snapshot::model::Interner;
 
 /// Why the text is not read this way (logged at debug level; serde-saphyr then reads it).
@@ -199,8 +201,9 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::read;
+    use crate::snapshot::read::Objects;
     use crate::snapshot::read::tests::variants;
-    use crate::snapshot::read::{Objects, read_yaml_documents};
+    use crate::snapshot::read::yaml::read_yaml_documents;
 
     /// Every YAML file of the project's fixtures: snapshots, policies and expectations.
     fn yaml_fixtures() -> Vec<(PathBuf, String)> {
