@@ -37,23 +37,38 @@ pub use sink::{METRICS_API_VERSION, Objects};
 pub use structure::MAX_DEPTH;
 pub(super) use text::read_text;
 
-/// Read one snapshot file of at most `limit` bytes. A JSON file is read as a stream, its text
-/// never held whole; anything the stream does not take (YAML, a problem, a pipe) is read
-/// whole, which is also what words every error.
+/// Read one snapshot file of at most `limit` bytes, opened once. A JSON file is read as a
+/// stream, its text never held whole; anything the stream does not take (YAML, a problem, a
+/// pipe) is read whole, which is also what words every error, on from what the stream read.
 pub fn read_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotError> {
-    match stream::read_file(path, limit) {
+    read_opened(path, text::open(path, limit)?, limit)
+}
+
+/// [`read_file`] of a file already opened.
+fn read_opened(
+    path: &Path,
+    mut opened: text::Opened,
+    limit: FileSizeLimit,
+) -> Result<Objects, SnapshotError> {
+    match stream::read(&mut opened, limit) {
         Ok(objects) => Ok(objects),
         Err(fallback) => {
             tracing::debug!(path = %path.display(), reason = %fallback, "reading the snapshot file whole");
-            read_whole_file(path, limit)
+            whole(path, &text::text_of(path, opened, limit)?)
         }
     }
 }
 
-/// Read one snapshot file of at most `limit` bytes, holding its text while it is decoded.
+/// Read one snapshot file of at most `limit` bytes, holding its text while it is decoded: the
+/// reader the stream is compared with.
+#[cfg(test)]
 pub(super) fn read_whole_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, SnapshotError> {
-    let text = read_text(path, limit)?;
-    read_str(&text).map_err(|error| SnapshotError::Parse {
+    whole(path, &read_text(path, limit)?)
+}
+
+/// The objects of a file's text.
+fn whole(path: &Path, text: &str) -> Result<Objects, SnapshotError> {
+    read_str(text).map_err(|error| SnapshotError::Parse {
         path: path.to_path_buf(),
         error,
     })
@@ -294,6 +309,97 @@ pub(super) mod tests {
             r#"{{"apiVersion":"v1","kind":"List","items":[{}]}}"#,
             items.join(",")
         )
+    }
+
+    const NODE_YAML: &str = "apiVersion: v1\nkind: Node\nmetadata:\n  name: worker-a\n";
+
+    fn node_names(objects: &super::Objects) -> Vec<&str> {
+        objects
+            .nodes
+            .iter()
+            .map(|node| node.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_named_pipe_written_once_is_read_the_stream_handing_it_on_unread() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        let pipe = directory.path().join("snapshot.yaml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo: {made}");
+        let writer = {
+            let pipe = pipe.clone();
+            // Opening blocks until the reader opens: the text goes to the first open only.
+            std::thread::spawn(move || std::fs::write(pipe, NODE_YAML))
+        };
+        // A second open of the pipe would wait for a writer for ever: the read is given a
+        // thread, and the test a bound, so that such a reader fails instead of hanging.
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(super::read_file(&pipe, FileSizeLimit::DEFAULT));
+        });
+        let read = result
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the pipe is read without being opened twice")
+            .expect("a snapshot");
+        assert_eq!(node_names(&read), ["worker-a"]);
+        writer.join().expect("the writer ends").expect("written");
+    }
+
+    /// The bytes this thread has read from files so far, as Linux counts them (reading the
+    /// count adds its own few hundred bytes).
+    fn bytes_read_by_this_thread() -> u64 {
+        let io = std::fs::read_to_string("/proc/thread-self/io").expect("Linux's I/O counts");
+        io.lines()
+            .find_map(|line| line.strip_prefix("rchar: "))
+            .and_then(|count| count.parse().ok())
+            .expect("a count of bytes read")
+    }
+
+    #[test]
+    fn a_yaml_file_is_read_from_disk_once_the_stream_handing_on_the_bytes_it_read() {
+        let namespaces: String = (0..4000)
+            .map(|i| {
+                format!("---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{i:05}\n")
+            })
+            .collect();
+        let text = format!("{NODE_YAML}{namespaces}");
+        let file = file_with(text.as_bytes());
+        let before = bytes_read_by_this_thread();
+        let read = super::read_file(file.path(), FileSizeLimit::DEFAULT).expect("YAML");
+        let read_bytes = bytes_read_by_this_thread() - before;
+        assert!(
+            read_bytes < text.len() as u64 + 4096,
+            "{read_bytes} bytes read for a file of {}",
+            text.len()
+        );
+        assert_eq!(node_names(&read), ["worker-a"]);
+        assert_eq!(read.namespaces.len(), 4000);
+    }
+
+    #[test]
+    fn a_file_removed_once_opened_loads_whether_the_stream_gives_up_early_or_late() {
+        // YAML: the stream gives up in its first block and hands over the bytes it read.
+        // A JSON List of more than a block followed by YAML: it gives up later, the blocks
+        // dropped, and the file is read again from its start through the same handle.
+        let late = format!("{}\n---\n{NODE_YAML}", namespace_list(20_000, None));
+        assert!(
+            late.len() as u64 > super::text::CHUNK_BYTES,
+            "{}",
+            late.len()
+        );
+        for (name, text) in [("early.yaml", NODE_YAML.to_string()), ("late.json", late)] {
+            let file = file_with(text.as_bytes());
+            let opened = super::text::open(file.path(), FileSizeLimit::DEFAULT).expect(name);
+            let path = file.path().to_path_buf();
+            file.close().expect("removed");
+            assert!(!path.exists(), "{name}");
+            let read = super::read_opened(&path, opened, FileSizeLimit::DEFAULT).expect(name);
+            assert_eq!(node_names(&read), ["worker-a"], "{name}");
+        }
     }
 
     #[test]

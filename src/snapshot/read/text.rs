@@ -1,7 +1,8 @@
 //! The text of a snapshot file: read in bounded chunks, each checked to be text (UTF-8
 //! without control characters, or UTF-16 behind a byte order mark, decoded) before the next.
 
-use std::io::Read;
+use std::fs::File;
+use std::io::{Read, Seek, Take};
 use std::path::Path;
 
 use super::error::{FileSizeLimit, NotText, SnapshotError};
@@ -11,13 +12,62 @@ use crate::encoding::{Utf16, Utf16Decoder, without_mark};
 /// How much is read at a time; each piece is checked to be text before the next is read.
 pub(super) const CHUNK_BYTES: u64 = 1 << 20;
 
-/// The text of a file, read through a bounded reader: a regular file over the limit is refused
-/// by its size, anything else (a device, a pipe) once it has given one byte more than the limit.
-/// A byte that cannot be YAML or JSON stops the read where it is, so `/dev/urandom` fails in
-/// its first chunk. UTF-8 text keeps the byte order mark it may start with ([`read_str`] drops
-/// it); UTF-16 with a byte order mark is decoded, as kubectl decodes it.
+/// A snapshot file opened once, and what has been read of it: the stream reader starts on it
+/// and, when it gives up, hands it to the whole-file reader with the bytes it still holds, so
+/// that the file is never opened twice (a named pipe gives its bytes once; a path may name
+/// another file by then).
+pub(super) struct Opened {
+    /// The file, bounded to one byte more than the limit.
+    pub(super) reader: Take<File>,
+    /// Whether it is a regular file, which can be read from its start again.
+    pub(super) regular: bool,
+    /// Its size, when it is a regular file.
+    expected: u64,
+    /// Every byte read from `reader` so far; `None` when they were not all kept (a big
+    /// streamed file), and the next reader starts again from the file's start.
+    pub(super) read: Option<Vec<u8>>,
+}
+
+/// Opens a snapshot file; a regular file over the limit is refused by its size.
+pub(super) fn open(path: &Path, limit: FileSizeLimit) -> Result<Opened, SnapshotError> {
+    let read_error = |source| SnapshotError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(read_error)?;
+    let metadata = file.metadata().map_err(read_error)?;
+    let regular = metadata.is_file();
+    if regular && metadata.len() > limit.bytes() {
+        return Err(SnapshotError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        });
+    }
+    Ok(Opened {
+        reader: file.take(limit.bytes() + 1),
+        regular,
+        expected: if regular { metadata.len() } else { 0 },
+        read: Some(Vec::new()),
+    })
+}
+
+/// The text of a file ([`text_of`] the file [`open`]ed).
 pub(in crate::snapshot) fn read_text(
     path: &Path,
+    limit: FileSizeLimit,
+) -> Result<String, SnapshotError> {
+    text_of(path, open(path, limit)?, limit)
+}
+
+/// The text of an opened file, read on from the bytes read before through a bounded reader: a
+/// regular file over the limit is refused by its size, anything else (a device, a pipe) once
+/// it has given one byte more than the limit. A byte that cannot be YAML or JSON stops the
+/// read where it is, so `/dev/urandom` fails in its first chunk. UTF-8 text keeps the byte
+/// order mark it may start with ([`read_str`](super::read_str) drops it); UTF-16 with a byte
+/// order mark is decoded, as kubectl decodes it.
+pub(super) fn text_of(
+    path: &Path,
+    opened: Opened,
     limit: FileSizeLimit,
 ) -> Result<String, SnapshotError> {
     let read_error = |source| SnapshotError::Read {
@@ -28,18 +78,25 @@ pub(in crate::snapshot) fn read_text(
         path: path.to_path_buf(),
         limit,
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
-    let metadata = file.metadata().map_err(read_error)?;
-    if metadata.is_file() && metadata.len() > limit.bytes() {
-        return Err(too_large());
-    }
-    let expected = if metadata.is_file() {
-        metadata.len()
-    } else {
-        0
+    let Opened {
+        mut reader,
+        expected,
+        read,
+        ..
+    } = opened;
+    let mut bytes = match read {
+        Some(bytes) => bytes,
+        None => {
+            reader.get_mut().rewind().map_err(read_error)?;
+            reader.set_limit(limit.bytes() + 1);
+            Vec::new()
+        }
     };
-    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
-    let mut reader = file.take(limit.bytes() + 1);
+    bytes.reserve_exact(
+        usize::try_from(expected)
+            .unwrap_or(0)
+            .saturating_sub(bytes.len()),
+    );
     let mut checked = 0;
     let mut sniffed = false;
     loop {
@@ -53,11 +110,12 @@ pub(in crate::snapshot) fn read_text(
                 return utf16_text(path, reader, &bytes[2..], order, limit);
             }
         }
+        // Before the end is known: the first bytes may have been read by the stream.
+        checked = check_text(&bytes, checked)
+            .map_err(|(offset, problem)| not_text(path, &bytes, offset, problem))?;
         if read == 0 {
             break;
         }
-        checked = check_text(&bytes, checked)
-            .map_err(|(offset, problem)| not_text(path, &bytes, offset, problem))?;
     }
     if bytes.len() as u64 > limit.bytes() {
         return Err(too_large());
