@@ -1,10 +1,10 @@
 //! Recorded or observed cluster state: Kubernetes objects plus the vSphere inventory, as one
 //! typed, sorted [`Snapshot`] that `plan()` reads.
 //!
-//! Three layers, each importing only the ones below it: [`read`] (snapshot files, one module
-//! per input form over a shared object sink), [`decode`] (API objects: wire types, conversion
-//! into the model, the eviction history's annotation, pruning for the `snapshot` command) and
-//! [`model`] (what the planner reads). [`assemble`] puts the files' objects together.
+//! Three layers, each importing only the ones below it: `read` (snapshot files, one module per
+//! input form over a shared object sink), `decode` (API objects: wire types, conversion into
+//! the model, the eviction history's annotation, pruning for the `snapshot` command) and
+//! `model` (what the planner reads). `assemble` puts the files' objects together.
 
 mod assemble;
 mod decode;

@@ -182,3 +182,24 @@ impl fmt::Display for FileSizeLimit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::FileSizeLimit;
+
+    #[test]
+    fn a_size_limit_is_a_kubernetes_quantity_of_whole_bytes() {
+        let limit = |text: &str| text.parse::<FileSizeLimit>().map(FileSizeLimit::bytes).ok();
+        assert_eq!(limit("512Mi"), Some(512 << 20));
+        assert_eq!(limit("2G"), Some(2_000_000_000));
+        assert_eq!(limit("1500"), Some(1500));
+        for invalid in ["0", "-1Gi", "1.5", "lots", ""] {
+            assert_eq!(limit(invalid), None, "{invalid:?}");
+        }
+        for shown in ["1Gi", "512Mi", "3Ki", "1500"] {
+            let parsed: FileSizeLimit = shown.parse().expect("valid");
+            assert_eq!(parsed.to_string(), shown);
+        }
+        assert_eq!(FileSizeLimit::DEFAULT.to_string(), "1Gi");
+    }
+}

@@ -93,113 +93,12 @@ pub(super) mod tests {
     use std::io::Write;
 
     use super::parallel::PARALLEL_ITEMS;
-    use super::text::check_text;
-    use super::{FileSizeLimit, NotText, SnapshotError, read_str, read_text};
-
-    #[test]
-    fn a_size_limit_is_a_kubernetes_quantity_of_whole_bytes() {
-        let limit = |text: &str| text.parse::<FileSizeLimit>().map(FileSizeLimit::bytes).ok();
-        assert_eq!(limit("512Mi"), Some(512 << 20));
-        assert_eq!(limit("2G"), Some(2_000_000_000));
-        assert_eq!(limit("1500"), Some(1500));
-        for invalid in ["0", "-1Gi", "1.5", "lots", ""] {
-            assert_eq!(limit(invalid), None, "{invalid:?}");
-        }
-        for shown in ["1Gi", "512Mi", "3Ki", "1500"] {
-            let parsed: FileSizeLimit = shown.parse().expect("valid");
-            assert_eq!(parsed.to_string(), shown);
-        }
-        assert_eq!(FileSizeLimit::DEFAULT.to_string(), "1Gi");
-    }
-
-    #[test]
-    fn text_is_utf8_without_control_characters_other_than_tab_cr_and_lf() {
-        assert_eq!(check_text(b"a: b\r\n\tc\n", 0), Ok(9));
-        assert_eq!(check_text("é".as_bytes(), 0), Ok(2));
-        assert_eq!(
-            check_text(b"a: \x00", 0),
-            Err((3, NotText::ControlCharacter(0)))
-        );
-        assert_eq!(check_text(b"ab\xff\x01", 0), Err((2, NotText::InvalidUtf8)));
-        assert_eq!(
-            check_text(b"ab\x01\xff", 0),
-            Err((2, NotText::ControlCharacter(1)))
-        );
-        // Past the first blocks of the search, and in a last, shorter one.
-        for at in [63, 64, 130, 199] {
-            let mut text = vec![b'a'; 200];
-            text[at] = 0x1b;
-            assert_eq!(
-                check_text(&text, 0),
-                Err((at, NotText::ControlCharacter(0x1b))),
-                "{at}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_character_split_between_two_reads_is_checked_once_whole() {
-        let text = "name: café".as_bytes();
-        let (first, _) = text.split_at(text.len() - 1);
-        let checked = check_text(first, 0).expect("valid so far");
-        assert_eq!(checked, first.len() - 1, "the half character waits");
-        assert_eq!(check_text(text, checked), Ok(text.len()));
-    }
+    use super::{FileSizeLimit, read_str, read_text};
 
     fn file_with(bytes: &[u8]) -> tempfile::NamedTempFile {
         let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
         file.write_all(bytes).expect("writable");
         file
-    }
-
-    #[test]
-    fn a_file_over_the_limit_is_refused_naming_it_the_limit_and_the_way_out() {
-        let file = file_with(&[b'#'; 2049]);
-        let limit: FileSizeLimit = "2Ki".parse().expect("valid");
-        let error = read_text(file.path(), limit).expect_err("too large");
-        assert!(matches!(error, SnapshotError::TooLarge { .. }), "{error:?}");
-        let message = error.to_string();
-        for expected in [
-            &file.path().display().to_string(),
-            "2Ki (2048 bytes)",
-            "--max-snapshot-size",
-        ] {
-            assert!(message.contains(expected), "{expected:?} in {message}");
-        }
-        let file = file_with(&[b'#'; 2048]);
-        assert_eq!(
-            read_text(file.path(), limit).expect("at the limit").len(),
-            2048
-        );
-    }
-
-    #[test]
-    fn utf16_is_decoded_and_where_it_is_not_text_is_told_in_the_files_terms() {
-        let text = "apiVersion: v1\nkind: Namespace\nmetadata: {name: é}\n";
-        let mut bytes = vec![0xfe, 0xff];
-        bytes.extend(text.encode_utf16().flat_map(u16::to_be_bytes));
-        let file = file_with(&bytes);
-        let read = read_text(file.path(), FileSizeLimit::DEFAULT).expect("UTF-16");
-        assert_eq!(read, text);
-        // A lone low surrogate after `a: `: the fourth unit, bytes 8 and 9 with the mark.
-        let lone = [0xff, 0xfe, b'a', 0, b':', 0, b' ', 0, 0x00, 0xdc];
-        let file = file_with(&lone);
-        let error = read_text(file.path(), FileSizeLimit::DEFAULT).expect_err("not UTF-16");
-        assert!(
-            error
-                .to_string()
-                .ends_with(":1:4: document 1: not YAML or JSON text: invalid UTF-16 at byte 8"),
-            "{error}"
-        );
-        let control = [0xff, 0xfe, b'a', 0, b'\n', 0, 0x1b, 0];
-        let file = file_with(&control);
-        let error = read_text(file.path(), FileSizeLimit::DEFAULT).expect_err("a control");
-        assert!(
-            error.to_string().ends_with(
-                ":2:1: document 1: not YAML or JSON text: control character 0x1b at byte 6"
-            ),
-            "{error}"
-        );
     }
 
     #[test]
@@ -271,28 +170,6 @@ pub(super) mod tests {
             let objects = read_str(&text).unwrap_or_else(|error| panic!("{written}: {error}"));
             assert_eq!(objects.pods[0].priority, read, "{written}");
         }
-    }
-
-    #[test]
-    fn a_file_ending_inside_a_character_is_not_text() {
-        let file = file_with(&"a: é".as_bytes()[..4]);
-        let error = read_text(file.path(), FileSizeLimit::DEFAULT).expect_err("cut short");
-        assert!(
-            matches!(
-                error,
-                SnapshotError::NotText {
-                    at: super::Position {
-                        line: 1,
-                        column: 4,
-                        document: Some(1)
-                    },
-                    offset: 3,
-                    problem: NotText::InvalidUtf8,
-                    ..
-                }
-            ),
-            "{error:?}"
-        );
     }
 
     fn namespace_list(count: usize, bad_at: Option<usize>) -> String {
