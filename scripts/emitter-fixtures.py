@@ -3,7 +3,7 @@
 
 Each source fixture (plain LF UTF-8 YAML) is loaded and written again by the YAML and JSON
 emitters people run on Kubernetes objects, in the styles they write, and in the encodings
-Windows tools add. src/snapshot/forms.rs reads every file written here and checks that it gives
+Windows tools add. src/snapshot/read/forms.rs reads every file written here and checks that it gives
 the objects of its source, so the files are committed and CI needs none of these tools. Run
 this again after changing a source fixture:
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::load::{FileSizeLimit, Objects, read_file, read_str};
+use super::{FileSizeLimit, Objects, read_file, read_str};
 
 /// Every snapshot fixture that reads, with its text.
 fn fixtures() -> Vec<(PathBuf, String)> {

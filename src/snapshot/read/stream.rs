@@ -5,28 +5,27 @@
 //!
 //! The stream decides nothing about errors: on anything it does not take (a problem in the
 //! file, an object that does not convert, a form it does not follow) it gives up, and the file
-//! is read whole as before, which words the problem exactly as it always has.
+//! is read whole, which words the problem exactly as it always has. The whole-file reader goes
+//! on from the bytes the stream read when it gave up within its first block (YAML and UTF-16
+//! are found there), else reads the file again from its start through the same handle: the
+//! stream keeps no more than a block, so that a 120 MB file is never held twice.
 
-use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use super::error::FileSizeLimit;
+use super::json::read_document;
 use super::json_scan::{ScanError, Scanner, Sink};
-use super::labels::Interner;
-use super::load::{
-    CHUNK_BYTES, FileSizeLimit, Growth, ItemType, ListHeader, Objects, Source, check_text, object,
-    read_document,
-};
+use super::parallel::{Jobs, in_order};
+use super::sink::{Growth, ItemType, ListHeader, Objects, Source, object};
 use super::structure::{ShapeScratch, json_shape, json_shape_with};
-use crate::stack::reader_thread;
+use super::text::{CHUNK_BYTES, Opened, check_text};
+use crate::snapshot::model::Interner;
 
 /// Why a file is not read as a stream (logged at debug level; the file is then read whole).
 #[derive(Debug, thiserror::Error)]
 pub enum Fallback {
-    #[error("not a regular file, which could not be read a second time")]
+    #[error("not a regular file, which could not be read from its start again")]
     NotAFile,
     #[error("cannot read the file")]
     Read(#[source] std::io::Error),
@@ -51,78 +50,63 @@ const UTF8_MARK: &[u8] = "\u{feff}".as_bytes();
 /// cheap, small enough that the items waiting for a thread are a few MiB.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Read a JSON snapshot file as a stream; `Err` says why it was not.
-pub fn read_file(path: &Path, limit: FileSizeLimit) -> Result<Objects, Fallback> {
+/// Read an opened JSON snapshot file as a stream; `Err` says why it was not, and the file is
+/// left for the whole-file reader: with every byte read so far, when the stream gave up within
+/// its first block (YAML, UTF-16, a small file), else to be read again from its start.
+pub fn read(opened: &mut Opened, limit: FileSizeLimit) -> Result<Objects, Fallback> {
     let block_bytes = usize::try_from(CHUNK_BYTES).expect("a block fits in memory");
-    read_in_blocks(path, limit, block_bytes, BATCH_BYTES)
+    read_in_blocks(opened, limit, block_bytes, BATCH_BYTES)
 }
 
-/// [`read_file`] reading `block_bytes` at a time and converting batches of `batch_bytes`.
+/// [`read`] reading `block_bytes` at a time and converting batches of `batch_bytes`.
 fn read_in_blocks(
-    path: &Path,
+    opened: &mut Opened,
     limit: FileSizeLimit,
     block_bytes: usize,
     batch_bytes: usize,
 ) -> Result<Objects, Fallback> {
-    let file = std::fs::File::open(path).map_err(Fallback::Read)?;
-    let metadata = file.metadata().map_err(Fallback::Read)?;
-    // A pipe or a device cannot be read again by the whole-file reader after a fallback.
-    if !metadata.is_file() {
+    // What a pipe or a device has given could not all be handed over once blocks are dropped.
+    if !opened.regular {
         return Err(Fallback::NotAFile);
     }
-    if metadata.len() > limit.bytes() {
-        return Err(Fallback::TooLarge);
+    let mut objects = Objects::default();
+    let (fed, complete) = in_order(
+        convert,
+        |jobs| feed(opened, limit, block_bytes, batch_bytes, jobs),
+        |batch| objects.extend_growing(batch, Growth::Doubling),
+    );
+    fed?;
+    if !complete {
+        return Err(Fallback::Conversion);
     }
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let failed = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        // At most one batch waits per thread: the window of text stays a few batches. The
-        // threads alone hold the queue, so that sending fails instead of waiting for ever
-        // should they all have stopped.
-        let (jobs, queue) = mpsc::sync_channel(threads);
-        let queue = Arc::new(Mutex::new(queue));
-        let (done, converted) = mpsc::channel();
-        for _ in 0..threads {
-            let (queue, done, failed) = (Arc::clone(&queue), done.clone(), &failed);
-            reader_thread()
-                .spawn_scoped(scope, move || convert_batches(&queue, &done, failed))
-                .expect("a conversion thread starts");
-        }
-        drop(queue);
-        drop(done);
-        let mut gathered = Gathered::default();
-        let fed = feed(file, limit, block_bytes, batch_bytes, jobs, || {
-            converted.try_iter().for_each(|result| gathered.add(result));
-            !failed.load(Ordering::Relaxed)
-        });
-        // The sender is gone: the threads finish the batches sent and stop.
-        converted.iter().for_each(|result| gathered.add(result));
-        fed?;
-        gathered.finish()
-    })
+    objects.shrink_to_fit();
+    Ok(objects)
 }
 
-/// Reads, checks and scans the file block by block, sending batches to `jobs`; `keep_going`
-/// takes the conversions done so far after each block and says whether all went well.
+/// Reads, checks and scans the file block by block, giving batches to `jobs`. The bytes read
+/// are kept in `opened` while they are one block at most, for the whole-file reader.
 fn feed(
-    file: std::fs::File,
+    opened: &mut Opened,
     limit: FileSizeLimit,
     block_bytes: usize,
     batch_bytes: usize,
-    jobs: SyncSender<(usize, Batch)>,
-    mut keep_going: impl FnMut() -> bool,
+    jobs: &mut Jobs<'_, Batch, Objects>,
 ) -> Result<(), Fallback> {
-    let mut reader = file.take(limit.bytes() + 1);
     let mut scanner = Scanner::new();
     let mut batcher = Batcher::new(jobs, batch_bytes);
     // A block, after the start of a character the previous block ended inside.
     let mut block = Vec::with_capacity(block_bytes + 4);
     let mut offset = 0u64;
     loop {
-        let read = (&mut reader)
+        let before = block.len();
+        let read = (&mut opened.reader)
             .take(block_bytes as u64)
             .read_to_end(&mut block)
-            .map_err(Fallback::Read)?;
+            .map_err(|error| {
+                opened.read = None;
+                Fallback::Read(error)
+            })?;
+        keep(&mut opened.read, &block[before..], block_bytes);
         if read == 0 {
             break;
         }
@@ -142,7 +126,7 @@ fn feed(
         }
         offset += text as u64;
         block.drain(..text);
-        if !keep_going() {
+        if !batcher.jobs.keep_going() {
             return Err(Fallback::Conversion);
         }
     }
@@ -156,6 +140,18 @@ fn feed(
     }
     batcher.send();
     batcher.problem.map_or(Ok(()), Err)
+}
+
+/// Adds the bytes just read to those kept, while all of them fit in one block; past that they
+/// are dropped, and the whole-file reader, should it be needed, reads the file from its start.
+fn keep(kept: &mut Option<Vec<u8>>, read: &[u8], block_bytes: usize) {
+    if let Some(bytes) = kept {
+        if bytes.len() + read.len() <= block_bytes {
+            bytes.extend_from_slice(read);
+        } else {
+            *kept = None;
+        }
+    }
 }
 
 /// The type a list gives its items that name none, as read from the list's fields.
@@ -200,22 +196,20 @@ struct Batch {
     pieces: Vec<(usize, Piece)>,
 }
 
-/// Gathers what the scanner finds into batches and sends each when it is full.
-struct Batcher {
+/// Gathers what the scanner finds into batches and gives each to the threads when it is full.
+struct Batcher<'j, 'a> {
     batch: Batch,
-    sent: usize,
-    jobs: SyncSender<(usize, Batch)>,
+    jobs: &'j mut Jobs<'a, Batch, Objects>,
     batch_bytes: usize,
     /// The item type of the list being read, as far as its fields before `items` tell.
     item_type: Option<Arc<ListItemType>>,
     problem: Option<Fallback>,
 }
 
-impl Batcher {
-    fn new(jobs: SyncSender<(usize, Batch)>, batch_bytes: usize) -> Batcher {
+impl<'j, 'a> Batcher<'j, 'a> {
+    fn new(jobs: &'j mut Jobs<'a, Batch, Objects>, batch_bytes: usize) -> Batcher<'j, 'a> {
         Batcher {
             batch: Batch::default(),
-            sent: 0,
             jobs,
             batch_bytes,
             item_type: None,
@@ -235,15 +229,11 @@ impl Batcher {
         if self.batch.pieces.is_empty() {
             return;
         }
-        let batch = std::mem::take(&mut self.batch);
-        if self.jobs.send((self.sent, batch)).is_err() {
-            self.problem.get_or_insert(Fallback::Conversion);
-        }
-        self.sent += 1;
+        self.jobs.send(std::mem::take(&mut self.batch));
     }
 }
 
-impl Sink for Batcher {
+impl Sink for Batcher<'_, '_> {
     fn items(&mut self, header: &[u8]) {
         // The list's fields so far, closed: items converted before the list's later fields
         // are read take the type these give, which the whole header must confirm.
@@ -275,38 +265,17 @@ impl Sink for Batcher {
     }
 }
 
-/// Converts batches from `queue` until it is closed, sending each result to `done` (`None`
-/// when something did not convert; then the rest are only received). The thread's batches
-/// share their label texts through one interner, as a thread of the whole-file reader does.
-fn convert_batches(
-    queue: &Mutex<Receiver<(usize, Batch)>>,
-    done: &Sender<(usize, Option<Objects>)>,
-    failed: &AtomicBool,
-) {
-    let mut interner = Interner::default();
-    let mut scratch = ShapeScratch::default();
-    loop {
-        let job = queue.lock().expect("a batch receiver").recv();
-        let Ok((index, batch)) = job else {
-            return;
-        };
-        let objects = if failed.load(Ordering::Relaxed) {
-            None
-        } else {
-            convert(&batch, &mut interner, &mut scratch)
-        };
-        drop(batch);
-        if objects.is_none() {
-            failed.store(true, Ordering::Relaxed);
-        }
-        if done.send((index, objects)).is_err() {
-            return;
-        }
-    }
+/// What each conversion thread keeps for the batches it converts: their label texts are
+/// shared through one interner, as a thread of the whole-file reader shares them.
+#[derive(Default)]
+struct Converter {
+    interner: Interner,
+    scratch: ShapeScratch,
 }
 
 /// The objects of a batch, as the whole-file reader converts the same texts.
-fn convert(batch: &Batch, interner: &mut Interner, scratch: &mut ShapeScratch) -> Option<Objects> {
+fn convert(batch: Batch, converter: &mut Converter) -> Option<Objects> {
+    let Converter { interner, scratch } = converter;
     let text = std::str::from_utf8(&batch.text).ok()?;
     let mut objects = Objects::default();
     let mut start = 0;
@@ -333,46 +302,22 @@ fn convert(batch: &Batch, interner: &mut Interner, scratch: &mut ShapeScratch) -
     Some(objects)
 }
 
-/// Converted batches, put back in the order of the file as they come in.
-#[derive(Default)]
-struct Gathered {
-    objects: Objects,
-    next: usize,
-    waiting: BTreeMap<usize, Objects>,
-    failed: bool,
-}
-
-impl Gathered {
-    fn add(&mut self, (index, objects): (usize, Option<Objects>)) {
-        let Some(objects) = objects else {
-            self.failed = true;
-            return;
-        };
-        self.waiting.insert(index, objects);
-        while let Some(objects) = self.waiting.remove(&self.next) {
-            self.objects.extend_growing(objects, Growth::Doubling);
-            self.next += 1;
-        }
-    }
-
-    fn finish(mut self) -> Result<Objects, Fallback> {
-        if self.failed || !self.waiting.is_empty() {
-            return Err(Fallback::Conversion);
-        }
-        self.objects.shrink_to_fit();
-        Ok(self.objects)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
 
     use chrono::Utc;
 
-    use super::super::load::tests::json_fixtures;
-    use super::super::load::{self, FileSizeLimit, read_whole_file};
-    use super::read_in_blocks;
+    use super::{Fallback, read_in_blocks};
+    use crate::snapshot::read::tests::json_fixtures;
+    use crate::snapshot::read::text::open;
+    use crate::snapshot::read::{self as load, FileSizeLimit, read_whole_file};
+
+    /// The file at `path` read as a stream in blocks of `block` bytes, batches of `batch`.
+    fn streamed(path: &Path, block: usize, batch: usize) -> Result<load::Objects, Fallback> {
+        let mut opened = open(path, FileSizeLimit::DEFAULT).expect("readable");
+        read_in_blocks(&mut opened, FileSizeLimit::DEFAULT, block, batch)
+    }
 
     fn written(directory: &Path, name: &str, bytes: &[u8]) -> PathBuf {
         let path = directory.join(name);
@@ -410,7 +355,7 @@ mod tests {
             let expected = whole(&path);
             assert!(!expected.starts_with("error"), "{name}: {expected}");
             for (block, batch) in [(1, 1), (5, 300), (64, 1), (4096, 1 << 20)] {
-                let streamed = read_in_blocks(&path, FileSizeLimit::DEFAULT, block, batch);
+                let streamed = streamed(&path, block, batch);
                 assert!(
                     streamed.is_ok(),
                     "{name} in blocks of {block}: {streamed:?}"
@@ -434,7 +379,7 @@ mod tests {
         let trailing_comma = format!(r#"{{"items":[{},]}}"#, pod("w1", r#"{"containers":[]}"#));
         for text in [sorted, &escaped, &trailing_comma] {
             let path = written(directory.path(), "unstreamed.json", text.as_bytes());
-            assert!(read_in_blocks(&path, FileSizeLimit::DEFAULT, 16, 16).is_err());
+            assert!(streamed(&path, 16, 16).is_err());
             let read = outcome(load::read_file(&path, FileSizeLimit::DEFAULT));
             assert!(read.contains("w1"), "{read}");
             assert_eq!(read, whole(&path));
@@ -507,10 +452,7 @@ mod tests {
             let path = written(directory.path(), "bad.json", &bytes);
             let expected = whole(&path);
             assert!(expected.starts_with("error: "), "{name}: {expected}");
-            assert!(
-                read_in_blocks(&path, FileSizeLimit::DEFAULT, 64, 256).is_err(),
-                "{name}: streamed"
-            );
+            assert!(streamed(&path, 64, 256).is_err(), "{name}: streamed");
             let read = outcome(load::read_file(&path, FileSizeLimit::DEFAULT));
             assert_eq!(read, expected, "{name}");
         }
@@ -532,10 +474,10 @@ mod tests {
         let path = written(directory.path(), "twice.json", text.as_bytes());
         let now = Utc::now();
         let streamed =
-            super::super::load_files(std::slice::from_ref(&path), now).expect_err("a duplicate");
+            crate::snapshot::load_files(std::slice::from_ref(&path), now).expect_err("a duplicate");
         let objects = read_whole_file(&path, FileSizeLimit::DEFAULT).expect("readable");
-        let whole = super::super::assemble(vec![(path.clone(), objects)], now)
-            .map_err(|error| super::super::located(error, FileSizeLimit::DEFAULT))
+        let whole = crate::snapshot::assemble(vec![(path.clone(), objects)], now)
+            .map_err(|error| crate::snapshot::assemble::located(error, FileSizeLimit::DEFAULT))
             .expect_err("a duplicate");
         assert_eq!(streamed.to_string(), whole.to_string());
         assert!(streamed.to_string().contains("twice"), "{streamed}");

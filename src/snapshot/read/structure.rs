@@ -267,8 +267,9 @@ pub fn quote_or_escape(text: &[u8], mut at: usize) -> usize {
 mod tests {
     use std::io::Write;
 
-    use super::super::load::{FileSizeLimit, PARALLEL_ITEMS, read_file, read_str};
     use super::{MAX_DEPTH, Shape, json_shape, json_too_deep, quote_or_escape};
+    use crate::snapshot::read::parallel::PARALLEL_ITEMS;
+    use crate::snapshot::read::{FileSizeLimit, read_file, read_str};
 
     /// The ways a snapshot can nest, each read by another of the readers' paths.
     #[derive(Clone, Copy, Debug)]

@@ -8,10 +8,14 @@ use chrono::{DateTime, Utc};
 use kube::core::{Expression, Selector};
 use serde::Serialize;
 
-use super::history::History;
-pub use super::labels::Labels;
-use super::resources::Resources;
+pub mod history;
+mod labels;
+mod resources;
+
 use crate::inventory::Inventory;
+use history::History;
+pub use labels::{Interner, Labels};
+pub use resources::{OtherName, ResourceName, Resources};
 
 /// A label selector as its requirements, all of which must hold; empty selects everything.
 ///

@@ -250,7 +250,8 @@ mod tests {
             "x, ".repeat(1000),
             "*a, ".repeat(3000)
         );
-        let error = super::super::load::read_str(&text).expect_err("too many nodes for its size");
+        let error =
+            crate::snapshot::read::read_str(&text).expect_err("too many nodes for its size");
         assert!(
             !error.message.contains("budget breached"),
             "{}",

@@ -10,13 +10,15 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::labels::Interner;
-use super::load::{Growth, ItemType, Objects, Source, in_chunks, object, yaml_options_within};
+use super::parallel::in_chunks;
+use super::sink::{Growth, ItemType, Objects, Source, object};
 use super::yaml_json;
+use super::yaml_options::yaml_options_within;
+use crate::snapshot::model::Interner;
 
 /// Why the text is not read this way (logged at debug level; serde-saphyr then reads it).
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub(super) enum Fallback {
+pub(in crate::snapshot) enum Fallback {
     #[error("the text has carriage returns alone, a byte order mark, directives or `...`")]
     Form,
     #[error("document {0} is not a block mapping the reader takes")]
@@ -30,7 +32,7 @@ pub(super) enum Fallback {
 }
 
 /// Read YAML snapshot text; `Err` says why it was not read this way.
-pub(super) fn read(text: &str) -> Result<Objects, Fallback> {
+pub(in crate::snapshot) fn read(text: &str) -> Result<Objects, Fallback> {
     let mut objects = Objects::default();
     for (index, document) in documents(text)?.into_iter().enumerate() {
         objects.extend(read_document(document, index + 1)?);
@@ -199,8 +201,9 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::read;
-    use crate::snapshot::load::tests::variants;
-    use crate::snapshot::load::{Objects, read_yaml_documents};
+    use crate::snapshot::read::Objects;
+    use crate::snapshot::read::tests::variants;
+    use crate::snapshot::read::yaml::read_yaml_documents;
 
     /// Every YAML file of the project's fixtures: snapshots, policies and expectations.
     fn yaml_fixtures() -> Vec<(PathBuf, String)> {
@@ -271,7 +274,7 @@ mod tests {
     /// is read through JSON, every item of it.
     #[test]
     fn kubectl_output_is_read_through_json_as_serde_saphyr_reads_it() {
-        let text = include_str!("../../tests/fixtures/yaml/kubectl-pods.yaml");
+        let text = include_str!("../../../tests/fixtures/yaml/kubectl-pods.yaml");
         let document = super::yaml_json::document(text).expect("taken");
         let items = document.items.expect("a list");
         let mut json = String::new();

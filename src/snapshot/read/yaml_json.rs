@@ -872,7 +872,7 @@ mod tests {
     /// What serde-saphyr makes of `text` as the value of a key, as the snapshot reader runs it.
     fn by_serde_saphyr(text: &str) -> Option<Value> {
         let document = format!("k: {text}\n");
-        let options = crate::snapshot::load::yaml_options(document.len());
+        let options = crate::snapshot::read::yaml_options::yaml_options(document.len());
         let read: std::collections::BTreeMap<String, Value> =
             serde_saphyr::from_str_with_options(&document, options).ok()?;
         read.get("k").cloned()
@@ -1020,7 +1020,7 @@ mod tests {
 
     /// `text` read here and by serde-saphyr: `None` when this reader does not take it.
     fn both(text: &str) -> (Option<Value>, Value) {
-        let options = crate::snapshot::load::yaml_options(text.len());
+        let options = crate::snapshot::read::yaml_options::yaml_options(text.len());
         let expected: Value =
             serde_saphyr::from_str_with_options(text, options).expect("the test's YAML is valid");
         let ours = document(text).ok().map(|read| {

@@ -5,8 +5,8 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::load::yaml_options;
 use super::position::{self, Position, at_offset, is_json, offset_in};
+use super::yaml_options::yaml_options;
 
 /// The object to find.
 #[derive(Clone, Copy, Debug)]

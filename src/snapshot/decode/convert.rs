@@ -10,17 +10,17 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReferen
 use kube::core::{Expression, Selector};
 
 use super::history::{self, RecordedHistory};
-use super::labels::Interner;
-use super::model::{
+use super::quantity::parse_milli;
+use super::wire;
+use crate::identity::FIELD_MANAGER;
+use crate::snapshot::model::Interner;
+use crate::snapshot::model::{
     AffinityTerm, ConfigSource, ContainerStatus, Labels, Node, NodeOperator, NodeRequirement,
     NodeSelectorTerm, Owner, OwnerKind, Pdb, Phase, Pod, PodCondition, PodExtras, PreferredTerm,
     Qos, Requirements, SpreadConstraint, Taint, TaintEffect, Terminated, Toleration,
     UnhealthyPodEvictionPolicy, WeightedAffinityTerm, WhenUnsatisfiable,
 };
-use super::quantity::parse_milli;
-use super::resources::{ResourceName, Resources};
-use super::wire;
-use crate::identity::FIELD_MANAGER;
+use crate::snapshot::model::{ResourceName, Resources};
 
 /// Why an object could not be understood; the loader adds the file and object name.
 #[derive(Debug, thiserror::Error)]

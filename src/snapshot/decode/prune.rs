@@ -368,7 +368,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::snapshot::{Interner, convert};
+    use crate::snapshot::Interner;
+    use crate::snapshot::decode::convert;
 
     fn typed<T: serde::de::DeserializeOwned>(value: Value) -> T {
         serde_json::from_value(value).expect("a valid Kubernetes object")

@@ -1,0 +1,690 @@
+//! Snapshot files read and assembled into one [`Snapshot`]: objects sorted, duplicates refused
+//! (a duplicate positioned in the file it was read from), inventories merged.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use super::decode::history::{self, History};
+use super::model::{Metrics, Snapshot};
+use super::read::{self, FileSizeLimit, Objects, SnapshotError, locate, read_str};
+use crate::hash::{HashMap, HashSet};
+use crate::inventory::Inventory;
+
+/// A snapshot read from files, and what was skipped while reading it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub snapshot: Snapshot,
+    /// Objects of kinds that planning does not use.
+    pub ignored: Vec<String>,
+}
+
+/// [`load_files_within`] with the default limit, [`FileSizeLimit::DEFAULT`].
+pub fn load_files(paths: &[PathBuf], now: DateTime<Utc>) -> Result<Loaded, SnapshotError> {
+    load_files_within(paths, now, FileSizeLimit::DEFAULT)
+}
+
+/// Read and assemble snapshot files of at most `limit` each. `now` is the instant to plan at.
+/// Files that hold no Node are refused: there is nothing to plan on, and a plan of nothing
+/// would pass a CI gate.
+pub fn load_files_within(
+    paths: &[PathBuf],
+    now: DateTime<Utc>,
+    limit: FileSizeLimit,
+) -> Result<Loaded, SnapshotError> {
+    let mut parts = Vec::with_capacity(paths.len());
+    for path in paths {
+        parts.push((path.clone(), read::read_file(path, limit)?));
+    }
+    let loaded = assemble(parts, now).map_err(|error| located(error, limit))?;
+    if loaded.snapshot.nodes.is_empty() {
+        let snapshot = &loaded.snapshot;
+        let empty = snapshot.pods.is_empty()
+            && snapshot.pdbs.is_empty()
+            && snapshot.namespaces.is_empty()
+            && snapshot.priority_classes.is_empty()
+            && snapshot.inventory.is_none()
+            && snapshot.history == History::default()
+            && loaded.ignored.is_empty();
+        let paths = paths.to_vec();
+        return Err(if empty {
+            SnapshotError::Empty { paths }
+        } else {
+            SnapshotError::NoNode { paths }
+        });
+    }
+    Ok(loaded)
+}
+
+/// A duplicate, with where its later copy was written: the file is read again to find it.
+pub(super) fn located(error: SnapshotError, limit: FileSizeLimit) -> SnapshotError {
+    let find = |path: &Path, sought| {
+        // The text as it was read: decoded, without its byte order mark.
+        let text = read::read_text(path, limit).ok()?;
+        let text = crate::encoding::without_mark(&text);
+        crate::stack::on_reader_stack(|| locate::last(text, sought)).map(Box::new)
+    };
+    match error {
+        SnapshotError::Duplicate {
+            path,
+            at: None,
+            kind,
+            name,
+        } => SnapshotError::Duplicate {
+            at: find(&path, locate::Sought::Object { kind, name: &name }),
+            path,
+            kind,
+            name,
+        },
+        SnapshotError::DuplicateCluster {
+            path,
+            at: None,
+            datacenter,
+            name,
+            id,
+        } => SnapshotError::DuplicateCluster {
+            at: find(
+                &path,
+                locate::Sought::Cluster {
+                    datacenter: &datacenter,
+                    name: &name,
+                    id: id.as_deref(),
+                },
+            ),
+            path,
+            datacenter,
+            name,
+            id,
+        },
+        SnapshotError::DuplicateHistory {
+            path,
+            at: None,
+            first,
+            second,
+        } => SnapshotError::DuplicateHistory {
+            at: find(
+                &path,
+                locate::Sought::Object {
+                    kind: "Lease",
+                    name: &second,
+                },
+            ),
+            path,
+            first,
+            second,
+        },
+        other => other,
+    }
+}
+
+/// Assemble objects (with the file each came from, for error messages) into a snapshot:
+/// sorted, duplicates rejected, inventories merged.
+pub fn assemble(
+    parts: Vec<(PathBuf, Objects)>,
+    now: DateTime<Utc>,
+) -> Result<Loaded, SnapshotError> {
+    // Sorted once at the end rather than kept in maps: a big snapshot is mostly pods, and
+    // sorting their indices compares names in place and moves each object once (kubectl
+    // lists come sorted already).
+    let mut files = Vec::with_capacity(parts.len());
+    let mut nodes = FromFiles::default();
+    let mut pods = FromFiles::default();
+    let mut pdbs = FromFiles::default();
+    let mut namespaces = BTreeMap::new();
+    let mut priority_classes = BTreeMap::new();
+    let mut inventory: Option<Inventory> = None;
+    let mut metrics: Option<Metrics> = None;
+    // The Lease it came from, and the history.
+    let mut history: Option<(String, History)> = None;
+    let mut ignored = Vec::new();
+    for (file, (path, objects)) in parts.into_iter().enumerate() {
+        nodes.add(file, objects.nodes);
+        pods.add(file, objects.pods);
+        pdbs.add(file, objects.pdbs);
+        insert_unique(&mut namespaces, objects.namespaces, "Namespace", &path)?;
+        insert_unique(
+            &mut priority_classes,
+            objects.priority_classes,
+            "PriorityClass",
+            &path,
+        )?;
+        for part in objects.inventories {
+            merge_inventory(
+                inventory.get_or_insert_with(Inventory::default),
+                part,
+                &path,
+            )?;
+        }
+        if let Some(part) = objects.metrics {
+            merge_metrics(metrics.get_or_insert_with(Metrics::default), part);
+        }
+        for recorded in objects.histories {
+            if let Some((first, _)) = history {
+                return Err(SnapshotError::DuplicateHistory {
+                    path,
+                    at: None,
+                    first,
+                    second: recorded.lease,
+                });
+            }
+            // Unreadable is not a load failure: planning goes on, pacing fails closed.
+            let object = format!(
+                "{} in {}",
+                history::lease_object_named(&recorded.lease),
+                path.display()
+            );
+            let read = history::read(Some(&recorded.value), object);
+            history = Some((recorded.lease, read));
+        }
+        ignored.extend(objects.ignored);
+        files.push(path);
+    }
+    let duplicate = |kind, (file, name): (usize, String)| SnapshotError::Duplicate {
+        path: files[file].clone(),
+        at: None,
+        kind,
+        name,
+    };
+    let nodes = nodes
+        .sorted_unique(|n| ("", n.name.as_str()))
+        .map_err(|(file, node)| duplicate("Node", (file, node.name)))?;
+    let pods = pods
+        .sorted_unique(|p| (&*p.namespace, p.name.as_str()))
+        .map_err(|(file, pod)| duplicate("Pod", (file, pod.key())))?;
+    let pdbs = pdbs
+        .sorted_unique(|p| (p.namespace.as_str(), p.name.as_str()))
+        .map_err(|(file, pdb)| {
+            duplicate(
+                "PodDisruptionBudget",
+                (file, format!("{}/{}", pdb.namespace, pdb.name)),
+            )
+        })?;
+    if let Some(inventory) = &mut inventory {
+        inventory
+            .clusters
+            .sort_by(|a, b| (&a.name, &a.datacenter, &a.id).cmp(&(&b.name, &b.datacenter, &b.id)));
+    }
+    Ok(Loaded {
+        snapshot: Snapshot {
+            now,
+            nodes,
+            pods,
+            pdbs,
+            namespaces,
+            priority_classes,
+            inventory,
+            metrics,
+            // A run fills it in from the run lock's Lease; files may record that Lease.
+            history: history.map(|(_, history)| history).unwrap_or_default(),
+        },
+        ignored,
+    })
+}
+
+/// Adds one file's named objects (namespaces, PriorityClasses) to those of the files before
+/// it; a name already there is a duplicate.
+fn insert_unique<V>(
+    map: &mut BTreeMap<String, V>,
+    entries: Vec<(String, V)>,
+    kind: &'static str,
+    path: &Path,
+) -> Result<(), SnapshotError> {
+    for (name, value) in entries {
+        if map.insert(name.clone(), value).is_some() {
+            return Err(SnapshotError::Duplicate {
+                path: path.to_path_buf(),
+                at: None,
+                kind,
+                name,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Adds one file's usage to that of the files before it. Duplicates (a node or pod recorded
+/// twice) are the same measurement twice at most a scrape apart: the later file's wins.
+fn merge_metrics(merged: &mut Metrics, part: Metrics) {
+    merged.nodes.extend(part.nodes);
+    merged.pods.extend(part.pods);
+}
+
+/// Adds one inventory's clusters to those read before; a cluster that may be one already
+/// there ([`Cluster::may_be`](crate::inventory::Cluster::may_be)) is a duplicate.
+fn merge_inventory(
+    merged: &mut Inventory,
+    part: Inventory,
+    path: &Path,
+) -> Result<(), SnapshotError> {
+    for cluster in part.clusters {
+        if let Some(known) = merged.clusters.iter().find(|c| c.may_be(&cluster)) {
+            return Err(SnapshotError::DuplicateCluster {
+                path: path.to_path_buf(),
+                at: None,
+                datacenter: cluster.datacenter.clone(),
+                name: cluster.name.clone(),
+                id: known.id.clone().filter(|_| known.id == cluster.id),
+            });
+        }
+        merged.clusters.push(cluster);
+    }
+    Ok(())
+}
+
+/// Objects of one kind, with the file each came from (for error messages).
+struct FromFiles<T> {
+    items: Vec<T>,
+    files: Vec<usize>,
+}
+
+impl<T> Default for FromFiles<T> {
+    fn default() -> FromFiles<T> {
+        FromFiles {
+            items: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+}
+
+impl<T> FromFiles<T> {
+    fn add(&mut self, file: usize, items: Vec<T>) {
+        self.files.extend(std::iter::repeat_n(file, items.len()));
+        if self.items.is_empty() {
+            self.items = items;
+        } else {
+            self.items.extend(items);
+        }
+    }
+
+    /// The objects sorted by key, in place (150,000 pods are not copied); `Err` carries the
+    /// second copy of the first key read twice, and the file it came from.
+    fn sorted_unique(
+        self,
+        key: for<'t> fn(&'t T) -> (&'t str, &'t str),
+    ) -> Result<Vec<T>, (usize, T)> {
+        let FromFiles { mut items, files } = self;
+        let order = match sorted_order(&items, key) {
+            Ok(order) => order,
+            Err(later) => return Err((files[later], items.swap_remove(later))),
+        };
+        // Position i takes the item at order[i]: follow each cycle of the permutation,
+        // swapping each item into place once.
+        let mut placed = vec![false; items.len()];
+        for start in 0..items.len() {
+            let mut current = start;
+            while !placed[current] {
+                placed[current] = true;
+                let next = order[current];
+                if next == start {
+                    break;
+                }
+                items.swap(current, next);
+                current = next;
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// The positions of `items` in key order; `Err` has the position of the later copy of the
+/// first key read twice. The keys are compared as (rank of the first text, second text,
+/// position): a namespace is one of a few hundred and its rank a number, and the keys sit in
+/// one vector instead of behind each 330-byte pod, which made sorting 150,000 pods a tenth of
+/// reading them. The position last makes the order that of a stable sort: of two copies, the
+/// one read first sorts first and the later one is reported.
+fn sorted_order<T>(
+    items: &[T],
+    key: for<'t> fn(&'t T) -> (&'t str, &'t str),
+) -> Result<Vec<usize>, usize> {
+    let distinct: HashSet<&str> = items.iter().map(|item| key(item).0).collect();
+    let mut firsts: Vec<&str> = distinct.into_iter().collect();
+    firsts.sort_unstable();
+    let ranks: HashMap<&str, u32> = firsts.into_iter().zip(0u32..).collect();
+    let mut keyed: Vec<(u32, &str, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(position, item)| {
+            let (first, second) = key(item);
+            (ranks[first], second, position)
+        })
+        .collect();
+    keyed.sort_unstable();
+    if let Some(pair) = keyed
+        .windows(2)
+        .find(|pair| (pair[0].0, pair[0].1) == (pair[1].0, pair[1].1))
+    {
+        return Err(pair[1].2);
+    }
+    Ok(keyed.into_iter().map(|(_, _, position)| position).collect())
+}
+
+/// Convenience for tests and the demo: a snapshot from text.
+pub fn from_str(text: &str, now: DateTime<Utc>) -> Result<Snapshot, SnapshotError> {
+    let objects = read_str(text).map_err(|error| SnapshotError::Parse {
+        path: Path::new("(inline)").to_path_buf(),
+        error,
+    })?;
+    Ok(assemble(vec![(Path::new("(inline)").to_path_buf(), objects)], now)?.snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{PastEviction, Pod};
+
+    fn pods(names: &[&str]) -> Objects {
+        let text: String = names
+            .iter()
+            .map(|key| {
+                let (namespace, name) = key.split_once('/').expect("namespace/name");
+                format!(
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: {namespace}}}\n\
+                     spec: {{containers: [{{name: main, image: app}}]}}\n"
+                )
+            })
+            .collect();
+        read_str(&text).expect("valid pods")
+    }
+
+    #[test]
+    fn objects_of_several_files_come_out_in_namespace_and_name_order() {
+        let parts = vec![
+            (PathBuf::from("b.yaml"), pods(&["shop/web-2", "db/main"])),
+            (PathBuf::from("a.yaml"), pods(&["shop/web-1", "shop/api"])),
+        ];
+        let loaded = assemble(parts, Utc::now()).expect("no duplicates");
+        let keys: Vec<String> = loaded.snapshot.pods.iter().map(Pod::key).collect();
+        assert_eq!(keys, ["db/main", "shop/api", "shop/web-1", "shop/web-2"]);
+    }
+
+    #[test]
+    fn an_object_read_twice_is_refused_naming_the_file_of_the_second_copy() {
+        let parts = vec![
+            (
+                PathBuf::from("first.yaml"),
+                pods(&["shop/web-1", "shop/web-2"]),
+            ),
+            (
+                PathBuf::from("second.yaml"),
+                pods(&["db/main", "shop/web-2"]),
+            ),
+        ];
+        let error = assemble(parts, Utc::now()).expect_err("a duplicate");
+        assert_eq!(
+            error.to_string(),
+            SnapshotError::Duplicate {
+                path: PathBuf::from("second.yaml"),
+                at: None,
+                kind: "Pod",
+                name: "shop/web-2".to_string(),
+            }
+            .to_string()
+        );
+    }
+
+    #[test]
+    fn a_duplicate_read_from_files_points_at_its_later_copy() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let first = dir.path().join("first.yaml");
+        let second = dir.path().join("second.yaml");
+        let node = "apiVersion: v1\nkind: Node\nmetadata: {name: worker-a}\n";
+        std::fs::write(&first, node).expect("writable");
+        std::fs::write(&second, format!("# again\n---\n{node}")).expect("writable");
+        let error = load_files(&[first, second.clone()], Utc::now()).expect_err("a duplicate");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}:3:1: document 1: Node worker-a appears more than once",
+                second.display()
+            )
+        );
+    }
+
+    #[test]
+    fn files_without_a_node_are_nothing_to_plan_on_naming_every_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let pods = dir.path().join("pods.yaml");
+        std::fs::write(
+            &pods,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: shop}\n",
+        )
+        .expect("writable");
+        let empty = dir.path().join("empty.yaml");
+        std::fs::write(&empty, "# nothing recorded\n").expect("writable");
+
+        let error = load_files(&[pods.clone(), empty.clone()], Utc::now()).expect_err("no node");
+        assert!(matches!(error, SnapshotError::NoNode { .. }), "{error:?}");
+        let expected = format!(
+            "nothing to plan on: snapshot files {}, {} hold no Node",
+            pods.display(),
+            empty.display()
+        );
+        assert!(error.to_string().starts_with(&expected), "{error}");
+
+        let error =
+            load_files(std::slice::from_ref(&empty), Utc::now()).expect_err("nothing at all");
+        assert!(matches!(error, SnapshotError::Empty { .. }), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "nothing to plan on: snapshot file {} holds no object",
+                empty.display()
+            )
+        );
+    }
+
+    const NODE: &str = "apiVersion: v1\nkind: Node\nmetadata:\n  name: worker-a\n";
+
+    /// The run lock's Lease in block YAML, as `snapshot` writes it, holding `value`.
+    fn lease_yaml(namespace: &str, value: &str) -> String {
+        format!(
+            "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: vsphere-descheduler\n  \
+             namespace: {namespace}\n  annotations:\n    {}: '{value}'\n",
+            history::ANNOTATION
+        )
+    }
+
+    fn history_entry() -> PastEviction {
+        PastEviction {
+            at: DateTime::parse_from_rfc3339("2026-11-28T12:00:00Z")
+                .expect("a time")
+                .to_utc(),
+            workload: "shop/Deployment/web".to_string(),
+            pod: "web-5d8f7c9b6-aaaaa".to_string(),
+            plugin: "RemoveDuplicates".to_string(),
+        }
+    }
+
+    #[test]
+    fn a_lease_history_is_read_by_every_reader_path() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let value = serde_json::to_string(&[history_entry()]).expect("JSON");
+        let yaml = format!("{NODE}---\n{}", lease_yaml("kube-system", &value));
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&yaml).expect("valid YAML");
+        let json: String = documents
+            .iter()
+            .map(|document| serde_json::to_string(document).expect("JSON") + "\n")
+            .collect();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": documents});
+        // Flow style is not read through JSON: serde-saphyr reads it.
+        let flow = format!(
+            "# flow style\n{{apiVersion: v1, kind: Node, metadata: {{name: worker-a}}}}\n---\n\
+             {{apiVersion: coordination.k8s.io/v1, kind: Lease, metadata: {{name: \
+             vsphere-descheduler, namespace: kube-system, annotations: {{{}: '{value}'}}}}}}\n",
+            history::ANNOTATION
+        );
+        assert!(
+            read::yaml_items::read(&yaml).is_ok(),
+            "block YAML goes through JSON"
+        );
+        assert!(read::yaml_items::read(&flow).is_err(), "flow YAML does not");
+        for (name, text) in [
+            ("block.yaml", yaml),
+            ("flow.yaml", flow),
+            ("stream.json", json),
+            ("list.json", list.to_string()),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &text).expect("writable");
+            let loaded = load_files(std::slice::from_ref(&path), Utc::now()).expect(name);
+            assert_eq!(
+                loaded.snapshot.history,
+                History::Recorded(vec![history_entry()]),
+                "{name}"
+            );
+            let whole = read::read_whole_file(&path, FileSizeLimit::DEFAULT).expect(name);
+            assert_eq!(whole.histories.len(), 1, "{name} read whole");
+        }
+    }
+
+    #[test]
+    fn a_corrupt_history_in_a_file_is_unreadable_naming_the_lease_and_the_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("snapshot.yaml");
+        let text = format!("{NODE}---\n{}", lease_yaml("ops", "{\"web\": 1}"));
+        std::fs::write(&path, text).expect("writable");
+        let loaded =
+            load_files(std::slice::from_ref(&path), Utc::now()).expect("not a load failure");
+        let History::Unreadable(unreadable) = loaded.snapshot.history else {
+            panic!("{:?}", loaded.snapshot.history);
+        };
+        assert_eq!(
+            unreadable.object,
+            format!("Lease ops/vsphere-descheduler in {}", path.display())
+        );
+        let history::Cause::Corrupt(problem) = &unreadable.cause else {
+            panic!("{:?}", unreadable.cause);
+        };
+        assert!(
+            problem.starts_with("not a JSON list of evictions"),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn a_lease_without_a_history_is_ignored_and_two_histories_are_refused() {
+        let plain = "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: other\n  \
+                     namespace: ops\n";
+        let loaded = assemble(
+            vec![(
+                PathBuf::from("a.yaml"),
+                read_str(&format!("{NODE}---\n{plain}")).expect("valid"),
+            )],
+            Utc::now(),
+        )
+        .expect("read");
+        assert_eq!(loaded.snapshot.history, History::default());
+        assert_eq!(loaded.ignored, ["coordination.k8s.io/v1 Lease ops/other"]);
+
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let first = dir.path().join("first.yaml");
+        let second = dir.path().join("second.yaml");
+        std::fs::write(
+            &first,
+            format!("{NODE}---\n{}", lease_yaml("kube-system", "[]")),
+        )
+        .expect("writable");
+        std::fs::write(
+            &second,
+            format!("# again\n---\n{}", lease_yaml("ops", "[]")),
+        )
+        .expect("writable");
+        let error = load_files(&[first, second.clone()], Utc::now()).expect_err("two histories");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}:3:1: document 1: the eviction history (annotation {}) appears more than once, \
+                 in Lease kube-system/vsphere-descheduler and in Lease ops/vsphere-descheduler: \
+                 keep the run lock's only",
+                second.display(),
+                history::ANNOTATION
+            )
+        );
+    }
+
+    fn inventory(text: &str) -> Objects {
+        read_str(&format!(
+            "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: VSphereInventory\n{text}"
+        ))
+        .expect("a valid inventory")
+    }
+
+    fn clusters(parts: Vec<(&str, Objects)>) -> Result<Vec<String>, SnapshotError> {
+        let parts = parts
+            .into_iter()
+            .map(|(path, objects)| (PathBuf::from(path), objects))
+            .collect();
+        let loaded = assemble(parts, Utc::now())?;
+        let inventory = loaded.snapshot.inventory.expect("an inventory");
+        Ok(inventory.cluster_names())
+    }
+
+    #[test]
+    fn clusters_of_one_name_in_two_datacenters_are_two_clusters() {
+        let names = clusters(vec![
+            (
+                "a.yaml",
+                inventory("clusters: [{name: prod, datacenter: east}]"),
+            ),
+            (
+                "b.yaml",
+                inventory("clusters: [{name: prod, datacenter: west}]"),
+            ),
+            (
+                "c.yaml",
+                inventory("clusters: [{name: edge, datacenter: west}]"),
+            ),
+        ])
+        .expect("distinct clusters");
+        assert_eq!(names, ["edge", "east/prod", "west/prod"]);
+    }
+
+    #[test]
+    fn clusters_of_one_name_in_one_datacenter_need_ids_to_be_told_apart() {
+        let names = clusters(vec![(
+            "a.yaml",
+            inventory(
+                "clusters:\n- {name: prod, id: domain-c7, datacenter: east}\n\
+                 - {name: prod, id: domain-c9, datacenter: east}",
+            ),
+        )])
+        .expect("told apart by id");
+        assert_eq!(names, ["east/prod (domain-c7)", "east/prod (domain-c9)"]);
+
+        let error = clusters(vec![
+            (
+                "a.yaml",
+                inventory("clusters: [{name: prod, id: domain-c7, datacenter: east}]"),
+            ),
+            (
+                "b.yaml",
+                inventory("clusters: [{name: prod, datacenter: east}]"),
+            ),
+        ])
+        .expect_err("one record lacks its id");
+        assert_eq!(
+            error.to_string(),
+            "snapshot file b.yaml: vSphere cluster east/prod appears more than once, and without \
+             an `id` on each the records cannot be told apart: give each its managed object id, \
+             or remove one"
+        );
+
+        let error = clusters(vec![
+            (
+                "a.yaml",
+                inventory("clusters: [{name: prod, id: domain-c7, datacenter: east}]"),
+            ),
+            (
+                "b.yaml",
+                inventory("clusters: [{name: prod, id: domain-c7, datacenter: east}]"),
+            ),
+        ])
+        .expect_err("one cluster twice");
+        assert_eq!(
+            error.to_string(),
+            "snapshot file b.yaml: vSphere cluster east/prod (domain-c7) appears more than once"
+        );
+    }
+}

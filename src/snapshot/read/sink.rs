@@ -1,0 +1,449 @@
+//! The bottom of the reading layer, where every reader puts what it reads: one object at a
+//! time ([`object`]), from a tree or from raw JSON, converted by its `apiVersion` and `kind`
+//! into [`Objects`]. Every problem is a [`Problem`] its reader positions.
+
+use serde::de::{self, Deserialize, Deserializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::position::{json_error_offset, json_message, offset_in};
+use crate::inventory::{self, Inventory};
+use crate::snapshot::decode::convert::{self, ConvertError};
+use crate::snapshot::decode::history::RecordedHistory;
+use crate::snapshot::decode::wire;
+use crate::snapshot::model::{Interner, Labels, Metrics, Node, Pdb, Pod};
+
+/// Objects read from snapshot files, before they are assembled into a `Snapshot`.
+#[derive(Debug, Default)]
+pub struct Objects {
+    pub nodes: Vec<Node>,
+    pub pods: Vec<Pod>,
+    pub pdbs: Vec<Pdb>,
+    pub namespaces: Vec<(String, Labels)>,
+    pub priority_classes: Vec<(String, i32)>,
+    pub inventories: Vec<Inventory>,
+    /// `metrics.k8s.io` usage, when any NodeMetrics or PodMetrics was read.
+    pub metrics: Option<Metrics>,
+    /// Eviction histories of Leases (the run lock's), as recorded: a snapshot has one at most.
+    pub histories: Vec<RecordedHistory>,
+    /// Kinds that were present but are not used (e.g. Deployments in `kubectl get all`).
+    pub ignored: Vec<String>,
+}
+
+/// The API metrics-server serves (`kubectl top` reads it).
+pub const METRICS_API_VERSION: &str = "metrics.k8s.io/v1beta1";
+
+impl Objects {
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        self.metrics.get_or_insert_with(Metrics::default)
+    }
+
+    /// Gives back what the vectors reserved beyond their objects while they grew.
+    pub(super) fn shrink_to_fit(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.pods.shrink_to_fit();
+        self.pdbs.shrink_to_fit();
+    }
+
+    pub(super) fn extend(&mut self, other: Objects) {
+        self.extend_growing(other, Growth::Exact);
+    }
+
+    /// `other` after these objects, the vectors growing as `growth` says.
+    pub(super) fn extend_growing(&mut self, other: Objects, growth: Growth) {
+        append(&mut self.nodes, other.nodes, growth);
+        append(&mut self.pods, other.pods, growth);
+        append(&mut self.pdbs, other.pdbs, growth);
+        append(&mut self.namespaces, other.namespaces, growth);
+        append(&mut self.priority_classes, other.priority_classes, growth);
+        append(&mut self.inventories, other.inventories, growth);
+        append(&mut self.histories, other.histories, growth);
+        if let Some(metrics) = other.metrics {
+            let mine = self.metrics.get_or_insert_with(Metrics::default);
+            mine.nodes.extend(metrics.nodes);
+            mine.pods.extend(metrics.pods);
+        }
+        self.ignored.extend(other.ignored);
+    }
+}
+
+/// How a vector of objects grows when more are appended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Growth {
+    /// To the exact size: doubling would leave up to half of it unused for the rest of the run.
+    Exact,
+    /// By doubling, for many small appends (exact growth would reallocate at each); the
+    /// caller gives back the spare room when done.
+    Doubling,
+}
+
+/// `other` after `mine`, taking `other` whole when `mine` is empty (moving a 150,000-pod vector
+/// into an empty one would hold both at once), else growing `mine` as `growth` says.
+fn append<T>(mine: &mut Vec<T>, mut other: Vec<T>, growth: Growth) {
+    if mine.is_empty() {
+        *mine = other;
+    } else {
+        if growth == Growth::Exact {
+            mine.reserve_exact(other.len());
+        }
+        mine.append(&mut other);
+    }
+}
+
+/// The steps of a serde path, as far as they name keys and list indices.
+fn steps(path: &serde_path_to_error::Path) -> Vec<Step> {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .map_while(|segment| match segment {
+            Segment::Map { key } => Some(Step::Key(key.clone())),
+            Segment::Seq { index } => Some(Step::Index(*index)),
+            Segment::Enum { .. } | Segment::Unknown => None,
+        })
+        .collect()
+}
+
+/// What is wrong with one object, and at which byte of the text being read.
+#[derive(Debug)]
+pub(super) struct Problem {
+    pub(super) offset: usize,
+    pub(super) message: String,
+    /// Where in an unpositioned YAML object the value at fault is (mapping keys and list
+    /// indices from the object down); empty when unknown or when `offset` says where.
+    pub(super) path: Vec<Step>,
+}
+
+/// One step down a YAML object's tree to the value a type error is about.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Step {
+    Key(String),
+    Index(usize),
+}
+
+impl Problem {
+    /// A serde_json error from parsing `part`, a slice of `text`.
+    pub(super) fn json(text: &str, part: &str, error: &serde_json::Error) -> Problem {
+        Problem {
+            offset: offset_in(text, part) + json_error_offset(part, error),
+            message: json_message(error),
+            path: Vec::new(),
+        }
+    }
+
+    /// A problem found in `part` (offset relative to it), moved into the terms of `text`.
+    pub(super) fn within(self, text: &str, part: &str) -> Problem {
+        Problem {
+            offset: offset_in(text, part) + self.offset,
+            message: self.message,
+            path: self.path,
+        }
+    }
+
+    pub(super) fn message(message: String) -> Problem {
+        Problem {
+            offset: 0,
+            message,
+            path: Vec::new(),
+        }
+    }
+}
+
+/// The items of a JSON `List`, left as raw text.
+#[derive(serde::Deserialize)]
+#[serde(expecting = "a Kubernetes object, a List, or a VSphereInventory (a JSON object)")]
+pub(super) struct ListHeader<'a> {
+    #[serde(borrow, default)]
+    pub(super) items: Option<Vec<&'a RawValue>>,
+    #[serde(default, rename = "apiVersion", deserialize_with = "api_version")]
+    pub(super) api_version: String,
+    #[serde(default, deserialize_with = "kind")]
+    pub(super) kind: String,
+}
+
+/// The type of the items of a typed list (`NodeList`, `NodeMetricsList`): the API server
+/// leaves `apiVersion` and `kind` out of them (`kubectl get --raw` shows them so), so an item
+/// without either is read as the list's. `v1 List` items name their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ItemType<'a> {
+    pub(super) api_version: &'a str,
+    pub(super) kind: &'a str,
+}
+
+impl<'a> ItemType<'a> {
+    pub(super) fn of(api_version: &'a str, list_kind: &'a str) -> Option<ItemType<'a>> {
+        match list_kind.strip_suffix("List") {
+            Some(kind) if !kind.is_empty() && !api_version.is_empty() => {
+                Some(ItemType { api_version, kind })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What identifies an object, read without decoding the rest. Every message names the field
+/// in the user's words: serde's own would name these types.
+#[derive(serde::Deserialize, Default)]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a Kubernetes object (a mapping with apiVersion and kind)"
+)]
+struct Header {
+    #[serde(default, deserialize_with = "api_version")]
+    api_version: String,
+    #[serde(default, deserialize_with = "kind")]
+    kind: String,
+    #[serde(default)]
+    metadata: HeaderMetadata,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(expecting = "metadata to be a mapping")]
+struct HeaderMetadata {
+    #[serde(default, deserialize_with = "name")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "namespace")]
+    namespace: Option<String>,
+}
+
+fn api_version<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(text_field("apiVersion", deserializer)?.unwrap_or_default())
+}
+
+fn kind<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(text_field("kind", deserializer)?.unwrap_or_default())
+}
+
+fn name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    text_field("metadata.name", deserializer)
+}
+
+fn namespace<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    text_field("metadata.namespace", deserializer)
+}
+
+/// A string field that may be absent or null.
+fn text_field<'de, D: Deserializer<'de>>(
+    field: &str,
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    match Option::<Value>::deserialize(deserializer)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(de::Error::custom(format!(
+            "{field} must be a string, not {}",
+            describe(&other)
+        ))),
+    }
+}
+
+/// A value as the user wrote it, in YAML's and JSON's words.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(flag) => format!("{flag}"),
+        Value::Number(number) => format!("the number {number}"),
+        Value::String(text) => format!("{text:?}"),
+        Value::Array(_) => "a list".to_string(),
+        Value::Object(_) => "a mapping".to_string(),
+    }
+}
+
+/// One object: a tree (from YAML) or raw JSON text (decoded straight into its type).
+pub(super) enum Source<'a> {
+    Tree(Value),
+    Raw(&'a str),
+}
+
+impl Source<'_> {
+    fn header(&self) -> Result<Header, Problem> {
+        match self {
+            Source::Tree(value) => Header::deserialize(value).map_err(|e| self.problem(&e)),
+            Source::Raw(text) => serde_json::from_str(text).map_err(|e| self.problem(&e)),
+        }
+    }
+
+    /// A decoding error, positioned in the raw text (a tree has no positions: its reader
+    /// positions the error).
+    fn problem(&self, error: &serde_json::Error) -> Problem {
+        match self {
+            Source::Tree(_) => Problem::message(json_message(error)),
+            Source::Raw(text) => Problem::json(text, text, error),
+        }
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, Problem> {
+        match self {
+            Source::Tree(value) => serde_path_to_error::deserialize(value).map_err(|e| Problem {
+                path: steps(e.path()),
+                ..Problem::message(json_message(e.inner()))
+            }),
+            Source::Raw(text) => {
+                serde_json::from_str(text).map_err(|e| Problem::json(text, text, &e))
+            }
+        }
+    }
+}
+
+/// Convert one object by its `apiVersion` and `kind`. A problem is positioned in the object's
+/// raw text, or at its start when it is about the object as a whole.
+/// An item of a typed list without `apiVersion` and `kind` is of `item_type`.
+pub(super) fn object(
+    source: Source,
+    item_type: Option<ItemType>,
+    interner: &mut Interner,
+) -> Result<Objects, Problem> {
+    if let Source::Raw(text) = source
+        && let Some(read) = pod_in_one_pass(text, item_type, interner)
+    {
+        return read;
+    }
+    let header = source.header()?;
+    let (api_version, kind) = type_of(&header.api_version, &header.kind, item_type);
+    let name = display_name(
+        header.metadata.namespace.as_deref(),
+        header.metadata.name.as_deref(),
+    );
+    let mut objects = Objects::default();
+    let described = |problem: Problem| Problem {
+        message: format!("{kind} {name}: {}", problem.message),
+        ..problem
+    };
+    let converted = |e: ConvertError| described(Problem::message(e.to_string()));
+    match (api_version, kind) {
+        ("v1", "Node") => {
+            let node = source.decode().map_err(described)?;
+            objects
+                .nodes
+                .push(convert::node(node, interner).map_err(converted)?);
+        }
+        ("v1", "Pod") => {
+            let pod = source.decode().map_err(described)?;
+            objects
+                .pods
+                .push(convert::pod(pod, interner).map_err(converted)?);
+        }
+        ("policy/v1", "PodDisruptionBudget") => {
+            let pdb = source.decode().map_err(described)?;
+            objects.pdbs.push(convert::pdb(pdb).map_err(converted)?);
+        }
+        ("v1", "Namespace") => {
+            let namespace = source.decode().map_err(described)?;
+            objects
+                .namespaces
+                .push(convert::namespace(namespace, interner).map_err(converted)?);
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            let class = source.decode().map_err(described)?;
+            objects
+                .priority_classes
+                .push(convert::priority_class(class).map_err(converted)?);
+        }
+        (METRICS_API_VERSION, "NodeMetrics") => {
+            let metrics = source.decode().map_err(described)?;
+            let (node, usage) = convert::node_metrics(metrics).map_err(converted)?;
+            objects.metrics_mut().nodes.insert(node, usage);
+        }
+        (METRICS_API_VERSION, "PodMetrics") => {
+            let metrics = source.decode().map_err(described)?;
+            let (pod, usage) = convert::pod_metrics(metrics).map_err(converted)?;
+            objects.metrics_mut().pods.insert(pod, usage);
+        }
+        (inventory::API_VERSION, inventory::KIND) => {
+            objects.inventories.push(inventory_document(source)?);
+        }
+        ("coordination.k8s.io/v1", "Lease") => {
+            let lease = source.decode().map_err(described)?;
+            match convert::lease_history(lease).map_err(converted)? {
+                Some(history) => objects.histories.push(history),
+                // Another Lease, or the run lock before any run recorded an eviction.
+                None => objects.ignored.push(format!("{api_version} {kind} {name}")),
+            }
+        }
+        ("", "") => {
+            return Err(Problem::message(format!(
+                "object {name} has no apiVersion and no kind"
+            )));
+        }
+        ("", _) => {
+            return Err(Problem::message(format!("{kind} {name} has no apiVersion")));
+        }
+        (_, "") => {
+            return Err(Problem::message(format!(
+                "object {name} ({api_version}) has no kind"
+            )));
+        }
+        (_, "PodDisruptionBudget") => {
+            return Err(converted(ConvertError::Enum {
+                field: "apiVersion".to_string(),
+                value: format!("{api_version} (only policy/v1 is read)"),
+            }));
+        }
+        _ => objects.ignored.push(format!("{api_version} {kind} {name}")),
+    }
+    Ok(objects)
+}
+
+/// The type of an object: its own, or its typed list's when it names neither.
+fn type_of<'a>(
+    api_version: &'a str,
+    kind: &'a str,
+    item_type: Option<ItemType<'a>>,
+) -> (&'a str, &'a str) {
+    match (api_version, kind, item_type) {
+        ("", "", Some(item)) => (item.api_version, item.kind),
+        (api_version, kind, _) => (api_version, kind),
+    }
+}
+
+/// How an object is named in messages: `namespace/name`, `name`, or `(unnamed)`.
+fn display_name(namespace: Option<&str>, name: Option<&str>) -> String {
+    match (namespace, name) {
+        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, Some(name)) => name.to_string(),
+        _ => "(unnamed)".to_string(),
+    }
+}
+
+/// Pods are most of a big snapshot: raw JSON is first read as a pod with its `apiVersion` and
+/// `kind`, in one pass instead of a header pass and a second one. Anything that is not a pod,
+/// or does not read as one, is `None` and takes the general path, which also words the errors.
+fn pod_in_one_pass(
+    text: &str,
+    item_type: Option<ItemType>,
+    interner: &mut Interner,
+) -> Option<Result<Objects, Problem>> {
+    let typed: wire::TypedPod = serde_json::from_str(text).ok()?;
+    let api_version = typed.api_version.as_deref().unwrap_or_default();
+    let kind = typed.kind.as_deref().unwrap_or_default();
+    if type_of(api_version, kind, item_type) != ("v1", "Pod") {
+        return None;
+    }
+    let pod = typed.pod;
+    let meta = pod.metadata.as_ref();
+    let name = display_name(
+        meta.and_then(|m| m.namespace.as_deref()),
+        meta.and_then(|m| m.name.as_deref()),
+    );
+    Some(
+        convert::pod(pod, interner)
+            .map(|pod| Objects {
+                pods: vec![pod],
+                ..Objects::default()
+            })
+            .map_err(|e| Problem::message(format!("Pod {name}: {e}"))),
+    )
+}
+
+/// A `VSphereInventory` document: its fields other than the object header.
+fn inventory_document(source: Source) -> Result<Inventory, Problem> {
+    let in_inventory = |problem: Problem| Problem {
+        message: format!("{}: {}", inventory::KIND, problem.message),
+        ..problem
+    };
+    let mut value: Value = source.decode().map_err(in_inventory)?;
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("apiVersion");
+        fields.remove("kind");
+        fields.remove("metadata");
+    }
+    serde_json::from_value(value).map_err(|e| in_inventory(Problem::message(json_message(&e))))
+}
