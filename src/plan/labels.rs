@@ -15,6 +15,7 @@ use crate::inventory::{Cluster, Host, Inventory, Vm};
 use crate::policy::{CAPV_HOST_LABEL, LabelKeys};
 use crate::snapshot::{Labels, Node};
 
+pub use super::mapped_by::MappedBy;
 use super::warning::{Candidates, Warning};
 
 /// Where a node lives: on a VM, or as an ESXi host.
@@ -30,36 +31,6 @@ pub struct Placement<'a> {
     /// `None` when the VM's host is not in the inventory (filtered out, or mid-move).
     pub host: Option<&'a Host>,
     pub mapped_by: MappedBy,
-}
-
-/// How a node was matched to the inventory, in the order they are tried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub enum MappedBy {
-    #[serde(rename = "providerID")]
-    ProviderId,
-    #[serde(rename = "systemUUID")]
-    SystemUuid,
-    /// The `systemUUID` with its first three fields byte-swapped (SMBIOS 2.7).
-    #[serde(rename = "systemUUIDSwapped")]
-    SystemUuidSwapped,
-    #[serde(rename = "vmName")]
-    VmName,
-    /// The node is the ESXi host of that name (by node name or an InternalIP).
-    #[serde(rename = "esxiHost")]
-    EsxiHost,
-}
-
-impl MappedBy {
-    /// How messages say it.
-    pub fn describe(self) -> &'static str {
-        match self {
-            MappedBy::ProviderId => "providerID",
-            MappedBy::SystemUuid => "systemUUID",
-            MappedBy::SystemUuidSwapped => "systemUUID (byte-swapped)",
-            MappedBy::VmName => "VM name",
-            MappedBy::EsxiHost => "ESXi host name or InternalIP",
-        }
-    }
 }
 
 /// A mapped node as the report lists it.
@@ -268,7 +239,7 @@ pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
                     } else {
                         Candidates::Vms
                     },
-                    by: how.describe(),
+                    by: how,
                     matches: names,
                 });
                 mapping.unmapped.push(node.name.clone());
@@ -696,7 +667,7 @@ mod tests {
             [Warning::AmbiguousNode {
                 node: "esxi-42.example.com".to_string(),
                 candidates: Candidates::EsxiHosts,
-                by: MappedBy::EsxiHost.describe(),
+                by: MappedBy::EsxiHost,
                 matches: vec![
                     "c1/esxi-42.example.com".to_string(),
                     "c1/10.0.0.43".to_string()

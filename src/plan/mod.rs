@@ -17,6 +17,7 @@ pub mod exposure;
 mod feasibility;
 mod index;
 pub mod labels;
+mod mapped_by;
 #[doc(hidden)]
 pub mod phases;
 mod plugins;

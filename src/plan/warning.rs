@@ -10,6 +10,7 @@ use crate::inventory::DrsBehavior;
 use crate::policy::{CAPV_HOST_LABEL, PluginKind};
 
 use super::drs_change::Edit;
+use super::mapped_by::MappedBy;
 
 /// One warning of the plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,8 +23,8 @@ pub enum Warning {
     AmbiguousNode {
         node: String,
         candidates: Candidates,
-        /// How the match was made, as messages say it.
-        by: &'static str,
+        /// How the match was made.
+        by: MappedBy,
         matches: Vec<String>,
     },
     /// A node's VM runs on a host outside the VM's cluster.
@@ -118,7 +119,8 @@ impl fmt::Display for Warning {
                 };
                 write!(
                     f,
-                    "node {node} matches several {candidates} by {by} ({}): left unmapped",
+                    "node {node} matches several {candidates} by {} ({}): left unmapped",
+                    by.describe(),
                     matches.join(", ")
                 )
             }
@@ -229,14 +231,14 @@ impl Serialize for Warning {
 
 #[cfg(test)]
 mod tests {
-    use super::{Candidates, DrsBehavior, Edit, PluginKind, Warning};
+    use super::{Candidates, DrsBehavior, Edit, MappedBy, PluginKind, Warning};
 
     #[test]
     fn an_ambiguous_node_names_what_it_matched_and_how() {
         let warning = Warning::AmbiguousNode {
             node: "esxi-42.example.com".to_string(),
             candidates: Candidates::EsxiHosts,
-            by: "ESXi host name or InternalIP",
+            by: MappedBy::EsxiHost,
             matches: vec![
                 "c1/esxi-42.example.com".to_string(),
                 "c1/10.0.0.43".to_string(),
