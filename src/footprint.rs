@@ -14,8 +14,8 @@ pub const BASE_BYTES: u64 = 24 << 20;
 /// against the lab's generated 150,000 pods on 5,000 nodes peaks at 209–213 MiB since list
 /// pages are decoded item by item (263–272 MiB before, 504 MiB before the interned labels, typed
 /// resources and slim pod record), 1.0 KiB per pod after the base and the nodes; `plan` grows
-/// by 1.21 KiB per pod from 1,500 to 15,000 pods (BENCHMARKS.md, "Memory as a budget" and "The
-/// live run inside 256 MiB"). Kept above both with margin: pods richer than the generator's
+/// by 1.21 KiB per pod from 1,500 to 15,000 pods (BENCHMARKS.md, "Memory as a budget" and "A
+/// live run at 150,000 pods"). Kept above both with margin: pods richer than the generator's
 /// (more labels, containers, affinity terms) take more.
 pub const PER_POD_BYTES: u64 = 1792;
 /// Memory per listed node (its record, labels and the plan's per-node indexes).

@@ -8,7 +8,7 @@
 //! but each one freed raises its mmap threshold to that size, so from then on they come from
 //! the heap, between the long-lived objects the items become; freed once per page, they left
 //! holes the small objects only partly fill. That fragmentation was 55 MB of a live run's peak
-//! at 150,000 pods (BENCHMARKS.md, "The live run inside 256 MiB").
+//! at 150,000 pods (BENCHMARKS.md, "A live run at 150,000 pods").
 
 use std::fmt;
 use std::marker::PhantomData;
