@@ -211,8 +211,7 @@ impl SkipDetail {
         match self {
             SkipDetail::Protected(_) => SkipCode::Protected,
             SkipDetail::RollingOut(_) => SkipCode::RolloutInProgress,
-            SkipDetail::NoFeasibleNode(none) if none.refusals.is_empty() => SkipCode::NoOtherNode,
-            SkipDetail::NoFeasibleNode(_) => SkipCode::NoFeasibleNode,
+            SkipDetail::NoFeasibleNode(none) => no_node_code(none),
             SkipDetail::WouldReturnOverShare { .. } => SkipCode::WouldReturnOverShare,
             SkipDetail::WouldReturn { key: None, .. } => SkipCode::WouldReturnToNode,
             SkipDetail::WouldReturn { key: Some(_), .. } => SkipCode::WouldReturnToDomain,
@@ -238,6 +237,16 @@ impl SkipDetail {
                 GuardRefusal::Paced { .. } => SkipCode::Paced,
             },
         }
+    }
+}
+
+/// The code of a pod no other node would take: `no-other-node` when there was no other node to
+/// ask, `no-feasible-node` when every one refused. What-if's unplaced pods carry it too.
+pub fn no_node_code<S>(none: &NoNode<S>) -> SkipCode {
+    if none.refusals.is_empty() {
+        SkipCode::NoOtherNode
+    } else {
+        SkipCode::NoFeasibleNode
     }
 }
 

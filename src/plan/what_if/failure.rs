@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::super::feasibility::{self, NoNode};
 use super::super::index::{PerNode, PodIx};
+use super::super::reasons::{SkipCode, no_node_code};
 use super::super::view::{NodeRefusal, NodeState, PodState, View};
 use super::super::workload::belongs_to_its_node;
 use super::{
@@ -53,6 +54,8 @@ pub struct Unplaced {
     /// Why, as the planner's better-place check says it (its sentence in the report).
     #[serde(serialize_with = "as_sentence")]
     pub reason: NoNode<String>,
+    /// The reason's stable code, as a skip of the same refusal carries it in a plan's report.
+    pub code: SkipCode,
 }
 
 pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> WhatIf {
@@ -173,6 +176,7 @@ fn reschedule(view: &mut View, evictor: &EvictorArgs, down: &PerNode<bool>) -> R
                 view.move_requests(pod, from, None);
                 result.unplaced.push(Unplaced {
                     pod: view.pod(pod).key(),
+                    code: no_node_code(&reason),
                     reason,
                 });
             }
