@@ -996,7 +996,7 @@ fn alert_expressions() -> BTreeMap<String, String> {
 fn three_runs_count_on_a_real_prometheus_as_their_reports_say() {
     let pushgateway = Pushgateway::start();
     let recorder = Recorder::in_front_of(&pushgateway);
-    let prometheus = Prometheus::scraping(&pushgateway.address);
+    let prometheus = Prometheus::scraping(pushgateway.address());
     let lab = Lab::start(COUNTING_STORY);
     let last_run = format!(
         "vsphere_descheduler_last_run_timestamp_seconds{{job=\"vsphere-descheduler\",cluster=\"{CLUSTER}\"}}"

@@ -8,4 +8,5 @@ pub mod certificates;
 pub mod fake_apiserver;
 pub mod prometheus;
 pub mod pushgateway;
+pub mod served;
 pub mod vcsim;

@@ -6,15 +6,16 @@
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// How long the server may take to answer `/-/ready`, and a pushed value to be scraped.
+use super::served::Served;
+
+/// How long a pushed value may take to be scraped.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 const INSTALL_HINT: &str = "Prometheus is missing; it needs Debian's prometheus \
@@ -76,10 +77,7 @@ pub struct Sample {
 
 /// A running Prometheus server.
 pub struct Prometheus {
-    child: Child,
-    /// `127.0.0.1:<port>`.
-    pub address: String,
-    _dir: tempfile::TempDir,
+    served: Served,
 }
 
 impl Prometheus {
@@ -88,16 +86,8 @@ impl Prometheus {
     /// pushed ones.
     pub fn scraping(target: &str) -> Prometheus {
         let (binary, _) = binaries();
-        // A port the kernel just gave out and took back; another process taking it in between
-        // makes the start fail with its log, which is then retried on a new port.
-        for _ in 0..3 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|listener| listener.local_addr())
-                .expect("a free port")
-                .port();
-            let address = format!("127.0.0.1:{port}");
-            let dir = tempfile::tempdir().expect("a temporary directory");
-            let config = dir.path().join("prometheus.yml");
+        let args = |address: &str, dir: &Path| {
+            let config = dir.join("prometheus.yml");
             std::fs::write(
                 &config,
                 format!(
@@ -107,55 +97,15 @@ impl Prometheus {
                 ),
             )
             .expect("write the configuration");
-            let log = dir.path().join("prometheus.log");
-            let child = Command::new(binary)
-                .arg(format!("--config.file={}", config.display()))
-                .arg(format!(
-                    "--storage.tsdb.path={}",
-                    dir.path().join("data").display()
-                ))
-                .arg(format!("--web.listen-address={address}"))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).expect("create the log file"))
-                .spawn()
-                .unwrap_or_else(|error| {
-                    panic!("{INSTALL_HINT} (failed to start {binary}: {error})")
-                });
-            let mut prometheus = Prometheus {
-                child,
-                address,
-                _dir: dir,
-            };
-            if prometheus.wait_until_ready() {
-                return prometheus;
-            }
-            let log = std::fs::read_to_string(&log).unwrap_or_default();
-            assert!(
-                log.contains("address already in use"),
-                "Prometheus exited before it was ready; its log:\n{log}"
-            );
-        }
-        panic!("no free port for Prometheus after three tries");
-    }
-
-    /// Polls `/-/ready` until it answers 200; false when the process exited first.
-    fn wait_until_ready(&mut self) -> bool {
-        let started = Instant::now();
-        loop {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return false;
-            }
-            if let Ok((200, _)) = self.get("/-/ready", &[]) {
-                return true;
-            }
-            assert!(
-                started.elapsed() < READY_TIMEOUT,
-                "Prometheus at {} was not ready within {READY_TIMEOUT:?}",
-                self.address
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            vec![
+                format!("--config.file={}", config.display()),
+                format!("--storage.tsdb.path={}", dir.join("data").display()),
+                format!("--web.listen-address={address}"),
+            ]
+        };
+        let ready = |address: &str| matches!(get(address, "/-/ready", &[]), Ok((200, _)));
+        let served = Served::start("Prometheus", binary, INSTALL_HINT, args, ready);
+        Prometheus { served }
     }
 
     /// The instant vector (or scalar, as one unlabelled sample) `expr` evaluates to at `at`
@@ -245,7 +195,8 @@ impl Prometheus {
 
     /// The `data` of a successful API answer.
     fn api(&self, path: &str, parameters: &[(&str, &str)]) -> Value {
-        let (status, body) = self.get(path, parameters).expect("Prometheus answers");
+        let (status, body) =
+            get(&self.served.address, path, parameters).expect("Prometheus answers");
         let answer: Value = serde_json::from_str(&body).expect("JSON");
         assert!(
             status == 200 && answer["status"] == "success",
@@ -253,33 +204,25 @@ impl Prometheus {
         );
         answer["data"].clone()
     }
-
-    /// One GET; the status and body.
-    fn get(&self, path: &str, parameters: &[(&str, &str)]) -> Result<(u16, String), String> {
-        let url =
-            reqwest::Url::parse_with_params(&format!("http://{}{path}", self.address), parameters)
-                .map_err(|error| error.to_string())?;
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-            .block_on(async {
-                let client = reqwest::Client::builder()
-                    .timeout(Duration::from_secs(30))
-                    .tls_backend_preconfigured(super::pushgateway::trusting(None))
-                    .build()
-                    .map_err(|error| error.to_string())?;
-                let response = client.get(url).send().await.map_err(|e| e.to_string())?;
-                let status = response.status().as_u16();
-                let body = response.text().await.map_err(|e| e.to_string())?;
-                Ok((status, body))
-            })
-    }
 }
 
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// One GET of the Prometheus at `address`; the status and body.
+fn get(address: &str, path: &str, parameters: &[(&str, &str)]) -> Result<(u16, String), String> {
+    let url = reqwest::Url::parse_with_params(&format!("http://{address}{path}"), parameters)
+        .map_err(|error| error.to_string())?;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(async {
+            let client = reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .tls_backend_preconfigured(super::pushgateway::trusting(None))
+                .build()
+                .map_err(|error| error.to_string())?;
+            let response = client.get(url).send().await.map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let body = response.text().await.map_err(|e| e.to_string())?;
+            Ok((status, body))
+        })
 }

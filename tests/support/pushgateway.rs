@@ -3,17 +3,15 @@
 //! test that needs it fails, never skips, when it cannot be had.
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 
-/// How long the Pushgateway may take to answer `/-/ready`.
-const READY_TIMEOUT: Duration = Duration::from_secs(60);
+use super::served::Served;
 
 const INSTALL_HINT: &str = "the Pushgateway is missing; it needs Debian's prometheus-pushgateway \
      (`apt-get install -y prometheus-pushgateway`, or `scripts/install-pushgateway.sh`)";
@@ -38,11 +36,8 @@ pub struct Tls {
 
 /// A running Pushgateway.
 pub struct Pushgateway {
-    child: Child,
-    /// `127.0.0.1:<port>`.
-    pub address: String,
+    served: Served,
     web: Web,
-    _dir: tempfile::TempDir,
 }
 
 /// The binary, installed once per test process when missing.
@@ -87,84 +82,39 @@ impl Pushgateway {
     }
 
     pub fn start_with(web: Web) -> Pushgateway {
-        let binary = binary();
-        // A port the kernel just gave out and took back; another process taking it in between
-        // makes the start fail with its log, which is then retried on a new port.
-        for _ in 0..3 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|listener| listener.local_addr())
-                .expect("a free port")
-                .port();
-            let address = format!("127.0.0.1:{port}");
-            let dir = tempfile::tempdir().expect("a temporary directory");
-            let log = dir.path().join("pushgateway.log");
-            let mut command = Command::new(binary);
-            command
-                .arg(format!("--web.listen-address={address}"))
-                .arg("--persistence.file=")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).expect("create the log file"));
+        let args = |address: &str, dir: &Path| {
+            let mut args = vec![
+                format!("--web.listen-address={address}"),
+                "--persistence.file=".to_string(),
+            ];
             if let Some(config) = web_config(&web) {
-                let path = dir.path().join("web-config.yml");
+                let path = dir.join("web-config.yml");
                 std::fs::write(&path, config).expect("write the web config");
-                command.arg(format!("--web.config.file={}", path.display()));
+                args.push(format!("--web.config.file={}", path.display()));
             }
-            let child = command.spawn().unwrap_or_else(|error| {
-                panic!("{INSTALL_HINT} (failed to start {binary}: {error})")
-            });
-            let mut pushgateway = Pushgateway {
-                child,
-                address,
-                web: web.clone(),
-                _dir: dir,
-            };
-            if pushgateway.wait_until_ready() {
-                return pushgateway;
-            }
-            let log = std::fs::read_to_string(&log).unwrap_or_default();
-            assert!(
-                log.contains("address already in use"),
-                "the Pushgateway exited before it was ready; its log:\n{log}"
-            );
-        }
-        panic!("no free port for the Pushgateway after three tries");
-    }
-
-    /// Polls `/-/ready` until it answers 200; false when the process exited first.
-    fn wait_until_ready(&mut self) -> bool {
-        let started = Instant::now();
-        loop {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return false;
-            }
-            if let Ok((200, _)) = self.get("/-/ready") {
-                return true;
-            }
-            assert!(
-                started.elapsed() < READY_TIMEOUT,
-                "the Pushgateway at {} was not ready within {READY_TIMEOUT:?}",
-                self.address
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            args
+        };
+        let ready = |address: &str| matches!(get(address, &web, "/-/ready"), Ok((200, _)));
+        let served = Served::start("the Pushgateway", binary(), INSTALL_HINT, args, ready);
+        Pushgateway { served, web }
     }
 
     /// `http(s)://127.0.0.1:<port>`, what `--metrics-push-url` takes.
     pub fn url(&self) -> String {
-        let scheme = if self.web.tls.is_some() {
-            "https"
-        } else {
-            "http"
-        };
-        format!("{scheme}://{}", self.address)
+        url(&self.served.address, &self.web)
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn address(&self) -> &str {
+        &self.served.address
     }
 
     /// The series of pushed groups on `/metrics`, by name and labels as the Pushgateway writes
     /// them (`name{a="1",b="2"}`), without its own `push_*`, `pushgateway_*`, `go_*` and
     /// `process_*` series.
     pub fn pushed_series(&self) -> BTreeMap<String, f64> {
-        let (status, body) = self.get("/metrics").expect("the Pushgateway answers");
+        let (status, body) =
+            get(&self.served.address, &self.web, "/metrics").expect("the Pushgateway answers");
         assert_eq!(status, 200, "{body}");
         parse_series(&body)
             .into_iter()
@@ -177,35 +127,43 @@ impl Pushgateway {
     /// The time of the last successful push of the group `cluster`, from the Pushgateway's own
     /// `push_time_seconds`.
     pub fn push_time(&self, cluster: &str) -> Option<f64> {
-        let (_, body) = self.get("/metrics").expect("the Pushgateway answers");
+        let (_, body) =
+            get(&self.served.address, &self.web, "/metrics").expect("the Pushgateway answers");
         parse_series(&body).into_iter().find_map(|(series, value)| {
             (series.starts_with("push_time_seconds{")
                 && series.contains(&format!("cluster=\"{cluster}\"")))
             .then_some(value)
         })
     }
+}
 
-    /// One GET, with the web config's credentials and trusting its CA; the status and body.
-    fn get(&self, path: &str) -> Result<(u16, String), reqwest::Error> {
-        let ca = self.web.tls.as_ref().map(|tls| tls.ca.as_path());
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .tls_backend_preconfigured(trusting(ca))
-            .build()?;
-        let mut request = client.get(format!("{}{path}", self.url()));
-        if let Some((username, password, _)) = &self.web.basic_auth {
-            request = request.basic_auth(username, Some(password));
-        }
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-            .block_on(async {
-                let response = request.send().await?;
-                let status = response.status().as_u16();
-                Ok((status, response.text().await?))
-            })
+/// One GET of the Pushgateway at `address`, with the web config's credentials and trusting its
+/// CA; the status and body.
+fn get(address: &str, web: &Web, path: &str) -> Result<(u16, String), reqwest::Error> {
+    let ca = web.tls.as_ref().map(|tls| tls.ca.as_path());
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .tls_backend_preconfigured(trusting(ca))
+        .build()?;
+    let mut request = client.get(format!("{}{path}", url(address, web)));
+    if let Some((username, password, _)) = &web.basic_auth {
+        request = request.basic_auth(username, Some(password));
     }
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(async {
+            let response = request.send().await?;
+            let status = response.status().as_u16();
+            Ok((status, response.text().await?))
+        })
+}
+
+/// `http(s)://address`, by whether `web` serves TLS.
+fn url(address: &str, web: &Web) -> String {
+    let scheme = if web.tls.is_some() { "https" } else { "http" };
+    format!("{scheme}://{address}")
 }
 
 /// The `--web.config.file` of `web`, if it needs one.
@@ -240,13 +198,6 @@ pub fn trusting(ca: Option<&Path>) -> rustls::ClientConfig {
         .expect("TLS versions")
         .with_root_certificates(roots)
         .with_no_client_auth()
-}
-
-impl Drop for Pushgateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The samples of a text exposition: series (name and labels, as written) to value.
