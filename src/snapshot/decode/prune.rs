@@ -1,5 +1,5 @@
 //! What `snapshot -o` records of each Kubernetes object: exactly the fields the conversion to
-//! the planner's types reads (`convert.rs`), and nothing else, so a snapshot can be attached to
+//! the planner's types reads (`convert/`), and nothing else, so a snapshot can be attached to
 //! a bug report without containers' environment, commands, `last-applied-configuration` or any
 //! other field the planner never looks at.
 //!
