@@ -1,6 +1,8 @@
 //! The plugin registry, planner side: one module per strategy, named after the upstream plugin,
 //! and the one dispatch from a policy's [`Strategy`] to its rule. Adding a plugin touches this
-//! file and the plugin's own module (its arguments have their registry in `policy/plugins/`).
+//! file and the plugin's own module (its arguments have their registry in `policy/plugins/`),
+//! and, for why it evicts, a variant of `EvictionReason` with its code in `plan/reasons.rs`
+//! (a test holds docs/commands.md's table of codes to them).
 //!
 //! Every rule works on the planner's one working state and decides through
 //! [`Planner::attempt`], so protections, PDBs, limits and the better-place check are the same
