@@ -891,13 +891,10 @@ func fail(w http.ResponseWriter, err error) {
 	reply(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 }
 
-// move relocates a VM to a host with RelocateVM_Task, in a session of its own.
-func (h *harness) move(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
-	vmName, hostName := r.URL.Query().Get("vm"), r.URL.Query().Get("host")
+// asAdmin answers a control request with what act returns, act running in a session of the
+// simulator's administrator that is logged out once it returns; a failure to log in, or act's
+// error, is the answer instead.
+func (h *harness) asAdmin(w http.ResponseWriter, r *http.Request, act func(context.Context, *govmomi.Client) (interface{}, error)) {
 	ctx := r.Context()
 	c, err := connect(ctx, h.admin)
 	if err != nil {
@@ -905,13 +902,28 @@ func (h *harness) move(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { _ = c.Logout(context.Background()) }()
-
-	from, to, err := relocate(ctx, c, vmName, hostName)
+	answer, err := act(ctx, c)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	reply(w, http.StatusOK, map[string]string{"vm": vmName, "from": from, "to": to})
+	reply(w, http.StatusOK, answer)
+}
+
+// move relocates a VM to a host with RelocateVM_Task, in a session of its own.
+func (h *harness) move(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	vmName, hostName := r.URL.Query().Get("vm"), r.URL.Query().Get("host")
+	h.asAdmin(w, r, func(ctx context.Context, c *govmomi.Client) (interface{}, error) {
+		from, to, err := relocate(ctx, c, vmName, hostName)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"vm": vmName, "from": from, "to": to}, nil
+	})
 }
 
 func relocate(ctx context.Context, c *govmomi.Client, vmName, hostName string) (string, string, error) {
@@ -962,32 +974,26 @@ func (h *harness) terminate(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	ctx := r.Context()
-	c, err := connect(ctx, h.admin)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	defer func() { _ = c.Logout(context.Background()) }()
-
-	h.counter.mu.Lock()
-	var ids []string
-	for id := range h.counter.sessions {
-		ids = append(ids, id)
-	}
-	h.counter.mu.Unlock()
-	sort.Strings(ids)
-
-	manager := session.NewManager(c.Client)
-	terminated := []string{}
-	for _, id := range ids {
-		// One at a time: a session already logged out answers NotFound and would stop the rest.
-		if err := manager.TerminateSession(ctx, []string{id}); err == nil {
-			terminated = append(terminated, id)
+	h.asAdmin(w, r, func(ctx context.Context, c *govmomi.Client) (interface{}, error) {
+		h.counter.mu.Lock()
+		var ids []string
+		for id := range h.counter.sessions {
+			ids = append(ids, id)
 		}
-		h.accounts.loggedOut(id)
-	}
-	reply(w, http.StatusOK, map[string]int{"terminated": len(terminated)})
+		h.counter.mu.Unlock()
+		sort.Strings(ids)
+
+		manager := session.NewManager(c.Client)
+		terminated := []string{}
+		for _, id := range ids {
+			// One at a time: a session already logged out answers NotFound and would stop the rest.
+			if err := manager.TerminateSession(ctx, []string{id}); err == nil {
+				terminated = append(terminated, id)
+			}
+			h.accounts.loggedOut(id)
+		}
+		return map[string]int{"terminated": len(terminated)}, nil
+	})
 }
 
 // readJSON decodes a control request's body, answering 400 when it cannot.
@@ -1024,18 +1030,12 @@ func (h *harness) addRole(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &role) {
 		return
 	}
-	ctx := r.Context()
-	c, err := connect(ctx, h.admin)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	defer func() { _ = c.Logout(context.Background()) }()
-	if _, err := object.NewAuthorizationManager(c.Client).AddRole(ctx, role.Name, role.Privileges); err != nil {
-		fail(w, err)
-		return
-	}
-	reply(w, http.StatusOK, map[string]string{"name": role.Name})
+	h.asAdmin(w, r, func(ctx context.Context, c *govmomi.Client) (interface{}, error) {
+		if _, err := object.NewAuthorizationManager(c.Client).AddRole(ctx, role.Name, role.Privileges); err != nil {
+			return nil, err
+		}
+		return map[string]string{"name": role.Name}, nil
+	})
 }
 
 // setPermission gives a user a role on the object at an inventory path, keeping the object's
@@ -1051,41 +1051,33 @@ func (h *harness) setPermission(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &permission) {
 		return
 	}
-	ctx := r.Context()
-	c, err := connect(ctx, h.admin)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	defer func() { _ = c.Logout(context.Background()) }()
-	entity := c.ServiceContent.RootFolder
-	if permission.Path != "/" {
-		found, err := object.NewSearchIndex(c.Client).FindByInventoryPath(ctx, permission.Path)
-		if err != nil || found == nil {
-			fail(w, fmt.Errorf("no object at %q: %v", permission.Path, err))
-			return
+	h.asAdmin(w, r, func(ctx context.Context, c *govmomi.Client) (interface{}, error) {
+		entity := c.ServiceContent.RootFolder
+		if permission.Path != "/" {
+			found, err := object.NewSearchIndex(c.Client).FindByInventoryPath(ctx, permission.Path)
+			if err != nil || found == nil {
+				return nil, fmt.Errorf("no object at %q: %v", permission.Path, err)
+			}
+			entity = found.Reference()
 		}
-		entity = found.Reference()
-	}
-	var id int32
-	known := false
-	authorization := h.counter.authorization
-	simulator.Map.WithLock(authorization.Reference(), func() {
-		id, known = authorization.roleID(permission.Role)
+		var id int32
+		known := false
+		authorization := h.counter.authorization
+		simulator.Map.WithLock(authorization.Reference(), func() {
+			id, known = authorization.roleID(permission.Role)
+		})
+		if !known {
+			return nil, fmt.Errorf("no role %q", permission.Role)
+		}
+		if err := addPermission(ctx, c, entity, types.Permission{
+			Principal: permission.Principal,
+			RoleId:    id,
+			Propagate: permission.Propagate,
+		}); err != nil {
+			return nil, err
+		}
+		return map[string]string{"entity": entity.Value}, nil
 	})
-	if !known {
-		fail(w, fmt.Errorf("no role %q", permission.Role))
-		return
-	}
-	if err := addPermission(ctx, c, entity, types.Permission{
-		Principal: permission.Principal,
-		RoleId:    id,
-		Propagate: permission.Propagate,
-	}); err != nil {
-		fail(w, err)
-		return
-	}
-	reply(w, http.StatusOK, map[string]string{"entity": entity.Value})
 }
 
 // addPermission sets one principal's permission on entity, keeping the others.
