@@ -246,17 +246,9 @@ impl Pushgateway {
         let http = self.http_client(limit)?;
         let request = self.authorized(http.get(self.ready_url()));
         let response = request.send().await.map_err(|source| {
-            if source.is_timeout() {
-                Error::TimedOut {
-                    server: server.clone(),
-                    limit,
-                }
-            } else {
-                Error::Unreachable {
-                    server: server.clone(),
-                    source,
-                }
-            }
+            request_failed(&server, limit, source, |server, source| {
+                Error::Unreachable { server, source }
+            })
         })?;
         let status = response.status();
         let text: String = response
@@ -332,18 +324,11 @@ impl Pushgateway {
         limit: Duration,
     ) -> Result<Totals, Error> {
         let server = self.server();
-        let failed = |source: reqwest::Error| {
-            if source.is_timeout() {
-                Error::TimedOut {
-                    server: server.clone(),
-                    limit,
-                }
-            } else {
-                Error::ReadTotals {
-                    server: server.clone(),
-                    source,
-                }
-            }
+        let failed = |source| {
+            request_failed(&server, limit, source, |server, source| Error::ReadTotals {
+                server,
+                source,
+            })
         };
         let response = self
             .authorized(http.get(self.api_url()))
@@ -380,17 +365,10 @@ impl Pushgateway {
             .header(CONTENT_TYPE, super::CONTENT_TYPE)
             .body(body);
         let response = self.authorized(request).send().await.map_err(|source| {
-            if source.is_timeout() {
-                Error::TimedOut {
-                    server: server.clone(),
-                    limit,
-                }
-            } else {
-                Error::Send {
-                    server: server.clone(),
-                    source,
-                }
-            }
+            request_failed(&server, limit, source, |server, source| Error::Send {
+                server,
+                source,
+            })
         })?;
         let status = response.status();
         if status.is_success() {
@@ -422,6 +400,22 @@ fn grouping_key(cluster: Option<&str>) -> BTreeMap<String, String> {
         key.insert("cluster".to_string(), cluster.to_string());
     }
     key
+}
+
+/// A request to `server` that failed: out of time after `limit`, or else the error `failed`
+/// makes of the server and the cause.
+fn request_failed(
+    server: &str,
+    limit: Duration,
+    source: reqwest::Error,
+    failed: fn(String, reqwest::Error) -> Error,
+) -> Error {
+    let server = server.to_string();
+    if source.is_timeout() {
+        Error::TimedOut { server, limit }
+    } else {
+        failed(server, source)
+    }
 }
 
 /// The start of a refusal's body (Pushgateway explains in one line).
