@@ -14,6 +14,7 @@ mod plugins;
 mod profiles;
 mod rule;
 mod selector;
+mod source;
 #[cfg(test)]
 mod testing;
 mod v1alpha1;
@@ -223,6 +224,95 @@ pub struct VsphereSettings {
     pub drs_rules: DrsRuleSettings,
     /// `vsphere.availability`; its defaults hold for upstream files too.
     pub availability: Availability,
+    /// `vsphere.source`: where each node VM's ESXi host is read from.
+    pub source: SourceKind,
+    /// `vsphere.supervisor`, read when the source is the Supervisor.
+    pub supervisor: SupervisorSource,
+    /// `vsphere.nodeLabel`, read when the source is a node label.
+    pub node_label: NodeLabelSource,
+}
+
+impl VsphereSettings {
+    /// The label whose values are the ESXi hosts, as the planner reads it: ours, or with
+    /// source `node-label` the label something else keeps.
+    pub fn host_key(&self) -> &str {
+        match self.source {
+            SourceKind::NodeLabel => &self.node_label.key,
+            SourceKind::Vcenter | SourceKind::Supervisor => &self.labels.host,
+        }
+    }
+}
+
+/// Where the ESXi host each node VM runs on is read from (`vsphere.source`,
+/// `--topology-source`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum SourceKind {
+    /// vCenter's SOAP API, with a vCenter account: everything, DRS rules included.
+    #[default]
+    Vcenter,
+    /// VM Operator's VirtualMachines in a Supervisor namespace (VKS guest clusters): no vCenter
+    /// account, no DRS rule written.
+    Supervisor,
+    /// A node label something else keeps (Cluster API's `node.cluster.x-k8s.io/esxi-host`): no
+    /// vSphere access at all, no label and no DRS rule written.
+    NodeLabel,
+}
+
+impl SourceKind {
+    pub const ALL: [SourceKind; 3] = [
+        SourceKind::Vcenter,
+        SourceKind::Supervisor,
+        SourceKind::NodeLabel,
+    ];
+
+    /// As the policy and the command line spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Vcenter => "vcenter",
+            SourceKind::Supervisor => "supervisor",
+            SourceKind::NodeLabel => "node-label",
+        }
+    }
+
+    /// Whether this source holds a vCenter session, through which DRS rules are written.
+    pub fn writes_drs_rules(self) -> bool {
+        self == SourceKind::Vcenter
+    }
+
+    /// Whether runs write our labels from this source's hosts (`node-label` plans on the
+    /// source label as it is).
+    pub fn writes_labels(self) -> bool {
+        self != SourceKind::NodeLabel
+    }
+}
+
+impl std::fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `vsphere.supervisor`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SupervisorSource {
+    /// The Supervisor namespace of the guest cluster's VMs; else `--supervisor-namespace`, or the
+    /// credentials' `namespace` file, or the kubeconfig context's namespace.
+    pub namespace: Option<String>,
+}
+
+/// `vsphere.nodeLabel`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeLabelSource {
+    /// The label whose value is the node's ESXi host.
+    pub key: String,
+}
+
+impl Default for NodeLabelSource {
+    fn default() -> Self {
+        NodeLabelSource {
+            key: CAPV_HOST_LABEL.to_string(),
+        }
+    }
 }
 
 /// `vsphere.availability`: how much of a workload may be unavailable when one of its pods is

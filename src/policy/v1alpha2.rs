@@ -359,6 +359,7 @@ profiles:
                     node_groups: Vec::new(),
                 },
                 availability: Default::default(),
+                ..VsphereSettings::default()
             },
             eviction_failure_events: true,
             grace_period_seconds: Some(30),

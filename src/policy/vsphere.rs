@@ -12,7 +12,7 @@ use super::{
 use crate::error_chain;
 use crate::policy::rule::Rule;
 
-const VSPHERE_FIELDS: [&str; 8] = [
+const VSPHERE_FIELDS: [&str; 11] = [
     "server",
     "insecureSkipVerify",
     "caFile",
@@ -21,6 +21,9 @@ const VSPHERE_FIELDS: [&str; 8] = [
     "labels",
     "drsRules",
     "availability",
+    "source",
+    "supervisor",
+    "nodeLabel",
 ];
 const LABELS_FIELDS: [&str; 3] = ["host", "cluster", "datacenter"];
 const DRS_RULES_FIELDS: [&str; 4] = ["enabled", "namePrefix", "topologyKeys", "nodeGroups"];
@@ -97,6 +100,7 @@ pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, Vsp
             if let Some(node) = fields.get("availability") {
                 settings.availability = availability(d, node, &fields.path("availability"));
             }
+            super::source::source(d, &fields, &mut settings);
         }
     }
     if settings.drs_rules.topology_keys.is_empty() {
@@ -550,7 +554,7 @@ mod tests {
             problem(&text),
             "policy.yaml:5:3: vsphere.cluster: unknown field \"cluster\"; did you mean \
              \"clusters\"? valid: server, insecureSkipVerify, caFile, datacenters, clusters, \
-             labels, drsRules, availability"
+             labels, drsRules, availability, source, supervisor, nodeLabel"
         );
     }
 
