@@ -25,6 +25,7 @@ pub mod run;
 pub mod snapshot;
 pub mod stack;
 pub mod text;
+pub mod topology;
 pub mod vsphere;
 mod yaml_error;
 mod yaml_tree;

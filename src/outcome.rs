@@ -12,6 +12,7 @@ mod cause_tests;
 use std::fmt;
 use std::time::Duration;
 
+use crate::policy::SourceKind;
 use crate::snapshot::history::{self, Unreadable};
 
 pub use crate::cause::{Cause, Failure};
@@ -87,6 +88,9 @@ pub enum NotAttempted {
     Unaddressable,
     /// vCenter could not be observed, so no DRS rule is touched.
     NoVcenter,
+    /// The hosts came from a source without a vCenter account (`vsphere.source`), through
+    /// which alone DRS rules are written.
+    NoVcenterAccount(SourceKind),
     /// A paced eviction, whose record in the eviction history could not be written (the run's
     /// problems say why): it is sent only once recorded, so that the next run counts it.
     HistoryNotRecorded,
@@ -108,6 +112,9 @@ impl fmt::Display for NotAttempted {
             }
             NotAttempted::Unaddressable => f.write_str("the rule's key is unknown"),
             NotAttempted::NoVcenter => f.write_str("vCenter could not be observed"),
+            NotAttempted::NoVcenterAccount(source) => {
+                write!(f, "source {source}: no vCenter account")
+            }
             NotAttempted::HistoryNotRecorded => f.write_str(
                 "the eviction history could not be recorded, and a paced eviction is sent only \
                  once it is",

@@ -8,12 +8,12 @@ use tracing::{info, warn};
 use super::Error;
 use crate::cli::PlanArgs;
 use crate::outcome::Problem;
-use crate::policy::Severity;
+use crate::policy::{Policy, Severity, SourceKind};
 use crate::report::diff::PlanDiff;
 use crate::report::findings::{self, Finding};
-use crate::report::{Mode, OutputFormat, Report};
-use crate::snapshot::History;
-use crate::{footprint, plan, policy, snapshot};
+use crate::report::{Mode, OutputFormat, Report, ReportWarning};
+use crate::snapshot::{History, Snapshot};
+use crate::{footprint, plan, policy, snapshot, topology};
 
 /// Exit code of `plan --max-evictions N` when the plan evicts more than N pods: distinct from
 /// 1 (failure) and 2 (invalid input) so a CI job can tell a budget breach from a broken file.
@@ -92,12 +92,19 @@ fn compare(args: &PlanArgs, baseline: &Path, output: OutputFormat) -> Result<Exi
     let now = args.now.unwrap_or_else(chrono::Utc::now);
     let snapshot = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
         .map_err(Error::Snapshot)?;
+    // Each policy plans on the hosts its own source gives.
+    let (old_snapshot, proposed_snapshot) = (
+        with_source(&snapshot.snapshot, &old.policy),
+        with_source(&snapshot.snapshot, &proposed.policy),
+    );
+    let old_snapshot = old_snapshot.as_ref().unwrap_or(&snapshot.snapshot);
+    let proposed_snapshot = proposed_snapshot.as_ref().unwrap_or(&snapshot.snapshot);
     for policy in [&old.policy, &proposed.policy] {
         plan::check_priority_classes(&snapshot.snapshot, policy).map_err(Error::PriorityClass)?;
     }
     let diff = PlanDiff::between(
-        &plan::plan(&snapshot.snapshot, &old.policy),
-        &plan::plan(&snapshot.snapshot, &proposed.policy),
+        &plan::plan(old_snapshot, &old.policy),
+        &plan::plan(proposed_snapshot, &proposed.policy),
         baseline.display().to_string(),
         args.policy.display().to_string(),
     );
@@ -122,6 +129,17 @@ fn compare(args: &PlanArgs, baseline: &Path, output: OutputFormat) -> Result<Exi
     })
 }
 
+/// The snapshot as `policy`'s topology source sees it, when that differs from the recorded one
+/// (source `node-label` reads the nodes' label instead of a recorded inventory).
+fn with_source(snapshot: &Snapshot, policy: &Policy) -> Option<Snapshot> {
+    if policy.vsphere.source != SourceKind::NodeLabel {
+        return None;
+    }
+    let mut own = snapshot.clone();
+    topology::apply_node_label(&mut own, &policy.vsphere);
+    Some(own)
+}
+
 /// A plan made, with what it was made from.
 struct Planned {
     report: Report,
@@ -136,8 +154,9 @@ fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
         warn!(policy = %args.policy.display(), "{warning}");
     }
     let now = args.now.unwrap_or_else(chrono::Utc::now);
-    let snapshot = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
+    let mut snapshot = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
         .map_err(Error::Snapshot)?;
+    let replaced = topology::apply_node_label(&mut snapshot.snapshot, &loaded.policy.vsphere);
     if !snapshot.ignored.is_empty() {
         info!(count = snapshot.ignored.len(), first = %snapshot.ignored[0], "ignored objects of kinds planning does not use");
     }
@@ -145,6 +164,10 @@ fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
         .map_err(Error::PriorityClass)?;
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
     let mut report = Report::planned(Mode::Plan, plan);
+    if let Some(replaced) = replaced {
+        warn!("{replaced}");
+        report.warnings.insert(0, ReportWarning::Topology(replaced));
+    }
     // Said as the run says it; the plan is made all the same (no paced eviction in it), so the
     // exit code stays that of a plan.
     if let History::Unreadable(unreadable) = &snapshot.snapshot.history {

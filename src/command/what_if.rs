@@ -13,9 +13,10 @@ use crate::outcome::Problem;
 use crate::plan::what_if::{self, Scenario};
 use crate::policy::Policy;
 use crate::report::what_if::WhatIfReport;
-use crate::report::{Mode, OutputFormat};
+use crate::report::{Mode, OutputFormat, ReportWarning};
 use crate::run::{self, RunConfig};
 use crate::snapshot::{self, Snapshot};
+use crate::topology;
 
 pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let scenario = match &args.maintenance {
@@ -41,9 +42,15 @@ fn offline(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error
         run::apply_cluster_name(&mut policy, name).map_err(|e| Error::Config(Box::new(e)))?;
     }
     let now = args.now.unwrap_or_else(chrono::Utc::now);
-    let loaded = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
+    let mut loaded = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
         .map_err(Error::Snapshot)?;
-    answer(Mode::Plan, &loaded.snapshot, &policy, scenario)
+    let replaced = topology::apply_node_label(&mut loaded.snapshot, &policy.vsphere);
+    let mut report = answer(Mode::Plan, &loaded.snapshot, &policy, scenario)?;
+    if let Some(replaced) = replaced {
+        warn!("{replaced}");
+        report.warnings.insert(0, ReportWarning::Topology(replaced));
+    }
+    Ok(report)
 }
 
 fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {

@@ -3,6 +3,8 @@
 //! all is decided here, once, so whoever carries the batches out only sends them.
 
 use super::drs_change::{DrsAction, DrsRuleChange};
+use super::warning::{UnwritableRule, Warning};
+use crate::policy::SourceKind;
 
 /// The changes of one vSphere cluster, by index into `Plan::drs_rules`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,10 +58,41 @@ pub enum Settled {
     /// The inventory it was planned on has no managed object ids for the cluster or its VMs
     /// (a snapshot file may lack them; a run's own observation always has them).
     Unidentified,
+    /// The hosts come from a source without a vCenter account, through which alone DRS rules
+    /// are written.
+    NoVcenterAccount(SourceKind),
+}
+
+/// The warning, once, that names every rule the plan would write with a vCenter account, when
+/// its source has none.
+pub fn unwritable(rules: &[DrsRuleChange], source: SourceKind) -> Option<Warning> {
+    if source.writes_drs_rules() {
+        return None;
+    }
+    let rules: Vec<UnwritableRule> = rules
+        .iter()
+        .filter(|rule| !matches!(rule.action, DrsAction::Keep { .. }))
+        .map(|rule| UnwritableRule {
+            rule: rule.name.clone(),
+            action: rule.action,
+            subject: subject(rule),
+            vms: rule.vms.clone(),
+        })
+        .collect();
+    (!rules.is_empty()).then_some(Warning::DrsRulesNeedVcenter { source, rules })
+}
+
+/// What a rule keeps apart, as the warning names it.
+fn subject(rule: &DrsRuleChange) -> String {
+    match (&rule.workload, &rule.node_group) {
+        (Some(workload), _) => format!("the node VMs of {workload}"),
+        (None, Some(group)) => format!("the VMs of node group {group}"),
+        (None, None) => "its VMs".to_string(),
+    }
 }
 
 /// The batches of `rules`, one per cluster, in the order of the clusters' report names.
-pub fn batches(rules: &[DrsRuleChange]) -> Vec<DrsBatch> {
+pub fn batches(rules: &[DrsRuleChange], source: SourceKind) -> Vec<DrsBatch> {
     let mut clusters: Vec<(&str, Option<&str>)> = rules
         .iter()
         .map(|rule| (rule.cluster.as_str(), rule.cluster_id.as_deref()))
@@ -68,12 +101,17 @@ pub fn batches(rules: &[DrsRuleChange]) -> Vec<DrsBatch> {
     clusters.dedup();
     clusters
         .into_iter()
-        .map(|(cluster, cluster_id)| batch(rules, cluster, cluster_id))
+        .map(|(cluster, cluster_id)| batch(rules, cluster, cluster_id, source))
         .collect()
 }
 
 /// The batch of the rules of `cluster` (with `cluster_id`).
-fn batch(rules: &[DrsRuleChange], cluster: &str, cluster_id: Option<&str>) -> DrsBatch {
+fn batch(
+    rules: &[DrsRuleChange],
+    cluster: &str,
+    cluster_id: Option<&str>,
+    source: SourceKind,
+) -> DrsBatch {
     let mut changes = Vec::new();
     let mut settled = Vec::new();
     let own = rules
@@ -81,6 +119,10 @@ fn batch(rules: &[DrsRuleChange], cluster: &str, cluster_id: Option<&str>) -> Dr
         .enumerate()
         .filter(|(_, rule)| rule.cluster == cluster && rule.cluster_id.as_deref() == cluster_id);
     for (index, rule) in own {
+        if !source.writes_drs_rules() {
+            settled.push((index, Settled::NoVcenterAccount(source)));
+            continue;
+        }
         match write(rule) {
             Ok(change) => changes.push((index, change)),
             Err(why) => settled.push((index, why)),
@@ -210,7 +252,7 @@ mod tests {
             change(Some("domain-c7"), DrsAction::Keep { key: Some(3) }, IDS),
             change(Some("domain-c7"), DrsAction::Delete { key: 4 }, None),
         ];
-        let batches = batches(&rules);
+        let batches = batches(&rules, SourceKind::Vcenter);
         assert_eq!(batches.len(), 2);
         assert_eq!(batches[0].cluster, "dc-east/Cluster");
         let writes = batches[0].writes.as_ref().expect("writes");
@@ -231,7 +273,7 @@ mod tests {
                 None,
             ),
         ];
-        let batches = batches(&rules);
+        let batches = batches(&rules, SourceKind::Vcenter);
         assert!(batches.iter().all(|batch| batch.writes.is_none()));
     }
 }

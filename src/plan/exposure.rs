@@ -621,7 +621,7 @@ fn rule_for(rules: &[DrsRuleChange], pick: impl Fn(&DrsRuleChange) -> bool) -> O
 /// A workload's pods over every topology key its pods' required anti-affinity and spread
 /// constraints name, other than the host label (the spread above).
 fn topologies(view: &View, pods: &[PodIx], tolerates: Option<usize>) -> Vec<TopologyExposure> {
-    let host_key = view.policy.vsphere.labels.host.as_str();
+    let host_key = view.policy.vsphere.host_key();
     let keys: BTreeSet<&str> = pods
         .iter()
         .flat_map(|&pod| {

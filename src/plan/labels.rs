@@ -216,6 +216,23 @@ impl<'a> Index<'a> {
     }
 }
 
+impl Mapping<'_> {
+    /// With source `node-label` the inventory's VMs are the labelled nodes themselves, matched by
+    /// name: say that the label placed them.
+    pub fn placed_by_node_label(&mut self) {
+        for placement in self.placements.iter_mut().flatten() {
+            if placement.mapped_by == MappedBy::VmName {
+                placement.mapped_by = MappedBy::NodeLabel;
+            }
+        }
+        for mapped in &mut self.mapped {
+            if mapped.mapped_by == MappedBy::VmName {
+                mapped.mapped_by = MappedBy::NodeLabel;
+            }
+        }
+    }
+}
+
 /// Map every node to its VM, or to the ESXi host it is.
 pub fn map_nodes<'a>(nodes: &[Node], inventory: &'a Inventory) -> Mapping<'a> {
     let index = Index::new(inventory);

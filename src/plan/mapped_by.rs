@@ -18,6 +18,9 @@ pub enum MappedBy {
     /// The node is the ESXi host of that name (by node name or an InternalIP).
     #[serde(rename = "esxiHost")]
     EsxiHost,
+    /// Source `node-label`: the node's own label names its host.
+    #[serde(rename = "nodeLabel")]
+    NodeLabel,
 }
 
 impl MappedBy {
@@ -29,6 +32,7 @@ impl MappedBy {
             MappedBy::SystemUuidSwapped => "systemUUID (byte-swapped)",
             MappedBy::VmName => "VM name",
             MappedBy::EsxiHost => "ESXi host name or InternalIP",
+            MappedBy::NodeLabel => "its node label",
         }
     }
 }

@@ -26,6 +26,7 @@ mod reasons;
 mod rollout;
 mod scoring;
 mod selector_index;
+mod source;
 mod view;
 mod vocabulary;
 mod warning;
@@ -50,10 +51,12 @@ pub use reasons::{
 pub use vocabulary::{
     Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
 };
-pub use warning::{Candidates, Warning};
+pub use warning::{Candidates, UnwritableRule, Warning};
 pub use workload::belongs_to_its_node;
 
-use crate::policy::{EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, Strategy};
+use crate::policy::{
+    EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, SourceKind, Strategy,
+};
 use crate::snapshot::{Labels, Snapshot};
 use budget::Budget;
 use index::{NodeIx, PodIx};
@@ -117,10 +120,13 @@ fn refresh_nodes<'a>(
     plan: &mut Plan,
 ) -> Vec<NodeState<'a>> {
     let keys = &policy.vsphere.labels;
-    let mapping = snapshot
-        .inventory
-        .as_ref()
-        .map(|inventory| labels::map_nodes(&snapshot.nodes, inventory));
+    let mapping = snapshot.inventory.as_ref().map(|inventory| {
+        let mut mapping = labels::map_nodes(&snapshot.nodes, inventory);
+        if policy.vsphere.source == SourceKind::NodeLabel {
+            mapping.placed_by_node_label();
+        }
+        mapping
+    });
     if mapping.is_none() {
         plan.warnings.push(Warning::NoInventory);
     }
@@ -133,9 +139,16 @@ fn refresh_nodes<'a>(
                 if let Some(warning) = labels::stale_capv_label(node, placement) {
                     plan.warnings.push(warning);
                 }
-                let desired = labels::desired_labels(keys, placement);
+                // With source node-label the hosts are the label's values: nothing to write.
+                let desired = if policy.vsphere.source.writes_labels() {
+                    labels::desired_labels(keys, placement)
+                } else {
+                    Default::default()
+                };
                 let mut changes = labels::changes(&node.name, &node.labels, &desired);
-                changes.extend(labels::former_keys(node, keys.owned()));
+                if policy.vsphere.source.writes_labels() {
+                    changes.extend(labels::former_keys(node, keys.owned()));
+                }
                 if !changes.is_empty() {
                     plan.label_applies
                         .push(labels::apply(node, keys.owned(), &changes));
@@ -186,9 +199,12 @@ fn refresh_nodes<'a>(
         });
     }
     if let Some(mapping) = mapping {
+        plan.warnings.extend(mapping.warnings);
+        if let Some(warning) = source::unmapped(&policy.vsphere, &mapping.unmapped) {
+            plan.warnings.push(warning);
+        }
         plan.mapped_nodes = mapping.mapped;
         plan.unmapped_nodes = mapping.unmapped;
-        plan.warnings.extend(mapping.warnings);
     }
     nodes
 }
@@ -311,7 +327,11 @@ impl<'a> Planner<'a> {
         let Planner { view, mut plan, .. } = self;
         drs::plan_rules(&view, &mut plan);
         plan.exposure = exposure::assess(&view, &plan.drs_rules);
-        plan.drs_batches = drs_batch::batches(&plan.drs_rules);
+        let source = view.policy.vsphere.source;
+        plan.drs_batches = drs_batch::batches(&plan.drs_rules, source);
+        if let Some(warning) = drs_batch::unwritable(&plan.drs_rules, source) {
+            plan.warnings.push(warning);
+        }
         plan.events_on_failure = view.policy.eviction_failure_events;
         plan
     }

@@ -7,9 +7,9 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 use crate::inventory::DrsBehavior;
-use crate::policy::{CAPV_HOST_LABEL, PluginKind};
+use crate::policy::{CAPV_HOST_LABEL, PluginKind, SourceKind};
 
-use super::drs_change::Edit;
+use super::drs_change::{DrsAction, Edit};
 use super::mapped_by::MappedBy;
 
 /// One warning of the plan.
@@ -86,6 +86,25 @@ pub enum Warning {
         profile: String,
         nodes: Vec<String>,
     },
+    /// Nodes that carry no value of the source label (source `node-label`).
+    NodesWithoutSourceLabel { key: String, nodes: Vec<String> },
+    /// Nodes that match no VirtualMachine of the Supervisor namespace (source `supervisor`).
+    NodesWithoutVirtualMachine { nodes: Vec<String> },
+    /// The DRS rules the plan would write, were there a vCenter account: its source has none.
+    DrsRulesNeedVcenter {
+        source: SourceKind,
+        rules: Vec<UnwritableRule>,
+    },
+}
+
+/// A DRS rule change the plan would make with a vCenter account.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnwritableRule {
+    pub rule: String,
+    pub action: DrsAction,
+    /// What it keeps apart: `the node VMs of ns/Deployment/web`.
+    pub subject: String,
+    pub vms: Vec<String>,
 }
 
 /// What an ambiguous node matched several of.
@@ -218,6 +237,39 @@ impl fmt::Display for Warning {
                  are neither sources nor destinations",
                 nodes.join(", ")
             ),
+            Warning::NodesWithoutSourceLabel { key, nodes } => write!(
+                f,
+                "node(s) {} carry no label {key} (source node-label), so their ESXi hosts are \
+                 unknown: left unmapped, in no host domain and never a place to move a pod to",
+                nodes.join(", ")
+            ),
+            Warning::NodesWithoutVirtualMachine { nodes } => write!(
+                f,
+                "node(s) {} match no VirtualMachine of the Supervisor namespace read (source \
+                 supervisor: by BIOS uuid, then by name), so their ESXi hosts are unknown: left \
+                 unmapped, in no host domain and never a place to move a pod to; check \
+                 vsphere.supervisor.namespace",
+                nodes.join(", ")
+            ),
+            Warning::DrsRulesNeedVcenter { source, rules } => {
+                write!(
+                    f,
+                    "source {source}: no vCenter account, so no DRS rule is written; with one, \
+                     this plan would "
+                )?;
+                for (i, rule) in rules.iter().enumerate() {
+                    let separator = if i == 0 { "" } else { "; " };
+                    write!(
+                        f,
+                        "{separator}{} rule {} keeping {} apart ({})",
+                        rule.action.as_str(),
+                        rule.rule,
+                        rule.subject,
+                        rule.vms.join(", ")
+                    )?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -136,7 +136,8 @@ mod tests {
 
     #[test]
     fn the_supervisor_source_reads_its_namespace() {
-        let text = format!("{OURS}vsphere:\n  source: supervisor\n  supervisor: {{namespace: team-a}}\n");
+        let text =
+            format!("{OURS}vsphere:\n  source: supervisor\n  supervisor: {{namespace: team-a}}\n");
         let loaded = load(&text);
         assert_eq!(loaded.policy.vsphere.source, SourceKind::Supervisor);
         assert_eq!(
@@ -148,8 +149,9 @@ mod tests {
 
     #[test]
     fn the_node_label_source_reads_its_key() {
-        let text =
-            format!("{OURS}vsphere:\n  source: node-label\n  nodeLabel: {{key: example.com/esxi}}\n");
+        let text = format!(
+            "{OURS}vsphere:\n  source: node-label\n  nodeLabel: {{key: example.com/esxi}}\n"
+        );
         let policy = load(&text).policy;
         assert_eq!(policy.vsphere.source, SourceKind::NodeLabel);
         assert_eq!(policy.vsphere.node_label.key, "example.com/esxi");
@@ -160,8 +162,10 @@ mod tests {
         let text = format!("{OURS}vsphere:\n  source: tags\n");
         assert_eq!(
             problems(&text),
-            ["policy.yaml:5:11: vsphere.source: unknown source \"tags\"; valid: vcenter, \
-              supervisor, node-label"]
+            [
+                "policy.yaml:5:11: vsphere.source: unknown source \"tags\"; valid: vcenter, \
+              supervisor, node-label"
+            ]
         );
     }
 

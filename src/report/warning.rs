@@ -9,6 +9,7 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 use crate::plan::Warning;
+use crate::topology;
 
 /// One warning of a report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +33,8 @@ pub enum ReportWarning {
         pod: String,
         cause: String,
     },
+    /// The topology source replaced what the snapshot recorded.
+    Topology(topology::Replaced),
 }
 
 impl From<Warning> for ReportWarning {
@@ -61,6 +64,7 @@ impl fmt::Display for ReportWarning {
                 pod,
                 cause,
             } => write!(f, "no event recorded for pod {namespace}/{pod}: {cause}"),
+            ReportWarning::Topology(replaced) => replaced.fmt(f),
         }
     }
 }

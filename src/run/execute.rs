@@ -342,20 +342,21 @@ impl<'p> Executor<'_, 'p> {
             return;
         }
         let plan = self.plan;
+        for batch in &plan.drs_batches {
+            for (index, settled) in &batch.settled {
+                self.outcomes.drs_rules[*index] = settled_outcome(*settled);
+            }
+        }
         let Some(vsphere) = self.backends.vsphere.take() else {
-            for outcome in &mut self.outcomes.drs_rules {
-                *outcome = DrsOutcome::NotAttempted(NotAttempted::NoVcenter);
+            for batch in &plan.drs_batches {
+                for (index, _) in batch.writes.iter().flat_map(|writes| &writes.changes) {
+                    self.outcomes.drs_rules[*index] =
+                        DrsOutcome::NotAttempted(NotAttempted::NoVcenter);
+                }
             }
             return;
         };
         for (batch_index, batch) in plan.drs_batches.iter().enumerate() {
-            for (index, settled) in &batch.settled {
-                self.outcomes.drs_rules[*index] = match settled {
-                    Settled::Keep => DrsOutcome::Applied,
-                    Settled::Unaddressable => DrsOutcome::NotAttempted(NotAttempted::Unaddressable),
-                    Settled::Unidentified => DrsOutcome::NotAttempted(NotAttempted::Unidentified),
-                };
-            }
             let Some(writes) = &batch.writes else {
                 continue;
             };
@@ -469,5 +470,17 @@ fn event_spec(eviction: &Eviction, kind: EventKind, intent: EventIntent) -> Even
         reason: intent.reason.to_string(),
         action: EVENT_ACTION.to_string(),
         note: intent.note,
+    }
+}
+
+/// What becomes of a DRS change the plan settled without a write.
+fn settled_outcome(settled: Settled) -> DrsOutcome {
+    match settled {
+        Settled::Keep => DrsOutcome::Applied,
+        Settled::Unaddressable => DrsOutcome::NotAttempted(NotAttempted::Unaddressable),
+        Settled::Unidentified => DrsOutcome::NotAttempted(NotAttempted::Unidentified),
+        Settled::NoVcenterAccount(source) => {
+            DrsOutcome::NotAttempted(NotAttempted::NoVcenterAccount(source))
+        }
     }
 }

@@ -232,7 +232,7 @@ fn reason(
         strength: terms.strength(),
         key: key.to_string(),
         value: value.to_string(),
-        is_host: key == &view.policy.vsphere.labels.host,
+        is_host: key == view.policy.vsphere.host_key(),
         partner: view.pod(partner).key(),
         partner_node: view.nodes[partner_node].node.name.clone(),
         own,
