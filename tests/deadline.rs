@@ -80,6 +80,7 @@ async fn run_with_deadline(kubernetes: &kube::Client) -> Finished {
     let endpoint = kube::Endpoint {
         api_server: "http://fake-apiserver.in-process".to_string(),
         context: None,
+        namespace: "default".to_string(),
     };
     run::run_on(&config(), kubernetes, endpoint, &stop).await
 }

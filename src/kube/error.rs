@@ -43,6 +43,22 @@ pub enum Error {
         #[source]
         source: RequestError,
     },
+    #[error(
+        "the server does not serve {group} (HTTP {code}): VM Operator is not installed, so this \
+         is not a Supervisor",
+        group = super::VM_OPERATOR_GROUP
+    )]
+    VmOperatorAbsent {
+        code: u16,
+        #[source]
+        source: Option<RequestError>,
+    },
+    #[error("failed to read API group {group} from discovery")]
+    Discovery {
+        group: &'static str,
+        #[source]
+        source: RequestError,
+    },
     #[error("failed to ask the API server whether {call} is allowed")]
     AccessReview {
         /// The call asked about, as `check` names it (`create pods/eviction`).
@@ -363,6 +379,7 @@ impl Error {
             E::List { source, .. }
             | E::MetricsUnavailable { source, .. }
             | E::AccessReview { source, .. }
+            | E::Discovery { source, .. }
             | E::ApplyLabels { source, .. }
             | E::RemoveLabel { source, .. }
             | E::Event { source, .. }
@@ -371,6 +388,7 @@ impl Error {
             // Every continue token expired (HTTP 410 each time).
             E::ListExpired { .. } => Cause::NotFound,
             E::Convert { .. } => Cause::Unreadable,
+            E::VmOperatorAbsent { .. } => Cause::NotFound,
             // The node listed is not there any more (deleted, perhaps recreated under its name).
             E::NodeReplaced { .. } => Cause::NotFound,
             E::LockHeld { .. } | E::LockRace { .. } => Cause::Conflict,

@@ -13,6 +13,9 @@
 //!   [`EvictionResult`]: 201 evicted, 429 blocked, 404 gone, anything else failed with the
 //!   server's message.
 //! * [`Client::publish_event`] records an `events.k8s.io/v1` Event.
+//! * On a Supervisor (VKS), [`Client::vm_operator_version`] asks discovery for VM Operator's
+//!   preferred version and [`Client::list_vm_operator`] lists the VirtualMachines and
+//!   VirtualMachineSetResourcePolicies of one namespace, as the API returns them.
 //! * [`Client::acquire_lock`] takes the run lock, a `coordination.k8s.io/v1` Lease, which also
 //!   keeps the eviction history: [`Lock::write_history`] writes it while the lock is held;
 //!   [`Client::read_history`] reads it without the lock, [`Client::recorded_history`] for
@@ -40,6 +43,7 @@ mod page;
 mod preflight;
 mod retry;
 mod target;
+mod vm_operator;
 
 use std::time::Duration;
 
@@ -53,6 +57,7 @@ pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
 pub use list::{RawMetrics, RawObjects};
 pub use preflight::{AccessDecision, DryRunAnswer, ProbeNode};
 pub use target::{ConfigError, Endpoint, Selection};
+pub use vm_operator::{VM_OPERATOR_GROUP, VmOperatorObjects};
 
 pub use crate::identity::{FIELD_MANAGER, USER_AGENT};
 
@@ -99,9 +104,15 @@ impl Client {
         selection: &Selection,
         timeout: Duration,
     ) -> Result<(Client, Endpoint), Error> {
-        let (mut config, endpoint) = target::load(selection)
+        let (config, endpoint) = target::load(selection)
             .await
             .map_err(|source| Error::Config { source })?;
+        Ok((Client::from_config(config, timeout)?, endpoint))
+    }
+
+    /// A client of `config` (another API server than the cluster's: a Supervisor), set up as
+    /// [`Client::connect`] sets up its own.
+    pub fn from_config(mut config: ::kube::Config, timeout: Duration) -> Result<Client, Error> {
         config.default_retry = false;
         // Audit logs, and the field manager of writes without one (Lease, Event), name us.
         config.headers.push((
@@ -114,7 +125,7 @@ impl Client {
         // Count the read timeout from each request, not from when a pooled connection went idle.
         config.reset_reader_on_write = true;
         let client = ::kube::Client::try_from(config).map_err(|source| Error::Client { source })?;
-        Ok((Client { client }, endpoint))
+        Ok(Client { client })
     }
 
     /// Wraps a client built elsewhere. It should have no retry layer (see the module docs).

@@ -20,6 +20,8 @@ pub struct Endpoint {
     pub api_server: String,
     /// `None` in-cluster.
     pub context: Option<String>,
+    /// The context's namespace (`default` where it names none), or the pod's in-cluster.
+    pub namespace: String,
 }
 
 /// Why no client configuration could be loaded.
@@ -68,6 +70,7 @@ pub async fn load(selection: &Selection) -> Result<(::kube::Config, Endpoint), C
         let endpoint = Endpoint {
             api_server: config.cluster_url.to_string(),
             context: None,
+            namespace: config.default_namespace.clone(),
         };
         return Ok((config, endpoint));
     };
@@ -88,6 +91,7 @@ pub async fn load(selection: &Selection) -> Result<(::kube::Config, Endpoint), C
     let endpoint = Endpoint {
         api_server: config.cluster_url.to_string(),
         context,
+        namespace: config.default_namespace.clone(),
     };
     Ok((config, endpoint))
 }
