@@ -780,6 +780,13 @@ def test_cluster_role_grants_exactly_what_a_run_calls():
     assert rbac_rules(only(objects(), "ClusterRole")["rules"]) == expected_rules("ClusterRole")
 
 
+@pytest.mark.parametrize("source", ["supervisor", "node-label"])
+def test_the_guest_clusters_rbac_is_the_same_whatever_the_source(source):
+    # What the Supervisor grants lives on the Supervisor (docs/vks.md), not in this cluster's RBAC.
+    for kind in ("ClusterRole", "Role"):
+        assert only(objects(SOURCES[source]), kind)["rules"] == only(objects(), kind)["rules"]
+
+
 def test_lease_role_grants_only_the_lock_in_the_release_namespace():
     documents = objects()
     role = only(documents, "Role")
