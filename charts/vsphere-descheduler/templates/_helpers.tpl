@@ -281,6 +281,12 @@ refused rather than ignored: a vCenter address beside the supervisor source woul
 rules that no run writes. Included by vsphere-descheduler.validate; renders nothing.
 */}}
 {{- define "vsphere-descheduler.validateSource" -}}
+{{- include "vsphere-descheduler.validateSourceInPolicy" . }}
+{{- include "vsphere-descheduler.validateSourceSettings" . }}
+{{- end }}
+
+{{/* The policy names the source the values name, and the source's settings once. */}}
+{{- define "vsphere-descheduler.validateSourceInPolicy" -}}
 {{- $source := .Values.vsphere.source }}
 {{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
 {{- $policyVsphere := kindIs "map" $policy.vsphere | ternary $policy.vsphere dict }}
@@ -315,6 +321,15 @@ rules that no run writes. Included by vsphere-descheduler.validate; renders noth
 {{- if and (kindIs "string" .Values.policy) (or .Values.vsphere.supervisor.namespace .Values.vsphere.nodeLabel.key) }}
 {{- fail "vsphere.supervisor.namespace and vsphere.nodeLabel.key are written into an object policy only: a string policy is mounted as it is, so write them in it" }}
 {{- end }}
+{{- end }}
+
+{{/* What the source needs, what only another source uses, and no override of the source. */}}
+{{- define "vsphere-descheduler.validateSourceSettings" -}}
+{{- $source := .Values.vsphere.source }}
+{{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- $policyVsphere := kindIs "map" $policy.vsphere | ternary $policy.vsphere dict }}
+{{- $supervisor := kindIs "map" $policyVsphere.supervisor | ternary $policyVsphere.supervisor dict }}
+{{- $nodeLabel := kindIs "map" $policyVsphere.nodeLabel | ternary $policyVsphere.nodeLabel dict }}
 
 {{- /* What the source needs. */}}
 {{- if and (eq $source "supervisor") (not .Values.vsphere.supervisor.existingSecret) }}
