@@ -655,6 +655,13 @@ def test_the_source_reaches_the_run_through_the_policy_only(source):
     assert not [e for e in main["env"] if e["name"] == "VSPHERE_DESCHEDULER_TOPOLOGY_SOURCE"]
 
 
+def test_a_release_upgraded_with_reuse_values_from_a_chart_without_sources_stays_vcenter():
+    # `helm upgrade --reuse-values` takes the old chart's values as the defaults, so the source's
+    # keys are absent, as a null deletes them here.
+    without_sources = {"vsphere": {"source": None, "supervisor": None, "nodeLabel": None}}
+    assert render(without_sources) == render()
+
+
 def test_source_vcenter_leaves_the_policy_as_it_was_before_sources_existed():
     rendered = yaml.safe_load(policy_text(objects()))
     assert not {"source", "supervisor", "nodeLabel"} & rendered["vsphere"].keys()

@@ -75,6 +75,17 @@ vsphere-descheduler
 {{- define "vsphere-descheduler.metricsCaDir" -}}/etc/vsphere-descheduler/metrics-ca{{- end }}
 {{- define "vsphere-descheduler.supervisorCredentialsDir" -}}/etc/vsphere-descheduler/supervisor{{- end }}
 
+{{/*
+The topology source's values with their defaults, as JSON: source, supervisorSecret,
+supervisorNamespace, nodeLabelKey. A release upgraded with --reuse-values from a chart without
+sources has none of these keys (Helm then takes the old chart's values for the defaults), so it
+renders as the vcenter release it was.
+*/}}
+{{- define "vsphere-descheduler.topology" -}}
+{{- $vsphere := .Values.vsphere }}
+{{- toJson (dict "source" (get $vsphere "source" | default "vcenter") "supervisorSecret" (dig "supervisor" "existingSecret" "" $vsphere) "supervisorNamespace" (dig "supervisor" "namespace" "" $vsphere) "nodeLabelKey" (dig "nodeLabel" "key" "" $vsphere)) }}
+{{- end }}
+
 {{/* This Kubernetes cluster's name, from the values or an object policy: the metrics' group. */}}
 {{- define "vsphere-descheduler.clusterName" -}}
 {{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
@@ -142,19 +153,20 @@ stays what it was before sources existed.
 {{- if .Values.clusterName }}
 {{- $_ := set $policy "clusterName" .Values.clusterName }}
 {{- end }}
+{{- $topology := include "vsphere-descheduler.topology" . | fromJson }}
 {{- $vsphere := default dict $policy.vsphere }}
 {{- if .Values.vsphere.server }}
 {{- $_ := set $vsphere "server" .Values.vsphere.server }}
 {{- end }}
-{{- if ne .Values.vsphere.source "vcenter" }}
-{{- $_ := set $vsphere "source" .Values.vsphere.source }}
+{{- if ne $topology.source "vcenter" }}
+{{- $_ := set $vsphere "source" $topology.source }}
 {{- end }}
-{{- with .Values.vsphere.supervisor.namespace }}
+{{- with $topology.supervisorNamespace }}
 {{- $supervisor := kindIs "map" $vsphere.supervisor | ternary $vsphere.supervisor dict }}
 {{- $_ := set $supervisor "namespace" . }}
 {{- $_ := set $vsphere "supervisor" $supervisor }}
 {{- end }}
-{{- with .Values.vsphere.nodeLabel.key }}
+{{- with $topology.nodeLabelKey }}
 {{- $nodeLabel := kindIs "map" $vsphere.nodeLabel | ternary $vsphere.nodeLabel dict }}
 {{- $_ := set $nodeLabel "key" . }}
 {{- $_ := set $vsphere "nodeLabel" $nodeLabel }}
@@ -186,7 +198,8 @@ what to change. Included by the CronJob; renders nothing.
 {{- if and .Values.vsphere.server $policyVsphere.server (ne (toString $policyVsphere.server) .Values.vsphere.server) }}
 {{- fail (printf "vsphere.server %q and the policy's vsphere.server %q differ; set one of them" .Values.vsphere.server (toString $policyVsphere.server)) }}
 {{- end }}
-{{- if and (eq .Values.vsphere.source "vcenter") (not (or .Values.vsphere.server $policyVsphere.server)) }}
+{{- $source := (include "vsphere-descheduler.topology" . | fromJson).source }}
+{{- if and (eq $source "vcenter") (not (or .Values.vsphere.server $policyVsphere.server)) }}
 {{- fail "vsphere.server is required: the vCenter address (host, host:port or https URL)" }}
 {{- end }}
 {{- if not (or .Values.clusterName $policy.clusterName) }}
@@ -228,7 +241,7 @@ what to change. Included by the CronJob; renders nothing.
 {{- fail "extraEnv: VSPHERE_PASSWORD must come from valueFrom.secretKeyRef, not a literal value" }}
 {{- end }}
 {{- end }}
-{{- if and (eq .Values.vsphere.source "vcenter") (not .Values.vsphere.credentials.enabled) }}
+{{- if and (eq $source "vcenter") (not .Values.vsphere.credentials.enabled) }}
 {{- $fromEnv := and (has "VSPHERE_USERNAME" $envNames) (has "VSPHERE_PASSWORD" $envNames) }}
 {{- $fromFiles := false }}
 {{- range .Values.extraArgs }}
@@ -287,7 +300,8 @@ rules that no run writes. Included by vsphere-descheduler.validate; renders noth
 
 {{/* The policy names the source the values name, and the source's settings once. */}}
 {{- define "vsphere-descheduler.validateSourceInPolicy" -}}
-{{- $source := .Values.vsphere.source }}
+{{- $topology := include "vsphere-descheduler.topology" . | fromJson }}
+{{- $source := $topology.source }}
 {{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
 {{- $policyVsphere := kindIs "map" $policy.vsphere | ternary $policy.vsphere dict }}
 
@@ -308,31 +322,32 @@ rules that no run writes. Included by vsphere-descheduler.validate; renders noth
 {{- /* One Supervisor namespace and one node label key, wherever they are written. */}}
 {{- $supervisor := kindIs "map" $policyVsphere.supervisor | ternary $policyVsphere.supervisor dict }}
 {{- $nodeLabel := kindIs "map" $policyVsphere.nodeLabel | ternary $policyVsphere.nodeLabel dict }}
-{{- with .Values.vsphere.supervisor.namespace }}
+{{- with $topology.supervisorNamespace }}
 {{- if and (get $supervisor "namespace") (ne (toString (get $supervisor "namespace")) .) }}
 {{- fail (printf "vsphere.supervisor.namespace %q and the policy's vsphere.supervisor.namespace %q differ; set one of them" . (toString (get $supervisor "namespace"))) }}
 {{- end }}
 {{- end }}
-{{- with .Values.vsphere.nodeLabel.key }}
+{{- with $topology.nodeLabelKey }}
 {{- if and (get $nodeLabel "key") (ne (toString (get $nodeLabel "key")) .) }}
 {{- fail (printf "vsphere.nodeLabel.key %q and the policy's vsphere.nodeLabel.key %q differ; set one of them" . (toString (get $nodeLabel "key"))) }}
 {{- end }}
 {{- end }}
-{{- if and (kindIs "string" .Values.policy) (or .Values.vsphere.supervisor.namespace .Values.vsphere.nodeLabel.key) }}
+{{- if and (kindIs "string" .Values.policy) (or $topology.supervisorNamespace $topology.nodeLabelKey) }}
 {{- fail "vsphere.supervisor.namespace and vsphere.nodeLabel.key are written into an object policy only: a string policy is mounted as it is, so write them in it" }}
 {{- end }}
 {{- end }}
 
 {{/* What the source needs, what only another source uses, and no override of the source. */}}
 {{- define "vsphere-descheduler.validateSourceSettings" -}}
-{{- $source := .Values.vsphere.source }}
+{{- $topology := include "vsphere-descheduler.topology" . | fromJson }}
+{{- $source := $topology.source }}
 {{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
 {{- $policyVsphere := kindIs "map" $policy.vsphere | ternary $policy.vsphere dict }}
 {{- $supervisor := kindIs "map" $policyVsphere.supervisor | ternary $policyVsphere.supervisor dict }}
 {{- $nodeLabel := kindIs "map" $policyVsphere.nodeLabel | ternary $policyVsphere.nodeLabel dict }}
 
 {{- /* What the source needs. */}}
-{{- if and (eq $source "supervisor") (not .Values.vsphere.supervisor.existingSecret) }}
+{{- if and (eq $source "supervisor") (not $topology.supervisorSecret) }}
 {{- fail "vsphere.supervisor.existingSecret is required with vsphere.source supervisor: the Secret with the keys server, ca.crt, token and namespace that docs/vks.md creates from a token of the Supervisor namespace" }}
 {{- end }}
 
@@ -348,10 +363,10 @@ rules that no run writes. Included by vsphere-descheduler.validate; renders noth
 {{- end }}
 {{- if ne $source "supervisor" }}
 {{- $why := "only the supervisor source reads the Supervisor" }}
-{{- if .Values.vsphere.supervisor.existingSecret }}{{ $unused = append $unused (list "vsphere.supervisor.existingSecret" $why) }}{{ end }}
-{{- if or .Values.vsphere.supervisor.namespace (get $supervisor "namespace") }}{{ $unused = append $unused (list "vsphere.supervisor.namespace" $why) }}{{ end }}
+{{- if $topology.supervisorSecret }}{{ $unused = append $unused (list "vsphere.supervisor.existingSecret" $why) }}{{ end }}
+{{- if or $topology.supervisorNamespace (get $supervisor "namespace") }}{{ $unused = append $unused (list "vsphere.supervisor.namespace" $why) }}{{ end }}
 {{- end }}
-{{- if and (ne $source "node-label") (or .Values.vsphere.nodeLabel.key (get $nodeLabel "key")) }}
+{{- if and (ne $source "node-label") (or $topology.nodeLabelKey (get $nodeLabel "key")) }}
 {{- $unused = append $unused (list "vsphere.nodeLabel.key" "only the node-label source reads hosts from a node label") }}
 {{- end }}
 {{- with $unused }}
@@ -411,9 +426,10 @@ checks exactly what a run will use. Called with (dict "root" $ "command" "run").
 {{- $root := .root }}
 {{- $fullname := include "vsphere-descheduler.fullname" $root }}
 {{- /* vCenter's credentials only for the vcenter source; the others refuse vCenter settings. */}}
-{{- $vcenterCredentials := and (eq $root.Values.vsphere.source "vcenter") $root.Values.vsphere.credentials.enabled }}
+{{- $topology := include "vsphere-descheduler.topology" $root | fromJson }}
+{{- $vcenterCredentials := and (eq $topology.source "vcenter") $root.Values.vsphere.credentials.enabled }}
 {{- $credentials := $root.Values.vsphere.credentials }}
-{{- $supervisor := eq $root.Values.vsphere.source "supervisor" }}
+{{- $supervisor := eq $topology.source "supervisor" }}
 {{- $ca := $root.Values.vsphere.caBundle }}
 {{- $push := $root.Values.metrics.push -}}
 serviceAccountName: {{ include "vsphere-descheduler.serviceAccountName" $root }}
@@ -560,7 +576,7 @@ volumes:
   # items would make the optional namespace key a mount failure when it is absent.
   - name: supervisor-credentials
     secret:
-      secretName: {{ $root.Values.vsphere.supervisor.existingSecret | quote }}
+      secretName: {{ $topology.supervisorSecret | quote }}
       defaultMode: 0440
   {{- end }}
   {{- if $ca.configMap }}
