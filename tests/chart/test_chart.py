@@ -1204,7 +1204,9 @@ def test_notes_for_source_supervisor_name_the_secret_the_recipe_and_what_helm_te
     assert "SelfSubjectAccessReview" in text
     assert "DRS rules need a vCenter account" in text
     assert "vCenter credentials come from" not in text
-    assert "namespace named by the Secret's namespace key" in notes(merged(SUPERVISOR, {"vsphere": {"supervisor": {"namespace": ""}}}))
+    from_the_secret = merged(SUPERVISOR, {"vsphere": {"supervisor": {"namespace": ""}}})
+    assert "namespace named by the Secret's namespace key" in notes(from_the_secret)
+    assert "Supervisor namespace tenant-b" in notes(merged(from_the_secret, {"policy": {"vsphere": {"supervisor": {"namespace": "tenant-b"}}}}))
 
 
 @pytest.mark.parametrize(
