@@ -138,7 +138,21 @@ NON_DEFAULT: dict[str, Any] = {
 # the tests of their own section, and their metadata as a ConfigMap's.
 CUSTOM_RESOURCES = {"PrometheusRule"}
 
-VALUE_SETS = {"required-only": {}, "non-default": NON_DEFAULT}
+# The topology sources other than vCenter, each with what it needs instead of vCenter's values
+# (docs/vks.md). The rendered policies of these two name vsphere.source, which only a binary
+# that knows the sources validates.
+WITHOUT_VCENTER: dict[str, Any] = {"vsphere": {"server": "", "credentials": {"existingSecret": ""}}}
+SUPERVISOR: dict[str, Any] = {
+    "vsphere": {
+        "source": "supervisor",
+        "server": "",
+        "credentials": {"existingSecret": ""},
+        "supervisor": {"existingSecret": "supervisor-token", "namespace": "tenant-a"},
+    }
+}
+NODE_LABEL: dict[str, Any] = {"vsphere": {"source": "node-label", "server": "", "credentials": {"existingSecret": ""}}}
+
+VALUE_SETS = {"required-only": {}, "non-default": NON_DEFAULT, "supervisor": SUPERVISOR, "node-label": NODE_LABEL}
 
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 
@@ -591,6 +605,140 @@ def test_ca_bundle_is_mounted_and_passed_to_the_binary(ca_source, volume_kind, n
     assert flag(container(documents)["args"], "vsphere-ca-file") == mount_path(documents, "ca-bundle") + "/ca.pem"
 
 
+# --- the topology source -----------------------------------------------------------------------
+
+SOURCES = {"vcenter": {}, "supervisor": SUPERVISOR, "node-label": NODE_LABEL}
+SUPERVISOR_DIR = "/etc/vsphere-descheduler/supervisor"
+
+
+def volume_names(documents: list[dict[str, Any]]) -> set[str]:
+    return {v["name"] for v in pod_spec(documents)["volumes"]}
+
+
+def test_source_vcenter_mounts_the_vcenter_secret_and_nothing_of_the_supervisors():
+    documents = objects(SOURCES["vcenter"])
+    args = container(documents)["args"]
+    assert flag(args, "vsphere-credentials-dir") == mount_path(documents, "credentials")
+    assert flag(args, "vsphere-server") == "vcenter.example.com"
+    assert flag(args, "supervisor-credentials-dir") is None
+    assert "supervisor-credentials" not in volume_names(documents)
+
+
+@pytest.mark.parametrize("where", ["CronJob", "helm test Pod"])
+def test_source_supervisor_mounts_the_supervisor_secret_read_only_and_passes_its_directory(where):
+    documents = objects(SUPERVISOR)
+    spec = pod_spec(documents) if where == "CronJob" else check_pod(documents)["spec"]
+    (main,) = spec["containers"]
+    (secret_volume,) = [v for v in spec["volumes"] if v["name"] == "supervisor-credentials"]
+    # Whole: the Secret's keys are the directory's file names, namespace among them when present.
+    assert secret_volume["secret"] == {"secretName": "supervisor-token", "defaultMode": 0o440}
+    (mount,) = [m for m in main["volumeMounts"] if m["name"] == "supervisor-credentials"]
+    assert mount == {"name": "supervisor-credentials", "mountPath": SUPERVISOR_DIR, "readOnly": True}
+    assert flag(main["args"], "supervisor-credentials-dir") == SUPERVISOR_DIR
+    assert "credentials" not in {v["name"] for v in spec["volumes"]}
+    assert flag(main["args"], "vsphere-credentials-dir") is None
+    assert flag(main["args"], "vsphere-server") is None
+    assert not [doc for doc in documents if doc["kind"] == "Secret"], "the chart must never create the Secret"
+
+
+def test_source_node_label_mounts_no_credentials_and_passes_no_vsphere_flag():
+    documents = objects(NODE_LABEL)
+    args = container(documents)["args"]
+    assert volume_names(documents) == {"policy"}
+    assert not [arg for arg in args if arg.startswith(("--vsphere-", "--supervisor-"))], args
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_the_source_reaches_the_run_through_the_policy_only(source):
+    main = container(objects(SOURCES[source]))
+    assert not [arg for arg in main["args"] if "topology-source" in arg or arg == source]
+    assert not [e for e in main["env"] if e["name"] == "VSPHERE_DESCHEDULER_TOPOLOGY_SOURCE"]
+
+
+def test_a_release_upgraded_with_reuse_values_from_a_chart_without_sources_stays_vcenter():
+    # `helm upgrade --reuse-values` takes the old chart's values as the defaults, so the source's
+    # keys are absent, as a null deletes them here.
+    without_sources = {"vsphere": {"source": None, "supervisor": None, "nodeLabel": None}}
+    assert render(without_sources) == render()
+
+
+def test_source_vcenter_leaves_the_policy_as_it_was_before_sources_existed():
+    rendered = yaml.safe_load(policy_text(objects()))
+    assert not {"source", "supervisor", "nodeLabel"} & rendered["vsphere"].keys()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "written"),
+    [
+        (SUPERVISOR, {"source": "supervisor", "supervisor": {"namespace": "tenant-a"}}),
+        (merged(SUPERVISOR, {"vsphere": {"supervisor": {"namespace": ""}}}), {"source": "supervisor"}),
+        (NODE_LABEL, {"source": "node-label"}),
+        (
+            merged(NODE_LABEL, {"vsphere": {"nodeLabel": {"key": "example.com/esxi-host"}}}),
+            {"source": "node-label", "nodeLabel": {"key": "example.com/esxi-host"}},
+        ),
+    ],
+    ids=["supervisor-with-namespace", "supervisor-namespace-from-the-secret", "node-label", "node-label-with-key"],
+)
+def test_the_sources_values_are_written_into_an_object_policy(overrides, written):
+    rendered = yaml.safe_load(policy_text(objects(overrides)))
+    default = yaml.safe_load(policy_text(objects()))
+    vsphere = rendered["vsphere"]
+    assert {key: vsphere[key] for key in ("source", "supervisor", "nodeLabel") if key in vsphere} == written
+    # Nothing else of the policy moves, and no vCenter address is written.
+    assert "server" not in vsphere
+    assert site_independent(rendered) == merged(site_independent(default), {"vsphere": written})
+
+
+def test_an_object_policy_may_name_the_source_the_values_name():
+    documents = objects(merged(SUPERVISOR, {"policy": {"vsphere": {"source": "supervisor"}}}))
+    assert yaml.safe_load(policy_text(documents))["vsphere"]["source"] == "supervisor"
+    assert flag(container(documents)["args"], "supervisor-credentials-dir") == SUPERVISOR_DIR
+
+
+SUPERVISOR_POLICY = """\
+apiVersion: vsphere-descheduler.io/v1alpha1
+kind: DeschedulerPolicy
+clusterName: prod-east
+# The hosts come from the Supervisor: no vCenter here.
+vsphere:
+  source: supervisor
+  supervisor:
+    namespace: tenant-a
+profiles:
+  - name: host-availability
+    pluginConfig:
+      - name: RemovePodsViolatingInterPodAntiAffinity
+    plugins:
+      deschedule:
+        enabled: [RemovePodsViolatingInterPodAntiAffinity]
+"""
+
+
+def test_a_string_policy_names_its_source_itself_and_the_chart_mounts_that_sources_secret(binary, tmp_path):
+    overrides = merged(SUPERVISOR, {"policy": SUPERVISOR_POLICY, "clusterName": "", "vsphere": {"supervisor": {"namespace": ""}}})
+    documents = objects(overrides)
+    assert policy_text(documents) == SUPERVISOR_POLICY, "mounted as written, comments too"
+    assert flag(container(documents)["args"], "supervisor-credentials-dir") == SUPERVISOR_DIR
+    result = validate(binary, write_policy(tmp_path, policy_text(documents)))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_supervisor_secret_and_not_the_vcenter_one_is_required_with_source_supervisor():
+    with pytest.raises(helm.HelmRenderError) as raised:
+        render(merged(WITHOUT_VCENTER, {"vsphere": {"source": "supervisor"}}))
+    assert "vsphere.supervisor.existingSecret is required with vsphere.source supervisor" in str(raised.value)
+    assert "docs/vks.md" in str(raised.value)
+    # The vCenter Secret's schema requirement applies to source vcenter only.
+    report = helm.lint(CHART, values(SUPERVISOR), strict=True, namespace=NAMESPACE)
+    assert report["errors"] == [], report
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_the_values_schema_accepts_each_source(source):
+    assert helm.lint(CHART, values(SOURCES[source]), namespace=NAMESPACE)["errors"] == []
+
+
 # --- RBAC --------------------------------------------------------------------------------------
 
 API_CALLS = REPO / "src" / "kube" / "api_calls.txt"
@@ -637,6 +785,13 @@ def test_what_kubernetes_grants_everyone_gets_no_rule_of_the_chart(value_set):
 
 def test_cluster_role_grants_exactly_what_a_run_calls():
     assert rbac_rules(only(objects(), "ClusterRole")["rules"]) == expected_rules("ClusterRole")
+
+
+@pytest.mark.parametrize("source", ["supervisor", "node-label"])
+def test_the_guest_clusters_rbac_is_the_same_whatever_the_source(source):
+    # What the Supervisor grants lives on the Supervisor (docs/vks.md), not in this cluster's RBAC.
+    for kind in ("ClusterRole", "Role"):
+        assert only(objects(SOURCES[source]), kind)["rules"] == only(objects(), kind)["rules"]
 
 
 def test_lease_role_grants_only_the_lock_in_the_release_namespace():
@@ -861,6 +1016,153 @@ REJECTED = [
         helm.HelmValuesError,
         "/metrics/alerts/failingFor",
     ),
+    # The topology source.
+    ("unknown-source", {"vsphere": {"source": "vcsim"}}, helm.HelmValuesError, "/vsphere/source"),
+    ("source-in-another-spelling", {"vsphere": {"source": "nodeLabel"}}, helm.HelmValuesError, "/vsphere/source"),
+    (
+        "supervisor-namespace-not-a-dns-label",
+        merged(SUPERVISOR, {"vsphere": {"supervisor": {"namespace": "Tenant_A"}}}),
+        helm.HelmValuesError,
+        "/vsphere/supervisor/namespace",
+    ),
+    (
+        "supervisor-secret-name-invalid",
+        merged(SUPERVISOR, {"vsphere": {"supervisor": {"existingSecret": "Bad_Name"}}}),
+        helm.HelmValuesError,
+        "/vsphere/supervisor/existingSecret",
+    ),
+    (
+        "node-label-key-not-a-label-key",
+        merged(NODE_LABEL, {"vsphere": {"nodeLabel": {"key": "esxi host"}}}),
+        helm.HelmValuesError,
+        "/vsphere/nodeLabel/key",
+    ),
+    (
+        "misspelt-supervisor-value",
+        merged(SUPERVISOR, {"vsphere": {"supervisor": {"secret": "supervisor-token"}}}),
+        helm.HelmValuesError,
+        "secret",
+    ),
+    (
+        "supervisor-without-its-secret",
+        merged(SUPERVISOR, {"vsphere": {"supervisor": {"existingSecret": ""}}}),
+        helm.HelmRenderError,
+        "vsphere.supervisor.existingSecret is required with vsphere.source supervisor",
+    ),
+    (
+        "supervisor-with-a-vcenter-server",
+        merged(SUPERVISOR, {"vsphere": {"server": "vcenter.example.com"}}),
+        helm.HelmRenderError,
+        "vsphere.server is unused with vsphere.source supervisor: the runs never reach vCenter",
+    ),
+    (
+        "supervisor-with-a-policy-vcenter-server",
+        merged(SUPERVISOR, {"policy": {"vsphere": {"server": "vcenter.example.com"}}}),
+        helm.HelmRenderError,
+        "the policy's vsphere.server is unused with vsphere.source supervisor",
+    ),
+    (
+        "node-label-with-the-vcenter-secret",
+        merged(NODE_LABEL, {"vsphere": {"credentials": {"existingSecret": "vsphere-credentials"}}}),
+        helm.HelmRenderError,
+        "vsphere.credentials.existingSecret is unused with vsphere.source node-label",
+    ),
+    (
+        "supervisor-with-a-vcenter-ca",
+        merged(SUPERVISOR, {"vsphere": {"caBundle": {"configMap": "vcenter-ca"}}}),
+        helm.HelmRenderError,
+        "vsphere.caBundle is unused with vsphere.source supervisor",
+    ),
+    (
+        "node-label-with-insecure-vcenter",
+        merged(NODE_LABEL, {"vsphere": {"insecureSkipVerify": True}}),
+        helm.HelmRenderError,
+        "vsphere.insecureSkipVerify is unused with vsphere.source node-label",
+    ),
+    (
+        "vcenter-with-a-supervisor-secret",
+        {"vsphere": {"supervisor": {"existingSecret": "supervisor-token"}}},
+        helm.HelmRenderError,
+        "vsphere.supervisor.existingSecret is unused with vsphere.source vcenter",
+    ),
+    (
+        "node-label-with-a-supervisor-namespace",
+        merged(NODE_LABEL, {"vsphere": {"supervisor": {"namespace": "tenant-a"}}}),
+        helm.HelmRenderError,
+        "vsphere.supervisor.namespace is unused with vsphere.source node-label",
+    ),
+    (
+        "supervisor-with-a-node-label-key",
+        merged(SUPERVISOR, {"vsphere": {"nodeLabel": {"key": "example.com/esxi-host"}}}),
+        helm.HelmRenderError,
+        "vsphere.nodeLabel.key is unused with vsphere.source supervisor",
+    ),
+    (
+        "vcenter-with-a-policy-node-label-key",
+        {"policy": {"vsphere": {"nodeLabel": {"key": "example.com/esxi-host"}}}},
+        helm.HelmRenderError,
+        "vsphere.nodeLabel.key is unused with vsphere.source vcenter",
+    ),
+    (
+        "object-policy-naming-another-source",
+        {"policy": {"vsphere": {"source": "supervisor"}}},
+        helm.HelmRenderError,
+        'vsphere.source "vcenter" and the policy\'s vsphere.source "supervisor" differ',
+    ),
+    (
+        "two-supervisor-namespaces",
+        merged(SUPERVISOR, {"policy": {"vsphere": {"supervisor": {"namespace": "tenant-b"}}}}),
+        helm.HelmRenderError,
+        'vsphere.supervisor.namespace "tenant-a" and the policy\'s vsphere.supervisor.namespace "tenant-b" differ',
+    ),
+    (
+        "two-node-label-keys",
+        merged(NODE_LABEL, {"vsphere": {"nodeLabel": {"key": "a.example.com/host"}}, "policy": {"vsphere": {"nodeLabel": {"key": "b.example.com/host"}}}}),
+        helm.HelmRenderError,
+        'vsphere.nodeLabel.key "a.example.com/host" and the policy\'s vsphere.nodeLabel.key "b.example.com/host" differ',
+    ),
+    (
+        "string-policy-without-the-values-source",
+        merged(SUPERVISOR, {"policy": DEFAULT_POLICY_FILE.read_text(), "vsphere": {"supervisor": {"namespace": ""}}}),
+        helm.HelmRenderError,
+        "vsphere.source is supervisor but the string policy's vsphere.source is vcenter",
+    ),
+    (
+        "string-policy-naming-a-source-the-values-do-not",
+        {"policy": SUPERVISOR_POLICY, "clusterName": ""},
+        helm.HelmRenderError,
+        "vsphere.source is vcenter but the string policy's vsphere.source is supervisor",
+    ),
+    (
+        "string-policy-with-a-supervisor-namespace-value",
+        merged(SUPERVISOR, {"policy": SUPERVISOR_POLICY, "clusterName": ""}),
+        helm.HelmRenderError,
+        "written into an object policy only",
+    ),
+    (
+        "upstream-policy-with-another-source",
+        merged(NODE_LABEL, {"policy": {"apiVersion": "descheduler/v1alpha2", "vsphere": None}}),
+        helm.HelmRenderError,
+        "vsphere.source node-label needs a policy in the vsphere-descheduler.io/v1alpha1 format",
+    ),
+    (
+        "topology-source-in-extra-args",
+        {"extraArgs": ["--topology-source=node-label"]},
+        helm.HelmRenderError,
+        "extraArgs: --topology-source=node-label; set vsphere.source instead",
+    ),
+    (
+        "topology-source-in-extra-env",
+        {"extraEnv": [{"name": "VSPHERE_DESCHEDULER_TOPOLOGY_SOURCE", "value": "supervisor"}]},
+        helm.HelmRenderError,
+        "extraEnv: VSPHERE_DESCHEDULER_TOPOLOGY_SOURCE; set vsphere.source instead",
+    ),
+    (
+        "token-in-the-policy",
+        merged(SUPERVISOR, {"policy": {"vsphere": {"supervisor": {"token": "eyJhbGciOi"}}}}),
+        helm.HelmRenderError,
+        "a Supervisor token never goes in the policy",
+    ),
 ]
 
 
@@ -884,6 +1186,51 @@ def test_notes_tell_how_to_read_the_last_runs_report():
 
 def test_notes_say_when_runs_change_nothing():
     assert "DRY RUN" in notes({"dryRun": True})
+
+
+def test_notes_for_source_vcenter_say_how_to_create_the_vcenter_secret_without_the_password_on_a_command_line():
+    text = notes()
+    assert "read -rsp 'vCenter password: ' VC_PASSWORD" in text
+    assert f"kubectl -n {NAMESPACE} create secret generic vsphere-credentials" in text
+    assert "--from-file=password=/dev/stdin" in text
+    assert "Supervisor" not in text and "DRS rules need a vCenter account" not in text
+
+
+def test_notes_for_source_supervisor_name_the_secret_the_recipe_and_what_helm_test_checks():
+    text = notes(SUPERVISOR)
+    assert f"Secret {NAMESPACE}/supervisor-token (keys server, ca.crt, token, namespace)" in text
+    assert "Supervisor namespace tenant-a" in text
+    assert "docs/vks.md" in text
+    assert "SelfSubjectAccessReview" in text
+    assert "DRS rules need a vCenter account" in text
+    assert "vCenter credentials come from" not in text
+    from_the_secret = merged(SUPERVISOR, {"vsphere": {"supervisor": {"namespace": ""}}})
+    assert "namespace named by the Secret's namespace key" in notes(from_the_secret)
+    assert "Supervisor namespace tenant-b" in notes(merged(from_the_secret, {"policy": {"vsphere": {"supervisor": {"namespace": "tenant-b"}}}}))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        (NODE_LABEL, "node.cluster.x-k8s.io/esxi-host"),
+        (merged(NODE_LABEL, {"vsphere": {"nodeLabel": {"key": "example.com/esxi-host"}}}), "example.com/esxi-host"),
+        (merged(NODE_LABEL, {"policy": {"vsphere": {"nodeLabel": {"key": "example.com/esxi-host"}}}}), "example.com/esxi-host"),
+    ],
+    ids=["default-key", "key-from-the-values", "key-from-the-policy"],
+)
+def test_notes_for_source_node_label_show_the_label_the_runs_read(overrides, key):
+    text = notes(overrides)
+    assert f"Hosts come from the node label {key}," in text
+    assert f"kubectl get nodes -L {key}\n" in text
+    assert "no vSphere access is needed" in text
+    assert "DRS rules need a vCenter account" in text
+    assert "vCenter credentials come from" not in text and "Supervisor" not in text
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_notes_never_put_a_password_or_token_on_a_command_line(source):
+    text = notes(SOURCES[source])
+    assert not re.search(r"--from-literal=\S*(password|token)", text, re.IGNORECASE), text
 
 
 # --- metrics: the push, the dashboard, the alerts ----------------------------------------------

@@ -73,6 +73,18 @@ vsphere-descheduler
 {{- define "vsphere-descheduler.caDir" -}}/etc/vsphere-descheduler/ca{{- end }}
 {{- define "vsphere-descheduler.metricsCredentialsDir" -}}/etc/vsphere-descheduler/metrics-credentials{{- end }}
 {{- define "vsphere-descheduler.metricsCaDir" -}}/etc/vsphere-descheduler/metrics-ca{{- end }}
+{{- define "vsphere-descheduler.supervisorCredentialsDir" -}}/etc/vsphere-descheduler/supervisor{{- end }}
+
+{{/*
+The topology source's values with their defaults, as JSON: source, supervisorSecret,
+supervisorNamespace, nodeLabelKey. A release upgraded with --reuse-values from a chart without
+sources has none of these keys (Helm then takes the old chart's values for the defaults), so it
+renders as the vcenter release it was.
+*/}}
+{{- define "vsphere-descheduler.topology" -}}
+{{- $vsphere := .Values.vsphere }}
+{{- toJson (dict "source" (get $vsphere "source" | default "vcenter") "supervisorSecret" (dig "supervisor" "existingSecret" "" $vsphere) "supervisorNamespace" (dig "supervisor" "namespace" "" $vsphere) "nodeLabelKey" (dig "nodeLabel" "key" "" $vsphere)) }}
+{{- end }}
 
 {{/* This Kubernetes cluster's name, from the values or an object policy: the metrics' group. */}}
 {{- define "vsphere-descheduler.clusterName" -}}
@@ -122,9 +134,11 @@ mounted as it is). Fails on a string that is not YAML.
 {{- end }}
 
 {{/*
-The text of policy.yaml. An object policy in our format gets clusterName and vsphere.server from
-the values, so the mounted file is complete on its own (`vsphere-descheduler validate` passes on
-it); a string policy is mounted as it is.
+The text of policy.yaml. An object policy in our format gets clusterName, vsphere.server and the
+topology source's settings from the values, so the mounted file is complete on its own
+(`vsphere-descheduler validate` passes on it); a string policy is mounted as it is. The source is
+written only when it is not vcenter, the binary's default, so that a vCenter release's policy
+stays what it was before sources existed.
 */}}
 {{- define "vsphere-descheduler.policyText" -}}
 {{- if kindIs "string" .Values.policy }}
@@ -139,9 +153,25 @@ it); a string policy is mounted as it is.
 {{- if .Values.clusterName }}
 {{- $_ := set $policy "clusterName" .Values.clusterName }}
 {{- end }}
-{{- if .Values.vsphere.server }}
+{{- $topology := include "vsphere-descheduler.topology" . | fromJson }}
 {{- $vsphere := default dict $policy.vsphere }}
+{{- if .Values.vsphere.server }}
 {{- $_ := set $vsphere "server" .Values.vsphere.server }}
+{{- end }}
+{{- if ne $topology.source "vcenter" }}
+{{- $_ := set $vsphere "source" $topology.source }}
+{{- end }}
+{{- with $topology.supervisorNamespace }}
+{{- $supervisor := kindIs "map" $vsphere.supervisor | ternary $vsphere.supervisor dict }}
+{{- $_ := set $supervisor "namespace" . }}
+{{- $_ := set $vsphere "supervisor" $supervisor }}
+{{- end }}
+{{- with $topology.nodeLabelKey }}
+{{- $nodeLabel := kindIs "map" $vsphere.nodeLabel | ternary $vsphere.nodeLabel dict }}
+{{- $_ := set $nodeLabel "key" . }}
+{{- $_ := set $vsphere "nodeLabel" $nodeLabel }}
+{{- end }}
+{{- if $vsphere }}
 {{- $_ := set $policy "vsphere" $vsphere }}
 {{- end }}
 {{- end }}
@@ -168,7 +198,8 @@ what to change. Included by the CronJob; renders nothing.
 {{- if and .Values.vsphere.server $policyVsphere.server (ne (toString $policyVsphere.server) .Values.vsphere.server) }}
 {{- fail (printf "vsphere.server %q and the policy's vsphere.server %q differ; set one of them" .Values.vsphere.server (toString $policyVsphere.server)) }}
 {{- end }}
-{{- if not (or .Values.vsphere.server $policyVsphere.server) }}
+{{- $source := (include "vsphere-descheduler.topology" . | fromJson).source }}
+{{- if and (eq $source "vcenter") (not (or .Values.vsphere.server $policyVsphere.server)) }}
 {{- fail "vsphere.server is required: the vCenter address (host, host:port or https URL)" }}
 {{- end }}
 {{- if not (or .Values.clusterName $policy.clusterName) }}
@@ -193,10 +224,15 @@ what to change. Included by the CronJob; renders nothing.
 {{- fail (printf "policy: apiVersion %s has no clusterName field; set the clusterName value instead" (toString $policy.apiVersion)) }}
 {{- end }}
 
+{{- include "vsphere-descheduler.validateSource" . }}
+
 {{- /* Credentials: from a Secret, never a literal. */}}
 {{- $policyText := include "vsphere-descheduler.policyText" . }}
 {{- if regexMatch "(?im)^\\s*(-\\s+)?(password|username)\\s*:" $policyText }}
 {{- fail "policy: vCenter credentials never go in the policy; create a Secret and set vsphere.credentials.existingSecret" }}
+{{- end }}
+{{- if regexMatch "(?im)^\\s*(-\\s+)?token\\s*:" $policyText }}
+{{- fail "policy: a Supervisor token never goes in the policy; create the Secret docs/vks.md describes and set vsphere.supervisor.existingSecret" }}
 {{- end }}
 {{- $envNames := list }}
 {{- range .Values.extraEnv }}
@@ -205,7 +241,7 @@ what to change. Included by the CronJob; renders nothing.
 {{- fail "extraEnv: VSPHERE_PASSWORD must come from valueFrom.secretKeyRef, not a literal value" }}
 {{- end }}
 {{- end }}
-{{- if not .Values.vsphere.credentials.enabled }}
+{{- if and (eq $source "vcenter") (not .Values.vsphere.credentials.enabled) }}
 {{- $fromEnv := and (has "VSPHERE_USERNAME" $envNames) (has "VSPHERE_PASSWORD" $envNames) }}
 {{- $fromFiles := false }}
 {{- range .Values.extraArgs }}
@@ -252,6 +288,107 @@ what to change. Included by the CronJob; renders nothing.
 {{- end }}
 
 {{/*
+Checks of the topology source (vsphere.source): the chart mounts the credentials the source needs,
+so the policy the runs read must name the same source, and what only another source uses is
+refused rather than ignored: a vCenter address beside the supervisor source would suggest DRS
+rules that no run writes. Included by vsphere-descheduler.validate; renders nothing.
+*/}}
+{{- define "vsphere-descheduler.validateSource" -}}
+{{- include "vsphere-descheduler.validateSourceInPolicy" . }}
+{{- include "vsphere-descheduler.validateSourceSettings" . }}
+{{- end }}
+
+{{/* The policy names the source the values name, and the source's settings once. */}}
+{{- define "vsphere-descheduler.validateSourceInPolicy" -}}
+{{- $topology := include "vsphere-descheduler.topology" . | fromJson }}
+{{- $source := $topology.source }}
+{{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- $policyVsphere := kindIs "map" $policy.vsphere | ternary $policy.vsphere dict }}
+
+{{- /* The policy names the source; the values must name the same. */}}
+{{- if not (include "vsphere-descheduler.ownFormat" .) }}
+{{- if ne $source "vcenter" }}
+{{- fail (printf "vsphere.source %s needs a policy in the vsphere-descheduler.io/v1alpha1 format: apiVersion %s has no vsphere section to name the source in" $source (toString $policy.apiVersion)) }}
+{{- end }}
+{{- else if kindIs "string" .Values.policy }}
+{{- $written := toString (get $policyVsphere "source" | default "vcenter") }}
+{{- if ne $written $source }}
+{{- fail (printf "vsphere.source is %s but the string policy's vsphere.source is %s (vcenter when it names none): a string policy is mounted as it is, so write the source in it and set vsphere.source to the same, by which the chart mounts the source's credentials" $source $written) }}
+{{- end }}
+{{- else if and (get $policyVsphere "source") (ne (toString (get $policyVsphere "source")) $source) }}
+{{- fail (printf "vsphere.source %q and the policy's vsphere.source %q differ; set vsphere.source, by which the chart mounts the source's credentials" $source (toString (get $policyVsphere "source"))) }}
+{{- end }}
+
+{{- /* One Supervisor namespace and one node label key, wherever they are written. */}}
+{{- $supervisor := kindIs "map" $policyVsphere.supervisor | ternary $policyVsphere.supervisor dict }}
+{{- $nodeLabel := kindIs "map" $policyVsphere.nodeLabel | ternary $policyVsphere.nodeLabel dict }}
+{{- with $topology.supervisorNamespace }}
+{{- if and (get $supervisor "namespace") (ne (toString (get $supervisor "namespace")) .) }}
+{{- fail (printf "vsphere.supervisor.namespace %q and the policy's vsphere.supervisor.namespace %q differ; set one of them" . (toString (get $supervisor "namespace"))) }}
+{{- end }}
+{{- end }}
+{{- with $topology.nodeLabelKey }}
+{{- if and (get $nodeLabel "key") (ne (toString (get $nodeLabel "key")) .) }}
+{{- fail (printf "vsphere.nodeLabel.key %q and the policy's vsphere.nodeLabel.key %q differ; set one of them" . (toString (get $nodeLabel "key"))) }}
+{{- end }}
+{{- end }}
+{{- if and (kindIs "string" .Values.policy) (or $topology.supervisorNamespace $topology.nodeLabelKey) }}
+{{- fail "vsphere.supervisor.namespace and vsphere.nodeLabel.key are written into an object policy only: a string policy is mounted as it is, so write them in it" }}
+{{- end }}
+{{- end }}
+
+{{/* What the source needs, what only another source uses, and no override of the source. */}}
+{{- define "vsphere-descheduler.validateSourceSettings" -}}
+{{- $topology := include "vsphere-descheduler.topology" . | fromJson }}
+{{- $source := $topology.source }}
+{{- $policy := include "vsphere-descheduler.policyObject" . | fromJson }}
+{{- $policyVsphere := kindIs "map" $policy.vsphere | ternary $policy.vsphere dict }}
+{{- $supervisor := kindIs "map" $policyVsphere.supervisor | ternary $policyVsphere.supervisor dict }}
+{{- $nodeLabel := kindIs "map" $policyVsphere.nodeLabel | ternary $policyVsphere.nodeLabel dict }}
+
+{{- /* What the source needs. */}}
+{{- if and (eq $source "supervisor") (not $topology.supervisorSecret) }}
+{{- fail "vsphere.supervisor.existingSecret is required with vsphere.source supervisor: the Secret with the keys server, ca.crt, token and namespace that docs/vks.md creates from a token of the Supervisor namespace" }}
+{{- end }}
+
+{{- /* What only another source uses. */}}
+{{- $unused := list }}
+{{- if ne $source "vcenter" }}
+{{- $why := "the runs never reach vCenter (DRS rules need vsphere.source vcenter)" }}
+{{- if .Values.vsphere.server }}{{ $unused = append $unused (list "vsphere.server" $why) }}{{ end }}
+{{- if get $policyVsphere "server" }}{{ $unused = append $unused (list "the policy's vsphere.server" $why) }}{{ end }}
+{{- if .Values.vsphere.credentials.existingSecret }}{{ $unused = append $unused (list "vsphere.credentials.existingSecret" $why) }}{{ end }}
+{{- if or .Values.vsphere.caBundle.configMap .Values.vsphere.caBundle.secret }}{{ $unused = append $unused (list "vsphere.caBundle" $why) }}{{ end }}
+{{- if .Values.vsphere.insecureSkipVerify }}{{ $unused = append $unused (list "vsphere.insecureSkipVerify" $why) }}{{ end }}
+{{- end }}
+{{- if ne $source "supervisor" }}
+{{- $why := "only the supervisor source reads the Supervisor" }}
+{{- if $topology.supervisorSecret }}{{ $unused = append $unused (list "vsphere.supervisor.existingSecret" $why) }}{{ end }}
+{{- if or $topology.supervisorNamespace (get $supervisor "namespace") }}{{ $unused = append $unused (list "vsphere.supervisor.namespace" $why) }}{{ end }}
+{{- end }}
+{{- if and (ne $source "node-label") (or $topology.nodeLabelKey (get $nodeLabel "key")) }}
+{{- $unused = append $unused (list "vsphere.nodeLabel.key" "only the node-label source reads hosts from a node label") }}
+{{- end }}
+{{- with $unused }}
+{{- $first := first . }}
+{{- fail (printf "%s is unused with vsphere.source %s: %s; unset it" (index $first 0) $source (index $first 1)) }}
+{{- end }}
+
+{{- /* The source goes in the policy; a flag or variable would override it where the chart's
+mounts cannot follow. */}}
+{{- range .Values.extraArgs }}
+{{- if hasPrefix "--topology-source" . }}
+{{- fail (printf "extraArgs: %s; set vsphere.source instead, by which the chart mounts the source's credentials" .) }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraEnv }}
+{{- if eq .name "VSPHERE_DESCHEDULER_TOPOLOGY_SOURCE" }}
+{{- fail "extraEnv: VSPHERE_DESCHEDULER_TOPOLOGY_SOURCE; set vsphere.source instead, by which the chart mounts the source's credentials" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 The run's own deadline in seconds: it reports and releases its lock before the Job's
 activeDeadlineSeconds stops the pod.
 */}}
@@ -288,7 +425,11 @@ checks exactly what a run will use. Called with (dict "root" $ "command" "run").
 {{- define "vsphere-descheduler.podSpec" -}}
 {{- $root := .root }}
 {{- $fullname := include "vsphere-descheduler.fullname" $root }}
+{{- /* vCenter's credentials only for the vcenter source; the others refuse vCenter settings. */}}
+{{- $topology := include "vsphere-descheduler.topology" $root | fromJson }}
+{{- $vcenterCredentials := and (eq $topology.source "vcenter") $root.Values.vsphere.credentials.enabled }}
 {{- $credentials := $root.Values.vsphere.credentials }}
+{{- $supervisor := eq $topology.source "supervisor" }}
 {{- $ca := $root.Values.vsphere.caBundle }}
 {{- $push := $root.Values.metrics.push -}}
 serviceAccountName: {{ include "vsphere-descheduler.serviceAccountName" $root }}
@@ -336,8 +477,11 @@ containers:
       {{- with $root.Values.vsphere.server }}
       - {{ printf "--vsphere-server=%s" . | quote }}
       {{- end }}
-      {{- if $credentials.enabled }}
+      {{- if $vcenterCredentials }}
       - --vsphere-credentials-dir={{ include "vsphere-descheduler.credentialsDir" $root }}
+      {{- end }}
+      {{- if $supervisor }}
+      - --supervisor-credentials-dir={{ include "vsphere-descheduler.supervisorCredentialsDir" $root }}
       {{- end }}
       {{- if or $ca.configMap $ca.secret }}
       - --vsphere-ca-file={{ include "vsphere-descheduler.caDir" $root }}/ca.pem
@@ -381,9 +525,14 @@ containers:
       - name: policy
         mountPath: {{ include "vsphere-descheduler.policyDir" $root }}
         readOnly: true
-      {{- if $credentials.enabled }}
+      {{- if $vcenterCredentials }}
       - name: credentials
         mountPath: {{ include "vsphere-descheduler.credentialsDir" $root }}
+        readOnly: true
+      {{- end }}
+      {{- if $supervisor }}
+      - name: supervisor-credentials
+        mountPath: {{ include "vsphere-descheduler.supervisorCredentialsDir" $root }}
         readOnly: true
       {{- end }}
       {{- if or $ca.configMap $ca.secret }}
@@ -408,7 +557,7 @@ volumes:
   - name: policy
     configMap:
       name: {{ $fullname }}-policy
-  {{- if $credentials.enabled }}
+  {{- if $vcenterCredentials }}
   # The user's Secret, created outside the chart; only its two keys are mounted, under
   # the file names --vsphere-credentials-dir expects.
   - name: credentials
@@ -420,6 +569,15 @@ volumes:
           path: username
         - key: {{ $credentials.passwordKey | quote }}
           path: password
+  {{- end }}
+  {{- if $supervisor }}
+  # The Secret docs/vks.md creates, whole: its keys (server, ca.crt, token, and namespace when
+  # the recipe wrote it) are the file names --supervisor-credentials-dir reads, and listing
+  # items would make the optional namespace key a mount failure when it is absent.
+  - name: supervisor-credentials
+    secret:
+      secretName: {{ $topology.supervisorSecret | quote }}
+      defaultMode: 0440
   {{- end }}
   {{- if $ca.configMap }}
   - name: ca-bundle
