@@ -143,7 +143,7 @@ pub fn client_config(
         .with_no_client_auth())
 }
 
-fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, Error> {
+pub fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, Error> {
     let pem = std::fs::read(path).map_err(|source| Error::ReadCaFile {
         path: path.to_path_buf(),
         source,

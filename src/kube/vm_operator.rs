@@ -45,7 +45,10 @@ impl Client {
                 .preferred_version
                 .map(|version| version.version)
                 .or_else(|| group.versions.first().map(|v| v.version.clone()))
-                .ok_or(Error::VmOperatorAbsent { code: 200, source: None }),
+                .ok_or(Error::VmOperatorAbsent {
+                    code: 200,
+                    source: None,
+                }),
             Err(error) => match api_status(&error).map(|status| status.code) {
                 Some(code @ 404) => Err(Error::VmOperatorAbsent {
                     code,

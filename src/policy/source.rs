@@ -7,6 +7,7 @@
 
 use super::decode::{Decoder, Fields};
 use super::names::{check_dns_label, check_label_key};
+use super::yaml::{Node, Value};
 use super::{NodeLabelSource, SourceKind, SupervisorSource, VsphereSettings};
 use crate::error_chain;
 
@@ -54,7 +55,7 @@ pub(super) fn source(d: &mut Decoder, fields: &Fields<'_>, settings: &mut Vspher
     }
     if settings.source != SourceKind::Vcenter {
         for name in VCENTER_FIELDS {
-            if let Some(node) = fields.get(name) {
+            if let Some(node) = fields.get(name).filter(|node| sets_something(node)) {
                 not_read(d, node, &fields.path(name), settings.source);
             }
         }
@@ -74,7 +75,18 @@ pub(super) fn source(d: &mut Decoder, fields: &Fields<'_>, settings: &mut Vspher
     }
 }
 
-fn not_read(d: &mut Decoder, node: &super::yaml::Node, path: &str, source: SourceKind) {
+/// Whether a field's value sets anything: charts render unset values as `""`, `[]`, `false`
+/// or null, which no source reads either.
+fn sets_something(node: &Node) -> bool {
+    match &node.value {
+        Value::Null | Value::Bool(false) => false,
+        Value::Str(text) => !text.is_empty(),
+        Value::Seq(items) => !items.is_empty(),
+        _ => true,
+    }
+}
+
+fn not_read(d: &mut Decoder, node: &Node, path: &str, source: SourceKind) {
     d.warning_at(
         node,
         path,
@@ -194,7 +206,8 @@ mod tests {
     fn settings_the_chosen_source_does_not_read_are_warnings() {
         let text = format!(
             "{OURS}vsphere:\n  source: node-label\n  server: vc.example.com\n  supervisor: \
-             {{namespace: team-a}}\n  labels: {{host: example.com/host}}\n"
+             {{namespace: team-a}}\n  labels: {{host: example.com/host}}\n  clusters: []\n  \
+             caFile: \"\"\n  insecureSkipVerify: false\n"
         );
         assert_eq!(
             warnings(&text),
