@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::duration::go_duration;
+use crate::policy::SourceKind;
 use crate::report::OutputFormat;
 use crate::snapshot::FileSizeLimit;
 
@@ -309,6 +310,49 @@ pub struct ConnectionArgs {
     /// Do not verify vCenter's TLS certificate (a warning is logged). For labs only.
     #[arg(long, env = "VSPHERE_INSECURE")]
     pub vsphere_insecure: bool,
+
+    /// Where each node VM's ESXi host is read from, overriding the policy's vsphere.source:
+    /// `vcenter` (a vCenter account), `supervisor` (VKS guest clusters: VM Operator's
+    /// VirtualMachines in a Supervisor namespace, no vCenter account, no DRS rule written) or
+    /// `node-label` (a label something else keeps, by default Cluster API's
+    /// node.cluster.x-k8s.io/esxi-host: no vSphere access, no label and no DRS rule written).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "SOURCE",
+        env = "VSPHERE_DESCHEDULER_TOPOLOGY_SOURCE"
+    )]
+    pub topology_source: Option<SourceKind>,
+
+    /// Source supervisor: a directory holding the Supervisor's `server` (https URL), `token`,
+    /// and optionally `ca.crt` and `namespace` (a mounted Secret; docs/vks.md).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "VSPHERE_DESCHEDULER_SUPERVISOR_CREDENTIALS_DIR",
+        value_hint = clap::ValueHint::DirPath
+    )]
+    pub supervisor_credentials_dir: Option<PathBuf>,
+
+    /// Source supervisor: a kubeconfig naming the Supervisor (`kubectl vsphere login` writes
+    /// one), instead of a credentials directory. Only this file; never the in-cluster account.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "VSPHERE_DESCHEDULER_SUPERVISOR_KUBECONFIG",
+        value_hint = clap::ValueHint::FilePath
+    )]
+    pub supervisor_kubeconfig: Option<PathBuf>,
+
+    /// Source supervisor: the context of the Supervisor in that kubeconfig (or in KUBECONFIG,
+    /// ~/.kube/config); default: its current-context.
+    #[arg(long, value_name = "NAME", env = "VSPHERE_DESCHEDULER_SUPERVISOR_CONTEXT")]
+    pub supervisor_context: Option<String>,
+
+    /// Source supervisor: the Supervisor namespace of the guest cluster's VMs, overriding the
+    /// policy's vsphere.supervisor.namespace, the credentials' namespace file and the context's.
+    #[arg(long, value_name = "NAMESPACE", env = "VSPHERE_DESCHEDULER_SUPERVISOR_NAMESPACE")]
+    pub supervisor_namespace: Option<String>,
 
     /// Time limit of each request to the API server and to vCenter, in seconds.
     #[arg(

@@ -246,6 +246,9 @@ pub enum Problem {
     MetricsUnavailable(Failure),
     /// vCenter could not be observed; the plan ran without an inventory.
     VcenterUnobserved(Failure),
+    /// The Supervisor could not be read (source supervisor); the plan ran without an
+    /// inventory.
+    SupervisorUnobserved(Failure),
     /// The eviction history could not be read: no paced eviction was planned.
     HistoryUnreadable(Unreadable),
     /// The eviction history could not be recorded before the evictions; the error chain says
@@ -266,6 +269,11 @@ impl fmt::Display for Problem {
                 f,
                 "vCenter could not be observed, so no node label was changed, host labels were \
                  not trusted and no DRS rule was touched: {chain}"
+            ),
+            Problem::SupervisorUnobserved(chain) => write!(
+                f,
+                "the Supervisor could not be read, so no node label was changed and host labels \
+                 were not trusted: {chain}"
             ),
             Problem::HistoryUnreadable(unreadable) => unreadable.fmt(f),
             Problem::HistoryNotRecorded(chain) => write!(
@@ -394,6 +402,8 @@ pub enum Step {
     MetricsServer,
     /// Observing vCenter.
     Vcenter,
+    /// Reading the Supervisor (source supervisor).
+    Supervisor,
     /// Reading or recording the eviction history.
     History,
     /// Holding the run lock.
@@ -412,6 +422,7 @@ impl Step {
             Step::Plan => "plan",
             Step::MetricsServer => "metrics-server",
             Step::Vcenter => "vcenter",
+            Step::Supervisor => "supervisor",
             Step::History => "history",
             Step::RunLock => "run-lock",
             Step::Label => "label",
@@ -430,6 +441,7 @@ impl Problem {
             Problem::NotPlanned(failure) => (Step::Plan, failure.cause),
             Problem::MetricsUnavailable(failure) => (Step::MetricsServer, failure.cause),
             Problem::VcenterUnobserved(failure) => (Step::Vcenter, failure.cause),
+            Problem::SupervisorUnobserved(failure) => (Step::Supervisor, failure.cause),
             Problem::HistoryUnreadable(unreadable) => match &unreadable.cause {
                 history::Cause::Corrupt(_) => (Step::History, Cause::Unreadable),
                 history::Cause::NotRead(failure) => (Step::History, failure.cause),

@@ -46,20 +46,57 @@ pub struct Target {
     pub api_server: String,
     /// The kubeconfig context used; `null` in-cluster (the pod's service account).
     pub context: Option<String>,
-    /// The vCenter server as configured (policy, `--vsphere-server` or `VSPHERE_SERVER`).
-    #[serde(rename = "vCenter")]
-    pub vcenter: String,
+    /// The vCenter server as configured (policy, `--vsphere-server` or `VSPHERE_SERVER`), with
+    /// source vcenter.
+    #[serde(rename = "vCenter", skip_serializing_if = "Option::is_none")]
+    pub vcenter: Option<String>,
+    /// With source supervisor: the Supervisor's address (or its kubeconfig context) and the
+    /// namespace read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supervisor: Option<SupervisorTarget>,
+    /// With source node-label: the label the hosts are read from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_label: Option<String>,
+}
+
+/// The Supervisor a command reads, as the report names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SupervisorTarget {
+    /// Its address, or `context NAME` of a kubeconfig.
+    pub server: String,
+    /// `None` until connected where the kubeconfig context names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 impl Target {
-    /// `Kubernetes API server https://…, context prod; vCenter vc.example.com`.
+    /// `Kubernetes API server https://…, context prod; vCenter vc.example.com` (or the
+    /// Supervisor, or the node label, the hosts come from).
     pub fn describe(&self) -> String {
+        let (source, value) = self.hosts();
         format!(
-            "Kubernetes API server {}, context {}; vCenter {}",
+            "Kubernetes API server {}, context {}; {source} {value}",
             self.api_server,
             self.context.as_deref().unwrap_or("(in-cluster)"),
-            self.vcenter
         )
+    }
+
+    /// Where the hosts come from, as words and the server or label: (`vCenter`,
+    /// `vc.example.com`).
+    pub fn hosts(&self) -> (&'static str, String) {
+        match (&self.vcenter, &self.supervisor, &self.node_label) {
+            (Some(vcenter), _, _) => ("vCenter", vcenter.clone()),
+            (None, Some(supervisor), _) => (
+                "Supervisor",
+                format!(
+                    "{}, namespace {}",
+                    supervisor.server,
+                    supervisor.namespace.as_deref().unwrap_or("of the context")
+                ),
+            ),
+            (None, None, Some(key)) => ("hosts from node label", key.clone()),
+            (None, None, None) => ("hosts from", "nowhere".to_string()),
+        }
     }
 
     /// Says on stderr, before anything is read or changed, what the command talks to: not a

@@ -24,8 +24,9 @@ use std::time::Duration;
 
 pub use crate::error_chain;
 pub use config::{
-    ConfigError, RunConfig, apply_cluster_name, connection_config, kubernetes_selection,
-    load_policy, metrics_push, snapshot_policy,
+    ConfigError, RunConfig, Topology, apply_cluster_name, connection_config,
+    kubernetes_selection, load_policy, metrics_push, snapshot_policy, supervisor_settings, target,
+    topology,
 };
 pub use execute::{Backends, execute};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
@@ -36,7 +37,7 @@ use crate::outcome::{Cause, Failure, Outcomes, Problem, Verdict};
 use crate::plan::Plan;
 use crate::report::{Mode, Report, Target};
 use crate::snapshot::{self, History, Objects, SnapshotError};
-use crate::{footprint, kube, plan, vsphere};
+use crate::{footprint, kube, plan, supervisor, topology, vsphere};
 use teardown::log_out;
 
 /// How long each step after the report may take, even after the deadline: releasing the lock
@@ -113,14 +114,13 @@ pub async fn run_on(
     endpoint: kube::Endpoint,
     stop: &Stop,
 ) -> Finished {
-    let target = Target {
-        api_server: endpoint.api_server,
-        context: endpoint.context,
-        vcenter: config.vsphere.server.clone(),
-    };
+    let target = config.target(endpoint);
     target.announce();
     let mut teardown = Teardown::default();
-    let (mut report, verdict) = match locked_run(config, kubernetes, stop, &mut teardown).await {
+    let guest = &target.api_server;
+    let (mut report, verdict) = match locked_run(config, kubernetes, guest, stop, &mut teardown)
+        .await
+    {
         Ok(reported) => reported,
         Err(error) => not_planned(config, &error),
     };
@@ -164,6 +164,7 @@ fn mode(config: &RunConfig) -> Mode {
 async fn locked_run(
     config: &RunConfig,
     kubernetes: &kube::Client,
+    api_server: &str,
     stop: &Stop,
     teardown: &mut Teardown,
 ) -> Result<(Report, Verdict), Error> {
@@ -175,7 +176,11 @@ async fn locked_run(
         teardown.lock = Some(acquired.map_err(Error::Lock)?);
     }
     let Teardown { lock, vsphere } = teardown;
-    observe_plan_act(config, kubernetes, lock.as_ref(), stop, vsphere).await
+    let cluster = Cluster {
+        client: kubernetes,
+        api_server,
+    };
+    observe_plan_act(config, cluster, lock.as_ref(), stop, vsphere).await
 }
 
 /// What a look that changes nothing saw: the snapshot, what it talked to, and what it could
@@ -192,17 +197,17 @@ pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
     let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
         .await
         .map_err(Error::Kubernetes)?;
-    let target = Target {
-        api_server: endpoint.api_server,
-        context: endpoint.context,
-        vcenter: config.vsphere.server.clone(),
-    };
+    let target = config.target(endpoint);
     target.announce();
+    let cluster = Cluster {
+        client: &kubernetes,
+        api_server: &target.api_server,
+    };
     let Observed {
         snapshot,
         vsphere,
         problems,
-    } = observe(config, &kubernetes, &Stop::new()).await?;
+    } = observe(config, cluster, &Stop::new()).await?;
     if let Some(client) = vsphere {
         log_out(client).await;
     }
@@ -217,16 +222,17 @@ pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
 /// one, is left in `session`, to be ended after the report whatever happens here.
 async fn observe_plan_act(
     config: &RunConfig,
-    kubernetes: &kube::Client,
+    cluster: Cluster<'_>,
     lock: Option<&kube::Lock>,
     stop: &Stop,
     session: &mut Option<vsphere::Client>,
 ) -> Result<(Report, Verdict), Error> {
+    let kubernetes = cluster.client;
     let Observed {
         mut snapshot,
         vsphere,
         mut problems,
-    } = observe(config, kubernetes, stop).await?;
+    } = observe(config, cluster, stop).await?;
     *session = vsphere;
     snapshot.history = match lock {
         // The lease as the lock acquired it: nobody else writes it while the run holds it.
@@ -276,17 +282,23 @@ struct Observed {
     problems: Vec<Problem>,
 }
 
-/// Reads vCenter, the cluster and (when the policy needs them) its metrics, all at once.
-async fn observe(
-    config: &RunConfig,
-    kubernetes: &kube::Client,
-    stop: &Stop,
-) -> Result<Observed, Error> {
+/// The cluster's API server: its client, and its address (which a Supervisor address must not
+/// be).
+#[derive(Clone, Copy)]
+struct Cluster<'a> {
+    client: &'a kube::Client,
+    api_server: &'a str,
+}
+
+/// Reads the hosts' source, the cluster and (when the policy needs them) its metrics, all at
+/// once.
+async fn observe(config: &RunConfig, at: Cluster<'_>, stop: &Stop) -> Result<Observed, Error> {
+    let kubernetes = at.client;
     // Reads only: abandoned at once when the run halts.
-    let (vcenter, cluster, metrics) = stop
+    let (hosts, cluster, metrics) = stop
         .unless_halted(async {
             tokio::join!(
-                observe_vcenter(config),
+                observe_hosts(config, at.api_server),
                 kubernetes.observe(),
                 observe_metrics(config, kubernetes)
             )
@@ -302,17 +314,17 @@ async fn observe(
         }
         Err(error) => return Err(Error::Kubernetes(error)),
     }
-    let (mut vsphere, inventory) = match vcenter {
-        Ok((client, inventory)) => (Some(client), Some(inventory)),
-        Err(error) => {
-            problems.push(Problem::VcenterUnobserved(error.failure()));
-            (None, None)
-        }
-    };
+    let Hosts {
+        mut vsphere,
+        inventory,
+        problem,
+    } = hosts;
+    problems.extend(problem);
     if let Some(client) = &mut vsphere {
         client.stop_waiting_on(stop.halt_token().clone());
     }
-    let snapshot = assemble(cluster, inventory)?;
+    let mut snapshot = assemble(cluster, inventory)?;
+    topology::apply_node_label(&mut snapshot, &config.policy.vsphere);
     Ok(Observed {
         snapshot,
         vsphere,
@@ -331,12 +343,64 @@ async fn observe_metrics(
     kubernetes.observe_metrics().await.map(Some)
 }
 
+/// What the hosts' source gave: the inventory (none from source node-label, whose inventory
+/// is the nodes' label; none when the source could not be read, with the problem), and the
+/// vCenter session, kept for the DRS step.
+#[derive(Default)]
+struct Hosts {
+    vsphere: Option<vsphere::Client>,
+    inventory: Option<Inventory>,
+    problem: Option<Problem>,
+}
+
+/// Reads the hosts from the configured source.
+async fn observe_hosts(config: &RunConfig, api_server: &str) -> Hosts {
+    match &config.topology {
+        Topology::Vcenter(_) => match observe_vcenter(config).await {
+            Ok((client, inventory)) => Hosts {
+                vsphere: Some(client),
+                inventory: Some(inventory),
+                problem: None,
+            },
+            Err(error) => Hosts {
+                problem: Some(Problem::VcenterUnobserved(error.failure())),
+                ..Hosts::default()
+            },
+        },
+        Topology::Supervisor(settings) => match observe_supervisor(settings, api_server).await {
+            Ok(inventory) => Hosts {
+                inventory: Some(inventory),
+                ..Hosts::default()
+            },
+            Err(error) => Hosts {
+                problem: Some(Problem::SupervisorUnobserved(error.failure())),
+                ..Hosts::default()
+            },
+        },
+        Topology::NodeLabel => Hosts::default(),
+    }
+}
+
+/// Reads the Supervisor's VM Operator objects into the inventory.
+async fn observe_supervisor(
+    settings: &supervisor::Settings,
+    api_server: &str,
+) -> Result<Inventory, supervisor::Error> {
+    let supervisor = supervisor::Supervisor::connect(settings).await?;
+    let objects = supervisor.read(Some(api_server)).await?;
+    supervisor::inventory_of(&objects)
+}
+
 /// Logs in and observes the clusters the policy selects.
 async fn observe_vcenter(
     config: &RunConfig,
 ) -> Result<(vsphere::Client, Inventory), vsphere::Error> {
     let settings = &config.policy.vsphere;
-    let mut client = vsphere::Client::connect(&config.vsphere).await?;
+    let connection = config
+        .topology
+        .vcenter()
+        .expect("vCenter is observed with source vcenter only");
+    let mut client = vsphere::Client::connect(connection).await?;
     match client
         .observe(&settings.datacenters, &settings.clusters)
         .await

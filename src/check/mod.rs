@@ -8,6 +8,7 @@
 
 mod kubernetes;
 mod pushgateway;
+mod supervisor;
 mod text;
 mod vcenter;
 
@@ -15,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::run::RunConfig;
+use crate::run::{RunConfig, Topology};
 
 /// The `apiVersion` of the JSON document.
 pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
@@ -53,6 +54,7 @@ impl Status {
 pub enum Backend {
     Kubernetes,
     Vcenter,
+    Supervisor,
     Pushgateway,
 }
 
@@ -61,6 +63,7 @@ impl Backend {
         match self {
             Backend::Kubernetes => "kubernetes",
             Backend::Vcenter => "vcenter",
+            Backend::Supervisor => "supervisor",
             Backend::Pushgateway => "pushgateway",
         }
     }
@@ -120,6 +123,9 @@ pub enum Subject {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         missing_on: Vec<String>,
     },
+    /// Reading VM Operator's objects of the Supervisor namespace as runs do (source
+    /// supervisor).
+    SupervisorRead,
     /// A DRS or HA setting of a cluster that decides whether the rules runs write are kept.
     #[serde(rename_all = "camelCase")]
     ClusterSetting {
@@ -165,6 +171,7 @@ impl Subject {
             Subject::PriorityClass { name, .. } => format!("PriorityClass {name}"),
             Subject::PushgatewayReady { .. } => "Pushgateway ready".to_string(),
             Subject::VcenterLogin => "login".to_string(),
+            Subject::SupervisorRead => "VM Operator's objects readable".to_string(),
             Subject::VcenterInventory => "inventory readable".to_string(),
             Subject::VcenterScope { filter } => format!("{filter} visible"),
             Subject::VcenterPrivilege {
@@ -278,13 +285,18 @@ pub async fn check(config: &RunConfig) -> CheckReport {
             None => None,
         }
     };
-    let (kubernetes, vcenter, pushgateway) = tokio::join!(
-        kubernetes::section(config),
-        vcenter::section(config),
-        pushgateway
-    );
-    let sections = [kubernetes, vcenter]
-        .into_iter()
+    // The hosts' source: vCenter, the Supervisor, or nothing to reach (node-label).
+    let hosts = async {
+        match &config.topology {
+            Topology::Vcenter(vcenter) => Some(vcenter::section(vcenter, config).await),
+            Topology::Supervisor(settings) => Some(supervisor::section(settings, config).await),
+            Topology::NodeLabel => None,
+        }
+    };
+    let (kubernetes, hosts, pushgateway) =
+        tokio::join!(kubernetes::section(config), hosts, pushgateway);
+    let sections = std::iter::once(kubernetes)
+        .chain(hosts)
         .chain(pushgateway)
         .collect();
     CheckReport::new(sections)

@@ -2,19 +2,20 @@
 //! touch, each privilege on them, DRS and HA settings) as check items.
 
 use crate::run::RunConfig;
+use crate::vsphere::ConnectionConfig;
 use crate::vsphere::preflight::{self, Finding, Preflight, Scope};
 
 use super::{Backend, Item, Section, Status, Subject};
 
 /// Asks vCenter about everything runs of `config` need from it.
-pub async fn section(config: &RunConfig) -> Section {
+pub async fn section(connection: &ConnectionConfig, config: &RunConfig) -> Section {
     let settings = &config.policy.vsphere;
     let scope = Scope {
         datacenters: settings.datacenters.clone(),
         clusters: settings.clusters.clone(),
         drs_rule_writes: settings.drs_rules.enabled && !config.dry_run,
     };
-    items(preflight::preflight(&config.vsphere, &scope).await)
+    items(preflight::preflight(connection, &scope).await)
 }
 
 /// The section of a preflight's result, in its order: login, inventory, scope, privileges,

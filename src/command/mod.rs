@@ -37,6 +37,8 @@ pub enum Error {
     Kubernetes(#[source] Box<crate::kube::Error>),
     #[error("cannot observe vCenter")]
     Vsphere(#[source] crate::vsphere::Error),
+    #[error("cannot read the Supervisor")]
+    Supervisor(#[source] Box<crate::supervisor::Error>),
     #[error("--output {} is for {}, not for {command}", format.as_str(), supported_by(*format))]
     UnsupportedOutput {
         format: OutputFormat,
@@ -68,6 +70,7 @@ impl Error {
             | Error::Runtime(_)
             | Error::Kubernetes(_)
             | Error::Vsphere(_)
+            | Error::Supervisor(_)
             | Error::Look(_)
             | Error::WriteSnapshot { .. } => 1,
         }

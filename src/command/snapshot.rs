@@ -18,11 +18,13 @@ use tracing::warn;
 use super::Error;
 use crate::cli::SnapshotArgs;
 use crate::inventory::{self, Inventory};
-use crate::kube::{self, RawMetrics, RawObjects};
-use crate::report::{OutputFormat, SnapshotSummary, Target};
+use crate::kube::{self, RawMetrics, RawObjects, VmOperatorObjects};
+use crate::policy::VsphereSettings;
+use crate::run::Topology;
+use crate::report::{OutputFormat, SnapshotSummary};
 use crate::run;
 use crate::snapshot::prune::Pruned;
-use crate::vsphere;
+use crate::{supervisor, vsphere};
 
 pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let (policy, warnings) =
@@ -30,7 +32,11 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
     for warning in &warnings {
         warn!("{warning}");
     }
-    let connection = run::connection_config(&args.connection, &policy.vsphere)
+    let mut policy = policy;
+    if let Some(source) = args.connection.topology_source {
+        policy.vsphere.source = source;
+    }
+    let topology = run::topology(&args.connection, &policy.vsphere)
         .map_err(|e| Error::Config(Box::new(e)))?;
     let timeout = Duration::from_secs(args.connection.request_timeout);
     let runtime = super::runtime()?;
@@ -39,21 +45,9 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         let (kubernetes, endpoint) = kube::Client::connect(&selection, timeout)
             .await
             .map_err(|e| Error::Kubernetes(Box::new(e)))?;
-        let target = Target {
-            api_server: endpoint.api_server,
-            context: endpoint.context,
-            vcenter: connection.server.clone(),
-        };
+        let target = run::target(endpoint, &topology, &policy.vsphere);
         target.announce();
-        let settings = &policy.vsphere;
-        let vcenter = async {
-            let mut client = vsphere::Client::connect(&connection).await?;
-            let observed = client
-                .observe(&settings.datacenters, &settings.clusters)
-                .await;
-            client.logout().await;
-            observed
-        };
+        let hosts = record_hosts(&topology, &policy.vsphere, &target.api_server);
         let metrics = async {
             if policy.reads_metrics() {
                 kubernetes.list_metrics().await.map(Some)
@@ -62,8 +56,8 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             }
         };
         let history = kubernetes.recorded_history(&args.lock_namespace, kube::LEASE_NAME);
-        let (objects, metrics, history, inventory) =
-            tokio::join!(kubernetes.list_objects(), metrics, history, vcenter);
+        let (objects, metrics, history, hosts) =
+            tokio::join!(kubernetes.list_objects(), metrics, history, hosts);
         // Unlike metrics, a history that could not be read is not recorded as missing: a plan
         // of the file would then pace as if nothing had been evicted, and evict what the run
         // (which fails closed) would not. The error names the Lease; `--lock-namespace` points
@@ -85,18 +79,18 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
             metrics,
             history,
-            inventory.map_err(Error::Vsphere)?,
+            hosts?,
             target,
         ))
     })?;
-    let (objects, metrics, history, inventory, target) = recorded;
+    let (objects, metrics, history, hosts, target) = recorded;
     let leases: Vec<Pruned> = history.into_iter().collect();
     write(
         &args.output_file,
         &objects,
         &leases,
         metrics.as_ref(),
-        &inventory,
+        &hosts,
     )
     .map_err(|source| Error::WriteSnapshot {
         path: args.output_file.clone(),
@@ -109,8 +103,10 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         pod_disruption_budgets: objects.pdbs.len(),
         namespaces: objects.namespaces.len(),
         priority_classes: objects.priority_classes.len(),
-        vsphere_clusters: inventory.clusters.len(),
-        vms: inventory.clusters.iter().map(|c| c.vms.len()).sum(),
+        vsphere_clusters: hosts.inventory().map_or(0, |inventory| inventory.clusters.len()),
+        vms: hosts
+            .inventory()
+            .map_or(0, |inventory| inventory.clusters.iter().map(|c| c.vms.len()).sum()),
         node_metrics: metrics.as_ref().map(|m| m.nodes.len()),
         pod_metrics: metrics.as_ref().map(|m| m.pods.len()),
         eviction_history: (!leases.is_empty())
@@ -119,6 +115,75 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
     };
     summary.print(output).map_err(Error::Output)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the hosts' source gave to record.
+enum RecordedHosts {
+    /// vCenter's inventory, as a `VSphereInventory` document.
+    Inventory(Inventory),
+    /// The Supervisor's VM Operator objects as listed, and the inventory they make (counted in
+    /// the summary).
+    VmOperator(VmOperatorObjects, Inventory),
+    /// Source node-label: the nodes already hold the hosts.
+    NodeLabel,
+}
+
+impl RecordedHosts {
+    fn inventory(&self) -> Option<&Inventory> {
+        match self {
+            RecordedHosts::Inventory(inventory) | RecordedHosts::VmOperator(_, inventory) => {
+                Some(inventory)
+            }
+            RecordedHosts::NodeLabel => None,
+        }
+    }
+}
+
+/// Reads what the configured source knows of the hosts.
+async fn record_hosts(
+    topology: &Topology,
+    settings: &VsphereSettings,
+    api_server: &str,
+) -> Result<RecordedHosts, Error> {
+    match topology {
+        Topology::Vcenter(connection) => {
+            let mut client = vsphere::Client::connect(connection)
+                .await
+                .map_err(Error::Vsphere)?;
+            let observed = client
+                .observe(&settings.datacenters, &settings.clusters)
+                .await;
+            client.logout().await;
+            observed.map(RecordedHosts::Inventory).map_err(Error::Vsphere)
+        }
+        Topology::Supervisor(settings) => {
+            let read = async {
+                let supervisor = supervisor::Supervisor::connect(settings).await?;
+                let objects = supervisor.read(Some(api_server)).await?;
+                let inventory = supervisor::inventory_of(&objects)?;
+                Ok(RecordedHosts::VmOperator(objects, inventory))
+            };
+            read.await.map_err(|error| Error::Supervisor(Box::new(error)))
+        }
+        Topology::NodeLabel => Ok(RecordedHosts::NodeLabel),
+    }
+}
+
+/// The documents that record the hosts: a `VSphereInventory`, or the VM Operator objects as
+/// `v1 List`s (as `kubectl get vm,virtualmachinesetresourcepolicy -o yaml` prints them).
+fn host_documents(hosts: &RecordedHosts) -> Vec<serde_json::Value> {
+    match hosts {
+        RecordedHosts::Inventory(inventory) => vec![json!({
+            "apiVersion": inventory::API_VERSION,
+            "kind": inventory::KIND,
+            "clusters": inventory.clusters,
+        })],
+        RecordedHosts::VmOperator(objects, _) => vec![
+            json!(list(&objects.virtual_machines)),
+            json!(list(&objects.resource_policies)),
+        ],
+        RecordedHosts::NodeLabel => Vec::new(),
+    }
 }
 
 /// A `v1 List` of already typed objects (each carries its own apiVersion and kind).
@@ -143,15 +208,11 @@ fn write(
     objects: &RawObjects,
     leases: &[Pruned],
     metrics: Option<&RawMetrics>,
-    inventory: &Inventory,
+    hosts: &RecordedHosts,
 ) -> std::io::Result<()> {
     let metrics_lists = metrics.map(|m| [list(&m.nodes), list(&m.pods)]);
     let metrics_lists = metrics_lists.as_ref().map_or(&[][..], |lists| &lists[..]);
-    let inventory = json!({
-        "apiVersion": inventory::API_VERSION,
-        "kind": inventory::KIND,
-        "clusters": inventory.clusters,
-    });
+    let host_documents = host_documents(hosts);
     let json = path
         .extension()
         .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
@@ -184,31 +245,46 @@ fn write(
                 serde_json::to_writer(&mut out, metrics)?;
                 out.write_all(b"\n")?;
             }
-            serde_json::to_writer(&mut out, &inventory)?;
-            out.write_all(b"\n")?;
+            for document in &host_documents {
+                serde_json::to_writer(&mut out, document)?;
+                out.write_all(b"\n")?;
+            }
         } else {
             let yaml =
                 |error: serde_saphyr::SerializeError| std::io::Error::other(error.to_string());
             out.write_all(b"# Recorded by vsphere-descheduler snapshot\n")?;
+            // `---` between documents, none after the last: a trailing one opens an empty
+            // document.
+            let mut started = false;
+            let mut separate = |out: &mut std::io::BufWriter<std::fs::File>| {
+                if std::mem::replace(&mut started, true) {
+                    out.write_all(b"---\n")
+                } else {
+                    Ok(())
+                }
+            };
+            separate(&mut out)?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.nodes)).map_err(yaml)?;
-            out.write_all(b"---\n")?;
+            separate(&mut out)?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.pods)).map_err(yaml)?;
-            out.write_all(b"---\n")?;
+            separate(&mut out)?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.pdbs)).map_err(yaml)?;
-            out.write_all(b"---\n")?;
+            separate(&mut out)?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.namespaces)).map_err(yaml)?;
-            out.write_all(b"---\n")?;
+            separate(&mut out)?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.priority_classes)).map_err(yaml)?;
-            out.write_all(b"---\n")?;
             if !leases.is_empty() {
+                separate(&mut out)?;
                 serde_saphyr::to_io_writer(&mut out, &list(leases)).map_err(yaml)?;
-                out.write_all(b"---\n")?;
             }
             for metrics in metrics_lists {
+                separate(&mut out)?;
                 serde_saphyr::to_io_writer(&mut out, metrics).map_err(yaml)?;
-                out.write_all(b"---\n")?;
             }
-            serde_saphyr::to_io_writer(&mut out, &inventory).map_err(yaml)?;
+            for document in &host_documents {
+                separate(&mut out)?;
+                serde_saphyr::to_io_writer(&mut out, document).map_err(yaml)?;
+            }
         }
         out.flush()?;
         out.get_ref().sync_all()

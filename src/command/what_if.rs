@@ -96,6 +96,9 @@ fn problem(problem: &Problem) -> String {
         Problem::VcenterUnobserved(chain) => {
             format!("vCenter could not be observed, so no ESXi host is known: {chain}")
         }
+        Problem::SupervisorUnobserved(chain) => {
+            format!("the Supervisor could not be read, so no ESXi host is known: {chain}")
+        }
         Problem::MetricsUnavailable(chain) => {
             format!("actual usage could not be read (what-if does not need it): {chain}")
         }

@@ -113,13 +113,14 @@ impl Page<'_> {
     fn summary(&mut self) {
         let report = self.report;
         if let Some(target) = &report.target {
+            let (source, hosts) = target.hosts();
             put!(
                 self,
                 "<p class=\"target\" id=\"target\">Target: Kubernetes API server <b>{}</b>, \
-                 context <b>{}</b>, vCenter <b>{}</b></p>",
+                 context <b>{}</b>, {source} <b>{}</b></p>",
                 escape(&target.api_server),
                 escape(target.context.as_deref().unwrap_or("(in-cluster)")),
-                escape(&target.vcenter)
+                escape(&hosts)
             );
         }
         let changing = report

@@ -8,9 +8,10 @@ use crate::cli::{ConnectionArgs, MetricsArgs, RunArgs};
 use crate::kube::{self, LEASE_NAME, LockSettings};
 use crate::metrics::{self, PushSettings, Pushgateway};
 use crate::policy::{
-    self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, VsphereSettings,
+    self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, SourceKind, VsphereSettings,
 };
-use crate::report::ReportWarning;
+use crate::supervisor;
+use crate::report::{ReportWarning, SupervisorTarget, Target};
 use crate::vsphere::{self, ConnectionConfig, Credentials};
 
 /// The policy used when `run` is given none: keep host anti-affinity, label every node with its
@@ -45,9 +46,13 @@ pub enum ConfigError {
     )]
     ClusterNameTooLong { name: String, prefix: String },
     #[error(
-        "no vCenter server: set vsphere.server in the policy, --vsphere-server or VSPHERE_SERVER"
+        "no vCenter server: set vsphere.server in the policy, --vsphere-server or \
+         VSPHERE_SERVER; without a vCenter account, choose another source (vsphere.source: \
+         supervisor or node-label, docs/vks.md)"
     )]
     NoServer,
+    #[error("unusable Supervisor settings")]
+    Supervisor(#[source] supervisor::SettingsError),
     #[error("vCenter credentials are unusable")]
     Credentials(#[source] vsphere::Error),
     #[error("invalid metrics push settings")]
@@ -64,7 +69,8 @@ pub struct RunConfig {
     /// `--deadline`: the whole run's time limit.
     pub deadline: Option<Duration>,
     pub dry_run: bool,
-    pub vsphere: ConnectionConfig,
+    /// Where the hosts come from, and how to reach it.
+    pub topology: Topology,
     pub lock: LockSettings,
     /// Time limit of each Kubernetes request.
     pub timeout: Duration,
@@ -76,7 +82,31 @@ pub struct RunConfig {
     pub placement: bool,
 }
 
+/// Where each node VM's host comes from, resolved (`vsphere.source`, `--topology-source`).
+#[derive(Debug)]
+pub enum Topology {
+    Vcenter(ConnectionConfig),
+    Supervisor(supervisor::Settings),
+    /// The nodes' own label (`vsphere.nodeLabel.key`): nothing to reach.
+    NodeLabel,
+}
+
+impl Topology {
+    /// The vCenter connection, with source vcenter.
+    pub fn vcenter(&self) -> Option<&ConnectionConfig> {
+        match self {
+            Topology::Vcenter(config) => Some(config),
+            Topology::Supervisor(_) | Topology::NodeLabel => None,
+        }
+    }
+}
+
 impl RunConfig {
+    /// What a command of these settings talks to, for the report and stderr's first line.
+    pub fn target(&self, endpoint: kube::Endpoint) -> Target {
+        target(endpoint, &self.topology, &self.policy.vsphere)
+    }
+
     pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
         let mut config = RunConfig::read_only(
             args.policy.as_deref(),
@@ -105,8 +135,14 @@ impl RunConfig {
         if let Some(name) = cluster_name {
             apply_cluster_name(&mut policy, name)?;
         }
-        let vsphere = connection_config(connection, &policy.vsphere)?;
-        if vsphere.insecure_skip_verify {
+        if let Some(source) = connection.topology_source {
+            policy.vsphere.source = source;
+        }
+        let topology = topology(connection, &policy.vsphere)?;
+        if topology
+            .vcenter()
+            .is_some_and(|vcenter| vcenter.insecure_skip_verify)
+        {
             warnings.push(ReportWarning::InsecureTls);
         }
         Ok(RunConfig {
@@ -114,7 +150,7 @@ impl RunConfig {
             warnings,
             deadline: None,
             dry_run: true,
-            vsphere,
+            topology,
             lock: LockSettings {
                 namespace: "kube-system".to_string(),
                 name: LEASE_NAME.to_string(),
@@ -160,6 +196,66 @@ pub fn load_policy(path: Option<&Path>) -> Result<(Policy, Vec<String>), ConfigE
     .map_err(ConfigError::Policy)?;
     let warnings = loaded.warnings.iter().map(ToString::to_string).collect();
     Ok((loaded.policy, warnings))
+}
+
+/// What a command talks to: the API server, and where the hosts come from.
+pub fn target(endpoint: kube::Endpoint, topology: &Topology, settings: &VsphereSettings) -> Target {
+    let mut target = Target {
+        api_server: endpoint.api_server,
+        context: endpoint.context,
+        vcenter: None,
+        supervisor: None,
+        node_label: None,
+    };
+    match topology {
+        Topology::Vcenter(vcenter) => target.vcenter = Some(vcenter.server.clone()),
+        Topology::Supervisor(settings) => {
+            let server = match &settings.access {
+                supervisor::Access::Token(token) => token.server.to_string(),
+                supervisor::Access::Kubeconfig(selection) => match &selection.context {
+                    Some(context) => format!("context {context}"),
+                    None => "the kubeconfig's current context".to_string(),
+                },
+            };
+            target.supervisor = Some(SupervisorTarget {
+                server,
+                namespace: settings.namespace.clone(),
+            });
+        }
+        Topology::NodeLabel => target.node_label = Some(settings.node_label.key.clone()),
+    }
+    target
+}
+
+/// Where the hosts come from, by the policy's source (with `--topology-source` applied).
+pub fn topology(
+    args: &ConnectionArgs,
+    settings: &VsphereSettings,
+) -> Result<Topology, ConfigError> {
+    match settings.source {
+        SourceKind::Vcenter => connection_config(args, settings).map(Topology::Vcenter),
+        SourceKind::Supervisor => supervisor_settings(args, settings).map(Topology::Supervisor),
+        SourceKind::NodeLabel => Ok(Topology::NodeLabel),
+    }
+}
+
+/// How to reach the Supervisor: the flags, and the policy's namespace.
+pub fn supervisor_settings(
+    args: &ConnectionArgs,
+    settings: &VsphereSettings,
+) -> Result<supervisor::Settings, ConfigError> {
+    let flags = supervisor::Flags {
+        credentials_dir: args.supervisor_credentials_dir.as_deref(),
+        kubeconfig: args.supervisor_kubeconfig.as_deref(),
+        context: args.supervisor_context.as_deref(),
+        namespace: args.supervisor_namespace.as_deref(),
+    };
+    supervisor::Settings::resolve(
+        &flags,
+        settings.supervisor.namespace.as_deref(),
+        Duration::from_secs(args.request_timeout),
+    )
+    .map_err(ConfigError::Supervisor)
 }
 
 /// How to reach vCenter: the policy's server and CA first, the command line and environment
@@ -265,7 +361,8 @@ mod tests {
         assert_eq!(config.policy.profiles.len(), 1);
         assert_eq!(config.lock.name, LEASE_NAME);
         assert_eq!(config.lock.duration, crate::kube::LEASE_DURATION);
-        assert_eq!(config.vsphere.server, "vc.example.com");
+        let vcenter = config.topology.vcenter().expect("source vcenter");
+        assert_eq!(vcenter.server, "vc.example.com");
 
         let config = resolve(&["--cluster-name", "prod-east"]).expect("valid");
         assert!(config.policy.vsphere.drs_rules.enabled);

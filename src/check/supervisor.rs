@@ -1,0 +1,114 @@
+//! The Supervisor section of `check` (source supervisor): connected as runs connect, it asks
+//! discovery whether VM Operator is served, asks the Supervisor about each call of its call list
+//! in the namespace (a SelfSubjectAccessReview each), then reads the namespace's VM Operator
+//! objects as a run does. A read that depends on a permission found missing is not made.
+
+use super::{Backend, Item, Section, Status, Subject};
+use crate::error_chain;
+use crate::kube::Grant;
+use crate::run::RunConfig;
+use crate::supervisor::{self, Supervisor};
+
+/// How a missing grant is put in place: the recipe's Role.
+const ROLE_FIX: &str = "grant it in the Supervisor namespace with the Role of docs/vks.md \
+                        (apiGroups: [vmoperator.vmware.com], resources: [virtualmachines, \
+                        virtualmachinesetresourcepolicies], verbs: [get, list]) bound to the \
+                        ServiceAccount whose token the credentials hold";
+
+/// The Supervisor section: connects, then checks.
+pub async fn section(settings: &supervisor::Settings, config: &RunConfig) -> Section {
+    let supervisor = match Supervisor::connect(settings).await {
+        Ok(supervisor) => supervisor,
+        Err(error) => {
+            return Section {
+                backend: Backend::Supervisor,
+                target: "(no Supervisor)".to_string(),
+                items: vec![unreachable(&error)],
+            };
+        }
+    };
+    let target = format!("{}, namespace {}", supervisor.server, supervisor.namespace);
+    let guest = crate::kube::Client::connect(&config.kubernetes, config.timeout)
+        .await
+        .ok()
+        .map(|(_, endpoint)| endpoint.api_server);
+    Section {
+        backend: Backend::Supervisor,
+        target,
+        items: check(&supervisor, guest.as_deref()).await,
+    }
+}
+
+async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
+    let mut items = Vec::new();
+    let permissions: Vec<Item> = supervisor
+        .review_access()
+        .await
+        .into_iter()
+        .filter(|(call, _)| call.grant != Grant::Everyone)
+        .map(|(call, answer)| {
+            let subject = Subject::Permission {
+                group: call.group.clone(),
+                resource: call.rule_resource(),
+                verb: call.verb.clone(),
+                namespace: Some(supervisor.namespace.clone()),
+                name: None,
+            };
+            match answer {
+                Ok(decision) if decision.allowed => Item::new(subject, Status::Ok, decision.reason),
+                Ok(decision) => Item::new(subject, Status::Missing, decision.reason).with_fix(ROLE_FIX),
+                Err(error) => Item::new(subject, Status::Missing, error_chain(&error))
+                    .with_fix("make the Supervisor reachable with these credentials"),
+            }
+        })
+        .collect();
+    let all_granted = permissions.iter().all(|item| item.status == Status::Ok);
+    items.extend(permissions);
+    let read = if all_granted {
+        match supervisor.read(guest).await {
+            Ok(objects) => match supervisor::inventory_of(&objects) {
+                Ok(inventory) => Item::new(
+                    Subject::SupervisorRead,
+                    Status::Ok,
+                    format!(
+                        "{} VirtualMachines ({}/{}) on {} ESXi hosts, {} \
+                         VirtualMachineSetResourcePolicies",
+                        objects.virtual_machines.len(),
+                        crate::kube::VM_OPERATOR_GROUP,
+                        objects.version,
+                        inventory.clusters.iter().map(|c| c.hosts.len()).sum::<usize>(),
+                        objects.resource_policies.len()
+                    ),
+                ),
+                Err(error) => Item::new(Subject::SupervisorRead, Status::Missing, error_chain(&error)),
+            },
+            Err(error) => unreadable(&error),
+        }
+    } else {
+        Item::new(
+            Subject::SupervisorRead,
+            Status::NotChecked,
+            "not read: a grant above is missing",
+        )
+    };
+    items.push(read);
+    items
+}
+
+fn unreachable(error: &supervisor::Error) -> Item {
+    Item::new(Subject::SupervisorRead, Status::Missing, error_chain(error)).with_fix(
+        "give --supervisor-credentials-dir a directory with the Supervisor's server, ca.crt and \
+         token (docs/vks.md), or --supervisor-kubeconfig/--supervisor-context",
+    )
+}
+
+fn unreadable(error: &supervisor::Error) -> Item {
+    let fix = match error {
+        supervisor::Error::GuestCluster { .. } | supervisor::Error::NotSupervisor { .. } => {
+            "put the Supervisor's address in the credentials' server file (the address `kubectl \
+             vsphere login --server` takes)"
+        }
+        _ => "see the detail; docs/vks.md has the recipe",
+    };
+    Item::new(Subject::SupervisorRead, Status::Missing, error_chain(error)).with_fix(fix)
+}
