@@ -469,6 +469,10 @@ fn yes() -> bool {
 pub enum RuleKind {
     AntiAffinity,
     Affinity,
+    /// A vSphere cluster module: soft anti-affinity over its VMs, which DRS keeps when it can
+    /// (it may still place two members on one host). VKS and Cluster API own it (one per node
+    /// group of a guest cluster, read from VM Operator's resource policy); never edited by us.
+    ClusterModule,
     /// VM-Host rules and anything else: kept only so they are known, never edited.
     Other,
 }

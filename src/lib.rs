@@ -24,6 +24,7 @@ pub mod report;
 pub mod run;
 pub mod snapshot;
 pub mod stack;
+pub mod supervisor;
 pub mod text;
 pub mod vsphere;
 mod yaml_error;
