@@ -10,7 +10,9 @@ use super::decode::history::{self, History};
 use super::model::{Metrics, Snapshot};
 use super::read::{self, FileSizeLimit, Objects, SnapshotError, locate, read_str};
 use crate::hash::{HashMap, HashSet};
-use crate::inventory::Inventory;
+use crate::inventory::{self, Inventory};
+use crate::supervisor::documents::{RESOURCE_POLICY, VIRTUAL_MACHINE};
+use crate::supervisor::{self, Findings, ResourcePolicy, VirtualMachine};
 
 /// A snapshot read from files, and what was skipped while reading it.
 #[derive(Debug)]
@@ -18,6 +20,9 @@ pub struct Loaded {
     pub snapshot: Snapshot,
     /// Objects of kinds that planning does not use.
     pub ignored: Vec<String>,
+    /// When the inventory came from VM Operator's objects: its guest clusters' cluster modules
+    /// and the VMs it left out (no host yet), for the report.
+    pub supervisor: Option<Findings>,
 }
 
 /// [`load_files_within`] with the default limit, [`FileSizeLimit::DEFAULT`].
@@ -59,12 +64,14 @@ pub fn load_files_within(
 
 /// A duplicate, with where its later copy was written: the file is read again to find it.
 pub(super) fn located(error: SnapshotError, limit: FileSizeLimit) -> SnapshotError {
-    let find = |path: &Path, sought| {
-        // The text as it was read: decoded, without its byte order mark.
-        let text = read::read_text(path, limit).ok()?;
-        let text = crate::encoding::without_mark(&text);
-        crate::stack::on_reader_stack(|| locate::last(text, sought)).map(Box::new)
-    };
+    let in_file =
+        |path: &Path, sought, which: fn(&str, locate::Sought) -> Option<read::Position>| {
+            // The text as it was read: decoded, without its byte order mark.
+            let text = read::read_text(path, limit).ok()?;
+            let text = crate::encoding::without_mark(&text);
+            crate::stack::on_reader_stack(|| which(text, sought)).map(Box::new)
+        };
+    let find = |path: &Path, sought| in_file(path, sought, locate::last);
     match error {
         SnapshotError::Duplicate {
             path,
@@ -114,6 +121,29 @@ pub(super) fn located(error: SnapshotError, limit: FileSizeLimit) -> SnapshotErr
             first,
             second,
         },
+        SnapshotError::TwoHostSources {
+            inventory,
+            inventory_at: None,
+            vm_operator,
+            vm_operator_at: None,
+            kind,
+            name,
+        } => SnapshotError::TwoHostSources {
+            inventory_at: in_file(
+                &inventory,
+                locate::Sought::Kind(inventory::KIND),
+                locate::first,
+            ),
+            vm_operator_at: in_file(
+                &vm_operator,
+                locate::Sought::Object { kind, name: &name },
+                locate::first,
+            ),
+            inventory,
+            vm_operator,
+            kind,
+            name,
+        },
         other => other,
     }
 }
@@ -138,7 +168,14 @@ pub fn assemble(
     // The Lease it came from, and the history.
     let mut history: Option<(String, History)> = None;
     let mut ignored = Vec::new();
+    let mut vm_operator = VmOperator::default();
+    // The first file that holds a VSphereInventory.
+    let mut inventory_file: Option<PathBuf> = None;
     for (file, (path, objects)) in parts.into_iter().enumerate() {
+        if !objects.inventories.is_empty() && inventory_file.is_none() {
+            inventory_file = Some(path.clone());
+        }
+        vm_operator.add(&path, objects.virtual_machines, objects.resource_policies)?;
         nodes.add(file, objects.nodes);
         pods.add(file, objects.pods);
         pdbs.add(file, objects.pdbs);
@@ -200,6 +237,24 @@ pub fn assemble(
                 (file, format!("{}/{}", pdb.namespace, pdb.name)),
             )
         })?;
+    let supervisor = match (inventory_file, vm_operator.first) {
+        (Some(inventory_file), Some((vm_operator_file, kind, name))) => {
+            return Err(SnapshotError::TwoHostSources {
+                inventory: inventory_file,
+                inventory_at: None,
+                vm_operator: vm_operator_file,
+                vm_operator_at: None,
+                kind,
+                name,
+            });
+        }
+        (_, Some(_)) => {
+            let topology = supervisor::topology(&vm_operator.vms, &vm_operator.policies);
+            inventory = Some(topology.inventory);
+            Some(topology.findings)
+        }
+        (_, None) => None,
+    };
     if let Some(inventory) = &mut inventory {
         inventory
             .clusters
@@ -219,7 +274,55 @@ pub fn assemble(
             history: history.map(|(_, history)| history).unwrap_or_default(),
         },
         ignored,
+        supervisor,
     })
+}
+
+/// VM Operator's objects of all files, each read once.
+#[derive(Default)]
+struct VmOperator {
+    vms: Vec<VirtualMachine>,
+    policies: Vec<ResourcePolicy>,
+    /// `namespace/name` of each object read, by kind.
+    seen: HashSet<(&'static str, String)>,
+    /// The file of the first object, its kind and `namespace/name`.
+    first: Option<(PathBuf, &'static str, String)>,
+}
+
+impl VmOperator {
+    /// Adds one file's objects; one already read is a duplicate.
+    fn add(
+        &mut self,
+        path: &Path,
+        vms: Vec<VirtualMachine>,
+        policies: Vec<ResourcePolicy>,
+    ) -> Result<(), SnapshotError> {
+        let keys = vms
+            .iter()
+            .map(|vm| (VIRTUAL_MACHINE, &vm.namespace, &vm.name))
+            .chain(
+                policies
+                    .iter()
+                    .map(|policy| (RESOURCE_POLICY, &policy.namespace, &policy.name)),
+            );
+        for (kind, namespace, name) in keys {
+            let name = format!("{namespace}/{name}");
+            if self.first.is_none() {
+                self.first = Some((path.to_path_buf(), kind, name.clone()));
+            }
+            if !self.seen.insert((kind, name.clone())) {
+                return Err(SnapshotError::Duplicate {
+                    path: path.to_path_buf(),
+                    at: None,
+                    kind,
+                    name,
+                });
+            }
+        }
+        self.vms.extend(vms);
+        self.policies.extend(policies);
+        Ok(())
+    }
 }
 
 /// Adds one file's named objects (namespaces, PriorityClasses) to those of the files before
