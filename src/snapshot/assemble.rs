@@ -790,4 +790,157 @@ mod tests {
             "snapshot file b.yaml: vSphere cluster east/prod (domain-c7) appears more than once"
         );
     }
+
+    /// A VM of guest cluster tkc-1 on esxi-1 and its resource policy, as the items of the
+    /// `v1 List` `kubectl get vm,virtualmachinesetresourcepolicy -o yaml` prints.
+    const VM_OPERATOR_LIST: &str = "apiVersion: v1\nitems:\n\
+        - apiVersion: vmoperator.vmware.com/v1alpha2\n  kind: VirtualMachine\n  metadata:\n    \
+        annotations:\n      vsphere-cluster-module-group: tkc-1-workers-0\n    labels:\n      \
+        capv.vmware.com/cluster.name: tkc-1\n    name: worker-a\n    namespace: team-a\n  \
+        spec:\n    powerOffMode: TrySoft\n    reserved:\n      resourcePolicyName: tkc-1\n  \
+        status:\n    biosUUID: 4210a1f0-0000-0000-0000-000000000001\n    host: esxi-1\n    \
+        powerState: PoweredOn\n    uniqueID: vm-41\n\
+        - apiVersion: vmoperator.vmware.com/v1alpha2\n  kind: VirtualMachineSetResourcePolicy\n  \
+        metadata:\n    name: tkc-1\n    namespace: team-a\n  spec:\n    clusterModuleGroups:\n    \
+        - tkc-1-workers-0\n  status:\n    clustermodules:\n    - clusterMoID: domain-c10\n      \
+        groupName: tkc-1-workers-0\n      moduleUUID: module-1\n\
+        kind: List\nmetadata:\n  resourceVersion: ''\n";
+
+    #[test]
+    fn vm_operator_objects_are_read_by_every_reader_path_into_one_inventory() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let yaml = format!("{NODE}---\n{VM_OPERATOR_LIST}");
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&yaml).expect("valid YAML");
+        let stream: String = documents
+            .iter()
+            .map(|document| serde_json::to_string(document).expect("JSON") + "\n")
+            .collect();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+            documents[0], documents[1]["items"][0], documents[1]["items"][1]]});
+        for (name, text) in [
+            ("block.yaml", yaml.clone()),
+            ("stream.json", stream),
+            ("list.json", list.to_string()),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &text).expect("writable");
+            let loaded = load_files(std::slice::from_ref(&path), Utc::now()).expect(name);
+            let inventory = loaded.snapshot.inventory.expect("an inventory");
+            let [cluster] = inventory.clusters.as_slice() else {
+                panic!("{name}: {inventory:?}");
+            };
+            assert_eq!(
+                (&*cluster.name, cluster.id.as_deref()),
+                ("team-a", Some("domain-c10")),
+                "{name}"
+            );
+            assert_eq!(cluster.vms[0].host, "esxi-1", "{name}");
+            assert_eq!(cluster.rules[0].name, "tkc-1/tkc-1-workers-0", "{name}");
+            assert_eq!(cluster.rules[0].vms, ["worker-a"], "{name}");
+            let findings = loaded.supervisor.expect("the Supervisor's findings");
+            assert_eq!(findings.guest_clusters[0].name, "tkc-1", "{name}");
+            let whole = read::read_whole_file(&path, FileSizeLimit::DEFAULT).expect(name);
+            assert_eq!(whole.virtual_machines.len(), 1, "{name} read whole");
+            assert_eq!(whole.resource_policies.len(), 1, "{name} read whole");
+        }
+    }
+
+    #[test]
+    fn a_snapshot_without_vm_operator_objects_has_no_supervisor_findings() {
+        let loaded = assemble(
+            vec![(PathBuf::from("a.yaml"), read_str(NODE).expect("a node"))],
+            Utc::now(),
+        )
+        .expect("read");
+        assert_eq!(loaded.supervisor, None);
+    }
+
+    #[test]
+    fn an_inventory_beside_vm_operator_objects_is_refused_naming_both_places() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let inventory = dir.path().join("inventory.yaml");
+        let supervisor = dir.path().join("supervisor.yaml");
+        std::fs::write(
+            &inventory,
+            format!(
+                "{NODE}---\napiVersion: vsphere-descheduler.io/v1alpha1\nkind: VSphereInventory\n\
+                 clusters: []\n"
+            ),
+        )
+        .expect("writable");
+        std::fs::write(&supervisor, VM_OPERATOR_LIST).expect("writable");
+        let error =
+            load_files(&[inventory.clone(), supervisor.clone()], Utc::now()).expect_err("two");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}:6:1: document 2: VSphereInventory and VirtualMachine team-a/worker-a ({}:3:3: \
+                 document 1) are two sources of ESXi hosts; a snapshot takes one: keep the \
+                 inventory or VM Operator's objects",
+                inventory.display(),
+                supervisor.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_virtual_machine_read_twice_is_refused_pointing_at_its_later_copy() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let first = dir.path().join("first.yaml");
+        let second = dir.path().join("second.yaml");
+        std::fs::write(&first, format!("{NODE}---\n{VM_OPERATOR_LIST}")).expect("writable");
+        let vm = "apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachine\nmetadata:\n  \
+                  name: worker-a\n  namespace: team-a\n";
+        std::fs::write(&second, format!("# again\n---\n{vm}")).expect("writable");
+        let error = load_files(&[first, second.clone()], Utc::now()).expect_err("a duplicate");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}:3:1: document 1: VirtualMachine team-a/worker-a appears more than once",
+                second.display()
+            )
+        );
+    }
+
+    #[test]
+    fn other_vm_operator_kinds_are_ignored_and_an_unread_version_is_refused() {
+        let class = "apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachineClass\n\
+                     metadata: {name: best-effort-large, namespace: team-a}\n";
+        let objects = read_str(&format!("{NODE}---\n{class}")).expect("read");
+        assert_eq!(
+            objects.ignored,
+            ["vmoperator.vmware.com/v1alpha5 VirtualMachineClass team-a/best-effort-large"]
+        );
+        let newer = "apiVersion: vmoperator.vmware.com/v1beta1\nkind: VirtualMachine\n\
+                     metadata: {name: w1, namespace: team-a}\n";
+        let error = read_str(newer).expect_err("an unread version");
+        assert_eq!(
+            error.to_string(),
+            "1:1: document 1: VirtualMachine team-a/w1: invalid apiVersion \
+             \"vmoperator.vmware.com/v1beta1 (only vmoperator.vmware.com v1alpha1 to v1alpha6 are \
+             read)\""
+        );
+    }
+
+    #[test]
+    fn a_malformed_vm_operator_object_is_refused_at_the_value_naming_the_object() {
+        let yaml = VM_OPERATOR_LIST.replace("host: esxi-1", "host: [esxi-1]");
+        let error = read_str(&yaml).expect_err("a list is no host");
+        assert_eq!(
+            error.to_string(),
+            "18:11: document 1: VirtualMachine team-a/worker-a: invalid type: sequence, expected \
+             a string"
+        );
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&yaml).expect("valid YAML");
+        let json = serde_json::to_string_pretty(&documents[0]).expect("JSON");
+        let error = read_str(&json).expect_err("a list is no host");
+        assert!(
+            error.to_string().contains(
+                "VirtualMachine team-a/worker-a: invalid type: sequence, expected a string"
+            ),
+            "{error}"
+        );
+    }
 }
