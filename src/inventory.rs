@@ -657,6 +657,22 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_module_rule_reads_and_writes_back_as_cluster_module() {
+        let text = "name: tkc-1/tkc-1-workers-0\ntype: clusterModule\nenabled: true\n\
+                    userCreated: false\nuuid: 52a1f0c4-0000-0000-0000-000000000002\n\
+                    vms: [w1, w2]\nvmIds: [vm-41, vm-42]\n";
+        let rule: Rule = serde_saphyr::from_str(text).expect("a cluster module");
+        assert_eq!(rule.kind, RuleKind::ClusterModule);
+        assert!(!rule.user_created);
+        let written = serde_saphyr::to_string(&rule).expect("YAML");
+        assert!(written.contains("type: clusterModule\n"), "{written}");
+        assert_eq!(
+            serde_saphyr::from_str::<Rule>(&written).expect(&written),
+            rule
+        );
+    }
+
+    #[test]
     fn a_state_that_is_not_a_string_is_refused_as_before() {
         let error = serde_json::from_value::<Host>(json!({"name": "esxi-1", "connectionState": 5}))
             .expect_err("a number is no state");
