@@ -227,7 +227,8 @@ def vm_status(version, vm):
                            "kind": "VirtualMachineClass",
                            "name": "best-effort-medium" if vm[1] == "controlplane" else "best-effort-large"}
     if v == 2:
-        status["image"] = {"kind": "ClusterVirtualMachineImage", "name": IMAGE}
+        status["image"] = {"apiVersion": f"vmoperator.vmware.com/{version}",
+                           "kind": "ClusterVirtualMachineImage", "name": IMAGE}
     if v >= 3:
         status["storage"] = {"usage": {"disks": "20Gi", "other": "12Gi", "total": "32Gi"}} if v == 3 \
             else {"total": "32Gi", "requested": {"disks": "20Gi"}, "usage": {"disks": "20Gi", "other": "12Gi"}}
