@@ -847,6 +847,21 @@ mod tests {
     }
 
     #[test]
+    fn typed_list_items_and_a_v1alpha6_object_are_read_as_vm_operators() {
+        // `kubectl get --raw /apis/vmoperator.vmware.com/v1alpha3/namespaces/team-a/virtualmachines`:
+        // the items name no apiVersion and kind.
+        let raw = r#"{"apiVersion":"vmoperator.vmware.com/v1alpha3","kind":"VirtualMachineList","metadata":{},"items":[{"metadata":{"name":"w1","namespace":"team-a"},"status":{"host":"esxi-1","uniqueID":"vm-1"}}]}
+{"apiVersion":"vmoperator.vmware.com/v1alpha6","kind":"VirtualMachine","metadata":{"name":"w2","namespace":"team-a"},"status":{"nodeName":"esxi-2","powerState":"PoweredOff"}}"#;
+        let objects = read_str(raw).expect("read");
+        let hosts: Vec<(&str, Option<&str>)> = objects
+            .virtual_machines
+            .iter()
+            .map(|vm| (vm.name.as_str(), vm.host.as_deref()))
+            .collect();
+        assert_eq!(hosts, [("w1", Some("esxi-1")), ("w2", Some("esxi-2"))]);
+    }
+
+    #[test]
     fn a_snapshot_without_vm_operator_objects_has_no_supervisor_findings() {
         let loaded = assemble(
             vec![(PathBuf::from("a.yaml"), read_str(NODE).expect("a node"))],
