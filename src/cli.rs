@@ -346,12 +346,20 @@ pub struct ConnectionArgs {
 
     /// Source supervisor: the context of the Supervisor in that kubeconfig (or in KUBECONFIG,
     /// ~/.kube/config); default: its current-context.
-    #[arg(long, value_name = "NAME", env = "VSPHERE_DESCHEDULER_SUPERVISOR_CONTEXT")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "VSPHERE_DESCHEDULER_SUPERVISOR_CONTEXT"
+    )]
     pub supervisor_context: Option<String>,
 
     /// Source supervisor: the Supervisor namespace of the guest cluster's VMs, overriding the
     /// policy's vsphere.supervisor.namespace, the credentials' namespace file and the context's.
-    #[arg(long, value_name = "NAMESPACE", env = "VSPHERE_DESCHEDULER_SUPERVISOR_NAMESPACE")]
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        env = "VSPHERE_DESCHEDULER_SUPERVISOR_NAMESPACE"
+    )]
     pub supervisor_namespace: Option<String>,
 
     /// Time limit of each request to the API server and to vCenter, in seconds.

@@ -469,6 +469,10 @@ fn yes() -> bool {
 pub enum RuleKind {
     AntiAffinity,
     Affinity,
+    /// A vSphere cluster module: soft anti-affinity over its VMs, which DRS keeps when it can
+    /// (it may still place two members on one host). VKS and Cluster API own it (one per node
+    /// group of a guest cluster, read from VM Operator's resource policy); never edited by us.
+    ClusterModule,
     /// VM-Host rules and anything else: kept only so they are known, never edited.
     Other,
 }
@@ -650,6 +654,22 @@ mod tests {
         );
         let policy = refused("  enabled: true\n  admissionControl:\n    policy: slots\n");
         assert!(policy.contains("unknown variant `slots`"), "{policy}");
+    }
+
+    #[test]
+    fn a_cluster_module_rule_reads_and_writes_back_as_cluster_module() {
+        let text = "name: tkc-1/tkc-1-workers-0\ntype: clusterModule\nenabled: true\n\
+                    userCreated: false\nuuid: 52a1f0c4-0000-0000-0000-000000000002\n\
+                    vms: [w1, w2]\nvmIds: [vm-41, vm-42]\n";
+        let rule: Rule = serde_saphyr::from_str(text).expect("a cluster module");
+        assert_eq!(rule.kind, RuleKind::ClusterModule);
+        assert!(!rule.user_created);
+        let written = serde_saphyr::to_string(&rule).expect("YAML");
+        assert!(written.contains("type: clusterModule\n"), "{written}");
+        assert_eq!(
+            serde_saphyr::from_str::<Rule>(&written).expect(&written),
+            rule
+        );
     }
 
     #[test]

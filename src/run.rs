@@ -24,9 +24,8 @@ use std::time::Duration;
 
 pub use crate::error_chain;
 pub use config::{
-    ConfigError, RunConfig, Topology, apply_cluster_name, connection_config,
-    kubernetes_selection, load_policy, metrics_push, snapshot_policy, supervisor_settings, target,
-    topology,
+    ConfigError, RunConfig, Topology, apply_cluster_name, connection_config, kubernetes_selection,
+    load_policy, metrics_push, snapshot_policy, supervisor_settings, target, topology,
 };
 pub use execute::{Backends, execute};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
@@ -118,12 +117,11 @@ pub async fn run_on(
     target.announce();
     let mut teardown = Teardown::default();
     let guest = &target.api_server;
-    let (mut report, verdict) = match locked_run(config, kubernetes, guest, stop, &mut teardown)
-        .await
-    {
-        Ok(reported) => reported,
-        Err(error) => not_planned(config, &error),
-    };
+    let (mut report, verdict) =
+        match locked_run(config, kubernetes, guest, stop, &mut teardown).await {
+            Ok(reported) => reported,
+            Err(error) => not_planned(config, &error),
+        };
     with_config_warnings(config, &mut report);
     report.target = Some(target);
     Finished {
@@ -388,7 +386,7 @@ async fn observe_supervisor(
 ) -> Result<Inventory, supervisor::Error> {
     let supervisor = supervisor::Supervisor::connect(settings).await?;
     let objects = supervisor.read(Some(api_server)).await?;
-    supervisor::inventory_of(&objects)
+    supervisor::topology_of(&objects).map(|topology| topology.inventory)
 }
 
 /// Logs in and observes the clusters the policy selects.

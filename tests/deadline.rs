@@ -16,7 +16,7 @@ use axum::http::Method;
 use support::fake_apiserver::{self, FakeCluster, Fault, FaultAction, Gate, read_objects};
 use tokio::time::Instant;
 use vsphere_descheduler::kube::{self, LEASE_NAME, LockSettings};
-use vsphere_descheduler::run::{self, Finished, RELEASE_LIMIT, RunConfig, Stop};
+use vsphere_descheduler::run::{self, Finished, RELEASE_LIMIT, RunConfig, Stop, Topology};
 use vsphere_descheduler::vsphere::{ConnectionConfig, Credentials};
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -41,7 +41,10 @@ fn config() -> RunConfig {
         deadline: Some(DEADLINE),
         dry_run: false,
         // Refused as it is read: vCenter is only reached over https.
-        vsphere: ConnectionConfig::new("http://vcenter.invalid", Credentials::new("u", "p")),
+        topology: Topology::Vcenter(ConnectionConfig::new(
+            "http://vcenter.invalid",
+            Credentials::new("u", "p"),
+        )),
         lock: LockSettings {
             namespace: "kube-system".to_string(),
             name: LEASE_NAME.to_string(),

@@ -56,7 +56,9 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
             };
             match answer {
                 Ok(decision) if decision.allowed => Item::new(subject, Status::Ok, decision.reason),
-                Ok(decision) => Item::new(subject, Status::Missing, decision.reason).with_fix(ROLE_FIX),
+                Ok(decision) => {
+                    Item::new(subject, Status::Missing, decision.reason).with_fix(ROLE_FIX)
+                }
                 Err(error) => Item::new(subject, Status::Missing, error_chain(&error))
                     .with_fix("make the Supervisor reachable with these credentials"),
             }
@@ -66,22 +68,32 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
     items.extend(permissions);
     let read = if all_granted {
         match supervisor.read(guest).await {
-            Ok(objects) => match supervisor::inventory_of(&objects) {
-                Ok(inventory) => Item::new(
-                    Subject::SupervisorRead,
-                    Status::Ok,
-                    format!(
-                        "{} VirtualMachines ({}/{}) on {} ESXi hosts, {} \
+            Ok(objects) => {
+                match supervisor::topology_of(&objects).map(|topology| topology.inventory) {
+                    Ok(inventory) => Item::new(
+                        Subject::SupervisorRead,
+                        Status::Ok,
+                        format!(
+                            "{} VirtualMachines ({}/{}) on {} ESXi hosts, {} \
                          VirtualMachineSetResourcePolicies",
-                        objects.virtual_machines.len(),
-                        crate::kube::VM_OPERATOR_GROUP,
-                        objects.version,
-                        inventory.clusters.iter().map(|c| c.hosts.len()).sum::<usize>(),
-                        objects.resource_policies.len()
+                            objects.virtual_machines.len(),
+                            crate::kube::VM_OPERATOR_GROUP,
+                            objects.version,
+                            inventory
+                                .clusters
+                                .iter()
+                                .map(|c| c.hosts.len())
+                                .sum::<usize>(),
+                            objects.resource_policies.len()
+                        ),
                     ),
-                ),
-                Err(error) => Item::new(Subject::SupervisorRead, Status::Missing, error_chain(&error)),
-            },
+                    Err(error) => Item::new(
+                        Subject::SupervisorRead,
+                        Status::Missing,
+                        error_chain(&error),
+                    ),
+                }
+            }
             Err(error) => unreadable(&error),
         }
     } else {

@@ -20,9 +20,9 @@ use crate::cli::SnapshotArgs;
 use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects, VmOperatorObjects};
 use crate::policy::VsphereSettings;
-use crate::run::Topology;
 use crate::report::{OutputFormat, SnapshotSummary};
 use crate::run;
+use crate::run::Topology;
 use crate::snapshot::prune::Pruned;
 use crate::{supervisor, vsphere};
 
@@ -36,8 +36,8 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
     if let Some(source) = args.connection.topology_source {
         policy.vsphere.source = source;
     }
-    let topology = run::topology(&args.connection, &policy.vsphere)
-        .map_err(|e| Error::Config(Box::new(e)))?;
+    let topology =
+        run::topology(&args.connection, &policy.vsphere).map_err(|e| Error::Config(Box::new(e)))?;
     let timeout = Duration::from_secs(args.connection.request_timeout);
     let runtime = super::runtime()?;
     let recorded = runtime.block_on(async {
@@ -103,10 +103,12 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         pod_disruption_budgets: objects.pdbs.len(),
         namespaces: objects.namespaces.len(),
         priority_classes: objects.priority_classes.len(),
-        vsphere_clusters: hosts.inventory().map_or(0, |inventory| inventory.clusters.len()),
-        vms: hosts
+        vsphere_clusters: hosts
             .inventory()
-            .map_or(0, |inventory| inventory.clusters.iter().map(|c| c.vms.len()).sum()),
+            .map_or(0, |inventory| inventory.clusters.len()),
+        vms: hosts.inventory().map_or(0, |inventory| {
+            inventory.clusters.iter().map(|c| c.vms.len()).sum()
+        }),
         node_metrics: metrics.as_ref().map(|m| m.nodes.len()),
         pod_metrics: metrics.as_ref().map(|m| m.pods.len()),
         eviction_history: (!leases.is_empty())
@@ -154,16 +156,20 @@ async fn record_hosts(
                 .observe(&settings.datacenters, &settings.clusters)
                 .await;
             client.logout().await;
-            observed.map(RecordedHosts::Inventory).map_err(Error::Vsphere)
+            observed
+                .map(RecordedHosts::Inventory)
+                .map_err(Error::Vsphere)
         }
         Topology::Supervisor(settings) => {
             let read = async {
                 let supervisor = supervisor::Supervisor::connect(settings).await?;
                 let objects = supervisor.read(Some(api_server)).await?;
-                let inventory = supervisor::inventory_of(&objects)?;
+                let inventory =
+                    supervisor::topology_of(&objects).map(|topology| topology.inventory)?;
                 Ok(RecordedHosts::VmOperator(objects, inventory))
             };
-            read.await.map_err(|error| Error::Supervisor(Box::new(error)))
+            read.await
+                .map_err(|error| Error::Supervisor(Box::new(error)))
         }
         Topology::NodeLabel => Ok(RecordedHosts::NodeLabel),
     }

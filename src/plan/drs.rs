@@ -944,6 +944,54 @@ mod tests {
         );
     }
 
+    /// A cluster module read from a Supervisor: VKS's, never ours, whatever its name.
+    fn as_cluster_module(rule: &mut Rule) {
+        rule.kind = RuleKind::ClusterModule;
+        rule.user_created = false;
+        rule.key = None;
+    }
+
+    #[test]
+    fn a_cluster_module_is_never_deleted_even_under_our_prefix() {
+        let snapshot = three_hosts()
+            .rule(
+                "vsphere-descheduler:k8s:db:StatefulSet/gone",
+                1,
+                &["w1", "w2"],
+            )
+            .with(|s| {
+                as_cluster_module(
+                    &mut s.inventory.as_mut().expect("inventory").clusters[0].rules[0],
+                )
+            })
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
+    }
+
+    #[test]
+    fn a_cluster_module_with_a_wanted_rules_name_is_left_alone_and_said_so() {
+        let snapshot = pg(three_hosts())
+            .rule(PG_RULE, 7, &["w1", "w2"])
+            .with(|s| {
+                as_cluster_module(
+                    &mut s.inventory.as_mut().expect("inventory").clusters[0].rules[0],
+                )
+            })
+            .build();
+        let plan = plan(&snapshot, &policy(vec![]));
+        assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
+        assert!(
+            plan.warnings.contains(&Warning::ForeignRule {
+                rule: PG_RULE.to_string(),
+                cluster: "c1".to_string(),
+                subject: "db/StatefulSet/pg".to_string(),
+            }),
+            "{:?}",
+            plan.warnings
+        );
+    }
+
     const CONTROL_PLANE: &str = "node-role.kubernetes.io/control-plane";
     const CP_RULE: &str = "vsphere-descheduler:k8s:nodes:control-plane";
 

@@ -10,8 +10,8 @@ use crate::metrics::{self, PushSettings, Pushgateway};
 use crate::policy::{
     self, MAX_OWNED_RULE_PREFIX_LEN, NameError, Policy, PolicyError, SourceKind, VsphereSettings,
 };
-use crate::supervisor;
 use crate::report::{ReportWarning, SupervisorTarget, Target};
+use crate::supervisor;
 use crate::vsphere::{self, ConnectionConfig, Credentials};
 
 /// The policy used when `run` is given none: keep host anti-affinity, label every node with its

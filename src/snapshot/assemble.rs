@@ -10,7 +10,9 @@ use super::decode::history::{self, History};
 use super::model::{Metrics, Snapshot};
 use super::read::{self, FileSizeLimit, Objects, SnapshotError, locate, read_str};
 use crate::hash::{HashMap, HashSet};
-use crate::inventory::Inventory;
+use crate::inventory::{self, Inventory};
+use crate::supervisor::documents::{RESOURCE_POLICY, VIRTUAL_MACHINE};
+use crate::supervisor::{self, Findings, ResourcePolicy, VirtualMachine};
 
 /// A snapshot read from files, and what was skipped while reading it.
 #[derive(Debug)]
@@ -18,6 +20,9 @@ pub struct Loaded {
     pub snapshot: Snapshot,
     /// Objects of kinds that planning does not use.
     pub ignored: Vec<String>,
+    /// When the inventory came from VM Operator's objects: its guest clusters' cluster modules
+    /// and the VMs it left out (no host yet), for the report.
+    pub supervisor: Option<Findings>,
 }
 
 /// [`load_files_within`] with the default limit, [`FileSizeLimit::DEFAULT`].
@@ -59,12 +64,14 @@ pub fn load_files_within(
 
 /// A duplicate, with where its later copy was written: the file is read again to find it.
 pub(super) fn located(error: SnapshotError, limit: FileSizeLimit) -> SnapshotError {
-    let find = |path: &Path, sought| {
-        // The text as it was read: decoded, without its byte order mark.
-        let text = read::read_text(path, limit).ok()?;
-        let text = crate::encoding::without_mark(&text);
-        crate::stack::on_reader_stack(|| locate::last(text, sought)).map(Box::new)
-    };
+    let in_file =
+        |path: &Path, sought, which: fn(&str, locate::Sought) -> Option<read::Position>| {
+            // The text as it was read: decoded, without its byte order mark.
+            let text = read::read_text(path, limit).ok()?;
+            let text = crate::encoding::without_mark(&text);
+            crate::stack::on_reader_stack(|| which(text, sought)).map(Box::new)
+        };
+    let find = |path: &Path, sought| in_file(path, sought, locate::last);
     match error {
         SnapshotError::Duplicate {
             path,
@@ -114,6 +121,29 @@ pub(super) fn located(error: SnapshotError, limit: FileSizeLimit) -> SnapshotErr
             first,
             second,
         },
+        SnapshotError::TwoHostSources {
+            inventory,
+            inventory_at: None,
+            vm_operator,
+            vm_operator_at: None,
+            kind,
+            name,
+        } => SnapshotError::TwoHostSources {
+            inventory_at: in_file(
+                &inventory,
+                locate::Sought::Kind(inventory::KIND),
+                locate::first,
+            ),
+            vm_operator_at: in_file(
+                &vm_operator,
+                locate::Sought::Object { kind, name: &name },
+                locate::first,
+            ),
+            inventory,
+            vm_operator,
+            kind,
+            name,
+        },
         other => other,
     }
 }
@@ -138,7 +168,14 @@ pub fn assemble(
     // The Lease it came from, and the history.
     let mut history: Option<(String, History)> = None;
     let mut ignored = Vec::new();
+    let mut vm_operator = VmOperator::default();
+    // The first file that holds a VSphereInventory.
+    let mut inventory_file: Option<PathBuf> = None;
     for (file, (path, objects)) in parts.into_iter().enumerate() {
+        if !objects.inventories.is_empty() && inventory_file.is_none() {
+            inventory_file = Some(path.clone());
+        }
+        vm_operator.add(&path, objects.virtual_machines, objects.resource_policies)?;
         nodes.add(file, objects.nodes);
         pods.add(file, objects.pods);
         pdbs.add(file, objects.pdbs);
@@ -200,6 +237,24 @@ pub fn assemble(
                 (file, format!("{}/{}", pdb.namespace, pdb.name)),
             )
         })?;
+    let supervisor = match (inventory_file, vm_operator.first) {
+        (Some(inventory_file), Some((vm_operator_file, kind, name))) => {
+            return Err(SnapshotError::TwoHostSources {
+                inventory: inventory_file,
+                inventory_at: None,
+                vm_operator: vm_operator_file,
+                vm_operator_at: None,
+                kind,
+                name,
+            });
+        }
+        (_, Some(_)) => {
+            let topology = supervisor::topology(&vm_operator.vms, &vm_operator.policies);
+            inventory = Some(topology.inventory);
+            Some(topology.findings)
+        }
+        (_, None) => None,
+    };
     if let Some(inventory) = &mut inventory {
         inventory
             .clusters
@@ -219,7 +274,55 @@ pub fn assemble(
             history: history.map(|(_, history)| history).unwrap_or_default(),
         },
         ignored,
+        supervisor,
     })
+}
+
+/// VM Operator's objects of all files, each read once.
+#[derive(Default)]
+struct VmOperator {
+    vms: Vec<VirtualMachine>,
+    policies: Vec<ResourcePolicy>,
+    /// `namespace/name` of each object read, by kind.
+    seen: HashSet<(&'static str, String)>,
+    /// The file of the first object, its kind and `namespace/name`.
+    first: Option<(PathBuf, &'static str, String)>,
+}
+
+impl VmOperator {
+    /// Adds one file's objects; one already read is a duplicate.
+    fn add(
+        &mut self,
+        path: &Path,
+        vms: Vec<VirtualMachine>,
+        policies: Vec<ResourcePolicy>,
+    ) -> Result<(), SnapshotError> {
+        let keys = vms
+            .iter()
+            .map(|vm| (VIRTUAL_MACHINE, &vm.namespace, &vm.name))
+            .chain(
+                policies
+                    .iter()
+                    .map(|policy| (RESOURCE_POLICY, &policy.namespace, &policy.name)),
+            );
+        for (kind, namespace, name) in keys {
+            let name = format!("{namespace}/{name}");
+            if self.first.is_none() {
+                self.first = Some((path.to_path_buf(), kind, name.clone()));
+            }
+            if !self.seen.insert((kind, name.clone())) {
+                return Err(SnapshotError::Duplicate {
+                    path: path.to_path_buf(),
+                    at: None,
+                    kind,
+                    name,
+                });
+            }
+        }
+        self.vms.extend(vms);
+        self.policies.extend(policies);
+        Ok(())
+    }
 }
 
 /// Adds one file's named objects (namespaces, PriorityClasses) to those of the files before
@@ -685,6 +788,174 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "snapshot file b.yaml: vSphere cluster east/prod (domain-c7) appears more than once"
+        );
+    }
+
+    /// A VM of guest cluster tkc-1 on esxi-1 and its resource policy, as the items of the
+    /// `v1 List` `kubectl get vm,virtualmachinesetresourcepolicy -o yaml` prints.
+    const VM_OPERATOR_LIST: &str = "apiVersion: v1\nitems:\n\
+        - apiVersion: vmoperator.vmware.com/v1alpha2\n  kind: VirtualMachine\n  metadata:\n    \
+        annotations:\n      vsphere-cluster-module-group: tkc-1-workers-0\n    labels:\n      \
+        capv.vmware.com/cluster.name: tkc-1\n    name: worker-a\n    namespace: team-a\n  \
+        spec:\n    powerOffMode: TrySoft\n    reserved:\n      resourcePolicyName: tkc-1\n  \
+        status:\n    biosUUID: 4210a1f0-0000-0000-0000-000000000001\n    host: esxi-1\n    \
+        powerState: PoweredOn\n    uniqueID: vm-41\n\
+        - apiVersion: vmoperator.vmware.com/v1alpha2\n  kind: VirtualMachineSetResourcePolicy\n  \
+        metadata:\n    name: tkc-1\n    namespace: team-a\n  spec:\n    clusterModuleGroups:\n    \
+        - tkc-1-workers-0\n  status:\n    clustermodules:\n    - clusterMoID: domain-c10\n      \
+        groupName: tkc-1-workers-0\n      moduleUUID: module-1\n\
+        kind: List\nmetadata:\n  resourceVersion: ''\n";
+
+    #[test]
+    fn vm_operator_objects_are_read_by_every_reader_path_into_one_inventory() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let yaml = format!("{NODE}---\n{VM_OPERATOR_LIST}");
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&yaml).expect("valid YAML");
+        let stream: String = documents
+            .iter()
+            .map(|document| serde_json::to_string(document).expect("JSON") + "\n")
+            .collect();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+            documents[0], documents[1]["items"][0], documents[1]["items"][1]]});
+        for (name, text) in [
+            ("block.yaml", yaml.clone()),
+            ("stream.json", stream),
+            ("list.json", list.to_string()),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &text).expect("writable");
+            let loaded = load_files(std::slice::from_ref(&path), Utc::now()).expect(name);
+            let inventory = loaded.snapshot.inventory.expect("an inventory");
+            let [cluster] = inventory.clusters.as_slice() else {
+                panic!("{name}: {inventory:?}");
+            };
+            assert_eq!(
+                (&*cluster.name, cluster.id.as_deref()),
+                ("team-a", Some("domain-c10")),
+                "{name}"
+            );
+            assert_eq!(cluster.vms[0].host, "esxi-1", "{name}");
+            assert_eq!(cluster.rules[0].name, "tkc-1/tkc-1-workers-0", "{name}");
+            assert_eq!(cluster.rules[0].vms, ["worker-a"], "{name}");
+            let findings = loaded.supervisor.expect("the Supervisor's findings");
+            assert_eq!(findings.guest_clusters[0].name, "tkc-1", "{name}");
+            let whole = read::read_whole_file(&path, FileSizeLimit::DEFAULT).expect(name);
+            assert_eq!(whole.virtual_machines.len(), 1, "{name} read whole");
+            assert_eq!(whole.resource_policies.len(), 1, "{name} read whole");
+        }
+    }
+
+    #[test]
+    fn typed_list_items_and_a_v1alpha6_object_are_read_as_vm_operators() {
+        // `kubectl get --raw /apis/vmoperator.vmware.com/v1alpha3/namespaces/team-a/virtualmachines`:
+        // the items name no apiVersion and kind.
+        let raw = r#"{"apiVersion":"vmoperator.vmware.com/v1alpha3","kind":"VirtualMachineList","metadata":{},"items":[{"metadata":{"name":"w1","namespace":"team-a"},"status":{"host":"esxi-1","uniqueID":"vm-1"}}]}
+{"apiVersion":"vmoperator.vmware.com/v1alpha6","kind":"VirtualMachine","metadata":{"name":"w2","namespace":"team-a"},"status":{"nodeName":"esxi-2","powerState":"PoweredOff"}}"#;
+        let objects = read_str(raw).expect("read");
+        let hosts: Vec<(&str, Option<&str>)> = objects
+            .virtual_machines
+            .iter()
+            .map(|vm| (vm.name.as_str(), vm.host.as_deref()))
+            .collect();
+        assert_eq!(hosts, [("w1", Some("esxi-1")), ("w2", Some("esxi-2"))]);
+    }
+
+    #[test]
+    fn a_snapshot_without_vm_operator_objects_has_no_supervisor_findings() {
+        let loaded = assemble(
+            vec![(PathBuf::from("a.yaml"), read_str(NODE).expect("a node"))],
+            Utc::now(),
+        )
+        .expect("read");
+        assert_eq!(loaded.supervisor, None);
+    }
+
+    #[test]
+    fn an_inventory_beside_vm_operator_objects_is_refused_naming_both_places() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let inventory = dir.path().join("inventory.yaml");
+        let supervisor = dir.path().join("supervisor.yaml");
+        std::fs::write(
+            &inventory,
+            format!(
+                "{NODE}---\napiVersion: vsphere-descheduler.io/v1alpha1\nkind: VSphereInventory\n\
+                 clusters: []\n"
+            ),
+        )
+        .expect("writable");
+        std::fs::write(&supervisor, VM_OPERATOR_LIST).expect("writable");
+        let error =
+            load_files(&[inventory.clone(), supervisor.clone()], Utc::now()).expect_err("two");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}:6:1: document 2: VSphereInventory and VirtualMachine team-a/worker-a ({}:3:3: \
+                 document 1) are two sources of ESXi hosts; a snapshot takes one: keep the \
+                 inventory or VM Operator's objects",
+                inventory.display(),
+                supervisor.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_virtual_machine_read_twice_is_refused_pointing_at_its_later_copy() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let first = dir.path().join("first.yaml");
+        let second = dir.path().join("second.yaml");
+        std::fs::write(&first, format!("{NODE}---\n{VM_OPERATOR_LIST}")).expect("writable");
+        let vm = "apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachine\nmetadata:\n  \
+                  name: worker-a\n  namespace: team-a\n";
+        std::fs::write(&second, format!("# again\n---\n{vm}")).expect("writable");
+        let error = load_files(&[first, second.clone()], Utc::now()).expect_err("a duplicate");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}:3:1: document 1: VirtualMachine team-a/worker-a appears more than once",
+                second.display()
+            )
+        );
+    }
+
+    #[test]
+    fn other_vm_operator_kinds_are_ignored_and_an_unread_version_is_refused() {
+        let class = "apiVersion: vmoperator.vmware.com/v1alpha5\nkind: VirtualMachineClass\n\
+                     metadata: {name: best-effort-large, namespace: team-a}\n";
+        let objects = read_str(&format!("{NODE}---\n{class}")).expect("read");
+        assert_eq!(
+            objects.ignored,
+            ["vmoperator.vmware.com/v1alpha5 VirtualMachineClass team-a/best-effort-large"]
+        );
+        let newer = "apiVersion: vmoperator.vmware.com/v1beta1\nkind: VirtualMachine\n\
+                     metadata: {name: w1, namespace: team-a}\n";
+        let error = read_str(newer).expect_err("an unread version");
+        assert_eq!(
+            error.to_string(),
+            "1:1: document 1: VirtualMachine team-a/w1: invalid apiVersion \
+             \"vmoperator.vmware.com/v1beta1 (only vmoperator.vmware.com v1alpha1 to v1alpha6 are \
+             read)\""
+        );
+    }
+
+    #[test]
+    fn a_malformed_vm_operator_object_is_refused_at_the_value_naming_the_object() {
+        let yaml = VM_OPERATOR_LIST.replace("host: esxi-1", "host: [esxi-1]");
+        let error = read_str(&yaml).expect_err("a list is no host");
+        assert_eq!(
+            error.to_string(),
+            "18:11: document 1: VirtualMachine team-a/worker-a: invalid type: sequence, expected \
+             a string"
+        );
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&yaml).expect("valid YAML");
+        let json = serde_json::to_string_pretty(&documents[0]).expect("JSON");
+        let error = read_str(&json).expect_err("a list is no host");
+        assert!(
+            error.to_string().contains(
+                "VirtualMachine team-a/worker-a: invalid type: sequence, expected a string"
+            ),
+            "{error}"
         );
     }
 }

@@ -32,6 +32,13 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    #[error("{kind} {name} is not one VM Operator serves")]
+    Decode {
+        kind: &'static str,
+        name: String,
+        #[source]
+        source: serde_json::Error,
+    },
     #[error(
         "cannot read VM Operator's objects in namespace {namespace} of the Supervisor {server}"
     )]
@@ -48,6 +55,7 @@ impl Error {
     pub fn cause(&self) -> Cause {
         match self {
             Error::Settings(_) | Error::NoNamespace | Error::GuestCluster { .. } => Cause::Config,
+            Error::Decode { .. } => Cause::Unreadable,
             Error::Connect(source)
             | Error::NotSupervisor { source, .. }
             | Error::Read { source, .. } => source.cause(),

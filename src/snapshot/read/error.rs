@@ -77,6 +77,27 @@ pub enum SnapshotError {
         /// `namespace/name` of the Lease read later.
         second: String,
     },
+    /// A `VSphereInventory` and VM Operator's objects: two sources of the ESXi hosts, where a
+    /// snapshot takes one.
+    #[error(
+        "{}: VSphereInventory and {kind} {} ({}) are two sources of ESXi hosts; a snapshot takes \
+         one: keep the inventory or VM Operator's objects",
+        place(inventory, inventory_at.as_deref()),
+        shown(name),
+        place(vm_operator, vm_operator_at.as_deref())
+    )]
+    TwoHostSources {
+        /// The file of the first `VSphereInventory`, and where in it, once found.
+        inventory: PathBuf,
+        inventory_at: Option<Box<Position>>,
+        /// The file of the first VM Operator object, and where in it, once found.
+        vm_operator: PathBuf,
+        vm_operator_at: Option<Box<Position>>,
+        /// `VirtualMachine` or `VirtualMachineSetResourcePolicy`.
+        kind: &'static str,
+        /// `namespace/name` of that object.
+        name: String,
+    },
     #[error("nothing to plan on: {} no object", holding(.paths))]
     Empty { paths: Vec<PathBuf> },
     #[error(

@@ -13,6 +13,8 @@ use super::yaml_options::yaml_options;
 pub enum Sought<'a> {
     /// `name` is `namespace/name` for namespaced kinds.
     Object { kind: &'a str, name: &'a str },
+    /// Any object of `kind` (a `VSphereInventory` has no name).
+    Kind(&'a str),
     /// A cluster of a `VSphereInventory`, by its managed object id when both copies have one,
     /// else by datacenter and name.
     Cluster {
@@ -25,13 +27,27 @@ pub enum Sought<'a> {
 /// Where the last object of `text` that is `sought` starts; `None` when the text does not read
 /// (it did when it was loaded, but it is read again from disk).
 pub fn last(text: &str, sought: Sought) -> Option<Position> {
+    positions(text, sought).pop().flatten()
+}
+
+/// Where the first object of `text` that is `sought` starts, as [`last`].
+pub fn first(text: &str, sought: Sought) -> Option<Position> {
+    positions(text, sought).into_iter().next().flatten()
+}
+
+/// Where each object of `text` that is `sought` starts, in the order they are written; `None`
+/// for one whose place the YAML reader did not record.
+fn positions(text: &str, sought: Sought) -> Vec<Option<Position>> {
     if is_json(text)
         && let Some(offsets) = json_offsets(text, sought)
     {
-        return offsets.last().map(|&offset| at_offset(text, offset));
+        return offsets
+            .into_iter()
+            .map(|offset| Some(at_offset(text, offset)))
+            .collect();
     }
     // YAML, or text that starts like JSON and is read as YAML, as it was loaded.
-    yaml_position(text, sought)
+    yaml_positions(text, sought)
 }
 
 #[derive(Deserialize, Default)]
@@ -60,18 +76,16 @@ impl ClusterHeader {
                 (Some(id), Some(own)) => id == own,
                 _ => self.datacenter == datacenter && self.name == name,
             },
-            Sought::Object { .. } => false,
+            Sought::Object { .. } | Sought::Kind(_) => false,
         }
     }
 }
 
 fn is_object(kind: Option<&str>, metadata: &Metadata, sought: Sought) -> bool {
-    let Sought::Object {
-        kind: sought_kind,
-        name,
-    } = sought
-    else {
-        return false;
+    let (sought_kind, name) = match sought {
+        Sought::Object { kind, name } => (kind, name),
+        Sought::Kind(sought_kind) => return kind == Some(sought_kind),
+        Sought::Cluster { .. } => return false,
     };
     let key = match (&metadata.namespace, &metadata.name) {
         (Some(namespace), Some(own)) if !namespace.is_empty() => format!("{namespace}/{own}"),
@@ -139,33 +153,37 @@ struct YamlHeader {
     clusters: Vec<serde_saphyr::Spanned<ClusterHeader>>,
 }
 
-fn yaml_position(text: &str, sought: Sought) -> Option<Position> {
-    let documents: Vec<serde_saphyr::Spanned<YamlHeader>> =
-        serde_saphyr::from_str_multiple_with_options(text, yaml_options(text.len())).ok()?;
-    let mut found = None;
+fn yaml_positions(text: &str, sought: Sought) -> Vec<Option<Position>> {
+    let read: Result<Vec<serde_saphyr::Spanned<YamlHeader>>, _> =
+        serde_saphyr::from_str_multiple_with_options(text, yaml_options(text.len()));
+    let Ok(documents) = read else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
     for document in &documents {
         let header = &document.value;
         if is_object(header.kind.as_deref(), &header.metadata, sought) {
-            found = Some(document.referenced);
+            found.push(document.referenced);
         }
         for item in &header.items {
             let kind = item_kind(item.value.kind.as_deref(), header.kind.as_deref());
             if is_object(kind, &item.value.metadata, sought) {
-                found = Some(item.referenced);
+                found.push(item.referenced);
             }
         }
         for cluster in &header.clusters {
             if cluster.value.is(sought) {
-                found = Some(cluster.referenced);
+                found.push(cluster.referenced);
             }
         }
     }
-    let location = found.filter(|location| location.line() > 0)?;
-    Some(position::yaml_position(
-        text,
-        location.line(),
-        location.column(),
-    ))
+    found
+        .into_iter()
+        .map(|location| {
+            (location.line() > 0)
+                .then(|| position::yaml_position(text, location.line(), location.column()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -12,6 +12,9 @@ use crate::snapshot::decode::convert::{self, ConvertError};
 use crate::snapshot::decode::history::RecordedHistory;
 use crate::snapshot::decode::wire;
 use crate::snapshot::model::{Interner, Labels, Metrics, Node, Pdb, Pod};
+use crate::supervisor::documents::{
+    self as vm_operator, RESOURCE_POLICY, ResourcePolicy, VIRTUAL_MACHINE, VirtualMachine,
+};
 
 /// Objects read from snapshot files, before they are assembled into a `Snapshot`.
 #[derive(Debug, Default)]
@@ -22,6 +25,10 @@ pub struct Objects {
     pub namespaces: Vec<(String, Labels)>,
     pub priority_classes: Vec<(String, i32)>,
     pub inventories: Vec<Inventory>,
+    /// VM Operator's objects (`vmoperator.vmware.com`, any served version): assembled into the
+    /// inventory, in place of a `VSphereInventory`.
+    pub virtual_machines: Vec<VirtualMachine>,
+    pub resource_policies: Vec<ResourcePolicy>,
     /// `metrics.k8s.io` usage, when any NodeMetrics or PodMetrics was read.
     pub metrics: Option<Metrics>,
     /// Eviction histories of Leases (the run lock's), as recorded: a snapshot has one at most.
@@ -57,6 +64,8 @@ impl Objects {
         append(&mut self.namespaces, other.namespaces, growth);
         append(&mut self.priority_classes, other.priority_classes, growth);
         append(&mut self.inventories, other.inventories, growth);
+        append(&mut self.virtual_machines, other.virtual_machines, growth);
+        append(&mut self.resource_policies, other.resource_policies, growth);
         append(&mut self.histories, other.histories, growth);
         if let Some(metrics) = other.metrics {
             let mine = self.metrics.get_or_insert_with(Metrics::default);
@@ -357,6 +366,25 @@ pub(super) fn object(
                 // Another Lease, or the run lock before any run recorded an eviction.
                 None => objects.ignored.push(format!("{api_version} {kind} {name}")),
             }
+        }
+        (api_version, VIRTUAL_MACHINE) if vm_operator::is_read_version(api_version) => {
+            let vm = source.decode().map_err(described)?;
+            objects.virtual_machines.push(vm);
+        }
+        (api_version, RESOURCE_POLICY) if vm_operator::is_read_version(api_version) => {
+            let policy = source.decode().map_err(described)?;
+            objects.resource_policies.push(policy);
+        }
+        (api_version, VIRTUAL_MACHINE | RESOURCE_POLICY)
+            if api_version.split('/').next() == Some(vm_operator::API_GROUP) =>
+        {
+            return Err(converted(ConvertError::Enum {
+                field: "apiVersion".to_string(),
+                value: format!(
+                    "{api_version} (only {} v1alpha1 to v1alpha6 are read)",
+                    vm_operator::API_GROUP
+                ),
+            }));
         }
         ("", "") => {
             return Err(Problem::message(format!(
