@@ -11,6 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::vm_operator::{Resource, Version};
 use super::{FakeCluster, Request, status};
 
 /// List snapshots kept for continuation.
@@ -26,6 +27,8 @@ pub enum Kind {
     PriorityClasses,
     Leases,
     Events,
+    /// VM Operator's resources, read in a served version.
+    VmOperator(Resource, Version),
 }
 
 impl Kind {
@@ -38,6 +41,16 @@ impl Kind {
             Kind::PriorityClasses => ("scheduling.k8s.io/v1", "PriorityClassList"),
             Kind::Leases => ("coordination.k8s.io/v1", "LeaseList"),
             Kind::Events => ("events.k8s.io/v1", "EventList"),
+            Kind::VmOperator(resource, version) => (version.api_version(), resource.list_kind()),
+        }
+    }
+
+    /// What a snapshot is kept under: the stored objects, whichever version reads them.
+    fn snapshot_key(self, namespace: Option<&str>) -> String {
+        let namespace = namespace.unwrap_or("");
+        match self {
+            Kind::VmOperator(resource, _) => format!("{resource:?}/{namespace}"),
+            other => format!("{other:?}/{namespace}"),
         }
     }
 }
@@ -57,6 +70,8 @@ pub enum Frozen {
     PriorityClasses(Vec<(String, Arc<k8s_openapi::api::scheduling::v1::PriorityClass>)>),
     Leases(Vec<(String, Arc<k8s_openapi::api::coordination::v1::Lease>)>),
     Events(Vec<(String, Arc<k8s_openapi::api::events::v1::Event>)>),
+    /// In the storage version.
+    VmOperator(Vec<(String, Arc<Value>)>),
 }
 
 fn keyed<T>(
@@ -103,6 +118,13 @@ fn freeze(cluster: &FakeCluster, kind: Kind, namespace: Option<&str>) -> Frozen 
         Kind::Pdbs => Frozen::Pdbs(keyed(&cluster.pdbs, namespace)),
         Kind::Leases => Frozen::Leases(keyed(&cluster.leases, namespace)),
         Kind::Events => Frozen::Events(keyed(&cluster.events, namespace)),
+        Kind::VmOperator(resource, _) => Frozen::VmOperator(
+            cluster
+                .vm_operator
+                .as_ref()
+                .map(|operator| keyed(operator.objects(resource), namespace))
+                .unwrap_or_default(),
+        ),
     }
 }
 
@@ -113,6 +135,18 @@ fn page<T: Serialize>(
     start: Option<&str>,
     limit: Option<usize>,
 ) -> (Vec<String>, Option<String>, usize) {
+    page_rendered(items, start, limit, |object| {
+        without_type(serde_json::to_string(object).expect("objects serialise"))
+    })
+}
+
+/// [`page`] with each item written by `render`.
+fn page_rendered<T>(
+    items: &[(String, Arc<T>)],
+    start: Option<&str>,
+    limit: Option<usize>,
+    render: impl Fn(&T) -> String,
+) -> (Vec<String>, Option<String>, usize) {
     let first = match start {
         Some(start) => items.partition_point(|(key, _)| key.as_str() <= start),
         None => 0,
@@ -120,9 +154,7 @@ fn page<T: Serialize>(
     let end = limit.map_or(items.len(), |limit| (first + limit).min(items.len()));
     let values = items[first..end]
         .iter()
-        .map(|(_, object)| {
-            without_type(serde_json::to_string(object.as_ref()).expect("objects serialise"))
-        })
+        .map(|(_, object)| render(object.as_ref()))
         .collect();
     let last = (end < items.len() && end > first).then(|| items[end - 1].0.clone());
     (values, last, items.len() - end)
@@ -151,6 +183,8 @@ fn without_type(json: String) -> String {
 }
 
 fn page_of(
+    cluster: &FakeCluster,
+    kind: Kind,
     frozen: &Frozen,
     start: Option<&str>,
     limit: Option<usize>,
@@ -163,6 +197,17 @@ fn page_of(
         Frozen::PriorityClasses(items) => page(items, start, limit),
         Frozen::Leases(items) => page(items, start, limit),
         Frozen::Events(items) => page(items, start, limit),
+        // Custom resources' list items keep their kind and apiVersion, in the version asked for.
+        Frozen::VmOperator(items) => {
+            let (Kind::VmOperator(resource, version), Some(operator)) =
+                (kind, cluster.vm_operator.as_ref())
+            else {
+                unreachable!("VM Operator's objects are frozen only for its kinds");
+            };
+            page_rendered(items, start, limit, |stored| {
+                operator.served(resource, stored, version).to_string()
+            })
+        }
     }
 }
 
@@ -216,7 +261,7 @@ pub fn serve(
         }
     };
     let resource_version = request.param("resourceVersion").unwrap_or_default();
-    let kind_key = format!("{kind:?}/{}", namespace.unwrap_or(""));
+    let kind_key = kind.snapshot_key(namespace);
     let (revision, frozen, start) = match request.param("continue").filter(|t| !t.is_empty()) {
         Some(token) => {
             if !resource_version.is_empty() && resource_version != "0" {
@@ -291,7 +336,7 @@ pub fn serve(
             (cluster.revision, frozen, None)
         }
     };
-    let (items, last, remaining) = page_of(&frozen, start.as_deref(), limit);
+    let (items, last, remaining) = page_of(cluster, kind, &frozen, start.as_deref(), limit);
     let mut metadata = json!({"resourceVersion": revision.to_string()});
     if let Some(last) = last {
         metadata["continue"] = json!(encode_token(revision as i64, &last));

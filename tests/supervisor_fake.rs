@@ -1,0 +1,535 @@
+//! The fake API server playing a vSphere Supervisor (VM Operator's resources), driven through
+//! the real `kube` client as the tool's Supervisor client drives a real one: discovery of the
+//! preferred version per release, paged lists in every served version, gets, RBAC of a
+//! namespace Role (403 bodies and SelfSubjectAccessReviews), and a fake without VM Operator.
+
+mod support;
+
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
+use kube::discovery;
+use serde_json::Value;
+use support::fake_apiserver::{FakeCluster, MetricsApi, Rbac, in_process};
+use support::vm_operator::{
+    CONVERSION_ANNOTATION, GROUP, GuestClusterStory, Release, Resource, Version,
+};
+
+const NAMESPACE: &str = GuestClusterStory::NAMESPACE;
+const SERVICE_ACCOUNT: &str = "vsphere-descheduler";
+
+fn api_resource(resource: Resource, version: Version) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(GROUP, version.name(), resource.kind()),
+        resource.plural(),
+    )
+}
+
+fn namespaced(
+    client: &kube::Client,
+    resource: Resource,
+    version: Version,
+    namespace: &str,
+) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), namespace, &api_resource(resource, version))
+}
+
+/// Every object of a list read page by page, `limit` at a time, and how many pages it took.
+async fn list_all(api: &Api<DynamicObject>, limit: u32) -> (Vec<DynamicObject>, usize) {
+    let mut params = ListParams::default().limit(limit);
+    let mut objects = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = api.list(&params).await.expect("a page");
+        pages += 1;
+        objects.extend(page.items);
+        match page.metadata.continue_ {
+            Some(token) if !token.is_empty() => params = params.continue_token(&token),
+            _ => return (objects, pages),
+        }
+    }
+}
+
+fn forbidden(error: kube::Error) -> Box<kube::core::Status> {
+    match error {
+        kube::Error::Api(status) if status.code == 403 => status,
+        other => panic!("expected a 403, got {other:?}"),
+    }
+}
+
+/// The Supervisor of `release` with the story's objects, answering as the namespace Role's
+/// ServiceAccount.
+fn supervisor_as_reader(story: &GuestClusterStory, release: Release) -> FakeCluster {
+    let mut cluster = story.supervisor(release);
+    cluster.rbac = Some(Rbac::vm_operator_reader(NAMESPACE, SERVICE_ACCOUNT));
+    cluster
+}
+
+#[tokio::test]
+async fn discovery_prefers_each_releases_storage_version_and_lists_every_served_one() {
+    let story = GuestClusterStory::new();
+    let expected = [
+        (Release::V8_0_3, "v1alpha2"),
+        (Release::V9_0_0, "v1alpha3"),
+        (Release::V9_0_1, "v1alpha4"),
+        (Release::V9_1, "v1alpha5"),
+    ];
+    for (release, preferred) in expected {
+        let (client, _) = in_process(story.supervisor(release));
+        let group = discovery::group(&client, GROUP).await.expect("the group");
+        assert_eq!(group.preferred_version(), Some(preferred), "{release:?}");
+        let served: Vec<&str> = release.served_versions().iter().map(|v| v.name()).collect();
+        let mut versions: Vec<&str> = group.versions().collect();
+        versions.sort();
+        assert_eq!(versions, served, "{release:?}");
+        for version in group.versions() {
+            let resources: Vec<String> = group
+                .versioned_resources(version)
+                .into_iter()
+                .map(|(resource, capabilities)| {
+                    assert_eq!(capabilities.scope, discovery::Scope::Namespaced);
+                    assert!(capabilities.supports_operation(discovery::verbs::LIST));
+                    assert!(
+                        capabilities
+                            .subresources
+                            .iter()
+                            .any(|(subresource, _)| subresource.plural == "status"),
+                        "{release:?} {version}: {} has its status subresource",
+                        resource.plural
+                    );
+                    resource.plural
+                })
+                .collect();
+            assert_eq!(
+                resources,
+                ["virtualmachines", "virtualmachinesetresourcepolicies"],
+                "{release:?} {version}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn full_discovery_still_works_and_lists_the_group_beside_the_built_in_ones() {
+    let mut cluster = GuestClusterStory::new().supervisor(Release::V9_0_1);
+    cluster.metrics_api = MetricsApi::Serving;
+    let (client, _) = in_process(cluster);
+    let discovered = discovery::Discovery::new(client)
+        .run()
+        .await
+        .expect("every group's documents");
+    for group in [
+        "",
+        "policy",
+        "coordination.k8s.io",
+        "events.k8s.io",
+        GROUP,
+        "metrics.k8s.io",
+    ] {
+        assert!(discovered.has_group(group), "{group:?} is discovered");
+    }
+    let core = discovered.get("").expect("the core group");
+    let kinds: Vec<String> = core
+        .recommended_resources()
+        .into_iter()
+        .map(|(resource, _)| resource.kind)
+        .collect();
+    assert!(kinds.contains(&"Node".to_string()) && kinds.contains(&"Pod".to_string()));
+}
+
+#[tokio::test]
+async fn a_paged_list_returns_every_vm_once_in_each_served_version_with_its_host_field() {
+    let story = GuestClusterStory::new();
+    for release in Release::ALL {
+        let (client, _) = in_process(story.supervisor(release));
+        for version in release.served_versions() {
+            let api = namespaced(&client, Resource::VirtualMachines, version, NAMESPACE);
+            let (vms, pages) = list_all(&api, 1).await;
+            assert_eq!(
+                pages,
+                story.vms.len(),
+                "{release:?} {version:?}: one VM a page"
+            );
+            let mut names: Vec<String> = vms
+                .iter()
+                .map(|vm| vm.metadata.name.clone().expect("a name"))
+                .collect();
+            names.sort();
+            let mut expected: Vec<String> = story.vms.iter().map(|vm| vm.name.clone()).collect();
+            expected.sort();
+            assert_eq!(names, expected, "{release:?} {version:?}");
+            let (present, absent) = if version >= Version::V1alpha4 {
+                ("nodeName", "host")
+            } else {
+                ("host", "nodeName")
+            };
+            for vm in &vms {
+                let name = vm.metadata.name.as_deref().expect("a name");
+                let status = &vm.data["status"];
+                assert_eq!(
+                    status[present].as_str(),
+                    Some(story.vm(name).host.as_str()),
+                    "{release:?} {version:?} {name}: status.{present}"
+                );
+                assert!(
+                    status.get(absent).is_none(),
+                    "{release:?} {version:?} {name}: no status.{absent}"
+                );
+                assert_eq!(
+                    vm.types.as_ref().map(|t| t.api_version.as_str()),
+                    Some(version.api_version())
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn v1alpha1_spells_power_states_and_policy_groups_its_own_way_and_keeps_the_stored_object() {
+    let story = GuestClusterStory::new();
+    let (client, _) = in_process(story.supervisor(Release::V9_0_1));
+    let worker = story.workers().next().expect("a worker");
+    let old = namespaced(
+        &client,
+        Resource::VirtualMachines,
+        Version::V1alpha1,
+        NAMESPACE,
+    )
+    .get(&worker.name)
+    .await
+    .expect("the VM in v1alpha1");
+    assert_eq!(old.data["status"]["powerState"], "poweredOn");
+    assert_eq!(old.data["spec"]["powerOffMode"], "trySoft");
+    assert_eq!(
+        old.data["spec"]["resourcePolicyName"],
+        story.cluster.as_str()
+    );
+    assert!(old.data["spec"].get("promoteDisksMode").is_none());
+    let kept: Value = serde_json::from_str(
+        old.metadata.annotations.as_ref().expect("annotations")[CONVERSION_ANNOTATION].as_str(),
+    )
+    .expect("the stored object as JSON");
+    assert_eq!(kept["apiVersion"], Version::V1alpha4.api_version());
+    assert_eq!(kept["status"]["nodeName"], worker.host.as_str());
+
+    let stored = namespaced(
+        &client,
+        Resource::VirtualMachines,
+        Version::V1alpha4,
+        NAMESPACE,
+    )
+    .get(&worker.name)
+    .await
+    .expect("the VM in its storage version");
+    assert_eq!(stored.data["status"]["powerState"], "PoweredOn");
+    assert_eq!(stored.data["spec"]["promoteDisksMode"], "Online");
+    assert_eq!(
+        stored.data["spec"]["reserved"]["resourcePolicyName"],
+        story.cluster.as_str()
+    );
+    assert!(
+        stored
+            .metadata
+            .annotations
+            .as_ref()
+            .expect("annotations")
+            .get(CONVERSION_ANNOTATION)
+            .is_none()
+    );
+
+    let policy = namespaced(
+        &client,
+        Resource::ResourcePolicies,
+        Version::V1alpha1,
+        NAMESPACE,
+    )
+    .get(&story.cluster)
+    .await
+    .expect("the policy in v1alpha1");
+    assert_eq!(
+        policy.data["spec"]["clustermodules"][1]["groupname"],
+        "tkc-1-workers-0"
+    );
+    assert_eq!(
+        policy.data["status"]["clustermodules"][1]["groupname"],
+        "tkc-1-workers-0"
+    );
+    let current = namespaced(
+        &client,
+        Resource::ResourcePolicies,
+        Version::V1alpha4,
+        NAMESPACE,
+    )
+    .get(&story.cluster)
+    .await
+    .expect("the policy in v1alpha4");
+    assert_eq!(
+        current.data["spec"]["clusterModuleGroups"][1],
+        "tkc-1-workers-0"
+    );
+    assert_eq!(
+        current.data["status"]["clustermodules"][1]["groupName"],
+        "tkc-1-workers-0"
+    );
+}
+
+#[tokio::test]
+async fn a_moved_vm_is_read_on_its_new_host_with_a_new_resource_version() {
+    let story = GuestClusterStory::new();
+    let (client, state) = in_process(story.supervisor(Release::V9_0_0));
+    let worker = story.workers().next().expect("a worker");
+    let api = namespaced(
+        &client,
+        Resource::VirtualMachines,
+        Version::V1alpha3,
+        NAMESPACE,
+    );
+    let before = api.get(&worker.name).await.expect("the VM");
+    let new_host = &story.hosts[2];
+    assert_ne!(&worker.host, new_host);
+    state
+        .lock()
+        .expect("the fake's state")
+        .move_virtual_machine(NAMESPACE, &worker.name, new_host);
+    let after = api.get(&worker.name).await.expect("the VM");
+    assert_eq!(after.data["status"]["host"], new_host.as_str());
+    assert_ne!(
+        after.metadata.resource_version,
+        before.metadata.resource_version
+    );
+    assert_eq!(after.metadata.generation, before.metadata.generation);
+}
+
+#[tokio::test]
+async fn a_missing_vm_is_the_real_not_found() {
+    let (client, _) = in_process(GuestClusterStory::new().supervisor(Release::V9_1));
+    let error = namespaced(
+        &client,
+        Resource::VirtualMachines,
+        Version::V1alpha5,
+        NAMESPACE,
+    )
+    .get("gone")
+    .await
+    .expect_err("no such VM");
+    let kube::Error::Api(status) = error else {
+        panic!("an API error: {error:?}");
+    };
+    assert_eq!(status.code, 404);
+    assert_eq!(status.reason, "NotFound");
+    assert_eq!(
+        status.message,
+        "virtualmachines.vmoperator.vmware.com \"gone\" not found"
+    );
+    let details = status.details.expect("details");
+    assert_eq!(
+        (
+            details.name.as_str(),
+            details.group.as_str(),
+            details.kind.as_str()
+        ),
+        ("gone", GROUP, "virtualmachines")
+    );
+}
+
+#[tokio::test]
+async fn a_namespace_role_reads_both_resources_in_its_namespace() {
+    let story = GuestClusterStory::new();
+    let (client, _) = in_process(supervisor_as_reader(&story, Release::V9_0_1));
+    for resource in Resource::ALL {
+        let api = namespaced(&client, resource, Version::V1alpha4, NAMESPACE);
+        let (objects, _) = list_all(&api, 2).await;
+        assert!(!objects.is_empty(), "{resource:?} listed");
+        let name = objects[0].metadata.name.clone().expect("a name");
+        api.get(&name).await.expect("a get in the namespace");
+    }
+}
+
+#[tokio::test]
+async fn a_namespace_role_is_refused_elsewhere_with_the_real_bodies() {
+    let story = GuestClusterStory::new();
+    let (client, _) = in_process(supervisor_as_reader(&story, Release::V9_0_1));
+    let user = format!("system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}");
+    let vms = api_resource(Resource::VirtualMachines, Version::V1alpha4);
+
+    let other = Api::<DynamicObject>::namespaced_with(client.clone(), "team-b", &vms);
+    let status = forbidden(
+        other
+            .list(&ListParams::default())
+            .await
+            .expect_err("another namespace"),
+    );
+    assert_eq!(status.reason, "Forbidden");
+    assert_eq!(
+        status.message,
+        format!(
+            "virtualmachines.vmoperator.vmware.com is forbidden: User \"{user}\" cannot list \
+             resource \"virtualmachines\" in API group \"vmoperator.vmware.com\" in the namespace \"team-b\""
+        )
+    );
+    let details = status.details.expect("details");
+    assert_eq!(
+        (
+            details.group.as_str(),
+            details.kind.as_str(),
+            details.name.as_str()
+        ),
+        (GROUP, "virtualmachines", "")
+    );
+
+    let everywhere = Api::<DynamicObject>::all_with(client.clone(), &vms);
+    let status = forbidden(
+        everywhere
+            .list(&ListParams::default())
+            .await
+            .expect_err("all namespaces"),
+    );
+    assert!(
+        status
+            .message
+            .ends_with("in API group \"vmoperator.vmware.com\" at the cluster scope"),
+        "{}",
+        status.message
+    );
+
+    let own = Api::<DynamicObject>::namespaced_with(client.clone(), NAMESPACE, &vms);
+    let status = forbidden(
+        own.watch(&kube::api::WatchParams::default(), "0")
+            .await
+            .err()
+            .expect("a watch"),
+    );
+    assert!(
+        status
+            .message
+            .contains("cannot watch resource \"virtualmachines\""),
+        "{}",
+        status.message
+    );
+
+    let pods = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), NAMESPACE);
+    let status = forbidden(
+        pods.list(&ListParams::default())
+            .await
+            .expect_err("another resource"),
+    );
+    assert!(
+        status.message.starts_with("pods is forbidden"),
+        "{}",
+        status.message
+    );
+}
+
+async fn review(
+    client: &kube::Client,
+    verb: &str,
+    resource: &str,
+    namespace: &str,
+) -> (bool, Option<String>) {
+    let reviews = Api::<SelfSubjectAccessReview>::all(client.clone());
+    let review = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                group: Some(GROUP.to_string()),
+                resource: Some(resource.to_string()),
+                verb: Some(verb.to_string()),
+                namespace: Some(namespace.to_string()),
+                ..ResourceAttributes::default()
+            }),
+            ..SelfSubjectAccessReviewSpec::default()
+        },
+        ..SelfSubjectAccessReview::default()
+    };
+    let answer = reviews
+        .create(&PostParams::default(), &review)
+        .await
+        .expect("a review");
+    let status = answer.status.expect("a status");
+    (status.allowed, status.reason)
+}
+
+#[tokio::test]
+async fn self_subject_access_reviews_answer_as_the_requests_are_authorized() {
+    let story = GuestClusterStory::new();
+    let (client, _) = in_process(supervisor_as_reader(&story, Release::V8_0_3));
+    let binding = format!(
+        "RBAC: allowed by RoleBinding \"{SERVICE_ACCOUNT}/{NAMESPACE}\" of Role \"{SERVICE_ACCOUNT}\" \
+         to ServiceAccount \"{SERVICE_ACCOUNT}/{NAMESPACE}\""
+    );
+    for resource in ["virtualmachines", "virtualmachinesetresourcepolicies"] {
+        for verb in ["get", "list"] {
+            assert_eq!(
+                review(&client, verb, resource, NAMESPACE).await,
+                (true, Some(binding.clone()))
+            );
+        }
+        for verb in ["watch", "update", "patch"] {
+            assert_eq!(
+                review(&client, verb, resource, NAMESPACE).await,
+                (false, None),
+                "{verb} {resource}"
+            );
+        }
+        assert_eq!(
+            review(&client, "list", resource, "team-b").await,
+            (false, None)
+        );
+        assert_eq!(review(&client, "list", resource, "").await, (false, None));
+    }
+}
+
+#[tokio::test]
+async fn a_cluster_without_vm_operator_answers_404_under_the_group_and_omits_it_from_discovery() {
+    let story = GuestClusterStory::new();
+    let (client, _) = in_process(story.guest());
+    let groups = client.list_api_groups().await.expect("the group list");
+    assert!(groups.groups.iter().all(|group| group.name != GROUP));
+    assert!(groups.groups.iter().any(|group| group.name == "policy"));
+    let Err(error) = discovery::group(&client, GROUP).await else {
+        panic!("no such group");
+    };
+    assert!(matches!(error, kube::Error::Discovery(_)), "{error:?}");
+    for version in [Version::V1alpha2, Version::V1alpha5] {
+        let error = namespaced(&client, Resource::VirtualMachines, version, NAMESPACE)
+            .list(&ListParams::default())
+            .await
+            .expect_err("no such resource");
+        let kube::Error::Api(status) = error else {
+            panic!("an API error: {error:?}");
+        };
+        // The last handler's plain text, which kube turns into a Status of its own.
+        assert_eq!(status.code, 404);
+        assert!(
+            status.message.contains("404 page not found"),
+            "{}",
+            status.message
+        );
+    }
+    let error = client
+        .list_api_group_resources(Version::V1alpha2.api_version())
+        .await
+        .expect_err("no such group version");
+    assert!(
+        matches!(&error, kube::Error::Api(status) if status.code == 404),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_version_newer_than_the_release_is_not_served() {
+    let (client, _) = in_process(GuestClusterStory::new().supervisor(Release::V8_0_3));
+    let error = namespaced(
+        &client,
+        Resource::VirtualMachines,
+        Version::V1alpha3,
+        NAMESPACE,
+    )
+    .list(&ListParams::default())
+    .await
+    .expect_err("v1alpha3 is not served by 8.0.3");
+    assert!(
+        matches!(&error, kube::Error::Api(status) if status.code == 404),
+        "{error:?}"
+    );
+}
