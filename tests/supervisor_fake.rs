@@ -129,6 +129,8 @@ async fn full_discovery_still_works_and_lists_the_group_beside_the_built_in_ones
     ] {
         assert!(discovered.has_group(group), "{group:?} is discovered");
     }
+    let vm_operator = discovered.get(GROUP).expect("VM Operator's group");
+    assert_eq!(vm_operator.preferred_version(), Some("v1alpha4"));
     let core = discovered.get("").expect("the core group");
     let kinds: Vec<String> = core
         .recommended_resources()
@@ -136,6 +138,55 @@ async fn full_discovery_still_works_and_lists_the_group_beside_the_built_in_ones
         .map(|(resource, _)| resource.kind)
         .collect();
     assert!(kinds.contains(&"Node".to_string()) && kinds.contains(&"Pod".to_string()));
+}
+
+#[tokio::test]
+async fn aggregated_discovery_lists_the_group_with_the_same_preferred_version_and_subresources() {
+    let story = GuestClusterStory::new();
+    for release in Release::ALL {
+        let (client, _) = in_process(story.supervisor(release));
+        let discovered = discovery::Discovery::new(client)
+            .run_aggregated()
+            .await
+            .expect("the aggregated documents");
+        let group = discovered.get(GROUP).expect("VM Operator's group");
+        let storage = release.storage_version();
+        assert_eq!(
+            group.preferred_version(),
+            Some(storage.name()),
+            "{release:?}"
+        );
+        assert_eq!(group.versions().count(), release.served_versions().len());
+        let (resource, capabilities) = group
+            .recommended_kind("VirtualMachine")
+            .expect("VirtualMachine is served");
+        assert_eq!(resource.api_version, storage.api_version());
+        assert_eq!(resource.plural, "virtualmachines");
+        let subresources: Vec<&str> = capabilities
+            .subresources
+            .iter()
+            .map(|(subresource, _)| subresource.plural.as_str())
+            .collect();
+        assert_eq!(subresources, ["status"]);
+        let pods = discovered
+            .get("")
+            .and_then(|core| core.recommended_kind("Pod"))
+            .expect("the core group's pods");
+        assert!(
+            pods.1
+                .subresources
+                .iter()
+                .any(|(sub, _)| sub.plural == "eviction")
+        );
+    }
+
+    let (client, _) = in_process(story.guest());
+    let discovered = discovery::Discovery::new(client)
+        .run_aggregated()
+        .await
+        .expect("the aggregated documents");
+    assert!(!discovered.has_group(GROUP));
+    assert!(discovered.has_group("policy"));
 }
 
 #[tokio::test]

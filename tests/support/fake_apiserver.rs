@@ -19,7 +19,8 @@
 //! * metrics-server's `metrics.k8s.io/v1beta1` NodeMetrics and PodMetrics lists, or the 404 of
 //!   a cluster without it and the 503 of an unavailable APIService;
 //! * discovery (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`) of what it serves,
-//!   unaggregated, and the plain-text `404 page not found` of a group it does not serve;
+//!   unaggregated or (`/api`, `/apis`) aggregated, and the plain-text `404 page not found` of a
+//!   group it does not serve;
 //! * as a vSphere Supervisor ([`FakeCluster::supervisor`]), VM Operator's VirtualMachines and
 //!   VirtualMachineSetResourcePolicies of one vSphere release: discovery, paged lists in a
 //!   namespace or all, gets, each in any served version as the conversion webhook converts it;
@@ -715,10 +716,12 @@ fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
     match (method, segments.as_slice()) {
         (&Method::GET, ["api"]) => discovery::core_versions(request),
         (&Method::GET, ["api", "v1"]) => discovery::core_resources(),
-        (&Method::GET, ["apis"]) => discovery::groups(cluster),
-        (_, ["apis", vm_operator::GROUP, rest @ ..]) => vm_operator::serve(cluster, request, rest),
+        (&Method::GET, ["apis"]) => discovery::api_groups(cluster, request),
         (&Method::GET, ["apis", group]) => discovery::group(cluster, group, None),
         (&Method::GET, ["apis", group, version]) => discovery::group(cluster, group, Some(version)),
+        (_, ["apis", vm_operator::GROUP, version, rest @ ..]) => {
+            vm_operator::serve(cluster, request, version, rest)
+        }
         (&Method::GET, ["api", "v1", "nodes"]) => {
             list::serve(cluster, request, list::Kind::Nodes, None)
         }

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Map, Value, json};
 
@@ -177,7 +177,7 @@ impl Resource {
         }
     }
 
-    fn singular(self) -> &'static str {
+    pub fn singular(self) -> &'static str {
         match self {
             Resource::VirtualMachines => "virtualmachine",
             Resource::ResourcePolicies => "virtualmachinesetresourcepolicy",
@@ -198,10 +198,18 @@ impl Resource {
         }
     }
 
-    fn short_names(self) -> &'static [&'static str] {
+    pub fn short_names(self) -> &'static [&'static str] {
         match self {
             Resource::VirtualMachines => &["vm"],
             Resource::ResourcePolicies => &[],
+        }
+    }
+
+    /// The `status` subresource, as discovery names it.
+    pub fn status_subresource(self) -> &'static str {
+        match self {
+            Resource::VirtualMachines => "virtualmachines/status",
+            Resource::ResourcePolicies => "virtualmachinesetresourcepolicies/status",
         }
     }
 
@@ -213,7 +221,7 @@ impl Resource {
 
     /// Discovery's `storageVersionHash`: base64 of the first 8 bytes of the SHA-256 of
     /// `group/version/kind` of the storage version (values computed once, as the server does).
-    fn storage_version_hash(self, storage: Version) -> &'static str {
+    pub fn storage_version_hash(self, storage: Version) -> &'static str {
         match (self, storage) {
             (Resource::VirtualMachines, Version::V1alpha1) => "aM7DdrFp5p0=",
             (Resource::VirtualMachines, Version::V1alpha2) => "Cp1InMacykw=",
@@ -535,26 +543,14 @@ impl FakeCluster {
     }
 }
 
-/// The group in `/apis`, when VM Operator is installed.
-pub fn api_group(cluster: &FakeCluster) -> Option<Value> {
-    let release = cluster.vm_operator.as_ref()?.release;
-    // Highest first, as the CRD discovery controller sorts them.
-    let versions: Vec<Value> = release
-        .served_versions()
-        .into_iter()
-        .rev()
-        .map(|version| json!({"groupVersion": version.api_version(), "version": version.name()}))
-        .collect();
-    let storage = release.storage_version();
-    Some(json!({
-        "name": GROUP,
-        "versions": versions,
-        "preferredVersion": {"groupVersion": storage.api_version(), "version": storage.name()},
-    }))
-}
-
-/// Every request under `/apis/vmoperator.vmware.com` (`rest` follows the group).
-pub fn serve(cluster: &mut FakeCluster, request: &Request, rest: &[&str]) -> Response {
+/// Requests for objects under `/apis/vmoperator.vmware.com/<version>/` (`rest` follows the
+/// version; discovery documents are [`super::discovery`]'s).
+pub fn serve(
+    cluster: &mut FakeCluster,
+    request: &Request,
+    version: &str,
+    rest: &[&str],
+) -> Response {
     let Some(release) = cluster
         .vm_operator
         .as_ref()
@@ -562,24 +558,14 @@ pub fn serve(cluster: &mut FakeCluster, request: &Request, rest: &[&str]) -> Res
     else {
         return page_not_found();
     };
-    let version = match rest.first() {
-        None => {
-            return discovery_answer(
-                json!({"kind": "APIGroup", "apiVersion": "v1"}),
-                api_group(cluster),
-            );
-        }
-        Some(name) => match Version::parse(name).filter(|version| release.serves(*version)) {
-            Some(version) => version,
-            None => return page_not_found(),
-        },
+    let Some(version) = Version::parse(version).filter(|version| release.serves(*version)) else {
+        return page_not_found();
     };
-    let (namespace, rest) = match &rest[1..] {
+    let (namespace, rest) = match rest {
         ["namespaces", namespace, rest @ ..] if !rest.is_empty() => (Some(*namespace), rest),
         rest => (None, rest),
     };
     let (resource, name) = match rest {
-        [] if namespace.is_none() => return resource_list(release, version),
         [plural] => (Resource::parse(plural), None),
         [plural, name] => (Resource::parse(plural), Some(*name)),
         _ => (None, None),
@@ -630,51 +616,6 @@ fn get(
         Some(stored) => super::object(StatusCode::OK, &operator.served(resource, stored, version)),
         None => not_found(resource.plural(), GROUP, name),
     }
-}
-
-/// `GET /apis/vmoperator.vmware.com/<version>`: both resources and their `status`
-/// subresources, with the verbs the CRD handler serves.
-fn resource_list(release: Release, version: Version) -> Response {
-    let storage = release.storage_version();
-    let mut resources = Vec::new();
-    for resource in Resource::ALL {
-        let mut entry = json!({
-            "name": resource.plural(),
-            "singularName": resource.singular(),
-            "namespaced": true,
-            "kind": resource.kind(),
-            "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
-            "storageVersionHash": resource.storage_version_hash(storage),
-        });
-        if !resource.short_names().is_empty() {
-            entry["shortNames"] = json!(resource.short_names());
-        }
-        resources.push(entry);
-        resources.push(json!({
-            "name": format!("{}/status", resource.plural()),
-            "singularName": "",
-            "namespaced": true,
-            "kind": resource.kind(),
-            "verbs": ["get", "patch", "update"],
-        }));
-    }
-    discovery_answer(
-        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": version.api_version()}),
-        Some(json!({"resources": resources})),
-    )
-}
-
-/// A discovery document: `head` with the fields of `body`.
-fn discovery_answer(mut head: Value, body: Option<Value>) -> Response {
-    if let (Some(head), Some(Value::Object(body))) = (head.as_object_mut(), body) {
-        head.extend(body);
-    }
-    (
-        StatusCode::OK,
-        [("content-type", "application/json")],
-        head.to_string(),
-    )
-        .into_response()
 }
 
 /// What kube-apiserver's last handler answers for a path nothing serves.
