@@ -8,10 +8,11 @@ mod support;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
+use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::discovery;
 use serde_json::Value;
-use support::fake_apiserver::{FakeCluster, MetricsApi, Rbac, in_process};
+use support::fake_apiserver::{FakeApiServer, FakeCluster, MetricsApi, Rbac, in_process};
 use support::vm_operator::{
     CONVERSION_ANNOTATION, GROUP, GuestClusterStory, Release, Resource, Version,
 };
@@ -583,4 +584,92 @@ async fn a_version_newer_than_the_release_is_not_served() {
         matches!(&error, kube::Error::Api(status) if status.code == 404),
         "{error:?}"
     );
+}
+
+#[tokio::test]
+async fn a_list_continued_after_a_vm_moved_still_reads_the_snapshot_its_first_page_fixed() {
+    let story = GuestClusterStory::new();
+    let (client, state) = in_process(story.supervisor(Release::V9_1));
+    let api = namespaced(
+        &client,
+        Resource::VirtualMachines,
+        Version::V1alpha5,
+        NAMESPACE,
+    );
+    let first = api
+        .list(&ListParams::default().limit(1))
+        .await
+        .expect("the first page");
+    let token = first.metadata.continue_.clone().expect("more to come");
+    let last = story.vms.last().expect("a VM");
+    state
+        .lock()
+        .expect("the fake's state")
+        .move_virtual_machine(NAMESPACE, &last.name, &story.hosts[2]);
+    let rest = api
+        .list(&ListParams::default().continue_token(&token))
+        .await
+        .expect("the rest");
+    assert_eq!(
+        rest.metadata.resource_version,
+        first.metadata.resource_version
+    );
+    let moved = rest
+        .items
+        .iter()
+        .find(|vm| vm.metadata.name.as_deref() == Some(last.name.as_str()))
+        .expect("the moved VM in the rest");
+    assert_eq!(moved.data["status"]["nodeName"], last.host.as_str());
+    let now = api.get(&last.name).await.expect("the VM now");
+    assert_eq!(now.data["status"]["nodeName"], story.hosts[2].as_str());
+}
+
+#[test]
+fn a_guest_and_its_supervisor_started_from_one_story_agree_on_names_and_bios_uuids() {
+    let story = GuestClusterStory::new();
+    let guest = FakeApiServer::start(story.guest());
+    let supervisor = FakeApiServer::start(story.supervisor(Release::V8_0_3));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (nodes, vms) = runtime.block_on(async {
+        let nodes = Api::<Node>::all(guest.client())
+            .list(&ListParams::default())
+            .await
+            .expect("the guest's nodes");
+        let vms = namespaced(
+            &supervisor.client(),
+            Resource::VirtualMachines,
+            Version::V1alpha2,
+            NAMESPACE,
+        )
+        .list(&ListParams::default())
+        .await
+        .expect("the Supervisor's VMs");
+        (nodes, vms)
+    });
+    assert_eq!(nodes.items.len(), vms.items.len());
+    for node in &nodes.items {
+        let name = node.metadata.name.as_deref().expect("a name");
+        let vm = vms
+            .items
+            .iter()
+            .find(|vm| vm.metadata.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("a VM named like node {name}"));
+        let bios_uuid = vm.data["status"]["biosUUID"].as_str().expect("a BIOS uuid");
+        let spec = node.spec.as_ref().expect("a spec");
+        assert_eq!(
+            spec.provider_id.as_deref(),
+            Some(format!("vsphere://{bios_uuid}").as_str())
+        );
+        let info = node.status.as_ref().and_then(|s| s.node_info.as_ref());
+        assert_eq!(info.map(|i| i.system_uuid.as_str()), Some(bios_uuid));
+    }
+    let on_first_host = vms
+        .items
+        .iter()
+        .filter(|vm| vm.data["status"]["host"] == story.hosts[0].as_str())
+        .count();
+    assert_eq!(on_first_host, 2, "two workers share the first host");
 }

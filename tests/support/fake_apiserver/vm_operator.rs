@@ -19,8 +19,10 @@
 //! every path under it is the `404 page not found` of the API server's last handler, plain text
 //! (Go's `http.NotFound`), and `/apis` does not list it.
 //!
-//! Served: discovery of the group and of each version, lists of both resources in a namespace or
-//! in all namespaces (paged as every list of the fake), and gets by name. Objects keep no
+//! Served: discovery of the group and of each version (by [`super::discovery`]), lists of both
+//! resources in a namespace or in all namespaces (paged as every list of the fake, without
+//! selectors), and gets by name (of the object or its `status`). Watches and writes through the
+//! API are not served (`405`, once RBAC allowed them). Objects keep no
 //! `managedFields`; writes go through [`FakeCluster`]'s methods, as VM Operator writes them.
 
 use std::collections::BTreeMap;
@@ -565,9 +567,10 @@ pub fn serve(
         ["namespaces", namespace, rest @ ..] if !rest.is_empty() => (Some(*namespace), rest),
         rest => (None, rest),
     };
+    // The `status` subresource reads as the object does.
     let (resource, name) = match rest {
         [plural] => (Resource::parse(plural), None),
-        [plural, name] => (Resource::parse(plural), Some(*name)),
+        [plural, name] | [plural, name, "status"] => (Resource::parse(plural), Some(*name)),
         _ => (None, None),
     };
     let Some(resource) = resource else {
