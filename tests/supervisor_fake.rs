@@ -9,6 +9,7 @@ use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::discovery;
 use serde_json::Value;
@@ -80,6 +81,17 @@ async fn discovery_prefers_each_releases_storage_version_and_lists_every_served_
         let (client, _) = in_process(story.supervisor(release));
         let group = discovery::group(&client, GROUP).await.expect("the group");
         assert_eq!(group.preferred_version(), Some(preferred), "{release:?}");
+        let document: APIGroup = client
+            .request(
+                axum::http::Request::get(format!("/apis/{GROUP}"))
+                    .body(Vec::new())
+                    .expect("a request"),
+            )
+            .await
+            .expect("the APIGroup");
+        let preferred_version = document.preferred_version.expect("a preferred version");
+        assert_eq!(preferred_version.version, preferred, "{release:?}");
+        assert_eq!(document.versions[0].version, preferred, "highest first");
         let served: Vec<&str> = release.served_versions().iter().map(|v| v.name()).collect();
         let mut versions: Vec<&str> = group.versions().collect();
         versions.sort();

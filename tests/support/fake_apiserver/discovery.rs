@@ -360,14 +360,16 @@ impl Group {
                     .iter_mut()
                     .find(|entry| entry["resource"] == parent)
                     .expect("a subresource follows its resource");
-                entry["subresources"]
-                    .as_array_mut()
-                    .expect("subresources")
-                    .push(json!({
-                        "subresource": subresource,
-                        "responseKind": response_kind(served),
-                        "verbs": served.verbs,
-                    }));
+                let subresource = json!({
+                    "subresource": subresource,
+                    "responseKind": response_kind(served),
+                    "verbs": served.verbs,
+                });
+                // Go omits an empty list of subresources.
+                match entry["subresources"].as_array_mut() {
+                    Some(subresources) => subresources.push(subresource),
+                    None => entry["subresources"] = json!([subresource]),
+                }
                 continue;
             }
             let mut entry = json!({
@@ -376,7 +378,6 @@ impl Group {
                 "scope": if served.namespaced { "Namespaced" } else { "Cluster" },
                 "singularResource": served.singular,
                 "verbs": served.verbs,
-                "subresources": [],
             });
             if !served.short_names.is_empty() {
                 entry["shortNames"] = json!(served.short_names);
