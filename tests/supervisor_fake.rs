@@ -685,3 +685,78 @@ fn a_guest_and_its_supervisor_started_from_one_story_agree_on_names_and_bios_uui
         .count();
     assert_eq!(on_first_host, 2, "two workers share the first host");
 }
+
+/// The names of the objects `selector` selects, read two a page.
+async fn selected(api: &Api<DynamicObject>, selector: &str) -> Vec<String> {
+    let mut params = ListParams::default().labels(selector).limit(2);
+    let mut names = Vec::new();
+    loop {
+        let page = api.list(&params).await.expect("a page");
+        assert!(page.metadata.remaining_item_count.is_none(), "{selector}");
+        names.extend(page.items.into_iter().filter_map(|vm| vm.metadata.name));
+        match page.metadata.continue_ {
+            Some(token) if !token.is_empty() => params = params.continue_token(&token),
+            _ => return names,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_label_selector_keeps_the_selected_objects_on_full_pages() {
+    let story = GuestClusterStory::new();
+    let (client, _) = in_process(story.supervisor(Release::V9_0_1));
+    let api = namespaced(
+        &client,
+        Resource::VirtualMachines,
+        Version::V1alpha4,
+        NAMESPACE,
+    );
+    let workers: Vec<String> = story.workers().map(|vm| vm.name.clone()).collect();
+    let control_plane = vec![format!("{}-control-plane-m8v2q", story.cluster)];
+    let deployment = format!(
+        "cluster.x-k8s.io/deployment-name={}",
+        GuestClusterStory::DEPLOYMENT
+    );
+    assert_eq!(selected(&api, &deployment).await, workers);
+    assert_eq!(
+        selected(&api, "capv.vmware.com/cluster.role in (controlplane)").await,
+        control_plane
+    );
+    assert_eq!(
+        selected(&api, "!cluster.x-k8s.io/deployment-name").await,
+        control_plane
+    );
+    assert_eq!(
+        selected(
+            &api,
+            "capv.vmware.com/cluster.name=tkc-1,capv.vmware.com/cluster.role!=controlplane"
+        )
+        .await,
+        workers
+    );
+    assert!(
+        selected(&api, "capv.vmware.com/cluster.name=tkc-2")
+            .await
+            .is_empty()
+    );
+
+    let nodes = Api::<Node>::all(in_process(story.guest()).0)
+        .list(&ListParams::default().labels("node-role.kubernetes.io/control-plane"))
+        .await
+        .expect("the guest's control plane nodes");
+    let names: Vec<String> = nodes
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    assert_eq!(names, control_plane);
+
+    let error = api
+        .list(&ListParams::default().labels("cluster name=tkc-1"))
+        .await
+        .expect_err("not a selector");
+    assert!(
+        matches!(&error, kube::Error::Api(status) if status.code == 400 && status.reason == "BadRequest"),
+        "{error:?}"
+    );
+}

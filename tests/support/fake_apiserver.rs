@@ -49,7 +49,7 @@
 //! Known approximations, all documented where they apply: only the label part of
 //! `managedFields` is modelled (loaded objects keep no other field ownership); pod controllers
 //! (Deployments, ReplicaSets, StatefulSets, ReplicationControllers) are held only for the PDB
-//! controller's `expectedPods`, not served; selectors on lists are not supported (400).
+//! controller's `expectedPods`, not served; field selectors on lists are not supported (400).
 //!
 //! Tests assert the state this leaves behind (`FakeApiServer::cluster`), not the calls made.
 
@@ -63,6 +63,8 @@ mod authorization;
 mod discovery;
 #[path = "fake_apiserver/eviction.rs"]
 mod eviction;
+#[path = "fake_apiserver/label_selector.rs"]
+mod label_selector;
 #[path = "fake_apiserver/leases_events.rs"]
 mod leases_events;
 #[path = "fake_apiserver/list.rs"]
