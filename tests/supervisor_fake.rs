@@ -760,3 +760,42 @@ async fn a_label_selector_keeps_the_selected_objects_on_full_pages() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn a_vm_not_placed_yet_has_no_host_field_and_a_deleted_one_is_gone() {
+    let mut story = GuestClusterStory::new();
+    let placed = story.vms[1].name.clone();
+    story.vms[0].host = String::new();
+    let unplaced = story.vms[0].name.clone();
+    let (client, state) = in_process(story.supervisor(Release::V9_0_0));
+    let api = namespaced(
+        &client,
+        Resource::VirtualMachines,
+        Version::V1alpha3,
+        NAMESPACE,
+    );
+    let vm = api.get(&unplaced).await.expect("the VM");
+    assert!(vm.data["status"].get("host").is_none());
+    assert_eq!(
+        vm.data["status"]["biosUUID"],
+        story.vms[0].bios_uuid.as_str()
+    );
+
+    let before = api.list(&ListParams::default()).await.expect("a list");
+    let deleted = state
+        .lock()
+        .expect("the fake's state")
+        .delete_vm_operator_object(Resource::VirtualMachines, NAMESPACE, &placed);
+    assert!(deleted);
+    let after = api.list(&ListParams::default()).await.expect("a list");
+    assert_eq!(after.items.len() + 1, before.items.len());
+    assert_ne!(
+        after.metadata.resource_version,
+        before.metadata.resource_version
+    );
+    let error = api.get(&placed).await.expect_err("deleted");
+    assert!(
+        matches!(&error, kube::Error::Api(status) if status.code == 404),
+        "{error:?}"
+    );
+}

@@ -58,7 +58,8 @@ pub struct GuestVm {
     /// The VM's name, and its guest Node's.
     pub name: String,
     pub role: Role,
-    /// The ESXi host's name (the HostSystem's).
+    /// The ESXi host's name (the HostSystem's); empty for a VM not placed yet (its status has
+    /// no host field).
     pub host: String,
     /// The VM's `config.uuid`, lowercase.
     pub bios_uuid: String,
@@ -120,7 +121,7 @@ impl GuestVm {
             labels[DEPLOYMENT_LABEL] = json!(deployment);
         }
         // Written in the newest version of the fake, then converted as the webhook would.
-        let newest = json!({
+        let mut newest = json!({
             "apiVersion": Version::V1alpha5.api_version(),
             "kind": "VirtualMachine",
             "metadata": {
@@ -149,6 +150,13 @@ impl GuestVm {
                 "zone": self.zone,
             },
         });
+        // VM Operator writes no host for a VM not placed yet.
+        if self.host.is_empty() {
+            newest["status"]
+                .as_object_mut()
+                .expect("a status")
+                .remove("nodeName");
+        }
         convert(Resource::VirtualMachines, &newest, version)
     }
 

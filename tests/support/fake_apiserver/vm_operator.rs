@@ -507,6 +507,26 @@ impl FakeCluster {
             .insert(key, Arc::new(object));
     }
 
+    /// Deletes a VirtualMachine or VirtualMachineSetResourcePolicy (a new `resourceVersion` for
+    /// the collection); whether it was there.
+    pub fn delete_vm_operator_object(
+        &mut self,
+        resource: Resource,
+        namespace: &str,
+        name: &str,
+    ) -> bool {
+        let key = (namespace.to_string(), name.to_string());
+        let removed = self
+            .vm_operator_mut()
+            .objects_mut(resource)
+            .remove(&key)
+            .is_some();
+        if removed {
+            self.bump();
+        }
+        removed
+    }
+
     /// Moves VirtualMachine `namespace/name` to ESXi host `host`: the status write VM Operator
     /// makes when DRS or vMotion moved the VM (a new `resourceVersion`, the same `generation`).
     pub fn move_virtual_machine(&mut self, namespace: &str, name: &str, host: &str) {
