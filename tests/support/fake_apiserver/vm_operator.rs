@@ -17,13 +17,14 @@
 //!
 //! A fake without VM Operator (a guest cluster, or any plain cluster) knows nothing of the group:
 //! every path under it is the `404 page not found` of the API server's last handler, plain text
-//! (Go's `http.NotFound`), and `/apis` does not list it.
+//! (Go's `http.NotFound`, not a `Status`: kube makes one of it, reason `Failed to parse error
+//! data`), and `/apis` does not list it. A version the release does not serve answers the same.
 //!
 //! Served: discovery of the group and of each version (by [`super::discovery`]), lists of both
-//! resources in a namespace or in all namespaces (paged as every list of the fake, without
-//! selectors), and gets by name (of the object or its `status`). Watches and writes through the
-//! API are not served (`405`, once RBAC allowed them). Objects keep no
-//! `managedFields`; writes go through [`FakeCluster`]'s methods, as VM Operator writes them.
+//! resources in a namespace or in all namespaces (paged and label-selected as every list of the
+//! fake), and gets by name (of the object or its `status`). Watches and writes through the API
+//! are not served (`405`, once RBAC allowed them). Objects keep no `managedFields`; writes go
+//! through [`FakeCluster`]'s methods, as VM Operator writes them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
