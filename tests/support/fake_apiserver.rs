@@ -18,6 +18,12 @@
 //!   writes, graceful pod deletion, and a PDB controller that re-computes budgets;
 //! * metrics-server's `metrics.k8s.io/v1beta1` NodeMetrics and PodMetrics lists, or the 404 of
 //!   a cluster without it and the 503 of an unavailable APIService;
+//! * discovery (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`) of what it serves,
+//!   unaggregated or (`/api`, `/apis`) aggregated, and the plain-text `404 page not found` of a
+//!   group it does not serve;
+//! * as a vSphere Supervisor ([`FakeCluster::supervisor`]), VM Operator's VirtualMachines and
+//!   VirtualMachineSetResourcePolicies of one vSphere release: discovery, paged lists in a
+//!   namespace or all, gets, each in any served version as the conversion webhook converts it;
 //! * `events.k8s.io/v1` Event creation with the server's validation;
 //! * Leases: create, get, PUT with `resourceVersion` preconditions (409) replacing labels,
 //!   annotations and spec (annotation keys and their 256 KiB total validated), delete;
@@ -43,7 +49,7 @@
 //! Known approximations, all documented where they apply: only the label part of
 //! `managedFields` is modelled (loaded objects keep no other field ownership); pod controllers
 //! (Deployments, ReplicaSets, StatefulSets, ReplicationControllers) are held only for the PDB
-//! controller's `expectedPods`, not served; selectors on lists are not supported (400).
+//! controller's `expectedPods`, not served; field selectors on lists are not supported (400).
 //!
 //! Tests assert the state this leaves behind (`FakeApiServer::cluster`), not the calls made.
 
@@ -53,8 +59,12 @@ mod admission;
 mod apply;
 #[path = "fake_apiserver/authorization.rs"]
 mod authorization;
+#[path = "fake_apiserver/discovery.rs"]
+mod discovery;
 #[path = "fake_apiserver/eviction.rs"]
 mod eviction;
+#[path = "fake_apiserver/label_selector.rs"]
+mod label_selector;
 #[path = "fake_apiserver/leases_events.rs"]
 mod leases_events;
 #[path = "fake_apiserver/list.rs"]
@@ -62,6 +72,8 @@ mod list;
 mod metrics;
 #[path = "fake_apiserver/objects.rs"]
 mod objects;
+#[path = "fake_apiserver/vm_operator.rs"]
+pub mod vm_operator;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -84,6 +96,7 @@ pub use apply::LabelOwner;
 pub use authorization::{GrantedRule, Rbac};
 pub use metrics::MetricsApi;
 pub use objects::{KubeObjects, Workload, read_objects};
+pub use vm_operator::{Release, VmOperator};
 
 /// What the fake holds. Lock it through [`FakeApiServer::cluster`] to set up or inspect state.
 #[derive(Default)]
@@ -105,6 +118,9 @@ pub struct FakeCluster {
     pub pod_metrics: BTreeMap<(String, String), Value>,
     /// Whether `metrics.k8s.io` is served: from loading metrics on, unless a test says otherwise.
     pub metrics_api: MetricsApi,
+    /// VM Operator's objects and release when the fake plays a Supervisor
+    /// ([`FakeCluster::supervisor`]); `None`: the group is not served.
+    pub vm_operator: Option<VmOperator>,
     /// Pod controllers by `(namespace, kind, name)`, for PDBs' `expectedPods`.
     pub workloads: BTreeMap<(String, String, String), Workload>,
     /// Label ownership of each node (the label part of `managedFields`).
@@ -700,6 +716,14 @@ fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
     let segments: Vec<&str> = request.segments.iter().map(String::as_str).collect();
     let method = &request.method;
     match (method, segments.as_slice()) {
+        (&Method::GET, ["api"]) => discovery::core_versions(request),
+        (&Method::GET, ["api", "v1"]) => discovery::core_resources(),
+        (&Method::GET, ["apis"]) => discovery::api_groups(cluster, request),
+        (&Method::GET, ["apis", group]) => discovery::group(cluster, group, None),
+        (&Method::GET, ["apis", group, version]) => discovery::group(cluster, group, Some(version)),
+        (_, ["apis", vm_operator::GROUP, version, rest @ ..]) => {
+            vm_operator::serve(cluster, request, version, rest)
+        }
         (&Method::GET, ["api", "v1", "nodes"]) => {
             list::serve(cluster, request, list::Kind::Nodes, None)
         }

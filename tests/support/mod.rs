@@ -10,3 +10,4 @@ pub mod prometheus;
 pub mod pushgateway;
 pub mod served;
 pub mod vcsim;
+pub mod vm_operator;

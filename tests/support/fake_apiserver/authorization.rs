@@ -95,6 +95,33 @@ impl Rbac {
         }
     }
 
+    /// What a Supervisor namespace's owner grants a ServiceAccount `<namespace>/<name>` of their
+    /// own to read VM Operator's objects in that namespace: a Role `<name>` with exactly `get`
+    /// and `list` on `virtualmachines` and `virtualmachinesetresourcepolicies` of
+    /// `vmoperator.vmware.com`, bound by a RoleBinding `<name>`; and `system:basic-user`.
+    pub fn vm_operator_reader(namespace: &str, name: &str) -> Rbac {
+        let source = format!(
+            "RoleBinding \"{name}/{namespace}\" of Role \"{name}\" to ServiceAccount \"{name}/{namespace}\""
+        );
+        let mut rules = basic_user_rules();
+        for resource in ["virtualmachines", "virtualmachinesetresourcepolicies"] {
+            for verb in ["get", "list"] {
+                rules.push(GrantedRule {
+                    group: super::vm_operator::GROUP.to_string(),
+                    resource: resource.to_string(),
+                    verb: verb.to_string(),
+                    namespace: Some(namespace.to_string()),
+                    names: Vec::new(),
+                    source: source.clone(),
+                });
+            }
+        }
+        Rbac {
+            user: format!("system:serviceaccount:{namespace}:{name}"),
+            rules,
+        }
+    }
+
     /// The same grants without any rule for this call (`resource` with its subresource).
     pub fn without(mut self, group: &str, resource: &str, verb: &str) -> Rbac {
         let before = self.rules.len();
@@ -170,6 +197,19 @@ impl Attributes {
         }
     }
 
+    /// The attributes of `request`: [`Attributes::of`], and `watch` for a collection `GET` with
+    /// `watch` set to anything but `false` or `0`, as the server's request-info resolver reads it.
+    pub fn of_request(request: &Request) -> Option<Attributes> {
+        let mut attributes = Attributes::of(&request.method, &request.segments)?;
+        let watch = request
+            .param("watch")
+            .is_some_and(|value| !matches!(value.to_ascii_lowercase().as_str(), "false" | "0"));
+        if attributes.verb == "list" && watch {
+            attributes.verb = "watch".to_string();
+        }
+        Some(attributes)
+    }
+
     /// The attributes of a request to an API path; `None` for other paths (non-resource URLs).
     pub fn of(method: &Method, segments: &[String]) -> Option<Attributes> {
         let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
@@ -217,7 +257,7 @@ impl Attributes {
 /// the request has one, and the authorizer's words); `None` when the request is allowed.
 pub fn refusal(rbac: Option<&Rbac>, request: &Request) -> Option<Response> {
     let rbac = rbac?;
-    let attributes = Attributes::of(&request.method, &request.segments)?;
+    let attributes = Attributes::of_request(request)?;
     if rbac.allowing(&attributes).is_some() {
         return None;
     }

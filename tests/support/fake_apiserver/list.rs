@@ -1,16 +1,23 @@
 //! Paged lists: items ordered by storage key, at most `limit` per page, a
-//! `continue` token while more remain, every page served from the snapshot the first page fixed.
+//! `continue` token while more remain, every page served from the snapshot the first page fixed;
+//! with a `labelSelector`, only the items it selects (pages filled to `limit` with them, as the
+//! server reads on until it has enough, and no `remainingItemCount`). Field selectors are 400.
 //! Tokens are upstream's format: base64url of `{"v":"meta.k8s.io/v1","rv":N,"start":"KEY\u0000"}`.
 
+use std::borrow::Borrow;
 use std::sync::Arc;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use k8s_openapi::Metadata;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::label_selector::LabelSelector;
+use super::vm_operator::{Resource, Version};
 use super::{FakeCluster, Request, status};
 
 /// List snapshots kept for continuation.
@@ -26,6 +33,8 @@ pub enum Kind {
     PriorityClasses,
     Leases,
     Events,
+    /// VM Operator's resources, read in a served version.
+    VmOperator(Resource, Version),
 }
 
 impl Kind {
@@ -38,6 +47,16 @@ impl Kind {
             Kind::PriorityClasses => ("scheduling.k8s.io/v1", "PriorityClassList"),
             Kind::Leases => ("coordination.k8s.io/v1", "LeaseList"),
             Kind::Events => ("events.k8s.io/v1", "EventList"),
+            Kind::VmOperator(resource, version) => (version.api_version(), resource.list_kind()),
+        }
+    }
+
+    /// What a snapshot is kept under: the stored objects, whichever version reads them.
+    fn snapshot_key(self, namespace: Option<&str>) -> String {
+        let namespace = namespace.unwrap_or("");
+        match self {
+            Kind::VmOperator(resource, _) => format!("{resource:?}/{namespace}"),
+            other => format!("{other:?}/{namespace}"),
         }
     }
 }
@@ -57,6 +76,8 @@ pub enum Frozen {
     PriorityClasses(Vec<(String, Arc<k8s_openapi::api::scheduling::v1::PriorityClass>)>),
     Leases(Vec<(String, Arc<k8s_openapi::api::coordination::v1::Lease>)>),
     Events(Vec<(String, Arc<k8s_openapi::api::events::v1::Event>)>),
+    /// In the storage version.
+    VmOperator(Vec<(String, Arc<Value>)>),
 }
 
 fn keyed<T>(
@@ -103,29 +124,85 @@ fn freeze(cluster: &FakeCluster, kind: Kind, namespace: Option<&str>) -> Frozen 
         Kind::Pdbs => Frozen::Pdbs(keyed(&cluster.pdbs, namespace)),
         Kind::Leases => Frozen::Leases(keyed(&cluster.leases, namespace)),
         Kind::Events => Frozen::Events(keyed(&cluster.events, namespace)),
+        Kind::VmOperator(resource, _) => Frozen::VmOperator(
+            cluster
+                .vm_operator
+                .as_ref()
+                .map(|operator| keyed(operator.objects(resource), namespace))
+                .unwrap_or_default(),
+        ),
     }
 }
 
-/// Items after `start` (exclusive), at most `limit`, as JSON without kind and apiVersion; the
-/// last key served when more remain; how many remain.
-fn page<T: Serialize>(
-    items: &[(String, Arc<T>)],
-    start: Option<&str>,
+/// Which items of a frozen list a page holds.
+#[derive(Clone, Copy)]
+struct Window<'a> {
+    /// The key the previous page ended at (exclusive).
+    start: Option<&'a str>,
     limit: Option<usize>,
+    selector: Option<&'a LabelSelector>,
+}
+
+/// The selected items after the window's start, at most its limit, as JSON without kind and
+/// apiVersion; the last key served when more remain; how many remain.
+fn page<T: Serialize + Metadata<Ty = ObjectMeta>>(
+    items: &[(String, Arc<T>)],
+    window: Window,
 ) -> (Vec<String>, Option<String>, usize) {
-    let first = match start {
+    page_rendered(
+        items,
+        window,
+        |object| {
+            let labels = object.metadata().labels.as_ref();
+            window.selector.is_none_or(|selector| {
+                selector.matches(|key| {
+                    labels
+                        .and_then(|labels| labels.get(key))
+                        .map(String::as_str)
+                })
+            })
+        },
+        |object| without_type(serde_json::to_string(object).expect("objects serialise")),
+    )
+}
+
+/// [`page`] with each item selected by `selected` and written by `render`.
+fn page_rendered<T>(
+    items: &[(String, Arc<T>)],
+    window: Window,
+    selected: impl Fn(&T) -> bool,
+    render: impl Fn(&T) -> String,
+) -> (Vec<String>, Option<String>, usize) {
+    let first = match window.start {
         Some(start) => items.partition_point(|(key, _)| key.as_str() <= start),
         None => 0,
     };
-    let end = limit.map_or(items.len(), |limit| (first + limit).min(items.len()));
-    let values = items[first..end]
+    let rest = &items[first..];
+    match window.selector {
+        // The slice as it is: no copy of a list of 150,000 pods per page.
+        None => window_of(rest, window.limit, render),
+        Some(_) => {
+            let candidates: Vec<&(String, Arc<T>)> =
+                rest.iter().filter(|(_, object)| selected(object)).collect();
+            window_of(&candidates, window.limit, render)
+        }
+    }
+}
+
+/// The first `limit` of `candidates` rendered; the last key served when more remain; how many
+/// remain.
+fn window_of<I: Borrow<(String, Arc<T>)>, T>(
+    candidates: &[I],
+    limit: Option<usize>,
+    render: impl Fn(&T) -> String,
+) -> (Vec<String>, Option<String>, usize) {
+    let end = limit.map_or(candidates.len(), |limit| limit.min(candidates.len()));
+    let values = candidates[..end]
         .iter()
-        .map(|(_, object)| {
-            without_type(serde_json::to_string(object.as_ref()).expect("objects serialise"))
-        })
+        .map(|item| render(item.borrow().1.as_ref()))
         .collect();
-    let last = (end < items.len() && end > first).then(|| items[end - 1].0.clone());
-    (values, last, items.len() - end)
+    let last = (end < candidates.len() && end > 0).then(|| candidates[end - 1].borrow().0.clone());
+    (values, last, candidates.len() - end)
 }
 
 /// List items carry no kind or apiVersion. k8s-openapi writes both first, so they are cut from
@@ -151,18 +228,35 @@ fn without_type(json: String) -> String {
 }
 
 fn page_of(
+    cluster: &FakeCluster,
+    kind: Kind,
     frozen: &Frozen,
-    start: Option<&str>,
-    limit: Option<usize>,
+    window: Window,
 ) -> (Vec<String>, Option<String>, usize) {
     match frozen {
-        Frozen::Nodes(items) => page(items, start, limit),
-        Frozen::Pods(items) => page(items, start, limit),
-        Frozen::Pdbs(items) => page(items, start, limit),
-        Frozen::Namespaces(items) => page(items, start, limit),
-        Frozen::PriorityClasses(items) => page(items, start, limit),
-        Frozen::Leases(items) => page(items, start, limit),
-        Frozen::Events(items) => page(items, start, limit),
+        Frozen::Nodes(items) => page(items, window),
+        Frozen::Pods(items) => page(items, window),
+        Frozen::Pdbs(items) => page(items, window),
+        Frozen::Namespaces(items) => page(items, window),
+        Frozen::PriorityClasses(items) => page(items, window),
+        Frozen::Leases(items) => page(items, window),
+        Frozen::Events(items) => page(items, window),
+        // Custom resources' list items keep their kind and apiVersion, in the version asked for.
+        Frozen::VmOperator(items) => {
+            let (Kind::VmOperator(resource, version), Some(operator)) =
+                (kind, cluster.vm_operator.as_ref())
+            else {
+                unreachable!("VM Operator's objects are frozen only for its kinds");
+            };
+            let selected = |stored: &Value| {
+                window.selector.is_none_or(|selector| {
+                    selector.matches(|key| stored["metadata"]["labels"][key].as_str())
+                })
+            };
+            page_rendered(items, window, selected, |stored| {
+                operator.served(resource, stored, version).to_string()
+            })
+        }
     }
 }
 
@@ -194,19 +288,30 @@ pub fn serve(
     namespace: Option<&str>,
 ) -> Response {
     if request
-        .param("labelSelector")
+        .param("fieldSelector")
         .is_some_and(|s| !s.is_empty())
-        || request
-            .param("fieldSelector")
-            .is_some_and(|s| !s.is_empty())
     {
         return status(
             400,
             "BadRequest",
-            "the fake API server does not support selectors on lists",
+            "the fake API server does not support field selectors on lists",
             None,
         );
     }
+    let selector = match request.param("labelSelector").filter(|s| !s.is_empty()) {
+        None => None,
+        Some(text) => match LabelSelector::parse(text) {
+            Ok(selector) => Some(selector),
+            Err(why) => {
+                return status(
+                    400,
+                    "BadRequest",
+                    &format!("unable to parse requirement: {why}"),
+                    None,
+                );
+            }
+        },
+    };
     let limit = match request.param("limit").map(str::parse::<i64>) {
         None => None,
         Some(Ok(limit)) if limit > 0 => Some(limit as usize),
@@ -216,7 +321,7 @@ pub fn serve(
         }
     };
     let resource_version = request.param("resourceVersion").unwrap_or_default();
-    let kind_key = format!("{kind:?}/{}", namespace.unwrap_or(""));
+    let kind_key = kind.snapshot_key(namespace);
     let (revision, frozen, start) = match request.param("continue").filter(|t| !t.is_empty()) {
         Some(token) => {
             if !resource_version.is_empty() && resource_version != "0" {
@@ -291,11 +396,19 @@ pub fn serve(
             (cluster.revision, frozen, None)
         }
     };
-    let (items, last, remaining) = page_of(&frozen, start.as_deref(), limit);
+    let window = Window {
+        start: start.as_deref(),
+        limit,
+        selector: selector.as_ref(),
+    };
+    let (items, last, remaining) = page_of(cluster, kind, &frozen, window);
     let mut metadata = json!({"resourceVersion": revision.to_string()});
     if let Some(last) = last {
         metadata["continue"] = json!(encode_token(revision as i64, &last));
-        metadata["remainingItemCount"] = json!(remaining);
+        // The server cannot count what a selector would keep of the rest.
+        if selector.is_none() {
+            metadata["remainingItemCount"] = json!(remaining);
+        }
     }
     let (api_version, list_kind) = kind.list_kind();
     let body = format!(
