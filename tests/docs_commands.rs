@@ -253,58 +253,73 @@ impl Workspace {
 /// commands other than the binary's, exit codes and output that differ from the page.
 fn problems_of(page: &Path, workspace: &Workspace, ran: &mut usize) -> Vec<String> {
     let text = fs::read_to_string(page).expect("a page is readable");
-    let name = page.strip_prefix(root()).unwrap_or(page).display().to_string();
+    let name = page
+        .strip_prefix(root())
+        .unwrap_or(page)
+        .display()
+        .to_string();
     let blocks = blocks(&text);
     let mut problems = Vec::new();
     for (index, block) in blocks.iter().enumerate() {
         let place = format!("{name}:{}", block.line);
         let marked = block.before == RUN || block.before.starts_with(NOT_RUN);
-        if block.language != "sh" {
-            if marked {
-                problems.push(format!("{place}: a docs-test marker before a non-sh block"));
-            }
-            continue;
-        }
-        if block.before.starts_with(NOT_RUN) {
-            continue;
-        }
-        if block.before != RUN {
-            problems.push(format!(
+        match (block.language.as_str(), marked) {
+            ("sh", false) => problems.push(format!(
                 "{place}: no marker: put `{RUN}` or `{NOT_RUN}REASON -->` on the line before"
-            ));
-            continue;
-        }
-        let examples = examples(&block.lines);
-        let shown = blocks
-            .get(index + 1)
-            .filter(|next| next.language == "text" && next.follows_directly && examples.len() == 1)
-            .map(|next| &next.lines);
-        for example in &examples {
-            if !example.command.starts_with(&format!("{BINARY} ")) {
-                problems.push(format!(
-                    "{place}: `{}`: a run block runs only {BINARY}",
-                    example.command
-                ));
-                continue;
-            }
-            *ran += 1;
-            let (code, stdout, stderr) = workspace.run(&example.command);
-            if code != example.exit {
-                problems.push(format!(
-                    "{place}: `{}` exited {code}, the page says {}\nstderr:\n{stderr}",
-                    example.command, example.exit
-                ));
-            }
-            if let Some(expected) = shown {
-                let actual: Vec<&str> = stdout.lines().collect();
-                if !shows(expected, &actual) {
-                    problems.push(format!(
-                        "{place}: `{}` printed\n{stdout}\nthe page shows\n{}",
-                        example.command,
-                        expected.join("\n")
-                    ));
+            )),
+            ("sh", true) if block.before == RUN => {
+                let examples = examples(&block.lines);
+                // Output shown right after a one-command block is that command's.
+                let shown = blocks
+                    .get(index + 1)
+                    .filter(|next| next.language == "text" && next.follows_directly)
+                    .filter(|_| examples.len() == 1)
+                    .map(|next| next.lines.as_slice());
+                for example in &examples {
+                    *ran += 1;
+                    problems.extend(check(&place, example, shown, workspace));
                 }
             }
+            ("sh", true) => {}
+            (_, true) => {
+                problems.push(format!("{place}: a docs-test marker before a non-sh block"))
+            }
+            (_, false) => {}
+        }
+    }
+    problems
+}
+
+/// Runs one example, and says how it differs from the page: a command other than the binary,
+/// another exit code, other first lines on stdout.
+fn check(
+    place: &str,
+    example: &Example,
+    shown: Option<&[String]>,
+    workspace: &Workspace,
+) -> Vec<String> {
+    if !example.command.starts_with(&format!("{BINARY} ")) {
+        return vec![format!(
+            "{place}: `{}`: a run block runs only {BINARY}",
+            example.command
+        )];
+    }
+    let (code, stdout, stderr) = workspace.run(&example.command);
+    let mut problems = Vec::new();
+    if code != example.exit {
+        problems.push(format!(
+            "{place}: `{}` exited {code}, the page says {}\nstderr:\n{stderr}",
+            example.command, example.exit
+        ));
+    }
+    if let Some(expected) = shown {
+        let actual: Vec<&str> = stdout.lines().collect();
+        if !shows(expected, &actual) {
+            problems.push(format!(
+                "{place}: `{}` printed\n{stdout}\nthe page shows\n{}",
+                example.command,
+                expected.join("\n")
+            ));
         }
     }
     problems
@@ -362,10 +377,16 @@ fn shown_output_matches_the_first_lines_with_gaps_and_elided_text() {
         "after",
     ];
     assert!(shows(&expected, &actual));
-    assert!(!shows(&expected, &actual[1..]), "the first line is anchored");
+    assert!(
+        !shows(&expected, &actual[1..]),
+        "the first line is anchored"
+    );
     assert!(!shows(&expected, &actual[..3]), "a shown line is missing");
     assert!(line_matches("valid: …", "valid: a, b"));
-    assert!(!line_matches("valid", "valid: a, b"), "a line without … is whole");
+    assert!(
+        !line_matches("valid", "valid: a, b"),
+        "a line without … is whole"
+    );
 }
 
 #[test]
@@ -397,4 +418,40 @@ Plan
     assert!(found[2].before.starts_with(NOT_RUN));
     assert_eq!(found[2].lines, ["kubectl get nodes"]);
     assert!(!found[2].follows_directly);
+}
+
+#[test]
+fn an_unmarked_block_a_misplaced_marker_and_a_foreign_command_are_each_reported() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let page = folder.path().join("page.md");
+    fs::write(
+        &page,
+        "\
+```sh
+vsphere-descheduler demo
+```
+
+<!-- docs-test: run -->
+```sh
+kubectl get nodes
+```
+
+<!-- docs-test: run -->
+```text
+output
+```
+
+<!-- docs-test: not run, needs a cluster -->
+```sh
+kubectl get nodes
+```
+",
+    )
+    .expect("the page is written");
+    let mut ran = 0;
+    let problems = problems_of(&page, &Workspace::new(), &mut ran);
+    assert_eq!(problems.len(), 3, "{problems:#?}");
+    assert!(problems[0].ends_with(":1: no marker: put `<!-- docs-test: run -->` or `<!-- docs-test: not run, REASON -->` on the line before"));
+    assert!(problems[1].contains("a run block runs only vsphere-descheduler"));
+    assert!(problems[2].contains("a docs-test marker before a non-sh block"));
 }
