@@ -53,13 +53,14 @@ pub enum Command {
     /// that admission lets the runs' label writes through (a dry run), the metrics API and
     /// PriorityClasses the policy needs, the Pushgateway. Takes `run`'s flags.
     Check(CheckArgs),
-    /// Record the live state (nodes, pods, PDBs, namespaces, vSphere inventory) into a file
-    /// that `plan --snapshot` reads.
+    /// Record the live state (nodes, pods, PDBs, namespaces, PriorityClasses, vSphere
+    /// inventory) into a file that `plan --snapshot` reads.
     Snapshot(SnapshotArgs),
     /// What one ESXi host failing (or several), or entering maintenance mode, would do to the
     /// workloads: read-only, offline on snapshot files or live like `run --dry-run`.
     WhatIf(WhatIfArgs),
-    /// Print a shell completion script (bash, zsh or fish) for this command line.
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell) for this command
+    /// line.
     Completions(CompletionsArgs),
 }
 
@@ -140,7 +141,8 @@ pub struct PlanArgs {
 
     /// Policy review: plan with this policy too, and print what --policy does differently
     /// (evictions, skips, label and DRS changes added and removed) instead of the plan; exit 0
-    /// when nothing differs, 1 when something does. `--output markdown` gives a review comment.
+    /// when nothing differs, 3 when something does (1 stays "could not write the report").
+    /// `--output markdown` gives a review comment.
     #[arg(long, value_name = "FILE")]
     pub baseline_policy: Option<PathBuf>,
 
@@ -226,8 +228,8 @@ pub struct CheckArgs {
 pub struct MetricsArgs {
     /// Push the run's metrics to this Prometheus Pushgateway (http or https URL, e.g.
     /// http://pushgateway.monitoring:9091) at the end of every run, dry runs and failed runs
-    /// included, replacing the group job="vsphere-descheduler", cluster="<clusterName>". A push
-    /// that fails is a warning of the report, never a failed run.
+    /// included, replacing the group job="vsphere-descheduler", cluster="<clusterName>". The
+    /// push comes after the report: one that fails is logged on stderr, never a failed run.
     #[arg(long, value_name = "URL", env = "VSPHERE_DESCHEDULER_METRICS_PUSH_URL")]
     pub metrics_push_url: Option<String>,
 

@@ -52,7 +52,8 @@ fn every_comparison_prints_as_recorded_and_exits_by_whether_it_differs() {
         let (code, json) = compare(case, "json");
         let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
         let differs = report["differs"].as_bool().expect("differs");
-        assert_eq!(code, i32::from(differs), "{case}: exit code");
+        // 3, not 1: a CI step accepting a difference must still fail when the review is lost.
+        assert_eq!(code, if differs { 3 } else { 0 }, "{case}: exit code");
         let (markdown_code, markdown) = compare(case, "markdown");
         assert_eq!(markdown_code, code, "{case}");
         let (text_code, text) = compare(case, "text");

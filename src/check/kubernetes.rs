@@ -335,10 +335,13 @@ async fn own_label_write(client: &kube::Client, apply: &LabelApply, subject: Sub
         Ok(DryRunAnswer::Forbidden { message }) => Item::new(subject, Status::Missing, message)
             .with_fix(
                 "an admission policy or webhook refuses the runs' label writes to nodes. The \
-                 chart's ValidatingAdmissionPolicy lets the runs change only the label keys of \
-                 the policy the chart was given (vsphere.labels): give the chart the policy this \
-                 check read; for a policy or webhook of your own, let this identity change \
-                 these labels",
+                 chart's ValidatingAdmissionPolicy lets the runs set only the label keys of the \
+                 policy the chart was given (vsphere.labels) and remove only the keys listed in \
+                 admissionPolicy.formerLabelKeys: for a label the denial says was added or \
+                 changed, give the chart the policy this check read; for one it says was removed \
+                 (a key of the runs before a rename or drop), list that key in \
+                 admissionPolicy.formerLabelKeys; for a policy or webhook of your own, let this \
+                 identity change these labels",
             ),
         Ok(DryRunAnswer::NodeGone) => Item::new(
             subject,

@@ -28,8 +28,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_help_names_every_shell_the_command_accepts() {
+        let command = Args::command();
+        let about = command
+            .find_subcommand("completions")
+            .and_then(|completions| completions.get_about())
+            .expect("completions has an about text")
+            .to_string();
+        for shell in <Shell as clap::ValueEnum>::value_variants() {
+            assert!(about.contains(&shell.to_string()), "{shell} in {about:?}");
+        }
+    }
+
+    #[test]
     fn every_shell_completes_the_subcommands_flags_and_output_formats() {
-        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        for shell in <Shell as clap::ValueEnum>::value_variants().iter().copied() {
             let script = String::from_utf8(script(shell)).expect("a UTF-8 script");
             for word in [
                 "vsphere-descheduler",

@@ -49,7 +49,7 @@ pub fn execute(output: OutputFormat) -> Result<ExitCode, Error> {
     }
     if output == OutputFormat::Text {
         use std::io::Write;
-        let intro = "Demo: the seed lab. Three ESXi hosts (esxi-41, esxi-42, esxi-43), one worker VM each,\n\
+        let intro = "Demo: a built-in lab. Three ESXi hosts (esxi-41, esxi-42, esxi-43), one worker VM each,\n\
                      until DRS moved worker-b onto esxi-41, next to worker-a. The two demo-httpd replicas\n\
                      must not share a host; the three pg replicas must not share a node; the three\n\
                      control-plane VMs must stay on distinct hosts (a node group).\n\n";

@@ -19,6 +19,11 @@ use crate::{footprint, plan, policy, snapshot, topology};
 /// 1 (failure) and 2 (invalid input) so a CI job can tell a budget breach from a broken file.
 pub const EXCEEDS_MAX_EVICTIONS: u8 = 3;
 
+/// Exit code of `plan --baseline-policy` when the two plans differ: not 1, which stays "could
+/// not write the report", so a CI step that accepts a difference still fails on a lost review.
+/// The same code as `--max-evictions`' (the two flags exclude each other): the answer to look at.
+pub const PLANS_DIFFER: u8 = 3;
+
 pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     if let Some(baseline) = &args.baseline_policy {
         return compare(args, baseline, output);
@@ -76,7 +81,7 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
 }
 
 /// `plan --baseline-policy OLD --policy NEW`: both plans of one snapshot, and what NEW does
-/// differently. Exit 0 when nothing differs, 1 when something does.
+/// differently. Exit 0 when nothing differs, [`PLANS_DIFFER`] when something does.
 fn compare(args: &PlanArgs, baseline: &Path, output: OutputFormat) -> Result<ExitCode, Error> {
     if !matches!(
         output,
@@ -123,7 +128,7 @@ fn compare(args: &PlanArgs, baseline: &Path, output: OutputFormat) -> Result<Exi
         .map_err(Error::Output)?;
     footprint::leave_to_exit(snapshot);
     Ok(if diff.differs {
-        ExitCode::from(1)
+        ExitCode::from(PLANS_DIFFER)
     } else {
         ExitCode::SUCCESS
     })
