@@ -46,7 +46,7 @@ pub enum Command {
     /// Check policy files; every problem with file:line:column, all at once.
     Validate(ValidateArgs),
     /// Show the plan of a built-in scenario: DRS moved a worker VM next to its replica's VM.
-    Demo,
+    Demo(DemoArgs),
     /// The job: observe vCenter and Kubernetes, label nodes, plan, evict, sync DRS rules, report.
     Run(RunArgs),
     /// Check, read-only, that everything a run needs is in place: the Kubernetes permissions,
@@ -62,6 +62,23 @@ pub enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) for this command
     /// line.
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Which built-in story: `seed-lab` (hosts from vCenter; DRS rules written) or
+    /// `guest-cluster` (a VKS guest cluster whose hosts come from its Supervisor, without a
+    /// vCenter account).
+    #[arg(long, value_enum, default_value_t)]
+    pub story: DemoStory,
+}
+
+/// The built-in stories of `demo`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum DemoStory {
+    #[default]
+    SeedLab,
+    GuestCluster,
 }
 
 #[derive(Debug, clap::Args)]

@@ -94,7 +94,7 @@ pub fn execute(args: Args) -> Result<ExitCode, Error> {
     match args.command {
         Command::Plan(plan_args) => plan::execute(&plan_args, args.output),
         Command::Validate(validate_args) => validate::execute(&validate_args, args.output),
-        Command::Demo => demo::execute(args.output),
+        Command::Demo(demo) => demo::execute(demo.story, args.output),
         Command::Run(run_args) => run::execute(&run_args, args.output),
         Command::Check(check_args) => check::execute(&check_args, args.output),
         Command::Snapshot(snapshot_args) => snapshot::execute(&snapshot_args, args.output),
@@ -108,7 +108,7 @@ fn name(command: &Command) -> &'static str {
     match command {
         Command::Plan(_) => "plan",
         Command::Validate(_) => "validate",
-        Command::Demo => "demo",
+        Command::Demo(_) => "demo",
         Command::Run(_) => "run",
         Command::Check(_) => "check",
         Command::Snapshot(_) => "snapshot",
