@@ -14,6 +14,7 @@ pub mod diff;
 mod entry;
 mod exposure_text;
 pub mod findings;
+pub mod guest_clusters;
 pub mod html;
 pub mod placement;
 mod record;
@@ -34,6 +35,7 @@ use crate::plan::{
     DrsAction, Exposure, LabelChange, MappedBy, MappedNode, NodeUtilization, Plan, Skip,
 };
 pub use entry::{DrsRuleEntry, EvictionEntry};
+pub use guest_clusters::GuestClusters;
 pub use placement::Placement;
 pub use warning::ReportWarning;
 
@@ -187,6 +189,10 @@ pub struct Report {
     /// nodes, per ESXi host); absent without a vSphere inventory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposure: Option<Exposure>,
+    /// Guest clusters' cluster modules and the VMs on no host (`guestClusters`,
+    /// `unplacedVms`), when the hosts come from VM Operator's objects; absent otherwise.
+    #[serde(flatten)]
+    pub guest_clusters: Option<GuestClusters>,
     pub warnings: Vec<ReportWarning>,
     pub errors: Vec<String>,
     /// Where the run failed and the kind of each failure (what the metrics count by cause;
@@ -261,6 +267,7 @@ impl Report {
             mapped_nodes: plan.mapped_nodes,
             unmapped_nodes: plan.unmapped_nodes,
             exposure: plan.exposure,
+            guest_clusters: None,
             warnings,
             errors,
             failures,
@@ -275,6 +282,15 @@ impl Report {
     /// this report was planned on. Call it once the report's outcomes are final.
     pub fn place(&mut self, snapshot: &crate::snapshot::Snapshot, policy: &crate::policy::Policy) {
         self.placement = Some(Box::new(Placement::new(snapshot, policy, self)));
+    }
+
+    /// Adds what the Supervisor found beside the hosts (`None`: the hosts do not come from VM
+    /// Operator's objects), with the warning of node VMs in no cluster module.
+    pub fn show_guest_clusters(&mut self, findings: Option<crate::supervisor::Findings>) {
+        let shown = findings.map(GuestClusters::from);
+        self.warnings
+            .extend(shown.as_ref().and_then(GuestClusters::warning));
+        self.guest_clusters = shown;
     }
 
     /// A report with nothing planned: what a run that could not plan prints, with its errors.
@@ -322,6 +338,9 @@ impl Report {
         });
         if let Some(exposure) = &self.exposure {
             exposure_text::write(&mut out, exposure);
+        }
+        if let Some(guest_clusters) = &self.guest_clusters {
+            guest_clusters.write_text(&mut out);
         }
         self.write_nodes_and_notices(&mut out);
         let _ = writeln!(

@@ -187,6 +187,8 @@ pub struct Looked {
     pub snapshot: snapshot::Snapshot,
     pub target: Target,
     pub problems: Vec<Problem>,
+    /// What the Supervisor showed beside the hosts (source `supervisor` only).
+    pub guest_clusters: Option<supervisor::Findings>,
 }
 
 /// Observes the cluster and vCenter as a dry run does and changes nothing: no lock, no plan
@@ -205,6 +207,7 @@ pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
         snapshot,
         vsphere,
         problems,
+        guest_clusters,
     } = observe(config, cluster, &Stop::new()).await?;
     if let Some(client) = vsphere {
         log_out(client).await;
@@ -213,6 +216,7 @@ pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
         snapshot,
         target,
         problems,
+        guest_clusters,
     })
 }
 
@@ -230,6 +234,7 @@ async fn observe_plan_act(
         mut snapshot,
         vsphere,
         mut problems,
+        guest_clusters,
     } = observe(config, cluster, stop).await?;
     *session = vsphere;
     snapshot.history = match lock {
@@ -266,6 +271,7 @@ async fn observe_plan_act(
     outcomes.problems.splice(0..0, problems);
     let verdict = outcomes.verdict();
     let mut report = Report::new(mode(config), plan, outcomes);
+    report.show_guest_clusters(guest_clusters);
     if config.placement {
         report.place(&snapshot, &config.policy);
     }
@@ -278,6 +284,8 @@ struct Observed {
     snapshot: snapshot::Snapshot,
     vsphere: Option<vsphere::Client>,
     problems: Vec<Problem>,
+    /// The Supervisor's findings beside its inventory (source `supervisor` only).
+    guest_clusters: Option<supervisor::Findings>,
 }
 
 /// The cluster's API server: its client, and its address (which a Supervisor address must not
@@ -315,6 +323,7 @@ async fn observe(config: &RunConfig, at: Cluster<'_>, stop: &Stop) -> Result<Obs
     let Hosts {
         mut vsphere,
         inventory,
+        guest_clusters,
         problem,
     } = hosts;
     problems.extend(problem);
@@ -327,6 +336,7 @@ async fn observe(config: &RunConfig, at: Cluster<'_>, stop: &Stop) -> Result<Obs
         snapshot,
         vsphere,
         problems,
+        guest_clusters,
     })
 }
 
@@ -348,6 +358,9 @@ async fn observe_metrics(
 struct Hosts {
     vsphere: Option<vsphere::Client>,
     inventory: Option<Inventory>,
+    /// What the Supervisor showed beside the inventory: guest clusters' cluster modules and the
+    /// VMs on no host (source `supervisor`, when it was read).
+    guest_clusters: Option<supervisor::Findings>,
     problem: Option<Problem>,
 }
 
@@ -358,7 +371,7 @@ async fn observe_hosts(config: &RunConfig, api_server: &str) -> Hosts {
             Ok((client, inventory)) => Hosts {
                 vsphere: Some(client),
                 inventory: Some(inventory),
-                problem: None,
+                ..Hosts::default()
             },
             Err(error) => Hosts {
                 problem: Some(Problem::VcenterUnobserved(error.failure())),
@@ -366,8 +379,9 @@ async fn observe_hosts(config: &RunConfig, api_server: &str) -> Hosts {
             },
         },
         Topology::Supervisor(settings) => match observe_supervisor(settings, api_server).await {
-            Ok(inventory) => Hosts {
-                inventory: Some(inventory),
+            Ok(topology) => Hosts {
+                inventory: Some(topology.inventory),
+                guest_clusters: Some(topology.findings),
                 ..Hosts::default()
             },
             Err(error) => Hosts {
@@ -379,14 +393,14 @@ async fn observe_hosts(config: &RunConfig, api_server: &str) -> Hosts {
     }
 }
 
-/// Reads the Supervisor's VM Operator objects into the inventory.
+/// Reads the Supervisor's VM Operator objects into the inventory and the findings beside it.
 async fn observe_supervisor(
     settings: &supervisor::Settings,
     api_server: &str,
-) -> Result<Inventory, supervisor::Error> {
+) -> Result<supervisor::Topology, supervisor::Error> {
     let supervisor = supervisor::Supervisor::connect(settings).await?;
     let objects = supervisor.read(Some(api_server)).await?;
-    supervisor::topology_of(&objects).map(|topology| topology.inventory)
+    supervisor::topology_of(&objects)
 }
 
 /// Logs in and observes the clusters the policy selects.

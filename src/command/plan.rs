@@ -180,6 +180,10 @@ fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
         warn!("{problem}");
         report.errors.push(problem.to_string());
     }
+    // The hosts come from VM Operator's objects unless the policy reads the nodes' label.
+    if loaded.policy.vsphere.source != SourceKind::NodeLabel {
+        report.show_guest_clusters(snapshot.supervisor.clone());
+    }
     if output == OutputFormat::Html {
         report.place(&snapshot.snapshot, &loaded.policy);
     }

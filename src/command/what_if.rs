@@ -11,7 +11,7 @@ use crate::cli::WhatIfArgs;
 use crate::error_chain;
 use crate::outcome::Problem;
 use crate::plan::what_if::{self, Scenario};
-use crate::policy::Policy;
+use crate::policy::{Policy, SourceKind};
 use crate::report::what_if::WhatIfReport;
 use crate::report::{Mode, OutputFormat, ReportWarning};
 use crate::run::{self, RunConfig};
@@ -46,6 +46,10 @@ fn offline(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error
         .map_err(Error::Snapshot)?;
     let replaced = topology::apply_node_label(&mut loaded.snapshot, &policy.vsphere);
     let mut report = answer(Mode::Plan, &loaded.snapshot, &policy, scenario)?;
+    // The hosts come from VM Operator's objects unless the policy reads the nodes' label.
+    if replaced.is_none() && policy.vsphere.source != SourceKind::NodeLabel {
+        report.show_guest_clusters(loaded.supervisor);
+    }
     if let Some(replaced) = replaced {
         warn!("{replaced}");
         report.warnings.insert(0, ReportWarning::Topology(replaced));
@@ -82,9 +86,10 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
     } else {
         let mut report = answer(Mode::DryRun, &looked.snapshot, &config.policy, scenario)?;
         report.errors = problems;
+        report.show_guest_clusters(looked.guest_clusters);
         report
     };
-    report.warnings = config.warnings;
+    report.warnings.splice(0..0, config.warnings);
     report.target = Some(looked.target);
     Ok(report)
 }

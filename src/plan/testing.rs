@@ -196,6 +196,23 @@ impl Lab {
         self
     }
 
+    /// Adds a vSphere cluster module named `<policy>/<group>` over these VMs, as the Supervisor
+    /// source records one: soft, VKS's own, enabled.
+    pub fn module(mut self, name: &str, vms: &[&str]) -> Lab {
+        self.cluster().rules.push(Rule {
+            name: name.to_string(),
+            key: None,
+            kind: RuleKind::ClusterModule,
+            enabled: true,
+            mandatory: false,
+            user_created: false,
+            uuid: Some(format!("module-{name}")),
+            vms: vms.iter().map(|v| v.to_string()).collect(),
+            vm_ids: vms.iter().map(|v| vm_id(v)).collect(),
+        });
+        self
+    }
+
     /// Adds a taint to a node.
     pub fn taint(self, node: &str, key: &str, value: &str, effect: TaintEffect) -> Lab {
         self.with(|snapshot| {

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::placement::{HostState, HostView, NodeView, Placement, WorkloadView, leaves};
+use super::guest_clusters;
 use super::risk::Risk;
 use super::{DrsRuleEntry, EvictionEntry, Mode, Outcome, Report};
 use crate::plan::{
@@ -74,6 +75,7 @@ pub fn render(report: &Report, placement: Option<&Placement>) -> String {
     }
     page.unattached(placement);
     page.drs_rules();
+    page.guest_clusters();
     page.utilization();
     page.notes();
     page.out.push_str("</main>\n</body>\n</html>\n");
@@ -537,6 +539,62 @@ impl Page<'_> {
         put!(self, "</section>");
     }
 
+    /// Each guest cluster's cluster modules with their node VMs, its node VMs in none and why,
+    /// and the VMs on no host: when the hosts come from VM Operator's objects.
+    fn guest_clusters(&mut self) {
+        let Some(shown) = &self.report.guest_clusters else {
+            return;
+        };
+        put!(
+            self,
+            "<section id=\"guest-clusters\">\n<h2>Guest clusters: cluster modules (soft: DRS \
+             keeps their members apart when it can)</h2>"
+        );
+        for guest in &shown.guest_clusters {
+            put!(
+                self,
+                "<h3>{}/{}</h3>\n<ul class=\"rules\">",
+                escape(&guest.namespace),
+                escape(&guest.name)
+            );
+            for module in &guest.modules {
+                let vms: Vec<String> = module.vms.iter().map(|vm| escape(vm)).collect();
+                put!(
+                    self,
+                    "<li><b>{}/{}</b> (cluster {}) keeps apart {} VMs: <span class=vms>{}</span></li>",
+                    escape(&module.policy),
+                    escape(&module.group),
+                    escape(&module.cluster_id),
+                    module.vms.len(),
+                    vms.join(", ")
+                );
+            }
+            for missing in &guest.outside_modules {
+                put!(
+                    self,
+                    "<li class=\"warning\">in no module: <b>{}</b> ({})</li>",
+                    escape(missing.vm()),
+                    escape(&guest_clusters::missing_reason(missing))
+                );
+            }
+            put!(self, "</ul>");
+        }
+        if !shown.unplaced_vms.is_empty() {
+            put!(self, "<h3>On no ESXi host yet</h3>\n<ul>");
+            for vm in &shown.unplaced_vms {
+                put!(
+                    self,
+                    "<li>{}/{} ({})</li>",
+                    escape(&vm.namespace),
+                    escape(&vm.name),
+                    guest_clusters::unplaced_reason(vm.reason)
+                );
+            }
+            put!(self, "</ul>");
+        }
+        put!(self, "</section>");
+    }
+
     fn rule(&mut self, entry: &DrsRuleEntry) {
         let rule = &entry.change;
         let action = rule.action.as_str();
@@ -924,6 +982,48 @@ mod tests {
             "node group <b>&lt;group&gt;</b>",
         ] {
             assert!(page.contains(escaped), "{escaped} missing");
+        }
+    }
+
+    #[test]
+    fn guest_clusters_are_drawn_with_their_modules_and_names_escaped() {
+        use crate::supervisor::{
+            Findings, GuestCluster, MissingModule, Module, Unplaced, UnplacedReason,
+        };
+        let mut report = Report::planned(Mode::Plan, Plan::default());
+        assert!(!render(&report, None).contains("id=\"guest-clusters\""));
+        report.show_guest_clusters(Some(Findings {
+            guest_clusters: vec![GuestCluster {
+                namespace: "team-a".to_string(),
+                name: "<tkc>".to_string(),
+                modules: vec![Module {
+                    policy: "tkc-1".to_string(),
+                    group: "workers".to_string(),
+                    uuid: "52a1".to_string(),
+                    cluster_id: "domain-c8".to_string(),
+                    vms: vec!["w-<1>".to_string(), "w-2".to_string()],
+                }],
+                outside_modules: vec![MissingModule::NoGroupAnnotation {
+                    vm: "cp-&".to_string(),
+                }],
+            }],
+            unplaced: vec![Unplaced {
+                namespace: "team-a".to_string(),
+                name: "w-3".to_string(),
+                reason: UnplacedReason::NotCreated,
+            }],
+        }));
+        let page = render(&report, None);
+        for drawn in [
+            "id=\"guest-clusters\"",
+            "<h3>team-a/&lt;tkc&gt;</h3>",
+            "<b>tkc-1/workers</b> (cluster domain-c8) keeps apart 2 VMs",
+            "w-&lt;1&gt;, w-2",
+            "in no module: <b>cp-&amp;</b> (no vsphere-cluster-module-group annotation)",
+            "team-a/w-3 (not created in vSphere yet)",
+            "warning: 1 node VM(s) of guest clusters in no cluster module",
+        ] {
+            assert!(page.contains(drawn), "{drawn} missing");
         }
     }
 

@@ -35,6 +35,9 @@ pub enum ReportWarning {
     },
     /// The topology source replaced what the snapshot recorded.
     Topology(topology::Replaced),
+    /// Node VMs of guest clusters in no cluster module (`namespace/vm`; why is in
+    /// `guestClusters`): DRS keeps them apart from nothing.
+    OutsideClusterModules { vms: Vec<String> },
 }
 
 impl From<Warning> for ReportWarning {
@@ -65,6 +68,13 @@ impl fmt::Display for ReportWarning {
                 cause,
             } => write!(f, "no event recorded for pod {namespace}/{pod}: {cause}"),
             ReportWarning::Topology(replaced) => replaced.fmt(f),
+            ReportWarning::OutsideClusterModules { vms } => write!(
+                f,
+                "{} node VM(s) of guest clusters in no cluster module, so DRS keeps them apart \
+                 from nothing: {} (guestClusters says why)",
+                vms.len(),
+                vms.join(", ")
+            ),
         }
     }
 }

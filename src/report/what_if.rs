@@ -8,10 +8,10 @@ use std::io::Write as _;
 
 use serde::Serialize;
 
-use super::{Mode, OutputFormat, ReportWarning, Target};
+use super::{GuestClusters, Mode, OutputFormat, ReportWarning, Target};
 use crate::plan::exposure::Budget;
 use crate::plan::what_if::{
-    HaImpact, HaRule, NodeGroupImpact, Outcome, Restart, RuleImpact, Scenario, WhatIf,
+    HaImpact, HaRule, KeptApartBy, NodeGroupImpact, Outcome, Restart, RuleImpact, Scenario, WhatIf,
 };
 use crate::text::escaped;
 
@@ -31,6 +31,10 @@ pub struct WhatIfReport {
     /// The answer; absent when the question could not be answered (`errors` say why).
     #[serde(flatten)]
     pub answer: Option<WhatIf>,
+    /// Guest clusters' cluster modules and the VMs on no host (`guestClusters`,
+    /// `unplacedVms`), when the hosts come from VM Operator's objects; absent otherwise.
+    #[serde(flatten)]
+    pub guest_clusters: Option<GuestClusters>,
     pub warnings: Vec<ReportWarning>,
     pub errors: Vec<String>,
     /// 0 every workload and node group stays tolerated, 3 some would not, 1 a backend failed,
@@ -48,6 +52,7 @@ impl WhatIfReport {
             kind: "WhatIf",
             mode,
             answer: Some(answer),
+            guest_clusters: None,
             warnings: Vec::new(),
             errors: Vec::new(),
             exit_code,
@@ -62,11 +67,21 @@ impl WhatIfReport {
             kind: "WhatIf",
             mode,
             answer: None,
+            guest_clusters: None,
             warnings: Vec::new(),
             errors,
             exit_code,
             target: None,
         }
+    }
+
+    /// Adds what the Supervisor found beside the hosts (`None`: the hosts do not come from VM
+    /// Operator's objects), with the warning of node VMs in no cluster module.
+    pub fn show_guest_clusters(&mut self, findings: Option<crate::supervisor::Findings>) {
+        let shown = findings.map(GuestClusters::from);
+        self.warnings
+            .extend(shown.as_ref().and_then(GuestClusters::warning));
+        self.guest_clusters = shown;
     }
 
     pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
@@ -117,6 +132,9 @@ impl WhatIfReport {
         }
         if let Some(answer) = &self.answer {
             write_answer(&mut out, answer);
+        }
+        if let Some(guest_clusters) = &self.guest_clusters {
+            guest_clusters.write_text(&mut out);
         }
         for warning in &self.warnings {
             let _ = writeln!(out, "warning: {}", escaped(&warning.to_string()));
@@ -230,7 +248,11 @@ fn outcome(outcome: &Outcome, total: usize, unit: Unit) -> String {
         false => format!("{} to {}", bound.at_least, bound.at_most),
     };
     let kept = match &outcome.kept_apart_by {
-        Some(rule) => format!(" (rule {} keeps its VMs apart)", escaped(rule)),
+        Some(KeptApartBy::Rule(rule)) => format!(" (rule {} keeps its VMs apart)", escaped(rule)),
+        Some(KeptApartBy::Module(module)) => format!(
+            " (cluster module {} keeps its VMs apart, DRS permitting)",
+            escaped(module)
+        ),
         None => String::new(),
     };
     format!(

@@ -1,7 +1,7 @@
 //! A host enters maintenance mode: DRS moves its VMs, and the pods on them, to the cluster's
 //! other usable hosts. Where a satisfiable rule keeps a workload's VMs apart (and DRS acts on
-//! rules by itself), each moving VM goes to a host holding none of the workload's pods, so the
-//! busiest host is known. Otherwise DRS may put every moving VM on the busiest remaining host:
+//! rules by itself), or a cluster module does, each moving VM goes to a host holding none of
+//! the workload's pods, so the busiest host is known. Otherwise DRS may put every moving VM on the busiest remaining host:
 //! the outcome is a bound, from the pigeonhole (the pods over the hosts left) up to that.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,8 +12,8 @@ use super::super::exposure::ExposureClass;
 use super::super::index::NodeIx;
 use super::super::view::View;
 use super::{
-    Bound, NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, drs_automated, find_host, group_nodes,
-    hosts_now, members, view_now,
+    Bound, KeptApartBy, NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, drs_automated, find_host,
+    group_nodes, hosts_now, members, view_now,
 };
 use crate::inventory::{Cluster, RuleKind};
 use crate::policy::Policy;
@@ -174,12 +174,21 @@ fn bound(units: &Units, left: &BTreeSet<&str>, kept: bool) -> Bound {
     }
 }
 
-/// The enabled anti-affinity rule that keeps every VM of these nodes in the host's cluster
-/// apart and still holds with the hosts left, when DRS acts on rules by itself.
-fn keeping_rule(view: &View, moving: &Move, nodes: impl Iterator<Item = NodeIx>) -> Option<String> {
-    if !drs_automated(moving.cluster) {
-        return None;
-    }
+/// What keeps every VM of these nodes in the host's cluster apart and still holds with the hosts
+/// left: an enabled anti-affinity rule when DRS acts on rules by itself, or a cluster module.
+///
+/// A cluster module is soft anti-affinity, as a non-mandatory rule is: DRS keeps its members
+/// apart when it can, and here it can (no more members than hosts left), so a module gives the
+/// bound such a rule gives. VKS requires DRS fully automated on a Supervisor's clusters, and
+/// the Supervisor shows no DRS setting (`drs: None` with `vsphere.source: supervisor`): a module
+/// counts there as if DRS were automated. DRS observed and not acting by itself credits none.
+fn keeping_rule(
+    view: &View,
+    moving: &Move,
+    nodes: impl Iterator<Item = NodeIx>,
+) -> Option<KeptApartBy> {
+    let automated = drs_automated(moving.cluster);
+    let modules_kept = automated || moving.cluster.drs.is_none();
     let vms: BTreeSet<&str> = nodes
         .filter_map(|n| view.nodes[n].placement.as_ref())
         .filter(|p| p.cluster_index == moving.cluster_index)
@@ -189,10 +198,13 @@ fn keeping_rule(view: &View, moving: &Move, nodes: impl Iterator<Item = NodeIx>)
         .cluster
         .rules
         .iter()
-        .filter(|r| r.enabled && r.kind == RuleKind::AntiAffinity)
-        .filter(|r| r.vms.len() <= moving.left.len())
-        .find(|r| vms.iter().all(|vm| r.vms.iter().any(|v| v == vm)))
-        .map(|r| r.name.clone())
+        .filter(|r| r.enabled && r.vms.len() <= moving.left.len())
+        .filter(|r| vms.iter().all(|vm| r.vms.iter().any(|v| v == vm)))
+        .find_map(|r| match r.kind {
+            RuleKind::AntiAffinity if automated => Some(KeptApartBy::Rule(r.name.clone())),
+            RuleKind::ClusterModule if modules_kept => Some(KeptApartBy::Module(r.name.clone())),
+            _ => None,
+        })
 }
 
 fn node_groups(view: &View, moving: &Move) -> Vec<NodeGroupImpact> {

@@ -142,9 +142,10 @@ pub struct Outcome {
     /// The most one host holds afterwards (maintenance, when anything moves).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub busiest_host: Option<Bound>,
-    /// The DRS rule that keeps its VMs apart while they move (maintenance).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kept_apart_by: Option<String>,
+    /// The DRS rule or cluster module that keeps its VMs apart while they move (maintenance):
+    /// `keptApartBy` names a rule, `keptApartByModule` a module.
+    #[serde(flatten)]
+    pub kept_apart_by: Option<KeptApartBy>,
     /// The class of the outcome, at its worst where it is a bound.
     pub class: ExposureClass,
     /// Whether the outcome is certain; otherwise DRS decides within the bound.
@@ -169,7 +170,7 @@ impl Outcome {
     fn moved(
         moving: usize,
         bound: Option<Bound>,
-        kept_apart_by: Option<String>,
+        kept_apart_by: Option<KeptApartBy>,
         (total, tolerates): (usize, Option<usize>),
     ) -> Outcome {
         let worst = bound.map_or(0, |b| b.at_most);
@@ -182,6 +183,18 @@ impl Outcome {
             exact: bound.is_none_or(|b| b.at_least == b.at_most),
         }
     }
+}
+
+/// What keeps a workload's (or node group's) VMs apart while DRS moves them. Serialized as the
+/// one key that names it, so a rule reads `keptApartBy` as it always has.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum KeptApartBy {
+    /// An enabled DRS anti-affinity rule, by name.
+    #[serde(rename = "keptApartBy")]
+    Rule(String),
+    /// A vSphere cluster module (VKS's soft anti-affinity), as `<policy>/<group>`.
+    #[serde(rename = "keptApartByModule")]
+    Module(String),
 }
 
 /// Between `at_least` and `at_most`, where DRS decides.
@@ -435,7 +448,7 @@ fn drs_automated(cluster: &Cluster) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::{AdmissionControl, HaConfig, RestartPriority};
+    use crate::inventory::{AdmissionControl, DrsConfig, HaConfig, RestartPriority};
     use crate::plan::feasibility::Refusal;
     use crate::plan::testing::*;
     use crate::plan::view::NodeRefusal;
@@ -679,8 +692,10 @@ mod tests {
             (ExposureClass::Tolerated, true)
         );
         assert_eq!(
-            web.outcome.kept_apart_by.as_deref(),
-            Some("vsphere-descheduler:k8s:shop:ReplicaSet/web-rs")
+            web.outcome.kept_apart_by,
+            Some(KeptApartBy::Rule(
+                "vsphere-descheduler:k8s:shop:ReplicaSet/web-rs".to_string()
+            ))
         );
         assert_eq!(answer.drs_rules.len(), 1);
         assert!(answer.drs_rules[0].satisfiable);
@@ -702,6 +717,116 @@ mod tests {
                 .iter()
                 .all(|w| w.outcome.kept_apart_by.is_none())
         );
+    }
+
+    /// The lab with its cluster's DRS setting replaced (`None`: not observed, as from a
+    /// Supervisor).
+    fn drs(lab: Lab, drs: Option<DrsConfig>) -> Lab {
+        lab.with(|s| s.inventory.as_mut().expect("inventory").clusters[0].drs = drs)
+    }
+
+    const WORKERS: &str = "team-a/tkc-1-workers-0";
+
+    #[test]
+    fn a_cluster_module_gives_the_bound_a_soft_rule_gives_and_is_named_as_a_module() {
+        let by_module = maintenance(lab().module(WORKERS, &["w1", "w2"]), "esxi-1", &policy(vec![]));
+        let by_rule = maintenance(
+            lab().rule("keep-web", 1, &["w1", "w2"]),
+            "esxi-1",
+            &policy(vec![]),
+        );
+        let (module, rule) = (
+            touched(&by_module, "shop/ReplicaSet/web-rs"),
+            touched(&by_rule, "shop/ReplicaSet/web-rs"),
+        );
+        assert_eq!(module.outcome.busiest_host, rule.outcome.busiest_host);
+        assert_eq!(
+            module.outcome.busiest_host,
+            Some(Bound {
+                at_least: 1,
+                at_most: 1
+            })
+        );
+        assert_eq!(module.outcome.class, ExposureClass::Tolerated);
+        assert_eq!(
+            module.outcome.kept_apart_by,
+            Some(KeptApartBy::Module(WORKERS.to_string()))
+        );
+        assert!(
+            by_module.drs_rules.is_empty(),
+            "a module is VKS's, not one of our rules"
+        );
+    }
+
+    #[test]
+    fn a_cluster_module_counts_where_drs_is_not_observed_and_a_rule_does_not() {
+        let module = maintenance(
+            drs(lab().module(WORKERS, &["w1", "w2"]), None),
+            "esxi-1",
+            &policy(vec![]),
+        );
+        assert_eq!(
+            touched(&module, "shop/ReplicaSet/web-rs").outcome.kept_apart_by,
+            Some(KeptApartBy::Module(WORKERS.to_string()))
+        );
+        let rule = maintenance(
+            drs(lab().rule("keep-web", 1, &["w1", "w2"]), None),
+            "esxi-1",
+            &policy(vec![]),
+        );
+        let web = touched(&rule, "shop/ReplicaSet/web-rs");
+        assert_eq!(web.outcome.kept_apart_by, None);
+        assert!(!web.outcome.exact);
+    }
+
+    #[test]
+    fn a_cluster_module_keeps_nothing_apart_where_drs_is_observed_not_to_act_by_itself() {
+        let partial = Some(DrsConfig {
+            enabled: true,
+            default_vm_behavior: DrsBehavior::PartiallyAutomated,
+        });
+        let answer = maintenance(
+            drs(lab().module(WORKERS, &["w1", "w2"]), partial),
+            "esxi-1",
+            &policy(vec![]),
+        );
+        let web = touched(&answer, "shop/ReplicaSet/web-rs");
+        assert_eq!(web.outcome.kept_apart_by, None);
+        assert_eq!(
+            web.outcome.busiest_host,
+            Some(Bound {
+                at_least: 1,
+                at_most: 2
+            })
+        );
+    }
+
+    #[test]
+    fn a_cluster_module_over_more_vms_than_hosts_left_keeps_nothing_apart() {
+        let lab = drs(lab().module(WORKERS, &["w1", "w2", "w3", "w4"]), None);
+        let answer = maintenance(lab, "esxi-1", &policy(vec![]));
+        assert!(
+            answer
+                .workloads
+                .iter()
+                .all(|w| w.outcome.kept_apart_by.is_none()),
+            "{answer:#?}"
+        );
+    }
+
+    #[test]
+    fn a_cluster_module_is_no_anti_affinity_rule_ha_respects_on_a_failure() {
+        let reserved = Some(AdmissionControl::HostFailures { failover_level: 1 });
+        let answer = fails(
+            ha(
+                lab().module(WORKERS, &["w1", "w3"]),
+                ha_on(reserved, Some(true)),
+            ),
+            &["esxi-1"],
+        );
+        assert!(answer.ha[0].rules.is_empty(), "{:#?}", answer.ha[0]);
+        let web = touched(&answer, "shop/ReplicaSet/web-rs");
+        assert_eq!((web.outcome.lost, web.outcome.exact), (Some(2), true));
     }
 
     #[test]

@@ -53,6 +53,17 @@ pub fn render(report: &WhatIfReport) -> String {
         node_groups(&mut out, &answer.node_groups);
         consequences(&mut out, answer);
     }
+    if let Some(shown) = &report.guest_clusters {
+        // The text report's section as it is: a what-if page reads the modules, it does not
+        // act on them.
+        let mut text = String::new();
+        shown.write_text(&mut text);
+        let _ = writeln!(
+            out,
+            "<section id=\"guest-clusters\">\n<pre>{}</pre>\n</section>",
+            escape(text.trim_end())
+        );
+    }
     for warning in &report.warnings {
         let _ = writeln!(
             out,
