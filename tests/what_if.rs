@@ -44,12 +44,14 @@ fn report(case: &Path) -> WhatIfReport {
     let policy = policy::load_file(&case.join("policy.yaml"))
         .unwrap_or_else(|e| panic!("{}: {e}", case.display()))
         .policy;
-    let snapshot = snapshot::load_files(&[case.join("snapshot.yaml")], now)
-        .unwrap_or_else(|e| panic!("{}: {e}", case.display()))
-        .snapshot;
-    let answer = what_if::what_if(&snapshot, &policy, &scenario(case))
+    let loaded = snapshot::load_files(&[case.join("snapshot.yaml")], now)
         .unwrap_or_else(|e| panic!("{}: {e}", case.display()));
-    WhatIfReport::new(Mode::Plan, answer)
+    let answer = what_if::what_if(&loaded.snapshot, &policy, &scenario(case))
+        .unwrap_or_else(|e| panic!("{}: {e}", case.display()));
+    let mut report = WhatIfReport::new(Mode::Plan, answer);
+    // As `what-if --snapshot` does: a snapshot of VM Operator's objects shows its guest clusters.
+    report.show_guest_clusters(loaded.supervisor);
+    report
 }
 
 #[test]
@@ -84,6 +86,8 @@ fn the_exit_code_says_whether_anything_is_left_at_risk() {
         ("maintenance-host-already-in-maintenance", 0),
         ("host-fails-ha-respects-rules", 3),
         ("maintenance-bounds-and-rules", 3),
+        ("maintenance-vks-cluster-module-cannot-hold", 3),
+        ("maintenance-vks-cluster-module-keeps-apart", 0),
     ] {
         let report = report(&root.join(case));
         assert_eq!(report.exit_code, code, "{case}");

@@ -428,6 +428,8 @@ fn write_maintenance(out: &mut String, answer: &WhatIf) {
             capacity.moving_vms.len(),
             if capacity.drs_fully_automated {
                 "moves them by itself"
+            } else if !capacity.drs_observed {
+                "is not observed (VKS requires it fully automated: taken to move them by itself)"
             } else {
                 "is not fully automated: its recommendations must be applied"
             },

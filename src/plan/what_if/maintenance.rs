@@ -48,6 +48,11 @@ pub struct ClusterCapacity {
     /// DRS is on and fully automated: it moves the VMs by itself (otherwise someone applies
     /// its recommendations, or moves them by hand).
     pub drs_fully_automated: bool,
+    /// The inventory holds the cluster's DRS settings. A Supervisor shows none; VKS requires
+    /// DRS fully automated there, so it is taken to move the VMs by itself. Written only when
+    /// `false`.
+    #[serde(skip_serializing_if = "is_true")]
+    pub drs_observed: bool,
     /// Some other usable host can take the VMs: without one, maintenance cannot complete.
     pub evacuable: bool,
 }
@@ -293,6 +298,11 @@ fn capacity(view: &View, moving: &Move, cluster: String) -> ClusterCapacity {
             .map(|(vm, _)| vm.to_string())
             .collect(),
         drs_fully_automated: drs_automated(moving.cluster),
+        drs_observed: moving.cluster.drs.is_some(),
         evacuable: moving.idle || !moving.left.is_empty(),
     }
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
