@@ -825,3 +825,53 @@ fn a_policy_nested_past_the_limit_is_a_positioned_problem_never_a_crash() {
         assert!(stderr.contains(&expected), "{expected}\n{stderr}");
     }
 }
+
+#[test]
+fn plan_and_what_if_on_vm_operator_objects_show_the_guest_clusters_modules() {
+    let case = "vks-guest-cluster-drs-moved";
+    let (code, stdout, stderr) = run(plan_case(case).args(["--output", "json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let guest = &report["guestClusters"][0];
+    assert_eq!(
+        (&guest["namespace"], &guest["name"]),
+        (&"team-a".into(), &"tkc-1".into())
+    );
+    let groups: Vec<&str> = guest["modules"]
+        .as_array()
+        .expect("modules")
+        .iter()
+        .map(|m| m["group"].as_str().expect("a group"))
+        .collect();
+    assert_eq!(groups, ["tkc-1-control-plane", "tkc-1-workers-0"]);
+    assert_eq!(
+        report["unplacedVms"][0]["name"],
+        "tkc-1-node-pool-1-wh5j2-5b7c9d8f6-zt6hw"
+    );
+
+    let (code, stdout, stderr) = run(&mut plan_case(case));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("    module tkc-1/tkc-1-workers-0 (cluster domain-c10): "),
+        "{stdout}"
+    );
+
+    let (code, stdout, stderr) = run(what_if_on(
+        &fixture(&format!("plan/{case}/snapshot.yaml")),
+        &["--maintenance", "esxi-03.lab.example", "--output", "json"],
+    )
+    .arg("--policy")
+    .arg(fixture(&format!("plan/{case}/policy.yaml"))));
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(report["guestClusters"][0]["name"], "tkc-1", "{report}");
+}
+
+#[test]
+fn plan_of_a_snapshot_without_vm_operator_objects_has_no_guest_clusters() {
+    let (code, stdout, stderr) = run(plan_case("drs-moved-worker").args(["--output", "json"]));
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert!(report.get("guestClusters").is_none(), "{report}");
+    assert!(report.get("unplacedVms").is_none(), "{report}");
+}

@@ -193,7 +193,9 @@ mod tests {
         }])
         .write_text(&mut out);
         assert!(
-            out.contains("    module tkc-1/tkc-1-workers-0 (cluster domain-c8): worker-a, worker-b\n"),
+            out.contains(
+                "    module tkc-1/tkc-1-workers-0 (cluster domain-c8): worker-a, worker-b\n"
+            ),
             "{out}"
         );
         assert!(
@@ -212,7 +214,10 @@ mod tests {
     #[test]
     fn the_json_names_the_fields_in_camel_case() {
         let json = serde_json::to_value(guest(vec![])).expect("serializes");
-        assert_eq!(json["guestClusters"][0]["modules"][0]["clusterId"], "domain-c8");
+        assert_eq!(
+            json["guestClusters"][0]["modules"][0]["clusterId"],
+            "domain-c8"
+        );
         assert_eq!(json["unplacedVms"][0]["reason"], "notCreated");
     }
 }

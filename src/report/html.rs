@@ -16,8 +16,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::placement::{HostState, HostView, NodeView, Placement, WorkloadView, leaves};
 use super::guest_clusters;
+use super::placement::{HostState, HostView, NodeView, Placement, WorkloadView, leaves};
 use super::risk::Risk;
 use super::{DrsRuleEntry, EvictionEntry, Mode, Outcome, Report};
 use crate::plan::{

@@ -729,7 +729,11 @@ mod tests {
 
     #[test]
     fn a_cluster_module_gives_the_bound_a_soft_rule_gives_and_is_named_as_a_module() {
-        let by_module = maintenance(lab().module(WORKERS, &["w1", "w2"]), "esxi-1", &policy(vec![]));
+        let by_module = maintenance(
+            lab().module(WORKERS, &["w1", "w2"]),
+            "esxi-1",
+            &policy(vec![]),
+        );
         let by_rule = maintenance(
             lab().rule("keep-web", 1, &["w1", "w2"]),
             "esxi-1",
@@ -766,7 +770,9 @@ mod tests {
             &policy(vec![]),
         );
         assert_eq!(
-            touched(&module, "shop/ReplicaSet/web-rs").outcome.kept_apart_by,
+            touched(&module, "shop/ReplicaSet/web-rs")
+                .outcome
+                .kept_apart_by,
             Some(KeptApartBy::Module(WORKERS.to_string()))
         );
         let rule = maintenance(
