@@ -21,7 +21,7 @@ use vsphere_descheduler::plan::phases::{self, Phases};
 use vsphere_descheduler::policy::{self, PluginKind, Policy};
 use vsphere_descheduler::snapshot::{self, Snapshot};
 
-use cluster::Shape;
+use cluster::{HostsFrom, Shape};
 
 const ANTI_AFFINITY: PluginKind = PluginKind::InterPodAntiAffinity;
 const SPREAD: PluginKind = PluginKind::TopologySpread;
@@ -71,6 +71,7 @@ impl Size {
                 seed: 1,
                 violation_percent: 5,
                 controllers: false,
+                hosts_from: HostsFrom::Inventory,
             },
             yaml,
             cluster: OnceLock::new(),

@@ -7,7 +7,8 @@
 //! `cargo run --release --example generate -- --nodes 5000 --pods 150000 --hosts 100 -o cluster.json`
 //!
 //! Flags: `--nodes`, `--pods`, `--hosts`, `--seed`, `--violations` (percent of workloads),
-//! `--yaml`, `-o`/`--output`.
+//! `--yaml`, `--vm-operator` (the hosts as a VKS Supervisor's VirtualMachines instead of a
+//! `VSphereInventory`), `-o`/`--output`.
 
 // The whole text in memory (`cluster::text`) is for the benchmarks; this writes a file.
 #[allow(dead_code)]
@@ -43,6 +44,10 @@ fn parse_options() -> Options {
             "-o" | "--output" => options.output = value,
             "--yaml" => {
                 options.format = cluster::Format::Yaml;
+                i -= 1;
+            }
+            "--vm-operator" => {
+                options.shape.hosts_from = cluster::HostsFrom::VmOperator;
                 i -= 1;
             }
             other => panic!("unknown argument {other}"),

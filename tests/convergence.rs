@@ -501,6 +501,7 @@ fn small(seed: u64) -> cluster::Shape {
         seed,
         violation_percent: 20,
         controllers: false,
+        hosts_from: cluster::HostsFrom::Inventory,
     }
 }
 

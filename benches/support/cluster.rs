@@ -29,6 +29,21 @@ pub struct Shape {
     /// Also the pods' controllers (each Deployment with its ReplicaSet, each StatefulSet), which
     /// the fake API server's disruption controller reads replicas from; planning ignores them.
     pub controllers: bool,
+    /// Where the node VMs' hosts are written: a `VSphereInventory` (as vCenter gives them), or
+    /// VM Operator's VirtualMachines and one VirtualMachineSetResourcePolicy (as a VKS
+    /// Supervisor gives them).
+    pub hosts_from: HostsFrom,
+}
+
+/// The document kind that holds the node VMs' hosts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostsFrom {
+    #[default]
+    Inventory,
+    /// Made by `examples/generate --vm-operator` (scripts/bench); the other targets that
+    /// include this file only plan vCenter's shape.
+    #[allow(dead_code)]
+    VmOperator,
 }
 
 impl Default for Shape {
@@ -40,6 +55,7 @@ impl Default for Shape {
             seed: 1,
             violation_percent: 5,
             controllers: false,
+            hosts_from: HostsFrom::Inventory,
         }
     }
 }
@@ -84,7 +100,11 @@ pub fn write(shape: &Shape, format: Format, out: impl io::Write) -> io::Result<S
     let vm_hosts = nodes(shape, &mut rng, &mut list)?;
     let workloads = workloads(shape, &mut rng, &mut list)?;
     let mut out = list.end()?;
-    write_document(&mut out, &inventory(shape, &vm_hosts), format)?;
+    let hosts = match shape.hosts_from {
+        HostsFrom::Inventory => inventory(shape, &vm_hosts),
+        HostsFrom::VmOperator => vm_operator(&vm_hosts),
+    };
+    write_document(&mut out, &hosts, format)?;
     Ok(Summary {
         shape: *shape,
         workloads,
@@ -355,6 +375,37 @@ fn inventory(shape: &Shape, vm_hosts: &[usize]) -> Value {
                       "drs": {"enabled": true, "defaultVmBehavior": "fullyAutomated"},
                       "hosts": hosts, "vms": vms, "rules": []}]
     })
+}
+
+/// The same hosts as VM Operator's v1alpha5 objects of one Supervisor namespace: each node's
+/// VirtualMachine, all workers of one guest cluster in one cluster module.
+fn vm_operator(vm_hosts: &[usize]) -> Value {
+    let policy = "bench";
+    let group = "bench-workers-0";
+    let mut items: Vec<Value> = vm_hosts
+        .iter()
+        .enumerate()
+        .map(|(n, &host)| {
+            json!({
+                "apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachine",
+                "metadata": {"name": node_name(n), "namespace": "team-bench",
+                             "labels": {"capv.vmware.com/cluster.name": policy},
+                             "annotations": {"vsphere-cluster-module-group": group}},
+                "spec": {"className": "best-effort-large", "reserved": {"resourcePolicyName": policy}},
+                "status": {"nodeName": host_name(host), "biosUUID": uuid(1, n),
+                           "uniqueID": format!("vm-{}", 1000 + n), "powerState": "PoweredOn",
+                           "zone": "cluster-1"}
+            })
+        })
+        .collect();
+    items.push(json!({
+        "apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachineSetResourcePolicy",
+        "metadata": {"name": policy, "namespace": "team-bench"},
+        "spec": {"clusterModuleGroups": [group]},
+        "status": {"clustermodules": [{"groupName": group, "clusterMoID": "domain-c8",
+                                        "moduleUUID": "52a1b2c3-d4e5-f607-1829-3a4b5c6d7e8f"}]}
+    }));
+    json!({"apiVersion": "v1", "kind": "List", "items": items})
 }
 
 /// The Kubernetes `List` document, written item by item. Its keys come in the order serde_json

@@ -27,7 +27,8 @@ fn now() -> DateTime<Utc> {
         .to_utc()
 }
 
-/// The scenario's snapshot and policy, as the command reads them (and tests of what it shows).
+/// The seed lab's snapshot and policy, as the command reads them, for tests of what it shows.
+#[cfg(test)]
 pub fn scenario() -> Result<(snapshot::Snapshot, policy::Policy), Error> {
     story(DemoStory::SeedLab)
 }
