@@ -94,7 +94,8 @@ pub struct WhatIfArgs {
     #[arg(long, value_name = "NAME", env = "VSPHERE_DESCHEDULER_CLUSTER_NAME")]
     pub cluster_name: Option<String>,
 
-    /// With --snapshot: the instant to judge at (RFC 3339); default: now.
+    /// With --snapshot: the instant to judge at (RFC 3339); default: the snapshot's
+    /// recordedAt (the latest of several files'), else the current time.
     #[arg(long, value_name = "TIME", requires = "snapshot")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
 
@@ -129,9 +130,16 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE", env = "VSPHERE_DESCHEDULER_POLICY")]
     pub policy: PathBuf,
 
-    /// The instant to plan at (RFC 3339), for reproducible pod ages; default: now.
+    /// The instant to plan at (RFC 3339), for reproducible pod ages; default: the snapshot's
+    /// recordedAt (the latest of several files'), else the current time. A plan at an instant
+    /// before pods of the snapshot were created warns (rule now-before-creation).
     #[arg(long, value_name = "TIME")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
+
+    /// Exit 2, as for invalid input, when the plan is made at an instant before pods of the
+    /// snapshot were created (otherwise a warning, placed at the youngest such pod).
+    #[arg(long)]
+    pub strict: bool,
 
     /// CI gate: exit with code 3 when the plan evicts more than this many pods.
     #[arg(long, value_name = "N", conflicts_with = "baseline_policy")]

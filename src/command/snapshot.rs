@@ -1,4 +1,5 @@
-//! `snapshot -o FILE`: records nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses (each kind a
+//! `snapshot -o FILE`: records when it was made (a `SnapshotInfo` with `recordedAt`, which
+//! `plan` and `what-if` plan at by default), nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses (each kind a
 //! `v1 List` of objects pruned to the fields planning reads, see `snapshot::prune`), the run
 //! lock's Lease when it keeps an eviction history (its name and that annotation only), the
 //! metrics.k8s.io NodeMetrics and PodMetrics when the policy reads actual usage (as `run` lists
@@ -21,6 +22,7 @@ use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects};
 use crate::report::{OutputFormat, SnapshotSummary, Target};
 use crate::run;
+use crate::snapshot::SnapshotInfo;
 use crate::snapshot::prune::Pruned;
 use crate::vsphere;
 
@@ -64,6 +66,11 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         let history = kubernetes.recorded_history(&args.lock_namespace, kube::LEASE_NAME);
         let (objects, metrics, history, inventory) =
             tokio::join!(kubernetes.list_objects(), metrics, history, vcenter);
+        // Taken once every list is in: no object recorded is younger than this instant, so a
+        // plan at it judges each pod's age as at least zero.
+        let info = SnapshotInfo {
+            recorded_at: chrono::Utc::now(),
+        };
         // Unlike metrics, a history that could not be read is not recorded as missing: a plan
         // of the file would then pace as if nothing had been evicted, and evict what the run
         // (which fails closed) would not. The error names the Lease; `--lock-namespace` points
@@ -82,6 +89,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             Err(error) => return Err(Error::Kubernetes(Box::new(error))),
         };
         Ok::<_, Error>((
+            info,
             objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
             metrics,
             history,
@@ -89,10 +97,11 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             target,
         ))
     })?;
-    let (objects, metrics, history, inventory, target) = recorded;
+    let (info, objects, metrics, history, inventory, target) = recorded;
     let leases: Vec<Pruned> = history.into_iter().collect();
     write(
         &args.output_file,
+        &info,
         &objects,
         &leases,
         metrics.as_ref(),
@@ -140,6 +149,7 @@ fn list<T>(items: &[T]) -> List<'_, T> {
 
 fn write(
     path: &Path,
+    info: &SnapshotInfo,
     objects: &RawObjects,
     leases: &[Pruned],
     metrics: Option<&RawMetrics>,
@@ -166,6 +176,8 @@ fn write(
     let result = (|| {
         if json {
             // Concatenated JSON documents, as `plan --snapshot` reads them.
+            serde_json::to_writer(&mut out, &info.document())?;
+            out.write_all(b"\n")?;
             serde_json::to_writer(&mut out, &list(&objects.nodes))?;
             out.write_all(b"\n")?;
             serde_json::to_writer(&mut out, &list(&objects.pods))?;
@@ -190,6 +202,8 @@ fn write(
             let yaml =
                 |error: serde_saphyr::SerializeError| std::io::Error::other(error.to_string());
             out.write_all(b"# Recorded by vsphere-descheduler snapshot\n")?;
+            serde_saphyr::to_io_writer(&mut out, &info.document()).map_err(yaml)?;
+            out.write_all(b"---\n")?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.nodes)).map_err(yaml)?;
             out.write_all(b"---\n")?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.pods)).map_err(yaml)?;
