@@ -50,7 +50,11 @@ pub enum Command {
     Run(RunArgs),
     /// Check, read-only, that everything a run needs is in place: the Kubernetes permissions,
     /// that admission lets the runs' label writes through (a dry run), the metrics API and
-    /// PriorityClasses the policy needs, the Pushgateway. Takes `run`'s flags.
+    /// PriorityClasses the policy needs; the vCenter login, each privilege on the objects runs
+    /// touch, and the clusters' DRS and HA settings; the Pushgateway. Takes `run`'s flags.
+    /// Exit 0: everything in place; 1: something missing; 3: with --dry-run, nothing missing
+    /// but for going live (vCenter's DRS rule write privilege, status
+    /// missing-for-going-live); 2: invalid policy or usage.
     Check(CheckArgs),
     /// Record the live state (nodes, pods, PDBs, namespaces, vSphere inventory) into a file
     /// that `plan --snapshot` reads.
@@ -221,11 +225,18 @@ pub struct RunArgs {
 
 /// `check` takes exactly `run`'s settings, so that it checks what a run with them needs (the
 /// chart's Helm test passes the CronJob's arguments). It never changes anything, whatever they
-/// say: `--dry-run`, `--deadline` and `--lock-duration` make no difference to it.
+/// say: `--deadline` and `--lock-duration` make no difference to it, and `--dry-run` only to
+/// what counts as missing now (vCenter's DRS rule write privilege is missing for going live).
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub run: RunArgs,
+
+    /// Exit 0 instead of 3 when nothing is missing but for going live (what dry runs do
+    /// without); the items still say `missing-for-going-live`. The chart's `helm test` of a
+    /// dry-run install passes this.
+    #[arg(long)]
+    pub accept_missing_for_going_live: bool,
 }
 
 /// Where the run pushes its metrics. Credentials never come from flags.

@@ -2,7 +2,7 @@
 //! touch, each privilege on them, DRS and HA settings) as check items.
 
 use crate::run::RunConfig;
-use crate::vsphere::preflight::{self, Finding, Preflight, Scope};
+use crate::vsphere::preflight::{self, DrsRuleWrites, Finding, Preflight, Scope};
 
 use super::{Backend, Item, Section, Status, Subject};
 
@@ -12,7 +12,11 @@ pub async fn section(config: &RunConfig) -> Section {
     let scope = Scope {
         datacenters: settings.datacenters.clone(),
         clusters: settings.clusters.clone(),
-        drs_rule_writes: settings.drs_rules.enabled && !config.dry_run,
+        drs_rule_writes: match (settings.drs_rules.enabled, config.dry_run) {
+            (false, _) => DrsRuleWrites::Off,
+            (true, true) => DrsRuleWrites::DryRun,
+            (true, false) => DrsRuleWrites::Written,
+        },
     };
     items(preflight::preflight(&config.vsphere, &scope).await)
 }
@@ -78,6 +82,7 @@ fn item(subject: Subject, finding: Finding) -> Item {
         preflight::Status::Ok => Status::Ok,
         preflight::Status::NotChecked => Status::NotChecked,
         preflight::Status::Warning => Status::Warning,
+        preflight::Status::MissingForGoingLive => Status::MissingForGoingLive,
         preflight::Status::Missing => Status::Missing,
     };
     let item = Item::new(subject, status, finding.detail);

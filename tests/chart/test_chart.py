@@ -396,6 +396,11 @@ def test_helm_test_runs_check_with_exactly_the_cronjobs_pod(value_set):
     (check_container,) = check_spec["containers"]
     assert run_container["args"][0] == "run"
     assert check_container["args"][0] == "check"
+    # A dry-run install's test passes when only going live misses something (issue 39): the
+    # one argument the check has beyond the run's, right after the command.
+    if "--dry-run" in run_container["args"]:
+        assert check_container["args"].pop(1) == "--accept-missing-for-going-live"
+    assert "--accept-missing-for-going-live" not in check_container["args"]
     run_container["args"][0] = check_container["args"][0] = "COMMAND"
     # Same service account, image, arguments, environment, volumes, security and scheduling.
     assert check_spec == run_spec
@@ -406,6 +411,9 @@ def test_helm_test_runs_check_with_exactly_the_cronjobs_pod(value_set):
 
 def test_helm_test_can_be_left_out_and_the_notes_say_how_to_run_it():
     assert f"helm test {RELEASE} -n {NAMESPACE} --logs" in notes()
+    assert "vCenter login" in notes()
+    assert "run helm test again after dryRun=false" in notes({"dryRun": True})
+    assert "run helm test again" not in notes({"dryRun": False})
     documents = objects({"helmTest": {"enabled": False}})
     assert not [doc for doc in documents if doc["kind"] == "Pod"]
     assert "helm test" not in notes({"helmTest": {"enabled": False}})
