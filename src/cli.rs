@@ -14,14 +14,10 @@ use crate::snapshot::FileSizeLimit;
 pub struct Args {
     /// Report format on stdout: `text` for people, `json` for machines (one document), `html`
     /// for one offline page (plan, run, demo, what-if), `sarif` and `github` for CI findings
-    /// (validate, plan), `markdown` for a policy review (plan --baseline-policy).
-    #[arg(
-        long,
-        global = true,
-        value_enum,
-        default_value_t,
-        env = "VSPHERE_DESCHEDULER_OUTPUT"
-    )]
+    /// (validate, plan), `markdown` for a policy review (plan --baseline-policy). Only from the
+    /// command line: stdout is what scripts parse, and an environment variable left in a shell
+    /// or a CI job would change it unseen.
+    #[arg(long, global = true, value_enum, default_value_t)]
     pub output: OutputFormat,
 
     /// Log format on stderr. Verbosity comes from RUST_LOG (default `info`).
@@ -36,6 +32,47 @@ pub struct Args {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Args {
+    /// The process's command line parsed, or the usage error printed and the process ended
+    /// with clap's exit code (2 for a usage error), as `Args::parse` does.
+    pub fn parse_command_line() -> Args {
+        let line: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        Args::parse_from_line(&line).unwrap_or_else(|error| error.exit())
+    }
+
+    /// [`Args::parse_command_line`] of `line` (the program's name first), without exiting.
+    pub fn parse_from_line(line: &[std::ffi::OsString]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(line).map_err(|error| snapshot_output_hint(error, line))
+    }
+}
+
+/// `snapshot --output prod-east.yaml`: `--output` is the global report format, and the
+/// snapshot's file is `-o/--output-file`; clap alone would only say the value is invalid.
+fn snapshot_output_hint(error: clap::Error, line: &[std::ffi::OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let about_output = matches!(
+        error.get(ContextKind::InvalidArg),
+        Some(ContextValue::String(arg)) if arg.starts_with("--output ")
+    );
+    let snapshot = line.iter().skip(1).any(|word| word == "snapshot");
+    let value = match error.get(ContextKind::InvalidValue) {
+        Some(ContextValue::String(value)) => value.clone(),
+        _ => return error,
+    };
+    if error.kind() != ErrorKind::InvalidValue || !about_output || !snapshot {
+        return error;
+    }
+    let mut command = <Args as clap::CommandFactory>::command();
+    command.error(
+        ErrorKind::InvalidValue,
+        format!(
+            "--output is the format of the summary on stdout (text or json), not the file to \
+             write: {value:?} is not a format.\n\nThe snapshot file is -o/--output-file:\n  \
+             vsphere-descheduler snapshot -o {value}"
+        ),
+    )
 }
 
 #[derive(Debug, Subcommand)]
@@ -394,6 +431,39 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    fn line(words: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("vsphere-descheduler")
+            .chain(words.iter().copied())
+            .map(std::ffi::OsString::from)
+            .collect()
+    }
+
+    #[test]
+    fn snapshot_given_a_file_as_output_is_told_to_use_output_file() {
+        let error = Args::parse_from_line(&line(&["snapshot", "--output", "prod-east.yaml"]))
+            .expect_err("not a format");
+        assert_eq!(error.kind(), clap::error::ErrorKind::InvalidValue);
+        assert_eq!(error.exit_code(), 2);
+        let text = error.to_string();
+        assert!(
+            text.contains("\"prod-east.yaml\" is not a format")
+                && text.contains("vsphere-descheduler snapshot -o prod-east.yaml"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn another_commands_bad_output_keeps_clap_s_own_error() {
+        let error = Args::parse_from_line(&line(&["plan", "--output", "prod-east.yaml"]))
+            .expect_err("not a format");
+        let text = error.to_string();
+        assert!(text.contains("invalid value 'prod-east.yaml'"), "{text}");
+        assert!(!text.contains("--output-file"), "{text}");
+        let args = Args::parse_from_line(&line(&["snapshot", "--output", "json", "-o", "a.yaml"]))
+            .expect("a format and a file");
+        assert_eq!(args.output, OutputFormat::Json);
+    }
 
     #[test]
     fn durations_read_as_kubernetes_and_go_write_them() {

@@ -825,3 +825,26 @@ fn a_policy_nested_past_the_limit_is_a_positioned_problem_never_a_crash() {
         assert!(stderr.contains(&expected), "{expected}\n{stderr}");
     }
 }
+
+/// Issue 39: a stray `VSPHERE_DESCHEDULER_OUTPUT` no longer changes what stdout holds; only
+/// `--output` does.
+#[test]
+fn the_report_format_comes_from_the_command_line_only() {
+    let (code, stdout, _) = run(binary()
+        .env("VSPHERE_DESCHEDULER_OUTPUT", "json")
+        .arg("demo"));
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("Demo: the seed lab."), "{stdout}");
+}
+
+/// Issue 39: `snapshot --output FILE` is told which flag names the file, as a usage error.
+#[test]
+fn snapshot_given_a_file_as_its_output_format_names_output_file() {
+    let (code, stdout, stderr) = run(binary().args(["snapshot", "--output", "prod-east.yaml"]));
+    assert_eq!(code, 2);
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.contains("The snapshot file is -o/--output-file:\n  vsphere-descheduler snapshot -o prod-east.yaml"),
+        "{stderr}"
+    );
+}

@@ -335,6 +335,7 @@ mod tests {
             Summary {
                 ok: 1,
                 missing: 0,
+                missing_for_going_live: 0,
                 warnings: 1,
                 not_checked: 1
             }

@@ -634,7 +634,14 @@ mod tests {
             object: "AuthorizationManager:AuthorizationManager".to_string(),
             fault,
         }));
-        let rows = rows(&lines, &root(), None, &root_asked, &Asked::default(), true);
+        let rows = rows(
+            &lines,
+            &root(),
+            None,
+            &root_asked,
+            &Asked::default(),
+            DrsRuleWrites::Written,
+        );
         let statuses: Vec<(&str, Status)> = rows
             .iter()
             .map(|row| (row.privilege.as_str(), row.finding.status))
@@ -662,7 +669,7 @@ mod tests {
             Some(&inventory),
             &Asked::default(),
             &Asked::default(),
-            true,
+            DrsRuleWrites::Written,
         );
         let row = rows
             .iter()
