@@ -206,8 +206,15 @@ pub struct PlanArgs {
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
     /// Policy files to check.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "values", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+
+    /// A Helm values file of the chart: its `policy` is checked as the chart renders it
+    /// (merged over the chart's default, clusterName and vsphere.server written into an object
+    /// policy; a string used as it is), with positions in the values file. Repeat it for
+    /// several files.
+    #[arg(long, value_name = "FILE")]
+    pub values: Vec<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -848,3 +848,34 @@ fn snapshot_given_a_file_as_its_output_format_names_output_file() {
         "{stderr}"
     );
 }
+
+/// Issue 39: a chart user's policy lives in a values file; `validate --values` checks it as the
+/// chart renders it and places each problem in that file.
+#[test]
+fn validate_values_places_the_problems_of_a_values_files_policy_in_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let values = dir.path().join("prod-east.values.yaml");
+    std::fs::write(
+        &values,
+        "clusterName: prod-east\nvsphere:\n  server: vcenter.example.com\npolicy:\n  \
+         maxNoOfPodsToEvictTotal: five\n",
+    )
+    .expect("writable");
+    let values = values.display().to_string();
+    let (code, stdout, _) =
+        run(binary().args(["--output", "github", "validate", "--values", &values]));
+    assert_eq!(code, 1);
+    assert!(
+        stdout.starts_with(&format!(
+            "::error file={values},line=5,col=28,title=vsphere-descheduler wrong-type::"
+        )),
+        "{stdout}"
+    );
+    std::fs::write(
+        &values,
+        "clusterName: prod-east\nvsphere:\n  server: vcenter.example.com\n",
+    )
+    .expect("writable");
+    let (code, stdout, _) = run(binary().args(["validate", "--values", &values]));
+    assert_eq!((code, stdout), (0, format!("{values}: valid\n")));
+}

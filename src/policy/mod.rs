@@ -18,6 +18,7 @@ mod selector;
 mod testing;
 mod v1alpha1;
 mod v1alpha2;
+mod values;
 mod vsphere;
 mod yaml;
 
@@ -31,6 +32,7 @@ pub use plugins::{
 };
 pub use rule::Rule;
 pub use selector::{SelectorParseError, parse_selector};
+pub use values::{load_values_file, load_values_str};
 pub use yaml::Position;
 
 use crate::snapshot::Requirements;

@@ -756,6 +756,39 @@ def test_an_upstream_format_policy_renders_once_the_merged_defaults_are_dropped(
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# `validate --values FILE` reads a values file's policy as the chart renders it (issue 39): the
+# same verdict and the same problems as `validate` of the rendered policy.yaml.
+VALUES_FILES = {
+    "defaults": {},
+    "object-override": {"policy": {"maxNoOfPodsToEvictTotal": 3, "vsphere": {"clusters": ["wcp-1"]}}},
+    "object-invalid": {"policy": {"maxNoOfPodsToEvictTotal": "five"}},
+    "string": {"policy": DEFAULT_POLICY_FILE.read_text(), "vsphere": {"server": ""}},
+    "upstream-object": {"policy": {"apiVersion": "descheduler/v1alpha2", "vsphere": None, "maxNoOfPodsToEvictPerNode": None}},
+}
+
+
+def validate_json(binary: Path, *args: str) -> list[dict[str, Any]]:
+    result = subprocess.run(
+        [str(binary), "--output", "json", "validate", *args], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("case", VALUES_FILES)
+def test_validate_values_judges_the_policy_the_chart_renders(case, binary, tmp_path):
+    overrides = VALUES_FILES[case]
+    values_file = tmp_path / "values.yaml"
+    values_file.write_text(yaml.safe_dump(values(overrides)))
+    rendered = write_policy(tmp_path, policy_text(objects(overrides)))
+    (from_values,) = validate_json(binary, "--values", str(values_file))
+    (from_rendered,) = validate_json(binary, str(rendered))
+    assert from_values["valid"] == from_rendered["valid"], (from_values, from_rendered)
+    what = lambda result: [(f["rule"], f["path"], f["message"]) for f in result["findings"]]
+    assert what(from_values) == what(from_rendered)
+    assert from_values["valid"] == (case != "object-invalid")
+
+
 # --- values the chart refuses ------------------------------------------------------------------
 
 # (id, overrides, error type, fragment of the message). HelmValuesError: values.schema.json;
