@@ -102,6 +102,8 @@ fn compare(args: &PlanArgs, baseline: &Path, output: OutputFormat) -> Result<Exi
     let proposed = policy::load_file(&args.policy).map_err(Error::Policy)?;
     let old = policy::load_file(baseline).map_err(Error::Policy)?;
     let snapshot = load(&args.snapshot, args.now, args.max_snapshot_size)?;
+    // The comparison has no warnings of its own to carry it: logged only.
+    let _ = now_before_creation(&args.snapshot, args.max_snapshot_size, &snapshot.snapshot);
     for policy in [&old.policy, &proposed.policy] {
         plan::check_priority_classes(&snapshot.snapshot, policy).map_err(Error::PriorityClass)?;
     }
