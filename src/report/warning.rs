@@ -10,8 +10,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Serialize, Serializer};
 
 use crate::plan::Warning;
-use crate::topology;
 use crate::position::Position;
+use crate::topology;
 
 /// One warning of a report.
 #[derive(Clone, Debug, PartialEq, Eq)]
