@@ -84,18 +84,21 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Show the plan of a built-in scenario: DRS moved a worker VM next to its replica's VM.
     Demo(DemoArgs),
-    /// The job: observe vCenter and Kubernetes, label nodes, plan, evict, sync DRS rules, report.
+    /// The job: observe Kubernetes and where the hosts come from (vCenter, a Supervisor, or a
+    /// node label), label nodes, plan, evict, sync DRS rules (vCenter only), report.
     Run(RunArgs),
     /// Check, read-only, that everything a run needs is in place: the Kubernetes permissions,
     /// that admission lets the runs' label writes through (a dry run), the metrics API and
     /// PriorityClasses the policy needs; the vCenter login, each privilege on the objects runs
-    /// touch, and the clusters' DRS and HA settings; the Pushgateway. Takes `run`'s flags.
+    /// touch, and the clusters' DRS and HA settings (with source supervisor instead: each grant
+    /// on the Supervisor and its VM Operator objects); the Pushgateway. Takes `run`'s flags.
     /// Exit 0: everything in place; 1: something missing; 3: with --dry-run, nothing missing
     /// but for going live (vCenter's DRS rule write privilege, status
     /// missing-for-going-live); 2: invalid policy or usage.
     Check(CheckArgs),
-    /// Record the live state (nodes, pods, PDBs, namespaces, PriorityClasses, vSphere
-    /// inventory) into a file that `plan --snapshot` reads.
+    /// Record the live state (nodes, pods, PDBs, namespaces, PriorityClasses, and the vSphere
+    /// inventory or the Supervisor's VM Operator objects) into a file that `plan --snapshot`
+    /// reads.
     Snapshot(SnapshotArgs),
     /// What one ESXi host failing (or several), or entering maintenance mode, would do to the
     /// workloads: read-only, offline on snapshot files or live like `run --dry-run`.

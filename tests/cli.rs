@@ -884,7 +884,7 @@ fn the_report_format_comes_from_the_command_line_only() {
         .env("VSPHERE_DESCHEDULER_OUTPUT", "json")
         .arg("demo"));
     assert_eq!(code, 0);
-    assert!(stdout.starts_with("Demo: the seed lab."), "{stdout}");
+    assert!(stdout.starts_with("Demo: a built-in lab."), "{stdout}");
 }
 
 /// Issue 39: `snapshot --output FILE` is told which flag names the file, as a usage error.
