@@ -21,7 +21,8 @@ use support::vm_operator::{GROUP, GuestClusterStory, GuestVm, Release, Role};
 
 const HOST_LABEL: &str = "vsphere-descheduler.io/host";
 const CAPI_HOST_LABEL: &str = "node.cluster.x-k8s.io/esxi-host";
-/// A node of the node-label story without Cluster API's host label.
+/// A guest node of the node-label story without Cluster API's host label, or of the
+/// Supervisor story without a VirtualMachine in the namespace read.
 const UNLABELLED_NODE: &str = "tkc-1-control-plane-x9k4t";
 const SERVICE_ACCOUNT: &str = "vsphere-descheduler";
 const APP_NAMESPACE: &str = "shop";
@@ -431,17 +432,21 @@ fn a_run_labels_each_node_with_its_vm_s_host_and_evicts_from_the_crowded_host() 
         .is_none_or(|pod| pod.metadata.deletion_timestamp.is_some());
     assert!(gone_or_terminating, "{pod} is evicted in the guest cluster");
 
-    let rules = outcome.report["drsRules"].as_array().cloned();
-    if rules.is_some_and(|rules| !rules.is_empty()) {
-        assert!(
-            outcome
-                .warnings()
-                .iter()
-                .any(|w| w.starts_with("source supervisor: no vCenter account")),
-            "{}",
-            outcome.stdout
-        );
-    }
+    // The plan wants a DRS rule for web; with no vCenter account it is planned, not written,
+    // and a warning names it.
+    let rules = outcome.report["drsRules"].as_array().expect("drsRules");
+    let [rule] = rules.as_slice() else {
+        panic!("one DRS rule: {}", outcome.stdout);
+    };
+    assert_eq!(rule["result"], "planned", "{rule}");
+    let rule_name = rule["name"].as_str().expect("a rule name");
+    assert!(
+        outcome.warnings().iter().any(|w| {
+            w.starts_with("source supervisor: no vCenter account") && w.contains(rule_name)
+        }),
+        "{}",
+        outcome.stdout
+    );
     let target = &outcome.report["target"]["supervisor"];
     assert_eq!(
         target["server"].as_str().map(|s| s.trim_end_matches('/')),
@@ -478,15 +483,14 @@ fn a_dry_run_reports_the_exposure_in_json_and_renders_html_and_changes_nothing()
     let evicted = outcome.evicted_pods();
     assert_eq!(evicted.len(), 1, "{}", outcome.stdout);
     assert!(lab.crowded_pods().contains(&evicted[0]));
+    // Two of web's three pods on one host: a majority lost with it, before; one a host after.
     let exposure = &outcome.report["exposure"];
-    assert!(
-        exposure.is_object() || exposure.is_array(),
-        "exposure in {}",
-        outcome.stdout
-    );
-    assert!(
-        exposure.to_string().contains(&lab.crowded_host()),
-        "the exposure names the crowded host: {exposure}"
+    assert_eq!(exposure["before"]["majority"], 1, "{exposure}");
+    assert_eq!(exposure["after"]["tolerated"], 1, "{exposure}");
+    assert_eq!(
+        exposure["workloads"][0]["before"]["worst"].as_str(),
+        Some(lab.crowded_host().as_str()),
+        "{exposure}"
     );
     assert_eq!(
         serde_json::to_value(lab.guest.cluster().nodes.clone()).expect("nodes"),
@@ -512,11 +516,8 @@ fn what_if_the_crowded_host_fails_reads_the_supervisor_and_loses_two_web_replica
     let lab = Lab::new(Release::V9_0_1);
     let crowded = lab.crowded_host();
     let outcome = lab.supervised("json", "what-if", &["--host-fails", crowded.as_str()]);
-    assert!(
-        outcome.code == 0 || outcome.code == 3,
-        "{}",
-        outcome.context()
-    );
+    assert_eq!(outcome.code, 3, "a workload at risk: {}", outcome.context());
+    assert_eq!(outcome.report["scenario"]["hostsFail"], json!([crowded]));
     let web = outcome.report["workloads"]
         .as_array()
         .unwrap_or_else(|| panic!("workloads in {}", outcome.context()))
@@ -524,10 +525,22 @@ fn what_if_the_crowded_host_fails_reads_the_supervisor_and_loses_two_web_replica
         .find(|w| w["workload"] == "shop/Deployment/web")
         .unwrap_or_else(|| panic!("web in {}", outcome.stdout))
         .clone();
-    assert!(web.to_string().contains('2'), "{web}");
+    assert_eq!(
+        (web["pods"].as_u64(), web["lost"].as_u64()),
+        (Some(3), Some(2)),
+        "{web}"
+    );
+    assert_eq!(web["class"], "majority", "{web}");
     assert!(
         lab.guest_requests().iter().all(|r| r.method == "GET"),
-        "what-if changes nothing"
+        "what-if changes nothing in the guest cluster"
+    );
+    assert!(
+        lab.supervisor_requests()
+            .iter()
+            .all(is_discovery_or_a_read_of_vm_operator),
+        "{:?}",
+        lab.supervisor_requests()
     );
 }
 
@@ -553,6 +566,7 @@ fn backends(report: &Value) -> Vec<String> {
 fn check_passes_every_supervisor_item_under_the_recipe_s_role() {
     let lab = Lab::new(Release::V9_0_1);
     let checked = lab.check();
+    assert_eq!(checked.code, 0, "{}", checked.context());
     let supervisor = section(&checked.report, "supervisor")
         .unwrap_or_else(|| panic!("a supervisor section: {}", checked.context()));
     let items = supervisor["items"].as_array().expect("items");
@@ -665,7 +679,14 @@ fn a_refused_token_fails_the_run_with_its_report() {
     ));
     let outcome = lab.run(&[]);
     assert_eq!(outcome.code, 1, "{}", outcome.context());
-    assert!(!outcome.errors().is_empty(), "{}", outcome.stdout);
+    assert!(
+        outcome
+            .errors()
+            .iter()
+            .any(|e| e.contains("the Supervisor could not be read") && e.contains("401")),
+        "{}",
+        outcome.stdout
+    );
     assert!(outcome.evictions().is_empty(), "{}", outcome.stdout);
     for vm in &lab.story.vms {
         assert!(lab.node_label(&vm.name, HOST_LABEL).is_none());
@@ -674,22 +695,28 @@ fn a_refused_token_fails_the_run_with_its_report() {
 
 #[test]
 fn a_guest_node_matching_no_vm_is_unmapped_and_named() {
-    let mut story = GuestClusterStory::new();
-    let mut supervisor_story = story.clone();
-    // The Supervisor no longer has the control plane VM the guest's Node was made from.
-    supervisor_story.vms.remove(0);
-    let mut supervisor = supervisor_story.supervisor(Release::V9_0_1);
+    let story = GuestClusterStory::new();
+    let mut supervisor = story.supervisor(Release::V9_0_1);
     supervisor.rbac = Some(reader());
-    let orphan = story.vms[0].name.clone();
-    story.vms[0].bios_uuid = "4237a0b1-ffff-4c1e-9d2f-0a0b0c0dffff".to_string();
-    let lab = Lab::with(story, supervisor, |_| Vec::new());
+    // A guest Node whose VM is in no Supervisor namespace the tool reads.
+    let mut guest = story.clone();
+    guest.vms.push(GuestVm::new(
+        "team-b",
+        GuestClusterStory::CLUSTER,
+        UNLABELLED_NODE,
+        Role::ControlPlane,
+        &story.hosts[2],
+        5,
+    ));
+    let lab = Lab::with(guest, supervisor, |_| Vec::new());
     let outcome = lab.run(&["--dry-run"]);
     assert_eq!(outcome.code, 0, "{}", outcome.context());
+    assert_eq!(outcome.report["unmappedNodes"], json!([UNLABELLED_NODE]));
     assert!(
         outcome
             .warnings()
             .iter()
-            .any(|w| w.contains("match no VirtualMachine") && w.contains(&orphan)),
+            .any(|w| w.contains("match no VirtualMachine") && w.contains(UNLABELLED_NODE)),
         "{}",
         outcome.stdout
     );
@@ -707,6 +734,10 @@ fn a_snapshot_in_supervisor_mode_plans_offline_as_the_dry_run() {
     assert_eq!(snapshot.code, 0, "{}", snapshot.context());
     let text = std::fs::read_to_string(&file).expect("the snapshot");
     assert!(!text.contains(TOKEN), "no token in the snapshot");
+    assert!(
+        text.contains("VirtualMachineSetResourcePolicy"),
+        "the snapshot records VM Operator's objects"
+    );
 
     let policy = lab.policy.display().to_string();
     let planned = Outcome::of(
