@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the vCenter simulator the integration tests run (tests/support/vcsim/*.go) into
 # target/vcsim/vcsim, with Debian's Go and govmomi 0.24.2 (no Go module downloads).
-# Installs golang-go and golang-github-vmware-govmomi-dev when missing. Idempotent: does nothing
+# Installs golang-go and golang-github-vmware-govmomi-dev with apt when missing (Debian or Ubuntu;
+# waiting, bounded, for a dpkg lock another package manager holds). Idempotent: does nothing
 # when the binary is newer than its sources.
 set -euo pipefail
 
@@ -15,18 +16,15 @@ if [[ -x "$output" && -z "$(find "$root/tests/support/vcsim" -name '*.go' -newer
 fi
 
 if ! command -v go >/dev/null 2>&1 || [[ ! -d "$govmomi" ]]; then
-    sudo=()
-    if [[ "$(id -u)" != 0 ]]; then
-        if ! command -v sudo >/dev/null 2>&1; then
-            echo "build-vcsim: need root to install golang-go golang-github-vmware-govmomi-dev" >&2
-            exit 1
-        fi
-        sudo=(sudo)
+    # Debian's packages: the simulator builds on Debian or Ubuntu (apt), not on macOS.
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "build-vcsim: needs Debian's golang-go and golang-github-vmware-govmomi-dev, installed" \
+            "with apt-get (Debian or Ubuntu); apt-get is not on this machine" >&2
+        exit 1
     fi
-    echo "build-vcsim: installing golang-go golang-github-vmware-govmomi-dev" >&2
-    "${sudo[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
-        golang-go golang-github-vmware-govmomi-dev >&2
+    # shellcheck source=lib/apt-install.sh
+    source "$root/scripts/lib/apt-install.sh"
+    apt_install build-vcsim golang-go golang-github-vmware-govmomi-dev
 fi
 
 mkdir -p "$(dirname "$output")"

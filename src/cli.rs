@@ -15,14 +15,10 @@ use crate::snapshot::FileSizeLimit;
 pub struct Args {
     /// Report format on stdout: `text` for people, `json` for machines (one document), `html`
     /// for one offline page (plan, run, demo, what-if), `sarif` and `github` for CI findings
-    /// (validate, plan), `markdown` for a policy review (plan --baseline-policy).
-    #[arg(
-        long,
-        global = true,
-        value_enum,
-        default_value_t,
-        env = "VSPHERE_DESCHEDULER_OUTPUT"
-    )]
+    /// (validate, plan), `markdown` for a policy review (plan --baseline-policy). Only from the
+    /// command line: stdout is what scripts parse, and an environment variable left in a shell
+    /// or a CI job would change it unseen.
+    #[arg(long, global = true, value_enum, default_value_t)]
     pub output: OutputFormat,
 
     /// Log format on stderr. Verbosity comes from RUST_LOG (default `info`).
@@ -39,6 +35,47 @@ pub struct Args {
     pub command: Command,
 }
 
+impl Args {
+    /// The process's command line parsed, or the usage error printed and the process ended
+    /// with clap's exit code (2 for a usage error), as `Args::parse` does.
+    pub fn parse_command_line() -> Args {
+        let line: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        Args::parse_from_line(&line).unwrap_or_else(|error| error.exit())
+    }
+
+    /// [`Args::parse_command_line`] of `line` (the program's name first), without exiting.
+    pub fn parse_from_line(line: &[std::ffi::OsString]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(line).map_err(|error| snapshot_output_hint(error, line))
+    }
+}
+
+/// `snapshot --output prod-east.yaml`: `--output` is the global report format, and the
+/// snapshot's file is `-o/--output-file`; clap alone would only say the value is invalid.
+fn snapshot_output_hint(error: clap::Error, line: &[std::ffi::OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let about_output = matches!(
+        error.get(ContextKind::InvalidArg),
+        Some(ContextValue::String(arg)) if arg.starts_with("--output ")
+    );
+    let snapshot = line.iter().skip(1).any(|word| word == "snapshot");
+    let value = match error.get(ContextKind::InvalidValue) {
+        Some(ContextValue::String(value)) => value.clone(),
+        _ => return error,
+    };
+    if error.kind() != ErrorKind::InvalidValue || !about_output || !snapshot {
+        return error;
+    }
+    let mut command = <Args as clap::CommandFactory>::command();
+    command.error(
+        ErrorKind::InvalidValue,
+        format!(
+            "--output is the format of the summary on stdout (text or json), not the file to \
+             write: {value:?} is not a format.\n\nThe snapshot file is -o/--output-file:\n  \
+             vsphere-descheduler snapshot -o {value}"
+        ),
+    )
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Plan offline against recorded state (snapshot files); no network, nothing changed.
@@ -47,14 +84,21 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Show the plan of a built-in scenario: DRS moved a worker VM next to its replica's VM.
     Demo(DemoArgs),
-    /// The job: observe vCenter and Kubernetes, label nodes, plan, evict, sync DRS rules, report.
+    /// The job: observe Kubernetes and where the hosts come from (vCenter, a Supervisor, or a
+    /// node label), label nodes, plan, evict, sync DRS rules (vCenter only), report.
     Run(RunArgs),
     /// Check, read-only, that everything a run needs is in place: the Kubernetes permissions,
     /// that admission lets the runs' label writes through (a dry run), the metrics API and
-    /// PriorityClasses the policy needs, the Pushgateway. Takes `run`'s flags.
+    /// PriorityClasses the policy needs; the vCenter login, each privilege on the objects runs
+    /// touch, and the clusters' DRS and HA settings (with source supervisor instead: each grant
+    /// on the Supervisor and its VM Operator objects); the Pushgateway. Takes `run`'s flags.
+    /// Exit 0: everything in place; 1: something missing; 3: with --dry-run, nothing missing
+    /// but for going live (vCenter's DRS rule write privilege, status
+    /// missing-for-going-live); 2: invalid policy or usage.
     Check(CheckArgs),
-    /// Record the live state (nodes, pods, PDBs, namespaces, PriorityClasses, vSphere
-    /// inventory) into a file that `plan --snapshot` reads.
+    /// Record the live state (nodes, pods, PDBs, namespaces, PriorityClasses, and the vSphere
+    /// inventory or the Supervisor's VM Operator objects) into a file that `plan --snapshot`
+    /// reads.
     Snapshot(SnapshotArgs),
     /// What one ESXi host failing (or several), or entering maintenance mode, would do to the
     /// workloads: read-only, offline on snapshot files or live like `run --dry-run`.
@@ -113,7 +157,8 @@ pub struct WhatIfArgs {
     #[arg(long, value_name = "NAME", env = "VSPHERE_DESCHEDULER_CLUSTER_NAME")]
     pub cluster_name: Option<String>,
 
-    /// With --snapshot: the instant to judge at (RFC 3339); default: now.
+    /// With --snapshot: the instant to judge at (RFC 3339); default: the snapshot's
+    /// recordedAt (the latest of several files'), else the current time.
     #[arg(long, value_name = "TIME", requires = "snapshot")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
 
@@ -148,9 +193,16 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE", env = "VSPHERE_DESCHEDULER_POLICY")]
     pub policy: PathBuf,
 
-    /// The instant to plan at (RFC 3339), for reproducible pod ages; default: now.
+    /// The instant to plan at (RFC 3339), for reproducible pod ages; default: the snapshot's
+    /// recordedAt (the latest of several files'), else the current time. A plan at an instant
+    /// before pods of the snapshot were created warns (rule now-before-creation).
     #[arg(long, value_name = "TIME")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
+
+    /// Exit 2, as for invalid input, when the plan is made at an instant before pods of the
+    /// snapshot were created (otherwise a warning, placed at the youngest such pod).
+    #[arg(long)]
+    pub strict: bool,
 
     /// CI gate: exit with code 3 when the plan evicts more than this many pods.
     #[arg(long, value_name = "N", conflicts_with = "baseline_policy")]
@@ -177,8 +229,15 @@ pub struct PlanArgs {
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
     /// Policy files to check.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "values", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+
+    /// A Helm values file of the chart: its `policy` is checked as the chart renders it
+    /// (merged over the chart's default, clusterName and vsphere.server written into an object
+    /// policy; a string used as it is), with positions in the values file. Repeat it for
+    /// several files.
+    #[arg(long, value_name = "FILE")]
+    pub values: Vec<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -233,11 +292,18 @@ pub struct RunArgs {
 
 /// `check` takes exactly `run`'s settings, so that it checks what a run with them needs (the
 /// chart's Helm test passes the CronJob's arguments). It never changes anything, whatever they
-/// say: `--dry-run`, `--deadline` and `--lock-duration` make no difference to it.
+/// say: `--deadline` and `--lock-duration` make no difference to it, and `--dry-run` only to
+/// what counts as missing now (vCenter's DRS rule write privilege is missing for going live).
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub run: RunArgs,
+
+    /// Exit 0 instead of 3 when nothing is missing but for going live (what dry runs do
+    /// without); the items still say `missing-for-going-live`. The chart's `helm test` of a
+    /// dry-run install passes this.
+    #[arg(long)]
+    pub accept_missing_for_going_live: bool,
 }
 
 /// Where the run pushes its metrics. Credentials never come from flags.
@@ -446,6 +512,39 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    fn line(words: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("vsphere-descheduler")
+            .chain(words.iter().copied())
+            .map(std::ffi::OsString::from)
+            .collect()
+    }
+
+    #[test]
+    fn snapshot_given_a_file_as_output_is_told_to_use_output_file() {
+        let error = Args::parse_from_line(&line(&["snapshot", "--output", "prod-east.yaml"]))
+            .expect_err("not a format");
+        assert_eq!(error.kind(), clap::error::ErrorKind::InvalidValue);
+        assert_eq!(error.exit_code(), 2);
+        let text = error.to_string();
+        assert!(
+            text.contains("\"prod-east.yaml\" is not a format")
+                && text.contains("vsphere-descheduler snapshot -o prod-east.yaml"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn another_commands_bad_output_keeps_clap_s_own_error() {
+        let error = Args::parse_from_line(&line(&["plan", "--output", "prod-east.yaml"]))
+            .expect_err("not a format");
+        let text = error.to_string();
+        assert!(text.contains("invalid value 'prod-east.yaml'"), "{text}");
+        assert!(!text.contains("--output-file"), "{text}");
+        let args = Args::parse_from_line(&line(&["snapshot", "--output", "json", "-o", "a.yaml"]))
+            .expect("a format and a file");
+        assert_eq!(args.output, OutputFormat::Json);
+    }
 
     #[test]
     fn durations_read_as_kubernetes_and_go_write_them() {

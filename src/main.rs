@@ -3,13 +3,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use vsphere_descheduler::cli::Args;
 use vsphere_descheduler::text::one_line;
 use vsphere_descheduler::{command, logging};
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = Args::parse_command_line();
     logging::init(args.log_format);
     match command::execute(args) {
         Ok(code) => code,

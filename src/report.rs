@@ -35,7 +35,7 @@ use crate::plan::{
 };
 pub use entry::{DrsRuleEntry, EvictionEntry};
 pub use placement::Placement;
-pub use warning::ReportWarning;
+pub use warning::{NowBeforeCreation, ReportWarning};
 
 /// Which Kubernetes API server, kubeconfig context and vCenter a live command talks to, so a
 /// user with several clusters sees at once which one a run acts on.

@@ -691,7 +691,9 @@ fn an_api_server_that_cannot_be_reached_is_one_missing_item() {
 }
 
 /// A vCenter account set up as docs/vcenter-role.md says, but without the one write privilege:
-/// `check` fails and names that privilege, the cluster, and the fix.
+/// `check` fails and names that privilege, the cluster, and the fix; for dry runs (issue 39)
+/// the privilege is missing for going live, with exit code 3, which the chart's hook of a
+/// dry-run install accepts.
 #[test]
 fn a_vcenter_account_without_the_write_privilege_is_named_with_its_fix() {
     let lab = Lab::installed("drs-moved-worker");
@@ -729,15 +731,61 @@ fn a_vcenter_account_without_the_write_privilege_is_named_with_its_fix() {
     };
     let (code, report, stdout) = as_account(&["--lock-namespace", LOCK_NAMESPACE]);
     assert_eq!(code, Some(1), "{stdout}");
+    assert_write_privilege_is(&report, "missing", &stdout);
+    assert_eq!(report["exitCode"], 1);
+
+    // Dry runs do without it; going live does not: its own status and exit code.
+    let dry = ["--lock-namespace", LOCK_NAMESPACE, "--dry-run"];
+    let (code, report, stdout) = as_account(&dry);
+    assert_eq!(code, Some(3), "{stdout}");
+    assert_write_privilege_is(&report, "missing-for-going-live", &stdout);
+    assert_eq!(report["exitCode"], 3);
+    assert_eq!(report["summary"]["missingForGoingLive"], 1, "{stdout}");
+    assert_eq!(report["summary"]["missing"], 0, "{stdout}");
+
+    // As the chart's hook of a dry-run install asks: passing, and still saying it.
+    let accepted = [&dry[..], &["--accept-missing-for-going-live"]].concat();
+    let (code, report, stdout) = as_account(&accepted);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_write_privilege_is(&report, "missing-for-going-live", &stdout);
+    assert_eq!(report["exitCode"], 0);
+
+    // Text says it too, in the table and in the summary line.
+    let policy = lab.policy.display().to_string();
+    let output = lab
+        .command(&["check", "--policy", &policy])
+        .args(dry)
+        .env("VSPHERE_USERNAME", account)
+        .env("VSPHERE_PASSWORD", password)
+        .output()
+        .expect("the binary runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("  missing-for-going-live  Host.Inventory.EditCluster on cluster go-lab/"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n0 missing, 1 missing for going live (dryRun=false), "),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("exit code 3"), "{text}");
+}
+
+/// The one vCenter item missing, now or for going live: the write privilege on the lab's
+/// cluster, with `status` and the fix that grants it.
+fn assert_write_privilege_is(report: &Value, status: &str, stdout: &str) {
     let vcenter = &report["sections"][1];
     assert_eq!(vcenter["backend"], "vcenter", "{stdout}");
-    let missing: Vec<&Value> = vcenter["items"]
+    let not_ok: Vec<&Value> = vcenter["items"]
         .as_array()
         .expect("items")
         .iter()
-        .filter(|item| item["status"] == "missing")
+        .filter(|item| item["status"] == "missing" || item["status"] == "missing-for-going-live")
         .collect();
-    assert_eq!(missing.len(), 1, "{stdout}");
+    assert_eq!(not_ok.len(), 1, "{stdout}");
+    let missing = not_ok;
+    assert_eq!(missing[0]["status"], status, "{stdout}");
     assert_eq!(missing[0]["privilege"], "Host.Inventory.EditCluster");
     assert!(
         missing[0]["object"]
@@ -753,5 +801,4 @@ fn a_vcenter_account_without_the_write_privilege_is_named_with_its_fix() {
             .starts_with("Give the account a role holding Host.Inventory.EditCluster on cluster"),
         "{stdout}"
     );
-    assert_eq!(report["exitCode"], 1);
 }

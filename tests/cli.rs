@@ -825,3 +825,57 @@ fn a_policy_nested_past_the_limit_is_a_positioned_problem_never_a_crash() {
         assert!(stderr.contains(&expected), "{expected}\n{stderr}");
     }
 }
+
+/// Issue 39: a stray `VSPHERE_DESCHEDULER_OUTPUT` no longer changes what stdout holds; only
+/// `--output` does.
+#[test]
+fn the_report_format_comes_from_the_command_line_only() {
+    let (code, stdout, _) = run(binary()
+        .env("VSPHERE_DESCHEDULER_OUTPUT", "json")
+        .arg("demo"));
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("Demo: a built-in lab."), "{stdout}");
+}
+
+/// Issue 39: `snapshot --output FILE` is told which flag names the file, as a usage error.
+#[test]
+fn snapshot_given_a_file_as_its_output_format_names_output_file() {
+    let (code, stdout, stderr) = run(binary().args(["snapshot", "--output", "prod-east.yaml"]));
+    assert_eq!(code, 2);
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.contains("The snapshot file is -o/--output-file:\n  vsphere-descheduler snapshot -o prod-east.yaml"),
+        "{stderr}"
+    );
+}
+
+/// Issue 39: a chart user's policy lives in a values file; `validate --values` checks it as the
+/// chart renders it and places each problem in that file.
+#[test]
+fn validate_values_places_the_problems_of_a_values_files_policy_in_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let values = dir.path().join("prod-east.values.yaml");
+    std::fs::write(
+        &values,
+        "clusterName: prod-east\nvsphere:\n  server: vcenter.example.com\npolicy:\n  \
+         maxNoOfPodsToEvictTotal: five\n",
+    )
+    .expect("writable");
+    let values = values.display().to_string();
+    let (code, stdout, _) =
+        run(binary().args(["--output", "github", "validate", "--values", &values]));
+    assert_eq!(code, 1);
+    assert!(
+        stdout.starts_with(&format!(
+            "::error file={values},line=5,col=28,title=vsphere-descheduler wrong-type::"
+        )),
+        "{stdout}"
+    );
+    std::fs::write(
+        &values,
+        "clusterName: prod-east\nvsphere:\n  server: vcenter.example.com\n",
+    )
+    .expect("writable");
+    let (code, stdout, _) = run(binary().args(["validate", "--values", &values]));
+    assert_eq!((code, stdout), (0, format!("{values}: valid\n")));
+}

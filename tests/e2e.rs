@@ -397,6 +397,7 @@ fn drs_rules_are_created_and_stale_owned_ones_deleted_while_others_stay() {
 
     // The snapshot command records the same rules, in a file `plan` reads.
     let file = lab.dir.path().join("recorded.yaml");
+    let started = chrono::Utc::now();
     let recorded = lab
         .command(&["snapshot", "-o", file.to_str().expect("UTF-8")])
         .output()
@@ -406,8 +407,15 @@ fn drs_rules_are_created_and_stale_owned_ones_deleted_while_others_stay() {
     let text = std::fs::read_to_string(&file).expect("the snapshot file");
     assert!(!text.contains("managedFields"));
     let loaded = vsphere_descheduler::snapshot::load_files(&[file], chrono::Utc::now())
-        .expect("plan reads what snapshot writes")
-        .snapshot;
+        .expect("plan reads what snapshot writes");
+    // When it was recorded (issue 39), which `plan` plans at without --now.
+    let recorded_at = loaded.recorded_at.expect("a recordedAt");
+    let seconds = |time: chrono::DateTime<chrono::Utc>| time.timestamp();
+    assert!(
+        seconds(started) <= seconds(recorded_at) && recorded_at <= chrono::Utc::now(),
+        "{started} <= {recorded_at}"
+    );
+    let loaded = loaded.snapshot;
     assert_eq!(loaded.nodes.len(), 4);
     assert_eq!(loaded.pods.len(), 3);
     let inventory = loaded.inventory.expect("the inventory is recorded");
@@ -443,8 +451,9 @@ fn drs_rules_are_created_and_stale_owned_ones_deleted_while_others_stay() {
     assert_eq!(recorded.code, 0, "{}", recorded.stderr);
     assert_eq!(recorded.report["pods"], 3);
     let loaded = vsphere_descheduler::snapshot::load_files(&[json], chrono::Utc::now())
-        .expect("plan reads JSON snapshots too")
-        .snapshot;
+        .expect("plan reads JSON snapshots too");
+    assert!(loaded.recorded_at.is_some(), "JSON records it too");
+    let loaded = loaded.snapshot;
     assert_eq!(loaded.pods.len(), 3);
     assert!(loaded.inventory.is_some());
 }

@@ -12,7 +12,7 @@ use vsphere_descheduler::inventory::{
     MaintenanceMode, RestartPriority, Rule,
 };
 use vsphere_descheduler::vsphere::preflight::{
-    self, Fix, ObjectScope, Preflight, Scope, ScopeFilter, Setting, Status,
+    self, DrsRuleWrites, Fix, ObjectScope, Preflight, Scope, ScopeFilter, Setting, Status,
 };
 use vsphere_descheduler::vsphere::{
     Client, ConnectionConfig, Credentials, Error, RuleWrite, privilege_lines,
@@ -712,7 +712,7 @@ fn lab_scope() -> Scope {
     Scope {
         datacenters: vec![],
         clusters: vec![format!("go-lab/{LAB}")],
-        drs_rule_writes: true,
+        drs_rule_writes: DrsRuleWrites::Written,
     }
 }
 
@@ -838,11 +838,24 @@ async fn an_account_missing_the_write_privilege_is_told_which_privilege_on_which
 
     // For runs that write no DRS rule, the same gap is only worth a warning.
     let observe_only = Scope {
-        drs_rule_writes: false,
+        drs_rule_writes: DrsRuleWrites::Off,
         ..lab_scope()
     };
     let found = preflight::preflight(&config, &observe_only).await;
     assert_eq!(found.worst(), Status::Warning, "{:#?}", not_ok(&found));
+
+    // For dry runs of a policy that writes rules, it is missing for going live (issue 39).
+    let dry_runs = Scope {
+        drs_rule_writes: DrsRuleWrites::DryRun,
+        ..lab_scope()
+    };
+    let found = preflight::preflight(&config, &dry_runs).await;
+    assert_eq!(
+        found.worst(),
+        Status::MissingForGoingLive,
+        "{:#?}",
+        not_ok(&found)
+    );
 }
 
 #[tokio::test]
@@ -923,7 +936,7 @@ async fn cluster_settings_that_leave_rules_unenforced_are_warnings_with_their_fi
     let scope = Scope {
         datacenters: vec!["dc-2".to_string(), "dc-9".to_string()],
         clusters: vec![],
-        drs_rule_writes: true,
+        drs_rule_writes: DrsRuleWrites::Written,
     };
 
     let found = preflight::preflight(&sim.connection_config(), &scope).await;

@@ -21,6 +21,11 @@ use crate::run::{RunConfig, Topology};
 /// The `apiVersion` of the JSON document.
 pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
 
+/// Exit code when nothing is missing for the runs checked (dry runs) but something is for
+/// going live: distinct from 1 (missing now) and 2 (usage), so the chart's `helm test` of a
+/// dry-run install can pass on it and a script can tell it apart.
+pub const EXIT_MISSING_FOR_GOING_LIVE: u8 = 3;
+
 /// How one item stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -32,6 +37,10 @@ pub enum Status {
     Missing,
     /// A run works, but something deserves a look.
     Warning,
+    /// The runs checked are dry runs and do without it, and runs once `dryRun` is off need it
+    /// (vCenter's DRS rule write privilege): the check exits [`EXIT_MISSING_FOR_GOING_LIVE`]
+    /// when nothing is plainly missing.
+    MissingForGoingLive,
     /// Not checked: not needed by this configuration, or an item it depends on is missing.
     NotChecked,
 }
@@ -43,6 +52,7 @@ impl Status {
             Status::Ok => "ok",
             Status::Missing => "missing",
             Status::Warning => "warning",
+            Status::MissingForGoingLive => "missing-for-going-live",
             Status::NotChecked => "not-checked",
         }
     }
@@ -229,6 +239,8 @@ pub struct Section {
 pub struct Summary {
     pub ok: usize,
     pub missing: usize,
+    /// Items dry runs do without and runs need once `dryRun` is off.
+    pub missing_for_going_live: usize,
     pub warnings: usize,
     pub not_checked: usize,
 }
@@ -241,7 +253,8 @@ pub struct CheckReport {
     pub kind: &'static str,
     pub sections: Vec<Section>,
     pub summary: Summary,
-    /// 0 when nothing is missing (warnings allowed), 1 otherwise.
+    /// 0 when nothing is missing (warnings allowed), 1 when something is,
+    /// [`EXIT_MISSING_FOR_GOING_LIVE`] when only going live misses something.
     pub exit_code: u8,
 }
 
@@ -253,6 +266,7 @@ impl CheckReport {
             match item.status {
                 Status::Ok => summary.ok += 1,
                 Status::Missing => summary.missing += 1,
+                Status::MissingForGoingLive => summary.missing_for_going_live += 1,
                 Status::Warning => summary.warnings += 1,
                 Status::NotChecked => summary.not_checked += 1,
             }
@@ -261,7 +275,13 @@ impl CheckReport {
             api_version: API_VERSION,
             kind: "CheckReport",
             sections,
-            exit_code: u8::from(summary.missing > 0),
+            exit_code: if summary.missing > 0 {
+                1
+            } else if summary.missing_for_going_live > 0 {
+                EXIT_MISSING_FOR_GOING_LIVE
+            } else {
+                0
+            },
             summary,
         }
     }
@@ -327,12 +347,35 @@ mod tests {
             Summary {
                 ok: 1,
                 missing: 0,
+                missing_for_going_live: 0,
                 warnings: 1,
                 not_checked: 1
             }
         );
         let failing = CheckReport::new(sections(&[Status::Ok, Status::Missing]));
         assert_eq!(failing.exit_code, 1);
+    }
+
+    #[test]
+    fn missing_only_for_going_live_has_its_own_exit_code_and_missing_now_wins() {
+        let sections = |statuses: &[Status]| {
+            vec![Section {
+                backend: Backend::Vcenter,
+                target: "t".into(),
+                items: statuses.iter().copied().map(item).collect(),
+            }]
+        };
+        let dry = CheckReport::new(sections(&[Status::Ok, Status::MissingForGoingLive]));
+        assert_eq!(dry.exit_code, EXIT_MISSING_FOR_GOING_LIVE);
+        assert_eq!(dry.summary.missing_for_going_live, 1);
+        let json = serde_json::to_value(&dry).expect("serializes");
+        assert_eq!(json["summary"]["missingForGoingLive"], 1);
+        assert_eq!(
+            json["sections"][0]["items"][1]["status"],
+            "missing-for-going-live"
+        );
+        let both = CheckReport::new(sections(&[Status::MissingForGoingLive, Status::Missing]));
+        assert_eq!(both.exit_code, 1);
     }
 
     #[test]

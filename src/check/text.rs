@@ -15,8 +15,13 @@ pub fn render(report: &CheckReport) -> String {
         out.push('\n');
     }
     let summary = &report.summary;
+    // Said only when there is some: the line reads as before for everything else.
+    let going_live = match summary.missing_for_going_live {
+        0 => String::new(),
+        count => format!("{count} missing for going live (dryRun=false), "),
+    };
     out.push_str(&format!(
-        "{} missing, {} warning(s), {} ok, {} not checked: exit code {}\n",
+        "{} missing, {going_live}{} warning(s), {} ok, {} not checked: exit code {}\n",
         summary.missing, summary.warnings, summary.ok, summary.not_checked, report.exit_code
     ));
     out
@@ -39,7 +44,13 @@ fn render_section(out: &mut String, section: &Section) {
         .max()
         .unwrap_or(0)
         .clamp("CHECK".len(), MAX_CHECK_WIDTH);
-    let status_width = Status::NotChecked.word().len();
+    let status_width = section
+        .items
+        .iter()
+        .map(|item| item.status.word().len())
+        .max()
+        .unwrap_or(0)
+        .max(Status::NotChecked.word().len());
     out.push_str(&format!(
         "  {:status_width$}  {:width$}  DETAIL\n",
         "STATUS", "CHECK"

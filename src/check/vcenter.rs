@@ -3,7 +3,7 @@
 
 use crate::run::RunConfig;
 use crate::vsphere::ConnectionConfig;
-use crate::vsphere::preflight::{self, Finding, Preflight, Scope};
+use crate::vsphere::preflight::{self, DrsRuleWrites, Finding, Preflight, Scope};
 
 use super::{Backend, Item, Section, Status, Subject};
 
@@ -13,7 +13,11 @@ pub async fn section(connection: &ConnectionConfig, config: &RunConfig) -> Secti
     let scope = Scope {
         datacenters: settings.datacenters.clone(),
         clusters: settings.clusters.clone(),
-        drs_rule_writes: settings.drs_rules.enabled && !config.dry_run,
+        drs_rule_writes: match (settings.drs_rules.enabled, config.dry_run) {
+            (false, _) => DrsRuleWrites::Off,
+            (true, true) => DrsRuleWrites::DryRun,
+            (true, false) => DrsRuleWrites::Written,
+        },
     };
     items(preflight::preflight(connection, &scope).await)
 }
@@ -79,6 +83,7 @@ fn item(subject: Subject, finding: Finding) -> Item {
         preflight::Status::Ok => Status::Ok,
         preflight::Status::NotChecked => Status::NotChecked,
         preflight::Status::Warning => Status::Warning,
+        preflight::Status::MissingForGoingLive => Status::MissingForGoingLive,
         preflight::Status::Missing => Status::Missing,
     };
     let item = Item::new(subject, status, finding.detail);

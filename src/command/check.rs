@@ -1,6 +1,7 @@
 //! `check`: resolves `run`'s settings as `run` does (unusable settings are a usage error, exit
 //! code 2), checks every backend they name ([`crate::check`]), prints the result as text tables
-//! or one JSON document, and exits 0 when nothing is missing, 1 otherwise.
+//! or one JSON document, and exits 0 when nothing is missing, 1 when something is, and 3 when
+//! only going live (`dryRun` off) misses something (0 with `--accept-missing-for-going-live`).
 
 use std::process::ExitCode;
 
@@ -18,7 +19,12 @@ pub fn execute(args: &CheckArgs, output: OutputFormat) -> Result<ExitCode, Error
         warn!("{warning}");
     }
     let runtime = super::runtime()?;
-    let report = runtime.block_on(check::check(&config));
+    let mut report = runtime.block_on(check::check(&config));
+    if args.accept_missing_for_going_live && report.exit_code == check::EXIT_MISSING_FOR_GOING_LIVE
+    {
+        // Accepted, as asked: the report repeats the process's exit code.
+        report.exit_code = 0;
+    }
     let text = match output {
         OutputFormat::Json => report.json(),
         // `execute` refuses the other formats for this command before it starts.

@@ -11,7 +11,7 @@ use crate::outcome::Problem;
 use crate::policy::{Policy, Severity, SourceKind};
 use crate::report::diff::PlanDiff;
 use crate::report::findings::{self, Finding};
-use crate::report::{Mode, OutputFormat, Report, ReportWarning};
+use crate::report::{Mode, NowBeforeCreation, OutputFormat, Report, ReportWarning};
 use crate::snapshot::{History, Snapshot};
 use crate::{footprint, plan, policy, snapshot, topology};
 
@@ -23,6 +23,10 @@ pub const EXCEEDS_MAX_EVICTIONS: u8 = 3;
 /// not write the report", so a CI step that accepts a difference still fails on a lost review.
 /// The same code as `--max-evictions`' (the two flags exclude each other): the answer to look at.
 pub const PLANS_DIFFER: u8 = 3;
+
+/// Exit code of `plan --strict` when the plan is made at an instant before pods of the
+/// snapshot were created: the input does not fit the instant, as for any invalid input.
+pub const NOW_BEFORE_CREATION: u8 = 2;
 
 pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     if let Some(baseline) = &args.baseline_policy {
@@ -58,6 +62,9 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
                 .iter()
                 .map(|e| Finding::input(None, e)),
         );
+        if let Some(early) = &planned.now_before_creation {
+            found.push(Finding::now_before_creation(early));
+        }
         if let Some(max) = too_many {
             found.push(too_many_evictions(planned.report.evictions.len(), max));
         }
@@ -68,6 +75,11 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     // The process ends here.
     footprint::leave_to_exit(planned.snapshot);
     footprint::log_used();
+    // Checked first: a plan at the wrong instant has a count of evictions that means nothing.
+    if args.strict && planned.now_before_creation.is_some() {
+        warn!("--strict: the plan is made before pods of the snapshot were created");
+        return Ok(ExitCode::from(NOW_BEFORE_CREATION));
+    }
     match too_many {
         Some(max) => {
             warn!(
@@ -94,9 +106,9 @@ fn compare(args: &PlanArgs, baseline: &Path, output: OutputFormat) -> Result<Exi
     }
     let proposed = policy::load_file(&args.policy).map_err(Error::Policy)?;
     let old = policy::load_file(baseline).map_err(Error::Policy)?;
-    let now = args.now.unwrap_or_else(chrono::Utc::now);
-    let snapshot = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
-        .map_err(Error::Snapshot)?;
+    let snapshot = load(&args.snapshot, args.now, args.max_snapshot_size)?;
+    // The comparison has no warnings of its own to carry it: logged only.
+    let _ = now_before_creation(&args.snapshot, args.max_snapshot_size, &snapshot.snapshot);
     // Each policy plans on the hosts its own source gives.
     let (old_snapshot, proposed_snapshot) = (
         with_source(&snapshot.snapshot, &old.policy),
@@ -150,6 +162,8 @@ struct Planned {
     report: Report,
     /// The policy's warnings.
     warnings: Vec<policy::Problem>,
+    /// The plan's instant is before pods of the snapshot were created (also a report warning).
+    now_before_creation: Option<NowBeforeCreation>,
     snapshot: snapshot::Loaded,
 }
 
@@ -158,9 +172,7 @@ fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
     for warning in &loaded.warnings {
         warn!(policy = %args.policy.display(), "{warning}");
     }
-    let now = args.now.unwrap_or_else(chrono::Utc::now);
-    let mut snapshot = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
-        .map_err(Error::Snapshot)?;
+    let mut snapshot = load(&args.snapshot, args.now, args.max_snapshot_size)?;
     let replaced = topology::apply_node_label(&mut snapshot.snapshot, &loaded.policy.vsphere);
     if !snapshot.ignored.is_empty() {
         info!(count = snapshot.ignored.len(), first = %snapshot.ignored[0], "ignored objects of kinds planning does not use");
@@ -172,6 +184,12 @@ fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
     if let Some(replaced) = replaced {
         warn!("{replaced}");
         report.warnings.insert(0, ReportWarning::Topology(replaced));
+    }
+    let early = now_before_creation(&args.snapshot, args.max_snapshot_size, &snapshot.snapshot);
+    if let Some(early) = &early {
+        report
+            .warnings
+            .push(ReportWarning::NowBeforeCreation(early.clone()));
     }
     // Said as the run says it; the plan is made all the same (no paced eviction in it), so the
     // exit code stays that of a plan.
@@ -186,8 +204,56 @@ fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
     Ok(Planned {
         report,
         warnings: loaded.warnings,
+        now_before_creation: early,
         snapshot,
     })
+}
+
+/// The snapshot files, planned at `now` when given, else at their `recordedAt`, else at the
+/// clock's now; which one is logged.
+pub(super) fn load(
+    paths: &[std::path::PathBuf],
+    now: Option<chrono::DateTime<chrono::Utc>>,
+    limit: snapshot::FileSizeLimit,
+) -> Result<snapshot::Loaded, Error> {
+    let loaded =
+        snapshot::load_files_at(paths, now, limit, chrono::Utc::now).map_err(Error::Snapshot)?;
+    let at = loaded.snapshot.now.to_rfc3339();
+    match (now, loaded.recorded_at) {
+        (Some(_), _) => info!(now = %at, "planning at --now"),
+        (None, Some(_)) => info!(now = %at, "planning at the snapshot's recordedAt"),
+        (None, None) => {
+            info!(now = %at, "planning at the current time: the snapshot records no recordedAt")
+        }
+    }
+    Ok(loaded)
+}
+
+/// Whether `snapshot` is planned at an instant before some of its pods were created, placed
+/// at the youngest of them in the file that holds it; also logged as a warning.
+pub(super) fn now_before_creation(
+    paths: &[std::path::PathBuf],
+    limit: snapshot::FileSizeLimit,
+    snapshot: &snapshot::Snapshot,
+) -> Option<NowBeforeCreation> {
+    let after = snapshot.created_after_now()?;
+    let youngest = after.youngest;
+    let key = youngest.key();
+    let (file, position) = match snapshot::locate_object(paths, limit, "Pod", &key) {
+        Some((file, position)) => (file, Some(position)),
+        // Not found again (the file changed since): the first file still names the input.
+        None => (paths.first().cloned().unwrap_or_default(), None),
+    };
+    let warning = NowBeforeCreation {
+        file: file.display().to_string(),
+        position,
+        pod: key,
+        created: youngest.created.expect("created after now, so created"),
+        now: snapshot.now,
+        count: after.count,
+    };
+    warn!("{}", ReportWarning::NowBeforeCreation(warning.clone()));
+    Some(warning)
 }
 
 /// The findings of a plan that could not be made: a policy's problems each at its place, any

@@ -1,4 +1,5 @@
-//! `snapshot -o FILE`: records nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses (each kind a
+//! `snapshot -o FILE`: records when it was made (a `SnapshotInfo` with `recordedAt`, which
+//! `plan` and `what-if` plan at by default), nodes, pods, PodDisruptionBudgets, namespaces and PriorityClasses (each kind a
 //! `v1 List` of objects pruned to the fields planning reads, see `snapshot::prune`), the run
 //! lock's Lease when it keeps an eviction history (its name and that annotation only), the
 //! metrics.k8s.io NodeMetrics and PodMetrics when the policy reads actual usage (as `run` lists
@@ -23,6 +24,7 @@ use crate::policy::VsphereSettings;
 use crate::report::{OutputFormat, SnapshotSummary};
 use crate::run;
 use crate::run::Topology;
+use crate::snapshot::SnapshotInfo;
 use crate::snapshot::prune::Pruned;
 use crate::{supervisor, vsphere};
 
@@ -58,6 +60,11 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         let history = kubernetes.recorded_history(&args.lock_namespace, kube::LEASE_NAME);
         let (objects, metrics, history, hosts) =
             tokio::join!(kubernetes.list_objects(), metrics, history, hosts);
+        // Taken once every list is in: no object recorded is younger than this instant, so a
+        // plan at it judges each pod's age as at least zero.
+        let info = SnapshotInfo {
+            recorded_at: chrono::Utc::now(),
+        };
         // Unlike metrics, a history that could not be read is not recorded as missing: a plan
         // of the file would then pace as if nothing had been evicted, and evict what the run
         // (which fails closed) would not. The error names the Lease; `--lock-namespace` points
@@ -76,6 +83,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             Err(error) => return Err(Error::Kubernetes(Box::new(error))),
         };
         Ok::<_, Error>((
+            info,
             objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
             metrics,
             history,
@@ -83,10 +91,11 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             target,
         ))
     })?;
-    let (objects, metrics, history, hosts, target) = recorded;
+    let (info, objects, metrics, history, hosts, target) = recorded;
     let leases: Vec<Pruned> = history.into_iter().collect();
     write(
         &args.output_file,
+        &info,
         &objects,
         &leases,
         metrics.as_ref(),
@@ -211,6 +220,7 @@ fn list<T>(items: &[T]) -> List<'_, T> {
 
 fn write(
     path: &Path,
+    info: &SnapshotInfo,
     objects: &RawObjects,
     leases: &[Pruned],
     metrics: Option<&RawMetrics>,
@@ -233,6 +243,8 @@ fn write(
     let result = (|| {
         if json {
             // Concatenated JSON documents, as `plan --snapshot` reads them.
+            serde_json::to_writer(&mut out, &info.document())?;
+            out.write_all(b"\n")?;
             serde_json::to_writer(&mut out, &list(&objects.nodes))?;
             out.write_all(b"\n")?;
             serde_json::to_writer(&mut out, &list(&objects.pods))?;
@@ -269,6 +281,8 @@ fn write(
                     Ok(())
                 }
             };
+            separate(&mut out)?;
+            serde_saphyr::to_io_writer(&mut out, &info.document()).map_err(yaml)?;
             separate(&mut out)?;
             serde_saphyr::to_io_writer(&mut out, &list(&objects.nodes)).map_err(yaml)?;
             separate(&mut out)?;

@@ -1,4 +1,5 @@
-//! `validate`: check policy files, reporting every problem of every file.
+//! `validate`: check policy files, and the policy of chart values files (`--values`),
+//! reporting every problem of every file.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -26,9 +27,19 @@ struct FileResult {
 }
 
 impl FileResult {
+    /// A policy file's result.
     fn of(file: &Path) -> FileResult {
+        FileResult::loaded(file, policy::load_file(file))
+    }
+
+    /// A chart values file's result: its policy as the chart renders it.
+    fn of_values(file: &Path) -> FileResult {
+        FileResult::loaded(file, policy::load_values_file(file))
+    }
+
+    fn loaded(file: &Path, loaded: Result<policy::Loaded, PolicyError>) -> FileResult {
         let name = file.display().to_string();
-        match policy::load_file(file) {
+        match loaded {
             Ok(loaded) => FileResult {
                 file: name,
                 valid: true,
@@ -66,7 +77,9 @@ fn findings(problems: &[Problem], severity: Severity) -> Vec<Finding> {
 }
 
 pub fn execute(args: &ValidateArgs, output: OutputFormat) -> Result<ExitCode, Error> {
-    let results: Vec<FileResult> = args.files.iter().map(|f| FileResult::of(f)).collect();
+    let results: Vec<FileResult> = (args.files.iter().map(|f| FileResult::of(f)))
+        .chain(args.values.iter().map(|f| FileResult::of_values(f)))
+        .collect();
     let all_valid = results.iter().all(|r| r.valid);
     let all_findings = || -> Vec<Finding> {
         results

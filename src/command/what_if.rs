@@ -15,7 +15,7 @@ use crate::policy::Policy;
 use crate::report::what_if::WhatIfReport;
 use crate::report::{Mode, OutputFormat, ReportWarning};
 use crate::run::{self, RunConfig};
-use crate::snapshot::{self, Snapshot};
+use crate::snapshot::Snapshot;
 use crate::topology;
 
 pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Error> {
@@ -41,14 +41,19 @@ fn offline(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error
     if let Some(name) = &args.cluster_name {
         run::apply_cluster_name(&mut policy, name).map_err(|e| Error::Config(Box::new(e)))?;
     }
-    let now = args.now.unwrap_or_else(chrono::Utc::now);
-    let mut loaded = snapshot::load_files_within(&args.snapshot, now, args.max_snapshot_size)
-        .map_err(Error::Snapshot)?;
+    let mut loaded = super::plan::load(&args.snapshot, args.now, args.max_snapshot_size)?;
     let replaced = topology::apply_node_label(&mut loaded.snapshot, &policy.vsphere);
     let mut report = answer(Mode::Plan, &loaded.snapshot, &policy, scenario)?;
     if let Some(replaced) = replaced {
         warn!("{replaced}");
         report.warnings.insert(0, ReportWarning::Topology(replaced));
+    }
+    if let Some(early) =
+        super::plan::now_before_creation(&args.snapshot, args.max_snapshot_size, &loaded.snapshot)
+    {
+        report
+            .warnings
+            .push(ReportWarning::NowBeforeCreation(early));
     }
     Ok(report)
 }

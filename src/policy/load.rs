@@ -165,7 +165,13 @@ fn end_of(text: &str) -> Position {
 
 /// Resolves a policy held in memory; `file_name` is only used in messages.
 pub fn load_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
-    let root = yaml::parse(text).map_err(|error| {
+    let root = parse(file_name, text)?;
+    load_tree(file_name, &root)
+}
+
+/// `text` as a positioned YAML tree, or the syntax problem that stops it being one.
+pub(super) fn parse(file_name: &str, text: &str) -> Result<Node, PolicyError> {
+    yaml::parse(text).map_err(|error| {
         invalid(
             file_name,
             Finding {
@@ -175,9 +181,13 @@ pub fn load_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
                 message: error.message,
             },
         )
-    })?;
+    })
+}
+
+/// Resolves a policy already read as a tree (whose positions are in `file_name`).
+pub(super) fn load_tree(file_name: &str, root: &Node) -> Result<Loaded, PolicyError> {
     let mut d = Decoder::default();
-    let policy = decode_document(&mut d, &root);
+    let policy = decode_document(&mut d, root);
     if !d.problems.is_empty() {
         return Err(PolicyError::Invalid {
             file: file_name.to_string(),
@@ -188,7 +198,7 @@ pub fn load_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
     Ok(Loaded { policy, warnings })
 }
 
-fn invalid(file_name: &str, finding: Finding) -> PolicyError {
+pub(super) fn invalid(file_name: &str, finding: Finding) -> PolicyError {
     PolicyError::Invalid {
         file: file_name.to_string(),
         problems: vec![Problem::new(file_name, finding)],

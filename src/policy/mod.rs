@@ -19,6 +19,7 @@ mod source;
 mod testing;
 mod v1alpha1;
 mod v1alpha2;
+mod values;
 mod vsphere;
 mod yaml;
 
@@ -32,6 +33,7 @@ pub use plugins::{
 };
 pub use rule::Rule;
 pub use selector::{SelectorParseError, parse_selector};
+pub use values::{load_values_file, load_values_str};
 pub use yaml::Position;
 
 use crate::snapshot::Requirements;

@@ -20,11 +20,15 @@ pub const INPUT_RULE: &str = "input";
 /// The rule of `plan --max-evictions N` when the plan evicts more than N pods.
 pub const MAX_EVICTIONS_RULE: &str = "max-evictions";
 
+/// The rule of `plan` planning at an instant before pods of its snapshot were created.
+pub const NOW_BEFORE_CREATION_RULE: &str = "now-before-creation";
+
 /// One finding, as the JSON report lists it and the other forms are made from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
-    /// A stable id: one of the policy [`Rule`]s, [`INPUT_RULE`] or [`MAX_EVICTIONS_RULE`].
+    /// A stable id: one of the policy [`Rule`]s, [`INPUT_RULE`], [`MAX_EVICTIONS_RULE`] or
+    /// [`NOW_BEFORE_CREATION_RULE`].
     pub rule: &'static str,
     pub severity: Severity,
     /// The file as named on the command line; `None` when no one file is to blame.
@@ -68,6 +72,19 @@ impl Finding {
         }
     }
 
+    /// A plan made at an instant before a pod of the snapshot was created, placed at that pod.
+    pub fn now_before_creation(warning: &crate::report::NowBeforeCreation) -> Finding {
+        Finding {
+            rule: NOW_BEFORE_CREATION_RULE,
+            severity: Severity::Warning,
+            file: Some(warning.file.clone()),
+            line: warning.position.map(|p| p.line),
+            column: warning.position.map(|p| p.column),
+            path: String::new(),
+            message: one_line(&warning.message()).into_owned(),
+        }
+    }
+
     /// The message with the field path first, as annotations show it.
     fn headline(&self) -> String {
         if self.path.is_empty() {
@@ -100,6 +117,11 @@ pub fn sarif(findings: &[Finding]) -> Value {
         "id": MAX_EVICTIONS_RULE,
         "shortDescription": {"text": "The plan evicts more pods than --max-evictions allows."},
         "defaultConfiguration": {"level": "error"},
+    }));
+    rules.push(json!({
+        "id": NOW_BEFORE_CREATION_RULE,
+        "shortDescription": {"text": "The plan is made at an instant before pods of its snapshot were created."},
+        "defaultConfiguration": {"level": "warning"},
     }));
     let results: Vec<Value> = findings.iter().map(sarif_result).collect();
     json!({
@@ -290,6 +312,6 @@ mod tests {
         let rules = log["runs"][0]["tool"]["driver"]["rules"]
             .as_array()
             .expect("rules");
-        assert_eq!(rules.len(), Rule::ALL.len() + 2);
+        assert_eq!(rules.len(), Rule::ALL.len() + 3);
     }
 }

@@ -6,9 +6,11 @@
 
 use std::fmt;
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Serialize, Serializer};
 
 use crate::plan::Warning;
+use crate::position::Position;
 use crate::topology;
 
 /// One warning of a report.
@@ -27,6 +29,8 @@ pub enum ReportWarning {
     /// The Pushgateway push failed; `cause` is the error chain. Logged only: the metrics are
     /// pushed after the report is printed.
     MetricsNotPushed { cause: String },
+    /// The instant planned at is earlier than the creation of pods of the snapshot.
+    NowBeforeCreation(NowBeforeCreation),
     /// The Event of one eviction could not be written; `cause` is the error chain.
     EventNotRecorded {
         namespace: String,
@@ -65,7 +69,56 @@ impl fmt::Display for ReportWarning {
                 cause,
             } => write!(f, "no event recorded for pod {namespace}/{pod}: {cause}"),
             ReportWarning::Topology(replaced) => replaced.fmt(f),
+            ReportWarning::NowBeforeCreation(warning) => {
+                write!(f, "{}: {}", warning.place(), warning.message())
+            }
         }
+    }
+}
+
+/// An offline plan's instant is earlier than the creation of pods it judges: each such pod is
+/// "started 0s ago", younger than any minPodAge, and skipped, so the plan evicts less than the
+/// recorded state calls for (a CI gate on it would never trip). Placed at the youngest pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NowBeforeCreation {
+    /// The snapshot file holding the youngest pod, as named on the command line.
+    pub file: String,
+    /// Where in it that pod starts, when the file could be read again to find it.
+    pub position: Option<Position>,
+    /// The youngest pod, `namespace/name`.
+    pub pod: String,
+    pub created: DateTime<Utc>,
+    /// The instant planned at.
+    pub now: DateTime<Utc>,
+    /// How many pods were created after `now`.
+    pub count: usize,
+}
+
+impl NowBeforeCreation {
+    /// `FILE:LINE:COLUMN: document N`, or the file alone.
+    pub fn place(&self) -> String {
+        match &self.position {
+            Some(position) => format!("{}:{position}", self.file),
+            None => format!("snapshot file {}", self.file),
+        }
+    }
+
+    /// The sentence without its place.
+    pub fn message(&self) -> String {
+        let instant = |time: &DateTime<Utc>| time.to_rfc3339_opts(SecondsFormat::Secs, true);
+        let others = match self.count {
+            1 => String::new(),
+            2 => ", and so is the other pod created after it".to_string(),
+            count => format!(", and so are the {} other pods created after it", count - 1),
+        };
+        format!(
+            "pod {} was created at {}, after the instant planned at, {}: it is judged as just \
+             started (younger than any minPodAge){others}; give a later --now, or none to plan \
+             at the snapshot's recordedAt",
+            self.pod,
+            instant(&self.created),
+            instant(&self.now),
+        )
     }
 }
 
@@ -78,7 +131,7 @@ impl Serialize for ReportWarning {
 
 #[cfg(test)]
 mod tests {
-    use super::{ReportWarning, Warning};
+    use super::{NowBeforeCreation, Position, ReportWarning, Warning};
 
     #[test]
     fn a_plan_warning_reads_as_the_plan_wrote_it() {
@@ -116,6 +169,38 @@ mod tests {
             .to_string(),
             "no event recorded for pod shop/web-1: forbidden"
         );
+    }
+
+    #[test]
+    fn a_plan_before_a_pods_creation_is_placed_at_that_pod_and_counts_the_others() {
+        let at = |text: &str| {
+            chrono::DateTime::parse_from_rfc3339(text)
+                .expect("a valid timestamp")
+                .to_utc()
+        };
+        let mut warning = NowBeforeCreation {
+            file: "snapshots/prod-east.yaml".to_string(),
+            position: Some(Position::in_document(212, 3, 2)),
+            pod: "shop/web-1".to_string(),
+            created: at("2026-11-21T08:50:00Z"),
+            now: at("2026-01-01T00:00:00Z"),
+            count: 3,
+        };
+        assert_eq!(
+            ReportWarning::NowBeforeCreation(warning.clone()).to_string(),
+            "snapshots/prod-east.yaml:212:3: document 2: pod shop/web-1 was created at \
+             2026-11-21T08:50:00Z, after the instant planned at, 2026-01-01T00:00:00Z: it is \
+             judged as just started (younger than any minPodAge), and so are the 2 other pods \
+             created after it; give a later --now, or none to plan at the snapshot's recordedAt"
+        );
+        warning.position = None;
+        warning.count = 1;
+        let text = ReportWarning::NowBeforeCreation(warning).to_string();
+        assert!(
+            text.starts_with("snapshot file snapshots/prod-east.yaml: pod shop/web-1 was"),
+            "{text}"
+        );
+        assert!(!text.contains("other pod"), "{text}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::decode::history::{self, History};
 use super::model::{Metrics, Snapshot};
-use super::read::{self, FileSizeLimit, Objects, SnapshotError, locate, read_str};
+use super::read::{self, FileSizeLimit, Objects, Position, SnapshotError, locate, read_str};
 use crate::hash::{HashMap, HashSet};
 use crate::inventory::{self, Inventory};
 use crate::supervisor::documents::{RESOURCE_POLICY, VIRTUAL_MACHINE};
@@ -18,6 +18,8 @@ use crate::supervisor::{self, Findings, ResourcePolicy, VirtualMachine};
 #[derive(Debug)]
 pub struct Loaded {
     pub snapshot: Snapshot,
+    /// The latest `recordedAt` the files' `SnapshotInfo` documents give, if any.
+    pub recorded_at: Option<DateTime<Utc>>,
     /// Objects of kinds that planning does not use.
     pub ignored: Vec<String>,
     /// When the inventory came from VM Operator's objects: its guest clusters' cluster modules
@@ -38,10 +40,25 @@ pub fn load_files_within(
     now: DateTime<Utc>,
     limit: FileSizeLimit,
 ) -> Result<Loaded, SnapshotError> {
+    load_files_at(paths, Some(now), limit, Utc::now)
+}
+
+/// [`load_files_within`] planning at `now` when given, else at the files' latest `recordedAt`
+/// (the only instant no recorded object is younger than: files recorded at different times
+/// are planned as of the last), else at `clock()`.
+pub fn load_files_at(
+    paths: &[PathBuf],
+    now: Option<DateTime<Utc>>,
+    limit: FileSizeLimit,
+    clock: impl FnOnce() -> DateTime<Utc>,
+) -> Result<Loaded, SnapshotError> {
     let mut parts = Vec::with_capacity(paths.len());
     for path in paths {
         parts.push((path.clone(), read::read_file(path, limit)?));
     }
+    let now = now
+        .or_else(|| latest_recorded(&parts))
+        .unwrap_or_else(clock);
     let loaded = assemble(parts, now).map_err(|error| located(error, limit))?;
     if loaded.snapshot.nodes.is_empty() {
         let snapshot = &loaded.snapshot;
@@ -60,6 +77,32 @@ pub fn load_files_within(
         });
     }
     Ok(loaded)
+}
+
+/// The latest `recordedAt` of the files' `SnapshotInfo` documents.
+fn latest_recorded(parts: &[(PathBuf, Objects)]) -> Option<DateTime<Utc>> {
+    parts
+        .iter()
+        .flat_map(|(_, objects)| objects.recorded_at.iter().copied())
+        .max()
+}
+
+/// Where one of the files holds `kind` `name` (`namespace/name` for namespaced kinds): the
+/// last copy in the first file that has one. The files are read again, so this is for the
+/// rare message that points at an object, not for every load.
+pub fn locate_object(
+    paths: &[PathBuf],
+    limit: FileSizeLimit,
+    kind: &str,
+    name: &str,
+) -> Option<(PathBuf, Position)> {
+    paths.iter().find_map(|path| {
+        let text = read::read_text(path, limit).ok()?;
+        let text = crate::encoding::without_mark(&text);
+        let sought = locate::Sought::Object { kind, name };
+        let at = crate::stack::on_reader_stack(|| locate::last(text, sought))?;
+        Some((path.clone(), at))
+    })
 }
 
 /// A duplicate, with where its later copy was written: the file is read again to find it.
@@ -171,6 +214,7 @@ pub fn assemble(
     let mut vm_operator = VmOperator::default();
     // The first file that holds a VSphereInventory.
     let mut inventory_file: Option<PathBuf> = None;
+    let recorded_at = latest_recorded(&parts);
     for (file, (path, objects)) in parts.into_iter().enumerate() {
         if !objects.inventories.is_empty() && inventory_file.is_none() {
             inventory_file = Some(path.clone());
@@ -273,6 +317,7 @@ pub fn assemble(
             // A run fills it in from the run lock's Lease; files may record that Lease.
             history: history.map(|(_, history)| history).unwrap_or_default(),
         },
+        recorded_at,
         ignored,
         supervisor,
     })
@@ -957,5 +1002,119 @@ mod tests {
             ),
             "{error}"
         );
+    }
+
+    fn instant(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .expect("a valid timestamp")
+            .to_utc()
+    }
+
+    fn info(recorded_at: &str) -> String {
+        format!(
+            "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: SnapshotInfo\n\
+             recordedAt: {recorded_at}\n"
+        )
+    }
+
+    /// A pod created at `created`, in a YAML document of its own.
+    fn pod_created(name: &str, created: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: shop\n  \
+             creationTimestamp: '{created}'\nspec: {{containers: [{{name: main, image: app}}]}}\n"
+        )
+    }
+
+    fn files(dir: &tempfile::TempDir, texts: &[&str]) -> Vec<PathBuf> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let path = dir.path().join(format!("{index}.yaml"));
+                std::fs::write(&path, text).expect("writable");
+                path
+            })
+            .collect()
+    }
+
+    #[test]
+    fn files_recorded_at_different_times_are_planned_at_the_latest_and_now_wins_over_both() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let paths = files(
+            &dir,
+            &[
+                &format!("{}---\n{NODE}", info("2026-11-21T09:00:00Z")),
+                &info("2026-11-21T10:30:00Z"),
+            ],
+        );
+        let clock = || panic!("the clock is not read when the files say when");
+        let loaded = load_files_at(&paths, None, FileSizeLimit::DEFAULT, clock).expect("valid");
+        assert_eq!(loaded.snapshot.now, instant("2026-11-21T10:30:00Z"));
+        assert_eq!(loaded.recorded_at, Some(instant("2026-11-21T10:30:00Z")));
+        let given = instant("2026-11-22T00:00:00Z");
+        let loaded =
+            load_files_at(&paths, Some(given), FileSizeLimit::DEFAULT, clock).expect("valid");
+        assert_eq!(loaded.snapshot.now, given);
+    }
+
+    #[test]
+    fn files_that_record_no_time_are_planned_at_the_clocks_now() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let paths = files(&dir, &[NODE]);
+        let clock = instant("2027-01-01T00:00:00Z");
+        let loaded = load_files_at(&paths, None, FileSizeLimit::DEFAULT, || clock).expect("valid");
+        assert_eq!(loaded.snapshot.now, clock);
+        assert_eq!(loaded.recorded_at, None);
+    }
+
+    #[test]
+    fn a_snapshot_info_with_an_unknown_field_or_a_bad_time_is_refused_where_it_is_written() {
+        let error = read_str(&format!(
+            "{NODE}---\n{}recorded: yesterday\n",
+            info("2026-11-21T09:00:00Z")
+        ))
+        .expect_err("an unknown field");
+        assert!(
+            error
+                .message
+                .starts_with("SnapshotInfo: unknown field `recorded`"),
+            "{error}"
+        );
+        assert_eq!(error.at.document, Some(2));
+        let error = read_str(&info("yesterday")).expect_err("not a time");
+        assert!(error.message.starts_with("SnapshotInfo: "), "{error}");
+    }
+
+    #[test]
+    fn the_youngest_pod_created_after_now_is_found_and_placed_in_its_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let paths = files(
+            &dir,
+            &[
+                &format!("{NODE}---\n{}", pod_created("old", "2026-11-01T00:00:00Z")),
+                &format!(
+                    "{}---\n{}",
+                    pod_created("new", "2026-11-21T08:00:00Z"),
+                    pod_created("newest", "2026-11-21T08:50:00Z")
+                ),
+            ],
+        );
+        let now = instant("2026-11-21T07:00:00Z");
+        let loaded = load_files_within(&paths, now, FileSizeLimit::DEFAULT).expect("valid");
+        let after = loaded
+            .snapshot
+            .created_after_now()
+            .expect("two are younger");
+        assert_eq!(
+            (after.count, after.youngest.key()),
+            (2, "shop/newest".to_string())
+        );
+        let (file, at) = locate_object(&paths, FileSizeLimit::DEFAULT, "Pod", "shop/newest")
+            .expect("found again");
+        assert_eq!(file, paths[1]);
+        assert_eq!(at, Position::in_document(9, 1, 2));
+        let later = instant("2026-11-21T09:00:00Z");
+        let loaded = load_files_within(&paths, later, FileSizeLimit::DEFAULT).expect("valid");
+        assert!(loaded.snapshot.created_after_now().is_none());
     }
 }

@@ -11,11 +11,14 @@ mod decode;
 mod model;
 mod read;
 
-pub use assemble::{Loaded, assemble, from_str, load_files, load_files_within};
+pub use assemble::{
+    Loaded, assemble, from_str, load_files, load_files_at, load_files_within, locate_object,
+};
 pub use decode::convert::{
     ConvertError, namespace, node, pdb, pod, priority_class, selector, untyped_node_metrics,
     untyped_pod_metrics,
 };
+pub use decode::snapshot_info::{self, SnapshotInfo};
 pub use decode::{history, prune, wire};
 pub use history::{History, PastEviction};
 pub use model::*;

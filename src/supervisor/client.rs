@@ -99,7 +99,7 @@ impl Supervisor {
         Error::Read {
             server: self.server.clone(),
             namespace: self.namespace.clone(),
-            source,
+            source: Box::new(source),
         }
     }
 

@@ -45,8 +45,9 @@ pub enum Error {
     Read {
         server: String,
         namespace: String,
+        // Boxed: kube's error is large, and every result of this module carries this one.
         #[source]
-        source: kube::Error,
+        source: Box<kube::Error>,
     },
 }
 
@@ -56,9 +57,8 @@ impl Error {
         match self {
             Error::Settings(_) | Error::NoNamespace | Error::GuestCluster { .. } => Cause::Config,
             Error::Decode { .. } => Cause::Unreadable,
-            Error::Connect(source)
-            | Error::NotSupervisor { source, .. }
-            | Error::Read { source, .. } => source.cause(),
+            Error::Connect(source) | Error::NotSupervisor { source, .. } => source.cause(),
+            Error::Read { source, .. } => source.cause(),
         }
     }
 

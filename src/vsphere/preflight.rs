@@ -10,14 +10,14 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), vsphere_descheduler::vsphere::Error> {
-//! use vsphere_descheduler::vsphere::preflight::{Scope, Status, preflight};
+//! use vsphere_descheduler::vsphere::preflight::{DrsRuleWrites, Scope, Status, preflight};
 //! use vsphere_descheduler::vsphere::{ConnectionConfig, Credentials};
 //!
 //! let config = ConnectionConfig::new("vcenter.example.com", Credentials::from_env_or_dir(None)?);
 //! let scope = Scope {
 //!     datacenters: vec![],
 //!     clusters: vec!["dc-1/prod".to_string()],
-//!     drs_rule_writes: true,
+//!     drs_rule_writes: DrsRuleWrites::Written,
 //! };
 //! let found = preflight(&config, &scope).await;
 //! for row in &found.privileges {
@@ -51,13 +51,25 @@ use privilege_checks::{Asked, ENTITY_KINDS, entities, privileges_on, rows};
 const ENTITIES_PER_QUERY: usize = 500;
 
 /// What runs touch: the policy's `vsphere.datacenters` and `vsphere.clusters` (empty: every
-/// one), and whether they write DRS rules (`vsphere.drsRules.enabled` and not a dry run), which
-/// decides whether the write privilege is required or merely reported.
+/// one), and whether they write DRS rules, which decides how a missing write privilege stands.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Scope {
     pub datacenters: Vec<String>,
     pub clusters: Vec<String>,
-    pub drs_rule_writes: bool,
+    pub drs_rule_writes: DrsRuleWrites,
+}
+
+/// Whether the runs checked for write DRS rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DrsRuleWrites {
+    /// They do (`vsphere.drsRules.enabled`, not a dry run): the write privilege is required.
+    Written,
+    /// They would, but are dry runs: the write privilege is missing for going live, not for
+    /// these runs, and the first run after `dryRun=false` fails at the DRS step without it.
+    DryRun,
+    /// Rule sync is off: no run needs the write privilege.
+    #[default]
+    Off,
 }
 
 /// Checks the account of `config` against what runs over `scope` need. Never fails: what could

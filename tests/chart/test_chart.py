@@ -410,6 +410,11 @@ def test_helm_test_runs_check_with_exactly_the_cronjobs_pod(value_set):
     (check_container,) = check_spec["containers"]
     assert run_container["args"][0] == "run"
     assert check_container["args"][0] == "check"
+    # A dry-run install's test passes when only going live misses something (issue 39): the
+    # one argument the check has beyond the run's, right after the command.
+    if "--dry-run" in run_container["args"]:
+        assert check_container["args"].pop(1) == "--accept-missing-for-going-live"
+    assert "--accept-missing-for-going-live" not in check_container["args"]
     run_container["args"][0] = check_container["args"][0] = "COMMAND"
     # Same service account, image, arguments, environment, volumes, security and scheduling.
     assert check_spec == run_spec
@@ -420,6 +425,9 @@ def test_helm_test_runs_check_with_exactly_the_cronjobs_pod(value_set):
 
 def test_helm_test_can_be_left_out_and_the_notes_say_how_to_run_it():
     assert f"helm test {RELEASE} -n {NAMESPACE} --logs" in notes()
+    assert "vCenter login" in notes()
+    assert "run helm test again after dryRun=false" in notes({"dryRun": True})
+    assert "run helm test again" not in notes({"dryRun": False})
     documents = objects({"helmTest": {"enabled": False}})
     assert not [doc for doc in documents if doc["kind"] == "Pod"]
     assert "helm test" not in notes({"helmTest": {"enabled": False}})
@@ -901,6 +909,39 @@ def test_an_upstream_format_policy_renders_once_the_merged_defaults_are_dropped(
     assert flag(container(objects({"policy": upstream}))["args"], "cluster-name") == "prod-east"
     result = validate(binary, write_policy(tmp_path, text))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# `validate --values FILE` reads a values file's policy as the chart renders it (issue 39): the
+# same verdict and the same problems as `validate` of the rendered policy.yaml.
+VALUES_FILES = {
+    "defaults": {},
+    "object-override": {"policy": {"maxNoOfPodsToEvictTotal": 3, "vsphere": {"clusters": ["wcp-1"]}}},
+    "object-invalid": {"policy": {"maxNoOfPodsToEvictTotal": "five"}},
+    "string": {"policy": DEFAULT_POLICY_FILE.read_text(), "vsphere": {"server": ""}},
+    "upstream-object": {"policy": {"apiVersion": "descheduler/v1alpha2", "vsphere": None, "maxNoOfPodsToEvictPerNode": None}},
+}
+
+
+def validate_json(binary: Path, *args: str) -> list[dict[str, Any]]:
+    result = subprocess.run(
+        [str(binary), "--output", "json", "validate", *args], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("case", VALUES_FILES)
+def test_validate_values_judges_the_policy_the_chart_renders(case, binary, tmp_path):
+    overrides = VALUES_FILES[case]
+    values_file = tmp_path / "values.yaml"
+    values_file.write_text(yaml.safe_dump(values(overrides)))
+    rendered = write_policy(tmp_path, policy_text(objects(overrides)))
+    (from_values,) = validate_json(binary, "--values", str(values_file))
+    (from_rendered,) = validate_json(binary, str(rendered))
+    assert from_values["valid"] == from_rendered["valid"], (from_values, from_rendered)
+    what = lambda result: [(f["rule"], f["path"], f["message"]) for f in result["findings"]]
+    assert what(from_values) == what(from_rendered)
+    assert from_values["valid"] == (case != "object-invalid")
 
 
 # --- values the chart refuses ------------------------------------------------------------------

@@ -464,6 +464,9 @@ containers:
     imagePullPolicy: {{ $root.Values.image.pullPolicy }}
     args:
       - {{ .command }}
+      {{- range .extraArgs }}
+      - {{ . }}
+      {{- end }}
       - --policy={{ include "vsphere-descheduler.policyDir" $root }}/policy.yaml
       - --output={{ $root.Values.output }}
       - --log-format={{ $root.Values.logFormat }}

@@ -8,4 +8,5 @@ pub mod convert;
 pub mod history;
 pub mod prune;
 pub mod quantity;
+pub mod snapshot_info;
 pub mod wire;

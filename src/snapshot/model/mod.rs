@@ -55,6 +55,32 @@ pub struct Snapshot {
     pub history: History,
 }
 
+impl Snapshot {
+    /// The pods created after [`Snapshot::now`]: how many, and the youngest of them. Planning
+    /// at an instant before a pod existed judges it "started 0s ago" (younger than any
+    /// minPodAge), so such a plan is quietly not the one the recorded state calls for.
+    pub fn created_after_now(&self) -> Option<CreatedAfterNow<'_>> {
+        let mut after = self
+            .pods
+            .iter()
+            .filter(|pod| pod.created.is_some_and(|created| created > self.now));
+        let first = after.next()?;
+        let (count, youngest) = after.fold((1, first), |(count, youngest), pod| {
+            // The latest creation; of equals, the first in namespace and name order.
+            let younger = pod.created > youngest.created;
+            (count + 1, if younger { pod } else { youngest })
+        });
+        Some(CreatedAfterNow { count, youngest })
+    }
+}
+
+/// Pods a snapshot holds that did not exist yet at its `now`.
+#[derive(Clone, Copy, Debug)]
+pub struct CreatedAfterNow<'a> {
+    pub count: usize,
+    pub youngest: &'a Pod,
+}
+
 /// `metrics.k8s.io/v1beta1` NodeMetrics and PodMetrics at the snapshot's instant: `cpu` and
 /// `memory` in thousandths, as [`Resources`] holds them.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -10,6 +10,7 @@ use super::position::{json_error_offset, json_message, offset_in};
 use crate::inventory::{self, Inventory};
 use crate::snapshot::decode::convert::{self, ConvertError};
 use crate::snapshot::decode::history::RecordedHistory;
+use crate::snapshot::decode::snapshot_info::{self, SnapshotInfo};
 use crate::snapshot::decode::wire;
 use crate::snapshot::model::{Interner, Labels, Metrics, Node, Pdb, Pod};
 use crate::supervisor::documents::{
@@ -33,6 +34,8 @@ pub struct Objects {
     pub metrics: Option<Metrics>,
     /// Eviction histories of Leases (the run lock's), as recorded: a snapshot has one at most.
     pub histories: Vec<RecordedHistory>,
+    /// The `recordedAt` of each `SnapshotInfo` read, in the order read.
+    pub recorded_at: Vec<chrono::DateTime<chrono::Utc>>,
     /// Kinds that were present but are not used (e.g. Deployments in `kubectl get all`).
     pub ignored: Vec<String>,
 }
@@ -67,6 +70,7 @@ impl Objects {
         append(&mut self.virtual_machines, other.virtual_machines, growth);
         append(&mut self.resource_policies, other.resource_policies, growth);
         append(&mut self.histories, other.histories, growth);
+        self.recorded_at.extend(other.recorded_at);
         if let Some(metrics) = other.metrics {
             let mine = self.metrics.get_or_insert_with(Metrics::default);
             mine.nodes.extend(metrics.nodes);
@@ -359,6 +363,9 @@ pub(super) fn object(
         (inventory::API_VERSION, inventory::KIND) => {
             objects.inventories.push(inventory_document(source)?);
         }
+        (snapshot_info::API_VERSION, snapshot_info::KIND) => {
+            objects.recorded_at.push(info_document(source)?.recorded_at);
+        }
         ("coordination.k8s.io/v1", "Lease") => {
             let lease = source.decode().map_err(described)?;
             match convert::lease_history(lease).map_err(converted)? {
@@ -463,15 +470,25 @@ fn pod_in_one_pass(
 
 /// A `VSphereInventory` document: its fields other than the object header.
 fn inventory_document(source: Source) -> Result<Inventory, Problem> {
-    let in_inventory = |problem: Problem| Problem {
-        message: format!("{}: {}", inventory::KIND, problem.message),
+    own_document(source, inventory::KIND)
+}
+
+/// A `SnapshotInfo` document: its fields other than the object header.
+fn info_document(source: Source) -> Result<SnapshotInfo, Problem> {
+    own_document(source, snapshot_info::KIND)
+}
+
+/// A document of one of our own kinds, read strictly: its fields other than the object header.
+fn own_document<T: serde::de::DeserializeOwned>(source: Source, kind: &str) -> Result<T, Problem> {
+    let in_kind = |problem: Problem| Problem {
+        message: format!("{kind}: {}", problem.message),
         ..problem
     };
-    let mut value: Value = source.decode().map_err(in_inventory)?;
+    let mut value: Value = source.decode().map_err(in_kind)?;
     if let Some(fields) = value.as_object_mut() {
         fields.remove("apiVersion");
         fields.remove("kind");
         fields.remove("metadata");
     }
-    serde_json::from_value(value).map_err(|e| in_inventory(Problem::message(json_message(&e))))
+    serde_json::from_value(value).map_err(|e| in_kind(Problem::message(json_message(&e))))
 }

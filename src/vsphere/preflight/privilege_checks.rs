@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::DrsRuleWrites;
 use super::fix::Fix;
 use super::result::{Finding, ObjectScope, PrivilegeCheck, Status};
 use crate::error_chain;
@@ -138,19 +139,20 @@ struct Target {
 
 /// One row per privilege and object of `lines`: the root folder from `root_asked`, the
 /// inventory's objects from `entity_asked` (none without an inventory: it could not be read).
-/// DRS-rule-write privileges count as required only when `drs_rule_writes`.
+/// DRS-rule-write privileges count as required only when the runs write DRS rules.
 pub(super) fn rows(
     lines: &[PrivilegeLine],
     root: &MoRef,
     inventory: Option<&Inventory>,
     root_asked: &Asked,
     entity_asked: &Asked,
-    drs_rule_writes: bool,
+    drs_rule_writes: DrsRuleWrites,
 ) -> Vec<PrivilegeCheck> {
     let mut rows = Vec::new();
     for group in groups(lines) {
         let required = group.needed_for.contains(&NeededFor::Observe)
-            || (drs_rule_writes && group.needed_for.contains(&NeededFor::DrsRuleWrites));
+            || (drs_rule_writes == DrsRuleWrites::Written
+                && group.needed_for.contains(&NeededFor::DrsRuleWrites));
         if group.object == ObjectKind::RootFolder {
             let target = root_target(root);
             rows.push(row(&group, target, root_asked, required, drs_rule_writes));
@@ -289,7 +291,7 @@ fn row(
     target: Target,
     asked: &Asked,
     required: bool,
-    drs_rule_writes: bool,
+    drs_rule_writes: DrsRuleWrites,
 ) -> PrivilegeCheck {
     let privilege = group.privilege;
     let scope = &target.scope;
@@ -336,18 +338,30 @@ fn row(
         );
         let status = if required {
             Status::Missing
-        } else {
-            detail.push_str(if group.needed_for.contains(&NeededFor::DrsRuleWrites) {
-                if drs_rule_writes {
-                    " Only this check needs it."
-                } else {
-                    " Runs need it only to write DRS rules, and this check was told they write \
-                     none."
-                }
-            } else {
-                " Only this check needs it."
-            });
+        } else if !group.needed_for.contains(&NeededFor::DrsRuleWrites) {
+            detail.push_str(" Only this check needs it.");
             Status::Warning
+        } else {
+            match drs_rule_writes {
+                DrsRuleWrites::Written => {
+                    detail.push_str(" Only this check needs it.");
+                    Status::Warning
+                }
+                DrsRuleWrites::DryRun => {
+                    detail.push_str(
+                        " Dry runs write no DRS rule and do without it; the first run after \
+                         going live (dryRun=false) fails at the DRS step unless it is granted.",
+                    );
+                    Status::MissingForGoingLive
+                }
+                DrsRuleWrites::Off => {
+                    detail.push_str(
+                        " Runs need it only to write DRS rules, and this check was told they \
+                         write none.",
+                    );
+                    Status::Warning
+                }
+            }
         };
         Finding::with(status, detail, fix)
     } else if !unanswered.is_empty() {
@@ -475,7 +489,7 @@ mod tests {
         asked
     }
 
-    fn all_rows(denied: &[(&str, &str)], drs_rule_writes: bool) -> Vec<PrivilegeCheck> {
+    fn all_rows(denied: &[(&str, &str)], drs_rule_writes: DrsRuleWrites) -> Vec<PrivilegeCheck> {
         let lines = privilege_lines();
         let inventory = inventory();
         let root_asked = answers(
@@ -500,7 +514,7 @@ mod tests {
 
     #[test]
     fn every_privilege_held_everywhere_is_ok_and_each_line_has_its_row() {
-        let rows = all_rows(&[], true);
+        let rows = all_rows(&[], DrsRuleWrites::Written);
         assert!(
             rows.iter().all(|row| row.finding.status == Status::Ok),
             "{rows:#?}"
@@ -517,7 +531,10 @@ mod tests {
 
     #[test]
     fn a_missing_write_privilege_names_the_cluster_and_how_to_grant_it() {
-        let rows = all_rows(&[("domain-c7", "Host.Inventory.EditCluster")], true);
+        let rows = all_rows(
+            &[("domain-c7", "Host.Inventory.EditCluster")],
+            DrsRuleWrites::Written,
+        );
         let not_ok: Vec<&PrivilegeCheck> = rows
             .iter()
             .filter(|row| row.finding.status != Status::Ok)
@@ -541,8 +558,35 @@ mod tests {
     }
 
     #[test]
+    fn a_write_privilege_dry_runs_do_without_is_missing_for_going_live() {
+        let rows = all_rows(
+            &[("domain-c7", "Host.Inventory.EditCluster")],
+            DrsRuleWrites::DryRun,
+        );
+        let not_ok: Vec<&PrivilegeCheck> = rows
+            .iter()
+            .filter(|row| row.finding.status != Status::Ok)
+            .collect();
+        let [row] = not_ok.as_slice() else {
+            panic!("one row: {not_ok:#?}");
+        };
+        assert_eq!(row.privilege, "Host.Inventory.EditCluster");
+        assert_eq!(row.finding.status, Status::MissingForGoingLive);
+        assert_eq!(
+            row.finding.detail,
+            "The account lacks Host.Inventory.EditCluster on cluster dc-1/prod (domain-c7), \
+             which DRS rule writes need. Dry runs write no DRS rule and do without it; the first \
+             run after going live (dryRun=false) fails at the DRS step unless it is granted."
+        );
+        assert!(row.finding.fix.is_some());
+    }
+
+    #[test]
     fn a_write_privilege_runs_do_not_use_is_only_a_warning() {
-        let rows = all_rows(&[("domain-c7", "Host.Inventory.EditCluster")], false);
+        let rows = all_rows(
+            &[("domain-c7", "Host.Inventory.EditCluster")],
+            DrsRuleWrites::Off,
+        );
         let row = rows
             .iter()
             .find(|row| row.privilege == "Host.Inventory.EditCluster")
@@ -557,7 +601,7 @@ mod tests {
 
     #[test]
     fn vms_lacking_read_are_named_in_one_row_for_their_cluster() {
-        let rows = all_rows(&[("vm-21", "System.Read")], true);
+        let rows = all_rows(&[("vm-21", "System.Read")], DrsRuleWrites::Written);
         let row = rows
             .iter()
             .find(|row| {
@@ -590,7 +634,14 @@ mod tests {
             object: "AuthorizationManager:AuthorizationManager".to_string(),
             fault,
         }));
-        let rows = rows(&lines, &root(), None, &root_asked, &Asked::default(), true);
+        let rows = rows(
+            &lines,
+            &root(),
+            None,
+            &root_asked,
+            &Asked::default(),
+            DrsRuleWrites::Written,
+        );
         let statuses: Vec<(&str, Status)> = rows
             .iter()
             .map(|row| (row.privilege.as_str(), row.finding.status))
@@ -618,7 +669,7 @@ mod tests {
             Some(&inventory),
             &Asked::default(),
             &Asked::default(),
-            true,
+            DrsRuleWrites::Written,
         );
         let row = rows
             .iter()

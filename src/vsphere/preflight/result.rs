@@ -17,6 +17,9 @@ pub enum Status {
     NotChecked,
     /// Works, but not as this tool is meant to work (rules not enforced, HA not keeping them).
     Warning,
+    /// Dry runs work without it, and runs once `dryRun` is off will need it (the DRS rule
+    /// write privilege): going live fails at the DRS step until it is granted.
+    MissingForGoingLive,
     /// Something runs need is missing: they will fail or do less than asked.
     Missing,
 }
@@ -27,6 +30,7 @@ impl std::fmt::Display for Status {
             Status::Ok => "ok",
             Status::NotChecked => "not-checked",
             Status::Warning => "warning",
+            Status::MissingForGoingLive => "missing-for-going-live",
             Status::Missing => "missing",
         })
     }
