@@ -662,6 +662,15 @@ fn the_guest_cluster_s_own_api_server_given_as_the_supervisor_is_named_so() {
         outcome.stdout
     );
     assert!(outcome.evictions().is_empty());
+    assert!(
+        guest
+            .cluster()
+            .requests
+            .iter()
+            .any(|r| r.path == format!("/apis/{GROUP}")),
+        "the guest's own server was asked for VM Operator's group"
+    );
+    assert!(lab.supervisor_requests().is_empty());
 }
 
 #[test]
