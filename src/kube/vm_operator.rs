@@ -7,7 +7,6 @@
 //! (`status.host` up to v1alpha3, `status.nodeName` from v1alpha4).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup;
-use kube::core::Request;
 use serde_json::Value;
 
 use super::error::{Call, Error, api_status};
@@ -26,6 +25,14 @@ pub struct VmOperatorObjects {
     pub resource_policies: Vec<Value>,
 }
 
+/// Discovery's request for VM Operator's group, `GET /apis/vmoperator.vmware.com`: built by
+/// hand, as kube's `Request::get` wants an object's name and refuses the group path's empty one.
+fn group_request() -> http::Request<Vec<u8>> {
+    http::Request::get(format!("/apis/{VM_OPERATOR_GROUP}"))
+        .body(Vec::new())
+        .expect("the constant group path is a URI")
+}
+
 impl Client {
     /// The version of VM Operator's group the server prefers; [`Error::VmOperatorAbsent`] where
     /// the server does not serve the group (no VM Operator: not a Supervisor).
@@ -33,11 +40,7 @@ impl Client {
         let path = format!("/apis/{VM_OPERATOR_GROUP}");
         let call = Call::new("GET", path.as_str());
         let answer = retry::idempotent("API group", || async {
-            let request = Request::new(&path)
-                .get("", &Default::default())
-                .map_err(::kube::Error::BuildRequest)?;
-            let request = request.map(|_| Vec::new());
-            self.client.request::<APIGroup>(request).await
+            self.client.request::<APIGroup>(group_request()).await
         })
         .await;
         match answer {
@@ -102,5 +105,19 @@ impl Client {
             virtual_machines,
             resource_policies,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_of_the_group_is_a_get_of_its_path_without_a_name() {
+        let request = group_request();
+        assert_eq!(request.method(), http::Method::GET);
+        assert_eq!(request.uri().path(), "/apis/vmoperator.vmware.com");
+        assert_eq!(request.uri().query(), None);
+        assert!(request.body().is_empty());
     }
 }

@@ -11,6 +11,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A server's certificate and key, and the CA certificate a client trusts it by.
+#[derive(Clone, Debug)]
 pub struct Certificates {
     pub certificate: PathBuf,
     pub key: PathBuf,

@@ -1,6 +1,6 @@
-//! A fake Kubernetes API server for tests and the local lab: stateful, HTTP on 127.0.0.1, driven
-//! through the real `kube` client, reproducing the server behaviour this tool relies on, as a
-//! real kube-apiserver 1.32 was measured to answer, for every call it makes:
+//! A fake Kubernetes API server for tests and the local lab: stateful, HTTP (or HTTPS) on
+//! 127.0.0.1, driven through the real `kube` client, reproducing the server behaviour this tool
+//! relies on, as a real kube-apiserver 1.32 was measured to answer, for every call it makes:
 //!
 //! * lists of nodes, pods, PodDisruptionBudgets, namespaces, PriorityClasses, leases and events,
 //!   paged with
@@ -72,6 +72,8 @@ mod list;
 mod metrics;
 #[path = "fake_apiserver/objects.rs"]
 mod objects;
+#[path = "fake_apiserver/tls.rs"]
+mod tls;
 #[path = "fake_apiserver/vm_operator.rs"]
 pub mod vm_operator;
 
@@ -90,6 +92,8 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::{Value, json};
+
+use super::certificates::Certificates;
 
 pub use admission::NodeLabelPolicy;
 pub use apply::LabelOwner;
@@ -459,7 +463,7 @@ pub fn in_process(cluster: FakeCluster) -> (kube::Client, Arc<Mutex<FakeCluster>
 
 /// A running fake API server. Stops when dropped.
 pub struct FakeApiServer {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` when started with [`FakeApiServer::start_tls`]).
     pub url: String,
     state: Arc<Mutex<FakeCluster>>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -474,10 +478,27 @@ impl FakeApiServer {
     }
 
     pub fn start_on(cluster: FakeCluster, address: SocketAddr) -> FakeApiServer {
+        FakeApiServer::serve(cluster, address, None)
+    }
+
+    /// Serves `cluster` over HTTPS with `certificates` (a certificate for 127.0.0.1) on a free
+    /// port, as a Supervisor is reached; `url` is `https://127.0.0.1:PORT`.
+    pub fn start_tls(cluster: FakeCluster, certificates: &Certificates) -> FakeApiServer {
+        let address = "127.0.0.1:0".parse().expect("a socket address");
+        FakeApiServer::serve(cluster, address, Some(certificates))
+    }
+
+    fn serve(
+        cluster: FakeCluster,
+        address: SocketAddr,
+        certificates: Option<&Certificates>,
+    ) -> FakeApiServer {
         let state = Arc::new(Mutex::new(cluster));
         let (ready_sender, ready) = std::sync::mpsc::channel();
         let (shutdown, shutdown_signal) = tokio::sync::oneshot::channel::<()>();
         let shared = state.clone();
+        let tls = certificates.cloned();
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
@@ -491,19 +512,29 @@ impl FakeApiServer {
                 let bound = listener.local_addr().expect("a bound address");
                 ready_sender.send(bound).expect("the starter waits");
                 let app = router(shared);
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = shutdown_signal.await;
-                    })
-                    .await
-                    .expect("the fake API server serves");
+                let stopped = async {
+                    let _ = shutdown_signal.await;
+                };
+                let served = match tls {
+                    Some(certificates) => {
+                        axum::serve(tls::TlsListener::new(listener, &certificates), app)
+                            .with_graceful_shutdown(stopped)
+                            .await
+                    }
+                    None => {
+                        axum::serve(listener, app)
+                            .with_graceful_shutdown(stopped)
+                            .await
+                    }
+                };
+                served.expect("the fake API server serves");
             });
         });
         let bound = ready
             .recv_timeout(Duration::from_secs(10))
             .expect("the fake API server starts");
         FakeApiServer {
-            url: format!("http://{bound}"),
+            url: format!("{scheme}://{bound}"),
             state,
             shutdown: Some(shutdown),
             thread: Some(thread),
