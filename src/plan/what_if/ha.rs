@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::super::view::View;
 use crate::inventory::{AdmissionControl, Cluster, HaConfig, RestartPriority, RuleKind};
+use crate::policy::SourceKind;
 
 /// Whether HA brings the failed hosts' VMs back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -92,7 +93,11 @@ pub(super) fn assess(view: &View, failed: &BTreeSet<&str>) -> Vec<HaImpact> {
             .filter(|vm| failed.contains(vm.host.as_str()) && node_vms.contains(vm.name.as_str()))
             .map(|vm| vm.name.clone())
             .collect();
-        let (restart, detail) = restart(cluster.ha.as_ref(), failed_hosts.len());
+        let (restart, detail) = restart(
+            cluster.ha.as_ref(),
+            failed_hosts.len(),
+            view.policy.vsphere.source,
+        );
         let respects = cluster
             .ha
             .as_ref()
@@ -115,10 +120,15 @@ pub(super) fn assess(view: &View, failed: &BTreeSet<&str>) -> Vec<HaImpact> {
     impacts
 }
 
-/// Whether HA restarts the VMs of `failed` failed hosts, and why.
-fn restart(ha: Option<&HaConfig>, failed: usize) -> (Restart, HaDetail) {
+/// Whether HA restarts the VMs of `failed` failed hosts, and why. HA's settings are known only
+/// through a vCenter account: a source without one says so.
+fn restart(ha: Option<&HaConfig>, failed: usize, source: SourceKind) -> (Restart, HaDetail) {
     let Some(ha) = ha else {
-        return (Restart::Unknown, HaDetail::NotObserved);
+        let detail = match source {
+            SourceKind::Vcenter => HaDetail::NotObserved,
+            SourceKind::Supervisor | SourceKind::NodeLabel => HaDetail::NoVcenterAccount(source),
+        };
+        return (Restart::Unknown, detail);
     };
     if !ha.enabled {
         return (Restart::HaDisabled, HaDetail::Off);
@@ -181,6 +191,8 @@ fn restart(ha: Option<&HaConfig>, failed: usize) -> (Restart, HaDetail) {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HaDetail {
     NotObserved,
+    /// The hosts come from a source without a vCenter account, which alone shows HA's settings.
+    NoVcenterAccount(SourceKind),
     Off,
     PriorityDisabled,
     /// Admission control reserves enough for the failed hosts.
@@ -242,6 +254,10 @@ impl fmt::Display for HaDetail {
             HaDetail::NotObserved => {
                 f.write_str("HA's configuration was not observed (a snapshot without it)")
             }
+            HaDetail::NoVcenterAccount(source) => write!(
+                f,
+                "HA's configuration is not known: source {source} has no vCenter account"
+            ),
             HaDetail::Off => {
                 f.write_str("vSphere HA is off: the node VMs stay down until their host is back")
             }
@@ -391,9 +407,21 @@ mod tests {
             ),
         ];
         for (config, kind, detail, text) in cases {
-            let (restart, said) = restart(Some(&config), 2);
+            let (restart, said) = restart(Some(&config), 2, SourceKind::Vcenter);
             assert_eq!((restart, &said), (kind, &detail));
             assert_eq!(said.to_string(), text);
         }
+    }
+
+    #[test]
+    fn unknown_ha_says_why_a_source_without_vcenter_cannot_know_it() {
+        let (kind, detail) = restart(None, 1, SourceKind::Vcenter);
+        assert_eq!((kind, detail), (Restart::Unknown, HaDetail::NotObserved));
+        let (kind, detail) = restart(None, 1, SourceKind::Supervisor);
+        assert_eq!(kind, Restart::Unknown);
+        assert_eq!(
+            detail.to_string(),
+            "HA's configuration is not known: source supervisor has no vCenter account"
+        );
     }
 }
