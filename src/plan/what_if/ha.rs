@@ -333,6 +333,7 @@ fn rules(cluster: &Cluster, failed: &BTreeSet<&str>, held: bool) -> Vec<HaRule> 
 mod tests {
     use super::{HaDetail, Reserve, Restart, restart};
     use crate::inventory::{AdmissionControl, HaConfig, RestartPriority};
+    use crate::policy::SourceKind;
 
     fn ha(admission_control: Option<AdmissionControl>) -> HaConfig {
         HaConfig {
