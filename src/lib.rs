@@ -27,6 +27,7 @@ pub mod stack;
 pub mod supervisor;
 pub mod text;
 pub mod topology;
+pub mod vm_operator;
 pub mod vsphere;
 mod yaml_error;
 mod yaml_tree;

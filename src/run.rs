@@ -36,7 +36,7 @@ use crate::outcome::{Cause, Failure, Outcomes, Problem, Verdict};
 use crate::plan::Plan;
 use crate::report::{Mode, Report, Target};
 use crate::snapshot::{self, History, Objects, SnapshotError};
-use crate::{footprint, kube, plan, supervisor, topology, vsphere};
+use crate::{footprint, kube, plan, supervisor, topology, vm_operator, vsphere};
 use teardown::log_out;
 
 /// How long each step after the report may take, even after the deadline: releasing the lock
@@ -188,7 +188,7 @@ pub struct Looked {
     pub target: Target,
     pub problems: Vec<Problem>,
     /// What the Supervisor showed beside the hosts (source `supervisor` only).
-    pub guest_clusters: Option<supervisor::Findings>,
+    pub guest_clusters: Option<vm_operator::Findings>,
 }
 
 /// Observes the cluster and vCenter as a dry run does and changes nothing: no lock, no plan
@@ -285,7 +285,7 @@ struct Observed {
     vsphere: Option<vsphere::Client>,
     problems: Vec<Problem>,
     /// The Supervisor's findings beside its inventory (source `supervisor` only).
-    guest_clusters: Option<supervisor::Findings>,
+    guest_clusters: Option<vm_operator::Findings>,
 }
 
 /// The cluster's API server: its client, and its address (which a Supervisor address must not
@@ -360,7 +360,7 @@ struct Hosts {
     inventory: Option<Inventory>,
     /// What the Supervisor showed beside the inventory: guest clusters' cluster modules and the
     /// VMs on no host (source `supervisor`, when it was read).
-    guest_clusters: Option<supervisor::Findings>,
+    guest_clusters: Option<vm_operator::Findings>,
     problem: Option<Problem>,
 }
 
@@ -397,7 +397,7 @@ async fn observe_hosts(config: &RunConfig, api_server: &str) -> Hosts {
 async fn observe_supervisor(
     settings: &supervisor::Settings,
     api_server: &str,
-) -> Result<supervisor::Topology, supervisor::Error> {
+) -> Result<vm_operator::Topology, supervisor::Error> {
     let supervisor = supervisor::Supervisor::connect(settings).await?;
     let objects = supervisor.read(Some(api_server)).await?;
     supervisor::topology_of(&objects)

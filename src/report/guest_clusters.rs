@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::ReportWarning;
-use crate::supervisor::{Findings, GuestCluster, MissingModule, Unplaced, UnplacedReason};
 use crate::text::escaped;
+use crate::vm_operator::{Findings, GuestCluster, MissingModule, Unplaced, UnplacedReason};
 
 /// The Supervisor's findings as a report shows them, beside its other fields (`guestClusters`,
 /// `unplacedVms`).
@@ -139,7 +139,7 @@ pub fn unplaced_reason(reason: UnplacedReason) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::supervisor::Module;
+    use crate::vm_operator::Module;
 
     fn guest(outside: Vec<MissingModule>) -> GuestClusters {
         GuestClusters {

@@ -987,7 +987,7 @@ mod tests {
 
     #[test]
     fn guest_clusters_are_drawn_with_their_modules_and_names_escaped() {
-        use crate::supervisor::{
+        use crate::vm_operator::{
             Findings, GuestCluster, MissingModule, Module, Unplaced, UnplacedReason,
         };
         let mut report = Report::planned(Mode::Plan, Plan::default());

@@ -77,7 +77,7 @@ impl WhatIfReport {
 
     /// Adds what the Supervisor found beside the hosts (`None`: the hosts do not come from VM
     /// Operator's objects), with the warning of node VMs in no cluster module.
-    pub fn show_guest_clusters(&mut self, findings: Option<crate::supervisor::Findings>) {
+    pub fn show_guest_clusters(&mut self, findings: Option<crate::vm_operator::Findings>) {
         let shown = findings.map(GuestClusters::from);
         self.warnings
             .extend(shown.as_ref().and_then(GuestClusters::warning));

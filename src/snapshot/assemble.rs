@@ -11,8 +11,8 @@ use super::model::{Metrics, Snapshot};
 use super::read::{self, FileSizeLimit, Objects, Position, SnapshotError, locate, read_str};
 use crate::hash::{HashMap, HashSet};
 use crate::inventory::{self, Inventory};
-use crate::supervisor::documents::{RESOURCE_POLICY, VIRTUAL_MACHINE};
-use crate::supervisor::{self, Findings, ResourcePolicy, VirtualMachine};
+use crate::vm_operator::documents::{RESOURCE_POLICY, VIRTUAL_MACHINE};
+use crate::vm_operator::{self, Findings, ResourcePolicy, VirtualMachine};
 
 /// A snapshot read from files, and what was skipped while reading it.
 #[derive(Debug)]
@@ -293,7 +293,7 @@ pub fn assemble(
             });
         }
         (_, Some(_)) => {
-            let topology = supervisor::topology(&vm_operator.vms, &vm_operator.policies);
+            let topology = vm_operator::topology(&vm_operator.vms, &vm_operator.policies);
             inventory = Some(topology.inventory);
             Some(topology.findings)
         }

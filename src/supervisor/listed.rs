@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use super::documents::{RESOURCE_POLICY, VIRTUAL_MACHINE};
 use super::error::Error;
-use super::inventory::{Topology, topology};
 use crate::kube::VmOperatorObjects;
+use crate::vm_operator::documents::{RESOURCE_POLICY, VIRTUAL_MACHINE};
+use crate::vm_operator::inventory::{Topology, topology};
 
 /// The inventory and findings of the listed objects; an object that is not one of its kind's
 /// served shapes is an error naming it.

@@ -13,7 +13,7 @@ use crate::snapshot::decode::history::RecordedHistory;
 use crate::snapshot::decode::snapshot_info::{self, SnapshotInfo};
 use crate::snapshot::decode::wire;
 use crate::snapshot::model::{Interner, Labels, Metrics, Node, Pdb, Pod};
-use crate::supervisor::documents::{
+use crate::vm_operator::documents::{
     self as vm_operator, RESOURCE_POLICY, ResourcePolicy, VIRTUAL_MACHINE, VirtualMachine,
 };
 

@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use super::*;
-use crate::supervisor::documents::{NodeRole, RESOURCE_POLICY, VIRTUAL_MACHINE, VmPowerState};
+use crate::vm_operator::documents::{NodeRole, RESOURCE_POLICY, VIRTUAL_MACHINE, VmPowerState};
 
 const STORY: &str = include_str!("../../../tests/fixtures/vm-operator/tkc-1/v1alpha5.yaml");
 
