@@ -87,7 +87,7 @@ fn the_exit_code_says_whether_anything_is_left_at_risk() {
         ("host-fails-ha-respects-rules", 3),
         ("maintenance-bounds-and-rules", 3),
         ("maintenance-vks-cluster-module-cannot-hold", 3),
-        ("maintenance-vks-cluster-module-keeps-apart", 0),
+        ("maintenance-vks-cluster-module-keeps-apart", 3),
     ] {
         let report = report(&root.join(case));
         assert_eq!(report.exit_code, code, "{case}");

@@ -100,7 +100,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, host: &str) -> WhatIf
         }
         let tolerates = member.budget.as_ref().map(|b| b.tolerates);
         let kept = keeping_rule(&view, &moving, member.per_node.keys().copied());
-        let bound = bound(&units, &moving.left, kept.is_some());
+        let bound = bound(&units, &moving.left, kept.as_ref());
         let outcome = Outcome::moved(
             units.moving.iter().sum(),
             Some(bound),
@@ -151,9 +151,27 @@ fn units<'v>(
     units
 }
 
-/// The busiest host afterwards: exact when a rule keeps the VMs apart or no host is left to
-/// choose, else from the pigeonhole up to every moving VM on the busiest host left.
-fn bound(units: &Units, left: &BTreeSet<&str>, kept: bool) -> Bound {
+/// The busiest host afterwards: exact when a DRS rule keeps the VMs apart or no host is left to
+/// choose, else from the pigeonhole up to every moving VM on the busiest host left. A cluster
+/// module is soft: DRS keeps its VMs apart when it can, so the busiest host lies between what
+/// the module holds and what no rule would: a bound, never certain.
+fn bound(units: &Units, left: &BTreeSet<&str>, kept: Option<&KeptApartBy>) -> Bound {
+    match kept {
+        Some(KeptApartBy::Module(_)) => {
+            let held = bound_of(units, left, true);
+            let broken = bound_of(units, left, false);
+            Bound {
+                at_least: held.at_least.min(broken.at_least),
+                at_most: held.at_most.max(broken.at_most),
+            }
+        }
+        Some(KeptApartBy::Rule(_)) => bound_of(units, left, true),
+        None => bound_of(units, left, false),
+    }
+}
+
+/// [`bound`] with a rule that holds (`kept`) or none.
+fn bound_of(units: &Units, left: &BTreeSet<&str>, kept: bool) -> Bound {
     let max_stay = units.stay.values().copied().max().unwrap_or(0);
     let max_moving = units.moving.iter().copied().max().unwrap_or(0);
     let moving: usize = units.moving.iter().sum();
@@ -222,7 +240,7 @@ fn node_groups(view: &View, moving: &Move) -> Vec<NodeGroupImpact> {
                 (None, None)
             } else {
                 let kept = keeping_rule(view, moving, nodes.iter().copied());
-                (Some(bound(&units, &moving.left, kept.is_some())), kept)
+                (Some(bound(&units, &moving.left, kept.as_ref())), kept)
             };
             NodeGroupImpact {
                 node_group: group,

@@ -728,7 +728,7 @@ mod tests {
     const WORKERS: &str = "team-a/tkc-1-workers-0";
 
     #[test]
-    fn a_cluster_module_gives_the_bound_a_soft_rule_gives_and_is_named_as_a_module() {
+    fn a_cluster_module_is_a_bound_from_what_it_holds_to_what_no_rule_would_and_is_named() {
         let by_module = maintenance(
             lab().module(WORKERS, &["w1", "w2"]),
             "esxi-1",
@@ -743,15 +743,25 @@ mod tests {
             touched(&by_module, "shop/ReplicaSet/web-rs"),
             touched(&by_rule, "shop/ReplicaSet/web-rs"),
         );
-        assert_eq!(module.outcome.busiest_host, rule.outcome.busiest_host);
+        // A DRS rule holds: one number. A module is soft: DRS keeps it when it can, so from
+        // what it holds (1) to both pods on the one host left beside theirs (2).
         assert_eq!(
-            module.outcome.busiest_host,
+            rule.outcome.busiest_host,
             Some(Bound {
                 at_least: 1,
                 at_most: 1
             })
         );
-        assert_eq!(module.outcome.class, ExposureClass::Tolerated);
+        assert!(rule.outcome.exact);
+        assert_eq!(
+            module.outcome.busiest_host,
+            Some(Bound {
+                at_least: 1,
+                at_most: 2
+            })
+        );
+        assert!(!module.outcome.exact);
+        assert_eq!(module.outcome.class, ExposureClass::All);
         assert_eq!(
             module.outcome.kept_apart_by,
             Some(KeptApartBy::Module(WORKERS.to_string()))
