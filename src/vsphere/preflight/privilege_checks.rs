@@ -529,12 +529,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_missing_write_privilege_names_the_cluster_and_how_to_grant_it() {
-        let rows = all_rows(
-            &[("domain-c7", "Host.Inventory.EditCluster")],
-            DrsRuleWrites::Written,
-        );
+    /// The one row whose status is not ok.
+    fn only_row_not_ok(rows: &[PrivilegeCheck]) -> &PrivilegeCheck {
         let not_ok: Vec<&PrivilegeCheck> = rows
             .iter()
             .filter(|row| row.finding.status != Status::Ok)
@@ -542,6 +538,16 @@ mod tests {
         let [row] = not_ok.as_slice() else {
             panic!("one row: {not_ok:#?}");
         };
+        row
+    }
+
+    #[test]
+    fn a_missing_write_privilege_names_the_cluster_and_how_to_grant_it() {
+        let rows = all_rows(
+            &[("domain-c7", "Host.Inventory.EditCluster")],
+            DrsRuleWrites::Written,
+        );
+        let row = only_row_not_ok(&rows);
         assert_eq!(row.privilege, "Host.Inventory.EditCluster");
         assert_eq!(row.finding.status, Status::Missing);
         assert_eq!(row.methods, ["ReconfigureComputeResource_Task"]);
@@ -563,13 +569,7 @@ mod tests {
             &[("domain-c7", "Host.Inventory.EditCluster")],
             DrsRuleWrites::DryRun,
         );
-        let not_ok: Vec<&PrivilegeCheck> = rows
-            .iter()
-            .filter(|row| row.finding.status != Status::Ok)
-            .collect();
-        let [row] = not_ok.as_slice() else {
-            panic!("one row: {not_ok:#?}");
-        };
+        let row = only_row_not_ok(&rows);
         assert_eq!(row.privilege, "Host.Inventory.EditCluster");
         assert_eq!(row.finding.status, Status::MissingForGoingLive);
         assert_eq!(
