@@ -398,9 +398,7 @@ async fn observe_supervisor(
     settings: &supervisor::Settings,
     api_server: &str,
 ) -> Result<vm_operator::Topology, supervisor::Error> {
-    let supervisor = supervisor::Supervisor::connect(settings).await?;
-    let objects = supervisor.read(Some(api_server)).await?;
-    supervisor::topology_of(&objects)
+    Ok(supervisor::observe(settings, api_server).await?.topology)
 }
 
 /// Logs in and observes the clusters the policy selects.

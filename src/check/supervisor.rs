@@ -67,33 +67,25 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
     let all_granted = permissions.iter().all(|item| item.status == Status::Ok);
     items.extend(permissions);
     let read = if all_granted {
-        match supervisor.read(guest).await {
-            Ok(objects) => {
-                match supervisor::topology_of(&objects).map(|topology| topology.inventory) {
-                    Ok(inventory) => Item::new(
-                        Subject::SupervisorRead,
-                        Status::Ok,
-                        format!(
-                            "{} VirtualMachines ({}/{}) on {} ESXi hosts, {} \
-                         VirtualMachineSetResourcePolicies",
-                            objects.virtual_machines.len(),
-                            crate::kube::VM_OPERATOR_GROUP,
-                            objects.version,
-                            inventory
-                                .clusters
-                                .iter()
-                                .map(|c| c.hosts.len())
-                                .sum::<usize>(),
-                            objects.resource_policies.len()
-                        ),
-                    ),
-                    Err(error) => Item::new(
-                        Subject::SupervisorRead,
-                        Status::Missing,
-                        error_chain(&error),
-                    ),
-                }
-            }
+        match supervisor.read_topology(guest).await {
+            Ok(read) => Item::new(
+                Subject::SupervisorRead,
+                Status::Ok,
+                format!(
+                    "{} VirtualMachines ({}/{}) on {} ESXi hosts, {} \
+                     VirtualMachineSetResourcePolicies",
+                    read.objects.virtual_machines.len(),
+                    crate::kube::VM_OPERATOR_GROUP,
+                    read.objects.version,
+                    read.topology
+                        .inventory
+                        .clusters
+                        .iter()
+                        .map(|c| c.hosts.len())
+                        .sum::<usize>(),
+                    read.objects.resource_policies.len()
+                ),
+            ),
             Err(error) => unreadable(&error),
         }
     } else {

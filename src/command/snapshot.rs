@@ -170,15 +170,13 @@ async fn record_hosts(
                 .map_err(Error::Vsphere)
         }
         Topology::Supervisor(settings) => {
-            let read = async {
-                let supervisor = supervisor::Supervisor::connect(settings).await?;
-                let objects = supervisor.read(Some(api_server)).await?;
-                let inventory =
-                    supervisor::topology_of(&objects).map(|topology| topology.inventory)?;
-                Ok(RecordedHosts::VmOperator(objects, inventory))
-            };
-            read.await
-                .map_err(|error| Error::Supervisor(Box::new(error)))
+            let read = supervisor::observe(settings, api_server)
+                .await
+                .map_err(|error| Error::Supervisor(Box::new(error)))?;
+            Ok(RecordedHosts::VmOperator(
+                read.objects,
+                read.topology.inventory,
+            ))
         }
         Topology::NodeLabel => Ok(RecordedHosts::NodeLabel),
     }

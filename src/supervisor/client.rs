@@ -6,10 +6,25 @@ use crate::kube::{self, AccessDecision, ApiCall, VmOperatorObjects};
 
 use super::access::{Access, Settings};
 use super::error::Error;
+use super::listed::topology_of;
+use crate::vm_operator::Topology;
 
 /// Every call made on the Supervisor, as RBAC sees it, in the format of
 /// `src/kube/api_calls.txt` (`Role`: in the Supervisor namespace).
 pub const SUPERVISOR_CALLS: &str = include_str!("api_calls.txt");
+
+/// What one read of the Supervisor gave: the objects as listed (a snapshot records them) and
+/// the topology they make.
+pub struct Read {
+    pub objects: VmOperatorObjects,
+    pub topology: Topology,
+}
+
+/// Connects with `settings` and reads the topology ([`Supervisor::read_topology`]).
+pub async fn observe(settings: &Settings, guest_api_server: &str) -> Result<Read, Error> {
+    let supervisor = Supervisor::connect(settings).await?;
+    supervisor.read_topology(Some(guest_api_server)).await
+}
 
 /// A connection to the Supervisor, scoped to one namespace.
 pub struct Supervisor {
@@ -93,6 +108,14 @@ impl Supervisor {
             .list_vm_operator(&self.namespace, &version)
             .await
             .map_err(|error| self.read_error(error))
+    }
+
+    /// [`Supervisor::read`], and the topology the objects make: what runs, snapshots and
+    /// `check` read alike.
+    pub async fn read_topology(&self, guest_api_server: Option<&str>) -> Result<Read, Error> {
+        let objects = self.read(guest_api_server).await?;
+        let topology = topology_of(&objects)?;
+        Ok(Read { objects, topology })
     }
 
     fn read_error(&self, source: kube::Error) -> Error {
