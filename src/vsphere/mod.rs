@@ -46,6 +46,7 @@ mod transport;
 pub use crate::plan::RuleWrite;
 pub use client::{Client, TASK_WAIT_LIMIT};
 pub use config::{ConnectionConfig, Credentials, DEFAULT_TIMEOUT, PASSWORD_ENV, USERNAME_ENV};
-pub use error::{Error, Fault, MissingPrivilege};
+pub use error::Error;
 pub use privileges::{NeededFor, ObjectKind, PRIVILEGES, PrivilegeLine, privilege_lines};
 pub use soap::ParseError;
+pub use soap::{Fault, MissingPrivilege};

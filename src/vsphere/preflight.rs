@@ -34,12 +34,14 @@ mod cluster_checks;
 mod fix;
 mod privilege_checks;
 mod result;
+mod scope;
 
 pub use fix::{ClusterName, Fix};
 pub use result::{
-    ClusterCheck, Finding, ObjectScope, Preflight, PrivilegeCheck, ScopeCheck, ScopeFilter,
-    Setting, SettingCheck, SettingValue, Status, VcenterVersion,
+    ClusterCheck, Finding, Preflight, PrivilegeCheck, ScopeCheck, Setting, SettingCheck,
+    SettingValue, Status, VcenterVersion,
 };
+pub use scope::{ObjectScope, ScopeFilter};
 
 use super::privileges::{ObjectKind, privilege_lines};
 use super::{Client, ConnectionConfig, Error};

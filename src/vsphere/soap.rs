@@ -4,6 +4,7 @@
 //! into typed values through the namespace-aware element tree of [`xml`]. Everything above this
 //! module sees [`MoRef`]s, typed property values and [`Fault`]s.
 
+mod fault;
 mod request;
 mod response;
 mod xml;
@@ -24,7 +25,7 @@ pub use xml::ParseError;
 #[cfg(test)]
 pub(crate) use response::{DrsVmOverride, OptionValue, RetrieveResult};
 
-pub use super::error::{Fault, MissingPrivilege};
+pub use fault::{Fault, MissingPrivilege};
 
 /// A managed object reference: the type and server-side id of a vCenter object
 /// (`VirtualMachine:vm-43`). Ids are only unique per type and per vCenter.

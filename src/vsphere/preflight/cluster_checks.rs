@@ -5,8 +5,9 @@
 
 use super::fix::{ClusterName, Fix};
 use super::result::{
-    ClusterCheck, Finding, ScopeCheck, ScopeFilter, Setting, SettingCheck, SettingValue, Status,
+    ClusterCheck, Finding, ScopeCheck, Setting, SettingCheck, SettingValue, Status,
 };
+use super::scope::ScopeFilter;
 use crate::inventory::{Cluster, DrsBehavior, Inventory};
 
 /// One item per filter entry (one for "every cluster" without filters): found or not.

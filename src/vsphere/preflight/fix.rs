@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::result::{ObjectScope, ScopeFilter};
+use super::scope::{ObjectScope, ScopeFilter};
 
 /// A cluster, as a fix names it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

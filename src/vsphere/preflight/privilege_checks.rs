@@ -6,7 +6,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::DrsRuleWrites;
 use super::fix::Fix;
-use super::result::{Finding, ObjectScope, PrivilegeCheck, Status};
+use super::result::{Finding, PrivilegeCheck, Status};
+use super::scope::ObjectScope;
 use crate::error_chain;
 use crate::inventory::{Cluster, Inventory};
 use crate::vsphere::Error;

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::fix::Fix;
+use super::scope::{ObjectScope, ScopeFilter};
 use crate::vsphere::privileges::NeededFor;
 
 /// How an item stands. Ordered from fine to worst, so the worst item is the maximum.
@@ -124,26 +125,6 @@ pub struct VcenterVersion {
     pub api_version: String,
 }
 
-/// One entry of the policy's `vsphere.datacenters` or `vsphere.clusters`, or, without either,
-/// "every cluster".
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "name", rename_all = "kebab-case")]
-pub enum ScopeFilter {
-    Datacenter(String),
-    Cluster(String),
-    AllClusters,
-}
-
-impl std::fmt::Display for ScopeFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ScopeFilter::Datacenter(name) => write!(f, "vsphere.datacenters entry {name:?}"),
-            ScopeFilter::Cluster(name) => write!(f, "vsphere.clusters entry {name:?}"),
-            ScopeFilter::AllClusters => f.write_str("every cluster (no vsphere filters)"),
-        }
-    }
-}
-
 /// Whether a filter finds a cluster the account can see.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -151,102 +132,6 @@ pub struct ScopeCheck {
     pub filter: ScopeFilter,
     #[serde(flatten)]
     pub finding: Finding,
-}
-
-/// The objects one privilege row is about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "kebab-case",
-    rename_all_fields = "camelCase"
-)]
-pub enum ObjectScope {
-    /// vCenter's root folder.
-    RootFolder {
-        id: String,
-    },
-    Datacenter {
-        name: String,
-        id: Option<String>,
-    },
-    /// The host folders between a cluster and its datacenter.
-    HostFolders {
-        datacenter: String,
-        cluster: String,
-    },
-    Cluster {
-        datacenter: String,
-        name: String,
-        id: Option<String>,
-    },
-    /// The ESXi hosts of one cluster.
-    Hosts {
-        datacenter: String,
-        cluster: String,
-        count: usize,
-    },
-    /// The VMs of one cluster.
-    Vms {
-        datacenter: String,
-        cluster: String,
-        count: usize,
-    },
-}
-
-impl std::fmt::Display for ObjectScope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let qualified = |datacenter: &str, cluster: &str| {
-            if datacenter.is_empty() {
-                cluster.to_string()
-            } else {
-                format!("{datacenter}/{cluster}")
-            }
-        };
-        match self {
-            ObjectScope::RootFolder { id } => write!(f, "the vCenter root folder ({id})"),
-            ObjectScope::Datacenter { name, id: Some(id) } => {
-                write!(f, "datacenter {name} ({id})")
-            }
-            ObjectScope::Datacenter { name, id: None } => write!(f, "datacenter {name}"),
-            ObjectScope::HostFolders {
-                datacenter,
-                cluster,
-            } => write!(
-                f,
-                "the host folders above cluster {}",
-                qualified(datacenter, cluster)
-            ),
-            ObjectScope::Cluster {
-                datacenter,
-                name,
-                id,
-            } => {
-                write!(f, "cluster {}", qualified(datacenter, name))?;
-                match id {
-                    Some(id) => write!(f, " ({id})"),
-                    None => Ok(()),
-                }
-            }
-            ObjectScope::Hosts {
-                datacenter,
-                cluster,
-                count,
-            } => write!(
-                f,
-                "the {count} hosts of cluster {}",
-                qualified(datacenter, cluster)
-            ),
-            ObjectScope::Vms {
-                datacenter,
-                cluster,
-                count,
-            } => write!(
-                f,
-                "the {count} VMs of cluster {}",
-                qualified(datacenter, cluster)
-            ),
-        }
-    }
 }
 
 /// One privilege on one object (or on the hosts or VMs of one cluster), for the methods of
