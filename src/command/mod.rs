@@ -39,7 +39,7 @@ pub enum Error {
     Vsphere(#[source] crate::vsphere::Error),
     #[error("cannot read the Supervisor")]
     Supervisor(#[source] Box<crate::supervisor::Error>),
-    #[error("--output {} is for {}, not for {command}", format.as_str(), supported_by(*format))]
+    #[error("--output {} is for {}, not for {command}", format.as_str(), writers(*format))]
     UnsupportedOutput {
         format: OutputFormat,
         command: &'static str,
@@ -81,10 +81,7 @@ impl Error {
 pub fn execute(args: Args) -> Result<ExitCode, Error> {
     let command = name(&args.command);
     // Completions print a script whatever `--output` says.
-    let supported = command == "completions"
-        || supported_by(args.output)
-            .split(", ")
-            .any(|c| c.split(' ').next() == Some(command));
+    let supported = command == "completions" || writers(args.output).commands.contains(&command);
     if !supported {
         return Err(Error::UnsupportedOutput {
             format: args.output,
@@ -117,15 +114,37 @@ fn name(command: &Command) -> &'static str {
     }
 }
 
-/// The commands that write `format`, as the error lists them.
-fn supported_by(format: OutputFormat) -> &'static str {
-    match format {
-        OutputFormat::Text | OutputFormat::Json => {
-            "plan, validate, demo, run, check, snapshot, what-if"
+/// The commands that write one format, and the option they need for it, if any.
+struct Writers {
+    commands: &'static [&'static str],
+    /// `markdown` is a diff of two plans: only with `--baseline-policy`.
+    with_option: Option<&'static str>,
+}
+
+impl std::fmt::Display for Writers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.commands.join(", "))?;
+        match self.with_option {
+            Some(option) => write!(f, " {option}"),
+            None => Ok(()),
         }
-        OutputFormat::Html => "plan, run, demo, what-if",
-        OutputFormat::Sarif | OutputFormat::Github => "validate, plan",
-        OutputFormat::Markdown => "plan --baseline-policy",
+    }
+}
+
+/// The commands that write `format`.
+fn writers(format: OutputFormat) -> Writers {
+    let commands: &'static [&'static str] = match format {
+        OutputFormat::Text | OutputFormat::Json => &[
+            "plan", "validate", "demo", "run", "check", "snapshot", "what-if",
+        ],
+        OutputFormat::Html => &["plan", "run", "demo", "what-if"],
+        OutputFormat::Sarif | OutputFormat::Github => &["validate", "plan"],
+        OutputFormat::Markdown => &["plan"],
+    };
+    let with_option = (format == OutputFormat::Markdown).then_some("--baseline-policy");
+    Writers {
+        commands,
+        with_option,
     }
 }
 
@@ -135,4 +154,34 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         .enable_all()
         .build()
         .map_err(Error::Runtime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unsupported_format_names_the_commands_that_write_it() {
+        let message = |format, command| Error::UnsupportedOutput { format, command }.to_string();
+        assert_eq!(
+            message(OutputFormat::Html, "check"),
+            "--output html is for plan, run, demo, what-if, not for check"
+        );
+        assert_eq!(
+            message(OutputFormat::Markdown, "run"),
+            "--output markdown is for plan --baseline-policy, not for run"
+        );
+    }
+
+    #[test]
+    fn text_and_json_are_written_by_every_command_with_a_report() {
+        for format in [OutputFormat::Text, OutputFormat::Json] {
+            for command in [
+                "plan", "validate", "demo", "run", "check", "snapshot", "what-if",
+            ] {
+                assert!(writers(format).commands.contains(&command), "{command}");
+            }
+        }
+        assert!(!writers(OutputFormat::Sarif).commands.contains(&"run"));
+    }
 }
