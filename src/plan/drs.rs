@@ -13,14 +13,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use super::drs_change::{DrsAction, DrsRuleChange, Edit};
-use super::labels::fnv1a32;
-use super::view::{PodState, View};
-use super::vocabulary::Plan;
-use super::warning::Warning;
-pub use super::workload::{Workload, workload};
 use crate::hash::{HashMap, HashSet};
 use crate::inventory::{Cluster, DrsBehavior, Rule, RuleKind, Vm};
+pub use crate::plan::model::drs_change::{DrsAction, DrsRuleChange, Edit};
+use crate::plan::model::warning::Warning;
+pub use crate::plan::model::workload::{Workload, workload};
+use crate::plan::view::{PodState, View};
+use crate::plan::vocabulary::Plan;
+use crate::plan::vsphere::labels::fnv1a32;
 
 /// vCenter rejects longer rule names.
 const MAX_RULE_NAME: usize = 80;

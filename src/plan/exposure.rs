@@ -21,12 +21,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::drs_change::DrsRuleChange;
-use super::feasibility::node_admits;
-use super::index::{NodeIx, PerNode, PerPod, PodIx};
-use super::view::{PodState, View};
-use super::workload::{Workload, belongs_to_its_node, workload};
 use crate::hash::HashMap;
+use crate::plan::judge::feasibility::node_admits;
+use crate::plan::model::drs_change::DrsRuleChange;
+use crate::plan::model::workload::{Workload, belongs_to_its_node, workload};
+use crate::plan::view::index::{NodeIx, PerNode, PerPod, PodIx};
+use crate::plan::view::{PodState, View};
 use crate::snapshot::{Pdb, Pod};
 
 /// How much of a workload (or node group) one host holds.

@@ -5,33 +5,20 @@
 //! resulting placement needs. Every decision, and every candidate it decided not to evict, is
 //! data in the returned [`Plan`]; nothing here does I/O or reads a clock.
 
-mod availability;
-mod budget;
-mod dependencies;
+// The layers, bottom first: each imports only those above it in this list (the plugins and
+// what-if stand on all of them), so a reader can start at `model` and never meet a name that
+// is defined further up.
 mod drs;
-mod drs_batch;
-mod drs_change;
-mod events;
-mod evictor;
 pub mod exposure;
-mod feasibility;
-mod index;
-pub mod labels;
-mod mapped_by;
+mod judge;
+mod model;
 #[doc(hidden)]
 pub mod phases;
 mod plugins;
-mod protection;
-mod reasons;
-mod rollout;
-mod scoring;
-mod selector_index;
-mod source;
 mod view;
 mod vocabulary;
-mod warning;
+mod vsphere;
 pub mod what_if;
-mod workload;
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -40,26 +27,26 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 pub use drs::{DrsAction, DrsRuleChange, Edit, Workload, rule_name, workload};
-pub use drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
-pub use events::{EVENT_ACTION, EventIntent, EventReason};
 pub use exposure::{Exposure, ExposureClass};
-pub use labels::{LabelApply, LabelChange, MappedBy, MappedNode};
-pub use reasons::{
+pub use model::warning::{Candidates, UnwritableRule, Warning};
+pub use model::workload::belongs_to_its_node;
+pub use vocabulary::events::{EVENT_ACTION, EventIntent, EventReason};
+pub use vocabulary::reasons::{
     EvictionCode, EvictionReason, Failure, LifeTime, SharedDomain, Skew, SkipCode, SkipDetail,
     Strength, Usage,
 };
 pub use vocabulary::{
     Eviction, NodeUtilization, Plan, ResourceUtilization, Skip, SkipReason, UtilizationClass,
 };
-pub use warning::{Candidates, UnwritableRule, Warning};
-pub use workload::belongs_to_its_node;
+pub use vsphere::drs_batch::{ClusterWrites, DrsBatch, RuleWrite, Settled};
+pub use vsphere::labels::{LabelApply, LabelChange, MappedBy, MappedNode};
 
 use crate::policy::{
     EvictorArgs, PluginKind, Policy, PriorityThreshold, Profile, SourceKind, Strategy,
 };
 use crate::snapshot::{Labels, Snapshot};
-use budget::Budget;
-use index::{NodeIx, PodIx};
+use judge::budget::Budget;
+use view::index::{NodeIx, PodIx};
 use view::{NodeRefusal, NodeState, PodState, View};
 
 /// A profile's `priorityThreshold` names a PriorityClass the snapshot does not have.
@@ -85,12 +72,12 @@ pub fn check_priority_classes(
 ) -> Result<(), UnknownPriorityClass> {
     for profile in &policy.profiles {
         if let PriorityThreshold::Name(name) = &profile.evictor.priority_threshold
-            && evictor::priority_class_value(snapshot, name).is_none()
+            && judge::evictor::priority_class_value(snapshot, name).is_none()
         {
             return Err(UnknownPriorityClass {
                 profile: profile.name.clone(),
                 name: name.clone(),
-                known: evictor::priority_class_names(snapshot)
+                known: judge::evictor::priority_class_names(snapshot)
                     .into_iter()
                     .map(str::to_string)
                     .collect(),
@@ -121,7 +108,7 @@ fn refresh_nodes<'a>(
 ) -> Vec<NodeState<'a>> {
     let keys = &policy.vsphere.labels;
     let mapping = snapshot.inventory.as_ref().map(|inventory| {
-        let mut mapping = labels::map_nodes(&snapshot.nodes, inventory);
+        let mut mapping = vsphere::labels::map_nodes(&snapshot.nodes, inventory);
         if policy.vsphere.source == SourceKind::NodeLabel {
             mapping.placed_by_node_label();
         }
@@ -136,22 +123,22 @@ fn refresh_nodes<'a>(
         let mut node_labels = node.labels.to_map();
         match &placement {
             Some(placement) => {
-                if let Some(warning) = labels::stale_capv_label(node, placement) {
+                if let Some(warning) = vsphere::labels::stale_capv_label(node, placement) {
                     plan.warnings.push(warning);
                 }
                 // With source node-label the hosts are the label's values: nothing to write.
                 let desired = if policy.vsphere.source.writes_labels() {
-                    labels::desired_labels(keys, placement)
+                    vsphere::labels::desired_labels(keys, placement)
                 } else {
                     Default::default()
                 };
-                let mut changes = labels::changes(&node.name, &node.labels, &desired);
+                let mut changes = vsphere::labels::changes(&node.name, &node.labels, &desired);
                 if policy.vsphere.source.writes_labels() {
-                    changes.extend(labels::former_keys(node, keys.owned()));
+                    changes.extend(vsphere::labels::former_keys(node, keys.owned()));
                 }
                 if !changes.is_empty() {
                     plan.label_applies
-                        .push(labels::apply(node, keys.owned(), &changes));
+                        .push(vsphere::labels::apply(node, keys.owned(), &changes));
                 }
                 for removed in changes.iter().filter(|change| change.new.is_none()) {
                     node_labels.remove(removed.key.as_str());
@@ -200,7 +187,7 @@ fn refresh_nodes<'a>(
     }
     if let Some(mapping) = mapping {
         plan.warnings.extend(mapping.warnings);
-        if let Some(warning) = source::unmapped(&policy.vsphere, &mapping.unmapped) {
+        if let Some(warning) = vsphere::source::unmapped(&policy.vsphere, &mapping.unmapped) {
             plan.warnings.push(warning);
         }
         plan.mapped_nodes = mapping.mapped;
@@ -215,7 +202,7 @@ pub(crate) struct Context<'p> {
     pub profile: &'p str,
     pub strategy: PluginKind,
     pub evictor: &'p EvictorArgs,
-    pub priority_threshold: evictor::Threshold<'p>,
+    pub priority_threshold: judge::evictor::Threshold<'p>,
     /// A plugin of the profile that would evict a moved pod's replacement again where it
     /// lands (the registry says which: [`plugins::would_return`]); such a move is no move.
     pub would_return: Option<WouldReturn<'p>>,
@@ -234,11 +221,11 @@ pub(crate) struct Planner<'a> {
     /// (pod, strategy) pairs already skipped, so a pod is reported once per strategy.
     tried: BTreeSet<(PodIx, PluginKind)>,
     /// Nodes with planned label changes, which evictions may depend on.
-    relabelled: dependencies::Relabelling,
+    relabelled: judge::dependencies::Relabelling,
     /// Workloads rolling out, none of whose pods is evicted.
-    rollouts: rollout::Rollouts,
+    rollouts: judge::rollout::Rollouts,
     /// The availability gate and pacing.
-    guard: availability::Guard,
+    guard: judge::availability::Guard,
 }
 
 /// What an eviction needs in the way of a better place.
@@ -263,7 +250,7 @@ pub(crate) enum Fit<'c> {
     AvoidPreferred,
     /// The strategy itself needs another node to take the pod, whatever `nodeFit` says (as
     /// upstream's node affinity plugin checks); with a mask, only the nodes it marks qualify.
-    Required(Option<feasibility::Allowed<'c>>),
+    Required(Option<judge::feasibility::Allowed<'c>>),
 }
 
 /// What became of one attempt.
@@ -282,15 +269,15 @@ impl<'a> Planner<'a> {
             refresh_nodes(snapshot, policy, &mut plan)
         });
         let budget = Budget::new(&view);
-        let guard = availability::Guard::new(&view, &policy.vsphere.availability);
-        let relabelled = dependencies::relabelled(&view, &plan.label_changes);
+        let guard = judge::availability::Guard::new(&view, &policy.vsphere.availability);
+        let relabelled = judge::dependencies::relabelled(&view, &plan.label_changes);
         Planner {
             view,
             budget,
             plan,
             tried: BTreeSet::new(),
             relabelled,
-            rollouts: rollout::Rollouts::find(snapshot),
+            rollouts: judge::rollout::Rollouts::find(snapshot),
             guard,
         }
     }
@@ -328,8 +315,8 @@ impl<'a> Planner<'a> {
         drs::plan_rules(&view, &mut plan);
         plan.exposure = exposure::assess(&view, &plan.drs_rules);
         let source = view.policy.vsphere.source;
-        plan.drs_batches = drs_batch::batches(&plan.drs_rules, source);
-        if let Some(warning) = drs_batch::unwritable(&plan.drs_rules, source) {
+        plan.drs_batches = vsphere::drs_batch::batches(&plan.drs_rules, source);
+        if let Some(warning) = vsphere::drs_batch::unwritable(&plan.drs_rules, source) {
             plan.warnings.push(warning);
         }
         plan.events_on_failure = view.policy.eviction_failure_events;
@@ -341,7 +328,7 @@ impl<'a> Planner<'a> {
             profile: &profile.name,
             strategy,
             evictor: &profile.evictor,
-            priority_threshold: evictor::Threshold::resolve(
+            priority_threshold: judge::evictor::Threshold::resolve(
                 self.view.snapshot,
                 &profile.evictor.priority_threshold,
             ),
@@ -365,8 +352,12 @@ impl<'a> Planner<'a> {
         reason: EvictionReason,
         fit: Fit,
     ) -> Attempt {
-        let protections =
-            evictor::protections(&self.view, context.evictor, context.priority_threshold, pod);
+        let protections = judge::evictor::protections(
+            &self.view,
+            context.evictor,
+            context.priority_threshold,
+            pod,
+        );
         if !protections.is_empty() {
             return self.skip(context, pod, SkipDetail::Protected(protections));
         }
@@ -391,7 +382,7 @@ impl<'a> Planner<'a> {
         };
         self.budget.spend(&self.view, pod, charge);
         self.guard.spend(&self.view, pod, paced_as.as_deref());
-        let depends_on_labels_of = dependencies::of(&self.view, &self.relabelled, pod);
+        let depends_on_labels_of = judge::dependencies::of(&self.view, &self.relabelled, pod);
         let pod_ref = self.view.pod(pod);
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");
         // A finished pod (RemoveFailedPods, PodLifeTime) holds nothing and its controller has
@@ -440,9 +431,9 @@ impl<'a> Planner<'a> {
             Fit::Evictor | Fit::Move | Fit::Unchecked => return Ok(None),
         };
         let found = if let Fit::AvoidPreferred = fit {
-            feasibility::find_node_avoiding_preferred(&self.view, pod, context.evictor)
+            judge::feasibility::find_node_avoiding_preferred(&self.view, pod, context.evictor)
         } else {
-            feasibility::find_node_among(&self.view, pod, context.evictor, fix, among)
+            judge::feasibility::find_node_among(&self.view, pod, context.evictor, fix, among)
         };
         let landing = found.map_err(|none| SkipDetail::NoFeasibleNode(none.into_owned()))?;
         let from = self.view.pod_node[pod].expect("candidates are bound to a known node");

@@ -1,9 +1,9 @@
 //! The planner's phases one at a time, for the benchmarks in `benches/` (not a stable API).
 //!
-//! [`plan`](super::plan) is exactly `Phases::new`, every strategy in policy order, then
+//! [`plan`](crate::plan::plan) is exactly `Phases::new`, every strategy in policy order, then
 //! `drs_rules`; timing them apart shows which one grows with the cluster.
 
-use super::{Planner, feasibility, labels};
+use crate::plan::{Planner, judge::feasibility, vsphere::labels};
 use crate::policy::{PluginKind, Policy, Strategy};
 use crate::snapshot::Snapshot;
 
@@ -65,7 +65,7 @@ impl<'a> Phases<'a> {
     }
 
     /// DRS rule derivation on the current state; returns the finished plan.
-    pub fn drs_rules(self) -> super::Plan {
+    pub fn drs_rules(self) -> crate::plan::Plan {
         self.planner.finish()
     }
 }

@@ -6,14 +6,16 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
 
-use super::availability::GuardRefusal;
-use super::budget::{BudgetRefusal, LimitReached, PdbRefusal};
-use super::feasibility::NoNode;
-use super::reasons::{EvictionReason, SharedDomain, SkipDetail, SkipReason, Strength};
-use super::vocabulary::Eviction;
 use crate::inventory::{
     Cluster, ConnectionState, DrsBehavior, DrsConfig, Host, Inventory, MaintenanceMode, PowerState,
     Rule, RuleKind, Vm,
+};
+use crate::plan::judge::availability::GuardRefusal;
+use crate::plan::judge::budget::{BudgetRefusal, LimitReached, PdbRefusal};
+use crate::plan::judge::feasibility::NoNode;
+use crate::plan::vocabulary::Eviction;
+use crate::plan::vocabulary::reasons::{
+    EvictionReason, SharedDomain, SkipDetail, SkipReason, Strength,
 };
 use crate::policy::{
     Allowance, AntiAffinityArgs, Availability, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs,
@@ -495,16 +497,18 @@ pub fn detail_of(reason: SkipReason) -> SkipDetail {
             key: None,
         },
         SkipReason::NoMetrics => SkipDetail::NoMetrics,
-        SkipReason::RolloutInProgress => SkipDetail::RollingOut(super::rollout::Rollout {
-            workload: "shop/Deployment/web".to_string(),
-            from: super::rollout::From::ReplicaSets,
-            revisions: vec!["web-1".to_string(), "web-2".to_string()],
-        }),
+        SkipReason::RolloutInProgress => {
+            SkipDetail::RollingOut(crate::plan::judge::rollout::Rollout {
+                workload: "shop/Deployment/web".to_string(),
+                from: crate::plan::judge::rollout::From::ReplicaSets,
+                revisions: vec!["web-1".to_string(), "web-2".to_string()],
+            })
+        }
         SkipReason::WorkloadUnavailable => SkipDetail::Guard(GuardRefusal::Unavailable {
             workload: "shop/Deployment/web".to_string(),
             unavailable: 1,
             sibling: "shop/web-2".to_string(),
-            why: super::availability::Unavailable::Pending,
+            why: crate::plan::judge::availability::Unavailable::Pending,
             allowance: crate::policy::Allowance::Pods(0),
             allowed: 0,
             pods: 2,

@@ -4,20 +4,23 @@
 //! One `View` lives through a whole `plan()`, so a pod chosen by one strategy is gone for the
 //! next, and budgets (PDBs, limits, free resources) are spent as decisions are made.
 
+pub(super) mod index;
+pub(super) mod selector_index;
+
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use kube::core::Expression;
 
-use super::index::{NodeIx, PerNode, PerPod, PodIx, Position};
-use super::labels::Placement;
-use super::selector_index::SelectorIndex;
 use crate::hash::HashMap;
+use crate::plan::vsphere::labels::Placement;
 use crate::policy::{NoEvictionPolicy, Policy, Strategy};
 use crate::snapshot::{
     AffinityTerm, Labels, Node, Pod, Requirements, ResourceName, Resources, Snapshot,
 };
+use index::{NodeIx, PerNode, PerPod, PodIx, Position};
+use selector_index::SelectorIndex;
 
 /// The zone key of the scheduler's default spreading: indexed here because scoring needs its
 /// domains whether or not a pod names it.

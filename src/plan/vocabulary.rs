@@ -1,18 +1,21 @@
 //! The plan's own vocabulary: what a run would do and what it would not, and why. Below the
 //! strategies, which fill it in, so imports inside `plan/` only run downward.
 
+pub(super) mod events;
+pub(super) mod reasons;
+
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::policy::PluginKind;
 
-use super::drs_batch::DrsBatch;
-use super::drs_change::DrsRuleChange;
 use super::exposure::Exposure;
-use super::labels::{LabelApply, LabelChange, MappedNode};
-pub use super::reasons::{EvictionReason, SkipDetail, SkipReason};
-use super::warning::Warning;
+use super::model::drs_change::DrsRuleChange;
+use super::model::warning::Warning;
+use super::vsphere::drs_batch::DrsBatch;
+use super::vsphere::labels::{LabelApply, LabelChange, MappedNode};
+pub use reasons::{EvictionReason, SkipDetail, SkipReason};
 
 /// What a run would do, and why, and what it would not do, and why not.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -23,7 +23,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::hash::HashMap;
-use crate::plan::index::PodIx;
+use crate::plan::view::index::PodIx;
 use crate::plan::view::{PodState, View};
 use crate::plan::{Attempt, Context, EvictionReason, Fit, Planner, SharedDomain, Strength};
 use crate::policy::AntiAffinityArgs;
@@ -242,9 +242,9 @@ fn reason(
 
 #[cfg(test)]
 mod tests {
-    use crate::plan::feasibility::Refusal;
+    use crate::plan::judge::feasibility::Refusal;
+    use crate::plan::model::warning::Warning;
     use crate::plan::testing::*;
-    use crate::plan::warning::Warning;
     use crate::plan::{EvictionReason, SharedDomain, SkipDetail, Strength, plan};
     use crate::policy::{
         EvictorArgs, Limits, PluginKind, PodLifeTimeArgs, Protections, SYSTEM_CRITICAL_PRIORITY,

@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::hash::HashMap;
-use crate::plan::feasibility::node_admits;
-use crate::plan::index::{NodeIx, PerNode, PodIx};
+use crate::plan::judge::feasibility::node_admits;
 use crate::plan::view::View;
+use crate::plan::view::index::{NodeIx, PerNode, PodIx};
 use crate::plan::{Context, EvictionReason, Fit, Planner};
 use crate::policy::DuplicatesArgs;
 use crate::snapshot::Pod;

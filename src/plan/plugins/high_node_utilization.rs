@@ -9,8 +9,8 @@
 use super::node_utilization::{
     Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
 };
-use crate::plan::feasibility::Destination;
-use crate::plan::index::{NodeIx, PerNode};
+use crate::plan::judge::feasibility::Destination;
+use crate::plan::view::index::{NodeIx, PerNode};
 use crate::plan::{Context, EvictionReason, Planner, UtilizationClass};
 use crate::policy::{HighNodeUtilizationArgs, UsageSource};
 use crate::snapshot::Pod;

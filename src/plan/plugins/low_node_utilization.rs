@@ -14,9 +14,9 @@
 use super::node_utilization::{
     Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
 };
-use crate::plan::feasibility::Destination;
-use crate::plan::index::{NodeIx, PerNode};
-use crate::plan::warning::Warning;
+use crate::plan::judge::feasibility::Destination;
+use crate::plan::model::warning::Warning;
+use crate::plan::view::index::{NodeIx, PerNode};
 use crate::plan::{Context, EvictionReason, Planner, UtilizationClass};
 use crate::policy::{LowNodeUtilizationArgs, UsageSource, unmeasurable};
 use crate::snapshot::Pod;
@@ -187,9 +187,9 @@ mod upstream_cases;
 #[cfg(test)]
 mod tests {
     use crate::inventory::{ConnectionState, MaintenanceMode};
-    use crate::plan::feasibility::{Destination, Others, Refusal};
+    use crate::plan::judge::feasibility::{Destination, Others, Refusal};
+    use crate::plan::model::warning::Warning;
     use crate::plan::testing::{Lab, evicted, pod, policy, resources, skipped, three_hosts};
-    use crate::plan::warning::Warning;
     use crate::plan::{SkipDetail, plan};
     use crate::policy::{LowNodeUtilizationArgs, Namespaces, PluginKind, Strategy, UsageSource};
     use crate::snapshot::{Metrics, ResourceName, Snapshot};

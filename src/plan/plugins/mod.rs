@@ -1,7 +1,7 @@
 //! The plugin registry, planner side: one module per strategy, named after the upstream plugin,
 //! and the one dispatch from a policy's [`Strategy`] to its rule. Adding a plugin touches this
 //! file and the plugin's own module (its arguments have their registry in `policy/plugins/`),
-//! and, for why it evicts, a variant of `EvictionReason` with its code in `plan/reasons.rs`
+//! and, for why it evicts, a variant of `EvictionReason` with its code in `plan/vocabulary/reasons.rs`
 //! (a test holds docs/commands.md's table of codes to them).
 //!
 //! Every rule works on the planner's one working state and decides through
@@ -22,10 +22,10 @@ mod topology_spread;
 
 use std::sync::Arc;
 
-use super::index::PodIx;
-use super::view::PodState;
-use super::{Context, EvictionReason, Fit, Planner, WouldReturn};
 use crate::hash::HashMap;
+use crate::plan::view::PodState;
+use crate::plan::view::index::PodIx;
+use crate::plan::{Context, EvictionReason, Fit, Planner, WouldReturn};
 use crate::policy::{Namespaces, Profile, Strategy};
 use crate::snapshot::{Phase, Requirements};
 

@@ -15,9 +15,9 @@
 
 use super::{admits, evict_in_order};
 use crate::hash::HashMap;
-use crate::plan::feasibility::{Allowed, Others, matches_node_affinity};
-use crate::plan::index::{NodeIx, PerNode, PodIx};
+use crate::plan::judge::feasibility::{Allowed, Others, matches_node_affinity};
 use crate::plan::view::View;
+use crate::plan::view::index::{NodeIx, PerNode, PodIx};
 use crate::plan::{Context, EvictionReason, Fit, Planner};
 use crate::policy::{NodeAffinityArgs, NodeAffinityType};
 use crate::snapshot::{NodeSelectorTerm, Pod};
@@ -161,7 +161,7 @@ fn reads_untrusted_labels(view: &View, pod: &Pod, node: NodeIx) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::plan::feasibility::{Others, Refusal};
+    use crate::plan::judge::feasibility::{Others, Refusal};
     use crate::plan::testing::*;
     use crate::plan::{SkipDetail, plan};
     use crate::policy::{EvictorArgs, NodeAffinityArgs, NodeAffinityType, Strategy};

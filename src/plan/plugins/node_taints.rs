@@ -7,7 +7,7 @@
 //! pods are taken in the eviction order.
 
 use super::{admits, evict_in_order};
-use crate::plan::index::PodIx;
+use crate::plan::view::index::PodIx;
 use crate::plan::{Context, EvictionReason, Fit, Planner};
 use crate::policy::NodeTaintsArgs;
 use crate::snapshot::{Taint, TaintEffect};

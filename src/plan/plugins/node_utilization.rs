@@ -10,10 +10,10 @@
 //! is counted next), so a move never overfills a destination and the next run does not move it
 //! back.
 
-use crate::plan::feasibility::{Allowed, Destination, Others};
-use crate::plan::index::{NodeIx, PerNode, PodIx};
+use crate::plan::judge::feasibility::{Allowed, Destination, Others};
+use crate::plan::model::warning::Warning;
 use crate::plan::view::View;
-use crate::plan::warning::Warning;
+use crate::plan::view::index::{NodeIx, PerNode, PodIx};
 use crate::plan::{
     Attempt, Context, EvictionReason, Fit, NodeUtilization, Planner, ResourceUtilization,
     SkipDetail, Usage, UtilizationClass,

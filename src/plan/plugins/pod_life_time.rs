@@ -14,7 +14,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{admits, is_finished_candidate};
-use crate::plan::index::PodIx;
+use crate::plan::view::index::PodIx;
 use crate::plan::{Context, EvictionReason, Fit, LifeTime, Planner};
 use crate::policy::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
 use crate::snapshot::{ContainerStatus, Pod, PodCondition};

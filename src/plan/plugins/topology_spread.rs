@@ -15,8 +15,8 @@ use std::collections::BTreeSet;
 use kube::core::Expression;
 
 use crate::hash::HashSet;
-use crate::plan::feasibility::{eligible_node, is_simple};
-use crate::plan::index::{NodeIx, PerNode, PodIx};
+use crate::plan::judge::feasibility::{eligible_node, is_simple};
+use crate::plan::view::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::{Domains, PodState, View};
 use crate::plan::{Attempt, Context, EvictionReason, Fit, Planner, Skew};
 use crate::policy::{DefaultConstraint, TopologySpreadArgs};

@@ -6,14 +6,14 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::super::feasibility::{self, NoNode};
-use super::super::index::{PerNode, PodIx};
-use super::super::reasons::{SkipCode, no_node_code};
-use super::super::view::{NodeRefusal, NodeState, PodState, View};
-use super::super::workload::belongs_to_its_node;
 use super::{
     NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now,
 };
+use crate::plan::judge::feasibility::{self, NoNode};
+use crate::plan::model::workload::belongs_to_its_node;
+use crate::plan::view::index::{PerNode, PodIx};
+use crate::plan::view::{NodeRefusal, NodeState, PodState, View};
+use crate::plan::vocabulary::reasons::{SkipCode, no_node_code};
 use crate::policy::{EvictorArgs, Policy};
 use crate::snapshot::{Pod, Snapshot};
 

@@ -8,8 +8,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::super::view::View;
 use crate::inventory::{AdmissionControl, Cluster, HaConfig, RestartPriority, RuleKind};
+use crate::plan::view::View;
 use crate::policy::SourceKind;
 
 /// Whether HA brings the failed hosts' VMs back.

@@ -8,14 +8,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::super::exposure::ExposureClass;
-use super::super::index::NodeIx;
-use super::super::view::View;
 use super::{
     Bound, KeptApartBy, NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, drs_automated, find_host,
     group_nodes, hosts_now, members, view_now,
 };
 use crate::inventory::{Cluster, RuleKind};
+use crate::plan::exposure::ExposureClass;
+use crate::plan::view::View;
+use crate::plan::view::index::NodeIx;
 use crate::policy::Policy;
 use crate::snapshot::Snapshot;
 

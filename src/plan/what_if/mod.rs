@@ -17,11 +17,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::exposure::{Budget, ClassCounts, ExposureClass, budgets, group_pods};
-use super::index::{NodeIx, PodIx};
-use super::view::{NodeRefusal, NodeState, View};
-use super::vocabulary::Plan;
 use crate::inventory::{Cluster, DrsBehavior, Host, Inventory, MaintenanceMode};
+use crate::plan::exposure::{Budget, ClassCounts, ExposureClass, budgets, group_pods};
+use crate::plan::view::index::{NodeIx, PodIx};
+use crate::plan::view::{NodeRefusal, NodeState, View};
+use crate::plan::vocabulary::Plan;
 use crate::policy::Policy;
 use crate::snapshot::Snapshot;
 
@@ -333,7 +333,7 @@ fn view_now<'a>(
     // The label refresh's own findings (warnings, changes) belong to the plan, not here.
     let mut ignored = Plan::default();
     View::new(snapshot, policy, || {
-        let mut nodes = super::refresh_nodes(snapshot, policy, &mut ignored);
+        let mut nodes = crate::plan::refresh_nodes(snapshot, policy, &mut ignored);
         for node in &mut nodes {
             if let Some(refusal) = refuse(node) {
                 node.can_receive = false;
@@ -449,7 +449,7 @@ fn drs_automated(cluster: &Cluster) -> bool {
 mod tests {
     use super::*;
     use crate::inventory::{AdmissionControl, DrsConfig, HaConfig, RestartPriority};
-    use crate::plan::feasibility::Refusal;
+    use crate::plan::judge::feasibility::Refusal;
     use crate::plan::testing::*;
     use crate::plan::view::NodeRefusal;
     use crate::policy::NodeGroup;

@@ -15,9 +15,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::index::{NodeIx, PerNode, PodIx, Position};
 use super::scoring;
-use super::view::{Domains, NodeRefusal, View};
+use crate::plan::view::index::{NodeIx, PerNode, PodIx, Position};
+use crate::plan::view::{Domains, NodeRefusal, View};
 use crate::policy::EvictorArgs;
 use crate::snapshot::{Pod, ResourceName, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 

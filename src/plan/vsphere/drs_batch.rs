@@ -2,8 +2,8 @@
 //! each write addressed by the managed object ids it needs. Whether a change can be written at
 //! all is decided here, once, so whoever carries the batches out only sends them.
 
-use super::drs_change::{DrsAction, DrsRuleChange};
-use super::warning::{UnwritableRule, Warning};
+use crate::plan::model::drs_change::{DrsAction, DrsRuleChange};
+use crate::plan::model::warning::{UnwritableRule, Warning};
 use crate::policy::SourceKind;
 
 /// The changes of one vSphere cluster, by index into `Plan::drs_rules`.
@@ -269,7 +269,7 @@ mod tests {
             change(Some("domain-c7"), DrsAction::Keep { key: Some(3) }, IDS),
             change(
                 None,
-                DrsAction::Unaddressable(super::super::drs_change::Edit::Delete),
+                DrsAction::Unaddressable(crate::plan::model::drs_change::Edit::Delete),
                 None,
             ),
         ];

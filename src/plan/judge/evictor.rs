@@ -1,9 +1,9 @@
 //! Protections: which pods may be evicted at all (the upstream DefaultEvictor's filter, with
 //! its argument names and semantics).
 
-use super::index::PodIx;
-use super::protection::Protection;
-use super::view::{PodState, View};
+use crate::plan::model::protection::Protection;
+use crate::plan::view::index::PodIx;
+use crate::plan::view::{PodState, View};
 use crate::policy::{
     EvictorArgs, NoEvictionPolicy, PriorityThreshold, Protections, SYSTEM_CRITICAL_PRIORITY,
 };

@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::workload::{Controller, Workload, controller, workload};
 use crate::hash::HashMap;
+use crate::plan::model::workload::{Controller, Workload, controller, workload};
 use crate::snapshot::{OwnerKind, Phase, Pod, Snapshot};
 
 /// The label StatefulSets and DaemonSets put on each pod: the revision it was made from.

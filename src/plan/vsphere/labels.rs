@@ -15,8 +15,8 @@ use crate::inventory::{Cluster, Host, Inventory, Vm};
 use crate::policy::{CAPV_HOST_LABEL, LabelKeys};
 use crate::snapshot::{Labels, Node};
 
-pub use super::mapped_by::MappedBy;
-use super::warning::{Candidates, Warning};
+pub use crate::plan::model::mapped_by::MappedBy;
+use crate::plan::model::warning::{Candidates, Warning};
 
 /// Where a node lives: on a VM, or as an ESXi host.
 #[derive(Clone, Debug, PartialEq)]

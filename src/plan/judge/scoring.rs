@@ -28,8 +28,8 @@
 //! return is possible and only the reported node depends on the sample: then the first
 //! [`SMALL_SAMPLE`] feasible nodes are scored, which keeps `plan()` near-linear.
 
-use super::index::{NodeIx, PodIx, Position};
-use super::view::{CpuMemory, Domains, View, ZONE};
+use crate::plan::view::index::{NodeIx, PodIx, Position};
+use crate::plan::view::{CpuMemory, Domains, View, ZONE};
 use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 
 const TAINT_TOLERATION: i64 = 3;

@@ -2,11 +2,14 @@
 //! the source can tell. Label writes (none with `node-label`) are decided where labels are
 //! refreshed, DRS writes (none without vCenter) where the batches are cut.
 
-use super::warning::Warning;
+use crate::plan::model::warning::Warning;
 use crate::policy::{SourceKind, VsphereSettings};
 
 /// Why the source left nodes unmapped, where it tells more than "no VM matched".
-pub(super) fn unmapped(settings: &VsphereSettings, unmapped: &[String]) -> Option<Warning> {
+pub(in crate::plan) fn unmapped(
+    settings: &VsphereSettings,
+    unmapped: &[String],
+) -> Option<Warning> {
     if unmapped.is_empty() {
         return None;
     }
@@ -24,8 +27,8 @@ pub(super) fn unmapped(settings: &VsphereSettings, unmapped: &[String]) -> Optio
 #[cfg(test)]
 mod tests {
     use crate::outcome::NotAttempted;
-    use crate::plan::drs_batch::Settled;
     use crate::plan::testing::*;
+    use crate::plan::vsphere::drs_batch::Settled;
     use crate::plan::{DrsAction, MappedBy, Warning, plan};
     use crate::policy::{CAPV_HOST_LABEL, SourceKind};
     use crate::topology;

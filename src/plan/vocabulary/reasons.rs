@@ -13,11 +13,11 @@ use serde::ser::SerializeMap;
 
 use crate::snapshot::TaintEffect;
 
-use super::availability::GuardRefusal;
-use super::budget::{BudgetRefusal, LimitReached, PdbRefusal};
-use super::feasibility::NoNode;
-use super::protection::{self, Protection};
-use super::rollout::Rollout;
+use crate::plan::judge::availability::GuardRefusal;
+use crate::plan::judge::budget::{BudgetRefusal, LimitReached, PdbRefusal};
+use crate::plan::judge::feasibility::NoNode;
+use crate::plan::judge::rollout::Rollout;
+use crate::plan::model::protection::{self, Protection};
 
 /// Declares a code enum, its text and the list of every code from one table, so the list
 /// cannot miss a variant.
@@ -730,7 +730,7 @@ mod tests {
 
     /// The rows of the reason-code tables in the commands page: (first cell, second cell).
     fn documented() -> Vec<(String, String)> {
-        let page = include_str!("../../docs/commands.md");
+        let page = include_str!("../../../docs/commands.md");
         let section = page
             .split("### Reason codes")
             .nth(1)

@@ -16,11 +16,11 @@
 //! Finished pods (RemoveFailedPods, PodLifeTime on completed pods) pass both: their controller
 //! replaced them already, and evicting them takes nothing away.
 
-use super::index::PodIx;
-use super::view::View;
-use super::workload::{Controller, controller, workload};
 use crate::duration;
 use crate::hash::HashMap;
+use crate::plan::model::workload::{Controller, controller, workload};
+use crate::plan::view::View;
+use crate::plan::view::index::PodIx;
 use crate::policy::{Allowance, Availability as Settings, Pacing};
 use crate::snapshot::{History, PastEviction, Phase, Pod, history};
 

@@ -12,9 +12,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::index::PodIx;
-use super::view::View;
 use crate::hash::HashMap;
+use crate::plan::view::View;
+use crate::plan::view::index::PodIx;
 use crate::policy::Limits;
 use crate::snapshot::{Pdb, Phase, Pod, UnhealthyPodEvictionPolicy};
 

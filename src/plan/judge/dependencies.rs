@@ -23,9 +23,9 @@
 use std::sync::Arc;
 
 use super::feasibility::{matches_node_affinity, tolerates_node};
-use super::index::{NodeIx, PodIx};
-use super::labels::LabelChange;
-use super::view::View;
+use crate::plan::view::View;
+use crate::plan::view::index::{NodeIx, PodIx};
+use crate::plan::vsphere::labels::LabelChange;
 use crate::snapshot::Pod;
 
 /// A node with planned label changes, and the keys they set.

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::vocabulary::{Eviction, Plan};
+use super::{Eviction, Plan};
 use crate::policy::PluginKind;
 
 /// The `action` of every Event this tool writes, as upstream's descheduler.
