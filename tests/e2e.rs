@@ -662,7 +662,10 @@ fn low_node_utilization_evicts_by_metrics_server_usage_in_a_dry_run_and_a_run() 
     assert_eq!(lab.evicted_pods(), ["shop/web-01", "shop/web-02"]);
     // Stop at target: once worker-1 is under 50%, the oldest replica is left where it is.
     let web_00 = lab.pod("shop", "web-00").expect("web-00 is still there");
-    assert_eq!(web_00.metadata.deletion_timestamp, None, "web-00 was evicted");
+    assert_eq!(
+        web_00.metadata.deletion_timestamp, None,
+        "web-00 was evicted"
+    );
 }
 
 #[test]
