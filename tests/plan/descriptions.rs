@@ -1,7 +1,7 @@
 //! Each golden's description (the first line of its fixture's `snapshot.yaml`) held to its
 //! report. What a description says moves, stays and changes is written out here by hand, from
 //! the description alone: a golden accepted without reading cannot then contradict the story it
-//! tells (as five did once the availability gate became the default). A fixture whose
+//! tells (as seven did once the availability gate became the default). A fixture whose
 //! description states nothing countable is listed with the reason instead, and a new fixture in
 //! neither list fails the test.
 
@@ -54,7 +54,7 @@ struct Promise {
     evicted: Vec<(&'static str, To)>,
     /// Where every eviction goes.
     all_to: Option<To>,
-    /// The hosts the evictions go to, one per eviction, in order.
+    /// The hosts the evictions go to, one per eviction, sorted.
     hosts: Option<&'static [&'static str]>,
     /// Pods said to stay: not evicted, whatever the reason.
     stays: Vec<&'static str>,
@@ -112,7 +112,7 @@ impl Promise {
         self
     }
 
-    fn to_hosts(mut self, hosts: &'static [&'static str]) -> Self {
+    fn going_to_hosts(mut self, hosts: &'static [&'static str]) -> Self {
         self.hosts = Some(hosts);
         self
     }
@@ -482,7 +482,7 @@ fn promises() -> Vec<Promise> {
         promise("spread-counts-protected-pods").evictions(0),
         promise("spread-default-constraints")
             .evictions(2)
-            .to_hosts(&["esxi-42.lab.example", "esxi-43.lab.example"])
+            .going_to_hosts(&["esxi-42.lab.example", "esxi-43.lab.example"])
             .skipped("db/db-0", "rollout-in-progress")
             .skipped("db/db-1", "rollout-in-progress"),
         promise("spread-min-domains")
