@@ -664,3 +664,40 @@ fn every_golden_carries_its_fixtures_description() {
         );
     }
 }
+
+/// A `-gated` or `-ungated` fixture tells its original's story with the gate the other way: it
+/// holds a copy of the original's cluster (its own first line, for its own description), which
+/// must not drift from it.
+#[test]
+fn every_gated_or_ungated_twin_holds_its_originals_cluster() {
+    let body = |case: &Path| {
+        let text = std::fs::read_to_string(case.join("snapshot.yaml")).expect("readable");
+        text.split_once('\n')
+            .map(|(_, body)| body.to_string())
+            .unwrap_or_default()
+    };
+    let twins: Vec<_> = cases()
+        .into_iter()
+        .filter_map(|case| {
+            let name = fixture_name(&case);
+            let original = name
+                .strip_suffix("-ungated")
+                .or_else(|| name.strip_suffix("-gated"))?
+                .to_string();
+            Some((case, original))
+        })
+        .collect();
+    assert!(
+        !twins.is_empty(),
+        "the gated and ungated twins went missing"
+    );
+    for (case, original) in twins {
+        let original = case.with_file_name(&original);
+        assert!(
+            body(&case) == body(&original),
+            "{} is not {}'s cluster",
+            case.display(),
+            original.display()
+        );
+    }
+}
