@@ -484,7 +484,12 @@ fn promises() -> Vec<Promise> {
             .evictions(2)
             .going_to_hosts(&["esxi-42.lab.example", "esxi-43.lab.example"])
             .skipped("db/db-0", "rollout-in-progress")
-            .skipped("db/db-1", "rollout-in-progress"),
+            .skipped("db/db-1", "rollout-in-progress")
+            .stays("logs/logs-1")
+            .stays("logs/logs-2")
+            .stays("queue/queue-1")
+            .stays("queue/queue-2")
+            .stays("queue/queue-3"),
         promise("spread-min-domains")
             .evictions(0)
             .skips("no-feasible-node", 2),
