@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 use vsphere_descheduler::report::{Mode, Report};
 use vsphere_descheduler::{plan, policy, snapshot};
 
+// In a folder of its own: a file beside this one would be a test target of its own.
+#[path = "plan/descriptions.rs"]
+mod descriptions;
+
 /// The fixtures' fixed "now", so pod ages never drift.
 const NOW: &str = "2026-11-21T09:00:00Z";
 

@@ -237,7 +237,7 @@ fn a_host_in_maintenance_is_marked_and_skips_say_why() {
 #[test]
 fn utilization_shows_each_node_against_its_thresholds() {
     let Some(browser) = chromium() else { return };
-    let html = fixture_page("low-node-utilization-host-aware");
+    let html = fixture_page("low-node-utilization-host-aware-gated");
     assert_self_contained(&html);
     let dom = dump_dom(&browser, &html);
     assert_shows(
