@@ -1087,7 +1087,7 @@ fn the_fake_pdb_controller_computes_every_worked_example_of_the_disruption_contr
             (2, 0, 2, 2),
         ),
         (
-            // Measured on kube-apiserver 1.32 (§9): the owner's replicas, not the pods that exist.
+            // As kube-apiserver 1.32 answered when measured: the owner's replicas, not the pods that exist.
             "maxUnavailable 1, bare ReplicaSet replicas 3 with 2 pods",
             web_pdb(json!({"maxUnavailable": 1})),
             vec![managed("web-0"), managed("web-1")],

@@ -1,5 +1,5 @@
 //! The Eviction subresource, the graceful pod deletion it ends in, and the
-//! disruption controller's budget arithmetic (§2) that the fake runs after every pod change
+//! disruption controller's budget arithmetic that the fake runs after every pod change
 //! (unless `pdb_controller_frozen`).
 //!
 //! `expectedPods` is the disruption controller's: the number of selected pods for

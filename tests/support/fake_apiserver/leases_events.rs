@@ -1,5 +1,5 @@
-//! Leases and `events.k8s.io/v1` Event creation with the server's
-//! validation (§5.1).
+//! Leases and `events.k8s.io/v1` Event creation with the server's validation of an Event's
+//! fields.
 
 use std::sync::Arc;
 
