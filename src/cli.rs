@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long, global = true, value_enum, default_value_t)]
     pub output: OutputFormat,
 
-    /// Log format on stderr. Verbosity comes from RUST_LOG (default `info`).
+    /// Log format on stderr. Verbosity: `-v`, or `RUST_LOG` when set.
     #[arg(
         long,
         global = true,
@@ -30,6 +30,12 @@ pub struct Args {
         env = "VSPHERE_DESCHEDULER_LOG_FORMAT"
     )]
     pub log_format: LogFormat,
+
+    /// More log lines on stderr: `-v` adds the tool's debug lines and its libraries' warnings,
+    /// `-vv` everything. Without it, only the tool's own lines (`info`) are written. `RUST_LOG`,
+    /// when set, is the filter instead.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 
     #[command(subcommand)]
     pub command: Command,

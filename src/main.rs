@@ -9,7 +9,7 @@ use vsphere_descheduler::{command, logging};
 
 fn main() -> ExitCode {
     let args = Args::parse_command_line();
-    logging::init(args.log_format);
+    logging::init(args.log_format, args.verbose);
     match command::execute(args) {
         Ok(code) => code,
         Err(error) => {

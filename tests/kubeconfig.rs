@@ -328,3 +328,61 @@ fn an_api_server_certificate_from_a_ca_not_given_is_refused_naming_where_to_give
     assert!(errors.contains("insecure-skip-tls-verify"), "{errors}");
     assert!(!errors.contains("UnknownIssuer"), "{errors}");
 }
+
+/// Issue 42: a refused certificate filled stderr with a dozen bare library lines
+/// (`ERROR kube_client::client::builder: failed with error client error (Connect)`). Without
+/// `RUST_LOG` or `-v` only the tool's own lines are written; `-v` lets the libraries' warnings
+/// and errors through.
+#[test]
+fn a_refused_certificate_is_logged_in_the_tool_s_words_alone_unless_asked() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let certificates = certificates::private_ca_and_server_certificate(dir.path());
+    let port = certificates::serve_tls(&certificates);
+    let kubeconfig = tls_kubeconfig(dir.path(), &format!("https://127.0.0.1:{port}"), None);
+    let stderr = |verbose: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"))
+            .args(verbose)
+            .args([
+                "--log-format",
+                "plain",
+                "--output",
+                "json",
+                "run",
+                "--dry-run",
+            ])
+            .args(["--request-timeout", "5"])
+            .env_clear()
+            .env("HOME", dir.path())
+            .env("KUBECONFIG", &kubeconfig)
+            .env("VSPHERE_SERVER", "127.0.0.1:1")
+            .env("VSPHERE_USERNAME", "user")
+            .env("VSPHERE_PASSWORD", "pass")
+            .output()
+            .expect("run the binary");
+        assert_eq!(output.status.code(), Some(1), "the run failed");
+        String::from_utf8(output.stderr).expect("UTF-8")
+    };
+    let quiet = stderr(&[]);
+    assert!(
+        quiet.contains("the API server's TLS certificate was refused"),
+        "the tool's own line: {quiet}"
+    );
+    // A log line is `<time> <LEVEL> <target>: …`; the one unlogged line names the target.
+    let foreign: Vec<&str> = quiet
+        .lines()
+        .filter(|line| {
+            let mut words = line.split_whitespace();
+            let level = words.nth(1).unwrap_or_default();
+            ["ERROR", "WARN", "INFO", "DEBUG", "TRACE"].contains(&level)
+                && !words
+                    .next()
+                    .is_some_and(|t| t.starts_with("vsphere_descheduler"))
+        })
+        .collect();
+    assert!(foreign.is_empty(), "lines of other crates: {foreign:#?}");
+    let verbose = stderr(&["-v"]);
+    assert!(
+        verbose.contains(" kube_client"),
+        "-v lets the libraries' errors through: {verbose}"
+    );
+}

@@ -513,7 +513,7 @@ def test_non_default_run_arguments_and_pod_settings():
     assert pod["affinity"] == NON_DEFAULT["affinity"]
     assert pod["priorityClassName"] == "system-cluster-critical"
     env = {e["name"]: e for e in main["env"]}
-    assert env["RUST_LOG"]["value"] == "debug"
+    assert env["RUST_LOG"]["value"] == "vsphere_descheduler=debug"
     assert env["HTTPS_PROXY"]["value"] == "http://proxy.example.com:3128"
     template = only(documents, "CronJob")["spec"]["jobTemplate"]["spec"]["template"]
     assert template["metadata"]["labels"]["team"] == "platform"

@@ -507,8 +507,13 @@ containers:
         valueFrom:
           fieldRef:
             fieldPath: metadata.namespace
+      # A bare level is the tool's own: its libraries stay quiet, as without RUST_LOG.
       - name: RUST_LOG
+        {{- if regexMatch "^(error|warn|info|debug|trace)$" $root.Values.logLevel }}
+        value: {{ printf "vsphere_descheduler=%s" $root.Values.logLevel | quote }}
+        {{- else }}
         value: {{ $root.Values.logLevel | quote }}
+        {{- end }}
       {{- if $root.Values.vsphere.insecureSkipVerify }}
       - name: VSPHERE_INSECURE
         value: "true"
