@@ -99,7 +99,11 @@ const LANGUAGE_PATTERN_ESCAPED: &str = r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}
 fn sarif_validator() -> jsonschema::Validator {
     let path = root().join("tests/fixtures/sarif/sarif-schema-2.1.0.json");
     let text = std::fs::read_to_string(&path).expect("the vendored SARIF schema");
-    assert_eq!(text.matches(LANGUAGE_PATTERN).count(), 2, "the schema as vendored");
+    assert_eq!(
+        text.matches(LANGUAGE_PATTERN).count(),
+        2,
+        "the schema as vendored"
+    );
     let text = text.replace(LANGUAGE_PATTERN, LANGUAGE_PATTERN_ESCAPED);
     let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
     jsonschema::draft4::options()
