@@ -802,3 +802,102 @@ fn assert_write_privilege_is(report: &Value, status: &str, stdout: &str) {
         "{stdout}"
     );
 }
+
+/// An account given its role on the cluster instead of the datacenter (docs/vcenter-role.md
+/// grants it on the datacenter, propagated): vCenter leaves the datacenter and the host folders
+/// above the cluster out of everything the account reads (the simulator filters reads by
+/// privilege, tests/support/vcsim/authorization.go), so runs cannot place the cluster in its
+/// datacenter. `check` names the read privilege, the objects and the fix; the cluster, its hosts
+/// and its VMs (through their resource pool) stay readable. Once the fix is applied, nothing is
+/// missing.
+#[test]
+fn a_vcenter_account_granted_only_on_the_cluster_is_told_to_grant_read_on_the_datacenter() {
+    let lab = Lab::installed("drs-moved-worker");
+    let lines = vsphere_descheduler::vsphere::privilege_lines();
+    let mut privileges: Vec<&str> = lines.iter().map(|line| line.privilege).collect();
+    privileges.sort_unstable();
+    privileges.dedup();
+    let (account, password) = ("descheduler@vsphere.local", "an0ther&pass");
+    let cluster = "wcp-cluster-41";
+    lab.simulator.add_user(account, password);
+    lab.simulator.add_role("vsphere-descheduler", &privileges);
+    lab.simulator
+        .set_permission(account, "ReadOnly", "/", false);
+    lab.simulator.set_permission(
+        account,
+        "vsphere-descheduler",
+        &format!("/go-lab/host/{cluster}"),
+        true,
+    );
+    let check = || {
+        let policy = lab.policy.display().to_string();
+        let args = ["--output", "json", "check", "--policy", &policy];
+        let output = lab
+            .command(&args)
+            .args(["--lock-namespace", LOCK_NAMESPACE])
+            .env("VSPHERE_USERNAME", account)
+            .env("VSPHERE_PASSWORD", password)
+            .output()
+            .expect("the binary runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let report: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+        (output.status.code(), report, stdout)
+    };
+    // The vCenter items that are not ok, as (status, privilege, object, detail, fix).
+    let vcenter_gaps = |report: &Value| -> Vec<[String; 5]> {
+        let vcenter = &report["sections"][1];
+        assert_eq!(vcenter["backend"], "vcenter");
+        let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
+        vcenter["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .filter(|item| item["check"] == "vcenterPrivilege" && item["status"] != "ok")
+            .map(|item| {
+                [
+                    text(&item["status"]),
+                    text(&item["privilege"]),
+                    text(&item["object"]),
+                    text(&item["detail"]),
+                    text(&item["fix"]),
+                ]
+            })
+            .collect()
+    };
+
+    let (code, report, stdout) = check();
+
+    assert_eq!(code, Some(1), "{stdout}");
+    assert_eq!(
+        vcenter_gaps(&report),
+        [[
+            "missing".to_string(),
+            "System.Read".to_string(),
+            format!("the host folders above cluster {cluster}"),
+            format!(
+                "Observation found no datacenter above cluster {cluster}: the account cannot \
+                 read System.Read on the host folders between them."
+            ),
+            format!(
+                "Give the account a role (ReadOnly is enough) on the datacenter above cluster \
+                 {cluster}, with \"Propagate to children\" on, so the host folders below it \
+                 inherit System.Read."
+            ),
+        ]],
+        "{stdout}"
+    );
+    assert_eq!(report["summary"]["missing"], 1, "{stdout}");
+    let inventory = &report["sections"][1]["items"][1];
+    assert_eq!(inventory["check"], "vcenterInventory", "{stdout}");
+    assert_eq!(
+        inventory["detail"], "Observation as runs do it found 1 cluster(s), 3 host(s) and 3 VM(s).",
+        "{stdout}"
+    );
+
+    // The fix as it says: a role on the datacenter, propagated.
+    lab.simulator
+        .set_permission(account, "ReadOnly", "/go-lab", true);
+    let (code, report, stdout) = check();
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(vcenter_gaps(&report), Vec::<[String; 5]>::new(), "{stdout}");
+}

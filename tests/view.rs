@@ -13,12 +13,16 @@
 //! beside its name, and nothing loaded.
 //!
 //! Chromium is Debian's `chromium` (`scripts/test` installs it; `CHROMIUM` names another
-//! binary). Without it these tests fail under `CI=true` and otherwise say so and pass.
+//! binary). Without it these tests fail in CI (`CI` set to anything but empty, `false` or `0`:
+//! tests/support/ci.rs) and otherwise say so and pass.
 
 // The benchmarks' generator; this file uses JSON only, not its YAML writer.
 #[allow(dead_code)]
 #[path = "../benches/support/cluster.rs"]
 mod cluster;
+// Only the rule for `CI`; the rest of tests/support is not needed here.
+#[path = "support/ci.rs"]
+mod ci;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -39,13 +43,10 @@ fn chromium() -> Option<PathBuf> {
             .find(|path| path.is_file())
     });
     if found.is_none() {
-        let hint = "headless Chromium is missing: install Debian's chromium \
-                    (scripts/test does) or set CHROMIUM";
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{hint}");
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("skipped: {hint}");
-        }
+        ci::missing_prerequisite(
+            "headless Chromium is missing: install Debian's chromium \
+             (scripts/test does) or set CHROMIUM",
+        );
     }
     found
 }
@@ -571,4 +572,24 @@ fn the_demo_s_what_if_page_leads_with_the_verdict_and_marks_each_workload_s_clas
     assert!(dom.find("demo-httpd</b>") < dom.find("StatefulSet/pg</b>"));
 
     assert_the_browser_loads_nothing(&browser, &html);
+}
+
+/// The rule these tests skip by: GitHub Actions and GitLab CI set `CI=true`, other systems
+/// `CI=1` or `yes`; only unset, empty, `false` and `0` are outside CI.
+#[test]
+fn any_non_empty_ci_value_but_false_and_zero_is_ci() {
+    for value in ["true", "TRUE", "True", "1", "yes", "on", "github", " true "] {
+        assert!(ci::is_ci(Some(value)), "CI={value:?} is CI");
+    }
+    for value in [
+        None,
+        Some(""),
+        Some("  "),
+        Some("0"),
+        Some("false"),
+        Some("FALSE"),
+        Some("False"),
+    ] {
+        assert!(!ci::is_ci(value), "CI={value:?} is not CI");
+    }
 }

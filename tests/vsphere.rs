@@ -168,6 +168,51 @@ async fn paged_results_are_continued_until_the_last_page() {
     assert_eq!(as_built(observed), expected);
 }
 
+/// vCenter leaves out of a retrieval what the account cannot read, and the simulator does too
+/// (tests/support/vcsim/authorization.go): with the documented role on datacenter go-lab only,
+/// dc-2's cluster is out of sight; a VM with a NoAccess permission of its own is too, though its
+/// resource pool would pass the role down. Paged results are filtered before they are paged.
+#[tokio::test]
+async fn observation_sees_only_what_the_account_may_read() {
+    for page_size in [None, Some(3)] {
+        let options = Options {
+            page_size,
+            ..Options::default()
+        };
+        let sim = Vcsim::start_with(&lab(), &options);
+        let config = account_with(&sim, &listed_privileges());
+        sim.set_permission(ACCOUNT, "NoAccess", "/go-lab/vm/worker-e", false);
+        let mut client = Client::connect(&config).await.expect("connect");
+
+        let observed = client.observe(&[], &[]).await.expect("observe");
+        client.logout().await;
+
+        let seen: Vec<(String, Vec<&str>)> = observed
+            .clusters
+            .iter()
+            .map(|cluster| {
+                let vms = cluster.vms.iter().map(|vm| vm.name.as_str()).collect();
+                (cluster.qualified_name(), vms)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [(
+                format!("go-lab/{LAB}"),
+                vec![
+                    "control-plane-1",
+                    "worker-a",
+                    "worker-b",
+                    "worker-c",
+                    "worker-d"
+                ]
+            )],
+            "page size {page_size:?}"
+        );
+        assert_eq!(observed.clusters[0].hosts.len(), 4);
+    }
+}
+
 #[tokio::test]
 async fn observation_is_limited_to_the_given_datacenters_and_clusters() {
     let sim = Vcsim::start(&lab());

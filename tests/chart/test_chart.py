@@ -5,8 +5,8 @@ every rendered object is validated against Kubernetes' OpenAPI schemas (kubernet
 strict: unknown fields are errors), and the rendered policy is checked by the binary itself
 (`vsphere-descheduler validate`). Run through scripts/chart-test.sh.
 
-Under CI=true a missing prerequisite (a Python package, the binary) fails the run; nothing here
-is ever skipped.
+In CI (`CI` set to anything but empty, `false` or `0`) a missing prerequisite (a Python package,
+the binary) fails the run; nothing here is ever skipped.
 """
 
 from __future__ import annotations
@@ -29,7 +29,16 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "vsphere-descheduler"
 DEFAULT_POLICY_FILE = REPO / "policies" / "host-anti-affinity.yaml"
-CI = os.environ.get("CI", "").lower() in ("true", "1")
+
+
+def under_ci(value: str | None) -> bool:
+    """Whether a value of `CI` means CI: any non-empty value but `false` and `0` (GitHub and
+    GitLab set `true`, other systems `1` or `yes`), the rule of tests/support/ci.rs."""
+    value = (value or "").strip()
+    return value not in ("", "0") and value.lower() != "false"
+
+
+CI = under_ci(os.environ.get("CI"))
 
 RELEASE = "vsd"
 NAMESPACE = "kube-system"
@@ -276,7 +285,7 @@ def write_policy(tmp_path: Path, text: str, name: str = "policy.yaml") -> Path:
 def binary() -> Path:
     """The vsphere-descheduler binary: VSPHERE_DESCHEDULER_BIN, else target/release.
 
-    Outside CI a missing default binary is built with cargo; under CI=true it is a failure,
+    Outside CI a missing default binary is built with cargo; in CI it is a failure,
     since CI builds it first and a missing one means the pipeline is broken.
     """
     configured = os.environ.get("VSPHERE_DESCHEDULER_BIN")
@@ -1570,3 +1579,12 @@ def test_notes_say_where_the_metrics_go():
     assert 'cluster="prod-east"' in text and "honor_labels: true" in text
     assert f"ConfigMap {NAMESPACE}/{FULLNAME}-dashboard" in text
     assert f"PrometheusRule {NAMESPACE}/{FULLNAME}" in text
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, False), ("", False), ("0", False), ("false", False), ("False", False),
+     ("true", True), ("TRUE", True), ("1", True), ("yes", True)],
+)
+def test_any_non_empty_ci_value_but_false_and_zero_is_ci(value, expected):
+    assert under_ci(value) is expected

@@ -5,7 +5,8 @@
 //! `tests/support/vcsim/*.go`. It serves https with a leaf certificate signed by a CA it
 //! writes to `ca_file`, accepts `USERNAME`/`PASSWORD` (the Admin role on the root folder) and the
 //! users a test adds, with roles and permissions it enforces where vcsim does not (privilege
-//! queries, cluster reconfiguration; see `authorization.go`), and has a plain-http control
+//! queries, cluster reconfiguration, and reads: a retrieval leaves out what the user cannot
+//! read; see `authorization.go`), and has a plain-http control
 //! endpoint to move VMs (RelocateVM_Task), count SOAP calls by method, end sessions, manage
 //! users, roles and permissions, and fail a page of a paged retrieval.
 

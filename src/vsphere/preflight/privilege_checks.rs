@@ -198,7 +198,11 @@ fn targets(kind: ObjectKind, privilege: &str, inventory: &Inventory) -> Vec<Targ
     for cluster in &inventory.clusters {
         let target = match kind {
             ObjectKind::Datacenter => {
-                if targets.iter().any(|t| t.scope == datacenter(cluster)) {
+                // A datacenter observation did not find has no id to ask about: the account
+                // cannot read it or the host folders below it, which their row says with the fix.
+                if cluster.datacenter_id.is_none()
+                    || targets.iter().any(|t| t.scope == datacenter(cluster))
+                {
                     continue;
                 }
                 Target {
@@ -677,5 +681,12 @@ mod tests {
             .find(|row| matches!(row.object, ObjectScope::HostFolders { .. }))
             .expect("the host folder row");
         assert_eq!(row.finding.status, Status::Missing);
+        // No row for a datacenter it has no id of, which could only say nothing was asked.
+        assert!(
+            !rows
+                .iter()
+                .any(|row| matches!(row.object, ObjectScope::Datacenter { .. })),
+            "{rows:#?}"
+        );
     }
 }

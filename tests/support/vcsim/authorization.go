@@ -13,12 +13,18 @@ package main
 //   - HasPrivilegeOnEntities answered from the stored roles and permissions, for the session
 //     it names, refusing (NoPermission, System.Read) an entity the caller cannot read;
 //   - ReconfigureComputeResource_Task refused (NoPermission, Host.Inventory.EditCluster) to a
-//     session that lacks that privilege on the cluster.
+//     session that lacks that privilege on the cluster;
+//   - RetrievePropertiesEx leaving out every managed entity (folder, datacenter, cluster, host,
+//     VM...) the session's user cannot read (System.Read), wherever the retrieval reached it:
+//     through a container view, a traversal or by name. src/vsphere/privileges.txt says how
+//     vCenter answers: an object without System.Read is left out. Objects that are not
+//     entities (views, tasks, the service's singletons) are returned as vcsim returns them.
 //
 // A permission applies to its entity and, when it propagates, to the entities below it (by
-// `parent`); the nearest permission for the user wins, as in vCenter. Group permissions, the
-// second parent of VMs (their resource pool) and privilege checks of any other method are not
-// modelled: reads are not filtered by privileges.
+// `parent`); the nearest permission for the user wins, as in vCenter. A VM has two parents, as
+// in vCenter: its folder and its resource pool (so its cluster); without a permission of its
+// own it holds what either parent passes down. Group permissions and privilege checks of any
+// other method are not modelled.
 
 import (
 	"strings"
@@ -118,35 +124,93 @@ func (m *authorizationManager) permissionsOn(entity types.ManagedObjectReference
 }
 
 // holds says whether user holds privilege on entity: the role of the nearest permission for the
-// user, on the entity or propagated from an ancestor. The caller holds the manager's lock.
+// user, on the entity or propagated from an ancestor (for a VM, from either of its parents). The
+// caller holds the manager's lock.
 func (m *authorizationManager) holds(user string, entity types.ManagedObjectReference, privilege string) bool {
+	if own, ok := m.permissionAt(user, entity, false); ok {
+		return m.grants(own, privilege)
+	}
+	for _, parent := range parents(entity) {
+		if inherited, ok := m.nearest(user, parent); ok && m.grants(inherited, privilege) {
+			return true
+		}
+	}
+	return false
+}
+
+// reads says whether user may read entity (System.Read); objects that are not managed entities
+// carry no permissions and are readable by every session. The caller holds the manager's lock.
+func (m *authorizationManager) reads(user string, ref types.ManagedObjectReference) bool {
+	if _, entity := simulator.Map.Get(ref).(mo.Entity); !entity {
+		return true
+	}
+	return m.holds(user, ref, "System.Read")
+}
+
+// permissionAt is the user's permission defined on entity itself, if any; when inherited, only
+// one that propagates to the entities below counts.
+func (m *authorizationManager) permissionAt(user string, entity types.ManagedObjectReference, inherited bool) (types.Permission, bool) {
+	if _, ok := simulator.Map.Get(entity).(mo.Entity); !ok {
+		return types.Permission{}, false
+	}
+	for _, permission := range m.permissionsOn(entity) {
+		if permission.Group || !strings.EqualFold(permission.Principal, user) {
+			continue
+		}
+		if inherited && !permission.Propagate {
+			continue
+		}
+		return permission, true
+	}
+	return types.Permission{}, false
+}
+
+// nearest is the permission that entity passes down to its children: its own propagating one,
+// or the nearest propagating one above it.
+func (m *authorizationManager) nearest(user string, entity types.ManagedObjectReference) (types.Permission, bool) {
 	ref := entity
 	for depth := 0; depth < 64; depth++ {
-		for _, permission := range m.permissionsOn(ref) {
-			if permission.Group || !strings.EqualFold(permission.Principal, user) {
-				continue
-			}
-			if depth > 0 && !permission.Propagate {
-				continue
-			}
-			role, ok := m.role(permission.RoleId)
-			if !ok {
-				return false
-			}
-			for _, id := range role.Privilege {
-				if id == privilege {
-					return true
-				}
-			}
-			return false
+		if permission, ok := m.permissionAt(user, ref, true); ok {
+			return permission, true
 		}
 		object, ok := simulator.Map.Get(ref).(mo.Entity)
 		if !ok || object.Entity().Parent == nil {
-			return false
+			break
 		}
 		ref = *object.Entity().Parent
 	}
+	return types.Permission{}, false
+}
+
+// grants says whether the role of permission holds privilege (an unknown role holds none).
+func (m *authorizationManager) grants(permission types.Permission, privilege string) bool {
+	role, ok := m.role(permission.RoleId)
+	if !ok {
+		return false
+	}
+	for _, id := range role.Privilege {
+		if id == privilege {
+			return true
+		}
+	}
 	return false
+}
+
+// parents are the entities an entity inherits permissions from: its parent, and for a VM also
+// its resource pool.
+func parents(entity types.ManagedObjectReference) []types.ManagedObjectReference {
+	var found []types.ManagedObjectReference
+	object, ok := simulator.Map.Get(entity).(mo.Entity)
+	if !ok {
+		return nil
+	}
+	if parent := object.Entity().Parent; parent != nil {
+		found = append(found, *parent)
+	}
+	if vm, ok := object.(*simulator.VirtualMachine); ok && vm.ResourcePool != nil {
+		found = append(found, *vm.ResourcePool)
+	}
+	return found
 }
 
 // HasPrivilegeOnEntities answers for the session the request names (all false for a session

@@ -619,8 +619,9 @@ func setHostState(h *object.HostSystem, spec host) {
 }
 
 // counter counts the SOAP methods clients call and remembers their session cookies. It enforces
-// the user table on Login and the write privilege on cluster reconfiguration (authorization.go).
-// With a pager it also pages property retrievals, which vcsim 0.24.2 never does.
+// the user table on Login, the write privilege on cluster reconfiguration and the read privilege
+// on what property retrievals return (authorization.go). With a pager it also pages property
+// retrievals, which vcsim 0.24.2 never does.
 type counter struct {
 	mu            sync.Mutex
 	calls         map[string]int
@@ -670,12 +671,12 @@ func (c *counter) wrap(next http.Handler) http.Handler {
 					return
 				}
 			}
-			if c.pager != nil {
-				switch method {
-				case "RetrievePropertiesEx":
-					c.pager.first(w, r, next)
-					return
-				case "ContinueRetrievePropertiesEx", "CancelRetrievePropertiesEx":
+			switch method {
+			case "RetrievePropertiesEx":
+				c.retrieve(w, r, next, session)
+				return
+			case "ContinueRetrievePropertiesEx", "CancelRetrievePropertiesEx":
+				if c.pager != nil {
 					c.pager.rest(w, method, body)
 					return
 				}
@@ -798,7 +799,10 @@ func (p *pager) page(objects []string) (string, string) {
 	return strings.Join(objects[:p.size], ""), token
 }
 
-func (p *pager) first(w http.ResponseWriter, r *http.Request, next http.Handler) {
+// retrieve serves RetrievePropertiesEx without the entities the session's user cannot read
+// (authorization.go), in pages behind a token when there is a pager. A result left empty is no
+// result, as vCenter answers a retrieval that finds nothing.
+func (c *counter) retrieve(w http.ResponseWriter, r *http.Request, next http.Handler, session string) {
 	recorder := httptest.NewRecorder()
 	next.ServeHTTP(recorder, r)
 	response := recorder.Body.String()
@@ -812,14 +816,48 @@ func (p *pager) first(w http.ResponseWriter, r *http.Request, next http.Handler)
 		_, _ = w.Write(recorder.Body.Bytes())
 		return
 	}
-	open += len("<returnval>")
-	objects, token := p.page(splitObjects(response[open:end]))
-	if token != "" {
-		objects = "<token>" + token + "</token>" + objects
+	objects := c.readable(session, splitObjects(response[open+len("<returnval>"):end]))
+	result := strings.Join(objects, "")
+	if c.pager != nil {
+		var token string
+		result, token = c.pager.page(objects)
+		if token != "" {
+			result = "<token>" + token + "</token>" + result
+		}
+	}
+	if result != "" {
+		result = "<returnval>" + result + "</returnval>"
 	}
 	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
-	_, _ = io.WriteString(w, response[:open]+objects+response[end:])
+	_, _ = io.WriteString(w, response[:open]+result+response[end+len("</returnval>"):])
+}
+
+// objectPattern reads the reference an <objects> element of a RetrieveResult starts with.
+var objectPattern = regexp.MustCompile(`^<objects><obj type="([^"]+)">([^<]*)</obj>`)
+
+// readable keeps the objects the session's user may read. Sessions it does not know are left
+// to vcsim (NotAuthenticated).
+func (c *counter) readable(session string, objects []string) []string {
+	user, known := c.accounts.user(session)
+	if !known || c.authorization == nil {
+		return objects
+	}
+	var kept []string
+	simulator.Map.WithLock(c.authorization.Reference(), func() {
+		for _, object := range objects {
+			m := objectPattern.FindStringSubmatch(object)
+			if m == nil {
+				kept = append(kept, object)
+				continue
+			}
+			ref := types.ManagedObjectReference{Type: m[1], Value: html.UnescapeString(m[2])}
+			if c.authorization.reads(user, ref) {
+				kept = append(kept, object)
+			}
+		}
+	})
+	return kept
 }
 
 func (p *pager) rest(w http.ResponseWriter, method string, body []byte) {
