@@ -21,6 +21,7 @@ pub const RETENTION: TimeDelta = TimeDelta::hours(24);
 /// One eviction an earlier run sent.
 /// Fields it does not know are ignored, so a newer version's history stays readable.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(expecting = "an eviction of the history (a mapping)")]
 pub struct PastEviction {
     /// When the run sent it (recorded just before sending).
     pub at: DateTime<Utc>,

@@ -51,14 +51,17 @@ fn positions(text: &str, sought: Sought) -> Vec<Option<Position>> {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(default, expecting = "metadata to be a mapping")]
 struct Metadata {
     name: Option<String>,
     namespace: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(
+    default,
+    expecting = "a Kubernetes object (a mapping with apiVersion and kind)"
+)]
 struct ClusterHeader {
     name: String,
     datacenter: String,
@@ -101,6 +104,7 @@ fn item_kind<'k>(own: Option<&'k str>, list: Option<&'k str>) -> Option<&'k str>
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a Kubernetes object (a mapping with apiVersion and kind)")]
 struct JsonHeader<'a> {
     #[serde(default)]
     kind: Option<String>,
@@ -138,14 +142,20 @@ fn json_offsets(text: &str, sought: Sought) -> Option<Vec<usize>> {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(
+    default,
+    expecting = "a Kubernetes object (a mapping with apiVersion and kind)"
+)]
 struct YamlItem {
     kind: Option<String>,
     metadata: Metadata,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(
+    default,
+    expecting = "a Kubernetes object (a mapping with apiVersion and kind)"
+)]
 struct YamlHeader {
     kind: Option<String>,
     metadata: Metadata,

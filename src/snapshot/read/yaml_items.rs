@@ -100,6 +100,7 @@ fn is_blank(document: &str) -> bool {
 
 /// The fields of a document that say what it is; others are skipped.
 #[derive(Deserialize)]
+#[serde(expecting = "a Kubernetes object (a mapping with apiVersion and kind)")]
 struct Header {
     #[serde(default, rename = "apiVersion")]
     api_version: Option<Value>,

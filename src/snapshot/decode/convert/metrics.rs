@@ -8,6 +8,7 @@ use super::{ConvertError, resources};
 
 /// `metrics.k8s.io/v1beta1` NodeMetrics as metrics-server serves it (the fields read).
 #[derive(serde::Deserialize)]
+#[serde(expecting = "a NodeMetrics (a mapping)")]
 pub struct NodeMetrics {
     metadata: MetricsMeta,
     #[serde(default)]
@@ -16,6 +17,7 @@ pub struct NodeMetrics {
 
 /// `metrics.k8s.io/v1beta1` PodMetrics: usage per container.
 #[derive(serde::Deserialize)]
+#[serde(expecting = "a PodMetrics (a mapping)")]
 pub struct PodMetrics {
     metadata: MetricsMeta,
     #[serde(default)]
@@ -23,12 +25,14 @@ pub struct PodMetrics {
 }
 
 #[derive(serde::Deserialize)]
+#[serde(expecting = "metadata to be a mapping")]
 struct MetricsMeta {
     name: Option<String>,
     namespace: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
+#[serde(expecting = "a container's usage (a mapping with name and usage)")]
 struct ContainerMetrics {
     #[serde(default)]
     usage: BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
@@ -75,4 +79,38 @@ pub fn pod_metrics(metrics: PodMetrics) -> Result<((String, String), Resources),
         usage.add(&resources(container.usage, "containers[].usage")?);
     }
     Ok(((namespace, name), usage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Issue 42: `invalid type: boolean false, expected struct ContainerMetrics`: the message
+    /// names what was expected in the user's words, never a Rust type.
+    #[test]
+    fn a_container_of_the_wrong_shape_is_refused_in_words() {
+        let object = json!({
+            "metadata": {"name": "p", "namespace": "shop"},
+            "containers": [false],
+        });
+        let error = untyped_pod_metrics(object).expect_err("a boolean is no container");
+        let message = error.to_string();
+        assert!(
+            message.contains("expected a container's usage (a mapping with name and usage)"),
+            "{message}"
+        );
+        assert!(!message.contains("struct"), "{message}");
+    }
+
+    #[test]
+    fn a_pod_metrics_that_is_no_mapping_is_refused_in_words() {
+        let error = untyped_pod_metrics(json!("p")).expect_err("a string is no PodMetrics");
+        assert!(
+            error
+                .to_string()
+                .contains("expected a PodMetrics (a mapping)"),
+            "{error}"
+        );
+    }
 }
