@@ -54,13 +54,29 @@ use view::{NodeRefusal, NodeState, PodState, View};
 #[error(
     "profile {profile}: priorityThreshold names PriorityClass {name}, which the cluster does not \
      have (it has {})",
-    known.join(", ")
+    listed(known)
 )]
 pub struct UnknownPriorityClass {
     pub profile: String,
     pub name: String,
     /// Every class the name could have been.
     pub known: Vec<String>,
+}
+
+/// The classes a cluster has, as a message lists them: the first few, and how many more (a
+/// cluster with hundreds would make a line of thousands of characters).
+fn listed(known: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut text = known
+        .iter()
+        .take(SHOWN)
+        .map(|name| crate::text::shown(name).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if known.len() > SHOWN {
+        text.push_str(&format!(" and {} more", known.len() - SHOWN));
+    }
+    text
 }
 
 /// Where the policy meets the snapshot: every PriorityClass a threshold names must exist (as
@@ -486,5 +502,30 @@ fn describe_node(view: &View, node: NodeIx) -> String {
     match state.host() {
         Some(host) => format!("{} ({host})", state.node.name),
         None => state.node.name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_priority_class_lists_a_few_of_the_cluster_s_and_counts_the_rest() {
+        let error = |count: usize| UnknownPriorityClass {
+            profile: "p".to_string(),
+            name: "gold".to_string(),
+            known: (0..count).map(|i| format!("class-{i:03}")).collect(),
+        };
+        assert_eq!(
+            error(2).to_string(),
+            "profile p: priorityThreshold names PriorityClass gold, which the cluster does not \
+             have (it has class-000, class-001)"
+        );
+        let many = error(500).to_string();
+        assert!(
+            many.ends_with("class-006, class-007 and 492 more)"),
+            "{many}"
+        );
+        assert!(many.chars().count() < 200, "{many}");
     }
 }
