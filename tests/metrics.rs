@@ -22,6 +22,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use lab::Lab;
 use serde_json::Value;
 use support::certificates;
+use support::closed_port::ClosedPort;
 use support::fake_apiserver::{KubeObjects, read_objects};
 use support::prometheus::{Prometheus, check_metrics};
 use support::pushgateway::{Pushgateway, Recorder, Tls, Web, parse_series};
@@ -517,11 +518,9 @@ fn a_run_against_the_lab_leaves_its_metrics_in_the_pushgateway_and_a_dry_run_kee
 
 #[test]
 fn a_pushgateway_that_cannot_be_reached_is_a_warning_and_the_exit_code_stays() {
-    // A port that was free a moment ago: nothing listens there.
-    let dead = {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
-        format!("http://{}", listener.local_addr().expect("its address"))
-    };
+    // A port held, never listening, to the end of the test: nothing answers there.
+    let closed = ClosedPort::bind();
+    let dead = format!("http://{}", closed.address());
     let lab = Lab::start("drs-moved-worker");
     let run = lab.run(&["--metrics-push-url", &dead]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);

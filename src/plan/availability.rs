@@ -523,44 +523,106 @@ mod tests {
         ));
     }
 
+    /// The bytes of one history entry as the annotation holds it (docs/commands.md: a JSON list
+    /// of `{at, workload, pod, plugin}`), counted by hand: `{"at":"` (7), the time (20:
+    /// `2026-11-21T11:55:00Z`), `","workload":"` (14), `","pod":"` (9), `","plugin":"` (12)
+    /// and `"}` (2) are 64 bytes around the three names.
+    fn entry_bytes(workload: &str, pod: &str, plugin: &str) -> usize {
+        64 + workload.len() + pod.len() + plugin.len()
+    }
+
+    /// `count` entries of other workloads five minutes ago, within the window, the first one's
+    /// pod name `pad` bytes longer than the others': a history of `1 + 136 × count + pad`
+    /// bytes (`[`, `]` and the commas between 135-byte entries).
+    fn others(count: usize, pad: usize) -> Vec<PastEviction> {
+        (0..count)
+            .map(|i| {
+                let mut entry = past(5, &format!("api-{i:04}"));
+                entry.workload = format!("shop/Deployment/api-{i:04}");
+                if i == 0 {
+                    entry.pod.push_str(&"x".repeat(pad));
+                }
+                assert_eq!(
+                    entry_bytes(&entry.workload, &entry.pod, &entry.plugin),
+                    135 + if i == 0 { pad } else { 0 }
+                );
+                entry
+            })
+            .collect()
+    }
+
+    /// The history's limit as documented (docs/commands.md: at most 32 KiB), and the room the
+    /// planner keeps for one eviction of `web`: its entry, its plugin not known yet so counted
+    /// as the longest plugin name, and the comma before it.
+    const LIMIT: usize = 32 * 1024;
+    fn room_for_one_web_eviction() -> usize {
+        let longest_plugin = "RemovePodsViolatingTopologySpreadConstraint";
+        entry_bytes("shop/Deployment/web", "web-a", longest_plugin) + 1
+    }
+
     #[test]
-    fn a_history_too_full_to_keep_another_entry_within_the_window_paces_every_workload() {
+    fn a_history_one_entry_short_of_its_limit_takes_exactly_one_more_eviction() {
         let policy = gated(Availability {
             max_unavailable_per_workload: Allowance::Percent(100),
             ..Availability::default()
         });
-        let others = |count: usize| {
-            (0..count)
-                .map(|i| {
-                    let mut entry = past(5, &format!("api-{i:04}"));
-                    entry.workload = format!("shop/Deployment/api-{i:04}");
-                    entry
-                })
-                .collect::<Vec<_>>()
-        };
-        // What fits leaves room for one more, not two: the second replica waits.
-        let mut entries = others(400);
-        while history::render(&entries, now()).len() + 2 * 180 > history::MAX_BYTES {
-            entries.pop();
-        }
+        // 239 entries (32,505 bytes) and a pad that leaves exactly one web entry's room.
+        let room = room_for_one_web_eviction();
+        assert_eq!(room, 132);
+        let pad = LIMIT - room - (1 + 136 * 239);
+        assert_eq!(pad, 131);
+        let history = others(239, pad);
         let plan = make_plan(
-            &with_history(crowded_web(), History::Recorded(others(400))),
+            &with_history(crowded_web(), History::Recorded(history)),
             &policy,
         );
-        assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
+        // web-a fills the history to the byte; web-b would need 132 more.
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
+        let codes: Vec<_> = plan
+            .skipped
+            .iter()
+            .map(|skip| (skip.pod.as_str(), skip.detail.code().as_str()))
+            .collect();
+        assert_eq!(
+            codes,
+            [("web-b", "history-full"), ("web-c", "history-full")]
+        );
         assert!(
             matches!(
-                plan.skipped[0].detail,
-                SkipDetail::Guard(GuardRefusal::HistoryFull { .. })
+                &plan.skipped[0].detail,
+                SkipDetail::Guard(GuardRefusal::HistoryFull { workload, .. })
+                    if workload == "shop/Deployment/web"
             ),
             "{}",
             plan.skipped[0].detail
         );
+    }
+
+    #[test]
+    fn a_history_one_byte_short_of_room_for_an_entry_paces_every_workload() {
+        let policy = gated(Availability {
+            max_unavailable_per_workload: Allowance::Percent(100),
+            ..Availability::default()
+        });
+        let pad = LIMIT - room_for_one_web_eviction() - (1 + 136 * 239) + 1;
         let plan = make_plan(
-            &with_history(crowded_web(), History::Recorded(entries)),
+            &with_history(crowded_web(), History::Recorded(others(239, pad))),
             &policy,
         );
-        assert_eq!(evicted(&plan), ["shop/web-a"]);
+        assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
+        let codes: Vec<_> = plan
+            .skipped
+            .iter()
+            .map(|skip| (skip.pod.as_str(), skip.detail.code().as_str()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                ("web-a", "history-full"),
+                ("web-b", "history-full"),
+                ("web-c", "history-full")
+            ]
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod certificates;
+pub mod closed_port;
 pub mod fake_apiserver;
 pub mod prometheus;
 pub mod pushgateway;
