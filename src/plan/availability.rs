@@ -268,7 +268,9 @@ impl Paced {
         let window = chrono::TimeDelta::from_std(settings.window).unwrap_or(chrono::TimeDelta::MAX);
         let since = view.snapshot.now - window;
         let mut past: HashMap<String, (u32, PastEviction)> = HashMap::default();
-        let mut bytes = 2;
+        // "[" and "]", less the comma the first entry goes without (each entry is counted with
+        // one): the history's exact length, so an entry that fits to the byte is kept.
+        let mut bytes = 1;
         // Oldest first, so the entry kept is the latest.
         for entry in entries.iter().filter(|entry| entry.at > since) {
             bytes += entry_len(entry);
