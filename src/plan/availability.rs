@@ -358,7 +358,7 @@ mod tests {
     use crate::plan::SkipDetail;
     use crate::plan::plan as make_plan;
     use crate::plan::testing::*;
-    use crate::policy::{Allowance, Availability, Policy};
+    use crate::policy::{Allowance, Availability, PodLifeTimeArgs, Policy, Strategy};
     use crate::snapshot::{History, PastEviction, Phase, Snapshot, history};
 
     /// A replica of Deployment `web` (ReplicaSet `web-1111`) that must not share a host.
@@ -467,6 +467,74 @@ mod tests {
         ));
         let plan = make_plan(&snapshot, &gate_only(Allowance::Percent(50)));
         assert_eq!(evicted(&plan), ["shop/web-a"]);
+    }
+
+    /// `replicas` ready replicas of `web` on w1, each past a 1-hour lifetime: every one is a
+    /// candidate, so only the gate decides how many go.
+    fn old_replicas(replicas: usize) -> Snapshot {
+        (0..replicas)
+            .fold(three_hosts(), |lab, i| {
+                lab.pod(
+                    pod(&format!("shop/web-{i}"))
+                        .app("web")
+                        .on("w1")
+                        .age_minutes(120)
+                        .owner("ReplicaSet", "web-1111")
+                        .label("pod-template-hash", "1111"),
+                )
+            })
+            .build()
+    }
+
+    #[test]
+    fn the_allowance_rounds_a_percentage_down_and_takes_a_number_as_it_is() {
+        // (allowance, replicas, what it allows by hand: docs/how-it-decides.md says a
+        // percentage is of the workload's pods, rounded down). A pod goes while at most that
+        // many *other* pods are unavailable, those evicted earlier in the plan included, so a
+        // plan evicts one more than the allowance, or every replica.
+        let cases = [
+            (Allowance::Percent(25), 3, 0),  // 0.75
+            (Allowance::Percent(25), 4, 1),  // 1
+            (Allowance::Percent(25), 5, 1),  // 1.25
+            (Allowance::Percent(25), 7, 1),  // 1.75
+            (Allowance::Percent(25), 8, 2),  // 2
+            (Allowance::Percent(50), 3, 1),  // 1.5
+            (Allowance::Percent(99), 5, 4),  // 4.95
+            (Allowance::Percent(0), 5, 0),   // 0
+            (Allowance::Percent(100), 5, 5), // 5
+            (Allowance::Pods(2), 5, 2),
+            (Allowance::Pods(7), 5, 7), // more than there are: every replica may go
+        ];
+        let lifetime = Strategy::PodLifeTime(PodLifeTimeArgs {
+            max_pod_life_time_seconds: Some(3600),
+            ..PodLifeTimeArgs::default()
+        });
+        for (allowance, replicas, allowed) in cases {
+            let mut policy = policy(vec![lifetime.clone()]);
+            policy.vsphere.availability = Availability {
+                max_unavailable_per_workload: allowance,
+                pacing: ungated().pacing,
+            };
+            let plan = make_plan(&old_replicas(replicas), &policy);
+            let case = format!("{allowance} of {replicas}");
+            assert_eq!(
+                plan.evictions.len(),
+                (allowed + 1).min(replicas),
+                "{case}: {:?}",
+                evicted(&plan)
+            );
+            let held: Vec<String> = plan.skipped.iter().map(|s| s.detail.to_string()).collect();
+            assert_eq!(held.len(), replicas - plan.evictions.len(), "{case}");
+            for detail in held {
+                assert!(
+                    detail.ends_with(&format!(
+                        "maxUnavailablePerWorkload {allowance} allows {allowed} of its \
+                         {replicas} while one of its pods is evicted"
+                    )),
+                    "{case}: {detail}"
+                );
+            }
+        }
     }
 
     #[test]
