@@ -1035,12 +1035,8 @@ fn a_storm_of_429s_fails_fast_without_evicting() {
         3,
         "each sent once"
     );
-    // Retry-After: 30 was not waited out (the run as a whole takes far less).
-    assert!(
-        outcome.elapsed < Duration::from_secs(30),
-        "{:?}",
-        outcome.elapsed
-    );
+    // Nor retried after the Retry-After: that no time is spent waiting it out is shown on
+    // paused time in tests/kube.rs (a_storm_of_429s_is_not_waited_out).
 }
 
 #[test]
@@ -1232,37 +1228,55 @@ fn a_second_signal_exits_at_once() {
     assert!(outcome.stdout.is_empty(), "{}", outcome.stdout);
 }
 
+/// The run ends by its deadline while a request hangs: it reports, and releases the lock. The
+/// deadline's timing is tests/deadline.rs's (paused time); here nothing is timed. The gate tells
+/// what the run had sent when the deadline passed: normally the first eviction, hanging; on a
+/// machine too busy to reach it in time, nothing, and the run must end all the same.
 #[test]
 fn at_the_deadline_a_run_stuck_on_a_request_reports_and_releases_the_lock() {
     let lab = Lab::start("several-violations");
     let gate = hold_evictions(&lab, 0);
+    // Only a hang guard: a run the deadline did not end gets its eviction answered after ten
+    // minutes, and then fails the assertions below instead of hanging the suite.
+    let guard = gate.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(600));
+        guard.open();
+    });
     let run = Running::start(&lab, &["--deadline", "10s"]);
-    gate.wait_for_arrivals(1, Duration::from_secs(60));
     let outcome = run.finish();
-    gate.open();
+    let hung = gate.arrived();
     assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.report["exitCode"], 1);
+    assert_eq!(lock_holder(&lab), None, "released after the deadline");
+    // Evictions go one at a time: at most the first was sent, and it is the one unconfirmed.
+    assert!(hung <= 1, "{hung} evictions sent at once");
     assert!(
-        outcome.elapsed < Duration::from_secs(10 + 5 + 5),
-        "{:?}",
-        outcome.elapsed
-    );
-    let unknown = outcome.evictions_with("unknown");
-    assert_eq!(unknown.len(), 1, "{}", outcome.stdout);
-    let not_attempted = not_attempted(&outcome);
-    assert_eq!(not_attempted.len(), 2, "{}", outcome.stdout);
-    assert!(
-        not_attempted
-            .iter()
-            .all(|m| m.contains("the run's deadline of 10s passed")),
-        "{not_attempted:?}"
-    );
-    // No pod was evicted, so no Event was due: the deadline cut none off.
-    assert!(
-        !outcome.stdout.contains("events were"),
+        outcome.evictions_with("evicted").is_empty(),
         "{}",
         outcome.stdout
     );
-    assert_eq!(lock_holder(&lab), None, "released after the deadline");
+    let unknown = outcome.evictions_with("unknown");
+    assert_eq!(unknown.len(), hung, "{}", outcome.stdout);
+    let deadline = "the run's deadline of 10s passed";
+    if hung == 1 {
+        let not_attempted = not_attempted(&outcome);
+        assert_eq!(not_attempted.len(), 2, "{}", outcome.stdout);
+        assert!(
+            not_attempted.iter().all(|m| m.contains(deadline)),
+            "{not_attempted:?}"
+        );
+        // No pod was evicted, so no Event was due: the deadline cut none off.
+        assert!(
+            !outcome.stdout.contains("events were"),
+            "{}",
+            outcome.stdout
+        );
+    } else {
+        let errors = outcome.errors();
+        assert!(errors.iter().any(|e| e.contains(deadline)), "{errors:?}");
+    }
+    gate.open();
 }
 
 /// Issue 31: the report is printed before the lock is released and the vCenter session ended,

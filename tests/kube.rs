@@ -514,6 +514,50 @@ fn a_missing_pod_is_gone_and_several_budgets_fail_with_the_servers_words() {
     assert_eq!(message.cause, Cause::ServerError);
 }
 
+/// A 429 TooManyRequests asking to retry after 30 s fails at once and is not resent, on
+/// paused time: a wait would show as time passed however busy the machine is.
+#[tokio::test(start_paused = true)]
+async fn a_storm_of_429s_is_not_waited_out() {
+    let mut cluster = web_cluster(1);
+    let uid = cluster.pods[&("shop".to_string(), "web-1".to_string())]
+        .metadata
+        .uid
+        .clone();
+    cluster.inject(Fault {
+        action: FaultAction::Status {
+            code: 429,
+            reason: "TooManyRequests".to_string(),
+            message: "too many requests, please try again later".to_string(),
+            retry_after_seconds: 30,
+        },
+        ..Fault::status(Some(Method::POST), "/eviction", 429)
+    });
+    let (client, state) = fake_apiserver::in_process(cluster);
+    let request = EvictionRequest {
+        namespace: "shop",
+        name: "web-1",
+        uid: uid.as_deref(),
+        grace_period_seconds: None,
+        dry_run: false,
+        strategy: "RemovePodsViolatingInterPodAntiAffinity",
+        profile: "default",
+        reason: "shares a host",
+    };
+    let started = tokio::time::Instant::now();
+    let result = kube::Client::new(client).evict(&request).await;
+    // Not a PDB's refusal (no DisruptionBudget cause): a failure, as in the e2e storm.
+    let EvictionResult::Failed(failure) = result else {
+        panic!("failed: {result:?}");
+    };
+    assert_eq!(failure.cause, Cause::TooManyRequests);
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(
+        state.lock().expect("state").count("POST", "/eviction"),
+        1,
+        "not resent"
+    );
+}
+
 /// In this runtime on paused time, so that a wait would show as time passed however busy the
 /// machine is: the clock moves only when the client sleeps.
 #[tokio::test(start_paused = true)]
