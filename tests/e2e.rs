@@ -40,7 +40,6 @@ struct Outcome {
     report: Value,
     stdout: String,
     stderr: String,
-    elapsed: Duration,
 }
 
 impl Outcome {
@@ -76,9 +75,8 @@ impl Lab {
         let policy = self.policy.display().to_string();
         let mut all = vec!["--output", "json", "run", "--policy", policy.as_str()];
         all.extend_from_slice(args);
-        let started = Instant::now();
         let output = self.command(&all).output().expect("the binary runs");
-        outcome(output, started.elapsed())
+        outcome(output)
     }
 
     /// The simulator's inventory, observed afresh.
@@ -162,7 +160,7 @@ impl Lab {
     }
 }
 
-fn outcome(output: Output, elapsed: Duration) -> Outcome {
+fn outcome(output: Output) -> Outcome {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     for text in [&stdout, &stderr] {
@@ -177,7 +175,6 @@ fn outcome(output: Output, elapsed: Duration) -> Outcome {
         report,
         stdout,
         stderr,
-        elapsed,
     }
 }
 
@@ -476,7 +473,7 @@ fn a_dry_run_reports_which_evictions_a_pdb_would_block() {
 }
 
 fn outcome_of(output: Output) -> Outcome {
-    outcome(output, Duration::ZERO)
+    outcome(output)
 }
 
 #[test]
@@ -1088,7 +1085,6 @@ struct Running {
     child: std::process::Child,
     log: std::sync::mpsc::Receiver<String>,
     stderr: std::thread::JoinHandle<String>,
-    started: Instant,
 }
 
 impl Running {
@@ -1114,12 +1110,7 @@ impl Running {
             }
             all
         });
-        Running {
-            child,
-            log,
-            stderr,
-            started: Instant::now(),
-        }
+        Running { child, log, stderr }
     }
 
     /// Waits until the binary logs a line containing `needle`.
@@ -1144,15 +1135,10 @@ impl Running {
     }
 
     fn finish(self) -> Outcome {
-        let Running {
-            child,
-            stderr,
-            started,
-            ..
-        } = self;
+        let Running { child, stderr, .. } = self;
         let mut output = child.wait_with_output().expect("the binary ends");
         output.stderr = stderr.join().expect("stderr was read").into_bytes();
-        outcome(output, started.elapsed())
+        outcome(output)
     }
 }
 
