@@ -396,8 +396,6 @@ async fn an_expired_session_is_renewed_once_and_the_call_retried() {
     client.logout().await;
 }
 
-/// A tracing writer that keeps everything logged, to search it afterwards.
-
 /// The helper the "nothing listens here" tests rely on: refused, and not to be taken.
 #[test]
 fn a_closed_port_refuses_connections_and_nobody_can_listen_on_it_while_held() {
