@@ -13,6 +13,7 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lab::Lab;
 use serde_json::Value;
+use support::closed_port::ClosedPort;
 use support::fake_apiserver::{Fault, MetricsApi, NodeLabelPolicy, Rbac, RequestRecord};
 use support::pushgateway::Pushgateway;
 use vsphere_descheduler::kube::API_CALLS;
@@ -468,9 +469,9 @@ profiles:
 #[test]
 fn a_pushgateway_that_is_down_fails_the_check_and_is_named() {
     let lab = Lab::installed("drs-moved-worker");
-    let pushgateway = Pushgateway::start();
-    let url = pushgateway.url();
-    drop(pushgateway);
+    // Down: its port is held, never listening, so nothing else can answer there either.
+    let closed = ClosedPort::bind();
+    let url = format!("http://{}", closed.address());
     let checked = lab.check(&["--metrics-push-url", &url]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
     let ready = checked.item("pushgatewayReady");
@@ -656,11 +657,9 @@ fn check_takes_every_flag_of_run() {
 fn an_api_server_that_cannot_be_reached_is_one_missing_item() {
     let lab = Lab::installed("drs-moved-worker");
     let kubeconfig = lab.dir.path().join("unreachable-kubeconfig");
-    // A port nothing listens on: bound, then let go.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
+    // A port nothing listens on, held until the test ends so that nothing else can.
+    let closed = ClosedPort::bind();
+    let port = closed.port();
     std::fs::write(
         &kubeconfig,
         format!(

@@ -40,7 +40,6 @@ struct Outcome {
     report: Value,
     stdout: String,
     stderr: String,
-    elapsed: Duration,
 }
 
 impl Outcome {
@@ -76,9 +75,8 @@ impl Lab {
         let policy = self.policy.display().to_string();
         let mut all = vec!["--output", "json", "run", "--policy", policy.as_str()];
         all.extend_from_slice(args);
-        let started = Instant::now();
         let output = self.command(&all).output().expect("the binary runs");
-        outcome(output, started.elapsed())
+        outcome(output)
     }
 
     /// The simulator's inventory, observed afresh.
@@ -162,7 +160,7 @@ impl Lab {
     }
 }
 
-fn outcome(output: Output, elapsed: Duration) -> Outcome {
+fn outcome(output: Output) -> Outcome {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     for text in [&stdout, &stderr] {
@@ -177,7 +175,6 @@ fn outcome(output: Output, elapsed: Duration) -> Outcome {
         report,
         stdout,
         stderr,
-        elapsed,
     }
 }
 
@@ -193,7 +190,6 @@ fn sorted(mut items: Vec<String>) -> Vec<String> {
     items
 }
 
-const HTTPD_A: &str = "demo-httpd-68979c6d58-bvlgx";
 const HTTPD_B: &str = "demo-httpd-68979c6d58-dhrpc";
 
 #[test]
@@ -221,9 +217,10 @@ fn the_host_label_follows_a_drs_move_and_one_replica_is_evicted() {
     let evicted = lab.evicted_pods();
     assert_eq!(evicted.len(), 1, "exactly one replica goes: {evicted:?}");
     assert_eq!(moved.evictions_with("evicted"), evicted);
-    assert!(
-        evicted[0].ends_with(HTTPD_A) || evicted[0].ends_with(HTTPD_B),
-        "{evicted:?}"
+    assert_eq!(
+        evicted,
+        [format!("lab-ns-01/{HTTPD_B}")],
+        "worker-b's replica"
     );
     // The evicted pod carries the DisruptionTarget condition and an event names its move.
     let (namespace, name) = evicted[0].split_once('/').expect("ns/name");
@@ -476,7 +473,7 @@ fn a_dry_run_reports_which_evictions_a_pdb_would_block() {
 }
 
 fn outcome_of(output: Output) -> Outcome {
-    outcome(output, Duration::ZERO)
+    outcome(output)
 }
 
 #[test]
@@ -1040,12 +1037,8 @@ fn a_storm_of_429s_fails_fast_without_evicting() {
         3,
         "each sent once"
     );
-    // Retry-After: 30 was not waited out (the run as a whole takes far less).
-    assert!(
-        outcome.elapsed < Duration::from_secs(30),
-        "{:?}",
-        outcome.elapsed
-    );
+    // Nor retried after the Retry-After: that no time is spent waiting it out is shown on
+    // paused time in tests/kube.rs (a_storm_of_429s_is_not_waited_out).
 }
 
 #[test]
@@ -1097,7 +1090,6 @@ struct Running {
     child: std::process::Child,
     log: std::sync::mpsc::Receiver<String>,
     stderr: std::thread::JoinHandle<String>,
-    started: Instant,
 }
 
 impl Running {
@@ -1123,12 +1115,7 @@ impl Running {
             }
             all
         });
-        Running {
-            child,
-            log,
-            stderr,
-            started: Instant::now(),
-        }
+        Running { child, log, stderr }
     }
 
     /// Waits until the binary logs a line containing `needle`.
@@ -1153,15 +1140,10 @@ impl Running {
     }
 
     fn finish(self) -> Outcome {
-        let Running {
-            child,
-            stderr,
-            started,
-            ..
-        } = self;
+        let Running { child, stderr, .. } = self;
         let mut output = child.wait_with_output().expect("the binary ends");
         output.stderr = stderr.join().expect("stderr was read").into_bytes();
-        outcome(output, started.elapsed())
+        outcome(output)
     }
 }
 
@@ -1237,37 +1219,55 @@ fn a_second_signal_exits_at_once() {
     assert!(outcome.stdout.is_empty(), "{}", outcome.stdout);
 }
 
+/// The run ends by its deadline while a request hangs: it reports, and releases the lock. The
+/// deadline's timing is tests/deadline.rs's (paused time); here nothing is timed. The gate tells
+/// what the run had sent when the deadline passed: normally the first eviction, hanging; on a
+/// machine too busy to reach it in time, nothing, and the run must end all the same.
 #[test]
 fn at_the_deadline_a_run_stuck_on_a_request_reports_and_releases_the_lock() {
     let lab = Lab::start("several-violations");
     let gate = hold_evictions(&lab, 0);
+    // Only a hang guard: a run the deadline did not end gets its eviction answered after ten
+    // minutes, and then fails the assertions below instead of hanging the suite.
+    let guard = gate.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(600));
+        guard.open();
+    });
     let run = Running::start(&lab, &["--deadline", "10s"]);
-    gate.wait_for_arrivals(1, Duration::from_secs(60));
     let outcome = run.finish();
-    gate.open();
+    let hung = gate.arrived();
     assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.report["exitCode"], 1);
+    assert_eq!(lock_holder(&lab), None, "released after the deadline");
+    // Evictions go one at a time: at most the first was sent, and it is the one unconfirmed.
+    assert!(hung <= 1, "{hung} evictions sent at once");
     assert!(
-        outcome.elapsed < Duration::from_secs(10 + 5 + 5),
-        "{:?}",
-        outcome.elapsed
-    );
-    let unknown = outcome.evictions_with("unknown");
-    assert_eq!(unknown.len(), 1, "{}", outcome.stdout);
-    let not_attempted = not_attempted(&outcome);
-    assert_eq!(not_attempted.len(), 2, "{}", outcome.stdout);
-    assert!(
-        not_attempted
-            .iter()
-            .all(|m| m.contains("the run's deadline of 10s passed")),
-        "{not_attempted:?}"
-    );
-    // No pod was evicted, so no Event was due: the deadline cut none off.
-    assert!(
-        !outcome.stdout.contains("events were"),
+        outcome.evictions_with("evicted").is_empty(),
         "{}",
         outcome.stdout
     );
-    assert_eq!(lock_holder(&lab), None, "released after the deadline");
+    let unknown = outcome.evictions_with("unknown");
+    assert_eq!(unknown.len(), hung, "{}", outcome.stdout);
+    let deadline = "the run's deadline of 10s passed";
+    if hung == 1 {
+        let not_attempted = not_attempted(&outcome);
+        assert_eq!(not_attempted.len(), 2, "{}", outcome.stdout);
+        assert!(
+            not_attempted.iter().all(|m| m.contains(deadline)),
+            "{not_attempted:?}"
+        );
+        // No pod was evicted, so no Event was due: the deadline cut none off.
+        assert!(
+            !outcome.stdout.contains("events were"),
+            "{}",
+            outcome.stdout
+        );
+    } else {
+        let errors = outcome.errors();
+        assert!(errors.iter().any(|e| e.contains(deadline)), "{errors:?}");
+    }
+    gate.open();
 }
 
 /// Issue 31: the report is printed before the lock is released and the vCenter session ended,

@@ -514,8 +514,54 @@ fn a_missing_pod_is_gone_and_several_budgets_fail_with_the_servers_words() {
     assert_eq!(message.cause, Cause::ServerError);
 }
 
-#[test]
-fn a_pdb_refusal_returns_at_once_even_when_the_server_asks_to_wait() {
+/// A 429 TooManyRequests asking to retry after 30 s fails at once and is not resent, on
+/// paused time: a wait would show as time passed however busy the machine is.
+#[tokio::test(start_paused = true)]
+async fn a_storm_of_429s_is_not_waited_out() {
+    let mut cluster = web_cluster(1);
+    let uid = cluster.pods[&("shop".to_string(), "web-1".to_string())]
+        .metadata
+        .uid
+        .clone();
+    cluster.inject(Fault {
+        action: FaultAction::Status {
+            code: 429,
+            reason: "TooManyRequests".to_string(),
+            message: "too many requests, please try again later".to_string(),
+            retry_after_seconds: 30,
+        },
+        ..Fault::status(Some(Method::POST), "/eviction", 429)
+    });
+    let (client, state) = fake_apiserver::in_process(cluster);
+    let request = EvictionRequest {
+        namespace: "shop",
+        name: "web-1",
+        uid: uid.as_deref(),
+        grace_period_seconds: None,
+        dry_run: false,
+        strategy: "RemovePodsViolatingInterPodAntiAffinity",
+        profile: "default",
+        reason: "shares a host",
+    };
+    let started = tokio::time::Instant::now();
+    let result = kube::Client::new(client).evict(&request).await;
+    // Not a PDB's refusal (no DisruptionBudget cause): a failure, as in the e2e storm.
+    let EvictionResult::Failed(failure) = result else {
+        panic!("failed: {result:?}");
+    };
+    assert_eq!(failure.cause, Cause::TooManyRequests);
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(
+        state.lock().expect("state").count("POST", "/eviction"),
+        1,
+        "not resent"
+    );
+}
+
+/// In this runtime on paused time, so that a wait would show as time passed however busy the
+/// machine is: the clock moves only when the client sleeps.
+#[tokio::test(start_paused = true)]
+async fn a_pdb_refusal_returns_at_once_even_when_the_server_asks_to_wait() {
     let mut cluster = web_cluster(1);
     // A budget the controller has not processed yet: 429 with Retry-After: 10.
     let pdb = cluster
@@ -523,20 +569,28 @@ fn a_pdb_refusal_returns_at_once_even_when_the_server_asks_to_wait() {
         .get_mut(&("shop".to_string(), "web".to_string()))
         .expect("the PDB");
     std::sync::Arc::make_mut(pdb).metadata.generation = Some(2);
-    let server = FakeApiServer::start(cluster);
-    let started = std::time::Instant::now();
-    assert!(matches!(
-        evict(&server, "web-1", None, false),
-        EvictionResult::Blocked(_)
-    ));
-    // Retry-After: 10 was not waited out.
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
+    let uid = cluster.pods[&("shop".to_string(), "web-1".to_string())]
+        .metadata
+        .uid
+        .clone();
+    let (client, state) = fake_apiserver::in_process(cluster);
+    let request = EvictionRequest {
+        namespace: "shop",
+        name: "web-1",
+        uid: uid.as_deref(),
+        grace_period_seconds: None,
+        dry_run: false,
+        strategy: "RemovePodsViolatingInterPodAntiAffinity",
+        profile: "default",
+        reason: "shares a host",
+    };
+    let started = tokio::time::Instant::now();
+    let result = kube::Client::new(client).evict(&request).await;
+    assert!(matches!(result, EvictionResult::Blocked(_)), "{result:?}");
+    // Retry-After: 10 was not waited out: no time passed at all.
+    assert_eq!(started.elapsed(), Duration::ZERO);
     assert_eq!(
-        server.cluster().count("POST", "/eviction"),
+        state.lock().expect("state").count("POST", "/eviction"),
         1,
         "not retried"
     );
@@ -659,6 +713,77 @@ fn the_run_lock_is_exclusive_until_released() {
         .block_on(async { client(&server).acquire_lock(lock("run-2")).await })
         .expect("free again");
     runtime.block_on(second.release()).expect("released");
+}
+
+/// The run lock as a run that stopped without releasing it left it: held by `crashed-run` for
+/// `duration_seconds`, last renewed (and taken) at `renewed`, after two changes of hands.
+fn abandoned_lock(renewed: chrono::DateTime<chrono::Utc>, duration_seconds: i32) -> Lease {
+    let time = renewed.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    serde_json::from_value(json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": kube::LEASE_NAME, "namespace": "kube-system"},
+        "spec": {"holderIdentity": "crashed-run", "leaseDurationSeconds": duration_seconds,
+            "acquireTime": time, "renewTime": time, "leaseTransitions": 2}
+    }))
+    .expect("a lease")
+}
+
+/// The lock expires: a run that stopped renewing holds it for its Lease's duration from its
+/// last renewal, and once that and the allowance for clocks that disagree (docs/commands.md: at
+/// most 10 s) have passed, another run takes it over. The times are set in the past through the
+/// fake, with room on the side that the clock moving on cannot cross: a held lease is held for
+/// minutes more, and an expired one only gets older.
+#[test]
+fn an_abandoned_lock_is_held_for_its_lease_duration_then_another_run_takes_it() {
+    use chrono::{SubsecRound, TimeDelta, Utc};
+    // Whole seconds: a Lease's times are judged to the second.
+    let now = Utc::now().trunc_subsecs(0);
+    let runtime = runtime();
+    let key = ("kube-system".to_string(), kube::LEASE_NAME.to_string());
+
+    // Renewed 100 s ago for 300 s: held until the renewal plus 300 s, as the refusal says.
+    let renewed = now - TimeDelta::seconds(100);
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        leases: vec![abandoned_lock(renewed, 300)],
+        ..KubeObjects::default()
+    }));
+    let error = runtime
+        .block_on(async { client(&server).acquire_lock(lock("run-2")).await })
+        .expect_err("held");
+    match &error {
+        kube::Error::LockHeld { holder, until, .. } => {
+            assert_eq!(holder, "crashed-run");
+            assert_eq!(*until, renewed + TimeDelta::seconds(300));
+        }
+        other => panic!("expected the lock held: {other}"),
+    }
+    let untouched = server.cluster().leases[&key].spec.clone().expect("a spec");
+    assert_eq!(untouched.holder_identity.as_deref(), Some("crashed-run"));
+
+    // Renewed 300 + 10 + 1 s ago: its duration and the allowance have passed.
+    let renewed = now - TimeDelta::seconds(300 + 10 + 1);
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
+        leases: vec![abandoned_lock(renewed, 300)],
+        ..KubeObjects::default()
+    }));
+    let taken = runtime
+        .block_on(async { client(&server).acquire_lock(lock("run-2")).await })
+        .expect("expired: taken over");
+    let spec = server.cluster().leases[&key].spec.clone().expect("a spec");
+    assert_eq!(spec.holder_identity.as_deref(), Some("run-2"));
+    assert_eq!(spec.lease_transitions, Some(3), "one more change of hands");
+    assert_eq!(
+        spec.lease_duration_seconds,
+        Some(60),
+        "the new holder's own"
+    );
+    let acquired = spec.acquire_time.expect("taken at").0;
+    assert_eq!(spec.renew_time.expect("renewed at").0, acquired);
+    assert!(
+        acquired.as_second() >= now.timestamp(),
+        "taken now, not at the abandoned renewal: {acquired:?}"
+    );
+    runtime.block_on(taken.release()).expect("released");
 }
 
 #[test]

@@ -17,6 +17,7 @@ use std::process::Command;
 
 use serde_json::Value;
 use support::certificates;
+use support::closed_port::ClosedPort;
 use support::fake_apiserver::{FakeApiServer, FakeCluster, read_objects};
 use vsphere_descheduler::text::MAX_MESSAGE;
 
@@ -25,12 +26,6 @@ struct Clusters {
     a: FakeApiServer,
     b: FakeApiServer,
     dir: tempfile::TempDir,
-}
-
-/// A port nothing listens on: bound, then released.
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
-    listener.local_addr().expect("an address").port()
 }
 
 impl Clusters {
@@ -99,13 +94,15 @@ fn dry_run(home: &Path, args: &[&str], env: &[(&str, &Path)]) -> (Value, String)
         .args(args)
         .env_clear()
         .env("HOME", home)
-        .env("VSPHERE_SERVER", format!("127.0.0.1:{}", closed_port()))
         .env("VSPHERE_USERNAME", "user")
         .env("VSPHERE_PASSWORD", "pass")
         .env("RUST_LOG", "warn");
     for (name, value) in env {
         command.env(name, value);
     }
+    // vCenter is down: its port is held, never listening, until the binary has exited.
+    let vcenter = ClosedPort::bind();
+    command.env("VSPHERE_SERVER", vcenter.address());
     let output = command.output().expect("run the binary");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -220,6 +217,8 @@ fn an_unknown_context_is_refused_before_any_request() {
 fn a_dry_run_draws_its_html_page_naming_the_target() {
     let clusters = Clusters::start();
     let file = clusters.kubeconfig("config", &[("b", &clusters.b.url)], "b");
+    // vCenter is down: its port is held, never listening, until the binary has exited.
+    let vcenter = ClosedPort::bind();
     let output = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"))
         .args([
             "--output",
@@ -233,7 +232,7 @@ fn a_dry_run_draws_its_html_page_naming_the_target() {
         .arg(&file)
         .env_clear()
         .env("HOME", clusters.dir.path())
-        .env("VSPHERE_SERVER", format!("127.0.0.1:{}", closed_port()))
+        .env("VSPHERE_SERVER", vcenter.address())
         .env("VSPHERE_USERNAME", "user")
         .env("VSPHERE_PASSWORD", "pass")
         .output()

@@ -22,6 +22,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use lab::Lab;
 use serde_json::Value;
 use support::certificates;
+use support::closed_port::ClosedPort;
 use support::fake_apiserver::{KubeObjects, read_objects};
 use support::prometheus::{Prometheus, check_metrics};
 use support::pushgateway::{Pushgateway, Recorder, Tls, Web, parse_series};
@@ -417,10 +418,8 @@ fn a_run_against_the_lab_leaves_its_metrics_in_the_pushgateway_and_a_dry_run_kee
         "vsphere_descheduler_node_label_changes_total",
         &[("key", "vsphere-descheduler.io/host")],
     );
-    assert!(
-        pushed.get(&relabelled).is_some_and(|n| *n >= 1.0),
-        "{pushed:#?}"
-    );
+    // Every node is labelled already; worker-b's label is the one change.
+    assert_eq!(pushed.get(&relabelled), Some(&1.0), "{pushed:#?}");
     assert_eq!(
         pushed.get(&series("vsphere_descheduler_exit_code", &[])),
         Some(&0.0)
@@ -499,29 +498,47 @@ fn a_run_against_the_lab_leaves_its_metrics_in_the_pushgateway_and_a_dry_run_kee
     let dry_run = lab.run(&["--dry-run", "--metrics-push-url", &pushgateway.url()]);
     assert_eq!(dry_run.code, 0, "{}", dry_run.stderr);
     assert!(dry_run.push_failures().is_empty(), "{}", dry_run.stderr);
-    let pushed = pushgateway.pushed_series();
-    assert!(
-        family(&pushed, "vsphere_descheduler_run_evictions").is_empty(),
-        "{pushed:#?}"
+    assert_eq!(
+        dry_run.report["evictions"],
+        serde_json::json!([]),
+        "nothing left to do"
     );
+    // Exactly the dry run's gauges and the first run's counters, nothing else: no per-run
+    // eviction series, and nothing missing.
+    let mut pushed = pushgateway.pushed_series();
+    let duration = pushed
+        .remove(&series("vsphere_descheduler_run_duration_seconds", &[]))
+        .expect("the dry run's duration");
+    assert!(duration > 0.0, "{duration}");
+    let finished = pushed
+        .remove(&series(
+            "vsphere_descheduler_last_run_timestamp_seconds",
+            &[],
+        ))
+        .expect("the dry run's end");
+    assert!(
+        finished >= after,
+        "{finished} after the first run's end {after}"
+    );
+    let mut expected = gauges_from_report(&dry_run.report);
     let info = series(
         "vsphere_descheduler_run_info",
         &[("mode", "dry-run"), ("version", env!("CARGO_PKG_VERSION"))],
     );
-    assert_eq!(pushed.get(&info), Some(&1.0), "{pushed:#?}");
+    assert_eq!(expected.get(&info), Some(&1.0), "{expected:#?}");
+    expected.extend(counters.clone());
+    assert_eq!(pushed, expected);
     assert!(pushgateway.push_time(CLUSTER).expect("a push time") >= first_push);
-    for (series, value) in &counters {
-        assert_eq!(pushed.get(series), Some(value), "{series}");
-    }
+    // The counters pushed again are the first run's, not zeros.
+    assert_eq!(counters.get(&evicted), Some(&1.0), "{counters:#?}");
+    assert_eq!(counters.get(&relabelled), Some(&1.0), "{counters:#?}");
 }
 
 #[test]
 fn a_pushgateway_that_cannot_be_reached_is_a_warning_and_the_exit_code_stays() {
-    // A port that was free a moment ago: nothing listens there.
-    let dead = {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
-        format!("http://{}", listener.local_addr().expect("its address"))
-    };
+    // A port held, never listening, to the end of the test: nothing answers there.
+    let closed = ClosedPort::bind();
+    let dead = format!("http://{}", closed.address());
     let lab = Lab::start("drs-moved-worker");
     let run = lab.run(&["--metrics-push-url", &dead]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -1284,4 +1301,61 @@ fn three_runs_count_on_a_real_prometheus_as_their_reports_say() {
     for (alert, expression) in &expressions {
         assert_answer(expression, &ask(expression), &alerts[alert.as_str()]);
     }
+
+    // The silent ones, each where it should say something.
+    let ask_at = |query: &str, time: f64| {
+        let query = query.replace("$cluster", CLUSTER);
+        prometheus.query(&query, Some(time))
+    };
+    let group = [("job", "vsphere-descheduler"), ("cluster", CLUSTER)];
+    // The pdb trend's operand is the last run's pdb skips (0 when it had none, not nothing):
+    // what the day of 10-minute steps is taken over. Its firing over a day is
+    // tests/chart/test_alerts_promtool.py's.
+    let pdb_trend = &expressions["VsphereDeschedulerPdbSkipsGrowing"];
+    let operand = pdb_trend
+        .strip_prefix("delta(")
+        .and_then(|rest| rest.split_once("[1d:10m])"))
+        .map(|(operand, _)| operand)
+        .unwrap_or_else(|| panic!("delta(<operand>[1d:10m]) …: {pdb_trend}"));
+    let pdb_skips = Model::sum_by(
+        last,
+        "vsphere_descheduler_run_pods_skipped",
+        &["job", "cluster"],
+        is("reason", "pdb"),
+    );
+    let pdb_skips = if pdb_skips.is_empty() {
+        one(&group, 0.0)
+    } else {
+        pdb_skips
+    };
+    assert_answer(operand, &ask(operand), &pdb_skips);
+
+    // A run that fails: its exit code fires the failing alert, and one failure among successes
+    // is no "no successful run".
+    let failed = unusable_run(&["--metrics-push-url", &recorder.url]);
+    assert_eq!(failed.code, 2, "{}", failed.stderr);
+    let exit_code = format!(
+        "vsphere_descheduler_exit_code{{job=\"vsphere-descheduler\",cluster=\"{CLUSTER}\"}}"
+    );
+    let failed_at = prometheus.wait_for_value(&exit_code, 2.0);
+    let mut failing = labels(&group);
+    failing.insert(
+        "__name__".to_string(),
+        "vsphere_descheduler_exit_code".to_string(),
+    );
+    let failing = Answer::from([(failing, 2.0)]);
+    let run_failing = &expressions["VsphereDeschedulerRunFailing"];
+    assert_answer(run_failing, &ask_at(run_failing, failed_at), &failing);
+    let no_success = &expressions["VsphereDeschedulerNoSuccessfulRun"];
+    assert_answer(no_success, &ask_at(no_success, failed_at), &Answer::new());
+    // Ten minutes on with nothing pushed since (asked of a time ahead, where nothing more was
+    // scraped): every step of the window sees the failed run's exit code, none a success (the
+    // value is the window's best, 0).
+    let silent_at = failed_at + 601.0;
+    assert_answer(
+        no_success,
+        &ask_at(no_success, silent_at),
+        &one(&group, 0.0),
+    );
+    assert_answer(run_failing, &ask_at(run_failing, silent_at), &Answer::new());
 }

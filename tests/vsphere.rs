@@ -6,6 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use support::closed_port::ClosedPort;
 use support::vcsim::{self, Options, Template, Vcsim};
 use vsphere_descheduler::inventory::{
     AdmissionControl, Cluster, ConnectionState, DrsBehavior, DrsConfig, HaConfig, Host, Inventory,
@@ -440,29 +441,34 @@ async fn an_expired_session_is_renewed_once_and_the_call_retried() {
     client.logout().await;
 }
 
-/// A tracing writer that keeps everything logged, to search it afterwards.
+/// The helper the "nothing listens here" tests rely on: refused, and not to be taken.
+#[test]
+fn a_closed_port_refuses_connections_and_nobody_can_listen_on_it_while_held() {
+    let closed = ClosedPort::bind();
+    let refused = std::net::TcpStream::connect(closed.address()).expect_err("refused");
+    assert_eq!(
+        refused.kind(),
+        std::io::ErrorKind::ConnectionRefused,
+        "{refused}"
+    );
+    let taken = std::net::TcpListener::bind(closed.address()).expect_err("taken");
+    assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse, "{taken}");
+}
 
 #[tokio::test]
 async fn a_server_that_is_down_fails_fast() {
-    // A port that was just free: nothing listens on it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("free port")
-        .port();
+    // Bound, never listening, held to the end: connections are refused and nobody can take it.
+    let closed = ClosedPort::bind();
+    let port = closed.port();
     let mut config = ConnectionConfig::new(
         format!("127.0.0.1:{port}"),
         Credentials::new("user", "password"),
     );
-    config.timeout = Duration::from_secs(60);
+    // Far longer than any test runs: a refusal waited out to the timeout would be a timeout
+    // error, not the request error asserted below.
+    config.timeout = Duration::from_secs(600);
 
-    let started = Instant::now();
     let error = Client::connect(&config).await.expect_err("nothing listens");
-    // Refused at once, not waited out to the timeout.
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "{:?}",
-        started.elapsed()
-    );
     assert!(matches!(error, Error::Request { .. }), "{error:?}");
     assert_eq!(
         error.to_string(),
@@ -482,16 +488,18 @@ async fn a_server_that_never_answers_times_out_within_the_timeout() {
     config.timeout = Duration::from_secs(1);
 
     let started = Instant::now();
-    let error = Client::connect(&config).await.expect_err("no answer");
+    // The guard only stops a hang (no timeout applied at all) from blocking the suite; how
+    // soon after the timeout the error comes is up to a loaded machine and not asserted.
+    let error = tokio::time::timeout(Duration::from_secs(600), Client::connect(&config))
+        .await
+        .expect("the client's own timeout ends the connect")
+        .expect_err("no answer");
     let elapsed = started.elapsed();
     drop(listener);
 
     assert!(matches!(error, Error::Timeout { .. }), "{error:?}");
-    // Not before the timeout; and well before "hangs" (the slack is for a busy machine).
-    assert!(
-        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_secs(15),
-        "{elapsed:?}"
-    );
+    // Not before the timeout.
+    assert!(elapsed >= Duration::from_secs(1), "{elapsed:?}");
 }
 
 #[tokio::test]

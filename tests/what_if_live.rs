@@ -323,18 +323,18 @@ fn what_if_live_changes_nothing_in_kubernetes_or_vcenter_where_a_run_changes_bot
     let vcenter = lab.observe_vcenter();
     let calls_before = lab.simulator.calls();
 
-    for args in [
-        ["--host-fails", "esxi-41"],
-        ["--host-fails", "esxi-43"],
-        ["--maintenance", "esxi-41"],
-        ["--maintenance", "esxi-42"],
+    // Each question's exit code as the tests above find it: 3 where a workload is at risk.
+    for (args, code) in [
+        (["--host-fails", "esxi-41"], 3),
+        (["--host-fails", "esxi-43"], 0),
+        (["--maintenance", "esxi-41"], 3),
+        (["--maintenance", "esxi-42"], 0),
     ] {
         let outcome = lab.what_if(&args);
-        assert!(
-            outcome.code == 0 || outcome.code == 3,
+        assert_eq!(
+            outcome.code, code,
             "{args:?}: {}\n{}",
-            outcome.stdout,
-            outcome.stderr
+            outcome.stdout, outcome.stderr
         );
         assert_eq!(outcome.report["kind"], "WhatIf", "{args:?}");
     }

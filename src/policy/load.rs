@@ -312,8 +312,6 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
-
     use super::*;
     use crate::policy::testing::{FILE, OURS, problem, problems, warnings};
 
@@ -455,20 +453,15 @@ profiles:
     }
 
     #[test]
-    fn an_alias_bomb_is_refused_quickly() {
+    fn an_alias_bomb_is_refused_by_the_expansion_limit_before_it_expands() {
         // "Billion laughs": nine levels of nine aliases would expand to 9^9 strings.
         let mut text = format!("{OURS}a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
         for (name, previous) in ('b'..='i').zip('a'..='h') {
             let aliases = vec![format!("*{previous}"); 9].join(", ");
             text.push_str(&format!("{name}: &{name} [{aliases}]\n"));
         }
-        let started = Instant::now();
+        // The limit's own refusal, not the parser's after expanding: 9^9 strings are never made.
         let problem = problem(&text);
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "took {:?}",
-            started.elapsed()
-        );
         assert!(
             problem.ends_with(
                 "too many aliases or anchors: alias expansion is limited so that a file cannot \

@@ -269,6 +269,15 @@ impl Gate {
         Gate::default()
     }
 
+    /// How many requests arrived at the gate so far.
+    pub fn arrived(&self) -> usize {
+        self.0
+            .counts
+            .lock()
+            .expect("the gate is never poisoned")
+            .arrived
+    }
+
     /// Blocks until `count` requests arrived at the gate; panics after `limit`.
     pub fn wait_for_arrivals(&self, count: usize, limit: Duration) {
         self.wait_until("arrived at", limit, |counts| counts.arrived >= count);

@@ -6,6 +6,7 @@
 
 pub mod certificates;
 pub mod ci;
+pub mod closed_port;
 pub mod fake_apiserver;
 pub mod prometheus;
 pub mod pushgateway;

@@ -268,7 +268,9 @@ impl Paced {
         let window = chrono::TimeDelta::from_std(settings.window).unwrap_or(chrono::TimeDelta::MAX);
         let since = view.snapshot.now - window;
         let mut past: HashMap<String, (u32, PastEviction)> = HashMap::default();
-        let mut bytes = 2;
+        // "[" and "]", less the comma the first entry goes without (each entry is counted with
+        // one): the history's exact length, so an entry that fits to the byte is kept.
+        let mut bytes = 1;
         // Oldest first, so the entry kept is the latest.
         for entry in entries.iter().filter(|entry| entry.at > since) {
             bytes += entry_len(entry);
@@ -356,7 +358,7 @@ mod tests {
     use crate::plan::SkipDetail;
     use crate::plan::plan as make_plan;
     use crate::plan::testing::*;
-    use crate::policy::{Allowance, Availability, Policy};
+    use crate::policy::{Allowance, Availability, PodLifeTimeArgs, Policy, Strategy};
     use crate::snapshot::{History, PastEviction, Phase, Snapshot, history};
 
     /// A replica of Deployment `web` (ReplicaSet `web-1111`) that must not share a host.
@@ -467,6 +469,74 @@ mod tests {
         assert_eq!(evicted(&plan), ["shop/web-a"]);
     }
 
+    /// `replicas` ready replicas of `web` on w1, each past a 1-hour lifetime: every one is a
+    /// candidate, so only the gate decides how many go.
+    fn old_replicas(replicas: usize) -> Snapshot {
+        (0..replicas)
+            .fold(three_hosts(), |lab, i| {
+                lab.pod(
+                    pod(&format!("shop/web-{i}"))
+                        .app("web")
+                        .on("w1")
+                        .age_minutes(120)
+                        .owner("ReplicaSet", "web-1111")
+                        .label("pod-template-hash", "1111"),
+                )
+            })
+            .build()
+    }
+
+    #[test]
+    fn the_allowance_rounds_a_percentage_down_and_takes_a_number_as_it_is() {
+        // (allowance, replicas, what it allows by hand: docs/how-it-decides.md says a
+        // percentage is of the workload's pods, rounded down). A pod goes while at most that
+        // many *other* pods are unavailable, those evicted earlier in the plan included, so a
+        // plan evicts one more than the allowance, or every replica.
+        let cases = [
+            (Allowance::Percent(25), 3, 0),  // 0.75
+            (Allowance::Percent(25), 4, 1),  // 1
+            (Allowance::Percent(25), 5, 1),  // 1.25
+            (Allowance::Percent(25), 7, 1),  // 1.75
+            (Allowance::Percent(25), 8, 2),  // 2
+            (Allowance::Percent(50), 3, 1),  // 1.5
+            (Allowance::Percent(99), 5, 4),  // 4.95
+            (Allowance::Percent(0), 5, 0),   // 0
+            (Allowance::Percent(100), 5, 5), // 5
+            (Allowance::Pods(2), 5, 2),
+            (Allowance::Pods(7), 5, 7), // more than there are: every replica may go
+        ];
+        let lifetime = Strategy::PodLifeTime(PodLifeTimeArgs {
+            max_pod_life_time_seconds: Some(3600),
+            ..PodLifeTimeArgs::default()
+        });
+        for (allowance, replicas, allowed) in cases {
+            let mut policy = policy(vec![lifetime.clone()]);
+            policy.vsphere.availability = Availability {
+                max_unavailable_per_workload: allowance,
+                pacing: ungated().pacing,
+            };
+            let plan = make_plan(&old_replicas(replicas), &policy);
+            let case = format!("{allowance} of {replicas}");
+            assert_eq!(
+                plan.evictions.len(),
+                (allowed + 1).min(replicas),
+                "{case}: {:?}",
+                evicted(&plan)
+            );
+            let held: Vec<String> = plan.skipped.iter().map(|s| s.detail.to_string()).collect();
+            assert_eq!(held.len(), replicas - plan.evictions.len(), "{case}");
+            for detail in held {
+                assert!(
+                    detail.ends_with(&format!(
+                        "maxUnavailablePerWorkload {allowance} allows {allowed} of its \
+                         {replicas} while one of its pods is evicted"
+                    )),
+                    "{case}: {detail}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_pod_that_is_unavailable_already_is_not_gated() {
         let lab = crowded_web().with(|snapshot| {
@@ -523,44 +593,106 @@ mod tests {
         ));
     }
 
+    /// The bytes of one history entry as the annotation holds it (docs/commands.md: a JSON list
+    /// of `{at, workload, pod, plugin}`), counted by hand: `{"at":"` (7), the time (20:
+    /// `2026-11-21T11:55:00Z`), `","workload":"` (14), `","pod":"` (9), `","plugin":"` (12)
+    /// and `"}` (2) are 64 bytes around the three names.
+    fn entry_bytes(workload: &str, pod: &str, plugin: &str) -> usize {
+        64 + workload.len() + pod.len() + plugin.len()
+    }
+
+    /// `count` entries of other workloads five minutes ago, within the window, the first one's
+    /// pod name `pad` bytes longer than the others': a history of `1 + 136 × count + pad`
+    /// bytes (`[`, `]` and the commas between 135-byte entries).
+    fn others(count: usize, pad: usize) -> Vec<PastEviction> {
+        (0..count)
+            .map(|i| {
+                let mut entry = past(5, &format!("api-{i:04}"));
+                entry.workload = format!("shop/Deployment/api-{i:04}");
+                if i == 0 {
+                    entry.pod.push_str(&"x".repeat(pad));
+                }
+                assert_eq!(
+                    entry_bytes(&entry.workload, &entry.pod, &entry.plugin),
+                    135 + if i == 0 { pad } else { 0 }
+                );
+                entry
+            })
+            .collect()
+    }
+
+    /// The history's limit as documented (docs/commands.md: at most 32 KiB), and the room the
+    /// planner keeps for one eviction of `web`: its entry, its plugin not known yet so counted
+    /// as the longest plugin name, and the comma before it.
+    const LIMIT: usize = 32 * 1024;
+    fn room_for_one_web_eviction() -> usize {
+        let longest_plugin = "RemovePodsViolatingTopologySpreadConstraint";
+        entry_bytes("shop/Deployment/web", "web-a", longest_plugin) + 1
+    }
+
     #[test]
-    fn a_history_too_full_to_keep_another_entry_within_the_window_paces_every_workload() {
+    fn a_history_one_entry_short_of_its_limit_takes_exactly_one_more_eviction() {
         let policy = gated(Availability {
             max_unavailable_per_workload: Allowance::Percent(100),
             ..Availability::default()
         });
-        let others = |count: usize| {
-            (0..count)
-                .map(|i| {
-                    let mut entry = past(5, &format!("api-{i:04}"));
-                    entry.workload = format!("shop/Deployment/api-{i:04}");
-                    entry
-                })
-                .collect::<Vec<_>>()
-        };
-        // What fits leaves room for one more, not two: the second replica waits.
-        let mut entries = others(400);
-        while history::render(&entries, now()).len() + 2 * 180 > history::MAX_BYTES {
-            entries.pop();
-        }
+        // 239 entries (32,505 bytes) and a pad that leaves exactly one web entry's room.
+        let room = room_for_one_web_eviction();
+        assert_eq!(room, 132);
+        let pad = LIMIT - room - (1 + 136 * 239);
+        assert_eq!(pad, 131);
+        let history = others(239, pad);
         let plan = make_plan(
-            &with_history(crowded_web(), History::Recorded(others(400))),
+            &with_history(crowded_web(), History::Recorded(history)),
             &policy,
         );
-        assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
+        // web-a fills the history to the byte; web-b would need 132 more.
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
+        let codes: Vec<_> = plan
+            .skipped
+            .iter()
+            .map(|skip| (skip.pod.as_str(), skip.detail.code().as_str()))
+            .collect();
+        assert_eq!(
+            codes,
+            [("web-b", "history-full"), ("web-c", "history-full")]
+        );
         assert!(
             matches!(
-                plan.skipped[0].detail,
-                SkipDetail::Guard(GuardRefusal::HistoryFull { .. })
+                &plan.skipped[0].detail,
+                SkipDetail::Guard(GuardRefusal::HistoryFull { workload, .. })
+                    if workload == "shop/Deployment/web"
             ),
             "{}",
             plan.skipped[0].detail
         );
+    }
+
+    #[test]
+    fn a_history_one_byte_short_of_room_for_an_entry_paces_every_workload() {
+        let policy = gated(Availability {
+            max_unavailable_per_workload: Allowance::Percent(100),
+            ..Availability::default()
+        });
+        let pad = LIMIT - room_for_one_web_eviction() - (1 + 136 * 239) + 1;
         let plan = make_plan(
-            &with_history(crowded_web(), History::Recorded(entries)),
+            &with_history(crowded_web(), History::Recorded(others(239, pad))),
             &policy,
         );
-        assert_eq!(evicted(&plan), ["shop/web-a"]);
+        assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
+        let codes: Vec<_> = plan
+            .skipped
+            .iter()
+            .map(|skip| (skip.pod.as_str(), skip.detail.code().as_str()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                ("web-a", "history-full"),
+                ("web-b", "history-full"),
+                ("web-c", "history-full")
+            ]
+        );
     }
 
     #[test]

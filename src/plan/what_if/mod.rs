@@ -611,7 +611,17 @@ mod tests {
         assert!(impact.rules[0].held);
         let beyond = fails(ha(ruled(), ha_on(reserved, None)), &["esxi-1", "esxi-2"]);
         assert_eq!(beyond.ha[0].restart, Restart::BestEffort);
-        assert!(beyond.ha[0].rules.is_empty() || !beyond.ha[0].rules[0].held);
+        // Both of the rule's hosts are down: its two VMs restart, with no host of its left to
+        // keep them from, and the option unset holds nothing anyway.
+        assert_eq!(
+            beyond.ha[0].rules,
+            [HaRule {
+                rule: "keep-web".to_string(),
+                vms: vec!["w1".to_string(), "w3".to_string()],
+                other_hosts: Vec::new(),
+                held: false,
+            }]
+        );
         let unset = fails(ha(ruled(), ha_on(None, None)), &["esxi-1"]);
         assert!(
             !unset.ha[0].rules[0].held,
