@@ -18,6 +18,14 @@ pub enum SnapshotError {
         #[source]
         source: std::io::Error,
     },
+    /// A directory where a file was expected: `--snapshot` takes files (a shell's glob picks
+    /// the files of a directory).
+    #[error(
+        "snapshot file {} is a directory: give the files in it, such as {}",
+        path.display(),
+        path.join("*.yaml").display()
+    )]
+    Directory { path: PathBuf },
     #[error(
         "snapshot file {path} is larger than {limit} ({} bytes), the most one file may hold; \
          raise the limit with --max-snapshot-size or split the objects over several files",

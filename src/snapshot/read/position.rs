@@ -76,6 +76,51 @@ pub fn json_error_offset(text: &str, error: &serde_json::Error) -> usize {
     (line_start + error.column().saturating_sub(1)).min(text.len())
 }
 
+/// What the text just before a serde_json error shows, where serde_json's own words say less
+/// ("number out of range", "unexpected end of hex escape"): a number no field can hold, or half
+/// of a UTF-16 surrogate pair alone. `None` for every other error.
+pub fn read_at_the_error(part: &str, at: usize) -> Option<String> {
+    let at = floor_char(part, at);
+    non_finite_number(part, at).or_else(|| lone_surrogate(&part[..at]))
+}
+
+/// The number literal around `at` (serde_json stops at or just after its last digit), when it
+/// is too large for a finite number.
+fn non_finite_number(part: &str, at: usize) -> Option<String> {
+    let in_number = |c: char| c.is_ascii_digit() || "eE+-.".contains(c);
+    let start = part[..at]
+        .rfind(|c: char| !in_number(c))
+        .map_or(0, |i| i + 1);
+    let end = part[at..]
+        .find(|c: char| !in_number(c))
+        .map_or(part.len(), |i| at + i);
+    let literal = &part[start..end];
+    let value: f64 = literal.parse().ok()?;
+    (!value.is_finite()).then(|| {
+        format!(
+            "the value {literal} is not a finite number, which no Kubernetes object field holds: \
+             quote it to mean the text"
+        )
+    })
+}
+
+/// The `\uXXXX` escape just before the error, when it is a surrogate (D800 to DFFF): JSON
+/// writes a character beyond U+FFFF as a pair of them, never one alone.
+fn lone_surrogate(before: &str) -> Option<String> {
+    // The escape, and the one after it that should have been its other half.
+    const REACH: usize = 12;
+    let start = floor_char(before, before.len().saturating_sub(REACH));
+    let tail = &before[start..];
+    let hex = tail
+        .match_indices("\\u")
+        .filter_map(|(at, _)| tail.get(at + 2..at + 6))
+        .find(|hex| u16::from_str_radix(hex, 16).is_ok_and(|u| (0xD800..=0xDFFF).contains(&u)))?;
+    Some(format!(
+        "\\u{hex} is half of a UTF-16 surrogate pair without its other half, which is no \
+         character: write the pair (such as \\uD83D\\uDE00) or the character itself"
+    ))
+}
+
 /// serde_json's message without the " at line L column C" it appends: the position is shown
 /// once, in the file's terms, in front.
 pub fn json_message(error: &serde_json::Error) -> String {
@@ -214,6 +259,41 @@ pub fn yaml_position(text: &str, line: u64, column: u64) -> Position {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_number_too_large_for_any_field_is_named_at_the_error() {
+        let text = r#"{"cpu":1e999}"#;
+        assert_eq!(
+            read_at_the_error(text, 12).as_deref(),
+            Some(
+                "the value 1e999 is not a finite number, which no Kubernetes object field holds: \
+                 quote it to mean the text"
+            )
+        );
+        assert_eq!(
+            read_at_the_error(r#"{"cpu":12}"#, 9),
+            None,
+            "a finite number"
+        );
+    }
+
+    #[test]
+    fn half_a_surrogate_pair_is_named_at_the_error() {
+        for (text, at, hex) in [
+            (r#"{"name":"a\ud800b"}"#, 16, "ud800"),
+            (r#"{"name":"a\udc00"}"#, 16, "udc00"),
+            (r#"{"name":"a\uD83D\u0041"}"#, 22, "uD83D"),
+        ] {
+            let message = read_at_the_error(text, at).unwrap_or_else(|| panic!("{text}"));
+            assert!(
+                message.starts_with(&format!("\\{hex} is half of a UTF-16 surrogate pair")),
+                "{message}"
+            );
+        }
+        assert_eq!(read_at_the_error(r#"{"name":"\u0041x"#, 16), None);
+    }
+
     use super::{at_offset, line_column, plain_expectation, yaml_document};
 
     #[test]

@@ -6,7 +6,7 @@ use serde::de::{self, Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::position::{json_error_offset, json_message, offset_in};
+use super::position::{json_error_offset, json_message, offset_in, read_at_the_error};
 use crate::inventory::{self, Inventory};
 use crate::snapshot::decode::convert::{self, ConvertError};
 use crate::snapshot::decode::history::RecordedHistory;
@@ -137,7 +137,8 @@ impl Problem {
     pub(super) fn json(text: &str, part: &str, error: &serde_json::Error) -> Problem {
         Problem {
             offset: offset_in(text, part) + json_error_offset(part, error),
-            message: json_message(error),
+            message: read_at_the_error(part, json_error_offset(part, error))
+                .unwrap_or_else(|| json_message(error)),
             path: Vec::new(),
         }
     }
@@ -491,4 +492,40 @@ fn own_document<T: serde::de::DeserializeOwned>(source: Source, kind: &str) -> R
         fields.remove("metadata");
     }
     serde_json::from_value(value).map_err(|e| in_kind(Problem::message(json_message(&e))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 42: serde_json's "number out of range" and "unexpected end of hex escape" said
+    /// nothing of the value; the problem is worded from the text at its position.
+    #[test]
+    fn a_pod_with_a_number_no_field_holds_or_half_a_surrogate_is_refused_naming_it() {
+        let pod = |spec: &str| {
+            format!(
+                r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p","namespace":"x"}},"spec":{spec}}}"#
+            )
+        };
+        let number = pod(r#"{"containers":[{"name":"c","resources":{"requests":{"cpu":1e999}}}]}"#);
+        let problem = object(Source::Raw(&number), None, &mut Interner::default())
+            .err()
+            .expect("1e999 is no quantity");
+        assert_eq!(
+            problem.message,
+            "Pod x/p: the value 1e999 is not a finite number, which no Kubernetes object field \
+             holds: quote it to mean the text"
+        );
+        let surrogate = pod(r#"{"nodeName":"a\ud800b"}"#);
+        let problem = object(Source::Raw(&surrogate), None, &mut Interner::default())
+            .err()
+            .expect("half a surrogate pair is no text");
+        assert!(
+            problem
+                .message
+                .contains("\\ud800 is half of a UTF-16 surrogate pair"),
+            "{}",
+            problem.message
+        );
+    }
 }

@@ -36,6 +36,11 @@ pub(super) fn open(path: &Path, limit: FileSizeLimit) -> Result<Opened, Snapshot
     };
     let file = File::open(path).map_err(read_error)?;
     let metadata = file.metadata().map_err(read_error)?;
+    if metadata.is_dir() {
+        return Err(SnapshotError::Directory {
+            path: path.to_path_buf(),
+        });
+    }
     let regular = metadata.is_file();
     if regular && metadata.len() > limit.bytes() {
         return Err(SnapshotError::TooLarge {
@@ -247,6 +252,26 @@ mod tests {
         let mut file = tempfile::NamedTempFile::new().expect("a temporary file");
         file.write_all(bytes).expect("writable");
         file
+    }
+
+    #[test]
+    fn a_directory_is_refused_naming_the_files_to_give_instead() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let error = super::open(dir.path(), FileSizeLimit::default())
+            .err()
+            .expect("a directory is no snapshot file");
+        assert!(
+            matches!(error, SnapshotError::Directory { .. }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "snapshot file {} is a directory: give the files in it, such as {}/*.yaml",
+                dir.path().display(),
+                dir.path().display()
+            )
+        );
     }
 
     #[test]
