@@ -113,7 +113,7 @@ fn every_module_of_the_planner_names_only_its_own_layer_and_those_below() {
         };
         let rank = LAYERS.iter().position(|l| *l == layer).expect("a layer");
         let code = code(&fs::read_to_string(file).expect("readable"));
-        let to_plan = format!("{}", "super::".repeat(depth));
+        let to_plan = "super::".repeat(depth);
         let mut named = segments_after(&code, "crate::plan::");
         if depth > 0 {
             named.extend(segments_after(&code, &to_plan));

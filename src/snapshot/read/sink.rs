@@ -509,8 +509,7 @@ mod tests {
         };
         let number = pod(r#"{"containers":[{"name":"c","resources":{"requests":{"cpu":1e999}}}]}"#);
         let problem = object(Source::Raw(&number), None, &mut Interner::default())
-            .err()
-            .expect("1e999 is no quantity");
+            .expect_err("1e999 is no quantity");
         assert_eq!(
             problem.message,
             "Pod x/p: the value 1e999 is not a finite number, which no Kubernetes object field \
@@ -518,8 +517,7 @@ mod tests {
         );
         let surrogate = pod(r#"{"nodeName":"a\ud800b"}"#);
         let problem = object(Source::Raw(&surrogate), None, &mut Interner::default())
-            .err()
-            .expect("half a surrogate pair is no text");
+            .expect_err("half a surrogate pair is no text");
         assert!(
             problem
                 .message

@@ -257,9 +257,9 @@ mod tests {
     #[test]
     fn a_directory_is_refused_naming_the_files_to_give_instead() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let error = super::open(dir.path(), FileSizeLimit::default())
-            .err()
-            .expect("a directory is no snapshot file");
+        let Err(error) = super::open(dir.path(), FileSizeLimit::default()) else {
+            panic!("a directory is no snapshot file");
+        };
         assert!(
             matches!(error, SnapshotError::Directory { .. }),
             "{error:?}"
