@@ -15,7 +15,6 @@ use lab::Lab;
 use serde_json::Value;
 use support::fake_apiserver::{Fault, MetricsApi, NodeLabelPolicy, Rbac, RequestRecord};
 use support::pushgateway::Pushgateway;
-use vsphere_descheduler::kube::API_CALLS;
 
 const LOCK_NAMESPACE: &str = "kube-system";
 /// The chart's objects' name for release `vsd` (its ServiceAccount, roles, admission policy).
@@ -94,7 +93,7 @@ impl Lab {
         let lab = Lab::start(story);
         {
             let mut cluster = lab.server.cluster();
-            cluster.rbac = Some(chart_grants());
+            cluster.rbac = chart_grants();
             cluster.node_admission = Some(NodeLabelPolicy::chart(FULLNAME, &[HOST_LABEL]));
         }
         lab
@@ -155,7 +154,7 @@ impl Lab {
 
 /// What the chart grants its ServiceAccount `kube-system/vsd-vsphere-descheduler`.
 fn chart_grants() -> Rbac {
-    Rbac::chart(API_CALLS, LOCK_NAMESPACE, FULLNAME)
+    Rbac::chart()
 }
 
 /// The lines of the call list a policy without actual usage makes.
@@ -248,11 +247,9 @@ fn an_install_with_everything_in_place_passes_with_every_item_ok() {
 #[test]
 fn a_missing_rbac_line_fails_the_check_and_names_the_rule_that_grants_it() {
     let lab = Lab::installed("drs-moved-worker");
-    lab.server.cluster().rbac = Some(
-        chart_grants()
+    lab.server.cluster().rbac = chart_grants()
             .without("", "pods/eviction", "create")
-            .without("coordination.k8s.io", "leases", "get"),
-    );
+            .without("coordination.k8s.io", "leases", "get");
     let checked = lab.check(&[]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
     let eviction = checked.permission("", "pods/eviction", "create");
@@ -285,7 +282,7 @@ fn a_missing_rbac_line_fails_the_check_and_names_the_rule_that_grants_it() {
 #[test]
 fn without_patch_on_nodes_the_label_write_is_not_tried() {
     let lab = Lab::installed("drs-moved-worker");
-    lab.server.cluster().rbac = Some(chart_grants().without("", "nodes", "patch"));
+    lab.server.cluster().rbac = chart_grants().without("", "nodes", "patch");
     let checked = lab.check(&[]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
     assert_eq!(
@@ -503,7 +500,7 @@ fn a_pushgateway_that_is_down_fails_the_check_and_is_named() {
 fn refused_access_reviews_are_one_missing_item_and_leave_the_permissions_unchecked() {
     let lab = Lab::installed("drs-moved-worker");
     lab.server.cluster().rbac =
-        Some(chart_grants().without("authorization.k8s.io", "selfsubjectaccessreviews", "create"));
+        chart_grants().without("authorization.k8s.io", "selfsubjectaccessreviews", "create");
     let checked = lab.check(&[]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
     let review = checked.permission("authorization.k8s.io", "selfsubjectaccessreviews", "create");
@@ -584,7 +581,7 @@ fn the_json_report_is_sections_of_typed_items_with_a_summary() {
 #[test]
 fn the_text_report_is_a_table_per_section_with_each_fix_under_its_item() {
     let lab = Lab::installed("drs-moved-worker");
-    lab.server.cluster().rbac = Some(chart_grants().without("", "pods/eviction", "create"));
+    lab.server.cluster().rbac = chart_grants().without("", "pods/eviction", "create");
     let policy = lab.policy.display().to_string();
     let output = lab
         .command(&[

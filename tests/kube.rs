@@ -1396,7 +1396,7 @@ const FULLNAME: &str = "vsd-vsphere-descheduler";
 
 /// The chart's grants to its ServiceAccount in kube-system.
 fn chart_rbac() -> fake_apiserver::Rbac {
-    fake_apiserver::Rbac::chart(kube::API_CALLS, "kube-system", FULLNAME)
+    fake_apiserver::Rbac::chart()
 }
 
 /// One raw request through kube's client: the body of a success, or the `Status` of a failure.
@@ -1435,7 +1435,7 @@ const REVIEWS: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
 #[test]
 fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
     let mut cluster = web_cluster(1);
-    cluster.rbac = Some(chart_rbac());
+    cluster.rbac = chart_rbac();
     let server = FakeApiServer::start(cluster);
     let review = |attributes: serde_json::Value| {
         raw(
@@ -1492,7 +1492,7 @@ fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
 #[test]
 fn the_adapter_reads_a_review_into_a_decision() {
     let mut cluster = web_cluster(1);
-    cluster.rbac = Some(chart_rbac().without("", "pods/eviction", "create"));
+    cluster.rbac = chart_rbac().without("", "pods/eviction", "create");
     let server = FakeApiServer::start(cluster);
     let calls = kube::api_calls();
     let call = |resource: &str, verb: &str| {
@@ -1527,7 +1527,7 @@ fn the_adapter_reads_a_review_into_a_decision() {
 #[test]
 fn a_request_rbac_does_not_allow_is_forbidden_in_the_authorizers_words() {
     let mut cluster = web_cluster(1);
-    cluster.rbac = Some(chart_rbac().without("", "pods/eviction", "create"));
+    cluster.rbac = chart_rbac().without("", "pods/eviction", "create");
     let server = FakeApiServer::start(cluster);
     let refused = raw(
         &server,
@@ -1554,7 +1554,7 @@ fn a_request_rbac_does_not_allow_is_forbidden_in_the_authorizers_words() {
     assert_eq!(server.cluster().pods.len(), 3);
 
     let mut cluster = web_cluster(1);
-    cluster.rbac = Some(chart_rbac().without("", "nodes", "list"));
+    cluster.rbac = chart_rbac().without("", "nodes", "list");
     let server = FakeApiServer::start(cluster);
     let refused = raw(&server, Method::GET, "/api/v1/nodes", json!(null)).expect_err("403");
     assert_eq!(
@@ -1572,7 +1572,7 @@ fn a_dry_run_label_write_is_admitted_or_refused_and_stores_nothing() {
         nodes: vec![node("worker-a", json!({HOST: "esxi-41", "team": "a"}))],
         ..KubeObjects::default()
     });
-    cluster.rbac = Some(chart_rbac());
+    cluster.rbac = chart_rbac();
     let server = FakeApiServer::start(cluster);
     let before = server.cluster().nodes["worker-a"].clone();
     let owners = server.cluster().label_owners("worker-a");

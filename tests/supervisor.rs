@@ -241,7 +241,7 @@ impl Lab {
     fn new(release: Release) -> Lab {
         let story = GuestClusterStory::new();
         let mut supervisor = story.supervisor(release);
-        supervisor.rbac = Some(reader());
+        supervisor.rbac = reader();
         Lab::with(story, supervisor, |_| Vec::new())
     }
 
@@ -587,7 +587,7 @@ fn check_passes_every_supervisor_item_under_the_recipe_s_role() {
 fn check_names_the_missing_list_on_virtualmachines_and_fails() {
     let story = GuestClusterStory::new();
     let mut supervisor = story.supervisor(Release::V9_0_1);
-    supervisor.rbac = Some(reader().without(GROUP, "virtualmachines", "list"));
+    supervisor.rbac = reader().without(GROUP, "virtualmachines", "list");
     let lab = Lab::with(story, supervisor, |_| Vec::new());
     let checked = lab.check();
     assert_eq!(checked.code, 1, "{}", checked.context());
@@ -706,7 +706,7 @@ fn a_refused_token_fails_the_run_with_its_report() {
 fn a_guest_node_matching_no_vm_is_unmapped_and_named() {
     let story = GuestClusterStory::new();
     let mut supervisor = story.supervisor(Release::V9_0_1);
-    supervisor.rbac = Some(reader());
+    supervisor.rbac = reader();
     // A guest Node whose VM is in no Supervisor namespace the tool reads.
     let mut guest = story.clone();
     guest.vms.push(GuestVm::new(

@@ -64,7 +64,7 @@ fn forbidden(error: kube::Error) -> Box<kube::core::Status> {
 /// ServiceAccount.
 fn supervisor_as_reader(story: &GuestClusterStory, release: Release) -> FakeCluster {
     let mut cluster = story.supervisor(release);
-    cluster.rbac = Some(Rbac::vm_operator_reader(NAMESPACE, SERVICE_ACCOUNT));
+    cluster.rbac = Rbac::vm_operator_reader(NAMESPACE, SERVICE_ACCOUNT);
     cluster
 }
 
