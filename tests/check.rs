@@ -248,8 +248,8 @@ fn an_install_with_everything_in_place_passes_with_every_item_ok() {
 fn a_missing_rbac_line_fails_the_check_and_names_the_rule_that_grants_it() {
     let lab = Lab::installed("drs-moved-worker");
     lab.server.cluster().rbac = chart_grants()
-            .without("", "pods/eviction", "create")
-            .without("coordination.k8s.io", "leases", "get");
+        .without("", "pods/eviction", "create")
+        .without("coordination.k8s.io", "leases", "get");
     let checked = lab.check(&[]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
     let eviction = checked.permission("", "pods/eviction", "create");

@@ -1363,7 +1363,7 @@ fn a_run_lock_held_by_another_run_is_honoured() {
     let lease = Lease {
         metadata: ObjectMeta {
             name: Some("vsphere-descheduler".to_string()),
-            namespace: Some("ops".to_string()),
+            namespace: Some("kube-system".to_string()),
             resource_version: Some("1".to_string()),
             ..ObjectMeta::default()
         },
@@ -1377,11 +1377,12 @@ fn a_run_lock_held_by_another_run_is_honoured() {
         }),
     };
     lab.server.cluster().leases.insert(
-        ("ops".to_string(), "vsphere-descheduler".to_string()),
+        ("kube-system".to_string(), "vsphere-descheduler".to_string()),
         Arc::new(lease),
     );
     let state = lab.kubernetes_state();
-    let outcome = lab.run(&["--lock-namespace", "ops"]);
+    // In the chart's release namespace, where its Role grants the lock.
+    let outcome = lab.run(&["--lock-namespace", "kube-system"]);
     assert_eq!(outcome.code, 1);
     assert!(
         outcome.stderr.contains("cronjob-pod-1234"),

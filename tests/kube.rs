@@ -702,7 +702,8 @@ fn of_two_runs_racing_for_the_lock_one_wins() {
 
 /// The fake answers Lease writes as the API server does: an update replaces
 /// labels, annotations and spec and bumps the resourceVersion, one that changes nothing keeps it,
-/// a stale resourceVersion is a 409 that changes nothing, and annotations are validated.
+/// a stale resourceVersion is a 409 that changes nothing, and annotations are validated. The
+/// lease is the lock the chart grants its ServiceAccount by name.
 #[test]
 fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_version() {
     use ::kube::api::{Api, PostParams};
@@ -710,7 +711,7 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
     let lease = |annotations: serde_json::Value, version: Option<&str>| -> Lease {
         serde_json::from_value(json!({
             "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {"name": "lock", "annotations": annotations, "resourceVersion": version},
+            "metadata": {"name": "vsphere-descheduler", "annotations": annotations, "resourceVersion": version},
             "spec": {"holderIdentity": "run-1", "leaseDurationSeconds": 60}
         }))
         .expect("a lease")
@@ -727,12 +728,12 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
             .resource_version
             .clone()
             .expect("a version");
-        let read = leases.get("lock").await.expect("read");
+        let read = leases.get("vsphere-descheduler").await.expect("read");
         assert_eq!(read.metadata.annotations, created.metadata.annotations);
 
         let replaced = leases
             .replace(
-                "lock",
+                "vsphere-descheduler",
                 &put,
                 &lease(json!({"a/b": "2", "c/d": "x"}), Some(&first)),
             )
@@ -752,13 +753,17 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
         assert_eq!(replaced.metadata.uid, created.metadata.uid);
 
         let stale = leases
-            .replace("lock", &put, &lease(json!({"a/b": "3"}), Some(&first)))
+            .replace(
+                "vsphere-descheduler",
+                &put,
+                &lease(json!({"a/b": "3"}), Some(&first)),
+            )
             .await
             .expect_err("stale");
         assert_eq!(kube::api_status(&stale).map(|s| s.code), Some(409));
         let unchanged = leases
             .replace(
-                "lock",
+                "vsphere-descheduler",
                 &put,
                 &lease(json!({"a/b": "2", "c/d": "x"}), Some(&second)),
             )
@@ -770,7 +775,11 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
             "an update that changes nothing keeps the version"
         );
         let removed = leases
-            .replace("lock", &put, &lease(json!(null), Some(&second)))
+            .replace(
+                "vsphere-descheduler",
+                &put,
+                &lease(json!(null), Some(&second)),
+            )
             .await
             .expect("replaced");
         assert_eq!(
@@ -786,7 +795,7 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
         let too_big = "x".repeat(256 * 1024);
         let refused = leases
             .replace(
-                "lock",
+                "vsphere-descheduler",
                 &put,
                 &lease(json!({"a/b": too_big}), Some(&version)),
             )
@@ -1564,6 +1573,151 @@ fn a_request_rbac_does_not_allow_is_forbidden_in_the_authorizers_words() {
              at the cluster scope"
         )
     );
+}
+
+/// The `Status` kube-apiserver writes when a write that would create its object is not allowed
+/// to create (`errors.NewForbidden` with RBAC's empty reason: see `create_refusal` in the
+/// fake's authorization.rs), as kube's client reads it.
+fn assert_create_on_update_refused(
+    refused: &::kube::core::Status,
+    qualified: &str,
+    name: &str,
+    group: &str,
+    resource: &str,
+) {
+    assert_eq!(
+        (
+            refused.code,
+            refused.reason.as_str(),
+            refused.message.as_str(),
+            refused.status.as_ref().map(|s| format!("{s:?}")).as_deref(),
+        ),
+        (
+            403,
+            "Forbidden",
+            format!("{qualified} \"{name}\" is forbidden: ").as_str(),
+            Some("Failure"),
+        )
+    );
+    let details = refused.details.as_ref().expect("details");
+    assert_eq!(
+        (
+            details.name.as_str(),
+            details.group.as_str(),
+            details.kind.as_str()
+        ),
+        (name, group, resource)
+    );
+}
+
+const LOCK: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/vsphere-descheduler";
+
+/// What a client PUTs to take a lock that does not exist yet: no resourceVersion.
+fn new_lock() -> serde_json::Value {
+    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "vsphere-descheduler", "namespace": "kube-system"},
+        "spec": {"holderIdentity": "run-1", "leaseDurationSeconds": 60}})
+}
+
+#[test]
+fn a_put_that_would_create_a_missing_lease_needs_create_as_well_as_update() {
+    let mut cluster = web_cluster(1);
+    // `update` of the lock by name stays granted: only the create is taken away.
+    cluster.rbac = chart_rbac().without("coordination.k8s.io", "leases", "create");
+    let server = FakeApiServer::start(cluster);
+    let refused = raw(&server, Method::PUT, LOCK, new_lock()).expect_err("403");
+    assert_create_on_update_refused(
+        &refused,
+        "leases.coordination.k8s.io",
+        "vsphere-descheduler",
+        "coordination.k8s.io",
+        "leases",
+    );
+    assert!(server.cluster().leases.is_empty(), "nothing created");
+
+    // The chart grants create in the lock's namespace: the same PUT creates the lock.
+    server.cluster().rbac = chart_rbac();
+    let created = raw(&server, Method::PUT, LOCK, new_lock()).expect("201");
+    assert_eq!(created["spec"]["holderIdentity"], "run-1");
+    assert_eq!(server.cluster().leases.len(), 1);
+}
+
+#[test]
+fn an_apply_that_would_create_a_missing_node_is_refused_because_the_chart_grants_no_node_create() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let apply = |name: &str, dry_run: &str| {
+        raw(
+            &server,
+            Method::PATCH,
+            &format!("/api/v1/nodes/{name}?fieldManager=vsphere-descheduler&force=true{dry_run}"),
+            json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {HOST: "esxi-41"}}}),
+        )
+    };
+    let nodes_before = server.cluster().nodes.clone();
+    // `patch` is granted, so the filter lets the apply through; the store finds no node and the
+    // create it would be is not allowed, dry run or not.
+    for dry_run in ["", "&dryRun=All"] {
+        let refused = apply("worker-z", dry_run).expect_err("403");
+        assert_create_on_update_refused(&refused, "nodes", "worker-z", "", "nodes");
+    }
+    assert_eq!(server.cluster().nodes, nodes_before, "no node created");
+    // An existing node is only patched: no create is asked for.
+    let first = nodes_before.keys().next().expect("a node").clone();
+    assert_eq!(
+        apply(&first, "").expect("200")["metadata"]["labels"][HOST],
+        "esxi-41"
+    );
+
+    // A cluster-admin may create nodes by applying them.
+    server.cluster().rbac = fake_apiserver::Rbac::cluster_admin();
+    let created = apply("worker-z", "").expect("201");
+    assert_eq!(created["metadata"]["name"], "worker-z");
+}
+
+#[test]
+fn an_apply_naming_a_uid_of_a_missing_node_is_a_conflict_before_any_create_is_authorized() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let refused = raw(
+        &server,
+        Method::PATCH,
+        "/api/v1/nodes/worker-z?fieldManager=vsphere-descheduler&force=true",
+        json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "worker-z", "uid": "0f0e", "labels": {HOST: "esxi-41"}}}),
+    )
+    .expect_err("409");
+    assert_eq!((refused.code, refused.reason.as_str()), (409, "Conflict"));
+}
+
+#[test]
+fn deleting_a_pod_directly_is_refused_in_the_authorizers_words() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let pods_before = server.cluster().pods.clone();
+    let refused = raw(
+        &server,
+        Method::DELETE,
+        "/api/v1/namespaces/shop/pods/web-1",
+        json!({}),
+    )
+    .expect_err("403");
+    assert_eq!((refused.code, refused.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        refused.message,
+        format!(
+            "pods \"web-1\" is forbidden: User \"system:serviceaccount:kube-system:{FULLNAME}\" \
+             cannot delete resource \"pods\" in API group \"\" in the namespace \"shop\""
+        )
+    );
+    let details = refused.details.expect("details");
+    assert_eq!(
+        (
+            details.name.as_str(),
+            details.group.as_str(),
+            details.kind.as_str()
+        ),
+        ("web-1", "", "pods")
+    );
+    assert_eq!(server.cluster().pods, pods_before, "the pod is still there");
 }
 
 #[test]

@@ -172,17 +172,15 @@ impl Rbac {
         for binding in &objects {
             let scope = match binding.kind.as_str() {
                 "ClusterRoleBinding" => None,
-                "RoleBinding" => Some(
-                    binding
-                        .metadata
-                        .namespace
-                        .clone()
-                        .unwrap_or_else(|| panic!("RoleBinding {} has no namespace", binding.metadata.name)),
-                ),
+                "RoleBinding" => Some(binding.metadata.namespace.clone().unwrap_or_else(|| {
+                    panic!("RoleBinding {} has no namespace", binding.metadata.name)
+                })),
                 _ => continue,
             };
             let binds_us = binding.subjects.iter().any(|s| {
-                s.kind == "ServiceAccount" && s.name == name && s.namespace.as_deref() == Some(namespace)
+                s.kind == "ServiceAccount"
+                    && s.name == name
+                    && s.namespace.as_deref() == Some(namespace)
             });
             if !binds_us {
                 continue;

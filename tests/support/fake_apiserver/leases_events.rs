@@ -156,9 +156,13 @@ pub fn lease(
             let key = (namespace.to_string(), name.to_string());
             let Some(existing) = cluster.leases.get(&key).cloned() else {
                 // Leases allow create on update, which must be allowed to create as well.
-                if let Some(refusal) =
-                    authorization::create_refusal(&cluster.rbac, COORDINATION, LEASES, namespace, name)
-                {
+                if let Some(refusal) = authorization::create_refusal(
+                    &cluster.rbac,
+                    COORDINATION,
+                    LEASES,
+                    namespace,
+                    name,
+                ) {
                     return refusal;
                 }
                 lease.metadata.namespace = Some(namespace.to_string());
