@@ -13,7 +13,10 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lab::Lab;
 use serde_json::Value;
-use support::fake_apiserver::{Fault, MetricsApi, NodeLabelPolicy, Rbac, RequestRecord};
+use support::fake_apiserver::{
+    CHART_NAMESPACE, CHART_RBAC, CHART_SERVICE_ACCOUNT, Fault, MetricsApi, NodeLabelPolicy, Rbac,
+    RequestRecord,
+};
 use support::pushgateway::Pushgateway;
 
 const LOCK_NAMESPACE: &str = "kube-system";
@@ -275,6 +278,38 @@ fn a_missing_rbac_line_fails_the_check_and_names_the_rule_that_grants_it() {
         checked.with_status("missing").len(),
         2,
         "only those two: {}",
+        checked.stdout
+    );
+}
+
+/// The grant the code needs most often forgotten when a call is added: the chart's rendered
+/// RBAC as a chart without its Events rule would render it. The fake's reviews answer from those
+/// grants, as a real API server's from the installed chart.
+#[test]
+fn a_chart_whose_rendered_rbac_lacks_a_rule_the_code_needs_fails_the_check_naming_it() {
+    let events_rule =
+        "- apiGroups:\n  - events.k8s.io\n  resources:\n  - events\n  verbs:\n  - create\n";
+    assert!(CHART_RBAC.contains(events_rule), "the chart grants Events");
+    let without_events = CHART_RBAC.replace(events_rule, "");
+    let lab = Lab::installed("drs-moved-worker");
+    lab.server.cluster().rbac =
+        Rbac::rendered(&without_events, CHART_NAMESPACE, CHART_SERVICE_ACCOUNT);
+    let checked = lab.check(&[]);
+    assert_eq!(checked.code, 1, "{}", checked.stdout);
+    let events = checked.permission("events.k8s.io", "events", "create");
+    assert_eq!(events["status"], "missing");
+    let fix = events["fix"].as_str().expect("a fix");
+    assert!(
+        fix.contains(
+            "{apiGroups: [\"events.k8s.io\"], resources: [\"events\"], verbs: [\"create\"]} \
+             to a ClusterRole"
+        ),
+        "{fix}"
+    );
+    assert_eq!(
+        checked.with_status("missing").len(),
+        1,
+        "only that one: {}",
         checked.stdout
     );
 }

@@ -1549,6 +1549,50 @@ fn api_call(method: &str, path: &str) -> ApiCall {
     }
 }
 
+/// Issue 43: the fake runs as the chart's ServiceAccount with exactly the chart's rendered RBAC
+/// unless a test asks otherwise, so a live run, a what-if and a check through the binary need
+/// nothing the chart does not grant: no request of theirs is refused.
+#[test]
+fn a_run_a_what_if_and_a_check_need_nothing_the_chart_does_not_grant() {
+    let lab = Lab::start("what-if-ha");
+    assert_eq!(
+        lab.server.cluster().rbac,
+        support::fake_apiserver::Rbac::chart(),
+        "the default identity is the chart's"
+    );
+    let policy = lab.policy.display().to_string();
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let what_if = outcome_of(
+        lab.command(&[
+            "--output",
+            "json",
+            "what-if",
+            "--policy",
+            &policy,
+            "--host-fails",
+            "esxi-41",
+        ])
+        .output()
+        .expect("the binary runs"),
+    );
+    assert_eq!(what_if.code, 0, "{}", what_if.stderr);
+    let check = outcome_of(
+        lab.command(&["--output", "json", "check", "--policy", &policy])
+            .output()
+            .expect("the binary runs"),
+    );
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    let requests = lab.server.cluster().requests.clone();
+    let writes = requests.iter().filter(|r| r.method != "GET").count();
+    assert!(
+        writes > 0,
+        "the run wrote (took the lock at least): {requests:?}"
+    );
+    let refused: Vec<_> = requests.iter().filter(|r| r.status == 403).collect();
+    assert!(refused.is_empty(), "refused: {refused:?}");
+}
+
 /// The lines of `kube::API_CALLS`: (group, resource, verb) and the grant.
 fn listed_api_calls() -> BTreeMap<(String, String, String), String> {
     vsphere_descheduler::kube::API_CALLS

@@ -99,7 +99,7 @@ use super::certificates::Certificates;
 
 pub use admission::NodeLabelPolicy;
 pub use apply::LabelOwner;
-pub use authorization::{CHART_NAMESPACE, CHART_SERVICE_ACCOUNT, GrantedRule, Rbac};
+pub use authorization::{CHART_NAMESPACE, CHART_RBAC, CHART_SERVICE_ACCOUNT, GrantedRule, Rbac};
 pub use metrics::MetricsApi;
 pub use objects::{KubeObjects, Workload, read_objects};
 pub use vm_operator::{Release, VmOperator};

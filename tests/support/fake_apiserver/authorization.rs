@@ -46,7 +46,7 @@ const ANY: &str = "*";
 
 /// The chart's RBAC as Helm renders it with default values, release `vsd` in `kube-system`
 /// (`tests/chart/test_chart.py` holds it equal to a fresh render).
-const CHART_RBAC: &str = include_str!(concat!(
+pub const CHART_RBAC: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/rbac/chart.yaml"
 ));
@@ -75,7 +75,7 @@ pub struct GrantedRule {
 }
 
 /// The identity every request comes from, and what RBAC grants it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rbac {
     /// `system:serviceaccount:<namespace>:<name>`, as 403 messages name it.
     pub user: String,
