@@ -90,15 +90,12 @@ impl Checked {
 }
 
 impl Lab {
-    /// A lab whose API server grants exactly what the chart grants its ServiceAccount and
-    /// enforces the chart's admission policy for the story policy's host label.
+    /// A lab whose API server grants exactly what the chart grants its ServiceAccount (the
+    /// fake's default) and enforces the chart's admission policy for the story policy's host
+    /// label.
     fn installed(story: &str) -> Lab {
         let lab = Lab::start(story);
-        {
-            let mut cluster = lab.server.cluster();
-            cluster.rbac = chart_grants();
-            cluster.node_admission = Some(NodeLabelPolicy::chart(FULLNAME, &[HOST_LABEL]));
-        }
+        lab.server.cluster().node_admission = Some(NodeLabelPolicy::chart(FULLNAME, &[HOST_LABEL]));
         lab
     }
 

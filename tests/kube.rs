@@ -1403,7 +1403,7 @@ async fn a_claim_expiring_while_a_label_write_waits_to_retry_stops_the_retry() {
 
 const FULLNAME: &str = "vsd-vsphere-descheduler";
 
-/// The chart's grants to its ServiceAccount in kube-system.
+/// The chart's grants to its ServiceAccount in kube-system (the fake's default identity).
 fn chart_rbac() -> fake_apiserver::Rbac {
     fake_apiserver::Rbac::chart()
 }
@@ -1443,9 +1443,7 @@ const REVIEWS: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
 
 #[test]
 fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
-    let mut cluster = web_cluster(1);
-    cluster.rbac = chart_rbac();
-    let server = FakeApiServer::start(cluster);
+    let server = FakeApiServer::start(web_cluster(1));
     let review = |attributes: serde_json::Value| {
         raw(
             &server,
@@ -1479,7 +1477,12 @@ fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
         )["status"]
             .clone()
     };
-    assert_eq!(lease("kube-system", "vsphere-descheduler")["allowed"], true);
+    assert_eq!(
+        lease("kube-system", "vsphere-descheduler"),
+        json!({"allowed": true, "reason": format!(
+            "RBAC: allowed by RoleBinding \"{FULLNAME}-lease/kube-system\" of Role \
+             \"{FULLNAME}-lease\" to ServiceAccount \"{FULLNAME}/kube-system\"")})
+    );
     assert_eq!(
         lease("default", "vsphere-descheduler"),
         json!({"allowed": false})
@@ -1496,6 +1499,93 @@ fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
     );
     let invalid = raw(&server, Method::POST, REVIEWS, json!({"spec": {}})).expect_err("422");
     assert_eq!((invalid.code, invalid.reason.as_str()), (422, "Invalid"));
+}
+
+/// RBAC objects as the fake reads them, as the RBAC authorizer does: a RoleBinding of a
+/// ClusterRole grants its rules in the binding's namespace only, `*` is any verb,
+/// `resourceNames` allows only the named object (never a list), and a binding of another subject
+/// grants nothing.
+#[test]
+fn rbac_objects_grant_as_the_rbac_authorizer_reads_them() {
+    let manifests = "\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader}
+rules:
+- apiGroups: ['']
+  resources: [pods]
+  verbs: ['*']
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  resourceNames: [web]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: read-shop, namespace: shop}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+subjects: [{kind: ServiceAccount, name: app, namespace: ops}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: read-everywhere}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+subjects: [{kind: ServiceAccount, name: other, namespace: ops}]
+";
+    let mut cluster = web_cluster(1);
+    cluster.rbac = fake_apiserver::Rbac::rendered(manifests, "ops", "app");
+    let server = FakeApiServer::start(cluster);
+    let review = |attributes: serde_json::Value| {
+        raw(
+            &server,
+            Method::POST,
+            REVIEWS,
+            json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": attributes}}),
+        )
+        .expect("201")["status"]
+            .clone()
+    };
+    assert_eq!(
+        review(json!({"resource": "pods", "verb": "delete", "namespace": "shop", "name": "web-1"})),
+        json!({"allowed": true, "reason": "RBAC: allowed by RoleBinding \"read-shop/shop\" of \
+            ClusterRole \"reader\" to ServiceAccount \"app/ops\""})
+    );
+    let not_allowed = json!({"allowed": false});
+    for attributes in [
+        json!({"resource": "pods", "verb": "list", "namespace": "default"}),
+        json!({"resource": "pods", "verb": "list"}),
+        json!({"group": "policy", "resource": "poddisruptionbudgets", "verb": "get",
+            "namespace": "shop", "name": "other"}),
+        json!({"group": "policy", "resource": "poddisruptionbudgets", "verb": "list",
+            "namespace": "shop"}),
+    ] {
+        assert_eq!(review(attributes.clone()), not_allowed, "{attributes}");
+    }
+    assert_eq!(
+        review(
+            json!({"group": "policy", "resource": "poddisruptionbudgets", "verb": "get",
+            "namespace": "shop", "name": "web"})
+        )["allowed"],
+        true
+    );
+    // Requests are authorized from the same grants.
+    let pods = raw(
+        &server,
+        Method::GET,
+        "/api/v1/namespaces/shop/pods",
+        json!(null),
+    );
+    assert_eq!(
+        pods.expect("listed")["items"].as_array().map(Vec::len),
+        Some(3)
+    );
+    let everywhere = raw(&server, Method::GET, "/api/v1/pods", json!(null)).expect_err("403");
+    assert_eq!(
+        everywhere.message,
+        "pods is forbidden: User \"system:serviceaccount:ops:app\" cannot list resource \"pods\" \
+         in API group \"\" at the cluster scope"
+    );
 }
 
 #[test]
@@ -1722,12 +1812,10 @@ fn deleting_a_pod_directly_is_refused_in_the_authorizers_words() {
 
 #[test]
 fn a_dry_run_label_write_is_admitted_or_refused_and_stores_nothing() {
-    let mut cluster = FakeCluster::new(KubeObjects {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
         nodes: vec![node("worker-a", json!({HOST: "esxi-41", "team": "a"}))],
         ..KubeObjects::default()
-    });
-    cluster.rbac = chart_rbac();
-    let server = FakeApiServer::start(cluster);
+    }));
     let before = server.cluster().nodes["worker-a"].clone();
     let owners = server.cluster().label_owners("worker-a");
     let write = |set: &[(&str, &str)]| {
