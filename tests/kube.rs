@@ -1665,39 +1665,57 @@ fn a_request_rbac_does_not_allow_is_forbidden_in_the_authorizers_words() {
     );
 }
 
-/// The `Status` kube-apiserver writes when a write that would create its object is not allowed
-/// to create (`errors.NewForbidden` with RBAC's empty reason: see `create_refusal` in the
-/// fake's authorization.rs), as kube's client reads it.
-fn assert_create_on_update_refused(
-    refused: &::kube::core::Status,
+/// One request over HTTP/1.1 to the fake's socket, and the status and JSON body exactly as the
+/// server wrote them (kube's client keeps only the fields of its own `Status` type).
+fn exchange(
+    server: &FakeApiServer,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &serde_json::Value,
+) -> (u16, serde_json::Value) {
+    use std::io::{Read, Write};
+    let address = server.url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).expect("the fake listens");
+    let body = body.to_string();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("the request is sent");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("the response is read");
+    let (head, payload) = response.split_once("\r\n\r\n").expect("head and body");
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    (code, serde_json::from_str(payload).expect("a JSON body"))
+}
+
+/// The body kube-apiserver writes when a write that would create its object may not create
+/// (`errors.NewForbidden` with RBAC's empty reason: see `create_refusal` in the fake's
+/// authorization.rs): the group in `details` only for a named group.
+fn create_on_update_refusal(
     qualified: &str,
     name: &str,
     group: &str,
     resource: &str,
-) {
-    assert_eq!(
-        (
-            refused.code,
-            refused.reason.as_str(),
-            refused.message.as_str(),
-            refused.status.as_ref().map(|s| format!("{s:?}")).as_deref(),
-        ),
-        (
-            403,
-            "Forbidden",
-            format!("{qualified} \"{name}\" is forbidden: ").as_str(),
-            Some("Failure"),
-        )
-    );
-    let details = refused.details.as_ref().expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
-        ),
-        (name, group, resource)
-    );
+) -> serde_json::Value {
+    let mut details = json!({"name": name, "kind": resource});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("{qualified} \"{name}\" is forbidden: "),
+        "reason": "Forbidden", "details": details, "code": 403
+    })
 }
 
 const LOCK: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/vsphere-descheduler";
@@ -1715,13 +1733,17 @@ fn a_put_that_would_create_a_missing_lease_needs_create_as_well_as_update() {
     // `update` of the lock by name stays granted: only the create is taken away.
     cluster.rbac = chart_rbac().without("coordination.k8s.io", "leases", "create");
     let server = FakeApiServer::start(cluster);
-    let refused = raw(&server, Method::PUT, LOCK, new_lock()).expect_err("403");
-    assert_create_on_update_refused(
-        &refused,
-        "leases.coordination.k8s.io",
-        "vsphere-descheduler",
-        "coordination.k8s.io",
-        "leases",
+    assert_eq!(
+        exchange(&server, "PUT", LOCK, "application/json", &new_lock()),
+        (
+            403,
+            create_on_update_refusal(
+                "leases.coordination.k8s.io",
+                "vsphere-descheduler",
+                "coordination.k8s.io",
+                "leases",
+            )
+        )
     );
     assert!(server.cluster().leases.is_empty(), "nothing created");
 
@@ -1748,8 +1770,24 @@ fn an_apply_that_would_create_a_missing_node_is_refused_because_the_chart_grants
     // `patch` is granted, so the filter lets the apply through; the store finds no node and the
     // create it would be is not allowed, dry run or not.
     for dry_run in ["", "&dryRun=All"] {
-        let refused = apply("worker-z", dry_run).expect_err("403");
-        assert_create_on_update_refused(&refused, "nodes", "worker-z", "", "nodes");
+        let path =
+            format!("/api/v1/nodes/worker-z?fieldManager=vsphere-descheduler&force=true{dry_run}");
+        let body = json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "worker-z", "labels": {HOST: "esxi-41"}}});
+        assert_eq!(
+            exchange(
+                &server,
+                "PATCH",
+                &path,
+                "application/apply-patch+yaml",
+                &body
+            ),
+            (
+                403,
+                create_on_update_refusal("nodes", "worker-z", "", "nodes")
+            ),
+            "{path}"
+        );
     }
     assert_eq!(server.cluster().nodes, nodes_before, "no node created");
     // An existing node is only patched: no create is asked for.
@@ -1783,30 +1821,22 @@ fn an_apply_naming_a_uid_of_a_missing_node_is_a_conflict_before_any_create_is_au
 fn deleting_a_pod_directly_is_refused_in_the_authorizers_words() {
     let server = FakeApiServer::start(web_cluster(1));
     let pods_before = server.cluster().pods.clone();
-    let refused = raw(
+    let refused = exchange(
         &server,
-        Method::DELETE,
+        "DELETE",
         "/api/v1/namespaces/shop/pods/web-1",
-        json!({}),
-    )
-    .expect_err("403");
-    assert_eq!((refused.code, refused.reason.as_str()), (403, "Forbidden"));
-    assert_eq!(
-        refused.message,
-        format!(
+        "application/json",
+        &json!({}),
+    );
+    let expected = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!(
             "pods \"web-1\" is forbidden: User \"system:serviceaccount:kube-system:{FULLNAME}\" \
              cannot delete resource \"pods\" in API group \"\" in the namespace \"shop\""
-        )
-    );
-    let details = refused.details.expect("details");
-    assert_eq!(
-        (
-            details.name.as_str(),
-            details.group.as_str(),
-            details.kind.as_str()
         ),
-        ("web-1", "", "pods")
-    );
+        "reason": "Forbidden", "details": {"name": "web-1", "kind": "pods"}, "code": 403
+    });
+    assert_eq!(refused, (403, expected));
     assert_eq!(server.cluster().pods, pods_before, "the pod is still there");
 }
 
