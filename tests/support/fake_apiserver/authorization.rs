@@ -156,48 +156,10 @@ impl Rbac {
     pub fn rendered(manifests: &str, namespace: &str, name: &str) -> Rbac {
         let objects: Vec<RbacObject> = serde_saphyr::from_multiple(manifests)
             .unwrap_or_else(|error| panic!("RBAC manifests do not parse: {error}"));
-        let role = |kind: &str, role_name: &str, in_namespace: Option<&str>| {
-            objects
-                .iter()
-                .find(|object| {
-                    object.kind == kind
-                        && object.metadata.name == role_name
-                        && (kind == "ClusterRole"
-                            || object.metadata.namespace.as_deref() == in_namespace)
-                })
-                .unwrap_or_else(|| panic!("a binding refers to a missing {kind} {role_name}"))
-        };
         let subject = format!("ServiceAccount \"{name}/{namespace}\"");
         let mut rules = basic_user_rules();
-        for binding in &objects {
-            let scope = match binding.kind.as_str() {
-                "ClusterRoleBinding" => None,
-                "RoleBinding" => Some(binding.metadata.namespace.clone().unwrap_or_else(|| {
-                    panic!("RoleBinding {} has no namespace", binding.metadata.name)
-                })),
-                _ => continue,
-            };
-            let binds_us = binding.subjects.iter().any(|s| {
-                s.kind == "ServiceAccount"
-                    && s.name == name
-                    && s.namespace.as_deref() == Some(namespace)
-            });
-            if !binds_us {
-                continue;
-            }
-            let role_ref = binding.role_ref.as_ref().expect("a binding has a roleRef");
-            let bound = role(&role_ref.kind, &role_ref.name, scope.as_deref());
-            let binding_name = match &scope {
-                None => binding.metadata.name.clone(),
-                Some(scope) => format!("{}/{scope}", binding.metadata.name),
-            };
-            let source = format!(
-                "{} \"{binding_name}\" of {} \"{}\" to {subject}",
-                binding.kind, role_ref.kind, role_ref.name
-            );
-            for rule in &bound.rules {
-                rules.extend(flattened(rule, scope.as_ref(), &source));
-            }
+        for binding in objects.iter().filter(|o| o.binds(namespace, name)) {
+            rules.extend(binding_grants(&objects, binding, &subject));
         }
         Rbac {
             user: format!("system:serviceaccount:{namespace}:{name}"),
@@ -269,6 +231,62 @@ impl Rbac {
     fn allowing(&self, attributes: &Attributes) -> Option<&GrantedRule> {
         self.rules.iter().find(|rule| rule.allows(attributes))
     }
+}
+
+impl RbacObject {
+    /// Whether this is a binding with the ServiceAccount `<namespace>/<name>` among its subjects.
+    fn binds(&self, namespace: &str, name: &str) -> bool {
+        matches!(self.kind.as_str(), "ClusterRoleBinding" | "RoleBinding")
+            && self.subjects.iter().any(|s| {
+                s.kind == "ServiceAccount"
+                    && s.name == name
+                    && s.namespace.as_deref() == Some(namespace)
+            })
+    }
+
+    /// Where a binding grants: everywhere for a ClusterRoleBinding (`None`), in its own
+    /// namespace for a RoleBinding.
+    fn scope(&self) -> Option<String> {
+        (self.kind == "RoleBinding").then(|| {
+            self.metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| panic!("RoleBinding {} has no namespace", self.metadata.name))
+        })
+    }
+}
+
+/// The rules `binding` grants `subject` (as RBAC describes it): its role's, found among
+/// `objects` (a Role in the binding's namespace, or a ClusterRole), within the binding's scope,
+/// with the reason RBAC gives (`RoleBinding "<name>/<namespace>" of Role "<role>" to …`).
+fn binding_grants(objects: &[RbacObject], binding: &RbacObject, subject: &str) -> Vec<GrantedRule> {
+    let scope = binding.scope();
+    let role_ref = binding.role_ref.as_ref().expect("a binding has a roleRef");
+    let role = objects
+        .iter()
+        .find(|object| {
+            object.kind == role_ref.kind
+                && object.metadata.name == role_ref.name
+                && (role_ref.kind == "ClusterRole" || object.metadata.namespace == scope)
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "a binding refers to a missing {} {}",
+                role_ref.kind, role_ref.name
+            )
+        });
+    let binding_name = match &scope {
+        None => binding.metadata.name.clone(),
+        Some(scope) => format!("{}/{scope}", binding.metadata.name),
+    };
+    let source = format!(
+        "{} \"{binding_name}\" of {} \"{}\" to {subject}",
+        binding.kind, role_ref.kind, role_ref.name
+    );
+    role.rules
+        .iter()
+        .flat_map(|rule| flattened(rule, scope.as_ref(), &source))
+        .collect()
 }
 
 /// One rule of a role as the grants of a binding: one [`GrantedRule`] per group, resource and
