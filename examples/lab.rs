@@ -1,6 +1,9 @@
 //! A local lab: the vCenter simulator built from a snapshot's `VSphereInventory`, and the fake
 //! Kubernetes API server loaded with the snapshot's nodes, pods, PDBs and namespaces, so `run`,
-//! `run --dry-run` and `snapshot` can be tried on a laptop.
+//! `run --dry-run` and `snapshot` can be tried on a laptop. The fake API server grants exactly
+//! what the chart's RBAC grants its ServiceAccount (tests/fixtures/rbac/chart.yaml), so the lock
+//! is in `kube-system` (the default `--lock-namespace`) and anything else is refused as an
+//! installed chart's account would be.
 //!
 //! `cargo run --release --example lab -- SNAPSHOT_FILE [--port PORT]`
 //!

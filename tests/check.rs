@@ -14,9 +14,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lab::Lab;
 use serde_json::Value;
 use support::closed_port::ClosedPort;
-use support::fake_apiserver::{Fault, MetricsApi, NodeLabelPolicy, Rbac, RequestRecord};
+use support::fake_apiserver::{
+    CHART_NAMESPACE, CHART_RBAC, CHART_SERVICE_ACCOUNT, Fault, MetricsApi, NodeLabelPolicy, Rbac,
+    RequestRecord,
+};
 use support::pushgateway::Pushgateway;
-use vsphere_descheduler::kube::API_CALLS;
 
 const LOCK_NAMESPACE: &str = "kube-system";
 /// The chart's objects' name for release `vsd` (its ServiceAccount, roles, admission policy).
@@ -89,15 +91,12 @@ impl Checked {
 }
 
 impl Lab {
-    /// A lab whose API server grants exactly what the chart grants its ServiceAccount and
-    /// enforces the chart's admission policy for the story policy's host label.
+    /// A lab whose API server grants exactly what the chart grants its ServiceAccount (the
+    /// fake's default) and enforces the chart's admission policy for the story policy's host
+    /// label.
     fn installed(story: &str) -> Lab {
         let lab = Lab::start(story);
-        {
-            let mut cluster = lab.server.cluster();
-            cluster.rbac = Some(chart_grants());
-            cluster.node_admission = Some(NodeLabelPolicy::chart(FULLNAME, &[HOST_LABEL]));
-        }
+        lab.server.cluster().node_admission = Some(NodeLabelPolicy::chart(FULLNAME, &[HOST_LABEL]));
         lab
     }
 
@@ -156,7 +155,7 @@ impl Lab {
 
 /// What the chart grants its ServiceAccount `kube-system/vsd-vsphere-descheduler`.
 fn chart_grants() -> Rbac {
-    Rbac::chart(API_CALLS, LOCK_NAMESPACE, FULLNAME)
+    Rbac::chart()
 }
 
 /// The lines of the call list a policy without actual usage makes.
@@ -249,11 +248,9 @@ fn an_install_with_everything_in_place_passes_with_every_item_ok() {
 #[test]
 fn a_missing_rbac_line_fails_the_check_and_names_the_rule_that_grants_it() {
     let lab = Lab::installed("drs-moved-worker");
-    lab.server.cluster().rbac = Some(
-        chart_grants()
-            .without("", "pods/eviction", "create")
-            .without("coordination.k8s.io", "leases", "get"),
-    );
+    lab.server.cluster().rbac = chart_grants()
+        .without("", "pods/eviction", "create")
+        .without("coordination.k8s.io", "leases", "get");
     let checked = lab.check(&[]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
     let eviction = checked.permission("", "pods/eviction", "create");
@@ -283,10 +280,42 @@ fn a_missing_rbac_line_fails_the_check_and_names_the_rule_that_grants_it() {
     );
 }
 
+/// The grant the code needs most often forgotten when a call is added: the chart's rendered
+/// RBAC as a chart without its Events rule would render it. The fake's reviews answer from those
+/// grants, as a real API server's from the installed chart.
+#[test]
+fn a_chart_whose_rendered_rbac_lacks_a_rule_the_code_needs_fails_the_check_naming_it() {
+    let events_rule =
+        "- apiGroups:\n  - events.k8s.io\n  resources:\n  - events\n  verbs:\n  - create\n";
+    assert!(CHART_RBAC.contains(events_rule), "the chart grants Events");
+    let without_events = CHART_RBAC.replace(events_rule, "");
+    let lab = Lab::installed("drs-moved-worker");
+    lab.server.cluster().rbac =
+        Rbac::rendered(&without_events, CHART_NAMESPACE, CHART_SERVICE_ACCOUNT);
+    let checked = lab.check(&[]);
+    assert_eq!(checked.code, 1, "{}", checked.stdout);
+    let events = checked.permission("events.k8s.io", "events", "create");
+    assert_eq!(events["status"], "missing");
+    let fix = events["fix"].as_str().expect("a fix");
+    assert!(
+        fix.contains(
+            "{apiGroups: [\"events.k8s.io\"], resources: [\"events\"], verbs: [\"create\"]} \
+             to a ClusterRole"
+        ),
+        "{fix}"
+    );
+    assert_eq!(
+        checked.with_status("missing").len(),
+        1,
+        "only that one: {}",
+        checked.stdout
+    );
+}
+
 #[test]
 fn without_patch_on_nodes_the_label_write_is_not_tried() {
     let lab = Lab::installed("drs-moved-worker");
-    lab.server.cluster().rbac = Some(chart_grants().without("", "nodes", "patch"));
+    lab.server.cluster().rbac = chart_grants().without("", "nodes", "patch");
     let checked = lab.check(&[]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
     assert_eq!(
@@ -504,7 +533,7 @@ fn a_pushgateway_that_is_down_fails_the_check_and_is_named() {
 fn refused_access_reviews_are_one_missing_item_and_leave_the_permissions_unchecked() {
     let lab = Lab::installed("drs-moved-worker");
     lab.server.cluster().rbac =
-        Some(chart_grants().without("authorization.k8s.io", "selfsubjectaccessreviews", "create"));
+        chart_grants().without("authorization.k8s.io", "selfsubjectaccessreviews", "create");
     let checked = lab.check(&[]);
     assert_eq!(checked.code, 1, "{}", checked.stdout);
     let review = checked.permission("authorization.k8s.io", "selfsubjectaccessreviews", "create");
@@ -585,7 +614,7 @@ fn the_json_report_is_sections_of_typed_items_with_a_summary() {
 #[test]
 fn the_text_report_is_a_table_per_section_with_each_fix_under_its_item() {
     let lab = Lab::installed("drs-moved-worker");
-    lab.server.cluster().rbac = Some(chart_grants().without("", "pods/eviction", "create"));
+    lab.server.cluster().rbac = chart_grants().without("", "pods/eviction", "create");
     let policy = lab.policy.display().to_string();
     let output = lab
         .command(&[

@@ -1368,7 +1368,7 @@ fn a_run_lock_held_by_another_run_is_honoured() {
     let lease = Lease {
         metadata: ObjectMeta {
             name: Some("vsphere-descheduler".to_string()),
-            namespace: Some("ops".to_string()),
+            namespace: Some("kube-system".to_string()),
             resource_version: Some("1".to_string()),
             ..ObjectMeta::default()
         },
@@ -1382,11 +1382,12 @@ fn a_run_lock_held_by_another_run_is_honoured() {
         }),
     };
     lab.server.cluster().leases.insert(
-        ("ops".to_string(), "vsphere-descheduler".to_string()),
+        ("kube-system".to_string(), "vsphere-descheduler".to_string()),
         Arc::new(lease),
     );
     let state = lab.kubernetes_state();
-    let outcome = lab.run(&["--lock-namespace", "ops"]);
+    // In the chart's release namespace, where its Role grants the lock.
+    let outcome = lab.run(&["--lock-namespace", "kube-system"]);
     assert_eq!(outcome.code, 1);
     assert!(
         outcome.stderr.contains("cronjob-pod-1234"),
@@ -1551,6 +1552,50 @@ fn api_call(method: &str, path: &str) -> ApiCall {
         namespace,
         name,
     }
+}
+
+/// Issue 43: the fake runs as the chart's ServiceAccount with exactly the chart's rendered RBAC
+/// unless a test asks otherwise, so a live run, a what-if and a check through the binary need
+/// nothing the chart does not grant: no request of theirs is refused.
+#[test]
+fn a_run_a_what_if_and_a_check_need_nothing_the_chart_does_not_grant() {
+    let lab = Lab::start("what-if-ha");
+    assert_eq!(
+        lab.server.cluster().rbac,
+        support::fake_apiserver::Rbac::chart(),
+        "the default identity is the chart's"
+    );
+    let policy = lab.policy.display().to_string();
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let what_if = outcome_of(
+        lab.command(&[
+            "--output",
+            "json",
+            "what-if",
+            "--policy",
+            &policy,
+            "--host-fails",
+            "esxi-41",
+        ])
+        .output()
+        .expect("the binary runs"),
+    );
+    assert_eq!(what_if.code, 0, "{}", what_if.stderr);
+    let check = outcome_of(
+        lab.command(&["--output", "json", "check", "--policy", &policy])
+            .output()
+            .expect("the binary runs"),
+    );
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    let requests = lab.server.cluster().requests.clone();
+    let writes = requests.iter().filter(|r| r.method != "GET").count();
+    assert!(
+        writes > 0,
+        "the run wrote (took the lock at least): {requests:?}"
+    );
+    let refused: Vec<_> = requests.iter().filter(|r| r.status == 403).collect();
+    assert!(refused.is_empty(), "refused: {refused:?}");
 }
 
 /// The lines of `kube::API_CALLS`: (group, resource, verb) and the grant.

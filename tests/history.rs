@@ -339,15 +339,15 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
     let kubernetes = kube::Client::new(client);
     let read = kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await;
     assert_eq!(read, History::Recorded(earlier));
+    state.lock().expect("state").leases.clear();
     assert_eq!(
-        kubernetes.read_history("ops", kube::LEASE_NAME).await,
+        kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await,
         History::Recorded(Vec::new()),
         "no lease: nothing recorded yet"
     );
-    state
-        .lock()
-        .expect("state")
-        .inject(Fault::status(Some(Method::GET), "/leases/", 403));
+    // RBAC's own refusal: the account may no longer read the lock.
+    state.lock().expect("state").rbac =
+        fake_apiserver::Rbac::chart().without("coordination.k8s.io", "leases", "get");
     let History::Unreadable(unreadable) =
         kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await
     else {

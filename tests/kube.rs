@@ -827,7 +827,8 @@ fn of_two_runs_racing_for_the_lock_one_wins() {
 
 /// The fake answers Lease writes as the API server does: an update replaces
 /// labels, annotations and spec and bumps the resourceVersion, one that changes nothing keeps it,
-/// a stale resourceVersion is a 409 that changes nothing, and annotations are validated.
+/// a stale resourceVersion is a 409 that changes nothing, and annotations are validated. The
+/// lease is the lock the chart grants its ServiceAccount by name.
 #[test]
 fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_version() {
     use ::kube::api::{Api, PostParams};
@@ -835,7 +836,7 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
     let lease = |annotations: serde_json::Value, version: Option<&str>| -> Lease {
         serde_json::from_value(json!({
             "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {"name": "lock", "annotations": annotations, "resourceVersion": version},
+            "metadata": {"name": "vsphere-descheduler", "annotations": annotations, "resourceVersion": version},
             "spec": {"holderIdentity": "run-1", "leaseDurationSeconds": 60}
         }))
         .expect("a lease")
@@ -852,12 +853,12 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
             .resource_version
             .clone()
             .expect("a version");
-        let read = leases.get("lock").await.expect("read");
+        let read = leases.get("vsphere-descheduler").await.expect("read");
         assert_eq!(read.metadata.annotations, created.metadata.annotations);
 
         let replaced = leases
             .replace(
-                "lock",
+                "vsphere-descheduler",
                 &put,
                 &lease(json!({"a/b": "2", "c/d": "x"}), Some(&first)),
             )
@@ -877,13 +878,17 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
         assert_eq!(replaced.metadata.uid, created.metadata.uid);
 
         let stale = leases
-            .replace("lock", &put, &lease(json!({"a/b": "3"}), Some(&first)))
+            .replace(
+                "vsphere-descheduler",
+                &put,
+                &lease(json!({"a/b": "3"}), Some(&first)),
+            )
             .await
             .expect_err("stale");
         assert_eq!(kube::api_status(&stale).map(|s| s.code), Some(409));
         let unchanged = leases
             .replace(
-                "lock",
+                "vsphere-descheduler",
                 &put,
                 &lease(json!({"a/b": "2", "c/d": "x"}), Some(&second)),
             )
@@ -895,7 +900,11 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
             "an update that changes nothing keeps the version"
         );
         let removed = leases
-            .replace("lock", &put, &lease(json!(null), Some(&second)))
+            .replace(
+                "vsphere-descheduler",
+                &put,
+                &lease(json!(null), Some(&second)),
+            )
             .await
             .expect("replaced");
         assert_eq!(
@@ -911,7 +920,7 @@ fn the_fake_keeps_a_leases_annotations_and_compares_and_swaps_on_its_resource_ve
         let too_big = "x".repeat(256 * 1024);
         let refused = leases
             .replace(
-                "lock",
+                "vsphere-descheduler",
                 &put,
                 &lease(json!({"a/b": too_big}), Some(&version)),
             )
@@ -1519,9 +1528,9 @@ async fn a_claim_expiring_while_a_label_write_waits_to_retry_stops_the_retry() {
 
 const FULLNAME: &str = "vsd-vsphere-descheduler";
 
-/// The chart's grants to its ServiceAccount in kube-system.
+/// The chart's grants to its ServiceAccount in kube-system (the fake's default identity).
 fn chart_rbac() -> fake_apiserver::Rbac {
-    fake_apiserver::Rbac::chart(kube::API_CALLS, "kube-system", FULLNAME)
+    fake_apiserver::Rbac::chart()
 }
 
 /// One raw request through kube's client: the body of a success, or the `Status` of a failure.
@@ -1559,9 +1568,7 @@ const REVIEWS: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
 
 #[test]
 fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
-    let mut cluster = web_cluster(1);
-    cluster.rbac = Some(chart_rbac());
-    let server = FakeApiServer::start(cluster);
+    let server = FakeApiServer::start(web_cluster(1));
     let review = |attributes: serde_json::Value| {
         raw(
             &server,
@@ -1595,7 +1602,12 @@ fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
         )["status"]
             .clone()
     };
-    assert_eq!(lease("kube-system", "vsphere-descheduler")["allowed"], true);
+    assert_eq!(
+        lease("kube-system", "vsphere-descheduler"),
+        json!({"allowed": true, "reason": format!(
+            "RBAC: allowed by RoleBinding \"{FULLNAME}-lease/kube-system\" of Role \
+             \"{FULLNAME}-lease\" to ServiceAccount \"{FULLNAME}/kube-system\"")})
+    );
     assert_eq!(
         lease("default", "vsphere-descheduler"),
         json!({"allowed": false})
@@ -1614,10 +1626,97 @@ fn an_access_review_is_answered_as_kube_apiservers_rbac_answers_it() {
     assert_eq!((invalid.code, invalid.reason.as_str()), (422, "Invalid"));
 }
 
+/// RBAC objects as the fake reads them, as the RBAC authorizer does: a RoleBinding of a
+/// ClusterRole grants its rules in the binding's namespace only, `*` is any verb,
+/// `resourceNames` allows only the named object (never a list), and a binding of another subject
+/// grants nothing.
+#[test]
+fn rbac_objects_grant_as_the_rbac_authorizer_reads_them() {
+    let manifests = "\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader}
+rules:
+- apiGroups: ['']
+  resources: [pods]
+  verbs: ['*']
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  resourceNames: [web]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: read-shop, namespace: shop}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+subjects: [{kind: ServiceAccount, name: app, namespace: ops}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: read-everywhere}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+subjects: [{kind: ServiceAccount, name: other, namespace: ops}]
+";
+    let mut cluster = web_cluster(1);
+    cluster.rbac = fake_apiserver::Rbac::rendered(manifests, "ops", "app");
+    let server = FakeApiServer::start(cluster);
+    let review = |attributes: serde_json::Value| {
+        raw(
+            &server,
+            Method::POST,
+            REVIEWS,
+            json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": attributes}}),
+        )
+        .expect("201")["status"]
+            .clone()
+    };
+    assert_eq!(
+        review(json!({"resource": "pods", "verb": "delete", "namespace": "shop", "name": "web-1"})),
+        json!({"allowed": true, "reason": "RBAC: allowed by RoleBinding \"read-shop/shop\" of \
+            ClusterRole \"reader\" to ServiceAccount \"app/ops\""})
+    );
+    let not_allowed = json!({"allowed": false});
+    for attributes in [
+        json!({"resource": "pods", "verb": "list", "namespace": "default"}),
+        json!({"resource": "pods", "verb": "list"}),
+        json!({"group": "policy", "resource": "poddisruptionbudgets", "verb": "get",
+            "namespace": "shop", "name": "other"}),
+        json!({"group": "policy", "resource": "poddisruptionbudgets", "verb": "list",
+            "namespace": "shop"}),
+    ] {
+        assert_eq!(review(attributes.clone()), not_allowed, "{attributes}");
+    }
+    assert_eq!(
+        review(
+            json!({"group": "policy", "resource": "poddisruptionbudgets", "verb": "get",
+            "namespace": "shop", "name": "web"})
+        )["allowed"],
+        true
+    );
+    // Requests are authorized from the same grants.
+    let pods = raw(
+        &server,
+        Method::GET,
+        "/api/v1/namespaces/shop/pods",
+        json!(null),
+    );
+    assert_eq!(
+        pods.expect("listed")["items"].as_array().map(Vec::len),
+        Some(3)
+    );
+    let everywhere = raw(&server, Method::GET, "/api/v1/pods", json!(null)).expect_err("403");
+    assert_eq!(
+        everywhere.message,
+        "pods is forbidden: User \"system:serviceaccount:ops:app\" cannot list resource \"pods\" \
+         in API group \"\" at the cluster scope"
+    );
+}
+
 #[test]
 fn the_adapter_reads_a_review_into_a_decision() {
     let mut cluster = web_cluster(1);
-    cluster.rbac = Some(chart_rbac().without("", "pods/eviction", "create"));
+    cluster.rbac = chart_rbac().without("", "pods/eviction", "create");
     let server = FakeApiServer::start(cluster);
     let calls = kube::api_calls();
     let call = |resource: &str, verb: &str| {
@@ -1652,7 +1751,7 @@ fn the_adapter_reads_a_review_into_a_decision() {
 #[test]
 fn a_request_rbac_does_not_allow_is_forbidden_in_the_authorizers_words() {
     let mut cluster = web_cluster(1);
-    cluster.rbac = Some(chart_rbac().without("", "pods/eviction", "create"));
+    cluster.rbac = chart_rbac().without("", "pods/eviction", "create");
     let server = FakeApiServer::start(cluster);
     let refused = raw(
         &server,
@@ -1679,7 +1778,7 @@ fn a_request_rbac_does_not_allow_is_forbidden_in_the_authorizers_words() {
     assert_eq!(server.cluster().pods.len(), 3);
 
     let mut cluster = web_cluster(1);
-    cluster.rbac = Some(chart_rbac().without("", "nodes", "list"));
+    cluster.rbac = chart_rbac().without("", "nodes", "list");
     let server = FakeApiServer::start(cluster);
     let refused = raw(&server, Method::GET, "/api/v1/nodes", json!(null)).expect_err("403");
     assert_eq!(
@@ -1691,14 +1790,187 @@ fn a_request_rbac_does_not_allow_is_forbidden_in_the_authorizers_words() {
     );
 }
 
+/// One request over HTTP/1.1 to the fake's socket, and the status and JSON body exactly as the
+/// server wrote them (kube's client keeps only the fields of its own `Status` type).
+fn exchange(
+    server: &FakeApiServer,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &serde_json::Value,
+) -> (u16, serde_json::Value) {
+    use std::io::{Read, Write};
+    let address = server.url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).expect("the fake listens");
+    let body = body.to_string();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("the request is sent");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("the response is read");
+    let (head, payload) = response.split_once("\r\n\r\n").expect("head and body");
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    (code, serde_json::from_str(payload).expect("a JSON body"))
+}
+
+/// The body kube-apiserver writes when a write that would create its object may not create
+/// (`errors.NewForbidden` with RBAC's empty reason: see `create_refusal` in the fake's
+/// authorization.rs): the group in `details` only for a named group.
+fn create_on_update_refusal(
+    qualified: &str,
+    name: &str,
+    group: &str,
+    resource: &str,
+) -> serde_json::Value {
+    let mut details = json!({"name": name, "kind": resource});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("{qualified} \"{name}\" is forbidden: "),
+        "reason": "Forbidden", "details": details, "code": 403
+    })
+}
+
+const LOCK: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/vsphere-descheduler";
+
+/// What a client PUTs to take a lock that does not exist yet: no resourceVersion.
+fn new_lock() -> serde_json::Value {
+    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "vsphere-descheduler", "namespace": "kube-system"},
+        "spec": {"holderIdentity": "run-1", "leaseDurationSeconds": 60}})
+}
+
+#[test]
+fn a_put_that_would_create_a_missing_lease_needs_create_as_well_as_update() {
+    let mut cluster = web_cluster(1);
+    // `update` of the lock by name stays granted: only the create is taken away.
+    cluster.rbac = chart_rbac().without("coordination.k8s.io", "leases", "create");
+    let server = FakeApiServer::start(cluster);
+    assert_eq!(
+        exchange(&server, "PUT", LOCK, "application/json", &new_lock()),
+        (
+            403,
+            create_on_update_refusal(
+                "leases.coordination.k8s.io",
+                "vsphere-descheduler",
+                "coordination.k8s.io",
+                "leases",
+            )
+        )
+    );
+    assert!(server.cluster().leases.is_empty(), "nothing created");
+
+    // The chart grants create in the lock's namespace: the same PUT creates the lock.
+    server.cluster().rbac = chart_rbac();
+    let created = raw(&server, Method::PUT, LOCK, new_lock()).expect("201");
+    assert_eq!(created["spec"]["holderIdentity"], "run-1");
+    assert_eq!(server.cluster().leases.len(), 1);
+}
+
+#[test]
+fn an_apply_that_would_create_a_missing_node_is_refused_because_the_chart_grants_no_node_create() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let apply = |name: &str, dry_run: &str| {
+        raw(
+            &server,
+            Method::PATCH,
+            &format!("/api/v1/nodes/{name}?fieldManager=vsphere-descheduler&force=true{dry_run}"),
+            json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {HOST: "esxi-41"}}}),
+        )
+    };
+    let nodes_before = server.cluster().nodes.clone();
+    // `patch` is granted, so the filter lets the apply through; the store finds no node and the
+    // create it would be is not allowed, dry run or not.
+    for dry_run in ["", "&dryRun=All"] {
+        let path =
+            format!("/api/v1/nodes/worker-z?fieldManager=vsphere-descheduler&force=true{dry_run}");
+        let body = json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "worker-z", "labels": {HOST: "esxi-41"}}});
+        assert_eq!(
+            exchange(
+                &server,
+                "PATCH",
+                &path,
+                "application/apply-patch+yaml",
+                &body
+            ),
+            (
+                403,
+                create_on_update_refusal("nodes", "worker-z", "", "nodes")
+            ),
+            "{path}"
+        );
+    }
+    assert_eq!(server.cluster().nodes, nodes_before, "no node created");
+    // An existing node is only patched: no create is asked for.
+    let first = nodes_before.keys().next().expect("a node").clone();
+    assert_eq!(
+        apply(&first, "").expect("200")["metadata"]["labels"][HOST],
+        "esxi-41"
+    );
+
+    // A cluster-admin may create nodes by applying them.
+    server.cluster().rbac = fake_apiserver::Rbac::cluster_admin();
+    let created = apply("worker-z", "").expect("201");
+    assert_eq!(created["metadata"]["name"], "worker-z");
+}
+
+#[test]
+fn an_apply_naming_a_uid_of_a_missing_node_is_a_conflict_before_any_create_is_authorized() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let refused = raw(
+        &server,
+        Method::PATCH,
+        "/api/v1/nodes/worker-z?fieldManager=vsphere-descheduler&force=true",
+        json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "worker-z", "uid": "0f0e", "labels": {HOST: "esxi-41"}}}),
+    )
+    .expect_err("409");
+    assert_eq!((refused.code, refused.reason.as_str()), (409, "Conflict"));
+}
+
+#[test]
+fn deleting_a_pod_directly_is_refused_in_the_authorizers_words() {
+    let server = FakeApiServer::start(web_cluster(1));
+    let pods_before = server.cluster().pods.clone();
+    let refused = exchange(
+        &server,
+        "DELETE",
+        "/api/v1/namespaces/shop/pods/web-1",
+        "application/json",
+        &json!({}),
+    );
+    let expected = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!(
+            "pods \"web-1\" is forbidden: User \"system:serviceaccount:kube-system:{FULLNAME}\" \
+             cannot delete resource \"pods\" in API group \"\" in the namespace \"shop\""
+        ),
+        "reason": "Forbidden", "details": {"name": "web-1", "kind": "pods"}, "code": 403
+    });
+    assert_eq!(refused, (403, expected));
+    assert_eq!(server.cluster().pods, pods_before, "the pod is still there");
+}
+
 #[test]
 fn a_dry_run_label_write_is_admitted_or_refused_and_stores_nothing() {
-    let mut cluster = FakeCluster::new(KubeObjects {
+    let server = FakeApiServer::start(FakeCluster::new(KubeObjects {
         nodes: vec![node("worker-a", json!({HOST: "esxi-41", "team": "a"}))],
         ..KubeObjects::default()
-    });
-    cluster.rbac = Some(chart_rbac());
-    let server = FakeApiServer::start(cluster);
+    }));
     let before = server.cluster().nodes["worker-a"].clone();
     let owners = server.cluster().label_owners("worker-a");
     let write = |set: &[(&str, &str)]| {

@@ -24,7 +24,7 @@ const CAPI_HOST_LABEL: &str = "node.cluster.x-k8s.io/esxi-host";
 /// A guest node of the node-label story without Cluster API's host label, or of the
 /// Supervisor story without a VirtualMachine in the namespace read.
 const UNLABELLED_NODE: &str = "tkc-1-control-plane-x9k4t";
-const SERVICE_ACCOUNT: &str = "vsphere-descheduler";
+const SERVICE_ACCOUNT: &str = GuestClusterStory::SERVICE_ACCOUNT;
 const APP_NAMESPACE: &str = "shop";
 const DEPLOYMENT_UID: &str = "0f1e2d3c-4b5a-4697-8877-665544332211";
 const REPLICA_SET: &str = "web-6c9f8d7b5d";
@@ -240,8 +240,7 @@ impl Lab {
     /// Supervisor of `release` answering as the recipe's ServiceAccount (exactly its Role).
     fn new(release: Release) -> Lab {
         let story = GuestClusterStory::new();
-        let mut supervisor = story.supervisor(release);
-        supervisor.rbac = Some(reader());
+        let supervisor = story.supervisor(release);
         Lab::with(story, supervisor, |_| Vec::new())
     }
 
@@ -587,7 +586,7 @@ fn check_passes_every_supervisor_item_under_the_recipe_s_role() {
 fn check_names_the_missing_list_on_virtualmachines_and_fails() {
     let story = GuestClusterStory::new();
     let mut supervisor = story.supervisor(Release::V9_0_1);
-    supervisor.rbac = Some(reader().without(GROUP, "virtualmachines", "list"));
+    supervisor.rbac = reader().without(GROUP, "virtualmachines", "list");
     let lab = Lab::with(story, supervisor, |_| Vec::new());
     let checked = lab.check();
     assert_eq!(checked.code, 1, "{}", checked.context());
@@ -705,8 +704,7 @@ fn a_refused_token_fails_the_run_with_its_report() {
 #[test]
 fn a_guest_node_matching_no_vm_is_unmapped_and_named() {
     let story = GuestClusterStory::new();
-    let mut supervisor = story.supervisor(Release::V9_0_1);
-    supervisor.rbac = Some(reader());
+    let supervisor = story.supervisor(Release::V9_0_1);
     // A guest Node whose VM is in no Supervisor namespace the tool reads.
     let mut guest = story.clone();
     guest.vms.push(GuestVm::new(

@@ -27,10 +27,12 @@
 //! * `events.k8s.io/v1` Event creation with the server's validation;
 //! * Leases: create, get, PUT with `resourceVersion` preconditions (409) replacing labels,
 //!   annotations and spec (annotation keys and their 256 KiB total validated), delete;
-//! * authorization as RBAC does it for one identity ([`Rbac`]: by default everything is allowed;
-//!   a test grants exactly the chart's rules, or those less a line): every API request is
-//!   authorized before it is handled, `403 Forbidden` with the authorizer's message when no rule
-//!   allows it; `SelfSubjectAccessReview`s answered from the same grants (201, the spec echoed,
+//! * authorization as RBAC does it for one identity ([`Rbac`]: by default the chart's
+//!   ServiceAccount with exactly the chart's rendered RBAC; a test asks for a cluster-admin, or
+//!   the chart's rules less one, and says why): every API request is authorized before it is
+//!   handled, `403 Forbidden` with the authorizer's message when no rule allows it; a `PUT` or
+//!   apply that would create a missing object is authorized for `create` too, as the real
+//!   handlers do; `SelfSubjectAccessReview`s answered from the same grants (201, the spec echoed,
 //!   `allowed` with RBAC's reason naming the binding, or not allowed with no reason), and
 //!   granted to every identity as Kubernetes's `system:basic-user` does;
 //! * the chart's ValidatingAdmissionPolicy on node updates when a test installs it
@@ -97,7 +99,7 @@ use super::certificates::Certificates;
 
 pub use admission::NodeLabelPolicy;
 pub use apply::LabelOwner;
-pub use authorization::{GrantedRule, Rbac};
+pub use authorization::{CHART_NAMESPACE, CHART_RBAC, CHART_SERVICE_ACCOUNT, GrantedRule, Rbac};
 pub use metrics::MetricsApi;
 pub use objects::{KubeObjects, Workload, read_objects};
 pub use vm_operator::{Release, VmOperator};
@@ -135,9 +137,9 @@ pub struct FakeCluster {
     pub pdb_controller_frozen: bool,
     /// When set, pods given a grace period are removed at once, as if the kubelet had finished.
     pub kubelet_finishes_terminations: bool,
-    /// Who sends the requests and what RBAC grants them; `None`: everything is allowed (a
-    /// cluster-admin).
-    pub rbac: Option<Rbac>,
+    /// Who sends the requests and what RBAC grants them: by default the chart's ServiceAccount
+    /// with exactly the chart's rendered RBAC ([`Rbac::chart`]).
+    pub rbac: Rbac,
     /// The chart's admission policy on node updates, when installed.
     pub node_admission: Option<NodeLabelPolicy>,
     faults: Vec<Fault>,
@@ -704,7 +706,7 @@ async fn handle(
     let response = {
         let mut cluster = state.lock().expect("the fake's state is never poisoned");
         // Authorization comes before any handler, as in the real server.
-        match authorization::refusal(cluster.rbac.as_ref(), &request) {
+        match authorization::refusal(&cluster.rbac, &request) {
             Some(refusal) => refusal,
             None => route(&mut cluster, &request),
         }
@@ -846,7 +848,7 @@ fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
                 "v1",
                 "selfsubjectaccessreviews",
             ],
-        ) => authorization::review(cluster.rbac.as_ref(), request),
+        ) => authorization::review(&cluster.rbac, request),
         (&Method::POST, ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => {
             eviction::evict(cluster, request, ns, name)
         }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 pub use super::fake_apiserver::vm_operator::{
     CONVERSION_ANNOTATION, GROUP, Release, Resource, Version, convert,
 };
-use super::fake_apiserver::{FakeCluster, KubeObjects};
+use super::fake_apiserver::{FakeCluster, KubeObjects, Rbac};
 
 /// Cluster API's labels and VM Operator's annotation on a guest cluster's VMs.
 pub const CLUSTER_NAME_LABEL: &str = "capv.vmware.com/cluster.name";
@@ -256,6 +256,8 @@ impl Default for GuestClusterStory {
 
 impl GuestClusterStory {
     pub const NAMESPACE: &str = "team-a";
+    /// The ServiceAccount in the Supervisor namespace the tool reads VM Operator's objects as.
+    pub const SERVICE_ACCOUNT: &str = "vsphere-descheduler";
     pub const CLUSTER: &str = "tkc-1";
     /// The workers' MachineDeployment.
     pub const DEPLOYMENT: &str = "tkc-1-workers-hq7kx";
@@ -309,7 +311,9 @@ impl GuestClusterStory {
         resource_policy(&self.namespace, &self.cluster, &groups, version)
     }
 
-    /// The Supervisor of `release`, holding the story's VMs and policy.
+    /// The Supervisor of `release`, holding the story's VMs and policy, answering the identity
+    /// the tool uses there: the namespace owner's reader ServiceAccount
+    /// [`GuestClusterStory::SERVICE_ACCOUNT`], with exactly the reader Role's grants (docs/vks.md).
     pub fn supervisor(&self, release: Release) -> FakeCluster {
         let version = release.storage_version();
         let objects = self
@@ -317,7 +321,9 @@ impl GuestClusterStory {
             .iter()
             .map(|vm| vm.object(version))
             .chain(std::iter::once(self.resource_policy(version)));
-        FakeCluster::supervisor(release, objects)
+        let mut cluster = FakeCluster::supervisor(release, objects);
+        cluster.rbac = Rbac::vm_operator_reader(&self.namespace, Self::SERVICE_ACCOUNT);
+        cluster
     }
 
     /// The guest cluster's Nodes.

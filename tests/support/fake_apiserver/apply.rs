@@ -17,7 +17,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use serde_json::{Value, json};
 
 use super::admission::NodeLabelPolicy;
-use super::{FakeCluster, Request, not_found, now, object, status};
+use super::{FakeCluster, Request, authorization, not_found, now, object, status};
 
 /// One entry of a node's label ownership: a manager, how it wrote, and the keys it owns.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -320,6 +320,11 @@ fn apply(
                      object was found"
                 ),
             );
+        }
+        // An apply creates what is missing, which must be allowed to create as well (dry run
+        // or not).
+        if let Some(refusal) = authorization::create_refusal(&cluster.rbac, "", "nodes", "", name) {
+            return refusal;
         }
         let node = Node {
             metadata: ObjectMeta {

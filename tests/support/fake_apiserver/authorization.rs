@@ -1,20 +1,35 @@
 //! Authorization as kube-apiserver's RBAC authorizer does it, for the one identity that sends
 //! the requests ([`Rbac`]), and `SelfSubjectAccessReview`s answered from the same grants.
 //!
-//! Without an [`Rbac`] (the default) every request is allowed, as for a cluster-admin: the
-//! tests that do not care about permissions never meet a 403. With one, every request to an API
-//! path is authorized first, as the real server does before any handler (and before any
-//! admission): a request no granted rule allows is `403 Forbidden` with the authorizer's
-//! message. Non-resource paths (discovery, `/version`) are always allowed: Kubernetes grants
-//! them to everyone (`system:discovery`, `system:public-info-viewer`).
+//! By default the identity is the chart's ServiceAccount `kube-system/vsd-vsphere-descheduler`
+//! with exactly the RBAC the chart renders ([`Rbac::chart`]): the ClusterRole, Role and their
+//! bindings in `tests/fixtures/rbac/chart.yaml`, which `tests/chart/test_chart.py` renders
+//! afresh and holds equal to the committed file (regenerate it with
+//! `.venv/bin/python scripts/rbac-fixture.py`). So a client call the chart does not grant fails
+//! under `cargo test` as it would on a real cluster. A test that needs more says so and why:
+//! [`Rbac::cluster_admin`] (every right, as `system:masters`), [`Rbac::without`] (the chart less
+//! one rule, to show `check` names it) or [`Rbac::vm_operator_reader`] (a Supervisor namespace's
+//! reader). Objects a test seeds through the fake's own store ([`super::FakeCluster::new`],
+//! the public maps) bypass HTTP and need no grant.
+//!
+//! Every request to an API path is authorized first, as the real server does before any
+//! handler (and before any admission): a request no granted rule allows is `403 Forbidden` with
+//! the authorizer's message. Non-resource paths (discovery, `/version`) are always allowed:
+//! Kubernetes grants them to everyone (`system:discovery`, `system:public-info-viewer`).
+//!
+//! A write that creates what it names is authorized twice, as the real server does: a `PUT` to
+//! a missing Lease (Leases allow create on update) and a server-side apply `PATCH` to a missing
+//! node are authorized as `update`/`patch` by the filter, then, once the store finds nothing
+//! to update, as `create` ([`create_refusal`]).
 
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{Request, status};
 
-/// How RBAC names the grant of a cluster-admin (the reason of every review without an [`Rbac`]).
+/// How RBAC names the grant of a cluster-admin.
 const CLUSTER_ADMIN: &str = "ClusterRoleBinding \"cluster-admin\" of ClusterRole \
                              \"cluster-admin\" to Group \"system:masters\"";
 
@@ -22,7 +37,27 @@ const CLUSTER_ADMIN: &str = "ClusterRoleBinding \"cluster-admin\" of ClusterRole
 const BASIC_USER: &str = "ClusterRoleBinding \"system:basic-user\" of ClusterRole \
                           \"system:basic-user\" to Group \"system:authenticated\"";
 
-/// One granted rule, flattened: one group, resource and verb.
+/// How RBAC names Kubernetes's own grant of discovery to every authenticated user.
+const DISCOVERY: &str = "ClusterRoleBinding \"system:discovery\" of ClusterRole \
+                         \"system:discovery\" to Group \"system:authenticated\"";
+
+/// RBAC's wildcard: any group, resource or verb.
+const ANY: &str = "*";
+
+/// The chart's RBAC as Helm renders it with default values, release `vsd` in `kube-system`
+/// (`tests/chart/test_chart.py` holds it equal to a fresh render).
+pub const CHART_RBAC: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/rbac/chart.yaml"
+));
+
+/// The namespace the chart's fixture is rendered into (the release's and the lock's).
+pub const CHART_NAMESPACE: &str = "kube-system";
+
+/// The chart's ServiceAccount in the fixture: the fullname of release `vsd`.
+pub const CHART_SERVICE_ACCOUNT: &str = "vsd-vsphere-descheduler";
+
+/// One granted rule, flattened: one group, resource and verb (each may be RBAC's `*`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrantedRule {
     /// `""` for the core group.
@@ -40,58 +75,114 @@ pub struct GrantedRule {
 }
 
 /// The identity every request comes from, and what RBAC grants it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rbac {
     /// `system:serviceaccount:<namespace>:<name>`, as 403 messages name it.
     pub user: String,
     pub rules: Vec<GrantedRule>,
+    /// The binding that allows non-resource URLs (discovery), as a review's reason names it.
+    pub non_resource_source: String,
+}
+
+/// The chart's grants: what every fake runs with unless a test asks otherwise.
+impl Default for Rbac {
+    fn default() -> Rbac {
+        Rbac::chart()
+    }
+}
+
+/// The part of an RBAC object (ClusterRole, Role, ClusterRoleBinding, RoleBinding) the
+/// authorizer reads.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RbacObject {
+    kind: String,
+    metadata: ObjectName,
+    #[serde(default)]
+    rules: Vec<PolicyRule>,
+    role_ref: Option<RoleRef>,
+    #[serde(default)]
+    subjects: Vec<Subject>,
+}
+
+#[derive(Deserialize)]
+struct ObjectName {
+    name: String,
+    namespace: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PolicyRule {
+    #[serde(default)]
+    api_groups: Vec<String>,
+    #[serde(default)]
+    resources: Vec<String>,
+    #[serde(default)]
+    verbs: Vec<String>,
+    #[serde(default)]
+    resource_names: Vec<String>,
+    #[serde(default, rename = "nonResourceURLs")]
+    non_resource_urls: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct RoleRef {
+    kind: String,
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct Subject {
+    kind: String,
+    name: String,
+    namespace: Option<String>,
 }
 
 impl Rbac {
-    /// What the chart grants its ServiceAccount `<release namespace>/<fullname>`: the
-    /// ClusterRole's and Role's rules as `call_list` (the text of `src/kube/api_calls.txt`,
-    /// which the chart tests hold the chart's RBAC to) says, bound as the chart binds them, and
-    /// Kubernetes's own `system:basic-user` grants (self-reviews) to every authenticated user.
-    pub fn chart(call_list: &str, namespace: &str, fullname: &str) -> Rbac {
-        let subject = format!("ServiceAccount \"{fullname}/{namespace}\"");
-        let cluster_binding =
-            format!("ClusterRoleBinding \"{fullname}\" of ClusterRole \"{fullname}\" to {subject}");
-        // The chart names its lease Role and RoleBinding `<fullname>-lease`.
-        let role_binding = format!(
-            "RoleBinding \"{fullname}-lease/{namespace}\" of Role \"{fullname}-lease\" to {subject}"
-        );
+    /// What the chart grants its ServiceAccount `kube-system/vsd-vsphere-descheduler`, read from
+    /// the chart's rendered RBAC (`tests/fixtures/rbac/chart.yaml`), and Kubernetes's own
+    /// `system:basic-user` grants (self-reviews) to every authenticated user.
+    pub fn chart() -> Rbac {
+        Rbac::rendered(CHART_RBAC, CHART_NAMESPACE, CHART_SERVICE_ACCOUNT)
+    }
+
+    /// What the RBAC objects in `manifests` (YAML documents) grant the ServiceAccount
+    /// `<namespace>/<name>`, as the RBAC authorizer reads them: each binding naming it binds
+    /// its role's rules, cluster-wide for a ClusterRoleBinding, in the binding's namespace for
+    /// a RoleBinding (of a Role or a ClusterRole); the reason names binding, role and subject.
+    /// Rules for non-resource URLs are not modelled (every identity may read discovery here):
+    /// a manifest with one is refused rather than half read.
+    pub fn rendered(manifests: &str, namespace: &str, name: &str) -> Rbac {
+        let objects: Vec<RbacObject> = serde_saphyr::from_multiple(manifests)
+            .unwrap_or_else(|error| panic!("RBAC manifests do not parse: {error}"));
+        let subject = format!("ServiceAccount \"{name}/{namespace}\"");
         let mut rules = basic_user_rules();
-        for line in call_list.lines().map(str::trim) {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let columns: Vec<&str> = line.split_whitespace().collect();
-            let [group, resource, verb, grant] = columns.as_slice() else {
-                panic!("four columns: {line}");
-            };
-            let group = if *group == "core" { "" } else { group };
-            let in_namespace = Some(namespace.to_string());
-            let (namespace, names, source) = match *grant {
-                "Everyone" => continue,
-                "ClusterRole" => (None, Vec::new(), cluster_binding.clone()),
-                "Role" => (in_namespace, Vec::new(), role_binding.clone()),
-                other => match other.strip_prefix("Role/") {
-                    Some(name) => (in_namespace, vec![name.to_string()], role_binding.clone()),
-                    None => panic!("unknown grant {other}: {line}"),
-                },
-            };
-            rules.push(GrantedRule {
-                group: group.to_string(),
-                resource: resource.to_string(),
-                verb: verb.to_string(),
-                namespace,
-                names,
-                source,
-            });
+        for binding in objects.iter().filter(|o| o.binds(namespace, name)) {
+            rules.extend(binding_grants(&objects, binding, &subject));
         }
         Rbac {
-            user: format!("system:serviceaccount:{namespace}:{fullname}"),
+            user: format!("system:serviceaccount:{namespace}:{name}"),
             rules,
+            non_resource_source: DISCOVERY.to_string(),
+        }
+    }
+
+    /// Every right, as the `cluster-admin` ClusterRole grants it to `system:masters` (the
+    /// identity of an admin kubeconfig): for tests that set up objects through the API or make
+    /// calls outside the chart's grants on purpose.
+    pub fn cluster_admin() -> Rbac {
+        Rbac {
+            user: "kubernetes-admin".to_string(),
+            rules: vec![GrantedRule {
+                group: ANY.to_string(),
+                resource: ANY.to_string(),
+                verb: ANY.to_string(),
+                namespace: None,
+                names: Vec::new(),
+                source: CLUSTER_ADMIN.to_string(),
+            }],
+            non_resource_source: CLUSTER_ADMIN.to_string(),
         }
     }
 
@@ -119,6 +210,7 @@ impl Rbac {
         Rbac {
             user: format!("system:serviceaccount:{namespace}:{name}"),
             rules,
+            non_resource_source: DISCOVERY.to_string(),
         }
     }
 
@@ -141,6 +233,87 @@ impl Rbac {
     }
 }
 
+impl RbacObject {
+    /// Whether this is a binding with the ServiceAccount `<namespace>/<name>` among its subjects.
+    fn binds(&self, namespace: &str, name: &str) -> bool {
+        matches!(self.kind.as_str(), "ClusterRoleBinding" | "RoleBinding")
+            && self.subjects.iter().any(|s| {
+                s.kind == "ServiceAccount"
+                    && s.name == name
+                    && s.namespace.as_deref() == Some(namespace)
+            })
+    }
+
+    /// Where a binding grants: everywhere for a ClusterRoleBinding (`None`), in its own
+    /// namespace for a RoleBinding.
+    fn scope(&self) -> Option<String> {
+        (self.kind == "RoleBinding").then(|| {
+            self.metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| panic!("RoleBinding {} has no namespace", self.metadata.name))
+        })
+    }
+}
+
+/// The rules `binding` grants `subject` (as RBAC describes it): its role's, found among
+/// `objects` (a Role in the binding's namespace, or a ClusterRole), within the binding's scope,
+/// with the reason RBAC gives (`RoleBinding "<name>/<namespace>" of Role "<role>" to …`).
+fn binding_grants(objects: &[RbacObject], binding: &RbacObject, subject: &str) -> Vec<GrantedRule> {
+    let scope = binding.scope();
+    let role_ref = binding.role_ref.as_ref().expect("a binding has a roleRef");
+    let role = objects
+        .iter()
+        .find(|object| {
+            object.kind == role_ref.kind
+                && object.metadata.name == role_ref.name
+                && (role_ref.kind == "ClusterRole" || object.metadata.namespace == scope)
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "a binding refers to a missing {} {}",
+                role_ref.kind, role_ref.name
+            )
+        });
+    let binding_name = match &scope {
+        None => binding.metadata.name.clone(),
+        Some(scope) => format!("{}/{scope}", binding.metadata.name),
+    };
+    let source = format!(
+        "{} \"{binding_name}\" of {} \"{}\" to {subject}",
+        binding.kind, role_ref.kind, role_ref.name
+    );
+    role.rules
+        .iter()
+        .flat_map(|rule| flattened(rule, scope.as_ref(), &source))
+        .collect()
+}
+
+/// One rule of a role as the grants of a binding: one [`GrantedRule`] per group, resource and
+/// verb it lists.
+fn flattened(rule: &PolicyRule, scope: Option<&String>, source: &str) -> Vec<GrantedRule> {
+    assert!(
+        rule.non_resource_urls.is_empty(),
+        "{source}: rules for non-resource URLs are not modelled"
+    );
+    let mut granted = Vec::new();
+    for group in &rule.api_groups {
+        for resource in &rule.resources {
+            for verb in &rule.verbs {
+                granted.push(GrantedRule {
+                    group: group.clone(),
+                    resource: resource.clone(),
+                    verb: verb.clone(),
+                    namespace: scope.cloned(),
+                    names: rule.resource_names.clone(),
+                    source: source.to_string(),
+                });
+            }
+        }
+    }
+    granted
+}
+
 /// Kubernetes's `system:basic-user` ClusterRole, bound to every authenticated user.
 fn basic_user_rules() -> Vec<GrantedRule> {
     [
@@ -161,17 +334,24 @@ fn basic_user_rules() -> Vec<GrantedRule> {
 }
 
 impl GrantedRule {
-    /// RBAC's `RuleAllows`, for rules without wildcards, and its binding's reach: a RoleBinding
-    /// grants only in its namespace, so never a cluster-wide request.
+    /// RBAC's `RuleAllows` (`*` for any verb, group or resource, `*/<subresource>` for that
+    /// subresource of any resource; `resourceNames` only for requests that name an object), and
+    /// its binding's reach: a RoleBinding grants only in its namespace, so never a cluster-wide
+    /// request.
     fn allows(&self, attributes: &Attributes) -> bool {
         let reach = match &self.namespace {
             None => true,
             Some(namespace) => attributes.namespace == *namespace,
         };
+        let resource = attributes.rule_resource();
+        let resource_matches = self.resource == ANY
+            || self.resource == resource
+            || (!attributes.subresource.is_empty()
+                && self.resource == format!("{ANY}/{}", attributes.subresource));
         reach
-            && self.verb == attributes.verb
-            && self.group == attributes.group
-            && self.resource == attributes.rule_resource()
+            && (self.verb == ANY || self.verb == attributes.verb)
+            && (self.group == ANY || self.group == attributes.group)
+            && resource_matches
             && (self.names.is_empty() || self.names.contains(&attributes.name))
     }
 }
@@ -255,17 +435,11 @@ impl Attributes {
 /// The 403 of a request `rbac` does not allow, as kube-apiserver writes it
 /// (`responsewriters.Forbidden`: the resource without its subresource, the object's name when
 /// the request has one, and the authorizer's words); `None` when the request is allowed.
-pub fn refusal(rbac: Option<&Rbac>, request: &Request) -> Option<Response> {
-    let rbac = rbac?;
+pub fn refusal(rbac: &Rbac, request: &Request) -> Option<Response> {
     let attributes = Attributes::of_request(request)?;
     if rbac.allowing(&attributes).is_some() {
         return None;
     }
-    let qualified = if attributes.group.is_empty() {
-        attributes.resource.clone()
-    } else {
-        format!("{}.{}", attributes.resource, attributes.group)
-    };
     let scope = if attributes.namespace.is_empty() {
         "at the cluster scope".to_string()
     } else {
@@ -278,6 +452,49 @@ pub fn refusal(rbac: Option<&Rbac>, request: &Request) -> Option<Response> {
         attributes.rule_resource(),
         attributes.group
     );
+    Some(forbidden(&attributes, &reason))
+}
+
+/// The 403 of a write that would create `<resource> <name>` (a `PUT` to a missing Lease, an
+/// apply to a missing node) when `rbac` does not allow `create` of it; `None` when it does.
+///
+/// The real server's update and patch handlers authorize `create` only once the store finds
+/// nothing to update, through the create validation they hand it (`withAuthorization` in the
+/// apiserver's `handlers/rest.go`): after the filter allowed `update`/`patch`, after the
+/// object's own validation and the uid precondition of an apply (409 for a missing object),
+/// before admission, and for dry runs too. Its refusal is `errors.NewForbidden` with the
+/// authorizer's reason, not the filter's "User … cannot …" sentence, and RBAC gives no reason
+/// when no rule allows (it has no opinion; only evaluation errors are reported), so the message
+/// ends in `is forbidden: `.
+pub fn create_refusal(
+    rbac: &Rbac,
+    group: &str,
+    resource: &str,
+    namespace: &str,
+    name: &str,
+) -> Option<Response> {
+    let attributes = Attributes {
+        verb: "create".to_string(),
+        group: group.to_string(),
+        resource: resource.to_string(),
+        subresource: String::new(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    };
+    if rbac.allowing(&attributes).is_some() {
+        return None;
+    }
+    Some(forbidden(&attributes, ""))
+}
+
+/// `errors.NewForbidden` for the request `attributes` describe: the resource qualified by its
+/// group, the name when there is one, `details` with name, group and the resource as `kind`.
+fn forbidden(attributes: &Attributes, reason: &str) -> Response {
+    let qualified = if attributes.group.is_empty() {
+        attributes.resource.clone()
+    } else {
+        format!("{}.{}", attributes.resource, attributes.group)
+    };
     let message = if attributes.name.is_empty() {
         format!("{qualified} is forbidden: {reason}")
     } else {
@@ -291,19 +508,14 @@ pub fn refusal(rbac: Option<&Rbac>, request: &Request) -> Option<Response> {
         details.insert("group".into(), json!(attributes.group));
     }
     details.insert("kind".into(), json!(attributes.resource));
-    Some(status(
-        403,
-        "Forbidden",
-        &message,
-        Some(Value::Object(details)),
-    ))
+    status(403, "Forbidden", &message, Some(Value::Object(details)))
 }
 
 /// `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`: 201 with the review as the
 /// server returns it (`metadata.creationTimestamp: null`, the spec echoed without empty
 /// fields) and its `status`: `allowed` with RBAC's reason naming the binding, or not allowed
 /// with no reason (RBAC has no opinion on what it does not grant; nothing denies explicitly).
-pub fn review(rbac: Option<&Rbac>, request: &Request) -> Response {
+pub fn review(rbac: &Rbac, request: &Request) -> Response {
     let body: Value = match serde_json::from_slice(&request.body) {
         Ok(body) => body,
         Err(error) => {
@@ -335,18 +547,10 @@ pub fn review(rbac: Option<&Rbac>, request: &Request) -> Response {
                 namespace: text("namespace"),
                 name: text("name"),
             };
-            match rbac {
-                None => Some(CLUSTER_ADMIN.to_string()),
-                Some(rbac) => rbac.allowing(&attributes).map(|rule| rule.source.clone()),
-            }
+            rbac.allowing(&attributes).map(|rule| rule.source.clone())
         }
         // Discovery and the like: everyone may.
-        (None, Some(_)) => Some(match rbac {
-            None => CLUSTER_ADMIN.to_string(),
-            Some(_) => "ClusterRoleBinding \"system:discovery\" of ClusterRole \
-                        \"system:discovery\" to Group \"system:authenticated\""
-                .to_string(),
-        }),
+        (None, Some(_)) => Some(rbac.non_resource_source.clone()),
         _ => {
             return status(
                 422,

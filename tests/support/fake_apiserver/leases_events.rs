@@ -9,7 +9,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::events::v1::Event;
 use serde_json::{Value, json};
 
-use super::{FakeCluster, Request, not_found, object, status, success};
+use super::{FakeCluster, Request, authorization, not_found, object, status, success};
 
 const LEASES: &str = "leases";
 const COORDINATION: &str = "coordination.k8s.io";
@@ -155,7 +155,16 @@ pub fn lease(
             }
             let key = (namespace.to_string(), name.to_string());
             let Some(existing) = cluster.leases.get(&key).cloned() else {
-                // Leases allow create on update.
+                // Leases allow create on update, which must be allowed to create as well.
+                if let Some(refusal) = authorization::create_refusal(
+                    &cluster.rbac,
+                    COORDINATION,
+                    LEASES,
+                    namespace,
+                    name,
+                ) {
+                    return refusal;
+                }
                 lease.metadata.namespace = Some(namespace.to_string());
                 lease.metadata.resource_version = None;
                 let lease = cluster.stamp(lease, |l| &mut l.metadata);

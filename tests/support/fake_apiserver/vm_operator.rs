@@ -459,6 +459,9 @@ fn sorted(value: Value) -> Value {
 impl FakeCluster {
     /// A Supervisor whose VM Operator is of `release`, holding `objects` (VirtualMachines and
     /// VirtualMachineSetResourcePolicies of any served version) as if created in that order.
+    /// Its identity is the default one (the guest chart's ServiceAccount, granted nothing in VM
+    /// Operator's group): a test names the Supervisor's reader ([`super::Rbac::vm_operator_reader`]),
+    /// as `GuestClusterStory::supervisor` does, or a cluster-admin.
     pub fn supervisor(release: Release, objects: impl IntoIterator<Item = Value>) -> FakeCluster {
         let mut cluster = FakeCluster {
             vm_operator: Some(VmOperator::new(release)),
