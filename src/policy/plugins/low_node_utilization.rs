@@ -7,8 +7,8 @@ use crate::policy::yaml::Node;
 
 use super::Strategy;
 use super::node_utilization::{
-    ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits, metrics_utilization,
-    only_thresholding_resources, thresholds, unmeasurable,
+    self, ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits,
+    metrics_utilization, only_thresholding_resources, thresholds, unmeasurable,
 };
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,9 +31,7 @@ pub struct LowNodeUtilizationArgs {
     pub only_thresholding_resources: bool,
 }
 
-/// The argument without a default (with `targetThresholds`, checked beside it).
-pub(super) const REQUIRED: &str = "thresholds";
-
+/// The args' fields; the first four are also v1alpha1's `nodeResourceUtilizationThresholds`.
 const FIELDS: [&str; 8] = [
     "thresholds",
     "targetThresholds",
@@ -137,8 +135,6 @@ fn check_pairs(
     }
 }
 
-pub(super) const LEGACY_PARAMS: &[&str] = &["nodeResourceUtilizationThresholds"];
-
 /// `params.nodeResourceUtilizationThresholds: {thresholds, targetThresholds,
 /// useDeviationThresholds, numberOfNodes}`; as upstream's migration, `params.namespaces`
 /// becomes `evictableNamespaces`.
@@ -147,24 +143,7 @@ pub(super) fn from_v1alpha1(
     params: &Fields<'_>,
     namespaces: Namespaces,
 ) -> Strategy {
-    let path = params.path("nodeResourceUtilizationThresholds");
-    let empty = Node {
-        position: params.position,
-        value: crate::policy::yaml::Value::Null,
-    };
-    let node = params
-        .get("nodeResourceUtilizationThresholds")
-        .unwrap_or(&empty);
-    let valid = [
-        "thresholds",
-        "targetThresholds",
-        "useDeviationThresholds",
-        "numberOfNodes",
-    ];
-    let mut args = match d.fields(node, &path, &valid) {
-        Some(fields) => threshold_args(d, &fields, node),
-        None => LowNodeUtilizationArgs::default(),
-    };
+    let mut args = node_utilization::from_v1alpha1(d, params, &FIELDS[..4], threshold_args);
     args.evictable_namespaces = namespaces;
     Strategy::LowNodeUtilization(args)
 }
