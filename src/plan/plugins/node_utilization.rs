@@ -401,16 +401,26 @@ pub(super) fn drain(
 ) {
     let pods = pods_by_node(&planner.view);
     let thresholding = thresholding(drain.thresholds);
-    let admits = |pod: &Pod| !drain.only_thresholding_resources || requests_any(pod, &thresholding);
-    for &source in sources {
-        let name = planner.view.nodes[source].node.name.clone();
+    let admits = |pod: &Pod| {
+        drain.evictable_namespaces.admits(&pod.namespace)
+            && (!drain.only_thresholding_resources || requests_any(pod, &thresholding))
+    };
+    for &node in sources {
+        let mut order: Vec<PodIx> = pods[node]
+            .iter()
+            .copied()
+            .filter(|&pod| planner.is_candidate(pod) && admits(planner.view.pod(pod)))
+            .collect();
+        planner
+            .view
+            .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
+        let name = planner.view.nodes[node].node.name.clone();
+        let reason = (drain.reason)(utilization, node, name);
         let source = Source {
-            node: source,
-            reason: (drain.reason)(utilization, source, name),
-            pods: &pods[source],
+            node,
+            reason,
+            order,
         };
-        let candidates =
-            |pod: &Pod| drain.evictable_namespaces.admits(&pod.namespace) && admits(pod);
         drain_node(
             planner,
             context,
@@ -418,7 +428,6 @@ pub(super) fn drain(
             &mut destinations,
             &source,
             drain,
-            &candidates,
         );
         if !destinations.has_room() {
             break;
@@ -426,15 +435,14 @@ pub(super) fn drain(
     }
 }
 
-/// One source node: its pods and why they go.
-struct Source<'a> {
+/// One source node: why its pods go, and those that may, in eviction order.
+struct Source {
     node: NodeIx,
     reason: EvictionReason,
-    pods: &'a [PodIx],
+    order: Vec<PodIx>,
 }
 
-/// Evicts the source's pods that `admits` lets go, in eviction order, while it needs to and
-/// destinations have room.
+/// Evicts the source's pods while it needs to and destinations have room.
 fn drain_node(
     planner: &mut Planner,
     context: &Context,
@@ -442,19 +450,9 @@ fn drain_node(
     destinations: &mut Destinations,
     source: &Source,
     drain: &Drain,
-    admits: &dyn Fn(&Pod) -> bool,
 ) {
-    let mut order: Vec<PodIx> = source
-        .pods
-        .iter()
-        .copied()
-        .filter(|&pod| planner.is_candidate(pod) && admits(planner.view.pod(pod)))
-        .collect();
-    planner
-        .view
-        .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
     let mut evicted = 0;
-    for pod in order {
+    for &pod in &source.order {
         if !(drain.keep_going)(utilization, source.node) || !destinations.has_room() {
             return;
         }
