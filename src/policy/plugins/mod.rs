@@ -32,6 +32,7 @@ pub use too_many_restarts::TooManyRestartsArgs;
 pub use topology_spread::{DefaultConstraint, TopologySpreadArgs};
 
 use crate::policy::rule::Rule;
+use crate::snapshot::Requirements;
 use std::fmt;
 
 use serde::{Serialize, Serializer};
@@ -39,6 +40,7 @@ use serde::{Serialize, Serializer};
 use super::Namespaces;
 use super::decode::{Decoder, Fields, index};
 use super::names::check_dns_label;
+use super::selector::label_selector;
 use super::yaml::Node;
 
 /// A strategy with its arguments.
@@ -369,6 +371,15 @@ pub(super) fn owner_kinds(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> V
             format!("invalid kind {kind:?}: expected a Kubernetes kind such as ReplicaSet or Job")
         })
     })
+}
+
+/// `labelSelector`, spelt the same in `args` and in v1alpha1 `params`.
+pub(super) fn label_selector_of(d: &mut Decoder, fields: &Fields<'_>) -> Option<Requirements> {
+    label_selector(
+        d,
+        fields.get("labelSelector"),
+        &fields.path("labelSelector"),
+    )
 }
 
 /// `namespaces: {include, exclude}`; at most one of the two may be non-empty.
