@@ -115,12 +115,12 @@ pub enum PluginKind {
 }
 
 /// What the registry knows of one plugin: a row of [`PLUGINS`].
-struct PluginSpec {
+pub(super) struct PluginSpec {
     kind: PluginKind,
     /// The upstream plugin name, which is also its `descheduler/v1alpha1` strategy name: what
     /// policies enable, reports and events show and metrics label.
     name: &'static str,
-    point: ExtensionPoint,
+    pub point: ExtensionPoint,
     /// The strategy with its default arguments (what an enabled plugin without `pluginConfig`
     /// gets).
     default: fn() -> Strategy,
@@ -128,15 +128,15 @@ struct PluginSpec {
     decode: fn(&mut Decoder, &Node, &str) -> Strategy,
     /// The `descheduler/v1alpha1` strategy `params` this plugin reads beyond the common ones
     /// (`namespaces`, the priority threshold, `nodeFit`).
-    legacy_params: &'static [&'static str],
+    pub legacy_params: &'static [&'static str],
     /// Converts a v1alpha1 strategy's `params` (its namespaces already read).
     legacy: fn(&mut Decoder, &Fields<'_>, Namespaces) -> Strategy,
     /// The argument that has no default, when one has none: the plugin cannot run without a
     /// `pluginConfig` entry setting it (upstream refuses it too).
-    required: Option<&'static str>,
+    pub required: Option<&'static str>,
     /// Whether a v1alpha1 strategy keeps the evictor's nodeFit (upstream's migration turned it
     /// off for PodLifeTime: an old pod is replaced wherever it may land).
-    legacy_node_fit: bool,
+    pub legacy_node_fit: bool,
 }
 
 /// The registry: one row per plugin, in [`PluginKind`]'s order (a test holds it to the enum).
@@ -260,7 +260,7 @@ impl PluginKind {
     }
 
     /// The plugin's row of the registry.
-    fn spec(self) -> &'static PluginSpec {
+    pub(super) fn spec(self) -> &'static PluginSpec {
         &PLUGINS[self as usize]
     }
 
@@ -278,11 +278,6 @@ impl PluginKind {
             .map(|spec| spec.kind)
     }
 
-    /// The extension point the plugin implements upstream.
-    pub(super) fn extension_point(self) -> ExtensionPoint {
-        self.spec().point
-    }
-
     /// The strategy with its default arguments.
     pub(super) fn with_default_args(self) -> Strategy {
         (self.spec().default)()
@@ -294,22 +289,6 @@ impl PluginKind {
             Some(node) => (self.spec().decode)(d, node, path),
             None => self.with_default_args(),
         }
-    }
-
-    /// The argument without a default, when the plugin has one: enabling the plugin without a
-    /// `pluginConfig` entry is then a problem.
-    pub(super) fn required_arg(self) -> Option<&'static str> {
-        self.spec().required
-    }
-
-    /// Whether a v1alpha1 strategy keeps the evictor's nodeFit.
-    pub(super) fn legacy_node_fit(self) -> bool {
-        self.spec().legacy_node_fit
-    }
-
-    /// The v1alpha1 `params` fields this strategy reads beyond the common ones.
-    pub(super) fn legacy_params(self) -> &'static [&'static str] {
-        self.spec().legacy_params
     }
 
     /// The strategy a v1alpha1 entry's `params` describe.
@@ -418,7 +397,7 @@ pub(super) mod tests {
     /// A policy in our format enabling one plugin with the given args (indented by 10).
     pub fn with_args(plugin: &str, args: &str) -> String {
         let kind = PluginKind::from_name(plugin).expect("a registered plugin");
-        let point = kind.extension_point().key();
+        let point = kind.spec().point.key();
         format!(
             "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: {plugin}\n        args:\n{args}    \
              plugins:\n      {point}:\n        enabled: [{plugin}]\n"
@@ -475,7 +454,7 @@ pub(super) mod tests {
             assert_eq!(kind.with_default_args().kind(), kind);
         }
         assert_eq!(
-            PluginKind::InterPodAntiAffinity.extension_point(),
+            PluginKind::InterPodAntiAffinity.spec().point,
             ExtensionPoint::Deschedule
         );
     }
