@@ -106,7 +106,7 @@ fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, 
             .get(kind)
             .cloned()
             .unwrap_or_else(|| kind.with_default_args());
-        match kind.spec().point {
+        match kind.extension_point() {
             ExtensionPoint::Deschedule => profile.deschedule.push(strategy),
             ExtensionPoint::Balance => profile.balance.push(strategy),
         }
@@ -166,7 +166,7 @@ fn configured_but_not_enabled(d: &mut Decoder, configs: &PluginConfigs, enabled:
                 format!(
                     "{} is configured but not enabled; add it to plugins.{}.enabled to run it",
                     kind.as_str(),
-                    kind.spec().point.key()
+                    kind.extension_point().key()
                 ),
             );
         }
@@ -337,7 +337,7 @@ fn enabled_strategies(d: &mut Decoder, node: &Node, path: &str) -> Vec<PluginKin
         }
     }
     // Deschedule plugins run before balance plugins whatever the order in the file.
-    enabled.sort_by_key(|kind| kind.spec().point == ExtensionPoint::Balance);
+    enabled.sort_by_key(|kind| kind.extension_point() == ExtensionPoint::Balance);
     enabled
 }
 
@@ -370,7 +370,7 @@ fn placement(set: &str, name: &str) -> Result<Option<PluginKind>, String> {
             unsupported_plugin(name)
         });
     };
-    let point = kind.spec().point.key();
+    let point = kind.extension_point().key();
     if set == point {
         Ok(Some(kind))
     } else {

@@ -214,7 +214,7 @@ fn profile(d: &mut Decoder, kind: PluginKind, params: &Fields<'_>, flags: Legacy
         }
     }
     let name = format!("strategy-{}-profile", kind.as_str());
-    let (deschedule, balance) = match kind.spec().point {
+    let (deschedule, balance) = match kind.extension_point() {
         ExtensionPoint::Deschedule => (vec![strategy], Vec::new()),
         ExtensionPoint::Balance => (Vec::new(), vec![strategy]),
     };

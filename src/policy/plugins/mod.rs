@@ -83,7 +83,7 @@ impl Strategy {
 
 /// Where a strategy runs: upstream's extension points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ExtensionPoint {
+pub enum ExtensionPoint {
     Deschedule,
     Balance,
 }
@@ -120,7 +120,7 @@ pub(super) struct PluginSpec {
     /// The upstream plugin name, which is also its `descheduler/v1alpha1` strategy name: what
     /// policies enable, reports and events show and metrics label.
     name: &'static str,
-    pub point: ExtensionPoint,
+    point: ExtensionPoint,
     /// The strategy with its default arguments (what an enabled plugin without `pluginConfig`
     /// gets).
     default: fn() -> Strategy,
@@ -278,6 +278,11 @@ impl PluginKind {
             .map(|spec| spec.kind)
     }
 
+    /// The extension point the plugin implements upstream.
+    pub fn extension_point(self) -> ExtensionPoint {
+        self.spec().point
+    }
+
     /// The strategy with its default arguments.
     pub(super) fn with_default_args(self) -> Strategy {
         (self.spec().default)()
@@ -397,7 +402,7 @@ pub(super) mod tests {
     /// A policy in our format enabling one plugin with the given args (indented by 10).
     pub fn with_args(plugin: &str, args: &str) -> String {
         let kind = PluginKind::from_name(plugin).expect("a registered plugin");
-        let point = kind.spec().point.key();
+        let point = kind.extension_point().key();
         format!(
             "{OURS}profiles:\n  - name: p\n    pluginConfig:\n      - name: {plugin}\n        args:\n{args}    \
              plugins:\n      {point}:\n        enabled: [{plugin}]\n"
@@ -454,7 +459,7 @@ pub(super) mod tests {
             assert_eq!(kind.with_default_args().kind(), kind);
         }
         assert_eq!(
-            PluginKind::InterPodAntiAffinity.spec().point,
+            PluginKind::InterPodAntiAffinity.extension_point(),
             ExtensionPoint::Deschedule
         );
     }
