@@ -4,10 +4,11 @@ use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
 use crate::policy::yaml::Node;
 
-use super::Strategy;
 use super::node_utilization::{
-    self, ResourceThresholds, evictable_namespaces, only_thresholding_resources, thresholds,
+    LEGACY_THRESHOLDS, ResourceThresholds, evictable_namespaces, only_thresholding_resources,
+    thresholds,
 };
+use super::{Strategy, legacy_section};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HighNodeUtilizationArgs {
@@ -56,7 +57,8 @@ pub(super) fn from_v1alpha1(
     params: &Fields<'_>,
     namespaces: Namespaces,
 ) -> Strategy {
-    let mut args = node_utilization::from_v1alpha1(d, params, &FIELDS[..2], threshold_args);
+    let mut args = legacy_section(d, params, LEGACY_THRESHOLDS, &FIELDS[..2], threshold_args)
+        .unwrap_or_default();
     args.evictable_namespaces = namespaces;
     Strategy::HighNodeUtilization(args)
 }

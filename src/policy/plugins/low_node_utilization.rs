@@ -5,11 +5,11 @@ use crate::policy::decode::{Decoder, Fields};
 use crate::policy::rule::Rule;
 use crate::policy::yaml::Node;
 
-use super::Strategy;
 use super::node_utilization::{
-    self, ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits,
+    LEGACY_THRESHOLDS, ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits,
     metrics_utilization, only_thresholding_resources, thresholds, unmeasurable,
 };
+use super::{Strategy, legacy_section};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LowNodeUtilizationArgs {
@@ -143,7 +143,8 @@ pub(super) fn from_v1alpha1(
     params: &Fields<'_>,
     namespaces: Namespaces,
 ) -> Strategy {
-    let mut args = node_utilization::from_v1alpha1(d, params, &FIELDS[..4], threshold_args);
+    let mut args = legacy_section(d, params, LEGACY_THRESHOLDS, &FIELDS[..4], threshold_args)
+        .unwrap_or_default();
     args.evictable_namespaces = namespaces;
     Strategy::LowNodeUtilization(args)
 }

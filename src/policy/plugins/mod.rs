@@ -41,7 +41,7 @@ use super::Namespaces;
 use super::decode::{Decoder, Fields, index};
 use super::names::check_dns_label;
 use super::selector::label_selector;
-use super::yaml::Node;
+use super::yaml::{Node, Value};
 
 /// A strategy with its arguments.
 #[derive(Clone, Debug, PartialEq)]
@@ -355,6 +355,25 @@ pub(super) fn owner_kinds(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> V
             format!("invalid kind {kind:?}: expected a Kubernetes kind such as ReplicaSet or Job")
         })
     })
+}
+
+/// Reads a v1alpha1 `params` section (`podLifeTime`, `nodeResourceUtilizationThresholds`, …),
+/// its fields `valid`, with `read`. An absent section reads as null at `params`, so a required
+/// argument missing from it is reported there; `None` when the section is not a mapping.
+pub(super) fn legacy_section<T>(
+    d: &mut Decoder,
+    params: &Fields<'_>,
+    name: &str,
+    valid: &[&str],
+    read: impl FnOnce(&mut Decoder, &Fields<'_>, &Node) -> T,
+) -> Option<T> {
+    let absent = Node {
+        position: params.position,
+        value: Value::Null,
+    };
+    let node = params.get(name).unwrap_or(&absent);
+    let fields = d.fields(node, &params.path(name), valid)?;
+    Some(read(d, &fields, node))
 }
 
 /// `labelSelector`, spelt the same in `args` and in v1alpha1 `params`.

@@ -32,8 +32,8 @@ pub fn unmeasurable(thresholds: &ResourceThresholds) -> Vec<&str> {
 /// `targetThresholds` beside it).
 pub(super) const REQUIRED: &str = "thresholds";
 
-/// The v1alpha1 `params` field both plugins' thresholds are in.
-const LEGACY_THRESHOLDS: &str = "nodeResourceUtilizationThresholds";
+/// The v1alpha1 `params` section both plugins' thresholds are in.
+pub(super) const LEGACY_THRESHOLDS: &str = "nodeResourceUtilizationThresholds";
 
 /// The v1alpha1 `params` both plugins read beyond the common ones.
 pub(super) const LEGACY_PARAMS: &[&str] = &[LEGACY_THRESHOLDS];
@@ -192,25 +192,4 @@ pub(super) fn eviction_limits(d: &mut Decoder, fields: &Fields<'_>) -> Option<u3
     let node = fields.get("evictionLimits")?;
     let limits = d.fields(node, &fields.path("evictionLimits"), &["node"])?;
     limits.integer::<u32>(d, "node")
-}
-
-/// A v1alpha1 strategy's `params.nodeResourceUtilizationThresholds` (fields `valid`, spelt as in
-/// `pluginConfig` args) read by `read`, or the defaults when it is absent or not a mapping (a
-/// missing one is then reported at `params`).
-pub(super) fn from_v1alpha1<T: Default>(
-    d: &mut Decoder,
-    params: &Fields<'_>,
-    valid: &[&str],
-    read: fn(&mut Decoder, &Fields<'_>, &Node) -> T,
-) -> T {
-    let path = params.path(LEGACY_THRESHOLDS);
-    let empty = Node {
-        position: params.position,
-        value: Value::Null,
-    };
-    let node = params.get(LEGACY_THRESHOLDS).unwrap_or(&empty);
-    match d.fields(node, &path, valid) {
-        Some(fields) => read(d, &fields, node),
-        None => T::default(),
-    }
 }

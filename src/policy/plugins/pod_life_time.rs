@@ -7,7 +7,7 @@ use crate::policy::decode::{Decoder, Fields, index};
 use crate::policy::rule::Rule;
 use crate::policy::yaml::{Node, Value};
 
-use super::{Strategy, choices, label_selector_of, namespaces, owner_kinds};
+use super::{Strategy, choices, label_selector_of, legacy_section, namespaces, owner_kinds};
 
 /// The `states` upstream accepts: pod phases, pod status reasons, container waiting reasons
 /// and container terminated reasons.
@@ -265,22 +265,17 @@ pub(super) fn from_v1alpha1(
         label_selector: label_selector_of(d, &params),
         ..PodLifeTimeArgs::default()
     };
-    let absent = Node {
-        position: params.position,
-        value: Value::Null,
-    };
-    let node = params.get("podLifeTime").unwrap_or(&absent);
     let valid = [REQUIRED, "states", "podStatusPhases"];
-    if let Some(fields) = d.fields(node, &params.path("podLifeTime"), &valid) {
+    legacy_section(d, params, "podLifeTime", &valid, |d, fields, node| {
         args.max_pod_life_time_seconds = fields.integer::<u32>(d, REQUIRED);
-        args.states = choices(d, &fields, "podStatusPhases", "state", &STATES);
-        for state in choices(d, &fields, "states", "state", &STATES) {
+        args.states = choices(d, fields, "podStatusPhases", "state", &STATES);
+        for state in choices(d, fields, "states", "state", &STATES) {
             if !args.states.contains(&state) {
                 args.states.push(state);
             }
         }
-        require_a_filter(d, &fields, node, &args);
-    }
+        require_a_filter(d, fields, node, &args);
+    });
     Strategy::PodLifeTime(args)
 }
 
