@@ -37,7 +37,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     Strategy::InterPodAntiAffinity(AntiAffinityArgs {
         namespaces,
-        label_selector: label_selector_of(d, &params),
+        label_selector: label_selector_of(d, params),
         // Upstream's v1alpha1 had no such param.
         include_soft_constraints: false,
     })

@@ -77,7 +77,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     let mut args = FailedPodsArgs {
         namespaces,
-        label_selector: label_selector_of(d, &params),
+        label_selector: label_selector_of(d, params),
         ..FailedPodsArgs::default()
     };
     if let Some(node) = params.get("failedPods") {

@@ -105,7 +105,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     let mut args = NodeAffinityArgs {
         namespaces,
-        label_selector: label_selector_of(d, &params),
+        label_selector: label_selector_of(d, params),
         ..NodeAffinityArgs::default()
     };
     if let Some(types) = affinity_types(d, params) {

@@ -68,7 +68,7 @@ fn args(d: &mut Decoder, fields: &Fields<'_>, namespaces: Namespaces) -> NodeTai
     }
     NodeTaintsArgs {
         namespaces,
-        label_selector: label_selector_of(d, &fields),
+        label_selector: label_selector_of(d, fields),
         include_prefer_no_schedule: fields.bool(d, "includePreferNoSchedule").unwrap_or(false),
         excluded_taints,
         included_taints,

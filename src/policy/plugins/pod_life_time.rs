@@ -262,7 +262,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     let mut args = PodLifeTimeArgs {
         namespaces,
-        label_selector: label_selector_of(d, &params),
+        label_selector: label_selector_of(d, params),
         ..PodLifeTimeArgs::default()
     };
     let valid = [REQUIRED, "states", "podStatusPhases"];

@@ -78,7 +78,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     let mut args = TooManyRestartsArgs {
         namespaces,
-        label_selector: label_selector_of(d, &params),
+        label_selector: label_selector_of(d, params),
         ..TooManyRestartsArgs::default()
     };
     let valid = [REQUIRED, "includingInitContainers"];

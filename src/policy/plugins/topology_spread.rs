@@ -286,7 +286,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     Strategy::TopologySpread(TopologySpreadArgs {
         namespaces,
-        label_selector: label_selector_of(d, &params),
+        label_selector: label_selector_of(d, params),
         do_not_schedule: true,
         schedule_anyway: params.bool(d, "includeSoftConstraints").unwrap_or(false),
         topology_balance_node_fit: true,
