@@ -140,7 +140,7 @@ pub(super) struct PluginSpec {
 }
 
 /// The registry: one row per plugin, in [`PluginKind`]'s order (a test holds it to the enum).
-const PLUGINS: [PluginSpec; 10] = [
+static PLUGINS: [PluginSpec; 10] = [
     PluginSpec {
         kind: PluginKind::InterPodAntiAffinity,
         name: "RemovePodsViolatingInterPodAntiAffinity",
