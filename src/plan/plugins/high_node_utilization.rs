@@ -75,6 +75,7 @@ fn act(
         }),
     };
     let plan = Drain {
+        sources: &underutilized,
         thresholds: &args.thresholds,
         only_thresholding_resources: args.only_thresholding_resources,
         evictable_namespaces: &args.evictable_namespaces,
@@ -82,14 +83,7 @@ fn act(
         keep_going: &|_, _| true,
         reason: &reason,
     };
-    drain(
-        planner,
-        context,
-        utilization,
-        destinations,
-        &underutilized,
-        &plan,
-    );
+    drain(planner, context, utilization, destinations, &plan);
     found
 }
 

@@ -91,6 +91,7 @@ fn act(
         usage: utilization.usage_of(source, &high[source], |_, used, limit| used > limit),
     };
     let plan = Drain {
+        sources: &above_target,
         thresholds: &args.thresholds,
         only_thresholding_resources: args.only_thresholding_resources,
         evictable_namespaces: &args.evictable_namespaces,
@@ -98,14 +99,7 @@ fn act(
         keep_going: &|utilization, node| utilization.any_above(node, &high[node]),
         reason: &reason,
     };
-    drain(
-        planner,
-        context,
-        utilization,
-        destinations,
-        &above_target,
-        &plan,
-    );
+    drain(planner, context, utilization, destinations, &plan);
     classes
 }
 

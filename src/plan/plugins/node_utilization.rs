@@ -376,6 +376,8 @@ impl Destinations {
 
 /// How a plugin's source nodes give up pods.
 pub(super) struct Drain<'a> {
+    /// The nodes that give up pods, in the order they do.
+    pub sources: &'a [NodeIx],
     /// The plugin's thresholds, whose resources a pod must request when
     /// `only_thresholding_resources` (`evictionModes: [OnlyThresholdingResources]`).
     pub thresholds: &'a ResourceThresholds,
@@ -396,7 +398,6 @@ pub(super) fn drain(
     context: &Context,
     utilization: &mut Utilization,
     mut destinations: Destinations,
-    sources: &[NodeIx],
     drain: &Drain,
 ) {
     let pods = pods_by_node(&planner.view);
@@ -405,7 +406,7 @@ pub(super) fn drain(
         drain.evictable_namespaces.admits(&pod.namespace)
             && (!drain.only_thresholding_resources || requests_any(pod, &thresholding))
     };
-    for &node in sources {
+    for &node in drain.sources {
         let mut order: Vec<PodIx> = pods[node]
             .iter()
             .copied()
