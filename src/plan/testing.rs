@@ -19,7 +19,8 @@ use crate::plan::vocabulary::reasons::{
 };
 use crate::policy::{
     Allowance, AntiAffinityArgs, Availability, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs,
-    Pacing, PluginKind, Policy, Profile, Strategy, TopologySpreadArgs, VsphereSettings,
+    ExtensionPoint, Pacing, PluginKind, Policy, Profile, Strategy, TopologySpreadArgs,
+    VsphereSettings,
 };
 use crate::snapshot::{
     AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,
@@ -550,15 +551,9 @@ pub fn policy(strategies: Vec<Strategy>) -> Policy {
 }
 
 pub fn policy_with(evictor: EvictorArgs, strategies: Vec<Strategy>) -> Policy {
-    let (deschedule, balance) = strategies.into_iter().partition(|s| {
-        !matches!(
-            s,
-            Strategy::TopologySpread(_)
-                | Strategy::Duplicates(_)
-                | Strategy::LowNodeUtilization(_)
-                | Strategy::HighNodeUtilization(_)
-        )
-    });
+    let (deschedule, balance) = strategies
+        .into_iter()
+        .partition(|s| s.kind().extension_point() == ExtensionPoint::Deschedule);
     Policy {
         cluster_name: Some("k8s".to_string()),
         node_selector: None,

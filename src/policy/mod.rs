@@ -27,9 +27,10 @@ pub use load::{Loaded, PolicyError, Problem, Severity, load_file, load_str};
 pub use names::{NameError, check_dns_label};
 pub use plugins::{
     AntiAffinityArgs, BASIC_RESOURCES, ConditionFilter, DefaultConstraint, DuplicatesArgs,
-    FailedPodsArgs, HighNodeUtilizationArgs, LowNodeUtilizationArgs, NodeAffinityArgs,
-    NodeAffinityType, NodeTaintsArgs, OwnerKinds, PluginKind, PodLifeTimeArgs, ResourceThresholds,
-    Strategy, TooManyRestartsArgs, TopologySpreadArgs, UsageSource, unmeasurable,
+    ExtensionPoint, FailedPodsArgs, HighNodeUtilizationArgs, LowNodeUtilizationArgs,
+    NodeAffinityArgs, NodeAffinityType, NodeTaintsArgs, OwnerKinds, PluginKind, PodLifeTimeArgs,
+    ResourceThresholds, Strategy, TooManyRestartsArgs, TopologySpreadArgs, UsageSource,
+    unmeasurable,
 };
 pub use rule::Rule;
 pub use selector::{SelectorParseError, parse_selector};

@@ -31,7 +31,7 @@ const PLUGIN_SETS: [&str; 6] = [
 /// Every plugin name this tool accepts.
 fn supported_plugins() -> Vec<&'static str> {
     std::iter::once(DEFAULT_EVICTOR)
-        .chain(PluginKind::ALL.map(PluginKind::as_str))
+        .chain(PluginKind::all().map(PluginKind::as_str))
         .collect()
 }
 
@@ -138,7 +138,7 @@ fn missing_required_arg(
 ) {
     if let (None, Some(arg), Some(plugins)) = (
         configs.strategies.get(&kind),
-        kind.required_arg(),
+        kind.spec().required,
         fields.get("plugins"),
     ) {
         d.problem_at_as(

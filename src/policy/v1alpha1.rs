@@ -157,7 +157,7 @@ fn strategy_profile(
     };
     let params = params?;
     if !*warned_node_fit
-        && kind.legacy_node_fit()
+        && kind.spec().legacy_node_fit
         && let Some(node) = params
             .get("nodeFit")
             .filter(|node| node.value == Value::Bool(false))
@@ -194,12 +194,12 @@ fn profile(d: &mut Decoder, kind: PluginKind, params: &Fields<'_>, flags: Legacy
     let evictor = EvictorArgs {
         priority_threshold: threshold,
         protections: flags.protections(),
-        node_fit: kind.legacy_node_fit(),
+        node_fit: kind.spec().legacy_node_fit,
         ..EvictorArgs::default()
     };
     let strategy = kind.convert_v1alpha1(d, params);
     for field in PARAMS_FIELDS {
-        if COMMON_PARAMS.contains(&field) || kind.legacy_params().contains(&field) {
+        if COMMON_PARAMS.contains(&field) || kind.spec().legacy_params.contains(&field) {
             continue;
         }
         if let Some(node) = params.get(field).filter(|node| !is_zero(node)) {

@@ -6,14 +6,11 @@
 //! underutilized, when every node is, or when no other node can take pods. Sources go least
 //! used first; the destinations' room up to their allocatable bounds what moves.
 
-use super::node_utilization::{
-    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
-};
+use super::node_utilization::{Classes, Destinations, Drain, Thresholds, Utilization, drain};
 use crate::plan::judge::feasibility::Destination;
 use crate::plan::view::index::{NodeIx, PerNode};
-use crate::plan::{Context, EvictionReason, Planner, UtilizationClass};
+use crate::plan::{Context, EvictionReason, Planner};
 use crate::policy::{HighNodeUtilizationArgs, UsageSource};
-use crate::snapshot::Pod;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationArgs) {
     let mut utilization =
@@ -24,20 +21,15 @@ pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationA
         .indices()
         .map(|node| utilization.amounts_of(node, &low))
         .collect();
-    let before = utilization.usage.clone();
-    let underutilized = act(planner, context, args, &mut utilization, &lows);
-    let class = |node: NodeIx| {
-        if underutilized.contains(&node) {
-            UtilizationClass::Underutilized
-        } else {
-            UtilizationClass::Appropriate
-        }
+    let classes = Classes {
+        underutilized: act(planner, context, args, &mut utilization, &lows),
+        above_target: Vec::new(),
     };
     let thresholds = Thresholds {
         low: &lows,
         high: None,
     };
-    utilization.record(planner, context, &before, &thresholds, class);
+    utilization.record(planner, context, &thresholds, &classes);
 }
 
 /// Finds the underutilized nodes and packs their pods onto the others; returns them.
@@ -75,37 +67,23 @@ fn act(
         .indices()
         .map(|node| utilization.allocatable(node))
         .collect();
-    let mut destinations = Destinations::new(utilization, &others, ceilings, Destination::Fuller);
-    let pods = pods_by_node(&planner.view);
-    let thresholding = thresholding(&args.thresholds);
-    let admits = |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &thresholding);
-    for source in underutilized {
-        let reason = EvictionReason::Underutilized {
-            node: planner.view.nodes[source].node.name.clone(),
-            usage: utilization.usage_of(source, &lows[source], |name, _, _| {
-                args.thresholds.contains_key(name)
-            }),
-        };
-        let plan = Drain {
-            source,
-            reason,
-            evictable_namespaces: &args.evictable_namespaces,
-            limit: None,
-            keep_going: &|_, _| true,
-            admits: &admits,
-        };
-        drain(
-            planner,
-            context,
-            utilization,
-            &mut destinations,
-            &pods[source],
-            &plan,
-        );
-        if !destinations.has_room() {
-            break;
-        }
-    }
+    let destinations = Destinations::new(utilization, &others, ceilings, Destination::Fuller);
+    let reason = |utilization: &Utilization, source: NodeIx, node| EvictionReason::Underutilized {
+        node,
+        usage: utilization.usage_of(source, &lows[source], |name, _, _| {
+            args.thresholds.contains_key(name)
+        }),
+    };
+    let plan = Drain {
+        sources: &underutilized,
+        thresholds: &args.thresholds,
+        only_thresholding_resources: args.only_thresholding_resources,
+        evictable_namespaces: &args.evictable_namespaces,
+        limit: None,
+        keep_going: &|_, _| true,
+        reason: &reason,
+    };
+    drain(planner, context, utilization, destinations, &plan);
     found
 }
 

@@ -11,15 +11,12 @@
 //! With actual usage, thresholds on a resource the metrics do not carry (an extended resource)
 //! stop the plugin, as upstream's usage client fails on them: a warning, no evictions.
 
-use super::node_utilization::{
-    Destinations, Drain, Thresholds, Utilization, drain, pods_by_node, requests_any, thresholding,
-};
+use super::node_utilization::{Classes, Destinations, Drain, Thresholds, Utilization, drain};
 use crate::plan::judge::feasibility::Destination;
 use crate::plan::model::warning::Warning;
 use crate::plan::view::index::{NodeIx, PerNode};
-use crate::plan::{Context, EvictionReason, Planner, UtilizationClass};
+use crate::plan::{Context, EvictionReason, Planner};
 use crate::policy::{LowNodeUtilizationArgs, UsageSource, unmeasurable};
-use crate::snapshot::Pod;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationArgs) {
     if args.usage == UsageSource::KubernetesMetrics
@@ -36,22 +33,12 @@ pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationAr
     }
     let mut utilization = Utilization::measure(planner, context, &args.thresholds, args.usage);
     let (low, high) = thresholds(&utilization, args);
-    let before = utilization.usage.clone();
-    let (underutilized, above_target) = act(planner, context, args, &mut utilization, &low, &high);
-    let class = |node: NodeIx| {
-        if underutilized.contains(&node) {
-            UtilizationClass::Underutilized
-        } else if above_target.contains(&node) {
-            UtilizationClass::AboveTarget
-        } else {
-            UtilizationClass::Appropriate
-        }
-    };
+    let classes = act(planner, context, args, &mut utilization, &low, &high);
     let thresholds = Thresholds {
         low: &low,
         high: Some(&high),
     };
-    utilization.record(planner, context, &before, &thresholds, class);
+    utilization.record(planner, context, &thresholds, &classes);
 }
 
 /// Classifies the judged nodes and drains the ones above target; returns the underutilized
@@ -63,7 +50,7 @@ fn act(
     utilization: &mut Utilization,
     low: &PerNode<Vec<i64>>,
     high: &PerNode<Vec<i64>>,
-) -> (Vec<NodeIx>, Vec<NodeIx>) {
+) -> Classes {
     let judged: Vec<NodeIx> = utilization.judged().collect();
     let view = &planner.view;
     let underutilized: Vec<NodeIx> = judged
@@ -82,47 +69,37 @@ fn act(
         || underutilized.len() == judged.len()
         || above_target.is_empty()
     {
-        return (underutilized, above_target);
+        return Classes {
+            underutilized,
+            above_target,
+        };
     }
-    let classes = (underutilized.clone(), above_target.clone());
+    let classes = Classes {
+        underutilized: underutilized.clone(),
+        above_target: above_target.clone(),
+    };
     // Fullest first; node order breaks ties.
     above_target.sort_by(|&a, &b| utilization.load(b).total_cmp(&utilization.load(a)));
-    let mut destinations = Destinations::new(
+    let destinations = Destinations::new(
         utilization,
         &underutilized,
         high.clone(),
         Destination::Underutilized,
     );
-    let pods = pods_by_node(&planner.view);
-    let keep_going =
-        |utilization: &Utilization, node: NodeIx| utilization.any_above(node, &high[node]);
-    let thresholding = thresholding(&args.thresholds);
-    let admits = |pod: &Pod| !args.only_thresholding_resources || requests_any(pod, &thresholding);
-    for source in above_target {
-        let reason = EvictionReason::AboveTarget {
-            node: planner.view.nodes[source].node.name.clone(),
-            usage: utilization.usage_of(source, &high[source], |_, used, limit| used > limit),
-        };
-        let plan = Drain {
-            source,
-            reason,
-            evictable_namespaces: &args.evictable_namespaces,
-            limit: args.eviction_limit_per_node,
-            keep_going: &keep_going,
-            admits: &admits,
-        };
-        drain(
-            planner,
-            context,
-            utilization,
-            &mut destinations,
-            &pods[source],
-            &plan,
-        );
-        if !destinations.has_room() {
-            break;
-        }
-    }
+    let reason = |utilization: &Utilization, source: NodeIx, node| EvictionReason::AboveTarget {
+        node,
+        usage: utilization.usage_of(source, &high[source], |_, used, limit| used > limit),
+    };
+    let plan = Drain {
+        sources: &above_target,
+        thresholds: &args.thresholds,
+        only_thresholding_resources: args.only_thresholding_resources,
+        evictable_namespaces: &args.evictable_namespaces,
+        limit: args.eviction_limit_per_node,
+        keep_going: &|utilization, node| utilization.any_above(node, &high[node]),
+        reason: &reason,
+    };
+    drain(planner, context, utilization, destinations, &plan);
     classes
 }
 

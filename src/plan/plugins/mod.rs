@@ -2,7 +2,8 @@
 //! and the one dispatch from a policy's [`Strategy`] to its rule. Adding a plugin touches this
 //! file and the plugin's own module (its arguments have their registry in `policy/plugins/`),
 //! and, for why it evicts, a variant of `EvictionReason` with its code in `plan/vocabulary/reasons.rs`
-//! (a test holds docs/commands.md's table of codes to them).
+//! (a test holds docs/commands.md's table of codes to them); CONTRIBUTING.md's recipe "Add a
+//! plugin" lists every file.
 //!
 //! Every rule works on the planner's one working state and decides through
 //! [`Planner::attempt`], so protections, PDBs, limits and the better-place check are the same

@@ -35,6 +35,8 @@ pub(super) struct Utilization {
     /// Usage per node; `None` for a node that is not judged (not considered, or without
     /// NodeMetrics when metrics are read).
     pub usage: PerNode<Option<Vec<i64>>>,
+    /// The usage when measured, before any pod moved: what the plan records as `before`.
+    measured: PerNode<Option<Vec<i64>>>,
     /// Allocatable per node and judged resource.
     allocatable: PerNode<Vec<i64>>,
 }
@@ -97,23 +99,23 @@ impl Utilization {
             resources,
             names,
             source,
+            measured: usage.clone(),
             usage,
             allocatable,
         }
     }
 
-    /// Records each judged node's usage, before (`before`: the usage when measured) and now,
-    /// against its thresholds, as plan data for views; decides nothing.
+    /// Records each judged node's usage, when measured and now, against its thresholds and
+    /// with its class, as plan data for views; decides nothing.
     pub fn record(
         &self,
         planner: &mut Planner,
         context: &Context,
-        before: &PerNode<Option<Vec<i64>>>,
         thresholds: &Thresholds,
-        class: impl Fn(NodeIx) -> UtilizationClass,
+        classes: &Classes,
     ) {
         for node in self.judged() {
-            let earlier = before[node].as_deref().unwrap_or(self.used(node));
+            let earlier = self.measured[node].as_deref().unwrap_or(self.used(node));
             let resources = (0..self.resources.len())
                 .map(|i| ResourceUtilization {
                     resource: self.resources[i].clone(),
@@ -129,7 +131,7 @@ impl Utilization {
                 strategy: context.strategy,
                 profile: context.profile.to_string(),
                 node: planner.view.nodes[node].node.name.clone(),
-                class: class(node),
+                class: classes.of(node),
                 resources,
             });
         }
@@ -255,6 +257,25 @@ pub(super) struct Thresholds<'a> {
     pub high: Option<&'a PerNode<Vec<i64>>>,
 }
 
+/// The nodes a plugin found under its thresholds and above its targets (LowNodeUtilization
+/// only); every other judged node is appropriately utilized.
+pub(super) struct Classes {
+    pub underutilized: Vec<NodeIx>,
+    pub above_target: Vec<NodeIx>,
+}
+
+impl Classes {
+    fn of(&self, node: NodeIx) -> UtilizationClass {
+        if self.underutilized.contains(&node) {
+            UtilizationClass::Underutilized
+        } else if self.above_target.contains(&node) {
+            UtilizationClass::AboveTarget
+        } else {
+            UtilizationClass::Appropriate
+        }
+    }
+}
+
 /// A node's amounts per judged resource: metered ones from `measured` when given.
 fn amounts(
     names: &[ResourceName],
@@ -271,7 +292,7 @@ fn amounts(
 }
 
 /// The thresholds' resources, the pod count aside, for [`requests_any`].
-pub(super) fn thresholding(thresholds: &ResourceThresholds) -> Vec<ResourceName> {
+fn thresholding(thresholds: &ResourceThresholds) -> Vec<ResourceName> {
     thresholds
         .keys()
         .map(|name| ResourceName::new(name))
@@ -281,12 +302,12 @@ pub(super) fn thresholding(thresholds: &ResourceThresholds) -> Vec<ResourceName>
 
 /// Whether a pod requests one of the [`thresholding`] resources
 /// (`evictionModes: [OnlyThresholdingResources]`).
-pub(super) fn requests_any(pod: &Pod, thresholding: &[ResourceName]) -> bool {
+fn requests_any(pod: &Pod, thresholding: &[ResourceName]) -> bool {
     thresholding.iter().any(|name| pod.requests.get(name) > 0)
 }
 
 /// Pods counted on each node (active ones), in snapshot order.
-pub(super) fn pods_by_node(view: &View) -> PerNode<Vec<PodIx>> {
+fn pods_by_node(view: &View) -> PerNode<Vec<PodIx>> {
     let mut by_node: PerNode<Vec<PodIx>> = view.nodes.iter().map(|_| Vec::new()).collect();
     for pod in view.pod_indices() {
         if let Some(node) = view.location(pod, false) {
@@ -353,51 +374,93 @@ impl Destinations {
     }
 }
 
-/// How one source node gives up pods.
+/// How a plugin's source nodes give up pods.
 pub(super) struct Drain<'a> {
-    pub source: NodeIx,
-    /// Why its pods go, for the evictions' reason.
-    pub reason: EvictionReason,
+    /// The nodes that give up pods, in the order they do.
+    pub sources: &'a [NodeIx],
+    /// The plugin's thresholds, whose resources a pod must request when
+    /// `only_thresholding_resources` (`evictionModes: [OnlyThresholdingResources]`).
+    pub thresholds: &'a ResourceThresholds,
+    pub only_thresholding_resources: bool,
     pub evictable_namespaces: &'a Namespaces,
-    /// At most this many evictions from the node (`evictionLimits.node`).
+    /// At most this many evictions from each source (`evictionLimits.node`).
     pub limit: Option<u32>,
-    /// Whether the source still needs to give up pods, judged on its current usage.
+    /// Whether a source still needs to give up pods, judged on its current usage.
     pub keep_going: &'a dyn Fn(&Utilization, NodeIx) -> bool,
-    /// Whether a pod may go at all (the eviction modes).
-    pub admits: &'a dyn Fn(&Pod) -> bool,
+    /// Why a source's pods go (given its name), judged as it starts giving them up.
+    pub reason: &'a dyn Fn(&Utilization, NodeIx, String) -> EvictionReason,
 }
 
-/// Evicts the source's pods in eviction order while it needs to and destinations have room.
+/// Evicts pods from each source in turn, in the sources' order, until the destinations have no
+/// room left (upstream's stop condition).
 pub(super) fn drain(
     planner: &mut Planner,
     context: &Context,
     utilization: &mut Utilization,
-    destinations: &mut Destinations,
-    pods: &[PodIx],
+    mut destinations: Destinations,
     drain: &Drain,
 ) {
-    let mut order: Vec<PodIx> = pods
-        .iter()
-        .copied()
-        .filter(|&pod| {
-            let pod_ref = planner.view.pod(pod);
-            planner.is_candidate(pod)
-                && drain.evictable_namespaces.admits(&pod_ref.namespace)
-                && (drain.admits)(pod_ref)
-        })
-        .collect();
-    planner
-        .view
-        .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
+    let pods = pods_by_node(&planner.view);
+    let thresholding = thresholding(drain.thresholds);
+    let admits = |pod: &Pod| {
+        drain.evictable_namespaces.admits(&pod.namespace)
+            && (!drain.only_thresholding_resources || requests_any(pod, &thresholding))
+    };
+    for &node in drain.sources {
+        let mut order: Vec<PodIx> = pods[node]
+            .iter()
+            .copied()
+            .filter(|&pod| planner.is_candidate(pod) && admits(planner.view.pod(pod)))
+            .collect();
+        planner
+            .view
+            .sort_for_eviction(context.evictor.no_eviction_policy, &mut order);
+        let name = planner.view.nodes[node].node.name.clone();
+        let reason = (drain.reason)(utilization, node, name);
+        let source = Source {
+            node,
+            reason,
+            order,
+        };
+        drain_node(
+            planner,
+            context,
+            utilization,
+            &mut destinations,
+            &source,
+            drain,
+        );
+        if !destinations.has_room() {
+            break;
+        }
+    }
+}
+
+/// One source node: why its pods go, and those that may, in eviction order.
+struct Source {
+    node: NodeIx,
+    reason: EvictionReason,
+    order: Vec<PodIx>,
+}
+
+/// Evicts the source's pods while it needs to and destinations have room.
+fn drain_node(
+    planner: &mut Planner,
+    context: &Context,
+    utilization: &mut Utilization,
+    destinations: &mut Destinations,
+    source: &Source,
+    drain: &Drain,
+) {
     let mut evicted = 0;
-    for pod in order {
-        if !(drain.keep_going)(utilization, drain.source) || !destinations.has_room() {
+    for &pod in &source.order {
+        if !(drain.keep_going)(utilization, source.node) || !destinations.has_room() {
             return;
         }
         if drain.limit.is_some_and(|limit| evicted >= limit) {
             let detail = SkipDetail::NodeDrainLimit {
                 limit: drain.limit.unwrap_or_default(),
-                node: planner.view.nodes[drain.source].node.name.clone(),
+                node: planner.view.nodes[source.node].node.name.clone(),
             };
             planner.skip(context, pod, detail);
             return;
@@ -414,12 +477,12 @@ pub(super) fn drain(
         let attempt = planner.attempt(
             context,
             pod,
-            drain.reason.clone(),
+            source.reason.clone(),
             Fit::Required(Some(allowed)),
         );
         if let Attempt::Evicted { landing } = attempt {
             evicted += 1;
-            move_amount(utilization, destinations, drain.source, landing, &amount);
+            move_amount(utilization, destinations, source.node, landing, &amount);
         }
     }
 }

@@ -2,10 +2,9 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
-use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 
-use super::{Strategy, namespaces};
+use super::{Strategy, label_selector_of, namespaces};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AntiAffinityArgs {
@@ -24,11 +23,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
     };
     Strategy::InterPodAntiAffinity(AntiAffinityArgs {
         namespaces: namespaces(d, fields.get("namespaces"), &fields.path("namespaces")),
-        label_selector: label_selector(
-            d,
-            fields.get("labelSelector"),
-            &fields.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, &fields),
         include_soft_constraints: fields.bool(d, "includeSoftConstraints").unwrap_or(false),
     })
 }
@@ -42,11 +37,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     Strategy::InterPodAntiAffinity(AntiAffinityArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            params.get("labelSelector"),
-            &params.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, params),
         // Upstream's v1alpha1 had no such param.
         include_soft_constraints: false,
     })

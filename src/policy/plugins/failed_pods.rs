@@ -2,10 +2,9 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields, index};
-use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 
-use super::{Strategy, namespaces, owner_kinds};
+use super::{Strategy, label_selector_of, namespaces, owner_kinds};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FailedPodsArgs {
@@ -42,11 +41,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
     let namespaces = namespaces(d, fields.get("namespaces"), &fields.path("namespaces"));
     let mut args = FailedPodsArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            fields.get("labelSelector"),
-            &fields.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, &fields),
         ..FailedPodsArgs::default()
     };
     own_args(d, &fields, &mut args);
@@ -82,11 +77,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     let mut args = FailedPodsArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            params.get("labelSelector"),
-            &params.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, params),
         ..FailedPodsArgs::default()
     };
     if let Some(node) = params.get("failedPods") {

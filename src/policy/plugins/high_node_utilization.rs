@@ -2,12 +2,13 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
-use crate::policy::yaml::{Node, Value};
+use crate::policy::yaml::Node;
 
-use super::Strategy;
 use super::node_utilization::{
-    ResourceThresholds, evictable_namespaces, only_thresholding_resources, thresholds,
+    LEGACY_THRESHOLDS, ResourceThresholds, evictable_namespaces, only_thresholding_resources,
+    thresholds,
 };
+use super::{Strategy, legacy_section};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HighNodeUtilizationArgs {
@@ -23,9 +24,7 @@ pub struct HighNodeUtilizationArgs {
     pub only_thresholding_resources: bool,
 }
 
-/// The argument without a default.
-pub(super) const REQUIRED: &str = "thresholds";
-
+/// The args' fields; the first two are also v1alpha1's `nodeResourceUtilizationThresholds`.
 const FIELDS: [&str; 4] = [
     "thresholds",
     "numberOfNodes",
@@ -51,8 +50,6 @@ fn threshold_args(d: &mut Decoder, fields: &Fields<'_>, node: &Node) -> HighNode
     }
 }
 
-pub(super) const LEGACY_PARAMS: &[&str] = &["nodeResourceUtilizationThresholds"];
-
 /// `params.nodeResourceUtilizationThresholds: {thresholds, numberOfNodes}`; `params.namespaces`
 /// becomes `evictableNamespaces`, as upstream's migration.
 pub(super) fn from_v1alpha1(
@@ -60,18 +57,8 @@ pub(super) fn from_v1alpha1(
     params: &Fields<'_>,
     namespaces: Namespaces,
 ) -> Strategy {
-    let path = params.path("nodeResourceUtilizationThresholds");
-    let empty = Node {
-        position: params.position,
-        value: Value::Null,
-    };
-    let node = params
-        .get("nodeResourceUtilizationThresholds")
-        .unwrap_or(&empty);
-    let mut args = match d.fields(node, &path, &["thresholds", "numberOfNodes"]) {
-        Some(fields) => threshold_args(d, &fields, node),
-        None => HighNodeUtilizationArgs::default(),
-    };
+    let mut args = legacy_section(d, params, LEGACY_THRESHOLDS, &FIELDS[..2], threshold_args)
+        .unwrap_or_default();
     args.evictable_namespaces = namespaces;
     Strategy::HighNodeUtilization(args)
 }

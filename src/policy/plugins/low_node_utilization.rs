@@ -5,11 +5,11 @@ use crate::policy::decode::{Decoder, Fields};
 use crate::policy::rule::Rule;
 use crate::policy::yaml::Node;
 
-use super::Strategy;
 use super::node_utilization::{
-    ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits, metrics_utilization,
-    only_thresholding_resources, thresholds, unmeasurable,
+    LEGACY_THRESHOLDS, ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits,
+    metrics_utilization, only_thresholding_resources, thresholds, unmeasurable,
 };
+use super::{Strategy, legacy_section};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LowNodeUtilizationArgs {
@@ -31,9 +31,7 @@ pub struct LowNodeUtilizationArgs {
     pub only_thresholding_resources: bool,
 }
 
-/// The argument without a default (with `targetThresholds`, checked beside it).
-pub(super) const REQUIRED: &str = "thresholds";
-
+/// The args' fields; the first four are also v1alpha1's `nodeResourceUtilizationThresholds`.
 const FIELDS: [&str; 8] = [
     "thresholds",
     "targetThresholds",
@@ -137,8 +135,6 @@ fn check_pairs(
     }
 }
 
-pub(super) const LEGACY_PARAMS: &[&str] = &["nodeResourceUtilizationThresholds"];
-
 /// `params.nodeResourceUtilizationThresholds: {thresholds, targetThresholds,
 /// useDeviationThresholds, numberOfNodes}`; as upstream's migration, `params.namespaces`
 /// becomes `evictableNamespaces`.
@@ -147,24 +143,8 @@ pub(super) fn from_v1alpha1(
     params: &Fields<'_>,
     namespaces: Namespaces,
 ) -> Strategy {
-    let path = params.path("nodeResourceUtilizationThresholds");
-    let empty = Node {
-        position: params.position,
-        value: crate::policy::yaml::Value::Null,
-    };
-    let node = params
-        .get("nodeResourceUtilizationThresholds")
-        .unwrap_or(&empty);
-    let valid = [
-        "thresholds",
-        "targetThresholds",
-        "useDeviationThresholds",
-        "numberOfNodes",
-    ];
-    let mut args = match d.fields(node, &path, &valid) {
-        Some(fields) => threshold_args(d, &fields, node),
-        None => LowNodeUtilizationArgs::default(),
-    };
+    let mut args = legacy_section(d, params, LEGACY_THRESHOLDS, &FIELDS[..4], threshold_args)
+        .unwrap_or_default();
     args.evictable_namespaces = namespaces;
     Strategy::LowNodeUtilization(args)
 }

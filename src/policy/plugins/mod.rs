@@ -3,8 +3,9 @@
 //! `descheduler/v1alpha1` strategy's `params`) and defaulted.
 //!
 //! Each plugin's arguments live in a module of their own, named after the plugin; this file
-//! lists them once, in [`PluginKind::registration`], so adding or reading a plugin touches that
-//! match and the plugin's module (the planner has its registry in `plan/plugins/`).
+//! lists them once, in the table [`PLUGINS`], so adding a plugin touches its module, its row
+//! there and its variants of [`PluginKind`] and [`Strategy`] (the planner has its registry in
+//! `plan/plugins/`). CONTRIBUTING.md has the whole recipe.
 
 mod anti_affinity;
 mod duplicates;
@@ -31,6 +32,7 @@ pub use too_many_restarts::TooManyRestartsArgs;
 pub use topology_spread::{DefaultConstraint, TopologySpreadArgs};
 
 use crate::policy::rule::Rule;
+use crate::snapshot::Requirements;
 use std::fmt;
 
 use serde::{Serialize, Serializer};
@@ -38,7 +40,8 @@ use serde::{Serialize, Serializer};
 use super::Namespaces;
 use super::decode::{Decoder, Fields, index};
 use super::names::check_dns_label;
-use super::yaml::Node;
+use super::selector::label_selector;
+use super::yaml::{Node, Value};
 
 /// A strategy with its arguments.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,7 +83,7 @@ impl Strategy {
 
 /// Where a strategy runs: upstream's extension points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ExtensionPoint {
+pub enum ExtensionPoint {
     Deschedule,
     Balance,
 }
@@ -111,8 +114,12 @@ pub enum PluginKind {
     HighNodeUtilization,
 }
 
-/// What the registry knows of one plugin.
-struct Registration {
+/// What the registry knows of one plugin: a row of [`PLUGINS`].
+pub(super) struct PluginSpec {
+    kind: PluginKind,
+    /// The upstream plugin name, which is also its `descheduler/v1alpha1` strategy name: what
+    /// policies enable, reports and events show and metrics label.
+    name: &'static str,
     point: ExtensionPoint,
     /// The strategy with its default arguments (what an enabled plugin without `pluginConfig`
     /// gets).
@@ -121,189 +128,178 @@ struct Registration {
     decode: fn(&mut Decoder, &Node, &str) -> Strategy,
     /// The `descheduler/v1alpha1` strategy `params` this plugin reads beyond the common ones
     /// (`namespaces`, the priority threshold, `nodeFit`).
-    legacy_params: &'static [&'static str],
+    pub legacy_params: &'static [&'static str],
     /// Converts a v1alpha1 strategy's `params` (its namespaces already read).
     legacy: fn(&mut Decoder, &Fields<'_>, Namespaces) -> Strategy,
     /// The argument that has no default, when one has none: the plugin cannot run without a
     /// `pluginConfig` entry setting it (upstream refuses it too).
-    required: Option<&'static str>,
+    pub required: Option<&'static str>,
     /// Whether a v1alpha1 strategy keeps the evictor's nodeFit (upstream's migration turned it
     /// off for PodLifeTime: an old pod is replaced wherever it may land).
-    legacy_node_fit: bool,
+    pub legacy_node_fit: bool,
 }
 
-impl PluginKind {
-    pub const ALL: [PluginKind; 10] = [
-        PluginKind::InterPodAntiAffinity,
-        PluginKind::TopologySpread,
-        PluginKind::Duplicates,
-        PluginKind::NodeAffinity,
-        PluginKind::NodeTaints,
-        PluginKind::TooManyRestarts,
-        PluginKind::PodLifeTime,
-        PluginKind::FailedPods,
-        PluginKind::LowNodeUtilization,
-        PluginKind::HighNodeUtilization,
-    ];
+/// The registry: one row per plugin, in [`PluginKind`]'s order (a test holds it to the enum).
+static PLUGINS: [PluginSpec; 10] = [
+    PluginSpec {
+        kind: PluginKind::InterPodAntiAffinity,
+        name: "RemovePodsViolatingInterPodAntiAffinity",
+        point: ExtensionPoint::Deschedule,
+        default: || Strategy::InterPodAntiAffinity(AntiAffinityArgs::default()),
+        decode: anti_affinity::decode,
+        legacy_params: anti_affinity::LEGACY_PARAMS,
+        legacy: anti_affinity::from_v1alpha1,
+        required: None,
+        legacy_node_fit: true,
+    },
+    PluginSpec {
+        kind: PluginKind::TopologySpread,
+        name: "RemovePodsViolatingTopologySpreadConstraint",
+        point: ExtensionPoint::Balance,
+        default: || Strategy::TopologySpread(TopologySpreadArgs::default()),
+        decode: topology_spread::decode,
+        legacy_params: topology_spread::LEGACY_PARAMS,
+        legacy: topology_spread::from_v1alpha1,
+        required: None,
+        legacy_node_fit: true,
+    },
+    PluginSpec {
+        kind: PluginKind::Duplicates,
+        name: "RemoveDuplicates",
+        point: ExtensionPoint::Balance,
+        default: || Strategy::Duplicates(DuplicatesArgs::default()),
+        decode: duplicates::decode,
+        legacy_params: duplicates::LEGACY_PARAMS,
+        legacy: duplicates::from_v1alpha1,
+        required: None,
+        legacy_node_fit: true,
+    },
+    PluginSpec {
+        kind: PluginKind::NodeAffinity,
+        name: "RemovePodsViolatingNodeAffinity",
+        point: ExtensionPoint::Deschedule,
+        default: || Strategy::NodeAffinity(NodeAffinityArgs::default()),
+        decode: node_affinity::decode,
+        legacy_params: node_affinity::LEGACY_PARAMS,
+        legacy: node_affinity::from_v1alpha1,
+        required: None,
+        legacy_node_fit: true,
+    },
+    PluginSpec {
+        kind: PluginKind::NodeTaints,
+        name: "RemovePodsViolatingNodeTaints",
+        point: ExtensionPoint::Deschedule,
+        default: || Strategy::NodeTaints(NodeTaintsArgs::default()),
+        decode: node_taints::decode,
+        legacy_params: node_taints::LEGACY_PARAMS,
+        legacy: node_taints::from_v1alpha1,
+        required: None,
+        legacy_node_fit: true,
+    },
+    PluginSpec {
+        kind: PluginKind::TooManyRestarts,
+        name: "RemovePodsHavingTooManyRestarts",
+        point: ExtensionPoint::Deschedule,
+        default: || Strategy::TooManyRestarts(TooManyRestartsArgs::default()),
+        decode: too_many_restarts::decode,
+        legacy_params: too_many_restarts::LEGACY_PARAMS,
+        legacy: too_many_restarts::from_v1alpha1,
+        required: Some(too_many_restarts::REQUIRED),
+        legacy_node_fit: true,
+    },
+    PluginSpec {
+        kind: PluginKind::PodLifeTime,
+        name: "PodLifeTime",
+        point: ExtensionPoint::Deschedule,
+        default: || Strategy::PodLifeTime(PodLifeTimeArgs::default()),
+        decode: pod_life_time::decode,
+        legacy_params: pod_life_time::LEGACY_PARAMS,
+        legacy: pod_life_time::from_v1alpha1,
+        required: Some(pod_life_time::REQUIRED),
+        legacy_node_fit: false,
+    },
+    PluginSpec {
+        kind: PluginKind::FailedPods,
+        name: "RemoveFailedPods",
+        point: ExtensionPoint::Deschedule,
+        default: || Strategy::FailedPods(FailedPodsArgs::default()),
+        decode: failed_pods::decode,
+        legacy_params: failed_pods::LEGACY_PARAMS,
+        legacy: failed_pods::from_v1alpha1,
+        required: None,
+        legacy_node_fit: true,
+    },
+    PluginSpec {
+        kind: PluginKind::LowNodeUtilization,
+        name: "LowNodeUtilization",
+        point: ExtensionPoint::Balance,
+        default: || Strategy::LowNodeUtilization(LowNodeUtilizationArgs::default()),
+        decode: low_node_utilization::decode,
+        legacy_params: node_utilization::LEGACY_PARAMS,
+        legacy: low_node_utilization::from_v1alpha1,
+        required: Some(node_utilization::REQUIRED),
+        legacy_node_fit: true,
+    },
+    PluginSpec {
+        kind: PluginKind::HighNodeUtilization,
+        name: "HighNodeUtilization",
+        point: ExtensionPoint::Balance,
+        default: || Strategy::HighNodeUtilization(HighNodeUtilizationArgs::default()),
+        decode: high_node_utilization::decode,
+        legacy_params: node_utilization::LEGACY_PARAMS,
+        legacy: high_node_utilization::from_v1alpha1,
+        required: Some(node_utilization::REQUIRED),
+        legacy_node_fit: true,
+    },
+];
 
-    /// The registry: one entry per plugin.
-    fn registration(self) -> Registration {
-        match self {
-            PluginKind::InterPodAntiAffinity => Registration {
-                point: ExtensionPoint::Deschedule,
-                default: || Strategy::InterPodAntiAffinity(AntiAffinityArgs::default()),
-                decode: anti_affinity::decode,
-                legacy_params: anti_affinity::LEGACY_PARAMS,
-                legacy: anti_affinity::from_v1alpha1,
-                required: None,
-                legacy_node_fit: true,
-            },
-            PluginKind::TopologySpread => Registration {
-                point: ExtensionPoint::Balance,
-                default: || Strategy::TopologySpread(TopologySpreadArgs::default()),
-                decode: topology_spread::decode,
-                legacy_params: topology_spread::LEGACY_PARAMS,
-                legacy: topology_spread::from_v1alpha1,
-                required: None,
-                legacy_node_fit: true,
-            },
-            PluginKind::Duplicates => Registration {
-                point: ExtensionPoint::Balance,
-                default: || Strategy::Duplicates(DuplicatesArgs::default()),
-                decode: duplicates::decode,
-                legacy_params: duplicates::LEGACY_PARAMS,
-                legacy: duplicates::from_v1alpha1,
-                required: None,
-                legacy_node_fit: true,
-            },
-            PluginKind::NodeAffinity => Registration {
-                point: ExtensionPoint::Deschedule,
-                default: || Strategy::NodeAffinity(NodeAffinityArgs::default()),
-                decode: node_affinity::decode,
-                legacy_params: node_affinity::LEGACY_PARAMS,
-                legacy: node_affinity::from_v1alpha1,
-                required: None,
-                legacy_node_fit: true,
-            },
-            PluginKind::NodeTaints => Registration {
-                point: ExtensionPoint::Deschedule,
-                default: || Strategy::NodeTaints(NodeTaintsArgs::default()),
-                decode: node_taints::decode,
-                legacy_params: node_taints::LEGACY_PARAMS,
-                legacy: node_taints::from_v1alpha1,
-                required: None,
-                legacy_node_fit: true,
-            },
-            PluginKind::TooManyRestarts => Registration {
-                point: ExtensionPoint::Deschedule,
-                default: || Strategy::TooManyRestarts(TooManyRestartsArgs::default()),
-                decode: too_many_restarts::decode,
-                legacy_params: too_many_restarts::LEGACY_PARAMS,
-                legacy: too_many_restarts::from_v1alpha1,
-                required: Some(too_many_restarts::REQUIRED),
-                legacy_node_fit: true,
-            },
-            PluginKind::PodLifeTime => Registration {
-                point: ExtensionPoint::Deschedule,
-                default: || Strategy::PodLifeTime(PodLifeTimeArgs::default()),
-                decode: pod_life_time::decode,
-                legacy_params: pod_life_time::LEGACY_PARAMS,
-                legacy: pod_life_time::from_v1alpha1,
-                required: Some(pod_life_time::REQUIRED),
-                legacy_node_fit: false,
-            },
-            PluginKind::FailedPods => Registration {
-                point: ExtensionPoint::Deschedule,
-                default: || Strategy::FailedPods(FailedPodsArgs::default()),
-                decode: failed_pods::decode,
-                legacy_params: failed_pods::LEGACY_PARAMS,
-                legacy: failed_pods::from_v1alpha1,
-                required: None,
-                legacy_node_fit: true,
-            },
-            PluginKind::LowNodeUtilization => Registration {
-                point: ExtensionPoint::Balance,
-                default: || Strategy::LowNodeUtilization(LowNodeUtilizationArgs::default()),
-                decode: low_node_utilization::decode,
-                legacy_params: low_node_utilization::LEGACY_PARAMS,
-                legacy: low_node_utilization::from_v1alpha1,
-                required: Some(low_node_utilization::REQUIRED),
-                legacy_node_fit: true,
-            },
-            PluginKind::HighNodeUtilization => Registration {
-                point: ExtensionPoint::Balance,
-                default: || Strategy::HighNodeUtilization(HighNodeUtilizationArgs::default()),
-                decode: high_node_utilization::decode,
-                legacy_params: high_node_utilization::LEGACY_PARAMS,
-                legacy: high_node_utilization::from_v1alpha1,
-                required: Some(high_node_utilization::REQUIRED),
-                legacy_node_fit: true,
-            },
-        }
+impl PluginKind {
+    /// Every plugin, in the registry's order.
+    pub fn all() -> impl Iterator<Item = PluginKind> {
+        PLUGINS.iter().map(|spec| spec.kind)
+    }
+
+    /// The plugin's row of the registry.
+    pub(super) fn spec(self) -> &'static PluginSpec {
+        &PLUGINS[self as usize]
     }
 
     /// The upstream plugin name: what policies enable, reports and events show and metrics
     /// label.
     pub fn as_str(self) -> &'static str {
-        match self {
-            PluginKind::InterPodAntiAffinity => "RemovePodsViolatingInterPodAntiAffinity",
-            PluginKind::TopologySpread => "RemovePodsViolatingTopologySpreadConstraint",
-            PluginKind::Duplicates => "RemoveDuplicates",
-            PluginKind::NodeAffinity => "RemovePodsViolatingNodeAffinity",
-            PluginKind::NodeTaints => "RemovePodsViolatingNodeTaints",
-            PluginKind::TooManyRestarts => "RemovePodsHavingTooManyRestarts",
-            PluginKind::PodLifeTime => "PodLifeTime",
-            PluginKind::FailedPods => "RemoveFailedPods",
-            PluginKind::LowNodeUtilization => "LowNodeUtilization",
-            PluginKind::HighNodeUtilization => "HighNodeUtilization",
-        }
+        self.spec().name
     }
 
     /// The plugin of an upstream name, when this tool implements it.
     pub fn from_name(name: &str) -> Option<PluginKind> {
-        PluginKind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == name)
+        PLUGINS
+            .iter()
+            .find(|spec| spec.name == name)
+            .map(|spec| spec.kind)
     }
 
     /// The extension point the plugin implements upstream.
-    pub(super) fn extension_point(self) -> ExtensionPoint {
-        self.registration().point
+    pub fn extension_point(self) -> ExtensionPoint {
+        self.spec().point
     }
 
     /// The strategy with its default arguments.
     pub(super) fn with_default_args(self) -> Strategy {
-        (self.registration().default)()
+        (self.spec().default)()
     }
 
     /// Decodes the plugin's `args`; absent args are the defaults.
     pub(super) fn decode_args(self, d: &mut Decoder, node: Option<&Node>, path: &str) -> Strategy {
         match node {
-            Some(node) => (self.registration().decode)(d, node, path),
+            Some(node) => (self.spec().decode)(d, node, path),
             None => self.with_default_args(),
         }
-    }
-
-    /// The argument without a default, when the plugin has one: enabling the plugin without a
-    /// `pluginConfig` entry is then a problem.
-    pub(super) fn required_arg(self) -> Option<&'static str> {
-        self.registration().required
-    }
-
-    /// Whether a v1alpha1 strategy keeps the evictor's nodeFit.
-    pub(super) fn legacy_node_fit(self) -> bool {
-        self.registration().legacy_node_fit
-    }
-
-    /// The v1alpha1 `params` fields this strategy reads beyond the common ones.
-    pub(super) fn legacy_params(self) -> &'static [&'static str] {
-        self.registration().legacy_params
     }
 
     /// The strategy a v1alpha1 entry's `params` describe.
     pub(super) fn convert_v1alpha1(self, d: &mut Decoder, params: &Fields<'_>) -> Strategy {
         let namespaces = namespaces(d, params.get("namespaces"), &params.path("namespaces"));
-        (self.registration().legacy)(d, params, namespaces)
+        (self.spec().legacy)(d, params, namespaces)
     }
 }
 
@@ -361,6 +357,34 @@ pub(super) fn owner_kinds(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> V
     })
 }
 
+/// Reads a v1alpha1 `params` section (`podLifeTime`, `nodeResourceUtilizationThresholds`, …),
+/// its fields `valid`, with `read`. An absent section reads as null at `params`, so a required
+/// argument missing from it is reported there; `None` when the section is not a mapping.
+pub(super) fn legacy_section<T>(
+    d: &mut Decoder,
+    params: &Fields<'_>,
+    name: &str,
+    valid: &[&str],
+    read: impl FnOnce(&mut Decoder, &Fields<'_>, &Node) -> T,
+) -> Option<T> {
+    let absent = Node {
+        position: params.position,
+        value: Value::Null,
+    };
+    let node = params.get(name).unwrap_or(&absent);
+    let fields = d.fields(node, &params.path(name), valid)?;
+    Some(read(d, &fields, node))
+}
+
+/// `labelSelector`, spelt the same in `args` and in v1alpha1 `params`.
+pub(super) fn label_selector_of(d: &mut Decoder, fields: &Fields<'_>) -> Option<Requirements> {
+    label_selector(
+        d,
+        fields.get("labelSelector"),
+        &fields.path("labelSelector"),
+    )
+}
+
 /// `namespaces: {include, exclude}`; at most one of the two may be non-empty.
 pub(super) fn namespaces(d: &mut Decoder, node: Option<&Node>, path: &str) -> Namespaces {
     let Some(node) = node else {
@@ -392,7 +416,7 @@ pub(super) mod tests {
     use crate::policy::Strategy;
     use crate::policy::testing::{OURS, load, problem, problems};
 
-    use super::{ExtensionPoint, PluginKind};
+    use super::{ExtensionPoint, PLUGINS, PluginKind};
 
     /// A policy in our format enabling one plugin with the given args (indented by 10).
     pub fn with_args(plugin: &str, args: &str) -> String {
@@ -415,9 +439,41 @@ pub(super) mod tests {
             .expect("one strategy")
     }
 
+    /// The plugin declared after `kind`, by a match the compiler holds complete: a new variant
+    /// fails to build here until it is placed, so walking it visits every variant.
+    fn next(kind: PluginKind) -> Option<PluginKind> {
+        match kind {
+            PluginKind::InterPodAntiAffinity => Some(PluginKind::TopologySpread),
+            PluginKind::TopologySpread => Some(PluginKind::Duplicates),
+            PluginKind::Duplicates => Some(PluginKind::NodeAffinity),
+            PluginKind::NodeAffinity => Some(PluginKind::NodeTaints),
+            PluginKind::NodeTaints => Some(PluginKind::TooManyRestarts),
+            PluginKind::TooManyRestarts => Some(PluginKind::PodLifeTime),
+            PluginKind::PodLifeTime => Some(PluginKind::FailedPods),
+            PluginKind::FailedPods => Some(PluginKind::LowNodeUtilization),
+            PluginKind::LowNodeUtilization => Some(PluginKind::HighNodeUtilization),
+            PluginKind::HighNodeUtilization => None,
+        }
+    }
+
+    #[test]
+    fn the_registry_has_one_row_per_plugin_in_the_enums_order() {
+        let variants: Vec<PluginKind> =
+            std::iter::successors(Some(PluginKind::InterPodAntiAffinity), |&kind| next(kind))
+                .collect();
+        assert_eq!(PluginKind::all().collect::<Vec<_>>(), variants);
+        for (i, kind) in variants.into_iter().enumerate() {
+            assert_eq!(kind as usize, i, "{kind} is out of the enum's order");
+        }
+    }
+
     #[test]
     fn every_plugin_is_registered_once_under_its_own_name() {
-        for kind in PluginKind::ALL {
+        let mut names: Vec<&str> = PLUGINS.iter().map(|spec| spec.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PLUGINS.len(), "two plugins share a name");
+        for kind in PluginKind::all() {
             assert_eq!(PluginKind::from_name(kind.as_str()), Some(kind));
             assert_eq!(kind.with_default_args().kind(), kind);
         }
@@ -429,7 +485,7 @@ pub(super) mod tests {
 
     #[test]
     fn a_plugin_is_shown_and_serialized_by_its_upstream_name() {
-        for kind in PluginKind::ALL {
+        for kind in PluginKind::all() {
             let json = serde_json::to_string(&kind).expect("a name serializes");
             assert_eq!(json, format!("\"{}\"", kind.as_str()));
             assert_eq!(kind.to_string(), kind.as_str());

@@ -3,10 +3,9 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
 use crate::policy::rule::Rule;
-use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 
-use super::{Strategy, choices, namespaces};
+use super::{Strategy, choices, label_selector_of, namespaces};
 
 /// `nodeAffinityType`: which of a pod's node affinities to enforce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,11 +55,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
     };
     let mut args = NodeAffinityArgs {
         namespaces: namespaces(d, fields.get("namespaces"), &fields.path("namespaces")),
-        label_selector: label_selector(
-            d,
-            fields.get("labelSelector"),
-            &fields.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, &fields),
         ..NodeAffinityArgs::default()
     };
     if let Some(types) = affinity_types(d, &fields) {
@@ -110,11 +105,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     let mut args = NodeAffinityArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            params.get("labelSelector"),
-            &params.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, params),
         ..NodeAffinityArgs::default()
     };
     if let Some(types) = affinity_types(d, params) {

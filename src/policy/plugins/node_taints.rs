@@ -3,10 +3,9 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
 use crate::policy::rule::Rule;
-use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 
-use super::{Strategy, namespaces};
+use super::{Strategy, label_selector_of, namespaces};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeTaintsArgs {
@@ -69,11 +68,7 @@ fn args(d: &mut Decoder, fields: &Fields<'_>, namespaces: Namespaces) -> NodeTai
     }
     NodeTaintsArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            fields.get("labelSelector"),
-            &fields.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, fields),
         include_prefer_no_schedule: fields.bool(d, "includePreferNoSchedule").unwrap_or(false),
         excluded_taints,
         included_taints,

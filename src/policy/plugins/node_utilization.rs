@@ -28,6 +28,16 @@ pub fn unmeasurable(thresholds: &ResourceThresholds) -> Vec<&str> {
         .collect()
 }
 
+/// The argument without a default, in both plugins (LowNodeUtilization checks
+/// `targetThresholds` beside it).
+pub(super) const REQUIRED: &str = "thresholds";
+
+/// The v1alpha1 `params` section both plugins' thresholds are in.
+pub(super) const LEGACY_THRESHOLDS: &str = "nodeResourceUtilizationThresholds";
+
+/// The v1alpha1 `params` both plugins read beyond the common ones.
+pub(super) const LEGACY_PARAMS: &[&str] = &[LEGACY_THRESHOLDS];
+
 /// Where a node's and a pod's utilization comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum UsageSource {

@@ -5,10 +5,9 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields, index};
 use crate::policy::rule::Rule;
-use crate::policy::selector::label_selector;
 use crate::policy::yaml::{Node, Value};
 
-use super::{Strategy, choices, namespaces, owner_kinds};
+use super::{Strategy, choices, label_selector_of, legacy_section, namespaces, owner_kinds};
 
 /// The `states` upstream accepts: pod phases, pod status reasons, container waiting reasons
 /// and container terminated reasons.
@@ -111,11 +110,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
     let namespaces = namespaces(d, fields.get("namespaces"), &fields.path("namespaces"));
     let args = PodLifeTimeArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            fields.get("labelSelector"),
-            &fields.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, &fields),
         owner_kinds: owner_kind_filter(d, fields.get("ownerKinds"), &fields.path("ownerKinds")),
         max_pod_life_time_seconds: fields.integer::<u32>(d, REQUIRED),
         states: choices(d, &fields, "states", "state", &STATES),
@@ -267,29 +262,20 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     let mut args = PodLifeTimeArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            params.get("labelSelector"),
-            &params.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, params),
         ..PodLifeTimeArgs::default()
     };
-    let absent = Node {
-        position: params.position,
-        value: Value::Null,
-    };
-    let node = params.get("podLifeTime").unwrap_or(&absent);
     let valid = [REQUIRED, "states", "podStatusPhases"];
-    if let Some(fields) = d.fields(node, &params.path("podLifeTime"), &valid) {
+    legacy_section(d, params, "podLifeTime", &valid, |d, fields, node| {
         args.max_pod_life_time_seconds = fields.integer::<u32>(d, REQUIRED);
-        args.states = choices(d, &fields, "podStatusPhases", "state", &STATES);
-        for state in choices(d, &fields, "states", "state", &STATES) {
+        args.states = choices(d, fields, "podStatusPhases", "state", &STATES);
+        for state in choices(d, fields, "states", "state", &STATES) {
             if !args.states.contains(&state) {
                 args.states.push(state);
             }
         }
-        require_a_filter(d, &fields, node, &args);
-    }
+        require_a_filter(d, fields, node, &args);
+    });
     Strategy::PodLifeTime(args)
 }
 

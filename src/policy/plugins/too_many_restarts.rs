@@ -2,10 +2,9 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
-use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 
-use super::{Strategy, choices, namespaces, required};
+use super::{Strategy, choices, label_selector_of, legacy_section, namespaces, required};
 
 /// The `states` upstream accepts: a pod phase and a container waiting reason.
 pub(super) const STATES: [&str; 2] = ["Running", "CrashLoopBackOff"];
@@ -40,11 +39,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
     };
     let mut args = TooManyRestartsArgs {
         namespaces: namespaces(d, fields.get("namespaces"), &fields.path("namespaces")),
-        label_selector: label_selector(
-            d,
-            fields.get("labelSelector"),
-            &fields.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, &fields),
         ..TooManyRestartsArgs::default()
     };
     threshold_and_init(d, &fields, node, &mut args);
@@ -83,22 +78,19 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     let mut args = TooManyRestartsArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            params.get("labelSelector"),
-            &params.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, params),
         ..TooManyRestartsArgs::default()
     };
-    let path = params.path("podsHavingTooManyRestarts");
-    let absent = Node {
-        position: params.position,
-        value: crate::policy::yaml::Value::Null,
-    };
-    let node = params.get("podsHavingTooManyRestarts").unwrap_or(&absent);
-    if let Some(fields) = d.fields(node, &path, &[REQUIRED, "includingInitContainers"]) {
-        threshold_and_init(d, &fields, node, &mut args);
-    }
+    let valid = [REQUIRED, "includingInitContainers"];
+    legacy_section(
+        d,
+        params,
+        "podsHavingTooManyRestarts",
+        &valid,
+        |d, fields, node| {
+            threshold_and_init(d, fields, node, &mut args);
+        },
+    );
     Strategy::TooManyRestarts(args)
 }
 

@@ -3,11 +3,10 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields, index};
 use crate::policy::rule::Rule;
-use crate::policy::selector::label_selector;
 use crate::policy::yaml::Node;
 use crate::snapshot::WhenUnsatisfiable;
 
-use super::{Strategy, namespaces};
+use super::{Strategy, label_selector_of, namespaces};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct TopologySpreadArgs {
@@ -106,11 +105,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
         return Strategy::TopologySpread(args);
     };
     args.namespaces = namespaces(d, fields.get("namespaces"), &fields.path("namespaces"));
-    args.label_selector = label_selector(
-        d,
-        fields.get("labelSelector"),
-        &fields.path("labelSelector"),
-    );
+    args.label_selector = label_selector_of(d, &fields);
     if let Some(node) = fields.get("constraints") {
         let path = fields.path("constraints");
         let mut constraints = Vec::new();
@@ -291,11 +286,7 @@ pub(super) fn from_v1alpha1(
 ) -> Strategy {
     Strategy::TopologySpread(TopologySpreadArgs {
         namespaces,
-        label_selector: label_selector(
-            d,
-            params.get("labelSelector"),
-            &params.path("labelSelector"),
-        ),
+        label_selector: label_selector_of(d, params),
         do_not_schedule: true,
         schedule_anyway: params.bool(d, "includeSoftConstraints").unwrap_or(false),
         topology_balance_node_fit: true,
