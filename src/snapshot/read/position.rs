@@ -88,12 +88,14 @@ pub fn read_at_the_error(part: &str, at: usize) -> Option<String> {
 /// is too large for a finite number.
 fn non_finite_number(part: &str, at: usize) -> Option<String> {
     let in_number = |c: char| c.is_ascii_digit() || "eE+-.".contains(c);
-    let start = part[..at]
-        .rfind(|c: char| !in_number(c))
-        .map_or(0, |i| i + 1);
-    let end = part[at..]
-        .find(|c: char| !in_number(c))
-        .map_or(part.len(), |i| at + i);
+    // Every character of a number is ASCII: one byte each.
+    let start = at
+        - part[..at]
+            .chars()
+            .rev()
+            .take_while(|&c| in_number(c))
+            .count();
+    let end = at + part[at..].chars().take_while(|&c| in_number(c)).count();
     let literal = &part[start..end];
     let value: f64 = literal.parse().ok()?;
     (!value.is_finite()).then(|| {
