@@ -22,6 +22,7 @@ pub mod policy;
 pub mod position;
 pub mod report;
 pub mod run;
+pub mod settings;
 pub mod snapshot;
 pub mod stack;
 pub mod supervisor;

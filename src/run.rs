@@ -13,7 +13,6 @@
 //! are; an eviction history that cannot be read plans no paced eviction, and one that cannot be
 //! recorded sends none. The lock is released whatever happened, within [`RELEASE_LIMIT`].
 
-mod config;
 mod execute;
 mod history;
 mod stop;
@@ -23,10 +22,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use crate::error_chain;
-pub use config::{
-    ConfigError, RunConfig, Topology, apply_cluster_name, connection_config, kubernetes_selection,
-    load_policy, metrics_push, snapshot_policy, supervisor_settings, target, topology,
-};
 pub use execute::{Backends, execute};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 pub use teardown::Teardown;
@@ -35,6 +30,7 @@ use crate::inventory::Inventory;
 use crate::outcome::{Cause, Failure, Outcomes, Problem, Verdict};
 use crate::plan::Plan;
 use crate::report::{Mode, Report, Target};
+use crate::settings::{RunConfig, Topology};
 use crate::snapshot::{self, History, Objects, SnapshotError};
 use crate::{footprint, kube, plan, supervisor, topology, vm_operator, vsphere};
 use teardown::log_out;

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use crate::cli::{Args, Command};
 use crate::policy::PolicyError;
 use crate::report::OutputFormat;
-use crate::run::ConfigError;
+use crate::settings::ConfigError;
 use crate::snapshot::SnapshotError;
 
 /// Why a command could not do its job.

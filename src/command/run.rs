@@ -16,7 +16,8 @@ use crate::error_chain;
 use crate::metrics::{RunTiming, push_limit};
 use crate::outcome::{Cause, Step};
 use crate::report::{Mode, OutputFormat, Report, ReportWarning};
-use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
+use crate::run::{self, Stop, StopReason};
+use crate::settings::{self, ConfigError, RunConfig};
 
 pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let started = Instant::now();
@@ -119,7 +120,7 @@ fn unusable_settings(
         duration: started.elapsed(),
         finished: chrono::Utc::now(),
     };
-    if let Ok(Some(pushgateway)) = run::metrics_push(&args.metrics) {
+    if let Ok(Some(pushgateway)) = settings::metrics_push(&args.metrics) {
         let limit = push_limit(
             Duration::from_secs(args.connection.request_timeout),
             deadline_left(args.deadline.map(|deadline| deadline.0), started),

@@ -10,7 +10,6 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::json;
@@ -18,38 +17,30 @@ use tracing::warn;
 
 use super::Error;
 use crate::cli::SnapshotArgs;
+use crate::error_chain;
 use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects, VmOperatorObjects};
 use crate::policy::VsphereSettings;
 use crate::report::{OutputFormat, SnapshotSummary};
-use crate::run;
-use crate::run::Topology;
+use crate::settings::{RunConfig, Topology};
 use crate::snapshot::SnapshotInfo;
 use crate::snapshot::prune::Pruned;
 use crate::{supervisor, vsphere};
 
 pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Error> {
-    let (policy, warnings) =
-        run::snapshot_policy(args.policy.as_ref()).map_err(|e| Error::Config(Box::new(e)))?;
-    for warning in &warnings {
+    let config = RunConfig::snapshot(args).map_err(|e| Error::Config(Box::new(e)))?;
+    for warning in &config.warnings {
         warn!("{warning}");
     }
-    let mut policy = policy;
-    if let Some(source) = args.connection.topology_source {
-        policy.vsphere.source = source;
-    }
-    let topology =
-        run::topology(&args.connection, &policy.vsphere).map_err(|e| Error::Config(Box::new(e)))?;
-    let timeout = Duration::from_secs(args.connection.request_timeout);
+    let policy = &config.policy;
     let runtime = super::runtime()?;
     let recorded = runtime.block_on(async {
-        let selection = run::kubernetes_selection(&args.connection);
-        let (kubernetes, endpoint) = kube::Client::connect(&selection, timeout)
+        let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
             .await
             .map_err(|e| Error::Kubernetes(Box::new(e)))?;
-        let target = run::target(endpoint, &topology, &policy.vsphere);
+        let target = config.target(endpoint);
         target.announce();
-        let hosts = record_hosts(&topology, &policy.vsphere, &target.api_server);
+        let hosts = record_hosts(&config.topology, &policy.vsphere, &target.api_server);
         let metrics = async {
             if policy.reads_metrics() {
                 kubernetes.list_metrics().await.map(Some)
@@ -57,7 +48,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
                 Ok(None)
             }
         };
-        let history = kubernetes.recorded_history(&args.lock_namespace, kube::LEASE_NAME);
+        let history = kubernetes.recorded_history(&config.lock.namespace, &config.lock.name);
         let (objects, metrics, history, hosts) =
             tokio::join!(kubernetes.list_objects(), metrics, history, hosts);
         // Taken once every list is in: no object recorded is younger than this instant, so a
@@ -74,10 +65,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             Ok(metrics) => metrics,
             // Recorded as a run sees it: planning the file then skips as `run` would.
             Err(error @ kube::Error::MetricsUnavailable { .. }) => {
-                warn!(
-                    "{}; the snapshot records no metrics",
-                    run::error_chain(&error)
-                );
+                warn!("{}; the snapshot records no metrics", error_chain(&error));
                 Some(RawMetrics::default())
             }
             Err(error) => return Err(Error::Kubernetes(Box::new(error))),

@@ -14,7 +14,8 @@ use crate::plan::what_if::{self, Scenario};
 use crate::policy::{Policy, SourceKind};
 use crate::report::what_if::WhatIfReport;
 use crate::report::{Mode, OutputFormat, ReportWarning};
-use crate::run::{self, RunConfig};
+use crate::run;
+use crate::settings::{self, RunConfig};
 use crate::snapshot::Snapshot;
 use crate::topology;
 
@@ -34,12 +35,12 @@ pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Erro
 
 fn offline(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
     let (mut policy, findings) =
-        run::load_policy(args.policy.as_deref()).map_err(|e| Error::Config(Box::new(e)))?;
+        settings::load_policy(args.policy.as_deref()).map_err(|e| Error::Config(Box::new(e)))?;
     for finding in &findings {
         warn!("{finding}");
     }
     if let Some(name) = &args.cluster_name {
-        run::apply_cluster_name(&mut policy, name).map_err(|e| Error::Config(Box::new(e)))?;
+        settings::apply_cluster_name(&mut policy, name).map_err(|e| Error::Config(Box::new(e)))?;
     }
     let mut loaded = super::plan::load(&args.snapshot, args.now, args.max_snapshot_size)?;
     let replaced = topology::apply_node_label(&mut loaded.snapshot, &policy.vsphere);

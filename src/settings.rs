@@ -1,10 +1,14 @@
-//! Command line + policy file + environment → the settings of one run, all checked before
-//! anything is contacted. Problems here are usage errors (exit code 2).
+//! Arguments → settings → command: the command line, the policy file and the environment
+//! resolved into what a live command needs to know (`run` and `check` by
+//! [`RunConfig::resolve`], `what-if` by [`RunConfig::read_only`], `snapshot` by
+//! [`RunConfig::snapshot`]), all checked before anything is contacted. Problems here are usage
+//! errors (exit code 2). The job (`crate::run`) and the observation (`crate::live`) only read
+//! what is resolved here.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use crate::cli::{ConnectionArgs, MetricsArgs, RunArgs};
+use crate::cli::{ConnectionArgs, MetricsArgs, RunArgs, SnapshotArgs};
 use crate::kube::{self, LEASE_NAME, LockSettings};
 use crate::metrics::{self, PushSettings, Pushgateway};
 use crate::policy::{
@@ -29,7 +33,7 @@ profiles:
       enabled: [RemovePodsViolatingInterPodAntiAffinity]
 ";
 
-/// Why the run's settings are unusable.
+/// Why a command's settings are unusable.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("invalid policy")]
@@ -59,7 +63,7 @@ pub enum ConfigError {
     MetricsPush(#[source] metrics::push::Error),
 }
 
-/// Everything one run needs to know, resolved.
+/// Everything one live command needs to know, resolved.
 #[derive(Debug)]
 pub struct RunConfig {
     pub policy: Policy,
@@ -145,7 +149,36 @@ impl RunConfig {
         {
             warnings.push(ReportWarning::InsecureTls);
         }
-        Ok(RunConfig {
+        Ok(RunConfig::looking(policy, warnings, topology, connection))
+    }
+
+    /// The settings of `snapshot`: the policy only for where the hosts come from and whether
+    /// metrics are read (none given: the default policy's settings), no `--cluster-name`, and
+    /// the lock namespace whose eviction history is recorded. Its warnings are the policy's.
+    pub fn snapshot(args: &SnapshotArgs) -> Result<RunConfig, ConfigError> {
+        let (mut policy, findings) = match &args.policy {
+            Some(path) => load_policy(Some(path))?,
+            None => (Policy::default(), Vec::new()),
+        };
+        if let Some(source) = args.connection.topology_source {
+            policy.vsphere.source = source;
+        }
+        let topology = topology(&args.connection, &policy.vsphere)?;
+        let warnings = findings.into_iter().map(ReportWarning::Policy).collect();
+        let mut config = RunConfig::looking(policy, warnings, topology, &args.connection);
+        config.lock.namespace = args.lock_namespace.clone();
+        Ok(config)
+    }
+
+    /// A dry run without lock, deadline or metrics push, reaching both sides as `connection`
+    /// says.
+    fn looking(
+        policy: Policy,
+        warnings: Vec<ReportWarning>,
+        topology: Topology,
+        connection: &ConnectionArgs,
+    ) -> RunConfig {
+        RunConfig {
             policy,
             warnings,
             deadline: None,
@@ -161,7 +194,7 @@ impl RunConfig {
             metrics_push: None,
             kubernetes: kubernetes_selection(connection),
             placement: false,
-        })
+        }
     }
 }
 
@@ -199,7 +232,7 @@ pub fn load_policy(path: Option<&Path>) -> Result<(Policy, Vec<String>), ConfigE
 }
 
 /// What a command talks to: the API server, and where the hosts come from.
-pub fn target(endpoint: kube::Endpoint, topology: &Topology, settings: &VsphereSettings) -> Target {
+fn target(endpoint: kube::Endpoint, topology: &Topology, settings: &VsphereSettings) -> Target {
     let mut target = Target {
         api_server: endpoint.api_server,
         context: endpoint.context,
@@ -228,10 +261,7 @@ pub fn target(endpoint: kube::Endpoint, topology: &Topology, settings: &VsphereS
 }
 
 /// Where the hosts come from, by the policy's source (with `--topology-source` applied).
-pub fn topology(
-    args: &ConnectionArgs,
-    settings: &VsphereSettings,
-) -> Result<Topology, ConfigError> {
+fn topology(args: &ConnectionArgs, settings: &VsphereSettings) -> Result<Topology, ConfigError> {
     match settings.source {
         SourceKind::Vcenter => connection_config(args, settings).map(Topology::Vcenter),
         SourceKind::Supervisor => supervisor_settings(args, settings).map(Topology::Supervisor),
@@ -240,7 +270,7 @@ pub fn topology(
 }
 
 /// How to reach the Supervisor: the flags, and the policy's namespace.
-pub fn supervisor_settings(
+fn supervisor_settings(
     args: &ConnectionArgs,
     settings: &VsphereSettings,
 ) -> Result<supervisor::Settings, ConfigError> {
@@ -260,7 +290,7 @@ pub fn supervisor_settings(
 
 /// How to reach vCenter: the policy's server and CA first, the command line and environment
 /// where it has none; credentials only from the environment or a credentials directory.
-pub fn connection_config(
+fn connection_config(
     args: &ConnectionArgs,
     settings: &VsphereSettings,
 ) -> Result<ConnectionConfig, ConfigError> {
@@ -299,7 +329,7 @@ pub fn metrics_push(args: &MetricsArgs) -> Result<Option<Pushgateway>, metrics::
 }
 
 /// Which kubeconfig and context the connection flags name.
-pub fn kubernetes_selection(args: &ConnectionArgs) -> kube::Selection {
+fn kubernetes_selection(args: &ConnectionArgs) -> kube::Selection {
     kube::Selection {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
@@ -317,14 +347,6 @@ fn holder_identity() -> String {
     format!("{host}_{}_{started:x}", std::process::id())
 }
 
-/// The snapshot command's policy path, if any, for its vCenter settings.
-pub fn snapshot_policy(path: Option<&PathBuf>) -> Result<(Policy, Vec<String>), ConfigError> {
-    match path {
-        Some(path) => load_policy(Some(path)),
-        None => Ok((Policy::default(), Vec::new())),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -332,26 +354,67 @@ mod tests {
     use super::*;
     use crate::cli::{Args, Command};
 
-    /// `run` arguments as the command line gives them, with credentials from a directory.
-    fn resolve(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+    /// `command`'s arguments as the command line gives them, with credentials from a
+    /// directory (which lasts as long as the first value).
+    fn parse(command: &str, extra: &[&str]) -> (tempfile::TempDir, Command) {
         let dir = tempfile::tempdir().expect("a temporary directory");
         std::fs::write(dir.path().join("username"), "admin\n").expect("write");
         std::fs::write(dir.path().join("password"), "secret\n").expect("write");
         let credentials = dir.path().display().to_string();
         let mut argv = vec![
             "vsphere-descheduler",
-            "run",
+            command,
             "--vsphere-server",
             "vc.example.com",
             "--vsphere-credentials-dir",
             credentials.as_str(),
         ];
         argv.extend_from_slice(extra);
-        let Command::Run(args) = Args::try_parse_from(argv).expect("valid arguments").command
-        else {
+        let command = Args::try_parse_from(argv).expect("valid arguments").command;
+        (dir, command)
+    }
+
+    /// `run` arguments, resolved.
+    fn resolve(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        let (_credentials, Command::Run(args)) = parse("run", extra) else {
             panic!("the run command");
         };
         RunConfig::resolve(&args)
+    }
+
+    /// `snapshot` arguments, resolved.
+    fn resolve_snapshot(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        let mut argv = vec!["-o", "snapshot.yaml"];
+        argv.extend_from_slice(extra);
+        let (_credentials, Command::Snapshot(args)) = parse("snapshot", &argv) else {
+            panic!("the snapshot command");
+        };
+        RunConfig::snapshot(&args)
+    }
+
+    #[test]
+    fn a_snapshot_without_a_policy_reads_no_metrics_and_keeps_the_default_policy() {
+        let config = resolve_snapshot(&[]).expect("valid");
+        assert!(!config.policy.reads_metrics());
+        assert!(config.policy.profiles.is_empty());
+        assert!(config.dry_run);
+        assert_eq!(config.lock.name, LEASE_NAME);
+        assert_eq!(config.lock.namespace, "kube-system");
+        let config = resolve_snapshot(&["--lock-namespace", "descheduler"]).expect("valid");
+        assert_eq!(config.lock.namespace, "descheduler");
+    }
+
+    #[test]
+    fn a_snapshot_leaves_tls_verification_off_to_the_connection_s_own_log() {
+        let config = resolve_snapshot(&["--vsphere-insecure"]).expect("valid");
+        assert!(
+            config
+                .topology
+                .vcenter()
+                .expect("vcenter")
+                .insecure_skip_verify
+        );
+        assert!(config.warnings.is_empty());
     }
 
     #[test]
