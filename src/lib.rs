@@ -14,6 +14,7 @@ pub mod hash;
 pub mod identity;
 pub mod inventory;
 pub mod kube;
+pub mod live;
 pub mod logging;
 pub mod metrics;
 pub mod outcome;

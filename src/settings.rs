@@ -33,6 +33,11 @@ profiles:
       enabled: [RemovePodsViolatingInterPodAntiAffinity]
 ";
 
+/// How long each step after a run's report may take, even after the deadline: releasing the
+/// lock and logging out of vCenter (both at once), then pushing the metrics. `--deadline`
+/// should leave twice this before the pod is killed.
+pub const RELEASE_LIMIT: Duration = Duration::from_secs(5);
+
 /// Why a command's settings are unusable.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

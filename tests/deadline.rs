@@ -16,8 +16,8 @@ use axum::http::Method;
 use support::fake_apiserver::{self, FakeCluster, Fault, FaultAction, Gate, read_objects};
 use tokio::time::Instant;
 use vsphere_descheduler::kube::{self, LEASE_NAME, LockSettings};
-use vsphere_descheduler::run::{self, Finished, RELEASE_LIMIT, Stop};
-use vsphere_descheduler::settings::{self, RunConfig, Topology};
+use vsphere_descheduler::run::{self, Finished, Stop};
+use vsphere_descheduler::settings::{self, RELEASE_LIMIT, RunConfig, Topology};
 use vsphere_descheduler::vsphere::{ConnectionConfig, Credentials};
 
 const DEADLINE: Duration = Duration::from_secs(30);

@@ -47,7 +47,7 @@ pub enum Error {
     #[error("cannot answer what-if")]
     WhatIf(#[source] crate::plan::what_if::WhatIfError),
     #[error("cannot read the cluster and vCenter")]
-    Look(#[source] Box<crate::run::Error>),
+    Look(#[source] Box<crate::live::Error>),
     #[error("cannot write snapshot file {path}")]
     WriteSnapshot {
         path: PathBuf,

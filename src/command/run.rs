@@ -17,7 +17,7 @@ use crate::metrics::{RunTiming, push_limit};
 use crate::outcome::{Cause, Step};
 use crate::report::{Mode, OutputFormat, Report, ReportWarning};
 use crate::run::{self, Stop, StopReason};
-use crate::settings::{self, ConfigError, RunConfig};
+use crate::settings::{self, ConfigError, RELEASE_LIMIT, RunConfig};
 
 pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let started = Instant::now();
@@ -64,7 +64,7 @@ async fn run_and_print(
     Ok(code)
 }
 
-/// Releases the lock and logs out of vCenter (at once, within [`run::RELEASE_LIMIT`]), then
+/// Releases the lock and logs out of vCenter (at once, within [`RELEASE_LIMIT`]), then
 /// pushes the report's metrics (within [`push_limit`]). The report is out: what fails here is
 /// logged.
 async fn after_the_report(
@@ -87,7 +87,7 @@ async fn after_the_report(
         config.timeout,
         deadline_left(config.deadline, started),
         stopped_by_signal,
-        run::RELEASE_LIMIT,
+        RELEASE_LIMIT,
     );
     let cluster = config.policy.cluster_name.as_deref();
     pushgateway
@@ -125,7 +125,7 @@ fn unusable_settings(
             Duration::from_secs(args.connection.request_timeout),
             deadline_left(args.deadline.map(|deadline| deadline.0), started),
             false,
-            run::RELEASE_LIMIT,
+            RELEASE_LIMIT,
         );
         let cluster = args.cluster_name.as_deref();
         match super::runtime() {

@@ -20,19 +20,17 @@ use crate::cli::SnapshotArgs;
 use crate::error_chain;
 use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects, VmOperatorObjects};
-use crate::policy::VsphereSettings;
+use crate::live::{self, Cluster, Hosts, HostsError, Recording};
 use crate::report::{OutputFormat, SnapshotSummary};
-use crate::settings::{RunConfig, Topology};
+use crate::settings::RunConfig;
 use crate::snapshot::SnapshotInfo;
 use crate::snapshot::prune::Pruned;
-use crate::{supervisor, vsphere};
 
 pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let config = RunConfig::snapshot(args).map_err(|e| Error::Config(Box::new(e)))?;
     for warning in &config.warnings {
         warn!("{warning}");
     }
-    let policy = &config.policy;
     let runtime = super::runtime()?;
     let recorded = runtime.block_on(async {
         let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
@@ -40,28 +38,26 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             .map_err(|e| Error::Kubernetes(Box::new(e)))?;
         let target = config.target(endpoint);
         target.announce();
-        let hosts = record_hosts(&config.topology, &policy.vsphere, &target.api_server);
-        let metrics = async {
-            if policy.reads_metrics() {
-                kubernetes.list_metrics().await.map(Some)
-            } else {
-                Ok(None)
-            }
+        let cluster = Cluster {
+            client: &kubernetes,
+            api_server: &target.api_server,
         };
-        let history = kubernetes.recorded_history(&config.lock.namespace, &config.lock.name);
-        let (objects, metrics, history, hosts) =
-            tokio::join!(kubernetes.list_objects(), metrics, history, hosts);
+        let read = live::read::<Recording>(&config, cluster, Some(&config.lock)).await;
         // Taken once every list is in: no object recorded is younger than this instant, so a
         // plan at it judges each pod's age as at least zero.
         let info = SnapshotInfo {
             recorded_at: chrono::Utc::now(),
         };
+        let hosts = record_hosts(read.hosts).await;
         // Unlike metrics, a history that could not be read is not recorded as missing: a plan
         // of the file would then pace as if nothing had been evicted, and evict what the run
         // (which fails closed) would not. The error names the Lease; `--lock-namespace` points
         // to where the chart runs.
-        let history = history.map_err(|error| Error::Kubernetes(Box::new(error)))?;
-        let metrics = match metrics {
+        let history = read
+            .history
+            .unwrap_or(Ok(None))
+            .map_err(|error| Error::Kubernetes(Box::new(error)))?;
+        let metrics = match read.metrics {
             Ok(metrics) => metrics,
             // Recorded as a run sees it: planning the file then skips as `run` would.
             Err(error @ kube::Error::MetricsUnavailable { .. }) => {
@@ -72,7 +68,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         };
         Ok::<_, Error>((
             info,
-            objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
+            read.objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
             metrics,
             history,
             hosts?,
@@ -138,35 +134,20 @@ impl RecordedHosts {
     }
 }
 
-/// Reads what the configured source knows of the hosts.
-async fn record_hosts(
-    topology: &Topology,
-    settings: &VsphereSettings,
-    api_server: &str,
-) -> Result<RecordedHosts, Error> {
-    match topology {
-        Topology::Vcenter(connection) => {
-            let mut client = vsphere::Client::connect(connection)
-                .await
-                .map_err(Error::Vsphere)?;
-            let observed = client
-                .observe(&settings.datacenters, &settings.clusters)
-                .await;
-            client.logout().await;
-            observed
-                .map(RecordedHosts::Inventory)
-                .map_err(Error::Vsphere)
+/// What the hosts' source gave, to record; the vCenter session is ended, its inventory read.
+async fn record_hosts(hosts: Result<Hosts, HostsError>) -> Result<RecordedHosts, Error> {
+    match hosts {
+        Ok(Hosts::Vcenter { session, inventory }) => {
+            live::log_out(*session).await;
+            Ok(RecordedHosts::Inventory(inventory))
         }
-        Topology::Supervisor(settings) => {
-            let read = supervisor::observe(settings, api_server)
-                .await
-                .map_err(|error| Error::Supervisor(Box::new(error)))?;
-            Ok(RecordedHosts::VmOperator(
-                read.objects,
-                read.topology.inventory,
-            ))
-        }
-        Topology::NodeLabel => Ok(RecordedHosts::NodeLabel),
+        Ok(Hosts::Supervisor(read)) => Ok(RecordedHosts::VmOperator(
+            read.objects,
+            read.topology.inventory,
+        )),
+        Ok(Hosts::NodeLabel) => Ok(RecordedHosts::NodeLabel),
+        Err(HostsError::Vcenter(error)) => Err(Error::Vsphere(error)),
+        Err(HostsError::Supervisor(error)) => Err(Error::Supervisor(Box::new(error))),
     }
 }
 

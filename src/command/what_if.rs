@@ -14,10 +14,9 @@ use crate::plan::what_if::{self, Scenario};
 use crate::policy::{Policy, SourceKind};
 use crate::report::what_if::WhatIfReport;
 use crate::report::{Mode, OutputFormat, ReportWarning};
-use crate::run;
 use crate::settings::{self, RunConfig};
 use crate::snapshot::Snapshot;
-use crate::topology;
+use crate::{live, topology};
 
 pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let scenario = match &args.maintenance {
@@ -74,7 +73,7 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
         warn!("{warning}");
     }
     let runtime = super::runtime()?;
-    let looked = match runtime.block_on(run::look(&config)) {
+    let looked = match runtime.block_on(live::look(&config)) {
         Ok(looked) => looked,
         // A backend failed: a machine reading --output json still gets one report saying why.
         Err(error) => {
