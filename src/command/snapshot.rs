@@ -77,15 +77,8 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
     })?;
     let (info, objects, metrics, history, hosts, target) = recorded;
     let leases: Vec<Pruned> = history.into_iter().collect();
-    write(
-        &args.output_file,
-        &info,
-        &objects,
-        &leases,
-        metrics.as_ref(),
-        &hosts,
-    )
-    .map_err(|source| Error::WriteSnapshot {
+    let documents = documents(&info, &objects, &leases, metrics.as_ref(), &hosts);
+    write(&args.output_file, &documents).map_err(|source| Error::WriteSnapshot {
         path: args.output_file.clone(),
         source,
     })?;
@@ -185,17 +178,46 @@ fn list<T>(items: &[T]) -> List<'_, T> {
     }
 }
 
-fn write(
-    path: &Path,
+/// One document of the file, written as it is.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Document<'a> {
+    Value(serde_json::Value),
+    List(List<'a, Pruned>),
+}
+
+/// The file's documents, one sequence for both formats: when it was recorded, the Kubernetes
+/// kinds, the Lease when it holds a history, metrics when they were read, then the hosts.
+fn documents<'a>(
     info: &SnapshotInfo,
-    objects: &RawObjects,
-    leases: &[Pruned],
-    metrics: Option<&RawMetrics>,
+    objects: &'a RawObjects,
+    leases: &'a [Pruned],
+    metrics: Option<&'a RawMetrics>,
     hosts: &RecordedHosts,
-) -> std::io::Result<()> {
-    let metrics_lists = metrics.map(|m| [list(&m.nodes), list(&m.pods)]);
-    let metrics_lists = metrics_lists.as_ref().map_or(&[][..], |lists| &lists[..]);
-    let host_documents = host_documents(hosts);
+) -> Vec<Document<'a>> {
+    let mut documents = vec![Document::Value(info.document())];
+    documents.extend(
+        [
+            &objects.nodes,
+            &objects.pods,
+            &objects.pdbs,
+            &objects.namespaces,
+            &objects.priority_classes,
+        ]
+        .map(|items| Document::List(list(items))),
+    );
+    if !leases.is_empty() {
+        documents.push(Document::List(list(leases)));
+    }
+    if let Some(metrics) = metrics {
+        documents.push(Document::List(list(&metrics.nodes)));
+        documents.push(Document::List(list(&metrics.pods)));
+    }
+    documents.extend(host_documents(hosts).into_iter().map(Document::Value));
+    documents
+}
+
+fn write(path: &Path, documents: &[Document<'_>]) -> std::io::Result<()> {
     let json = path
         .extension()
         .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
@@ -210,27 +232,7 @@ fn write(
     let result = (|| {
         if json {
             // Concatenated JSON documents, as `plan --snapshot` reads them.
-            serde_json::to_writer(&mut out, &info.document())?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.nodes))?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.pods))?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.pdbs))?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.namespaces))?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.priority_classes))?;
-            out.write_all(b"\n")?;
-            if !leases.is_empty() {
-                serde_json::to_writer(&mut out, &list(leases))?;
-                out.write_all(b"\n")?;
-            }
-            for metrics in metrics_lists {
-                serde_json::to_writer(&mut out, metrics)?;
-                out.write_all(b"\n")?;
-            }
-            for document in &host_documents {
+            for document in documents {
                 serde_json::to_writer(&mut out, document)?;
                 out.write_all(b"\n")?;
             }
@@ -238,38 +240,12 @@ fn write(
             let yaml =
                 |error: serde_saphyr::SerializeError| std::io::Error::other(error.to_string());
             out.write_all(b"# Recorded by vsphere-descheduler snapshot\n")?;
-            // `---` between documents, none after the last: a trailing one opens an empty
-            // document.
-            let mut started = false;
-            let mut separate = |out: &mut std::io::BufWriter<std::fs::File>| {
-                if std::mem::replace(&mut started, true) {
-                    out.write_all(b"---\n")
-                } else {
-                    Ok(())
+            for (index, document) in documents.iter().enumerate() {
+                // `---` between documents, none after the last: a trailing one opens an empty
+                // document.
+                if index > 0 {
+                    out.write_all(b"---\n")?;
                 }
-            };
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &info.document()).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.nodes)).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.pods)).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.pdbs)).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.namespaces)).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.priority_classes)).map_err(yaml)?;
-            if !leases.is_empty() {
-                separate(&mut out)?;
-                serde_saphyr::to_io_writer(&mut out, &list(leases)).map_err(yaml)?;
-            }
-            for metrics in metrics_lists {
-                separate(&mut out)?;
-                serde_saphyr::to_io_writer(&mut out, metrics).map_err(yaml)?;
-            }
-            for document in &host_documents {
-                separate(&mut out)?;
                 serde_saphyr::to_io_writer(&mut out, document).map_err(yaml)?;
             }
         }
