@@ -113,7 +113,33 @@ impl Topology {
 impl RunConfig {
     /// What a command of these settings talks to, for the report and stderr's first line.
     pub fn target(&self, endpoint: kube::Endpoint) -> Target {
-        target(endpoint, &self.topology, &self.policy.vsphere)
+        let mut target = Target {
+            api_server: endpoint.api_server,
+            context: endpoint.context,
+            vcenter: None,
+            supervisor: None,
+            node_label: None,
+        };
+        match &self.topology {
+            Topology::Vcenter(vcenter) => target.vcenter = Some(vcenter.server.clone()),
+            Topology::Supervisor(settings) => {
+                let server = match &settings.access {
+                    supervisor::Access::Token(token) => token.server.to_string(),
+                    supervisor::Access::Kubeconfig(selection) => match &selection.context {
+                        Some(context) => format!("context {context}"),
+                        None => "the kubeconfig's current context".to_string(),
+                    },
+                };
+                target.supervisor = Some(SupervisorTarget {
+                    server,
+                    namespace: settings.namespace.clone(),
+                });
+            }
+            Topology::NodeLabel => {
+                target.node_label = Some(self.policy.vsphere.node_label.key.clone())
+            }
+        }
+        target
     }
 
     pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
@@ -139,56 +165,50 @@ impl RunConfig {
         connection: &ConnectionArgs,
     ) -> Result<RunConfig, ConfigError> {
         let (mut policy, findings) = load_policy(policy)?;
-        let mut warnings: Vec<ReportWarning> =
-            findings.into_iter().map(ReportWarning::Policy).collect();
         if let Some(name) = cluster_name {
             apply_cluster_name(&mut policy, name)?;
         }
-        if let Some(source) = connection.topology_source {
-            policy.vsphere.source = source;
-        }
-        let topology = topology(connection, &policy.vsphere)?;
-        if topology
+        let mut config = RunConfig::looking(policy, findings, connection)?;
+        if config
+            .topology
             .vcenter()
             .is_some_and(|vcenter| vcenter.insecure_skip_verify)
         {
-            warnings.push(ReportWarning::InsecureTls);
+            config.warnings.push(ReportWarning::InsecureTls);
         }
-        Ok(RunConfig::looking(policy, warnings, topology, connection))
+        Ok(config)
     }
 
     /// The settings of `snapshot`: the policy only for where the hosts come from and whether
     /// metrics are read (none given: the default policy's settings), no `--cluster-name`, and
     /// the lock namespace whose eviction history is recorded. Its warnings are the policy's.
     pub fn snapshot(args: &SnapshotArgs) -> Result<RunConfig, ConfigError> {
-        let (mut policy, findings) = match &args.policy {
+        let (policy, findings) = match &args.policy {
             Some(path) => load_policy(Some(path))?,
             None => (Policy::default(), Vec::new()),
         };
-        if let Some(source) = args.connection.topology_source {
-            policy.vsphere.source = source;
-        }
-        let topology = topology(&args.connection, &policy.vsphere)?;
-        let warnings = findings.into_iter().map(ReportWarning::Policy).collect();
-        let mut config = RunConfig::looking(policy, warnings, topology, &args.connection);
+        let mut config = RunConfig::looking(policy, findings, &args.connection)?;
         config.lock.namespace = args.lock_namespace.clone();
         Ok(config)
     }
 
-    /// A dry run without lock, deadline or metrics push, reaching both sides as `connection`
-    /// says.
+    /// A dry run without lock, deadline or metrics push, its hosts from where the policy (or
+    /// `--topology-source`) says, reaching both sides as `connection` says; the policy's
+    /// findings are its warnings.
     fn looking(
-        policy: Policy,
-        warnings: Vec<ReportWarning>,
-        topology: Topology,
+        mut policy: Policy,
+        findings: Vec<String>,
         connection: &ConnectionArgs,
-    ) -> RunConfig {
-        RunConfig {
+    ) -> Result<RunConfig, ConfigError> {
+        if let Some(source) = connection.topology_source {
+            policy.vsphere.source = source;
+        }
+        Ok(RunConfig {
+            topology: topology(connection, &policy.vsphere)?,
             policy,
-            warnings,
+            warnings: findings.into_iter().map(ReportWarning::Policy).collect(),
             deadline: None,
             dry_run: true,
-            topology,
             lock: LockSettings {
                 namespace: "kube-system".to_string(),
                 name: LEASE_NAME.to_string(),
@@ -197,9 +217,12 @@ impl RunConfig {
             },
             timeout: Duration::from_secs(connection.request_timeout),
             metrics_push: None,
-            kubernetes: kubernetes_selection(connection),
+            kubernetes: kube::Selection {
+                kubeconfig: connection.kubeconfig.clone(),
+                context: connection.context.clone(),
+            },
             placement: false,
-        }
+        })
     }
 }
 
@@ -234,35 +257,6 @@ pub fn load_policy(path: Option<&Path>) -> Result<(Policy, Vec<String>), ConfigE
     .map_err(ConfigError::Policy)?;
     let warnings = loaded.warnings.iter().map(ToString::to_string).collect();
     Ok((loaded.policy, warnings))
-}
-
-/// What a command talks to: the API server, and where the hosts come from.
-fn target(endpoint: kube::Endpoint, topology: &Topology, settings: &VsphereSettings) -> Target {
-    let mut target = Target {
-        api_server: endpoint.api_server,
-        context: endpoint.context,
-        vcenter: None,
-        supervisor: None,
-        node_label: None,
-    };
-    match topology {
-        Topology::Vcenter(vcenter) => target.vcenter = Some(vcenter.server.clone()),
-        Topology::Supervisor(settings) => {
-            let server = match &settings.access {
-                supervisor::Access::Token(token) => token.server.to_string(),
-                supervisor::Access::Kubeconfig(selection) => match &selection.context {
-                    Some(context) => format!("context {context}"),
-                    None => "the kubeconfig's current context".to_string(),
-                },
-            };
-            target.supervisor = Some(SupervisorTarget {
-                server,
-                namespace: settings.namespace.clone(),
-            });
-        }
-        Topology::NodeLabel => target.node_label = Some(settings.node_label.key.clone()),
-    }
-    target
 }
 
 /// Where the hosts come from, by the policy's source (with `--topology-source` applied).
@@ -331,14 +325,6 @@ pub fn metrics_push(args: &MetricsArgs) -> Result<Option<Pushgateway>, metrics::
         ca_file: args.metrics_push_ca_file.clone(),
     };
     Pushgateway::resolve(&settings).map(Some)
-}
-
-/// Which kubeconfig and context the connection flags name.
-fn kubernetes_selection(args: &ConnectionArgs) -> kube::Selection {
-    kube::Selection {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-    }
 }
 
 /// `holderIdentity` and `reportingInstance`: the pod name (HOSTNAME in a pod) or host, the
