@@ -43,16 +43,9 @@ pub trait Form {
     type Objects;
     type Metrics;
     type History;
-    fn objects(
-        client: &kube::Client,
-    ) -> impl Future<Output = Result<Self::Objects, kube::Error>> + Send;
-    fn metrics(
-        client: &kube::Client,
-    ) -> impl Future<Output = Result<Self::Metrics, kube::Error>> + Send;
-    fn history(
-        client: &kube::Client,
-        lease: &LockSettings,
-    ) -> impl Future<Output = Self::History> + Send;
+    fn objects(client: &kube::Client) -> impl Future<Output = Result<Self::Objects, kube::Error>>;
+    fn metrics(client: &kube::Client) -> impl Future<Output = Result<Self::Metrics, kube::Error>>;
+    fn history(client: &kube::Client, lease: &LockSettings) -> impl Future<Output = Self::History>;
 }
 
 /// Converted as listed, for the planner: a history that cannot be read is an unreadable one.
@@ -63,20 +56,15 @@ impl Form for Planning {
     type Metrics = snapshot::Metrics;
     type History = History;
 
-    fn objects(client: &kube::Client) -> impl Future<Output = Result<Objects, kube::Error>> + Send {
+    fn objects(client: &kube::Client) -> impl Future<Output = Result<Objects, kube::Error>> {
         client.observe()
     }
 
-    fn metrics(
-        client: &kube::Client,
-    ) -> impl Future<Output = Result<snapshot::Metrics, kube::Error>> + Send {
+    fn metrics(client: &kube::Client) -> impl Future<Output = Result<Self::Metrics, kube::Error>> {
         client.observe_metrics()
     }
 
-    fn history(
-        client: &kube::Client,
-        lease: &LockSettings,
-    ) -> impl Future<Output = History> + Send {
+    fn history(client: &kube::Client, lease: &LockSettings) -> impl Future<Output = History> {
         client.read_history(&lease.namespace, &lease.name)
     }
 }
@@ -90,22 +78,15 @@ impl Form for Recording {
     type Metrics = RawMetrics;
     type History = Result<Option<Pruned>, kube::Error>;
 
-    fn objects(
-        client: &kube::Client,
-    ) -> impl Future<Output = Result<RawObjects, kube::Error>> + Send {
+    fn objects(client: &kube::Client) -> impl Future<Output = Result<RawObjects, kube::Error>> {
         client.list_objects()
     }
 
-    fn metrics(
-        client: &kube::Client,
-    ) -> impl Future<Output = Result<RawMetrics, kube::Error>> + Send {
+    fn metrics(client: &kube::Client) -> impl Future<Output = Result<RawMetrics, kube::Error>> {
         client.list_metrics()
     }
 
-    fn history(
-        client: &kube::Client,
-        lease: &LockSettings,
-    ) -> impl Future<Output = Self::History> + Send {
+    fn history(client: &kube::Client, lease: &LockSettings) -> impl Future<Output = Self::History> {
         client.recorded_history(&lease.namespace, &lease.name)
     }
 }
@@ -276,19 +257,10 @@ impl Read<Planning> {
     }
 }
 
-/// What a look that changes nothing saw: the snapshot, what it talked to, and what it could
-/// not observe (vCenter, metrics).
-pub struct Looked {
-    pub snapshot: snapshot::Snapshot,
-    pub target: Target,
-    pub problems: Vec<Problem>,
-    /// What the Supervisor showed beside the hosts (source `supervisor` only).
-    pub guest_clusters: Option<vm_operator::Findings>,
-}
-
 /// Observes the cluster and vCenter as a dry run does and changes nothing: no lock, no history,
-/// no plan carried out (`what-if`).
-pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
+/// no plan carried out (`what-if`). What it talked to, and what it saw (its vCenter session
+/// ended).
+pub async fn look(config: &RunConfig) -> Result<(Target, Observed), Error> {
     let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
         .await
         .map_err(Error::Kubernetes)?;
@@ -298,23 +270,13 @@ pub async fn look(config: &RunConfig) -> Result<Looked, Error> {
         client: &kubernetes,
         api_server: &target.api_server,
     };
-    let Observed {
-        snapshot,
-        vsphere,
-        problems,
-        guest_clusters,
-    } = read::<Planning>(config, cluster, None)
+    let mut observed = read::<Planning>(config, cluster, None)
         .await
         .planned(config)?;
-    if let Some(session) = vsphere {
+    if let Some(session) = observed.vsphere.take() {
         log_out(session).await;
     }
-    Ok(Looked {
-        snapshot,
-        target,
-        problems,
-        guest_clusters,
-    })
+    Ok((target, observed))
 }
 
 /// The planner's snapshot of what was observed, at the current time.

@@ -29,18 +29,16 @@ use crate::outcome::{Cause, Failure, Outcomes, Verdict};
 use crate::plan::Plan;
 use crate::report::{Mode, Report};
 use crate::settings::RunConfig;
-use crate::snapshot::SnapshotError;
 use crate::{footprint, kube, plan, vsphere};
 
 /// Why a run could not get as far as planning.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot observe the Kubernetes cluster")]
-    Kubernetes(#[source] kube::Error),
+    /// The cluster could not be observed, or what was observed cannot be planned on.
+    #[error(transparent)]
+    Observe(#[from] live::Error),
     #[error("cannot take the run lock")]
     Lock(#[source] kube::Error),
-    #[error("the observed state cannot be planned on")]
-    Snapshot(#[source] SnapshotError),
     #[error("invalid policy for this cluster; nothing was changed")]
     Policy(#[source] plan::UnknownPriorityClass),
     #[error("{0} before anything was planned; nothing was changed")]
@@ -53,8 +51,8 @@ impl Error {
     /// The kind of failure that kept the run from planning.
     pub fn cause(&self) -> Cause {
         match self {
-            Error::Kubernetes(error) | Error::Lock(error) => error.cause(),
-            Error::Snapshot(_) => Cause::Unreadable,
+            Error::Lock(error) | Error::Observe(live::Error::Kubernetes(error)) => error.cause(),
+            Error::Observe(live::Error::Snapshot(_)) => Cause::Unreadable,
             Error::Policy(_) => Cause::Config,
             Error::Stopped(_) => Cause::Stopped,
             Error::Memory(_) => Cause::Other,
@@ -82,7 +80,7 @@ pub async fn run(config: &RunConfig, stop: &Stop) -> Finished {
     match kube::Client::connect(&config.kubernetes, config.timeout).await {
         Ok((kubernetes, endpoint)) => run_on(config, &kubernetes, endpoint, stop).await,
         Err(error) => {
-            let (mut report, verdict) = not_planned(config, &Error::Kubernetes(error));
+            let (mut report, verdict) = not_planned(config, &live::Error::Kubernetes(error).into());
             with_config_warnings(config, &mut report);
             Finished {
                 report,
@@ -234,10 +232,7 @@ async fn observe(
     if let Some(lock) = lock {
         read.history = Some(lock.history().clone());
     }
-    let mut observed = read.planned(config).map_err(|error| match error {
-        live::Error::Kubernetes(error) => Error::Kubernetes(error),
-        live::Error::Snapshot(error) => Error::Snapshot(error),
-    })?;
+    let mut observed = read.planned(config)?;
     if let Some(client) = &mut observed.vsphere {
         client.stop_waiting_on(stop.halt_token().clone());
     }

@@ -19,7 +19,7 @@ use super::Error;
 use crate::cli::SnapshotArgs;
 use crate::error_chain;
 use crate::inventory::{self, Inventory};
-use crate::kube::{self, RawMetrics, RawObjects, VmOperatorObjects};
+use crate::kube::{self, RawMetrics, RawObjects};
 use crate::live::{self, Cluster, Hosts, HostsError, Recording};
 use crate::report::{OutputFormat, SnapshotSummary};
 use crate::settings::RunConfig;
@@ -75,9 +75,9 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             target,
         ))
     })?;
-    let (info, objects, metrics, history, hosts, target) = recorded;
+    let (info, objects, metrics, history, (hosts, inventory), target) = recorded;
     let leases: Vec<Pruned> = history.into_iter().collect();
-    let documents = documents(&info, &objects, &leases, metrics.as_ref(), &hosts);
+    let documents = documents(&info, &objects, &leases, metrics.as_ref(), hosts);
     write(&args.output_file, &documents).map_err(|source| Error::WriteSnapshot {
         path: args.output_file.clone(),
         source,
@@ -89,12 +89,8 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         pod_disruption_budgets: objects.pdbs.len(),
         namespaces: objects.namespaces.len(),
         priority_classes: objects.priority_classes.len(),
-        vsphere_clusters: hosts
-            .inventory()
-            .map_or(0, |inventory| inventory.clusters.len()),
-        vms: hosts.inventory().map_or(0, |inventory| {
-            inventory.clusters.iter().map(|c| c.vms.len()).sum()
-        }),
+        vsphere_clusters: inventory.as_ref().map_or(0, |i| i.clusters.len()),
+        vms: inventory.map_or(0, |i| i.clusters.iter().map(|c| c.vms.len()).sum()),
         node_metrics: metrics.as_ref().map(|m| m.nodes.len()),
         pod_metrics: metrics.as_ref().map(|m| m.pods.len()),
         eviction_history: (!leases.is_empty())
@@ -105,59 +101,32 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the hosts' source gave to record.
-enum RecordedHosts {
-    /// vCenter's inventory, as a `VSphereInventory` document.
-    Inventory(Inventory),
-    /// The Supervisor's VM Operator objects as listed, and the inventory they make (counted in
-    /// the summary).
-    VmOperator(VmOperatorObjects, Inventory),
-    /// Source node-label: the nodes already hold the hosts.
-    NodeLabel,
-}
-
-impl RecordedHosts {
-    fn inventory(&self) -> Option<&Inventory> {
-        match self {
-            RecordedHosts::Inventory(inventory) | RecordedHosts::VmOperator(_, inventory) => {
-                Some(inventory)
-            }
-            RecordedHosts::NodeLabel => None,
-        }
-    }
-}
-
-/// What the hosts' source gave, to record; the vCenter session is ended, its inventory read.
-async fn record_hosts(hosts: Result<Hosts, HostsError>) -> Result<RecordedHosts, Error> {
+/// The documents that record what the hosts' source gave: a `VSphereInventory`, or the VM
+/// Operator objects as `v1 List`s (as `kubectl get vm,virtualmachinesetresourcepolicy -o yaml`
+/// prints them); and the inventory, counted in the summary. The vCenter session is ended.
+async fn record_hosts(
+    hosts: Result<Hosts, HostsError>,
+) -> Result<(Vec<serde_json::Value>, Option<Inventory>), Error> {
     match hosts {
         Ok(Hosts::Vcenter { session, inventory }) => {
             live::log_out(*session).await;
-            Ok(RecordedHosts::Inventory(inventory))
+            let document = json!({
+                "apiVersion": inventory::API_VERSION,
+                "kind": inventory::KIND,
+                "clusters": inventory.clusters,
+            });
+            Ok((vec![document], Some(inventory)))
         }
-        Ok(Hosts::Supervisor(read)) => Ok(RecordedHosts::VmOperator(
-            read.objects,
-            read.topology.inventory,
+        Ok(Hosts::Supervisor(read)) => Ok((
+            vec![
+                json!(list(&read.objects.virtual_machines)),
+                json!(list(&read.objects.resource_policies)),
+            ],
+            Some(read.topology.inventory),
         )),
-        Ok(Hosts::NodeLabel) => Ok(RecordedHosts::NodeLabel),
+        Ok(Hosts::NodeLabel) => Ok((Vec::new(), None)),
         Err(HostsError::Vcenter(error)) => Err(Error::Vsphere(error)),
         Err(HostsError::Supervisor(error)) => Err(Error::Supervisor(Box::new(error))),
-    }
-}
-
-/// The documents that record the hosts: a `VSphereInventory`, or the VM Operator objects as
-/// `v1 List`s (as `kubectl get vm,virtualmachinesetresourcepolicy -o yaml` prints them).
-fn host_documents(hosts: &RecordedHosts) -> Vec<serde_json::Value> {
-    match hosts {
-        RecordedHosts::Inventory(inventory) => vec![json!({
-            "apiVersion": inventory::API_VERSION,
-            "kind": inventory::KIND,
-            "clusters": inventory.clusters,
-        })],
-        RecordedHosts::VmOperator(objects, _) => vec![
-            json!(list(&objects.virtual_machines)),
-            json!(list(&objects.resource_policies)),
-        ],
-        RecordedHosts::NodeLabel => Vec::new(),
     }
 }
 
@@ -193,7 +162,7 @@ fn documents<'a>(
     objects: &'a RawObjects,
     leases: &'a [Pruned],
     metrics: Option<&'a RawMetrics>,
-    hosts: &RecordedHosts,
+    hosts: Vec<serde_json::Value>,
 ) -> Vec<Document<'a>> {
     let mut documents = vec![Document::Value(info.document())];
     documents.extend(
@@ -213,7 +182,7 @@ fn documents<'a>(
         documents.push(Document::List(list(&metrics.nodes)));
         documents.push(Document::List(list(&metrics.pods)));
     }
-    documents.extend(host_documents(hosts).into_iter().map(Document::Value));
+    documents.extend(hosts.into_iter().map(Document::Value));
     documents
 }
 

@@ -73,7 +73,7 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
         warn!("{warning}");
     }
     let runtime = super::runtime()?;
-    let looked = match runtime.block_on(live::look(&config)) {
+    let (target, looked) = match runtime.block_on(live::look(&config)) {
         Ok(looked) => looked,
         // A backend failed: a machine reading --output json still gets one report saying why.
         Err(error) => {
@@ -95,7 +95,7 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
         report
     };
     report.warnings.splice(0..0, config.warnings);
-    report.target = Some(looked.target);
+    report.target = Some(target);
     Ok(report)
 }
 
