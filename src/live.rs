@@ -294,3 +294,81 @@ fn assemble(objects: Objects, inventory: Option<Inventory>) -> Result<snapshot::
     let loaded = snapshot::assemble(parts, chrono::Utc::now()).map_err(Error::Snapshot)?;
     Ok(loaded.snapshot)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::policy::Policy;
+    use crate::snapshot::history::{Cause, Unreadable};
+
+    /// A look at a cluster whose hosts come from the nodes' label.
+    fn config() -> RunConfig {
+        RunConfig {
+            policy: Policy::default(),
+            warnings: Vec::new(),
+            deadline: None,
+            dry_run: true,
+            topology: Topology::NodeLabel,
+            lock: LockSettings {
+                namespace: "kube-system".to_string(),
+                name: kube::LEASE_NAME.to_string(),
+                holder: "test".to_string(),
+                duration: Duration::from_secs(60),
+            },
+            timeout: Duration::from_secs(30),
+            metrics_push: None,
+            kubernetes: kube::Selection::default(),
+            placement: false,
+        }
+    }
+
+    fn read(objects: Result<Objects, kube::Error>, history: Option<History>) -> Read<Planning> {
+        Read {
+            objects,
+            metrics: Ok(None),
+            history,
+            hosts: Err(HostsError::Supervisor(supervisor::Error::GuestCluster {
+                server: "https://guest.example.com:6443".to_string(),
+            })),
+        }
+    }
+
+    #[test]
+    fn an_unread_hosts_source_then_an_unreadable_history_are_problems_of_a_plannable_look() {
+        let unreadable = Unreadable {
+            object: "Lease kube-system/vsphere-descheduler".to_string(),
+            cause: Cause::Corrupt("not a history".to_string()),
+        };
+        let history = History::Unreadable(unreadable.clone());
+        let observed = read(Ok(Objects::default()), Some(history.clone()))
+            .planned(&config())
+            .expect("planned on");
+        assert!(
+            matches!(
+                observed.problems.as_slice(),
+                [Problem::SupervisorUnobserved(_), Problem::HistoryUnreadable(found)]
+                    if *found == unreadable
+            ),
+            "{:?}",
+            observed.problems
+        );
+        assert_eq!(observed.snapshot.history, history);
+        assert!(observed.snapshot.inventory.is_none());
+        assert!(observed.guest_clusters.is_none());
+    }
+
+    #[test]
+    fn a_cluster_that_could_not_be_listed_is_not_planned_on_whatever_else_was_read() {
+        let failed = kube::Error::ListExpired {
+            kind: "pods",
+            attempts: 4,
+        };
+        let error = read(Err(failed), None)
+            .planned(&config())
+            .err()
+            .expect("not planned on");
+        assert!(matches!(error, Error::Kubernetes(_)), "{error}");
+    }
+}
