@@ -16,7 +16,8 @@ use axum::http::Method;
 use support::fake_apiserver::{self, FakeCluster, Fault, FaultAction, Gate, read_objects};
 use tokio::time::Instant;
 use vsphere_descheduler::kube::{self, LEASE_NAME, LockSettings};
-use vsphere_descheduler::run::{self, Finished, RELEASE_LIMIT, RunConfig, Stop, Topology};
+use vsphere_descheduler::run::{self, Finished, Stop};
+use vsphere_descheduler::settings::{self, RELEASE_LIMIT, RunConfig, Topology};
 use vsphere_descheduler::vsphere::{ConnectionConfig, Credentials};
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -27,7 +28,7 @@ const HOLDER: &str = "run-1";
 fn config() -> RunConfig {
     let policy = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/e2e/lifecycle-plugins/policy.yaml");
-    let (mut policy, _) = run::load_policy(Some(&policy)).expect("the story's policy");
+    let (mut policy, _) = settings::load_policy(Some(&policy)).expect("the story's policy");
     // The Lease writes held here stand for the release at the end; pacing's history write
     // before the evictions is a Lease write too, and is tested in tests/history.rs.
     policy

@@ -18,7 +18,7 @@ use crate::error_chain;
 use crate::kube::{self, AccessDecision, ApiCall, DryRunAnswer, Grant, ProbeNode};
 use crate::plan::LabelApply;
 use crate::policy::{Policy, PriorityThreshold};
-use crate::run::RunConfig;
+use crate::settings::RunConfig;
 
 /// The host label's value in the dry-run write: a change (see [`probe_labels`]), stored nowhere.
 pub const PROBE_HOST_VALUE: &str = "vsphere-descheduler-check";

@@ -6,7 +6,7 @@
 use super::{Backend, Item, Section, Status, Subject};
 use crate::error_chain;
 use crate::kube::Grant;
-use crate::run::RunConfig;
+use crate::settings::RunConfig;
 use crate::supervisor::{self, Supervisor};
 
 /// How a missing grant is put in place: the recipe's Role.

@@ -1,7 +1,7 @@
 //! The vCenter section: the preflight of [`crate::vsphere::preflight`] (login, the objects runs
 //! touch, each privilege on them, DRS and HA settings) as check items.
 
-use crate::run::RunConfig;
+use crate::settings::RunConfig;
 use crate::vsphere::ConnectionConfig;
 use crate::vsphere::preflight::{self, DrsRuleWrites, Finding, Preflight, Scope};
 

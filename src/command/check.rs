@@ -11,7 +11,7 @@ use super::Error;
 use crate::check;
 use crate::cli::CheckArgs;
 use crate::report::{OutputFormat, write_stdout};
-use crate::run::RunConfig;
+use crate::settings::RunConfig;
 
 pub fn execute(args: &CheckArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let config = RunConfig::resolve(&args.run).map_err(|error| Error::Config(Box::new(error)))?;

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use crate::cli::{Args, Command};
 use crate::policy::PolicyError;
 use crate::report::OutputFormat;
-use crate::run::ConfigError;
+use crate::settings::ConfigError;
 use crate::snapshot::SnapshotError;
 
 /// Why a command could not do its job.
@@ -47,7 +47,7 @@ pub enum Error {
     #[error("cannot answer what-if")]
     WhatIf(#[source] crate::plan::what_if::WhatIfError),
     #[error("cannot read the cluster and vCenter")]
-    Look(#[source] Box<crate::run::Error>),
+    Look(#[source] Box<crate::live::Error>),
     #[error("cannot write snapshot file {path}")]
     WriteSnapshot {
         path: PathBuf,

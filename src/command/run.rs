@@ -16,7 +16,8 @@ use crate::error_chain;
 use crate::metrics::{RunTiming, push_limit};
 use crate::outcome::{Cause, Step};
 use crate::report::{Mode, OutputFormat, Report, ReportWarning};
-use crate::run::{self, ConfigError, RunConfig, Stop, StopReason};
+use crate::run::{self, Stop, StopReason};
+use crate::settings::{self, ConfigError, RELEASE_LIMIT, RunConfig};
 
 pub fn execute(args: &RunArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let started = Instant::now();
@@ -63,7 +64,7 @@ async fn run_and_print(
     Ok(code)
 }
 
-/// Releases the lock and logs out of vCenter (at once, within [`run::RELEASE_LIMIT`]), then
+/// Releases the lock and logs out of vCenter (at once, within [`RELEASE_LIMIT`]), then
 /// pushes the report's metrics (within [`push_limit`]). The report is out: what fails here is
 /// logged.
 async fn after_the_report(
@@ -86,7 +87,7 @@ async fn after_the_report(
         config.timeout,
         deadline_left(config.deadline, started),
         stopped_by_signal,
-        run::RELEASE_LIMIT,
+        RELEASE_LIMIT,
     );
     let cluster = config.policy.cluster_name.as_deref();
     pushgateway
@@ -119,12 +120,12 @@ fn unusable_settings(
         duration: started.elapsed(),
         finished: chrono::Utc::now(),
     };
-    if let Ok(Some(pushgateway)) = run::metrics_push(&args.metrics) {
+    if let Ok(Some(pushgateway)) = settings::metrics_push(&args.metrics) {
         let limit = push_limit(
             Duration::from_secs(args.connection.request_timeout),
             deadline_left(args.deadline.map(|deadline| deadline.0), started),
             false,
-            run::RELEASE_LIMIT,
+            RELEASE_LIMIT,
         );
         let cluster = args.cluster_name.as_deref();
         match super::runtime() {

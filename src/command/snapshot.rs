@@ -10,7 +10,6 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::json;
@@ -18,90 +17,68 @@ use tracing::warn;
 
 use super::Error;
 use crate::cli::SnapshotArgs;
+use crate::error_chain;
 use crate::inventory::{self, Inventory};
-use crate::kube::{self, RawMetrics, RawObjects, VmOperatorObjects};
-use crate::policy::VsphereSettings;
+use crate::kube::{self, RawMetrics, RawObjects};
+use crate::live::{self, Cluster, Hosts, HostsError, Recording};
 use crate::report::{OutputFormat, SnapshotSummary};
-use crate::run;
-use crate::run::Topology;
+use crate::settings::RunConfig;
 use crate::snapshot::SnapshotInfo;
 use crate::snapshot::prune::Pruned;
-use crate::{supervisor, vsphere};
 
 pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Error> {
-    let (policy, warnings) =
-        run::snapshot_policy(args.policy.as_ref()).map_err(|e| Error::Config(Box::new(e)))?;
-    for warning in &warnings {
+    let config = RunConfig::snapshot(args).map_err(|e| Error::Config(Box::new(e)))?;
+    for warning in &config.warnings {
         warn!("{warning}");
     }
-    let mut policy = policy;
-    if let Some(source) = args.connection.topology_source {
-        policy.vsphere.source = source;
-    }
-    let topology =
-        run::topology(&args.connection, &policy.vsphere).map_err(|e| Error::Config(Box::new(e)))?;
-    let timeout = Duration::from_secs(args.connection.request_timeout);
     let runtime = super::runtime()?;
     let recorded = runtime.block_on(async {
-        let selection = run::kubernetes_selection(&args.connection);
-        let (kubernetes, endpoint) = kube::Client::connect(&selection, timeout)
+        let (kubernetes, endpoint) = kube::Client::connect(&config.kubernetes, config.timeout)
             .await
             .map_err(|e| Error::Kubernetes(Box::new(e)))?;
-        let target = run::target(endpoint, &topology, &policy.vsphere);
+        let target = config.target(endpoint);
         target.announce();
-        let hosts = record_hosts(&topology, &policy.vsphere, &target.api_server);
-        let metrics = async {
-            if policy.reads_metrics() {
-                kubernetes.list_metrics().await.map(Some)
-            } else {
-                Ok(None)
-            }
+        let cluster = Cluster {
+            client: &kubernetes,
+            api_server: &target.api_server,
         };
-        let history = kubernetes.recorded_history(&args.lock_namespace, kube::LEASE_NAME);
-        let (objects, metrics, history, hosts) =
-            tokio::join!(kubernetes.list_objects(), metrics, history, hosts);
+        let read = live::read::<Recording>(&config, cluster, Some(&config.lock)).await;
         // Taken once every list is in: no object recorded is younger than this instant, so a
         // plan at it judges each pod's age as at least zero.
         let info = SnapshotInfo {
             recorded_at: chrono::Utc::now(),
         };
+        let hosts = record_hosts(read.hosts).await;
         // Unlike metrics, a history that could not be read is not recorded as missing: a plan
         // of the file would then pace as if nothing had been evicted, and evict what the run
         // (which fails closed) would not. The error names the Lease; `--lock-namespace` points
         // to where the chart runs.
-        let history = history.map_err(|error| Error::Kubernetes(Box::new(error)))?;
-        let metrics = match metrics {
+        let history = read
+            .history
+            .unwrap_or(Ok(None))
+            .map_err(|error| Error::Kubernetes(Box::new(error)))?;
+        let metrics = match read.metrics {
             Ok(metrics) => metrics,
             // Recorded as a run sees it: planning the file then skips as `run` would.
             Err(error @ kube::Error::MetricsUnavailable { .. }) => {
-                warn!(
-                    "{}; the snapshot records no metrics",
-                    run::error_chain(&error)
-                );
+                warn!("{}; the snapshot records no metrics", error_chain(&error));
                 Some(RawMetrics::default())
             }
             Err(error) => return Err(Error::Kubernetes(Box::new(error))),
         };
         Ok::<_, Error>((
             info,
-            objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
+            read.objects.map_err(|e| Error::Kubernetes(Box::new(e)))?,
             metrics,
             history,
             hosts?,
             target,
         ))
     })?;
-    let (info, objects, metrics, history, hosts, target) = recorded;
+    let (info, objects, metrics, history, (hosts, inventory), target) = recorded;
     let leases: Vec<Pruned> = history.into_iter().collect();
-    write(
-        &args.output_file,
-        &info,
-        &objects,
-        &leases,
-        metrics.as_ref(),
-        &hosts,
-    )
-    .map_err(|source| Error::WriteSnapshot {
+    let documents = documents(&info, &objects, &leases, metrics.as_ref(), hosts);
+    write(&args.output_file, &documents).map_err(|source| Error::WriteSnapshot {
         path: args.output_file.clone(),
         source,
     })?;
@@ -112,12 +89,8 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         pod_disruption_budgets: objects.pdbs.len(),
         namespaces: objects.namespaces.len(),
         priority_classes: objects.priority_classes.len(),
-        vsphere_clusters: hosts
-            .inventory()
-            .map_or(0, |inventory| inventory.clusters.len()),
-        vms: hosts.inventory().map_or(0, |inventory| {
-            inventory.clusters.iter().map(|c| c.vms.len()).sum()
-        }),
+        vsphere_clusters: inventory.as_ref().map_or(0, |i| i.clusters.len()),
+        vms: inventory.map_or(0, |i| i.clusters.iter().map(|c| c.vms.len()).sum()),
         node_metrics: metrics.as_ref().map(|m| m.nodes.len()),
         pod_metrics: metrics.as_ref().map(|m| m.pods.len()),
         eviction_history: (!leases.is_empty())
@@ -128,74 +101,32 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the hosts' source gave to record.
-enum RecordedHosts {
-    /// vCenter's inventory, as a `VSphereInventory` document.
-    Inventory(Inventory),
-    /// The Supervisor's VM Operator objects as listed, and the inventory they make (counted in
-    /// the summary).
-    VmOperator(VmOperatorObjects, Inventory),
-    /// Source node-label: the nodes already hold the hosts.
-    NodeLabel,
-}
-
-impl RecordedHosts {
-    fn inventory(&self) -> Option<&Inventory> {
-        match self {
-            RecordedHosts::Inventory(inventory) | RecordedHosts::VmOperator(_, inventory) => {
-                Some(inventory)
-            }
-            RecordedHosts::NodeLabel => None,
-        }
-    }
-}
-
-/// Reads what the configured source knows of the hosts.
+/// The documents that record what the hosts' source gave: a `VSphereInventory`, or the VM
+/// Operator objects as `v1 List`s (as `kubectl get vm,virtualmachinesetresourcepolicy -o yaml`
+/// prints them); and the inventory, counted in the summary. The vCenter session is ended.
 async fn record_hosts(
-    topology: &Topology,
-    settings: &VsphereSettings,
-    api_server: &str,
-) -> Result<RecordedHosts, Error> {
-    match topology {
-        Topology::Vcenter(connection) => {
-            let mut client = vsphere::Client::connect(connection)
-                .await
-                .map_err(Error::Vsphere)?;
-            let observed = client
-                .observe(&settings.datacenters, &settings.clusters)
-                .await;
-            client.logout().await;
-            observed
-                .map(RecordedHosts::Inventory)
-                .map_err(Error::Vsphere)
-        }
-        Topology::Supervisor(settings) => {
-            let read = supervisor::observe(settings, api_server)
-                .await
-                .map_err(|error| Error::Supervisor(Box::new(error)))?;
-            Ok(RecordedHosts::VmOperator(
-                read.objects,
-                read.topology.inventory,
-            ))
-        }
-        Topology::NodeLabel => Ok(RecordedHosts::NodeLabel),
-    }
-}
-
-/// The documents that record the hosts: a `VSphereInventory`, or the VM Operator objects as
-/// `v1 List`s (as `kubectl get vm,virtualmachinesetresourcepolicy -o yaml` prints them).
-fn host_documents(hosts: &RecordedHosts) -> Vec<serde_json::Value> {
+    hosts: Result<Hosts, HostsError>,
+) -> Result<(Vec<serde_json::Value>, Option<Inventory>), Error> {
     match hosts {
-        RecordedHosts::Inventory(inventory) => vec![json!({
-            "apiVersion": inventory::API_VERSION,
-            "kind": inventory::KIND,
-            "clusters": inventory.clusters,
-        })],
-        RecordedHosts::VmOperator(objects, _) => vec![
-            json!(list(&objects.virtual_machines)),
-            json!(list(&objects.resource_policies)),
-        ],
-        RecordedHosts::NodeLabel => Vec::new(),
+        Ok(Hosts::Vcenter { session, inventory }) => {
+            live::log_out(*session).await;
+            let document = json!({
+                "apiVersion": inventory::API_VERSION,
+                "kind": inventory::KIND,
+                "clusters": inventory.clusters,
+            });
+            Ok((vec![document], Some(inventory)))
+        }
+        Ok(Hosts::Supervisor(read)) => Ok((
+            vec![
+                json!(list(&read.objects.virtual_machines)),
+                json!(list(&read.objects.resource_policies)),
+            ],
+            Some(read.topology.inventory),
+        )),
+        Ok(Hosts::NodeLabel) => Ok((Vec::new(), None)),
+        Err(HostsError::Vcenter(error)) => Err(Error::Vsphere(error)),
+        Err(HostsError::Supervisor(error)) => Err(Error::Supervisor(Box::new(error))),
     }
 }
 
@@ -216,17 +147,46 @@ fn list<T>(items: &[T]) -> List<'_, T> {
     }
 }
 
-fn write(
-    path: &Path,
+/// One document of the file, written as it is.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Document<'a> {
+    Value(serde_json::Value),
+    List(List<'a, Pruned>),
+}
+
+/// The file's documents, one sequence for both formats: when it was recorded, the Kubernetes
+/// kinds, the Lease when it holds a history, metrics when they were read, then the hosts.
+fn documents<'a>(
     info: &SnapshotInfo,
-    objects: &RawObjects,
-    leases: &[Pruned],
-    metrics: Option<&RawMetrics>,
-    hosts: &RecordedHosts,
-) -> std::io::Result<()> {
-    let metrics_lists = metrics.map(|m| [list(&m.nodes), list(&m.pods)]);
-    let metrics_lists = metrics_lists.as_ref().map_or(&[][..], |lists| &lists[..]);
-    let host_documents = host_documents(hosts);
+    objects: &'a RawObjects,
+    leases: &'a [Pruned],
+    metrics: Option<&'a RawMetrics>,
+    hosts: Vec<serde_json::Value>,
+) -> Vec<Document<'a>> {
+    let mut documents = vec![Document::Value(info.document())];
+    documents.extend(
+        [
+            &objects.nodes,
+            &objects.pods,
+            &objects.pdbs,
+            &objects.namespaces,
+            &objects.priority_classes,
+        ]
+        .map(|items| Document::List(list(items))),
+    );
+    if !leases.is_empty() {
+        documents.push(Document::List(list(leases)));
+    }
+    if let Some(metrics) = metrics {
+        documents.push(Document::List(list(&metrics.nodes)));
+        documents.push(Document::List(list(&metrics.pods)));
+    }
+    documents.extend(hosts.into_iter().map(Document::Value));
+    documents
+}
+
+fn write(path: &Path, documents: &[Document<'_>]) -> std::io::Result<()> {
     let json = path
         .extension()
         .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
@@ -241,27 +201,7 @@ fn write(
     let result = (|| {
         if json {
             // Concatenated JSON documents, as `plan --snapshot` reads them.
-            serde_json::to_writer(&mut out, &info.document())?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.nodes))?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.pods))?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.pdbs))?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.namespaces))?;
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &list(&objects.priority_classes))?;
-            out.write_all(b"\n")?;
-            if !leases.is_empty() {
-                serde_json::to_writer(&mut out, &list(leases))?;
-                out.write_all(b"\n")?;
-            }
-            for metrics in metrics_lists {
-                serde_json::to_writer(&mut out, metrics)?;
-                out.write_all(b"\n")?;
-            }
-            for document in &host_documents {
+            for document in documents {
                 serde_json::to_writer(&mut out, document)?;
                 out.write_all(b"\n")?;
             }
@@ -269,38 +209,12 @@ fn write(
             let yaml =
                 |error: serde_saphyr::SerializeError| std::io::Error::other(error.to_string());
             out.write_all(b"# Recorded by vsphere-descheduler snapshot\n")?;
-            // `---` between documents, none after the last: a trailing one opens an empty
-            // document.
-            let mut started = false;
-            let mut separate = |out: &mut std::io::BufWriter<std::fs::File>| {
-                if std::mem::replace(&mut started, true) {
-                    out.write_all(b"---\n")
-                } else {
-                    Ok(())
+            for (index, document) in documents.iter().enumerate() {
+                // `---` between documents, none after the last: a trailing one opens an empty
+                // document.
+                if index > 0 {
+                    out.write_all(b"---\n")?;
                 }
-            };
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &info.document()).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.nodes)).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.pods)).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.pdbs)).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.namespaces)).map_err(yaml)?;
-            separate(&mut out)?;
-            serde_saphyr::to_io_writer(&mut out, &list(&objects.priority_classes)).map_err(yaml)?;
-            if !leases.is_empty() {
-                separate(&mut out)?;
-                serde_saphyr::to_io_writer(&mut out, &list(leases)).map_err(yaml)?;
-            }
-            for metrics in metrics_lists {
-                separate(&mut out)?;
-                serde_saphyr::to_io_writer(&mut out, metrics).map_err(yaml)?;
-            }
-            for document in &host_documents {
-                separate(&mut out)?;
                 serde_saphyr::to_io_writer(&mut out, document).map_err(yaml)?;
             }
         }

@@ -14,9 +14,9 @@ use crate::plan::what_if::{self, Scenario};
 use crate::policy::{Policy, SourceKind};
 use crate::report::what_if::WhatIfReport;
 use crate::report::{Mode, OutputFormat, ReportWarning};
-use crate::run::{self, RunConfig};
+use crate::settings::{self, RunConfig};
 use crate::snapshot::Snapshot;
-use crate::topology;
+use crate::{live, topology};
 
 pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Error> {
     let scenario = match &args.maintenance {
@@ -34,12 +34,12 @@ pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Erro
 
 fn offline(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
     let (mut policy, findings) =
-        run::load_policy(args.policy.as_deref()).map_err(|e| Error::Config(Box::new(e)))?;
+        settings::load_policy(args.policy.as_deref()).map_err(|e| Error::Config(Box::new(e)))?;
     for finding in &findings {
         warn!("{finding}");
     }
     if let Some(name) = &args.cluster_name {
-        run::apply_cluster_name(&mut policy, name).map_err(|e| Error::Config(Box::new(e)))?;
+        settings::apply_cluster_name(&mut policy, name).map_err(|e| Error::Config(Box::new(e)))?;
     }
     let mut loaded = super::plan::load(&args.snapshot, args.now, args.max_snapshot_size)?;
     let replaced = topology::apply_node_label(&mut loaded.snapshot, &policy.vsphere);
@@ -73,7 +73,7 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
         warn!("{warning}");
     }
     let runtime = super::runtime()?;
-    let looked = match runtime.block_on(run::look(&config)) {
+    let (target, looked) = match runtime.block_on(live::look(&config)) {
         Ok(looked) => looked,
         // A backend failed: a machine reading --output json still gets one report saying why.
         Err(error) => {
@@ -95,7 +95,7 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
         report
     };
     report.warnings.splice(0..0, config.warnings);
-    report.target = Some(looked.target);
+    report.target = Some(target);
     Ok(report)
 }
 

@@ -135,7 +135,7 @@ enum Auth {
 }
 
 /// The push settings of one run as the command line gives them, before any file is read; built
-/// where the run's other settings are resolved (`crate::run::config`).
+/// where the run's other settings are resolved (`crate::settings`).
 #[derive(Clone, Debug, Default)]
 pub struct PushSettings {
     /// `--metrics-push-url`, as given.

@@ -2,7 +2,8 @@
 //! ended, both at once and each within [`RELEASE_LIMIT`], so that at the deadline the report is
 //! out first and what follows it is bounded whatever the API server and vCenter do.
 
-use super::RELEASE_LIMIT;
+use crate::live::log_out;
+use crate::settings::RELEASE_LIMIT;
 use crate::{kube, vsphere};
 
 /// What a run leaves to do once its report is out: release the run lock and end the vCenter
@@ -42,14 +43,4 @@ async fn release(lock: kube::Lock) -> Result<(), kube::Error> {
         .unwrap_or(Err(kube::Error::ReleaseTimedOut {
             limit: RELEASE_LIMIT,
         }))
-}
-
-/// Ends the vCenter session within [`RELEASE_LIMIT`]; past it, the session expires on its own.
-pub(super) async fn log_out(client: vsphere::Client) {
-    if tokio::time::timeout(RELEASE_LIMIT, client.logout())
-        .await
-        .is_err()
-    {
-        tracing::warn!("logging out of vCenter took too long; the session expires on its own");
-    }
 }

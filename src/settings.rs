@@ -1,10 +1,14 @@
-//! Command line + policy file + environment → the settings of one run, all checked before
-//! anything is contacted. Problems here are usage errors (exit code 2).
+//! Arguments → settings → command: the command line, the policy file and the environment
+//! resolved into what a live command needs to know (`run` and `check` by
+//! [`RunConfig::resolve`], `what-if` by [`RunConfig::read_only`], `snapshot` by
+//! [`RunConfig::snapshot`]), all checked before anything is contacted. Problems here are usage
+//! errors (exit code 2). The job (`crate::run`) and the observation (`crate::live`) only read
+//! what is resolved here.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use crate::cli::{ConnectionArgs, MetricsArgs, RunArgs};
+use crate::cli::{ConnectionArgs, MetricsArgs, RunArgs, SnapshotArgs};
 use crate::kube::{self, LEASE_NAME, LockSettings};
 use crate::metrics::{self, PushSettings, Pushgateway};
 use crate::policy::{
@@ -29,7 +33,12 @@ profiles:
       enabled: [RemovePodsViolatingInterPodAntiAffinity]
 ";
 
-/// Why the run's settings are unusable.
+/// How long each step after a run's report may take, even after the deadline: releasing the
+/// lock and logging out of vCenter (both at once), then pushing the metrics. `--deadline`
+/// should leave twice this before the pod is killed.
+pub const RELEASE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Why a command's settings are unusable.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("invalid policy")]
@@ -59,7 +68,7 @@ pub enum ConfigError {
     MetricsPush(#[source] metrics::push::Error),
 }
 
-/// Everything one run needs to know, resolved.
+/// Everything one live command needs to know, resolved.
 #[derive(Debug)]
 pub struct RunConfig {
     pub policy: Policy,
@@ -104,7 +113,33 @@ impl Topology {
 impl RunConfig {
     /// What a command of these settings talks to, for the report and stderr's first line.
     pub fn target(&self, endpoint: kube::Endpoint) -> Target {
-        target(endpoint, &self.topology, &self.policy.vsphere)
+        let mut target = Target {
+            api_server: endpoint.api_server,
+            context: endpoint.context,
+            vcenter: None,
+            supervisor: None,
+            node_label: None,
+        };
+        match &self.topology {
+            Topology::Vcenter(vcenter) => target.vcenter = Some(vcenter.server.clone()),
+            Topology::Supervisor(settings) => {
+                let server = match &settings.access {
+                    supervisor::Access::Token(token) => token.server.to_string(),
+                    supervisor::Access::Kubeconfig(selection) => match &selection.context {
+                        Some(context) => format!("context {context}"),
+                        None => "the kubeconfig's current context".to_string(),
+                    },
+                };
+                target.supervisor = Some(SupervisorTarget {
+                    server,
+                    namespace: settings.namespace.clone(),
+                });
+            }
+            Topology::NodeLabel => {
+                target.node_label = Some(self.policy.vsphere.node_label.key.clone())
+            }
+        }
+        target
     }
 
     pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
@@ -130,27 +165,50 @@ impl RunConfig {
         connection: &ConnectionArgs,
     ) -> Result<RunConfig, ConfigError> {
         let (mut policy, findings) = load_policy(policy)?;
-        let mut warnings: Vec<ReportWarning> =
-            findings.into_iter().map(ReportWarning::Policy).collect();
         if let Some(name) = cluster_name {
             apply_cluster_name(&mut policy, name)?;
         }
-        if let Some(source) = connection.topology_source {
-            policy.vsphere.source = source;
-        }
-        let topology = topology(connection, &policy.vsphere)?;
-        if topology
+        let mut config = RunConfig::looking(policy, findings, connection)?;
+        if config
+            .topology
             .vcenter()
             .is_some_and(|vcenter| vcenter.insecure_skip_verify)
         {
-            warnings.push(ReportWarning::InsecureTls);
+            config.warnings.push(ReportWarning::InsecureTls);
+        }
+        Ok(config)
+    }
+
+    /// The settings of `snapshot`: the policy only for where the hosts come from and whether
+    /// metrics are read (none given: the default policy's settings), no `--cluster-name`, and
+    /// the lock namespace whose eviction history is recorded. Its warnings are the policy's.
+    pub fn snapshot(args: &SnapshotArgs) -> Result<RunConfig, ConfigError> {
+        let (policy, findings) = match &args.policy {
+            Some(path) => load_policy(Some(path))?,
+            None => (Policy::default(), Vec::new()),
+        };
+        let mut config = RunConfig::looking(policy, findings, &args.connection)?;
+        config.lock.namespace = args.lock_namespace.clone();
+        Ok(config)
+    }
+
+    /// A dry run without lock, deadline or metrics push, its hosts from where the policy (or
+    /// `--topology-source`) says, reaching both sides as `connection` says; the policy's
+    /// findings are its warnings.
+    fn looking(
+        mut policy: Policy,
+        findings: Vec<String>,
+        connection: &ConnectionArgs,
+    ) -> Result<RunConfig, ConfigError> {
+        if let Some(source) = connection.topology_source {
+            policy.vsphere.source = source;
         }
         Ok(RunConfig {
+            topology: topology(connection, &policy.vsphere)?,
             policy,
-            warnings,
+            warnings: findings.into_iter().map(ReportWarning::Policy).collect(),
             deadline: None,
             dry_run: true,
-            topology,
             lock: LockSettings {
                 namespace: "kube-system".to_string(),
                 name: LEASE_NAME.to_string(),
@@ -159,7 +217,10 @@ impl RunConfig {
             },
             timeout: Duration::from_secs(connection.request_timeout),
             metrics_push: None,
-            kubernetes: kubernetes_selection(connection),
+            kubernetes: kube::Selection {
+                kubeconfig: connection.kubeconfig.clone(),
+                context: connection.context.clone(),
+            },
             placement: false,
         })
     }
@@ -198,40 +259,8 @@ pub fn load_policy(path: Option<&Path>) -> Result<(Policy, Vec<String>), ConfigE
     Ok((loaded.policy, warnings))
 }
 
-/// What a command talks to: the API server, and where the hosts come from.
-pub fn target(endpoint: kube::Endpoint, topology: &Topology, settings: &VsphereSettings) -> Target {
-    let mut target = Target {
-        api_server: endpoint.api_server,
-        context: endpoint.context,
-        vcenter: None,
-        supervisor: None,
-        node_label: None,
-    };
-    match topology {
-        Topology::Vcenter(vcenter) => target.vcenter = Some(vcenter.server.clone()),
-        Topology::Supervisor(settings) => {
-            let server = match &settings.access {
-                supervisor::Access::Token(token) => token.server.to_string(),
-                supervisor::Access::Kubeconfig(selection) => match &selection.context {
-                    Some(context) => format!("context {context}"),
-                    None => "the kubeconfig's current context".to_string(),
-                },
-            };
-            target.supervisor = Some(SupervisorTarget {
-                server,
-                namespace: settings.namespace.clone(),
-            });
-        }
-        Topology::NodeLabel => target.node_label = Some(settings.node_label.key.clone()),
-    }
-    target
-}
-
 /// Where the hosts come from, by the policy's source (with `--topology-source` applied).
-pub fn topology(
-    args: &ConnectionArgs,
-    settings: &VsphereSettings,
-) -> Result<Topology, ConfigError> {
+fn topology(args: &ConnectionArgs, settings: &VsphereSettings) -> Result<Topology, ConfigError> {
     match settings.source {
         SourceKind::Vcenter => connection_config(args, settings).map(Topology::Vcenter),
         SourceKind::Supervisor => supervisor_settings(args, settings).map(Topology::Supervisor),
@@ -240,7 +269,7 @@ pub fn topology(
 }
 
 /// How to reach the Supervisor: the flags, and the policy's namespace.
-pub fn supervisor_settings(
+fn supervisor_settings(
     args: &ConnectionArgs,
     settings: &VsphereSettings,
 ) -> Result<supervisor::Settings, ConfigError> {
@@ -260,7 +289,7 @@ pub fn supervisor_settings(
 
 /// How to reach vCenter: the policy's server and CA first, the command line and environment
 /// where it has none; credentials only from the environment or a credentials directory.
-pub fn connection_config(
+fn connection_config(
     args: &ConnectionArgs,
     settings: &VsphereSettings,
 ) -> Result<ConnectionConfig, ConfigError> {
@@ -298,14 +327,6 @@ pub fn metrics_push(args: &MetricsArgs) -> Result<Option<Pushgateway>, metrics::
     Pushgateway::resolve(&settings).map(Some)
 }
 
-/// Which kubeconfig and context the connection flags name.
-pub fn kubernetes_selection(args: &ConnectionArgs) -> kube::Selection {
-    kube::Selection {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-    }
-}
-
 /// `holderIdentity` and `reportingInstance`: the pod name (HOSTNAME in a pod) or host, the
 /// process id and the start time, so two runs on one machine differ too.
 fn holder_identity() -> String {
@@ -317,14 +338,6 @@ fn holder_identity() -> String {
     format!("{host}_{}_{started:x}", std::process::id())
 }
 
-/// The snapshot command's policy path, if any, for its vCenter settings.
-pub fn snapshot_policy(path: Option<&PathBuf>) -> Result<(Policy, Vec<String>), ConfigError> {
-    match path {
-        Some(path) => load_policy(Some(path)),
-        None => Ok((Policy::default(), Vec::new())),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -332,26 +345,67 @@ mod tests {
     use super::*;
     use crate::cli::{Args, Command};
 
-    /// `run` arguments as the command line gives them, with credentials from a directory.
-    fn resolve(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+    /// `command`'s arguments as the command line gives them, with credentials from a
+    /// directory (which lasts as long as the first value).
+    fn parse(command: &str, extra: &[&str]) -> (tempfile::TempDir, Command) {
         let dir = tempfile::tempdir().expect("a temporary directory");
         std::fs::write(dir.path().join("username"), "admin\n").expect("write");
         std::fs::write(dir.path().join("password"), "secret\n").expect("write");
         let credentials = dir.path().display().to_string();
         let mut argv = vec![
             "vsphere-descheduler",
-            "run",
+            command,
             "--vsphere-server",
             "vc.example.com",
             "--vsphere-credentials-dir",
             credentials.as_str(),
         ];
         argv.extend_from_slice(extra);
-        let Command::Run(args) = Args::try_parse_from(argv).expect("valid arguments").command
-        else {
+        let command = Args::try_parse_from(argv).expect("valid arguments").command;
+        (dir, command)
+    }
+
+    /// `run` arguments, resolved.
+    fn resolve(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        let (_credentials, Command::Run(args)) = parse("run", extra) else {
             panic!("the run command");
         };
         RunConfig::resolve(&args)
+    }
+
+    /// `snapshot` arguments, resolved.
+    fn resolve_snapshot(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        let mut argv = vec!["-o", "snapshot.yaml"];
+        argv.extend_from_slice(extra);
+        let (_credentials, Command::Snapshot(args)) = parse("snapshot", &argv) else {
+            panic!("the snapshot command");
+        };
+        RunConfig::snapshot(&args)
+    }
+
+    #[test]
+    fn a_snapshot_without_a_policy_reads_no_metrics_and_keeps_the_default_policy() {
+        let config = resolve_snapshot(&[]).expect("valid");
+        assert!(!config.policy.reads_metrics());
+        assert!(config.policy.profiles.is_empty());
+        assert!(config.dry_run);
+        assert_eq!(config.lock.name, LEASE_NAME);
+        assert_eq!(config.lock.namespace, "kube-system");
+        let config = resolve_snapshot(&["--lock-namespace", "descheduler"]).expect("valid");
+        assert_eq!(config.lock.namespace, "descheduler");
+    }
+
+    #[test]
+    fn a_snapshot_leaves_tls_verification_off_to_the_connection_s_own_log() {
+        let config = resolve_snapshot(&["--vsphere-insecure"]).expect("valid");
+        assert!(
+            config
+                .topology
+                .vcenter()
+                .expect("vcenter")
+                .insecure_skip_verify
+        );
+        assert!(config.warnings.is_empty());
     }
 
     #[test]
