@@ -9,7 +9,7 @@
 # promtool (the alerts are evaluated with `promtool test rules`) is installed with
 # scripts/install-prometheus.sh when missing; PROMTOOL_BIN names another one.
 # The binary: VSPHERE_DESCHEDULER_BIN, default target/release/vsphere-descheduler. Outside CI
-# a missing default binary is built; in CI (`CI` set to anything but empty, `false` or `0`) it
+# a missing default binary is built; in CI (`CI` set to any non-empty value) it
 # is a failure, as is any other missing prerequisite.
 set -euo pipefail
 
