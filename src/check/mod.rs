@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::settings::{RunConfig, Topology};
+use crate::settings::{RunConfig, TopologySource};
 
 /// The `apiVersion` of the JSON document.
 pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
@@ -308,9 +308,11 @@ pub async fn check(config: &RunConfig) -> CheckReport {
     // The hosts' source: vCenter, the Supervisor, or nothing to reach (node-label).
     let hosts = async {
         match &config.topology {
-            Topology::Vcenter(vcenter) => Some(vcenter::section(vcenter, config).await),
-            Topology::Supervisor(settings) => Some(supervisor::section(settings, config).await),
-            Topology::NodeLabel => None,
+            TopologySource::Vcenter(vcenter) => Some(vcenter::section(vcenter, config).await),
+            TopologySource::Supervisor(settings) => {
+                Some(supervisor::section(settings, config).await)
+            }
+            TopologySource::NodeLabel => None,
         }
     };
     let (kubernetes, hosts, pushgateway) =

@@ -37,7 +37,7 @@ impl FileResult {
         FileResult::loaded(file, policy::load_values_file(file))
     }
 
-    fn loaded(file: &Path, loaded: Result<policy::Loaded, PolicyError>) -> FileResult {
+    fn loaded(file: &Path, loaded: Result<policy::LoadedPolicy, PolicyError>) -> FileResult {
         let name = file.display().to_string();
         match loaded {
             Ok(loaded) => FileResult {

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::decode::{Decoder, Finding};
+use super::decode::{Decoder, RawFinding};
 use super::v1alpha2::{Flavor, UPSTREAM_API_VERSION, VSPHERE_API_VERSION};
-use super::yaml::{self, MAX_FILE_BYTES, Node, Position, Value};
+use super::yaml::{self, MAX_FILE_BYTES, Position, Value, YamlNode};
 use super::{Policy, v1alpha1, v1alpha2};
 use crate::text::{one_line, shown};
 
@@ -19,7 +19,7 @@ const KIND: &str = "DeschedulerPolicy";
 
 /// A policy and what the reader should know about it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Loaded {
+pub struct LoadedPolicy {
     pub policy: Policy,
     /// Things that are valid but probably not what the author meant (ignored fields, deprecated
     /// formats); each displays like a problem: `FILE:LINE:COL: PATH: MESSAGE`.
@@ -34,7 +34,7 @@ pub enum Severity {
     Warning,
 }
 
-/// One thing wrong with a policy file, or (among [`Loaded::warnings`]) one that works but
+/// One thing wrong with a policy file, or (among [`LoadedPolicy::warnings`]) one that works but
 /// deserves a look.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
@@ -52,7 +52,7 @@ pub struct Problem {
 }
 
 impl Problem {
-    fn new(file: &str, finding: Finding) -> Problem {
+    fn new(file: &str, finding: RawFinding) -> Problem {
         Problem {
             rule: finding.rule,
             file: file.to_string(),
@@ -114,7 +114,7 @@ fn list(problems: &[Problem]) -> String {
 }
 
 /// Reads and resolves a policy file.
-pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
+pub fn load_file(path: &Path) -> Result<LoadedPolicy, PolicyError> {
     let file_name = path.display().to_string();
     let read_error = |source| PolicyError::Read {
         path: path.to_path_buf(),
@@ -129,7 +129,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err(invalid(
             &file_name,
-            Finding {
+            RawFinding {
                 rule: Rule::Syntax,
                 position: None,
                 path: String::new(),
@@ -142,7 +142,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
         Ok(text) => load_str(&file_name, &text),
         Err(undecodable) => Err(invalid(
             &file_name,
-            Finding {
+            RawFinding {
                 rule: Rule::Syntax,
                 position: Some(end_of(&undecodable.before)),
                 path: String::new(),
@@ -164,17 +164,17 @@ fn end_of(text: &str) -> Position {
 }
 
 /// Resolves a policy held in memory; `file_name` is only used in messages.
-pub fn load_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
+pub fn load_str(file_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
     let root = parse(file_name, text)?;
     load_tree(file_name, &root)
 }
 
 /// `text` as a positioned YAML tree, or the syntax problem that stops it being one.
-pub(super) fn parse(file_name: &str, text: &str) -> Result<Node, PolicyError> {
+pub(super) fn parse(file_name: &str, text: &str) -> Result<YamlNode, PolicyError> {
     yaml::parse(text).map_err(|error| {
         invalid(
             file_name,
-            Finding {
+            RawFinding {
                 rule: Rule::Syntax,
                 position: error.position,
                 path: String::new(),
@@ -185,7 +185,7 @@ pub(super) fn parse(file_name: &str, text: &str) -> Result<Node, PolicyError> {
 }
 
 /// Resolves a policy already read as a tree (whose positions are in `file_name`).
-pub(super) fn load_tree(file_name: &str, root: &Node) -> Result<Loaded, PolicyError> {
+pub(super) fn load_tree(file_name: &str, root: &YamlNode) -> Result<LoadedPolicy, PolicyError> {
     let mut d = Decoder::default();
     let policy = decode_document(&mut d, root);
     if !d.problems.is_empty() {
@@ -195,10 +195,10 @@ pub(super) fn load_tree(file_name: &str, root: &Node) -> Result<Loaded, PolicyEr
         });
     }
     let warnings = sorted(file_name, d.warnings);
-    Ok(Loaded { policy, warnings })
+    Ok(LoadedPolicy { policy, warnings })
 }
 
-pub(super) fn invalid(file_name: &str, finding: Finding) -> PolicyError {
+pub(super) fn invalid(file_name: &str, finding: RawFinding) -> PolicyError {
     PolicyError::Invalid {
         file: file_name.to_string(),
         problems: vec![Problem::new(file_name, finding)],
@@ -207,7 +207,7 @@ pub(super) fn invalid(file_name: &str, finding: Finding) -> PolicyError {
 
 /// File order, then the problems without a position; stable, so one node's problems keep the
 /// order they were found in.
-fn sorted(file_name: &str, findings: Vec<Finding>) -> Vec<Problem> {
+fn sorted(file_name: &str, findings: Vec<RawFinding>) -> Vec<Problem> {
     let mut problems: Vec<Problem> = findings
         .into_iter()
         .map(|finding| Problem::new(file_name, finding))
@@ -220,7 +220,7 @@ fn sorted(file_name: &str, findings: Vec<Finding>) -> Vec<Problem> {
 /// Checks `kind` and dispatches on `apiVersion`. When either is wrong nothing else is checked:
 /// the file is probably not a policy at all, and a list of "unknown field" problems would hide
 /// the one that matters.
-fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
+fn decode_document(d: &mut Decoder, root: &YamlNode) -> Policy {
     let entries = match &root.value {
         Value::Map(entries) => entries,
         Value::Null => {
@@ -290,7 +290,7 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
     let Some((api_version, version_node)) = api_version else {
         return Policy::default();
     };
-    let decode: fn(&mut Decoder, &Node) -> Policy = match api_version.as_str() {
+    let decode: fn(&mut Decoder, &YamlNode) -> Policy = match api_version.as_str() {
         VSPHERE_API_VERSION => |d, root| v1alpha2::decode(d, root, Flavor::Vsphere),
         UPSTREAM_API_VERSION => |d, root| v1alpha2::decode(d, root, Flavor::Upstream),
         v1alpha1::API_VERSION => v1alpha1::decode,

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::documents::{ModuleStatus, ResourcePolicy, VirtualMachine};
 use crate::inventory::{
-    Cluster, ConnectionState, Host, Inventory, MaintenanceMode, PowerState, Rule, RuleKind, Vm,
+    Cluster, ConnectionState, DrsRule, Host, Inventory, MaintenanceMode, PowerState, RuleKind, Vm,
 };
 
 /// The inventory and the findings beside it.
@@ -290,7 +290,7 @@ fn place_rule(
     };
     let mut vms: Vec<&VirtualMachine> = members.to_vec();
     vms.sort_by(|a, b| a.name.cmp(&b.name));
-    inventory.clusters[at].rules.push(Rule {
+    inventory.clusters[at].rules.push(DrsRule {
         name: format!("{}/{}", policy.name, module.group),
         key: None,
         kind: RuleKind::ClusterModule,

@@ -44,9 +44,9 @@ mod transport;
 
 /// What [`Client::apply_rule_changes`] sends: the plan's rule writes, as the plan addressed them.
 pub use crate::plan::RuleWrite;
-pub use client::{Client, TASK_WAIT_LIMIT};
+pub use client::{TASK_WAIT_LIMIT, VcenterClient};
 pub use config::{ConnectionConfig, Credentials, DEFAULT_TIMEOUT, PASSWORD_ENV, USERNAME_ENV};
 pub use error::Error;
 pub use privileges::{NeededFor, ObjectKind, PRIVILEGES, PrivilegeLine, privilege_lines};
-pub use soap::ParseError;
+pub use soap::XmlParseError;
 pub use soap::{Fault, MissingPrivilege};

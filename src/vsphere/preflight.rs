@@ -44,7 +44,7 @@ pub use result::{
 pub use scope::{ObjectScope, ScopeFilter};
 
 use super::privileges::{ObjectKind, privilege_lines};
-use super::{Client, ConnectionConfig, Error};
+use super::{ConnectionConfig, Error, VcenterClient};
 use crate::error_chain;
 use crate::inventory::Inventory;
 use privilege_checks::{Asked, ENTITY_KINDS, entities, privileges_on, rows};
@@ -87,7 +87,7 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
         privileges: Vec::new(),
         clusters: Vec::new(),
     };
-    let mut client = match Client::reach(config).await {
+    let mut client = match VcenterClient::reach(config).await {
         Ok(client) => client,
         Err(error) => {
             found.login = login_failed(&error);
@@ -142,7 +142,7 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
 /// Asks about the root folder on its own (vCenter refuses the whole query when the account
 /// cannot read one object asked about), then about the inventory's objects.
 async fn check_privileges(
-    client: &mut Client,
+    client: &mut VcenterClient,
     inventory: Option<&Inventory>,
     scope: &Scope,
     found: &mut Preflight,
@@ -183,7 +183,7 @@ fn observed(inventory: &Inventory) -> String {
 }
 
 /// Observation failed: runs would fail the same way. A refused privilege says what to grant.
-fn unobserved(error: &Error, client: &Client) -> Finding {
+fn unobserved(error: &Error, client: &VcenterClient) -> Finding {
     let detail = format!("Runs cannot observe vCenter: {}.", error_chain(error));
     let missing = error
         .fault()

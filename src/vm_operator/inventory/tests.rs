@@ -78,8 +78,8 @@ fn vm(name: &str, id: &str, uuid: &str, host: &str) -> Vm {
     }
 }
 
-fn module_rule(name: &str, uuid: &str, members: &[(&str, &str)]) -> Rule {
-    Rule {
+fn module_rule(name: &str, uuid: &str, members: &[(&str, &str)]) -> DrsRule {
+    DrsRule {
         name: name.to_string(),
         key: None,
         kind: RuleKind::ClusterModule,
