@@ -5,7 +5,7 @@ use crate::settings::RunConfig;
 use crate::vsphere::ConnectionConfig;
 use crate::vsphere::preflight::{self, DrsRuleWrites, Finding, Preflight, Scope};
 
-use super::{Backend, Item, Section, Status, Subject};
+use super::{Backend, Item, Section, Subject};
 
 /// Asks vCenter about everything runs of `config` need from it.
 pub async fn section(connection: &ConnectionConfig, config: &RunConfig) -> Section {
@@ -79,14 +79,7 @@ fn items(found: Preflight) -> Section {
 }
 
 fn item(subject: Subject, finding: Finding) -> Item {
-    let status = match finding.status {
-        preflight::Status::Ok => Status::Ok,
-        preflight::Status::NotChecked => Status::NotChecked,
-        preflight::Status::Warning => Status::Warning,
-        preflight::Status::MissingForGoingLive => Status::MissingForGoingLive,
-        preflight::Status::Missing => Status::Missing,
-    };
-    let item = Item::new(subject, status, finding.detail);
+    let item = Item::new(subject, finding.status, finding.detail);
     match finding.fix {
         Some(fix) => item.with_fix(fix.to_string()),
         None => item,

@@ -1,6 +1,7 @@
 //! What is wrong with a certificate a server presented, found in the error of a request whose
 //! TLS handshake refused it: shared by the clients of vCenter and of the API server, which both
-//! verify with rustls. Each says what fixes it in the words of its own settings ([`CertificateRefusal`]):
+//! verify with rustls. Each says what fixes it in the words of its own settings
+//! ([`CertificateRefusal`]):
 //! the flags and policy fields of vCenter, the kubeconfig fields of the API server.
 
 use std::fmt;

@@ -25,15 +25,22 @@ pub enum Status {
     Missing,
 }
 
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl Status {
+    /// As reports write it: the same word as its JSON form.
+    pub fn word(self) -> &'static str {
+        match self {
             Status::Ok => "ok",
             Status::NotChecked => "not-checked",
             Status::Warning => "warning",
             Status::MissingForGoingLive => "missing-for-going-live",
             Status::Missing => "missing",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.word())
     }
 }
 
