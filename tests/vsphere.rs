@@ -774,7 +774,7 @@ fn lab_scope() -> Scope {
 /// Every item that is not ok, as `(what, status, detail)`.
 fn not_ok(found: &Preflight) -> Vec<(String, Status, String)> {
     let mut items = Vec::new();
-    let mut push = |what: String, finding: &preflight::Finding| {
+    let mut push = |what: String, finding: &preflight::PreflightFinding| {
         if finding.status != Status::Ok {
             items.push((what, finding.status, finding.detail.clone()));
         }

@@ -3,7 +3,7 @@
 
 use crate::settings::RunConfig;
 use crate::vsphere::ConnectionConfig;
-use crate::vsphere::preflight::{self, DrsRuleWrites, Finding, Preflight, Scope};
+use crate::vsphere::preflight::{self, DrsRuleWrites, Preflight, PreflightFinding, Scope};
 
 use super::{Backend, Item, Section, Subject};
 
@@ -78,7 +78,7 @@ fn items(found: Preflight) -> Section {
     }
 }
 
-fn item(subject: Subject, finding: Finding) -> Item {
+fn item(subject: Subject, finding: PreflightFinding) -> Item {
     let item = Item::new(subject, finding.status, finding.detail);
     match finding.fix {
         Some(fix) => item.with_fix(fix.to_string()),

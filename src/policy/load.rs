@@ -23,7 +23,7 @@ pub struct LoadedPolicy {
     pub policy: Policy,
     /// Things that are valid but probably not what the author meant (ignored fields, deprecated
     /// formats); each displays like a problem: `FILE:LINE:COL: PATH: MESSAGE`.
-    pub warnings: Vec<Problem>,
+    pub warnings: Vec<PolicyProblem>,
 }
 
 /// How much a finding matters: an error makes the file invalid, a warning does not.
@@ -37,7 +37,7 @@ pub enum Severity {
 /// One thing wrong with a policy file, or (among [`LoadedPolicy::warnings`]) one that works but
 /// deserves a look.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
+pub struct PolicyProblem {
     /// What kind of finding it is: a stable id for tools.
     pub rule: Rule,
     /// The file name as given to the loader.
@@ -51,9 +51,9 @@ pub struct Problem {
     pub message: String,
 }
 
-impl Problem {
-    fn new(file: &str, finding: RawFinding) -> Problem {
-        Problem {
+impl PolicyProblem {
+    fn new(file: &str, finding: RawFinding) -> PolicyProblem {
+        PolicyProblem {
             rule: finding.rule,
             file: file.to_string(),
             position: finding.position,
@@ -63,7 +63,7 @@ impl Problem {
     }
 }
 
-impl fmt::Display for Problem {
+impl fmt::Display for PolicyProblem {
     /// `FILE:LINE:COL: PATH: MESSAGE`, the shape editors and CI annotators understand; parts
     /// that are unknown are left out.
     /// One line of at most [`crate::text::MAX_MESSAGE`] characters: paths and messages quote the file's keys
@@ -93,7 +93,7 @@ pub enum PolicyError {
     #[error("policy file {file} has {}:\n{}", count(problems.len()), list(problems))]
     Invalid {
         file: String,
-        problems: Vec<Problem>,
+        problems: Vec<PolicyProblem>,
     },
 }
 
@@ -105,10 +105,10 @@ fn count(n: usize) -> String {
     }
 }
 
-fn list(problems: &[Problem]) -> String {
+fn list(problems: &[PolicyProblem]) -> String {
     problems
         .iter()
-        .map(Problem::to_string)
+        .map(PolicyProblem::to_string)
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -201,16 +201,16 @@ pub(super) fn load_tree(file_name: &str, root: &YamlNode) -> Result<LoadedPolicy
 pub(super) fn invalid(file_name: &str, finding: RawFinding) -> PolicyError {
     PolicyError::Invalid {
         file: file_name.to_string(),
-        problems: vec![Problem::new(file_name, finding)],
+        problems: vec![PolicyProblem::new(file_name, finding)],
     }
 }
 
 /// File order, then the problems without a position; stable, so one node's problems keep the
 /// order they were found in.
-fn sorted(file_name: &str, findings: Vec<RawFinding>) -> Vec<Problem> {
-    let mut problems: Vec<Problem> = findings
+fn sorted(file_name: &str, findings: Vec<RawFinding>) -> Vec<PolicyProblem> {
+    let mut problems: Vec<PolicyProblem> = findings
         .into_iter()
-        .map(|finding| Problem::new(file_name, finding))
+        .map(|finding| PolicyProblem::new(file_name, finding))
         .collect();
     problems.sort_by_key(|problem| (problem.position.is_none(), problem.position));
     problems.dedup();
@@ -593,7 +593,7 @@ profiles:
 
     #[test]
     fn problems_print_only_the_parts_they_have() {
-        let problem = |position, path: &str| Problem {
+        let problem = |position, path: &str| PolicyProblem {
             rule: Rule::InvalidValue,
             file: FILE.to_string(),
             position,

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use super::decode::RawFinding;
-use super::load::{self, LoadedPolicy, PolicyError, Problem};
+use super::load::{self, LoadedPolicy, PolicyError, PolicyProblem};
 use super::rule::Rule;
 use super::v1alpha2::VSPHERE_API_VERSION;
 use super::yaml::{Position, Value, YamlNode};
@@ -206,7 +206,7 @@ fn string_policy(
     at: Option<Position>,
 ) -> Result<LoadedPolicy, PolicyError> {
     let shift = at.and_then(|at| block_shift(values_text, at));
-    let place = |mut problem: Problem| {
+    let place = |mut problem: PolicyProblem| {
         match shift {
             Some((lines, columns)) => {
                 problem.position = problem

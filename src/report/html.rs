@@ -988,7 +988,7 @@ mod tests {
     #[test]
     fn guest_clusters_are_drawn_with_their_modules_and_names_escaped() {
         use crate::vm_operator::{
-            Findings, GuestCluster, MissingModule, Module, Unplaced, UnplacedReason,
+            Findings, GuestCluster, MissingModule, Module, UnplacedReason, UnplacedVm,
         };
         let mut report = Report::planned(Mode::Plan, Plan::default());
         assert!(!render(&report, None).contains("id=\"guest-clusters\""));
@@ -1007,7 +1007,7 @@ mod tests {
                     vm: "cp-&".to_string(),
                 }],
             }],
-            unplaced: vec![Unplaced {
+            unplaced: vec![UnplacedVm {
                 namespace: "team-a".to_string(),
                 name: "w-3".to_string(),
                 reason: UnplacedReason::NotCreated,
