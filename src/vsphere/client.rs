@@ -21,7 +21,8 @@ use super::soap::{
 use super::transport::Transport;
 use super::{ConnectionConfig, Credentials, Error};
 
-/// How long [`VcenterClient::apply_rule_changes`] waits for vCenter to finish the reconfiguration.
+/// How long [`VcenterClient::apply_rule_changes`] waits for vCenter to finish the
+/// reconfiguration.
 pub const TASK_WAIT_LIMIT: Duration = Duration::from_secs(120);
 
 /// Objects per page asked of the property collector. vCenter may page smaller; it then returns a
@@ -31,8 +32,8 @@ const MAX_OBJECTS_PER_PAGE: u32 = 1000;
 /// Longest pause between two polls of a running task.
 const MAX_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
-/// A logged-in vCenter session. Call [`VcenterClient::logout`] when done: vCenter limits concurrent
-/// sessions and an abandoned one lingers until its idle timeout.
+/// A logged-in vCenter session. Call [`VcenterClient::logout`] when done: vCenter limits
+/// concurrent sessions and an abandoned one lingers until its idle timeout.
 pub struct VcenterClient {
     transport: Transport,
     content: ServiceContent,
