@@ -80,7 +80,7 @@ pub struct Cluster {
     #[serde(default)]
     pub vms: Vec<Vm>,
     #[serde(default)]
-    pub rules: Vec<Rule>,
+    pub rules: Vec<DrsRule>,
 }
 
 impl Cluster {
@@ -433,7 +433,7 @@ impl From<PowerState> for String {
     deny_unknown_fields,
     expecting = "a DRS rule (a mapping)"
 )]
-pub struct Rule {
+pub struct DrsRule {
     pub name: String,
     /// The rule key vCenter assigned; edits and removals address it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -661,13 +661,13 @@ mod tests {
         let text = "name: tkc-1/tkc-1-workers-0\ntype: clusterModule\nenabled: true\n\
                     userCreated: false\nuuid: 52a1f0c4-0000-0000-0000-000000000002\n\
                     vms: [w1, w2]\nvmIds: [vm-41, vm-42]\n";
-        let rule: Rule = serde_saphyr::from_str(text).expect("a cluster module");
+        let rule: DrsRule = serde_saphyr::from_str(text).expect("a cluster module");
         assert_eq!(rule.kind, RuleKind::ClusterModule);
         assert!(!rule.user_created);
         let written = serde_saphyr::to_string(&rule).expect("YAML");
         assert!(written.contains("type: clusterModule\n"), "{written}");
         assert_eq!(
-            serde_saphyr::from_str::<Rule>(&written).expect(&written),
+            serde_saphyr::from_str::<DrsRule>(&written).expect(&written),
             rule
         );
     }

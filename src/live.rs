@@ -17,7 +17,7 @@ use crate::inventory::Inventory;
 use crate::kube::{self, LockSettings, RawMetrics, RawObjects};
 use crate::outcome::Problem;
 use crate::report::Target;
-use crate::settings::{RELEASE_LIMIT, RunConfig, Topology};
+use crate::settings::{RELEASE_LIMIT, RunConfig, TopologySource};
 use crate::snapshot::prune::Pruned;
 use crate::snapshot::{self, History, Objects, SnapshotError};
 use crate::{supervisor, topology, vm_operator, vsphere};
@@ -94,7 +94,7 @@ impl Form for Recording {
 /// The cluster's API server: its client, and its address (which a Supervisor address must not
 /// be).
 #[derive(Clone, Copy)]
-pub struct Cluster<'a> {
+pub struct ClusterApi<'a> {
     pub client: &'a kube::Client,
     pub api_server: &'a str,
 }
@@ -104,11 +104,11 @@ pub enum Hosts {
     /// vCenter's inventory, and the session that read it (a run writes DRS rules through it;
     /// boxed, the largest part by far).
     Vcenter {
-        session: Box<vsphere::Client>,
+        session: Box<vsphere::VcenterClient>,
         inventory: Inventory,
     },
     /// The Supervisor's VM Operator objects, and the inventory and findings they make.
-    Supervisor(supervisor::Read),
+    Supervisor(supervisor::SupervisorRead),
     /// Source node-label: the nodes hold the hosts.
     NodeLabel,
 }
@@ -127,7 +127,7 @@ pub struct Read<F: Form> {
 /// eviction history of `lease` when given, all at once.
 pub async fn read<F: Form>(
     config: &RunConfig,
-    at: Cluster<'_>,
+    at: ClusterApi<'_>,
     lease: Option<&LockSettings>,
 ) -> Read<F> {
     let client = at.client;
@@ -161,9 +161,9 @@ pub async fn read<F: Form>(
 /// Reads the hosts from the configured source.
 async fn read_hosts(config: &RunConfig, api_server: &str) -> Result<Hosts, HostsError> {
     match &config.topology {
-        Topology::Vcenter(connection) => {
+        TopologySource::Vcenter(connection) => {
             let settings = &config.policy.vsphere;
-            let mut session = vsphere::Client::connect(connection)
+            let mut session = vsphere::VcenterClient::connect(connection)
                 .await
                 .map_err(HostsError::Vcenter)?;
             match session
@@ -180,16 +180,16 @@ async fn read_hosts(config: &RunConfig, api_server: &str) -> Result<Hosts, Hosts
                 }
             }
         }
-        Topology::Supervisor(settings) => supervisor::observe(settings, api_server)
+        TopologySource::Supervisor(settings) => supervisor::observe(settings, api_server)
             .await
             .map(Hosts::Supervisor)
             .map_err(HostsError::Supervisor),
-        Topology::NodeLabel => Ok(Hosts::NodeLabel),
+        TopologySource::NodeLabel => Ok(Hosts::NodeLabel),
     }
 }
 
 /// Ends the vCenter session within [`RELEASE_LIMIT`]; past it, the session expires on its own.
-pub async fn log_out(session: vsphere::Client) {
+pub async fn log_out(session: vsphere::VcenterClient) {
     if tokio::time::timeout(RELEASE_LIMIT, session.logout())
         .await
         .is_err()
@@ -202,7 +202,7 @@ pub async fn log_out(session: vsphere::Client) {
 /// one, and what could not be observed.
 pub struct Observed {
     pub snapshot: snapshot::Snapshot,
-    pub vsphere: Option<vsphere::Client>,
+    pub vsphere: Option<vsphere::VcenterClient>,
     pub problems: Vec<Problem>,
     /// The Supervisor's findings beside its inventory (source `supervisor` only).
     pub guest_clusters: Option<vm_operator::Findings>,
@@ -266,7 +266,7 @@ pub async fn look(config: &RunConfig) -> Result<(Target, Observed), Error> {
         .map_err(Error::Kubernetes)?;
     let target = config.target(endpoint);
     target.announce();
-    let cluster = Cluster {
+    let cluster = ClusterApi {
         client: &kubernetes,
         api_server: &target.api_server,
     };
@@ -301,7 +301,7 @@ mod tests {
 
     use super::*;
     use crate::policy::Policy;
-    use crate::snapshot::history::{Cause, Unreadable};
+    use crate::snapshot::history::{HistoryDefect, Unreadable};
 
     /// A look at a cluster whose hosts come from the nodes' label.
     fn config() -> RunConfig {
@@ -310,7 +310,7 @@ mod tests {
             warnings: Vec::new(),
             deadline: None,
             dry_run: true,
-            topology: Topology::NodeLabel,
+            topology: TopologySource::NodeLabel,
             lock: LockSettings {
                 namespace: "kube-system".to_string(),
                 name: kube::LEASE_NAME.to_string(),
@@ -339,7 +339,7 @@ mod tests {
     fn an_unread_hosts_source_then_an_unreadable_history_are_problems_of_a_plannable_look() {
         let unreadable = Unreadable {
             object: "Lease kube-system/vsphere-descheduler".to_string(),
-            cause: Cause::Corrupt("not a history".to_string()),
+            cause: HistoryDefect::Corrupt("not a history".to_string()),
         };
         let history = History::Unreadable(unreadable.clone());
         let observed = read(Ok(Objects::default()), Some(history.clone()))

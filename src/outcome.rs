@@ -443,8 +443,8 @@ impl Problem {
             Problem::VcenterUnobserved(failure) => (Step::Vcenter, failure.cause),
             Problem::SupervisorUnobserved(failure) => (Step::Supervisor, failure.cause),
             Problem::HistoryUnreadable(unreadable) => match &unreadable.cause {
-                history::Cause::Corrupt(_) => (Step::History, Cause::Unreadable),
-                history::Cause::NotRead(failure) => (Step::History, failure.cause),
+                history::HistoryDefect::Corrupt(_) => (Step::History, Cause::Unreadable),
+                history::HistoryDefect::NotRead(failure) => (Step::History, failure.cause),
             },
             Problem::HistoryNotRecorded(failure) => (Step::History, failure.cause),
         }
@@ -545,11 +545,11 @@ mod tests {
                 Problem::MetricsUnavailable(failed(Cause::Forbidden)),
                 Problem::HistoryUnreadable(Unreadable {
                     object: "Lease ops/vsphere-descheduler".to_string(),
-                    cause: history::Cause::NotRead(failed(Cause::Timeout)),
+                    cause: history::HistoryDefect::NotRead(failed(Cause::Timeout)),
                 }),
                 Problem::HistoryUnreadable(Unreadable {
                     object: "Lease ops/vsphere-descheduler".to_string(),
-                    cause: history::Cause::Corrupt("not a JSON list".to_string()),
+                    cause: history::HistoryDefect::Corrupt("not a JSON list".to_string()),
                 }),
             ],
             halt: Some((
@@ -594,7 +594,7 @@ mod tests {
     fn an_unreadable_or_unrecorded_history_fails_the_run() {
         let unreadable = Problem::HistoryUnreadable(Unreadable {
             object: "Lease ops/vsphere-descheduler".to_string(),
-            cause: crate::snapshot::history::Cause::Corrupt(
+            cause: crate::snapshot::history::HistoryDefect::Corrupt(
                 "not a JSON list of evictions".to_string(),
             ),
         });

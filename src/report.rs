@@ -36,7 +36,7 @@ use crate::plan::{
 };
 pub use entry::{DrsRuleEntry, EvictionEntry};
 pub use guest_clusters::GuestClusters;
-pub use placement::Placement;
+pub use placement::PlacementView;
 pub use warning::{NowBeforeCreation, ReportWarning};
 
 /// Which Kubernetes API server, kubeconfig context and vCenter a live command talks to, so a
@@ -211,7 +211,7 @@ pub struct Report {
     pub utilization: Vec<NodeUtilization>,
     /// Hosts, node VMs and workloads for `--output html`, gathered only when asked for.
     #[serde(skip)]
-    pub placement: Option<Box<Placement>>,
+    pub placement: Option<Box<PlacementView>>,
 }
 
 impl Report {
@@ -281,7 +281,7 @@ impl Report {
     /// Gathers what `--output html` draws: the hosts, node VMs and workloads of the snapshot
     /// this report was planned on. Call it once the report's outcomes are final.
     pub fn place(&mut self, snapshot: &crate::snapshot::Snapshot, policy: &crate::policy::Policy) {
-        self.placement = Some(Box::new(Placement::new(snapshot, policy, self)));
+        self.placement = Some(Box::new(PlacementView::new(snapshot, policy, self)));
     }
 
     /// Adds what the Supervisor found beside the hosts (`None`: the hosts do not come from VM

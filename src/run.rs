@@ -24,7 +24,7 @@ pub use execute::{Backends, execute};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 pub use teardown::Teardown;
 
-use crate::live::{self, Cluster, Observed, Planning};
+use crate::live::{self, ClusterApi, Observed, Planning};
 use crate::outcome::{Cause, Failure, Outcomes, Verdict};
 use crate::plan::Plan;
 use crate::report::{Mode, Report};
@@ -160,7 +160,7 @@ async fn locked_run(
         teardown.lock = Some(acquired.map_err(Error::Lock)?);
     }
     let Teardown { lock, vsphere } = teardown;
-    let cluster = Cluster {
+    let cluster = ClusterApi {
         client: kubernetes,
         api_server,
     };
@@ -171,10 +171,10 @@ async fn locked_run(
 /// one, is left in `session`, to be ended after the report whatever happens here.
 async fn observe_plan_act(
     config: &RunConfig,
-    cluster: Cluster<'_>,
+    cluster: ClusterApi<'_>,
     lock: Option<&kube::Lock>,
     stop: &Stop,
-    session: &mut Option<vsphere::Client>,
+    session: &mut Option<vsphere::VcenterClient>,
 ) -> Result<(Report, Verdict), Error> {
     let kubernetes = cluster.client;
     let Observed {
@@ -220,7 +220,7 @@ async fn observe_plan_act(
 /// while the run holds it.
 async fn observe(
     config: &RunConfig,
-    at: Cluster<'_>,
+    at: ClusterApi<'_>,
     lock: Option<&kube::Lock>,
     stop: &Stop,
 ) -> Result<Observed, Error> {

@@ -79,7 +79,7 @@ pub struct RunConfig {
     pub deadline: Option<Duration>,
     pub dry_run: bool,
     /// Where the hosts come from, and how to reach it.
-    pub topology: Topology,
+    pub topology: TopologySource,
     pub lock: LockSettings,
     /// Time limit of each Kubernetes request.
     pub timeout: Duration,
@@ -93,19 +93,19 @@ pub struct RunConfig {
 
 /// Where each node VM's host comes from, resolved (`vsphere.source`, `--topology-source`).
 #[derive(Debug)]
-pub enum Topology {
+pub enum TopologySource {
     Vcenter(ConnectionConfig),
     Supervisor(supervisor::Settings),
     /// The nodes' own label (`vsphere.nodeLabel.key`): nothing to reach.
     NodeLabel,
 }
 
-impl Topology {
+impl TopologySource {
     /// The vCenter connection, with source vcenter.
     pub fn vcenter(&self) -> Option<&ConnectionConfig> {
         match self {
-            Topology::Vcenter(config) => Some(config),
-            Topology::Supervisor(_) | Topology::NodeLabel => None,
+            TopologySource::Vcenter(config) => Some(config),
+            TopologySource::Supervisor(_) | TopologySource::NodeLabel => None,
         }
     }
 }
@@ -121,8 +121,8 @@ impl RunConfig {
             node_label: None,
         };
         match &self.topology {
-            Topology::Vcenter(vcenter) => target.vcenter = Some(vcenter.server.clone()),
-            Topology::Supervisor(settings) => {
+            TopologySource::Vcenter(vcenter) => target.vcenter = Some(vcenter.server.clone()),
+            TopologySource::Supervisor(settings) => {
                 let server = match &settings.access {
                     supervisor::Access::Token(token) => token.server.to_string(),
                     supervisor::Access::Kubeconfig(selection) => match &selection.context {
@@ -135,7 +135,7 @@ impl RunConfig {
                     namespace: settings.namespace.clone(),
                 });
             }
-            Topology::NodeLabel => {
+            TopologySource::NodeLabel => {
                 target.node_label = Some(self.policy.vsphere.node_label.key.clone())
             }
         }
@@ -260,11 +260,16 @@ pub fn load_policy(path: Option<&Path>) -> Result<(Policy, Vec<String>), ConfigE
 }
 
 /// Where the hosts come from, by the policy's source (with `--topology-source` applied).
-fn topology(args: &ConnectionArgs, settings: &VsphereSettings) -> Result<Topology, ConfigError> {
+fn topology(
+    args: &ConnectionArgs,
+    settings: &VsphereSettings,
+) -> Result<TopologySource, ConfigError> {
     match settings.source {
-        SourceKind::Vcenter => connection_config(args, settings).map(Topology::Vcenter),
-        SourceKind::Supervisor => supervisor_settings(args, settings).map(Topology::Supervisor),
-        SourceKind::NodeLabel => Ok(Topology::NodeLabel),
+        SourceKind::Vcenter => connection_config(args, settings).map(TopologySource::Vcenter),
+        SourceKind::Supervisor => {
+            supervisor_settings(args, settings).map(TopologySource::Supervisor)
+        }
+        SourceKind::NodeLabel => Ok(TopologySource::NodeLabel),
     }
 }
 

@@ -19,12 +19,12 @@ pub(crate) fn position_of(location: Location) -> Option<Position> {
 
 /// A YAML node and where it starts.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Node {
+pub struct YamlNode {
     pub position: Option<Position>,
     pub value: Value,
 }
 
-/// The value of a [`Node`], as YAML 1.2's core schema resolves it.
+/// The value of a [`YamlNode`], as YAML 1.2's core schema resolves it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,
@@ -32,9 +32,9 @@ pub enum Value {
     Int(i128),
     Float(f64),
     Str(String),
-    Seq(Vec<Node>),
+    Seq(Vec<YamlNode>),
     /// Entries in file order; keys are nodes because YAML allows any node as a key.
-    Map(Vec<(Node, Node)>),
+    Map(Vec<(YamlNode, YamlNode)>),
 }
 
 impl Value {
@@ -52,9 +52,9 @@ impl Value {
     }
 }
 
-impl Node {
+impl YamlNode {
     /// The value of the mapping entry whose key is the string `key`.
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub fn get(&self, key: &str) -> Option<&YamlNode> {
         match &self.value {
             Value::Map(entries) => entries
                 .iter()
@@ -67,15 +67,15 @@ impl Node {
 
 /// One YAML document as a positioned tree, read under `options`; `None` when it is not one
 /// well-formed document.
-pub(crate) fn parse_document(text: &str, options: serde_saphyr::Options) -> Option<Node> {
+pub(crate) fn parse_document(text: &str, options: serde_saphyr::Options) -> Option<YamlNode> {
     let document: Option<Spanned<Value>> =
         serde_saphyr::from_str_with_options(text, options).ok()?;
     document.map(node)
 }
 
-/// A parsed value as a [`Node`] positioned where it is written (an alias: where it is used).
-pub(crate) fn node(spanned: Spanned<Value>) -> Node {
-    Node {
+/// A parsed value as a [`YamlNode`] positioned where it is written (an alias: where it is used).
+pub(crate) fn node(spanned: Spanned<Value>) -> YamlNode {
+    YamlNode {
         position: position_of(spanned.referenced),
         value: spanned.value,
     }

@@ -17,7 +17,7 @@ use support::fake_apiserver::{self, FakeCluster, Fault, FaultAction, Gate, read_
 use tokio::time::Instant;
 use vsphere_descheduler::kube::{self, LEASE_NAME, LockSettings};
 use vsphere_descheduler::run::{self, Finished, Stop};
-use vsphere_descheduler::settings::{self, RELEASE_LIMIT, RunConfig, Topology};
+use vsphere_descheduler::settings::{self, RELEASE_LIMIT, RunConfig, TopologySource};
 use vsphere_descheduler::vsphere::{ConnectionConfig, Credentials};
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -42,7 +42,7 @@ fn config() -> RunConfig {
         deadline: Some(DEADLINE),
         dry_run: false,
         // Refused as it is read: vCenter is only reached over https.
-        topology: Topology::Vcenter(ConnectionConfig::new(
+        topology: TopologySource::Vcenter(ConnectionConfig::new(
             "http://vcenter.invalid",
             Credentials::new("u", "p"),
         )),

@@ -25,7 +25,7 @@ use lab::Lab;
 use serde_json::Value;
 use support::fake_apiserver::{Fault, FaultAction, Gate, KubeObjects, MetricsApi, read_objects};
 use support::vcsim;
-use vsphere_descheduler::inventory::{HaConfig, Inventory, Rule};
+use vsphere_descheduler::inventory::{DrsRule, HaConfig, Inventory};
 use vsphere_descheduler::snapshot::{History, PastEviction};
 use vsphere_descheduler::vsphere;
 
@@ -82,7 +82,7 @@ impl Lab {
     /// The simulator's inventory, observed afresh.
     fn observe_vcenter(&self) -> Inventory {
         runtime().block_on(async {
-            let mut client = vsphere::Client::connect(&self.simulator.connection_config())
+            let mut client = vsphere::VcenterClient::connect(&self.simulator.connection_config())
                 .await
                 .expect("connect to the simulator");
             let inventory = client.observe(&[], &[]).await.expect("observe");
@@ -91,7 +91,7 @@ impl Lab {
         })
     }
 
-    fn rules(&self) -> Vec<Rule> {
+    fn rules(&self) -> Vec<DrsRule> {
         let mut rules = self
             .observe_vcenter()
             .clusters
@@ -375,7 +375,7 @@ fn drs_rules_are_created_and_stale_owned_ones_deleted_while_others_stay() {
     assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
 
     let after = lab.rules();
-    let by_name: BTreeMap<&str, &Rule> = after.iter().map(|r| (r.name.as_str(), r)).collect();
+    let by_name: BTreeMap<&str, &DrsRule> = after.iter().map(|r| (r.name.as_str(), r)).collect();
     let created = by_name["vsphere-descheduler:lab:db:StatefulSet/pg"];
     assert_eq!(created.vms, ["worker-a", "worker-b", "worker-c"]);
     assert!(created.enabled && !created.mandatory && created.user_created);
@@ -1980,7 +1980,7 @@ fn same_named_clusters_and_vms_in_two_datacenters_get_their_own_rules() {
 }
 
 /// The rules of the story's only cluster, by name, keys and order left out.
-fn rules_by_name(inventory: &Inventory) -> BTreeMap<String, Rule> {
+fn rules_by_name(inventory: &Inventory) -> BTreeMap<String, DrsRule> {
     let [cluster] = inventory.clusters.as_slice() else {
         panic!("one cluster: {inventory:?}");
     };

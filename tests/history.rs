@@ -354,7 +354,7 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
         panic!("a refused read fails closed");
     };
     assert_eq!(unreadable.object, "Lease kube-system/vsphere-descheduler");
-    let history::Cause::NotRead(problem) = &unreadable.cause else {
+    let history::HistoryDefect::NotRead(problem) = &unreadable.cause else {
         panic!(
             "a read that failed, not a corrupt annotation: {:?}",
             unreadable.cause

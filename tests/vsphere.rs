@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use support::closed_port::ClosedPort;
 use support::vcsim::{self, Options, Template, Vcsim};
 use vsphere_descheduler::inventory::{
-    AdmissionControl, Cluster, ConnectionState, DrsBehavior, DrsConfig, HaConfig, Host, Inventory,
-    MaintenanceMode, RestartPriority, Rule,
+    AdmissionControl, Cluster, ConnectionState, DrsBehavior, DrsConfig, DrsRule, HaConfig, Host,
+    Inventory, MaintenanceMode, RestartPriority,
 };
 use vsphere_descheduler::vsphere::preflight::{
     self, DrsRuleWrites, Fix, ObjectScope, Preflight, Scope, ScopeFilter, Setting, Status,
 };
 use vsphere_descheduler::vsphere::{
-    Client, ConnectionConfig, Credentials, Error, RuleWrite, privilege_lines,
+    ConnectionConfig, Credentials, Error, RuleWrite, VcenterClient, privilege_lines,
 };
 
 fn lab() -> Inventory {
@@ -76,11 +76,11 @@ fn vm_ids(inventory: &Inventory, vms: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn rules_of<'a>(inventory: &'a Inventory, cluster: &str) -> &'a [Rule] {
+fn rules_of<'a>(inventory: &'a Inventory, cluster: &str) -> &'a [DrsRule] {
     &cluster_of(inventory, cluster).rules
 }
 
-fn rule<'a>(inventory: &'a Inventory, cluster: &str, name: &str) -> Option<&'a Rule> {
+fn rule<'a>(inventory: &'a Inventory, cluster: &str, name: &str) -> Option<&'a DrsRule> {
     rules_of(inventory, cluster).iter().find(|r| r.name == name)
 }
 
@@ -92,7 +92,7 @@ const LAB: &str = "wcp-cluster-41";
 const OWNED_PREFIX: &str = "vsphere-descheduler:lab:";
 
 /// Every rule of the cluster that this Kubernetes cluster does not own.
-fn foreign_rules(inventory: &Inventory) -> Vec<Rule> {
+fn foreign_rules(inventory: &Inventory) -> Vec<DrsRule> {
     rules_of(inventory, LAB)
         .iter()
         .filter(|r| !r.name.starts_with(OWNED_PREFIX))
@@ -113,7 +113,7 @@ async fn observation_returns_the_inventory_the_simulator_was_built_from() {
         ..Options::default()
     };
     let sim = Vcsim::start_with(&expected, &options);
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
 
@@ -152,7 +152,7 @@ async fn paged_results_are_continued_until_the_last_page() {
         ..Options::default()
     };
     let sim = Vcsim::start_with(&expected, &options);
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
 
@@ -183,7 +183,7 @@ async fn observation_sees_only_what_the_account_may_read() {
         let sim = Vcsim::start_with(&lab(), &options);
         let config = account_with(&sim, &listed_privileges());
         sim.set_permission(ACCOUNT, "NoAccess", "/go-lab/vm/worker-e", false);
-        let mut client = Client::connect(&config).await.expect("connect");
+        let mut client = VcenterClient::connect(&config).await.expect("connect");
 
         let observed = client.observe(&[], &[]).await.expect("observe");
         client.logout().await;
@@ -217,7 +217,7 @@ async fn observation_sees_only_what_the_account_may_read() {
 #[tokio::test]
 async fn observation_is_limited_to_the_given_datacenters_and_clusters() {
     let sim = Vcsim::start(&lab());
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
 
@@ -246,7 +246,7 @@ async fn observation_is_limited_to_the_given_datacenters_and_clusters() {
 #[tokio::test]
 async fn a_vm_moved_by_relocation_is_observed_on_its_new_host() {
     let sim = Vcsim::start(&lab());
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     let host_of = |inventory: &Inventory, vm: &str| -> String {
@@ -273,7 +273,7 @@ async fn a_vm_moved_by_relocation_is_observed_on_its_new_host() {
 #[tokio::test]
 async fn owned_rules_are_created_updated_and_deleted_while_other_rules_survive() {
     let sim = Vcsim::start(&lab());
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     let initial = client.observe(&[], &[]).await.expect("observe");
@@ -359,7 +359,7 @@ async fn owned_rules_are_created_updated_and_deleted_while_other_rules_survive()
 #[tokio::test]
 async fn an_empty_change_list_makes_no_call() {
     let sim = Vcsim::start(&lab());
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     let observed = client.observe(&[], &[]).await.expect("observe");
@@ -377,7 +377,7 @@ async fn an_empty_change_list_makes_no_call() {
 #[tokio::test]
 async fn a_failed_reconfiguration_task_is_an_error_naming_the_fault() {
     let sim = Vcsim::start(&lab());
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     let observed = client.observe(&[], &[]).await.expect("observe");
@@ -411,7 +411,7 @@ async fn a_failed_reconfiguration_task_is_an_error_naming_the_fault() {
 #[tokio::test]
 async fn an_expired_session_is_renewed_once_and_the_call_retried() {
     let sim = Vcsim::start(&lab());
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     client.observe(&[], &[]).await.expect("observe");
@@ -468,7 +468,9 @@ async fn a_server_that_is_down_fails_fast() {
     // error, not the request error asserted below.
     config.timeout = Duration::from_secs(600);
 
-    let error = Client::connect(&config).await.expect_err("nothing listens");
+    let error = VcenterClient::connect(&config)
+        .await
+        .expect_err("nothing listens");
     assert!(matches!(error, Error::Request { .. }), "{error:?}");
     assert_eq!(
         error.to_string(),
@@ -490,7 +492,7 @@ async fn a_server_that_never_answers_times_out_within_the_timeout() {
     let started = Instant::now();
     // The guard only stops a hang (no timeout applied at all) from blocking the suite; how
     // soon after the timeout the error comes is up to a loaded machine and not asserted.
-    let error = tokio::time::timeout(Duration::from_secs(600), Client::connect(&config))
+    let error = tokio::time::timeout(Duration::from_secs(600), VcenterClient::connect(&config))
         .await
         .expect("the client's own timeout ends the connect")
         .expect_err("no answer");
@@ -507,7 +509,7 @@ async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
     let sim = Vcsim::start(&lab());
 
     // With the simulator's CA: verified, works (every other test does this too).
-    let client = Client::connect(&sim.connection_config())
+    let client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("verified connection");
     client.logout().await;
@@ -515,7 +517,7 @@ async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
     // Without it, the certificate is not trusted and nothing is sent past the handshake.
     let mut config = sim.connection_config();
     config.ca_file = None;
-    let error = Client::connect(&config)
+    let error = VcenterClient::connect(&config)
         .await
         .expect_err("untrusted certificate");
     let text = vsphere_descheduler::error_chain(&error);
@@ -540,7 +542,7 @@ async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
 
     // Only when asked, any certificate is accepted.
     config.insecure_skip_verify = true;
-    let client = Client::connect(&config)
+    let client = VcenterClient::connect(&config)
         .await
         .expect("unverified connection when asked");
     client.logout().await;
@@ -549,7 +551,7 @@ async fn tls_is_verified_by_default_and_fails_closed_without_the_ca() {
 #[tokio::test]
 async fn a_run_that_stopped_waiting_is_told_its_task_was_submitted_not_awaited() {
     let sim = Vcsim::start(&lab());
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     let observed = client.observe(&[], &[]).await.expect("observe");
@@ -590,7 +592,7 @@ fn twins() -> Inventory {
 #[tokio::test]
 async fn same_named_clusters_are_observed_apart_filtered_by_datacenter_and_changed_by_id() {
     let sim = Vcsim::start(&twins());
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     let observed = client.observe(&[], &[]).await.expect("observe");
@@ -702,7 +704,7 @@ async fn ha_configuration_is_observed_as_the_simulator_was_given_it() {
         ],
     };
     let sim = Vcsim::start(&inventory);
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
 
@@ -772,7 +774,7 @@ fn lab_scope() -> Scope {
 /// Every item that is not ok, as `(what, status, detail)`.
 fn not_ok(found: &Preflight) -> Vec<(String, Status, String)> {
     let mut items = Vec::new();
-    let mut push = |what: String, finding: &preflight::Finding| {
+    let mut push = |what: String, finding: &preflight::PreflightFinding| {
         if finding.status != Status::Ok {
             items.push((what, finding.status, finding.detail.clone()));
         }
@@ -1050,7 +1052,7 @@ async fn every_method_the_client_sends_is_listed_in_privileges_txt_and_every_lis
         ..Options::default()
     };
     let sim = Vcsim::start_with(&lab(), &options);
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     let observed = client.observe(&[], &[]).await.expect("observe");

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use support::vcsim::{Options, Vcsim};
 use vsphere_descheduler::inventory::{
-    Cluster, ConnectionState, DrsBehavior, DrsConfig, Host, Inventory, MaintenanceMode, PowerState,
-    Rule, RuleKind, Vm,
+    Cluster, ConnectionState, DrsBehavior, DrsConfig, DrsRule, Host, Inventory, MaintenanceMode,
+    PowerState, RuleKind, Vm,
 };
-use vsphere_descheduler::vsphere::Client;
+use vsphere_descheduler::vsphere::VcenterClient;
 
 const CLUSTERS: usize = 2;
 const HOSTS_PER_CLUSTER: usize = 32;
@@ -42,7 +42,7 @@ fn large_inventory() -> Inventory {
                 })
                 .collect();
             let rules = (0..RULES_PER_CLUSTER)
-                .map(|r| Rule {
+                .map(|r| DrsRule {
                     name: format!("vsphere-descheduler:bench:ns:Deployment/app-{r}"),
                     key: None,
                     kind: RuleKind::AntiAffinity,
@@ -85,7 +85,7 @@ async fn observing_two_thousand_vms_on_sixty_four_hosts() {
     };
     let sim = Vcsim::start_with(&inventory, &options);
     let build_time = build_started.elapsed();
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
 

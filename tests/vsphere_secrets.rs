@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use support::vcsim::{self, Vcsim};
 use vsphere_descheduler::inventory::Inventory;
-use vsphere_descheduler::vsphere::{Client, Credentials, Error};
+use vsphere_descheduler::vsphere::{Credentials, Error, VcenterClient};
 
 fn lab() -> Inventory {
     vcsim::load_inventory("vsphere/lab-inventory.yaml")
@@ -52,7 +52,9 @@ async fn a_wrong_password_is_an_invalid_login_that_never_shows_the_password() {
     let wrong_password = "Wr0ng&Pa55<word>";
     let mut config = sim.connection_config();
     config.credentials = Credentials::new(vcsim::USERNAME, wrong_password);
-    let error = Client::connect(&config).await.expect_err("wrong password");
+    let error = VcenterClient::connect(&config)
+        .await
+        .expect_err("wrong password");
 
     let text = vsphere_descheduler::error_chain(&error);
     assert!(matches!(error, Error::Login { .. }), "{error:?}");
@@ -65,7 +67,7 @@ async fn a_wrong_password_is_an_invalid_login_that_never_shows_the_password() {
     }
 
     // A successful session, logged at the most verbose level, shows neither password.
-    let mut client = Client::connect(&sim.connection_config())
+    let mut client = VcenterClient::connect(&sim.connection_config())
         .await
         .expect("connect");
     client.observe(&[], &[]).await.expect("observe");

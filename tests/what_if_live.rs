@@ -97,7 +97,7 @@ impl Lab {
             .build()
             .expect("a runtime");
         runtime.block_on(async {
-            let mut client = vsphere::Client::connect(&self.simulator.connection_config())
+            let mut client = vsphere::VcenterClient::connect(&self.simulator.connection_config())
                 .await
                 .expect("connect to the simulator");
             let inventory = client.observe(&[], &[]).await.expect("observe");

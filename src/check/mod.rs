@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::settings::{RunConfig, Topology};
+use crate::settings::{RunConfig, TopologySource};
 
 /// The `apiVersion` of the JSON document.
 pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
@@ -26,37 +26,8 @@ pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
 /// dry-run install can pass on it and a script can tell it apart.
 pub const EXIT_MISSING_FOR_GOING_LIVE: u8 = 3;
 
-/// How one item stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// In place.
-    Ok,
-    /// A run needs it and it is not there (or could not be confirmed): the item says how to fix
-    /// it. Any missing item makes the exit code 1.
-    Missing,
-    /// A run works, but something deserves a look.
-    Warning,
-    /// The runs checked are dry runs and do without it, and runs once `dryRun` is off need it
-    /// (vCenter's DRS rule write privilege): the check exits [`EXIT_MISSING_FOR_GOING_LIVE`]
-    /// when nothing is plainly missing.
-    MissingForGoingLive,
-    /// Not checked: not needed by this configuration, or an item it depends on is missing.
-    NotChecked,
-}
-
-impl Status {
-    /// As the text table writes it.
-    pub fn word(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Missing => "missing",
-            Status::Warning => "warning",
-            Status::MissingForGoingLive => "missing-for-going-live",
-            Status::NotChecked => "not-checked",
-        }
-    }
-}
+/// How one item stands: the preflight's own, so vCenter's items need no mapping.
+pub use crate::vsphere::preflight::Status;
 
 /// Which system a section is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -308,9 +279,11 @@ pub async fn check(config: &RunConfig) -> CheckReport {
     // The hosts' source: vCenter, the Supervisor, or nothing to reach (node-label).
     let hosts = async {
         match &config.topology {
-            Topology::Vcenter(vcenter) => Some(vcenter::section(vcenter, config).await),
-            Topology::Supervisor(settings) => Some(supervisor::section(settings, config).await),
-            Topology::NodeLabel => None,
+            TopologySource::Vcenter(vcenter) => Some(vcenter::section(vcenter, config).await),
+            TopologySource::Supervisor(settings) => {
+                Some(supervisor::section(settings, config).await)
+            }
+            TopologySource::NodeLabel => None,
         }
     };
     let (kubernetes, hosts, pushgateway) =

@@ -3,9 +3,9 @@
 
 use crate::settings::RunConfig;
 use crate::vsphere::ConnectionConfig;
-use crate::vsphere::preflight::{self, DrsRuleWrites, Finding, Preflight, Scope};
+use crate::vsphere::preflight::{self, DrsRuleWrites, Preflight, PreflightFinding, Scope};
 
-use super::{Backend, Item, Section, Status, Subject};
+use super::{Backend, Item, Section, Subject};
 
 /// Asks vCenter about everything runs of `config` need from it.
 pub async fn section(connection: &ConnectionConfig, config: &RunConfig) -> Section {
@@ -78,15 +78,8 @@ fn items(found: Preflight) -> Section {
     }
 }
 
-fn item(subject: Subject, finding: Finding) -> Item {
-    let status = match finding.status {
-        preflight::Status::Ok => Status::Ok,
-        preflight::Status::NotChecked => Status::NotChecked,
-        preflight::Status::Warning => Status::Warning,
-        preflight::Status::MissingForGoingLive => Status::MissingForGoingLive,
-        preflight::Status::Missing => Status::Missing,
-    };
-    let item = Item::new(subject, status, finding.detail);
+fn item(subject: Subject, finding: PreflightFinding) -> Item {
+    let item = Item::new(subject, finding.status, finding.detail);
     match finding.fix {
         Some(fix) => item.with_fix(fix.to_string()),
         None => item,

@@ -161,7 +161,7 @@ fn with_source(snapshot: &Snapshot, policy: &Policy) -> Option<Snapshot> {
 struct Planned {
     report: Report,
     /// The policy's warnings.
-    warnings: Vec<policy::Problem>,
+    warnings: Vec<policy::PolicyProblem>,
     /// The plan's instant is before pods of the snapshot were created (also a report warning).
     now_before_creation: Option<NowBeforeCreation>,
     snapshot: snapshot::Loaded,

@@ -20,7 +20,7 @@ use crate::cli::SnapshotArgs;
 use crate::error_chain;
 use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects};
-use crate::live::{self, Cluster, Hosts, HostsError, Recording};
+use crate::live::{self, ClusterApi, Hosts, HostsError, Recording};
 use crate::report::{OutputFormat, SnapshotSummary};
 use crate::settings::RunConfig;
 use crate::snapshot::SnapshotInfo;
@@ -38,7 +38,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             .map_err(|e| Error::Kubernetes(Box::new(e)))?;
         let target = config.target(endpoint);
         target.announce();
-        let cluster = Cluster {
+        let cluster = ClusterApi {
             client: &kubernetes,
             api_server: &target.api_server,
         };

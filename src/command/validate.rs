@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Error;
 use crate::cli::ValidateArgs;
-use crate::policy::{self, PolicyError, Problem, Severity};
+use crate::policy::{self, PolicyError, PolicyProblem, Severity};
 use crate::report::OutputFormat;
 use crate::report::findings::{self, Finding};
 use crate::text::one_line;
@@ -37,7 +37,7 @@ impl FileResult {
         FileResult::loaded(file, policy::load_values_file(file))
     }
 
-    fn loaded(file: &Path, loaded: Result<policy::Loaded, PolicyError>) -> FileResult {
+    fn loaded(file: &Path, loaded: Result<policy::LoadedPolicy, PolicyError>) -> FileResult {
         let name = file.display().to_string();
         match loaded {
             Ok(loaded) => FileResult {
@@ -68,11 +68,11 @@ impl FileResult {
     }
 }
 
-fn lines(problems: &[Problem]) -> Vec<String> {
+fn lines(problems: &[PolicyProblem]) -> Vec<String> {
     problems.iter().map(ToString::to_string).collect()
 }
 
-fn findings(problems: &[Problem], severity: Severity) -> Vec<Finding> {
+fn findings(problems: &[PolicyProblem], severity: Severity) -> Vec<Finding> {
     problems.iter().map(|p| Finding::of(p, severity)).collect()
 }
 

@@ -1,6 +1,7 @@
 //! What is wrong with a certificate a server presented, found in the error of a request whose
 //! TLS handshake refused it: shared by the clients of vCenter and of the API server, which both
-//! verify with rustls. Each says what fixes it in the words of its own settings ([`Refusal`]):
+//! verify with rustls. Each says what fixes it in the words of its own settings
+//! ([`CertificateRefusal`]):
 //! the flags and policy fields of vCenter, the kubeconfig fields of the API server.
 
 use std::fmt;
@@ -45,13 +46,13 @@ impl fmt::Display for CertificateProblem {
 /// A refused certificate in words a user can act on: what is wrong with it, then what fixes
 /// that in the settings of the server that presented it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Refusal {
+pub struct CertificateRefusal {
     pub problem: CertificateProblem,
     /// What fixes it; `None` when nothing in this tool's settings can.
     pub remedy: Option<&'static str>,
 }
 
-impl fmt::Display for Refusal {
+impl fmt::Display for CertificateRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.remedy {
             Some(remedy) => write!(f, "{}: {remedy}", self.problem),
@@ -134,12 +135,12 @@ mod tests {
 
     #[test]
     fn a_refusal_says_what_is_wrong_then_what_fixes_it() {
-        let refusal = Refusal {
+        let refusal = CertificateRefusal {
             problem: CertificateProblem::Expired,
             remedy: Some("renew it"),
         };
         assert_eq!(refusal.to_string(), "it has expired: renew it");
-        let without = Refusal {
+        let without = CertificateRefusal {
             problem: CertificateProblem::Revoked,
             remedy: None,
         };

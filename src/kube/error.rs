@@ -9,7 +9,7 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 
 use crate::cause::{Cause, Failure};
-use crate::connection::certificate::{CertificateProblem, Refusal, certificate_problem};
+use crate::connection::certificate::{CertificateProblem, CertificateRefusal, certificate_problem};
 use crate::text::{from_server, shown};
 
 /// Everything that can go wrong talking to the Kubernetes API server.
@@ -18,7 +18,7 @@ pub enum Error {
     #[error("failed to load the Kubernetes client configuration (kubeconfig or in-cluster)")]
     Config {
         #[source]
-        source: super::target::ConfigError,
+        source: super::target::ClientConfigError,
     },
     #[error("failed to set up the Kubernetes client")]
     Client {
@@ -290,7 +290,7 @@ pub fn describe(error: &::kube::Error) -> String {
 /// kubeconfig's cluster entry (in-cluster, the service account's CA), chosen with
 /// `--kubeconfig` and `--context`. Short enough that the whole chain of a failed request fits
 /// the 500 characters of a report line.
-fn refusal(problem: CertificateProblem) -> Refusal {
+fn refusal(problem: CertificateProblem) -> CertificateRefusal {
     let remedy = match problem {
         CertificateProblem::UnknownIssuer => Some(
             "give that CA's certificate in the kubeconfig cluster's certificate-authority-data \
@@ -315,7 +315,7 @@ fn refusal(problem: CertificateProblem) -> Refusal {
         | CertificateProblem::Unreadable
         | CertificateProblem::Refused => None,
     };
-    Refusal { problem, remedy }
+    CertificateRefusal { problem, remedy }
 }
 
 /// The first line of a body that says something: plain text as it is; in an HTML error page

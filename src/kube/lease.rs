@@ -289,7 +289,7 @@ impl Client {
                 let error = Call::object("GET", api.resource_url(), name).failed(error);
                 History::Unreadable(Unreadable {
                     object: history::lease_object(namespace, name),
-                    cause: history::Cause::NotRead(Failure::new(
+                    cause: history::HistoryDefect::NotRead(Failure::new(
                         Cause::of_kube_client(error.error()),
                         format!("the Lease could not be read ({error})"),
                     )),

@@ -56,7 +56,7 @@ pub use evict::{EvictionRequest, EvictionResult};
 pub use lease::{LEASE_DURATION, LEASE_NAME, Lock, LockSettings};
 pub use list::{RawMetrics, RawObjects};
 pub use preflight::{AccessDecision, DryRunAnswer, ProbeNode};
-pub use target::{ConfigError, Endpoint, Selection, load as load_target};
+pub use target::{ClientConfigError, Endpoint, Selection, load as load_target};
 pub use vm_operator::{VM_OPERATOR_GROUP, VmOperatorObjects};
 
 pub use crate::identity::{FIELD_MANAGER, USER_AGENT};

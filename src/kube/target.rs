@@ -26,7 +26,7 @@ pub struct Endpoint {
 
 /// Why no client configuration could be loaded.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub enum ClientConfigError {
     #[error("cannot read kubeconfig {}", path.display())]
     Read {
         path: PathBuf,
@@ -61,12 +61,12 @@ fn describe_context(context: Option<&str>) -> String {
 }
 
 /// The client configuration the selection names, and where it points.
-pub async fn load(selection: &Selection) -> Result<(::kube::Config, Endpoint), ConfigError> {
+pub async fn load(selection: &Selection) -> Result<(::kube::Config, Endpoint), ClientConfigError> {
     let Some(kubeconfig) = kubeconfig(selection)? else {
         if let Some(context) = &selection.context {
-            return Err(ConfigError::ContextWithoutKubeconfig(context.clone()));
+            return Err(ClientConfigError::ContextWithoutKubeconfig(context.clone()));
         }
-        let config = ::kube::Config::incluster().map_err(ConfigError::InCluster)?;
+        let config = ::kube::Config::incluster().map_err(ClientConfigError::InCluster)?;
         let endpoint = Endpoint {
             api_server: config.cluster_url.to_string(),
             context: None,
@@ -84,7 +84,7 @@ pub async fn load(selection: &Selection) -> Result<(::kube::Config, Endpoint), C
     };
     let config = ::kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
-        .map_err(|source| ConfigError::Context {
+        .map_err(|source| ClientConfigError::Context {
             context: context.clone(),
             source,
         })?;
@@ -97,11 +97,11 @@ pub async fn load(selection: &Selection) -> Result<(::kube::Config, Endpoint), C
 }
 
 /// The kubeconfig kubectl would read, if any.
-fn kubeconfig(selection: &Selection) -> Result<Option<Kubeconfig>, ConfigError> {
+fn kubeconfig(selection: &Selection) -> Result<Option<Kubeconfig>, ClientConfigError> {
     if let Some(path) = &selection.kubeconfig {
         return read(path).map(Some);
     }
-    if let Some(merged) = Kubeconfig::from_env().map_err(ConfigError::Environment)? {
+    if let Some(merged) = Kubeconfig::from_env().map_err(ClientConfigError::Environment)? {
         return Ok(Some(merged));
     }
     let home = std::env::var_os("HOME").filter(|home| !home.is_empty());
@@ -111,8 +111,8 @@ fn kubeconfig(selection: &Selection) -> Result<Option<Kubeconfig>, ConfigError> 
     }
 }
 
-fn read(path: &Path) -> Result<Kubeconfig, ConfigError> {
-    Kubeconfig::read_from(path).map_err(|source| ConfigError::Read {
+fn read(path: &Path) -> Result<Kubeconfig, ClientConfigError> {
+    Kubeconfig::read_from(path).map_err(|source| ClientConfigError::Read {
         path: path.to_path_buf(),
         source,
     })

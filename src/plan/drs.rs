@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::hash::{HashMap, HashSet};
-use crate::inventory::{Cluster, DrsBehavior, Rule, RuleKind, Vm};
+use crate::inventory::{Cluster, DrsBehavior, DrsRule, RuleKind, Vm};
 pub use crate::plan::model::drs_change::{DrsAction, DrsRuleChange, Edit};
 use crate::plan::model::warning::Warning;
 pub use crate::plan::model::workload::{Workload, workload};
@@ -277,14 +277,14 @@ fn diff_cluster<'a>(
 ) -> Vec<DrsRuleChange> {
     let cluster = target.cluster;
     // Only user-created VM-VM anti-affinity rules under our prefix are ours to edit or delete.
-    let owned: Vec<&Rule> = cluster
+    let owned: Vec<&DrsRule> = cluster
         .rules
         .iter()
         .filter(|r| r.name.starts_with(owned_prefix) && is_ours(r))
         .collect();
     // Looked up by name; of two owned rules with one name, the first is the one kept or
     // edited.
-    let mut owned_by_name: HashMap<&str, &Rule> = HashMap::default();
+    let mut owned_by_name: HashMap<&str, &DrsRule> = HashMap::default();
     for rule in &owned {
         owned_by_name.entry(rule.name.as_str()).or_insert(rule);
     }
@@ -327,7 +327,7 @@ fn diff_cluster<'a>(
 }
 
 /// A rule this tool may edit or delete, given our name: user-created and VM-VM anti-affinity.
-fn is_ours(rule: &Rule) -> bool {
+fn is_ours(rule: &DrsRule) -> bool {
     rule.user_created && rule.kind == RuleKind::AntiAffinity
 }
 
@@ -336,7 +336,7 @@ fn desired_change(
     target: &Target<'_>,
     name: &str,
     wanted: &Desired<'_>,
-    existing: Option<&Rule>,
+    existing: Option<&DrsRule>,
     plan: &mut Plan,
 ) -> DrsRuleChange {
     let names: Vec<String> = wanted.vms.iter().map(|vm| vm.name.to_string()).collect();
@@ -374,7 +374,7 @@ fn desired_change(
 
 /// Whether a rule's members are exactly `vms`: by id where the rule and every VM have one
 /// (names repeat across VM folders), else by name.
-fn holds_exactly(rule: &Rule, vms: &BTreeSet<VmRef<'_>>) -> bool {
+fn holds_exactly(rule: &DrsRule, vms: &BTreeSet<VmRef<'_>>) -> bool {
     let ids: Option<BTreeSet<&str>> = vms.iter().map(|vm| vm.id).collect();
     match ids {
         Some(ids) if !rule.vm_ids.is_empty() => {
@@ -392,7 +392,7 @@ fn holds_exactly(rule: &Rule, vms: &BTreeSet<VmRef<'_>>) -> bool {
 }
 
 /// An owned rule needs a change that can only address it by key, and the inventory has none.
-fn without_key(rule: &Rule, cluster: &str, edit: Edit) -> Warning {
+fn without_key(rule: &DrsRule, cluster: &str, edit: Edit) -> Warning {
     Warning::RuleWithoutKey {
         rule: rule.name.clone(),
         cluster: cluster.to_string(),
@@ -448,7 +448,7 @@ fn enforcement_warnings(target: &Target<'_>, changes: &[DrsRuleChange], plan: &m
 #[cfg(test)]
 mod tests {
     use super::{DrsAction, DrsRuleChange, Edit, Warning, rule_name};
-    use crate::inventory::{DrsBehavior, MaintenanceMode, Rule, RuleKind};
+    use crate::inventory::{DrsBehavior, DrsRule, MaintenanceMode, RuleKind};
     use crate::plan::plan;
     use crate::plan::testing::*;
 
@@ -543,7 +543,7 @@ mod tests {
             .rule("keep-vcenter-apart", 3, &["w1", "w2"])
             .with(|s| {
                 let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
-                cluster.rules.push(Rule {
+                cluster.rules.push(DrsRule {
                     user_created: false,
                     name: "vsphere-descheduler:k8s:system".into(),
                     ..cluster.rules[0].clone()
@@ -846,7 +846,7 @@ mod tests {
                 let clusters = &mut s.inventory.as_mut().expect("inventory").clusters;
                 // Both clusters hold the rule; only dc2's is stale (its workload cannot have one).
                 clusters[1].hosts[1].in_maintenance_mode = MaintenanceMode::Off;
-                clusters[1].rules.push(Rule {
+                clusters[1].rules.push(DrsRule {
                     name: PG_RULE.into(),
                     key: Some(9),
                     kind: RuleKind::AntiAffinity,
@@ -945,7 +945,7 @@ mod tests {
     }
 
     /// A cluster module read from a Supervisor: VKS's, never ours, whatever its name.
-    fn as_cluster_module(rule: &mut Rule) {
+    fn as_cluster_module(rule: &mut DrsRule) {
         rule.kind = RuleKind::ClusterModule;
         rule.user_created = false;
         rule.key = None;

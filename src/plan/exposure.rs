@@ -166,7 +166,7 @@ pub struct WorkloadExposure {
     pub pods: usize,
     /// The strictest PodDisruptionBudget over its pods whose status is current.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub budget: Option<Budget>,
+    pub budget: Option<DisruptionAllowance>,
     pub before: Spread,
     pub after: Spread,
     /// How many hosts its pods can spread over at best: per vSphere cluster, its nodes that
@@ -196,7 +196,7 @@ impl WorkloadExposure {
 /// What a PodDisruptionBudget lets go at once.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Budget {
+pub struct DisruptionAllowance {
     /// `namespace/name`.
     pub pdb: String,
     /// Pods it lets go at once: `expectedPods - desiredHealthy` of its status.
@@ -451,7 +451,10 @@ fn bump(counts: &mut Vec<(u32, usize)>, unplaced: &mut usize, host: Option<u32>)
 /// budget whose status does not describe its current spec (or was never written) says nothing
 /// yet. Each PodDisruptionBudget finds its pods through the label index once, instead of every
 /// pod looking for its budgets.
-pub(super) fn budgets(view: &View, groups: &[(Workload, Vec<PodIx>)]) -> Vec<Option<Budget>> {
+pub(super) fn budgets(
+    view: &View,
+    groups: &[(Workload, Vec<PodIx>)],
+) -> Vec<Option<DisruptionAllowance>> {
     if view.snapshot.pdbs.is_empty() {
         return vec![None; groups.len()];
     }
@@ -483,7 +486,7 @@ pub(super) fn budgets(view: &View, groups: &[(Workload, Vec<PodIx>)]) -> Vec<Opt
         .map(|best| {
             best.map(|(tolerates, index)| {
                 let pdb = &view.snapshot.pdbs[index];
-                Budget {
+                DisruptionAllowance {
                     pdb: format!("{}/{}", pdb.namespace, pdb.name),
                     tolerates,
                 }
@@ -504,7 +507,7 @@ fn describe(
     hosts: &HostIds,
     (workload, pods): (&Workload, &[PodIx]),
     counted: &Counted,
-    (budget, usable_hosts): (Option<Budget>, usize),
+    (budget, usable_hosts): (Option<DisruptionAllowance>, usize),
     rules: &[DrsRuleChange],
 ) -> WorkloadExposure {
     let tolerates = budget.as_ref().map(|b| b.tolerates);
@@ -793,7 +796,7 @@ mod tests {
         assert_eq!(web.before.class, ExposureClass::OverBudget);
         assert_eq!(
             web.budget,
-            Some(Budget {
+            Some(DisruptionAllowance {
                 pdb: "shop/web".to_string(),
                 tolerates: 1
             })

@@ -32,7 +32,7 @@ pub use model::warning::{Candidates, UnwritableRule, Warning};
 pub use model::workload::belongs_to_its_node;
 pub use vocabulary::events::{EVENT_ACTION, EventIntent, EventReason};
 pub use vocabulary::reasons::{
-    EvictionCode, EvictionReason, Failure, LifeTime, SharedDomain, Skew, SkipCode, SkipDetail,
+    EvictionCode, EvictionReason, LifeTime, PodFailure, SharedDomain, Skew, SkipCode, SkipDetail,
     Strength, Usage,
 };
 pub use vocabulary::{

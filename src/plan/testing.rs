@@ -7,8 +7,8 @@ use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
 
 use crate::inventory::{
-    Cluster, ConnectionState, DrsBehavior, DrsConfig, Host, Inventory, MaintenanceMode, PowerState,
-    Rule, RuleKind, Vm,
+    Cluster, ConnectionState, DrsBehavior, DrsConfig, DrsRule, Host, Inventory, MaintenanceMode,
+    PowerState, RuleKind, Vm,
 };
 use crate::plan::judge::availability::GuardRefusal;
 use crate::plan::judge::budget::{BudgetRefusal, LimitReached, PdbRefusal};
@@ -185,7 +185,7 @@ impl Lab {
     }
 
     pub fn rule(mut self, name: &str, key: i32, vms: &[&str]) -> Lab {
-        self.cluster().rules.push(Rule {
+        self.cluster().rules.push(DrsRule {
             name: name.to_string(),
             key: Some(key),
             kind: RuleKind::AntiAffinity,
@@ -202,7 +202,7 @@ impl Lab {
     /// Adds a vSphere cluster module named `<policy>/<group>` over these VMs, as the Supervisor
     /// source records one: soft, VKS's own, enabled.
     pub fn module(mut self, name: &str, vms: &[&str]) -> Lab {
-        self.cluster().rules.push(Rule {
+        self.cluster().rules.push(DrsRule {
             name: name.to_string(),
             key: None,
             kind: RuleKind::ClusterModule,
@@ -521,7 +521,7 @@ pub fn detail_of(reason: SkipReason) -> SkipDetail {
         SkipReason::HistoryUnreadable => SkipDetail::Guard(GuardRefusal::HistoryUnreadable(
             crate::snapshot::history::Unreadable {
                 object: "Lease kube-system/vsphere-descheduler".to_string(),
-                cause: crate::snapshot::history::Cause::Corrupt("not a list".to_string()),
+                cause: crate::snapshot::history::HistoryDefect::Corrupt("not a list".to_string()),
             },
         )),
     }

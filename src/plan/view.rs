@@ -19,7 +19,7 @@ use crate::policy::{NoEvictionPolicy, Policy, Strategy};
 use crate::snapshot::{
     AffinityTerm, Labels, Node, Pod, Requirements, ResourceName, Resources, Snapshot,
 };
-use index::{NodeIx, PerNode, PerPod, PodIx, Position};
+use index::{NodeIx, PerNode, PerPod, PodIx, TablePosition};
 use selector_index::SelectorIndex;
 
 /// The zone key of the scheduler's default spreading: indexed here because scoring needs its

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::decode::{Decoder, Fields};
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 use super::{Allowance, Availability, Pacing};
 use crate::duration::go_duration;
 
@@ -15,7 +15,7 @@ const PACING_FIELDS: [&str; 2] = ["maxEvictionsPerWorkload", "window"];
 const MAX_WINDOW: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// `vsphere.availability`, or the defaults where it or a field is absent.
-pub(super) fn availability(d: &mut Decoder, node: &Node, path: &str) -> Availability {
+pub(super) fn availability(d: &mut Decoder, node: &YamlNode, path: &str) -> Availability {
     let mut settings = Availability::default();
     let Some(fields) = d.fields(node, path, &FIELDS) else {
         return settings;
@@ -34,7 +34,7 @@ pub(super) fn availability(d: &mut Decoder, node: &Node, path: &str) -> Availabi
 
 /// A number of pods, or a percentage of the workload's pods as `"25%"` (as a Deployment's
 /// `maxUnavailable`).
-fn allowance(d: &mut Decoder, node: &Node, path: &str) -> Option<Allowance> {
+fn allowance(d: &mut Decoder, node: &YamlNode, path: &str) -> Option<Allowance> {
     let Value::Str(text) = &node.value else {
         return d.integer(node, path).map(Allowance::Pods);
     };
@@ -62,7 +62,7 @@ fn allowance(d: &mut Decoder, node: &Node, path: &str) -> Option<Allowance> {
     }
 }
 
-fn pacing(d: &mut Decoder, node: &Node, path: &str) -> Pacing {
+fn pacing(d: &mut Decoder, node: &YamlNode, path: &str) -> Pacing {
     let mut pacing = Pacing::default();
     let Some(fields) = d.fields(node, path, &PACING_FIELDS) else {
         return pacing;

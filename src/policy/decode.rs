@@ -11,11 +11,11 @@
 //! name is a near miss of a valid one.
 
 use super::rule::Rule;
-use super::yaml::{Node, Position, Value};
+use super::yaml::{Position, Value, YamlNode};
 
 /// A problem or warning before it is tied to a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Finding {
+pub(super) struct RawFinding {
     pub rule: Rule,
     pub position: Option<Position>,
     pub path: String,
@@ -25,8 +25,8 @@ pub(super) struct Finding {
 /// Collects findings while a document is decoded.
 #[derive(Debug, Default)]
 pub(super) struct Decoder {
-    pub problems: Vec<Finding>,
-    pub warnings: Vec<Finding>,
+    pub problems: Vec<RawFinding>,
+    pub warnings: Vec<RawFinding>,
 }
 
 impl Decoder {
@@ -44,7 +44,7 @@ impl Decoder {
         path: &str,
         message: impl Into<String>,
     ) {
-        self.problems.push(Finding {
+        self.problems.push(RawFinding {
             rule,
             position,
             path: path.to_string(),
@@ -53,7 +53,7 @@ impl Decoder {
     }
 
     /// Records a value a field does not accept at a node.
-    pub fn problem_at(&mut self, node: &Node, path: &str, message: impl Into<String>) {
+    pub fn problem_at(&mut self, node: &YamlNode, path: &str, message: impl Into<String>) {
         self.problem_as(Rule::InvalidValue, node.position, path, message);
     }
 
@@ -61,7 +61,7 @@ impl Decoder {
     pub fn problem_at_as(
         &mut self,
         rule: Rule,
-        node: &Node,
+        node: &YamlNode,
         path: &str,
         message: impl Into<String>,
     ) {
@@ -69,7 +69,7 @@ impl Decoder {
     }
 
     /// Records a warning: the file is valid, but something in it has no effect.
-    pub fn warning_at(&mut self, node: &Node, path: &str, message: impl Into<String>) {
+    pub fn warning_at(&mut self, node: &YamlNode, path: &str, message: impl Into<String>) {
         self.warning_at_as(Rule::NoEffect, node, path, message);
     }
 
@@ -77,11 +77,11 @@ impl Decoder {
     pub fn warning_at_as(
         &mut self,
         rule: Rule,
-        node: &Node,
+        node: &YamlNode,
         path: &str,
         message: impl Into<String>,
     ) {
-        self.warnings.push(Finding {
+        self.warnings.push(RawFinding {
             rule,
             position: node.position,
             path: path.to_string(),
@@ -90,7 +90,7 @@ impl Decoder {
     }
 
     /// Records that a node has the wrong type.
-    pub fn expected(&mut self, node: &Node, path: &str, what: &str) {
+    pub fn expected(&mut self, node: &YamlNode, path: &str, what: &str) {
         self.problem_at_as(
             Rule::WrongType,
             node,
@@ -103,7 +103,12 @@ impl Decoder {
     ///
     /// Null counts as an empty mapping. Returns `None` (after recording a problem) when the node
     /// is not a mapping at all.
-    pub fn fields<'n>(&mut self, node: &'n Node, path: &str, valid: &[&str]) -> Option<Fields<'n>> {
+    pub fn fields<'n>(
+        &mut self,
+        node: &'n YamlNode,
+        path: &str,
+        valid: &[&str],
+    ) -> Option<Fields<'n>> {
         self.fields_with_hint(node, path, valid, |_| None)
     }
 
@@ -111,7 +116,7 @@ impl Decoder {
     /// (for example, credentials or a field that only another apiVersion has).
     pub fn fields_with_hint<'n>(
         &mut self,
-        node: &'n Node,
+        node: &'n YamlNode,
         path: &str,
         valid: &[&str],
         hint: impl Fn(&str) -> Option<String>,
@@ -151,7 +156,7 @@ impl Decoder {
     }
 
     /// The entries of a mapping whose keys are data (label keys, strategy names), not fields.
-    pub fn entries<'n>(&mut self, node: &'n Node, path: &str) -> Vec<Entry<'n>> {
+    pub fn entries<'n>(&mut self, node: &'n YamlNode, path: &str) -> Vec<Entry<'n>> {
         let entries = match &node.value {
             Value::Null => return Vec::new(),
             Value::Map(entries) => entries,
@@ -176,7 +181,7 @@ impl Decoder {
 
     /// A mapping key as text. Plain scalars that YAML reads as numbers or booleans are not field
     /// names anyway, so only strings are accepted.
-    fn key<'n>(&mut self, key: &'n Node, path: &str) -> Option<&'n str> {
+    fn key<'n>(&mut self, key: &'n YamlNode, path: &str) -> Option<&'n str> {
         match &key.value {
             Value::Str(name) => Some(name),
             _ => {
@@ -195,7 +200,7 @@ impl Decoder {
     }
 
     /// A string value.
-    pub fn string(&mut self, node: &Node, path: &str) -> Option<String> {
+    pub fn string(&mut self, node: &YamlNode, path: &str) -> Option<String> {
         match &node.value {
             Value::Str(text) => Some(text.clone()),
             Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
@@ -216,7 +221,7 @@ impl Decoder {
     }
 
     /// A boolean value (YAML 1.2: `true` or `false`).
-    pub fn bool(&mut self, node: &Node, path: &str) -> Option<bool> {
+    pub fn bool(&mut self, node: &YamlNode, path: &str) -> Option<bool> {
         match &node.value {
             Value::Bool(value) => Some(*value),
             _ => {
@@ -227,7 +232,7 @@ impl Decoder {
     }
 
     /// An integer that must fit `T` (for example `u32` for counts, which rejects negatives).
-    pub fn integer<T>(&mut self, node: &Node, path: &str) -> Option<T>
+    pub fn integer<T>(&mut self, node: &YamlNode, path: &str) -> Option<T>
     where
         T: Integer,
     {
@@ -253,7 +258,7 @@ impl Decoder {
     }
 
     /// The items of a list; null is an empty list.
-    pub fn list<'n>(&mut self, node: &'n Node, path: &str) -> &'n [Node] {
+    pub fn list<'n>(&mut self, node: &'n YamlNode, path: &str) -> &'n [YamlNode] {
         match &node.value {
             Value::Null => &[],
             Value::Seq(items) => items,
@@ -267,7 +272,7 @@ impl Decoder {
     /// A list of strings, each checked by `check` (which returns why a string is invalid).
     pub fn strings(
         &mut self,
-        node: &Node,
+        node: &YamlNode,
         path: &str,
         check: impl Fn(&str) -> Option<String>,
     ) -> Vec<String> {
@@ -288,7 +293,7 @@ impl Decoder {
     /// A string that must be one of `choices`.
     pub fn choice(
         &mut self,
-        node: &Node,
+        node: &YamlNode,
         path: &str,
         what: &str,
         choices: &[&str],
@@ -334,12 +339,12 @@ pub(super) struct Fields<'n> {
     pub path: String,
     /// Where the mapping starts, for problems about the mapping as a whole.
     pub position: Option<Position>,
-    entries: Vec<(&'n str, &'n Node)>,
+    entries: Vec<(&'n str, &'n YamlNode)>,
 }
 
 impl<'n> Fields<'n> {
     /// A field's value; `None` when it is absent or null.
-    pub fn get(&self, name: &str) -> Option<&'n Node> {
+    pub fn get(&self, name: &str) -> Option<&'n YamlNode> {
         self.entries
             .iter()
             .find(|(key, value)| *key == name && value.value != Value::Null)
@@ -381,7 +386,7 @@ impl<'n> Fields<'n> {
         }
     }
 
-    pub fn list(&self, d: &mut Decoder, name: &str) -> &'n [Node] {
+    pub fn list(&self, d: &mut Decoder, name: &str) -> &'n [YamlNode] {
         match self.get(name) {
             Some(node) => d.list(node, &self.path(name)),
             None => &[],
@@ -393,8 +398,8 @@ impl<'n> Fields<'n> {
 #[derive(Debug)]
 pub(super) struct Entry<'n> {
     pub name: &'n str,
-    pub key: &'n Node,
-    pub value: &'n Node,
+    pub key: &'n YamlNode,
+    pub value: &'n YamlNode,
     /// Path of the value.
     pub path: String,
 }
@@ -475,8 +480,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
 
-    fn node(value: Value) -> Node {
-        Node {
+    fn node(value: Value) -> YamlNode {
+        YamlNode {
             position: Some(Position::new(1, 1)),
             value,
         }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::decode::{Decoder, Fields, index, unknown};
 use super::names::check_dns_subdomain;
 use super::selector::{label_selector, selector_string};
-use super::yaml::{Node, Position, Value};
+use super::yaml::{Position, Value, YamlNode};
 use super::{
     EvictorArgs, NoEvictionPolicy, PriorityThreshold, Protections, SYSTEM_CRITICAL_PRIORITY,
 };
@@ -105,7 +105,7 @@ pub(super) fn legacy_flags(d: &mut Decoder, fields: &Fields<'_>) -> LegacyFlags 
 }
 
 /// Decodes `DefaultEvictor` args; absent or null args are the defaults.
-pub(super) fn evictor_args(d: &mut Decoder, node: Option<&Node>, path: &str) -> EvictorArgs {
+pub(super) fn evictor_args(d: &mut Decoder, node: Option<&YamlNode>, path: &str) -> EvictorArgs {
     let mut args = EvictorArgs::default();
     let Some(node) = node else { return args };
     let Some(fields) = d.fields(node, path, &FIELDS) else {
@@ -165,7 +165,7 @@ pub(super) fn evictor_args(d: &mut Decoder, node: Option<&Node>, path: &str) -> 
 }
 
 /// `priorityThreshold: {value | name}`.
-fn priority_threshold_field(d: &mut Decoder, node: &Node, path: &str) -> PriorityThreshold {
+fn priority_threshold_field(d: &mut Decoder, node: &YamlNode, path: &str) -> PriorityThreshold {
     let Some(fields) = d.fields(node, path, &["value", "name"]) else {
         return PriorityThreshold::Value(SYSTEM_CRITICAL_PRIORITY);
     };
@@ -182,8 +182,8 @@ pub(super) fn priority_threshold(
     d: &mut Decoder,
     position: Option<Position>,
     path: &str,
-    value: Option<(&Node, String)>,
-    name: Option<(&Node, String)>,
+    value: Option<(&YamlNode, String)>,
+    name: Option<(&YamlNode, String)>,
 ) -> PriorityThreshold {
     let value = value.and_then(|(node, path)| {
         // Read wider than i32 so that a too-large value gets the message naming upstream's limit.
@@ -234,7 +234,7 @@ pub(super) fn priority_threshold(
 }
 
 /// `minPodAge`: a Go duration string such as `5m` or `1h30m`.
-fn min_pod_age(d: &mut Decoder, node: &Node, path: &str) -> Option<Duration> {
+fn min_pod_age(d: &mut Decoder, node: &YamlNode, path: &str) -> Option<Duration> {
     let text = d.string(node, path)?;
     match go_duration(&text) {
         Ok(duration) => Some(duration),
@@ -245,7 +245,7 @@ fn min_pod_age(d: &mut Decoder, node: &Node, path: &str) -> Option<Duration> {
     }
 }
 
-fn no_eviction_policy(d: &mut Decoder, node: &Node, path: &str) -> NoEvictionPolicy {
+fn no_eviction_policy(d: &mut Decoder, node: &YamlNode, path: &str) -> NoEvictionPolicy {
     match d
         .choice(
             node,
@@ -262,7 +262,12 @@ fn no_eviction_policy(d: &mut Decoder, node: &Node, path: &str) -> NoEvictionPol
 }
 
 /// `podProtections: {defaultDisabled, extraEnabled, config}`.
-fn pod_protections(d: &mut Decoder, node: &Node, path: &str, legacy: LegacyFlags) -> Protections {
+fn pod_protections(
+    d: &mut Decoder,
+    node: &YamlNode,
+    path: &str,
+    legacy: LegacyFlags,
+) -> Protections {
     let mut protections = legacy.protections();
     let Some(fields) = d.fields(node, path, &["defaultDisabled", "extraEnabled", "config"]) else {
         return protections;
@@ -377,7 +382,7 @@ fn protection_names(
 }
 
 /// `config: {PodsWithPVC: {protectedStorageClasses: [{name}]}}`.
-fn protection_config(d: &mut Decoder, node: &Node, path: &str) -> Vec<String> {
+fn protection_config(d: &mut Decoder, node: &YamlNode, path: &str) -> Vec<String> {
     let Some(fields) = d.fields(node, path, &["PodsWithPVC"]) else {
         return Vec::new();
     };

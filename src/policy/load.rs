@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::decode::{Decoder, Finding};
+use super::decode::{Decoder, RawFinding};
 use super::v1alpha2::{Flavor, UPSTREAM_API_VERSION, VSPHERE_API_VERSION};
-use super::yaml::{self, MAX_FILE_BYTES, Node, Position, Value};
+use super::yaml::{self, MAX_FILE_BYTES, Position, Value, YamlNode};
 use super::{Policy, v1alpha1, v1alpha2};
 use crate::text::{one_line, shown};
 
@@ -19,11 +19,11 @@ const KIND: &str = "DeschedulerPolicy";
 
 /// A policy and what the reader should know about it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Loaded {
+pub struct LoadedPolicy {
     pub policy: Policy,
     /// Things that are valid but probably not what the author meant (ignored fields, deprecated
     /// formats); each displays like a problem: `FILE:LINE:COL: PATH: MESSAGE`.
-    pub warnings: Vec<Problem>,
+    pub warnings: Vec<PolicyProblem>,
 }
 
 /// How much a finding matters: an error makes the file invalid, a warning does not.
@@ -34,10 +34,10 @@ pub enum Severity {
     Warning,
 }
 
-/// One thing wrong with a policy file, or (among [`Loaded::warnings`]) one that works but
+/// One thing wrong with a policy file, or (among [`LoadedPolicy::warnings`]) one that works but
 /// deserves a look.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
+pub struct PolicyProblem {
     /// What kind of finding it is: a stable id for tools.
     pub rule: Rule,
     /// The file name as given to the loader.
@@ -51,9 +51,9 @@ pub struct Problem {
     pub message: String,
 }
 
-impl Problem {
-    fn new(file: &str, finding: Finding) -> Problem {
-        Problem {
+impl PolicyProblem {
+    fn new(file: &str, finding: RawFinding) -> PolicyProblem {
+        PolicyProblem {
             rule: finding.rule,
             file: file.to_string(),
             position: finding.position,
@@ -63,7 +63,7 @@ impl Problem {
     }
 }
 
-impl fmt::Display for Problem {
+impl fmt::Display for PolicyProblem {
     /// `FILE:LINE:COL: PATH: MESSAGE`, the shape editors and CI annotators understand; parts
     /// that are unknown are left out.
     /// One line of at most [`crate::text::MAX_MESSAGE`] characters: paths and messages quote the file's keys
@@ -93,7 +93,7 @@ pub enum PolicyError {
     #[error("policy file {file} has {}:\n{}", count(problems.len()), list(problems))]
     Invalid {
         file: String,
-        problems: Vec<Problem>,
+        problems: Vec<PolicyProblem>,
     },
 }
 
@@ -105,16 +105,16 @@ fn count(n: usize) -> String {
     }
 }
 
-fn list(problems: &[Problem]) -> String {
+fn list(problems: &[PolicyProblem]) -> String {
     problems
         .iter()
-        .map(Problem::to_string)
+        .map(PolicyProblem::to_string)
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 /// Reads and resolves a policy file.
-pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
+pub fn load_file(path: &Path) -> Result<LoadedPolicy, PolicyError> {
     let file_name = path.display().to_string();
     let read_error = |source| PolicyError::Read {
         path: path.to_path_buf(),
@@ -129,7 +129,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err(invalid(
             &file_name,
-            Finding {
+            RawFinding {
                 rule: Rule::Syntax,
                 position: None,
                 path: String::new(),
@@ -142,7 +142,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, PolicyError> {
         Ok(text) => load_str(&file_name, &text),
         Err(undecodable) => Err(invalid(
             &file_name,
-            Finding {
+            RawFinding {
                 rule: Rule::Syntax,
                 position: Some(end_of(&undecodable.before)),
                 path: String::new(),
@@ -164,17 +164,17 @@ fn end_of(text: &str) -> Position {
 }
 
 /// Resolves a policy held in memory; `file_name` is only used in messages.
-pub fn load_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
+pub fn load_str(file_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
     let root = parse(file_name, text)?;
     load_tree(file_name, &root)
 }
 
 /// `text` as a positioned YAML tree, or the syntax problem that stops it being one.
-pub(super) fn parse(file_name: &str, text: &str) -> Result<Node, PolicyError> {
+pub(super) fn parse(file_name: &str, text: &str) -> Result<YamlNode, PolicyError> {
     yaml::parse(text).map_err(|error| {
         invalid(
             file_name,
-            Finding {
+            RawFinding {
                 rule: Rule::Syntax,
                 position: error.position,
                 path: String::new(),
@@ -185,7 +185,7 @@ pub(super) fn parse(file_name: &str, text: &str) -> Result<Node, PolicyError> {
 }
 
 /// Resolves a policy already read as a tree (whose positions are in `file_name`).
-pub(super) fn load_tree(file_name: &str, root: &Node) -> Result<Loaded, PolicyError> {
+pub(super) fn load_tree(file_name: &str, root: &YamlNode) -> Result<LoadedPolicy, PolicyError> {
     let mut d = Decoder::default();
     let policy = decode_document(&mut d, root);
     if !d.problems.is_empty() {
@@ -195,22 +195,22 @@ pub(super) fn load_tree(file_name: &str, root: &Node) -> Result<Loaded, PolicyEr
         });
     }
     let warnings = sorted(file_name, d.warnings);
-    Ok(Loaded { policy, warnings })
+    Ok(LoadedPolicy { policy, warnings })
 }
 
-pub(super) fn invalid(file_name: &str, finding: Finding) -> PolicyError {
+pub(super) fn invalid(file_name: &str, finding: RawFinding) -> PolicyError {
     PolicyError::Invalid {
         file: file_name.to_string(),
-        problems: vec![Problem::new(file_name, finding)],
+        problems: vec![PolicyProblem::new(file_name, finding)],
     }
 }
 
 /// File order, then the problems without a position; stable, so one node's problems keep the
 /// order they were found in.
-fn sorted(file_name: &str, findings: Vec<Finding>) -> Vec<Problem> {
-    let mut problems: Vec<Problem> = findings
+fn sorted(file_name: &str, findings: Vec<RawFinding>) -> Vec<PolicyProblem> {
+    let mut problems: Vec<PolicyProblem> = findings
         .into_iter()
-        .map(|finding| Problem::new(file_name, finding))
+        .map(|finding| PolicyProblem::new(file_name, finding))
         .collect();
     problems.sort_by_key(|problem| (problem.position.is_none(), problem.position));
     problems.dedup();
@@ -220,7 +220,7 @@ fn sorted(file_name: &str, findings: Vec<Finding>) -> Vec<Problem> {
 /// Checks `kind` and dispatches on `apiVersion`. When either is wrong nothing else is checked:
 /// the file is probably not a policy at all, and a list of "unknown field" problems would hide
 /// the one that matters.
-fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
+fn decode_document(d: &mut Decoder, root: &YamlNode) -> Policy {
     let entries = match &root.value {
         Value::Map(entries) => entries,
         Value::Null => {
@@ -290,7 +290,7 @@ fn decode_document(d: &mut Decoder, root: &Node) -> Policy {
     let Some((api_version, version_node)) = api_version else {
         return Policy::default();
     };
-    let decode: fn(&mut Decoder, &Node) -> Policy = match api_version.as_str() {
+    let decode: fn(&mut Decoder, &YamlNode) -> Policy = match api_version.as_str() {
         VSPHERE_API_VERSION => |d, root| v1alpha2::decode(d, root, Flavor::Vsphere),
         UPSTREAM_API_VERSION => |d, root| v1alpha2::decode(d, root, Flavor::Upstream),
         v1alpha1::API_VERSION => v1alpha1::decode,
@@ -593,7 +593,7 @@ profiles:
 
     #[test]
     fn problems_print_only_the_parts_they_have() {
-        let problem = |position, path: &str| Problem {
+        let problem = |position, path: &str| PolicyProblem {
             rule: Rule::InvalidValue,
             file: FILE.to_string(),
             position,

@@ -23,7 +23,7 @@ mod values;
 mod vsphere;
 mod yaml;
 
-pub use load::{Loaded, PolicyError, Problem, Severity, load_file, load_str};
+pub use load::{LoadedPolicy, PolicyError, PolicyProblem, Severity, load_file, load_str};
 pub use names::{NameError, check_dns_label};
 pub use plugins::{
     AntiAffinityArgs, BASIC_RESOURCES, ConditionFilter, DefaultConstraint, DuplicatesArgs,

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use super::decode::{Decoder, Fields, index, unknown};
 use super::evictor::{DEFAULT_EVICTOR, evictor_args};
 use super::plugins::{ExtensionPoint, PluginKind};
-use super::yaml::{Node, Position, Value};
+use super::yaml::{Position, Value, YamlNode};
 use super::{Profile, Strategy};
 
 const PROFILE_FIELDS: [&str; 3] = ["name", "pluginConfig", "plugins"];
@@ -41,7 +41,7 @@ pub(super) fn unsupported_plugin(name: &str) -> String {
 }
 
 /// Decodes the `profiles` list.
-pub(super) fn profiles(d: &mut Decoder, node: Option<&Node>, path: &str) -> Vec<Profile> {
+pub(super) fn profiles(d: &mut Decoder, node: Option<&YamlNode>, path: &str) -> Vec<Profile> {
     let Some(node) = node else { return Vec::new() };
     let mut profiles: Vec<Profile> = Vec::new();
     let mut seen: BTreeMap<String, Option<Position>> = BTreeMap::new();
@@ -70,7 +70,7 @@ pub(super) fn profiles(d: &mut Decoder, node: Option<&Node>, path: &str) -> Vec<
 }
 
 /// One profile and the node of its name (for duplicate-name problems).
-fn profile<'n>(d: &mut Decoder, node: &'n Node, path: &str) -> Option<(Profile, &'n Node)> {
+fn profile<'n>(d: &mut Decoder, node: &'n YamlNode, path: &str) -> Option<(Profile, &'n YamlNode)> {
     let fields = d.fields(node, path, &PROFILE_FIELDS)?;
     let name_node = fields.get("name");
     let name = match name_node {
@@ -204,7 +204,7 @@ fn unchecked_balance_warning(d: &mut Decoder, configs: &PluginConfigs) {
 }
 
 /// A field of a mapping, looked up again after decoding (so no problem is recorded twice).
-fn field<'n>(node: Option<&'n Node>, name: &str) -> Option<&'n Node> {
+fn field<'n>(node: Option<&'n YamlNode>, name: &str) -> Option<&'n YamlNode> {
     let Value::Map(entries) = &node?.value else {
         return None;
     };
@@ -216,13 +216,13 @@ fn field<'n>(node: Option<&'n Node>, name: &str) -> Option<&'n Node> {
 
 /// The `pluginConfig` entries of one profile, decoded.
 struct PluginConfigs<'n> {
-    evictor: Option<&'n Node>,
+    evictor: Option<&'n YamlNode>,
     evictor_path: String,
     strategies: BTreeMap<PluginKind, Strategy>,
     /// Each strategy entry's name node and path, for "configured but not enabled" warnings.
-    entries: BTreeMap<PluginKind, (&'n Node, String)>,
+    entries: BTreeMap<PluginKind, (&'n YamlNode, String)>,
     /// Each strategy entry's `args`, when given, for warnings about combinations.
-    args: BTreeMap<PluginKind, &'n Node>,
+    args: BTreeMap<PluginKind, &'n YamlNode>,
 }
 
 fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n> {
@@ -291,7 +291,7 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
 }
 
 /// The strategies enabled under `plugins:`, deschedule ones first, each once.
-fn enabled_strategies(d: &mut Decoder, node: &Node, path: &str) -> Vec<PluginKind> {
+fn enabled_strategies(d: &mut Decoder, node: &YamlNode, path: &str) -> Vec<PluginKind> {
     let mut enabled: Vec<PluginKind> = Vec::new();
     let Some(sets) = d.fields(node, path, &PLUGIN_SETS) else {
         return enabled;

@@ -11,7 +11,7 @@ use thiserror::Error;
 
 use super::decode::{Decoder, index};
 use super::names::{NameError, check_label_key, check_label_value};
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 use crate::error_chain;
 use crate::snapshot::Requirements;
 
@@ -281,7 +281,7 @@ fn checked_value(value: String) -> Result<String, SelectorParseError> {
 /// Decodes a selector string (`nodeSelector` fields). Absent, null and "" all mean no selector.
 pub(super) fn selector_string(
     d: &mut Decoder,
-    node: Option<&Node>,
+    node: Option<&YamlNode>,
     path: &str,
 ) -> Option<Requirements> {
     let node = node?;
@@ -306,7 +306,7 @@ pub(super) fn selector_string(
 /// requirements, which the planner matches against a pod's or node's labels.
 pub(super) fn label_selector(
     d: &mut Decoder,
-    node: Option<&Node>,
+    node: Option<&YamlNode>,
     path: &str,
 ) -> Option<Requirements> {
     let node = node?;
@@ -338,7 +338,7 @@ pub(super) fn label_selector(
     Some(Requirements::from_iter(expressions))
 }
 
-fn label_requirement(d: &mut Decoder, node: &Node, path: &str) -> Option<Expression> {
+fn label_requirement(d: &mut Decoder, node: &YamlNode, path: &str) -> Option<Expression> {
     const OPERATORS: [&str; 4] = ["In", "NotIn", "Exists", "DoesNotExist"];
     let fields = d.fields(node, path, &["key", "operator", "values"])?;
     let key = match fields.get("key") {
@@ -402,7 +402,7 @@ fn label_requirement(d: &mut Decoder, node: &Node, path: &str) -> Option<Express
 }
 
 /// Records a problem if `key` is not a valid label key; returns whether it is valid.
-fn check_key(d: &mut Decoder, node: &Node, path: &str, key: &str) -> bool {
+fn check_key(d: &mut Decoder, node: &YamlNode, path: &str, key: &str) -> bool {
     match check_label_key(key) {
         Ok(()) => true,
         Err(error) => {

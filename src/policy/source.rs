@@ -7,7 +7,7 @@
 
 use super::decode::{Decoder, Fields};
 use super::names::{check_dns_label, check_label_key};
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 use super::{NodeLabelSource, SourceKind, SupervisorSource, VsphereSettings};
 use crate::error_chain;
 
@@ -77,7 +77,7 @@ pub(super) fn source(d: &mut Decoder, fields: &Fields<'_>, settings: &mut Vspher
 
 /// Whether a field's value sets anything: charts render unset values as `""`, `[]`, `false`
 /// or null, which no source reads either.
-fn sets_something(node: &Node) -> bool {
+fn sets_something(node: &YamlNode) -> bool {
     match &node.value {
         Value::Null | Value::Bool(false) => false,
         Value::Str(text) => !text.is_empty(),
@@ -86,7 +86,7 @@ fn sets_something(node: &Node) -> bool {
     }
 }
 
-fn not_read(d: &mut Decoder, node: &Node, path: &str, source: SourceKind) {
+fn not_read(d: &mut Decoder, node: &YamlNode, path: &str, source: SourceKind) {
     d.warning_at(
         node,
         path,

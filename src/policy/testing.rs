@@ -1,6 +1,6 @@
 //! Helpers for the policy tests: load inline YAML and look at the outcome.
 
-use super::{Loaded, PolicyError, load_str};
+use super::{LoadedPolicy, PolicyError, load_str};
 
 /// The name inline test documents are loaded under.
 pub(super) const FILE: &str = "policy.yaml";
@@ -17,7 +17,7 @@ pub(super) const VALID_PLUGINS: &str = "DefaultEvictor, RemovePodsViolatingInter
     HighNodeUtilization";
 
 /// Loads a policy that must be valid.
-pub(super) fn load(text: &str) -> Loaded {
+pub(super) fn load(text: &str) -> LoadedPolicy {
     load_str(FILE, text).unwrap_or_else(|error| panic!("{error}"))
 }
 

@@ -21,7 +21,7 @@ use super::v1alpha2::{
     PER_WORKLOAD_LIMIT, VSPHERE_API_VERSION, limits, per_workload_limit_elsewhere,
     upstream_vsphere_settings,
 };
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 use super::{EvictorArgs, Policy, Profile};
 
 /// The apiVersion of upstream's legacy format.
@@ -73,7 +73,7 @@ const COMMON_PARAMS: [&str; 4] = [
 ];
 
 /// Decodes a `descheduler/v1alpha1` document (apiVersion and kind already checked).
-pub(super) fn decode(d: &mut Decoder, root: &Node) -> Policy {
+pub(super) fn decode(d: &mut Decoder, root: &YamlNode) -> Policy {
     let hint = |name: &str| {
         (name == PER_WORKLOAD_LIMIT).then(|| per_workload_limit_elsewhere(API_VERSION))
     };
@@ -133,7 +133,7 @@ fn strategy_profile(
     let _ = fields.integer::<i64>(d, "weight");
     // Absent params read as null at the strategy's name, so a problem with a required
     // parameter points there.
-    let no_params = Node {
+    let no_params = YamlNode {
         position: entry.key.position,
         value: Value::Null,
     };
@@ -229,7 +229,7 @@ fn profile(d: &mut Decoder, kind: PluginKind, params: &Fields<'_>, flags: Legacy
 
 /// Whether a node holds only zero values (null, false, 0, "", empty or all-zero collections):
 /// what a Go marshaller writes for parameters nobody set.
-fn is_zero(node: &Node) -> bool {
+fn is_zero(node: &YamlNode) -> bool {
     match &node.value {
         Value::Null => true,
         Value::Bool(value) => !value,

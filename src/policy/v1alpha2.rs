@@ -8,7 +8,7 @@ use super::decode::{Decoder, Fields, index};
 use super::profiles::profiles;
 use super::selector::selector_string;
 use super::vsphere::vsphere;
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 use super::{Limits, Policy, Profile, Strategy, VsphereSettings};
 use crate::policy::rule::Rule;
 
@@ -53,7 +53,7 @@ pub(super) enum Flavor {
 }
 
 /// Decodes a v1alpha2-shaped document (apiVersion and kind already checked).
-pub(super) fn decode(d: &mut Decoder, root: &Node, flavor: Flavor) -> Policy {
+pub(super) fn decode(d: &mut Decoder, root: &YamlNode, flavor: Flavor) -> Policy {
     let mut valid: Vec<&str> = UPSTREAM_FIELDS.to_vec();
     if flavor == Flavor::Vsphere {
         // Beside the other limits, so the list of valid fields reads in order.
@@ -244,7 +244,7 @@ fn check_metrics_use(
 }
 
 /// `prometheus: {url, authToken: {secretReference: {namespace, name}}}`; shape only.
-fn prometheus_settings(d: &mut Decoder, node: &Node, path: &str) {
+fn prometheus_settings(d: &mut Decoder, node: &YamlNode, path: &str) {
     let Some(fields) = d.fields(node, path, &["url", "authToken"]) else {
         return;
     };

@@ -9,17 +9,17 @@
 
 use std::path::Path;
 
-use super::decode::Finding;
-use super::load::{self, Loaded, PolicyError, Problem};
+use super::decode::RawFinding;
+use super::load::{self, LoadedPolicy, PolicyError, PolicyProblem};
 use super::rule::Rule;
 use super::v1alpha2::VSPHERE_API_VERSION;
-use super::yaml::{Node, Position, Value};
+use super::yaml::{Position, Value, YamlNode};
 
 /// The chart's own values, which Helm merges a values file over.
 const CHART_VALUES: &str = include_str!("../../charts/vsphere-descheduler/values.yaml");
 
 /// Reads and resolves the policy a values file gives the chart.
-pub fn load_values_file(path: &Path) -> Result<Loaded, PolicyError> {
+pub fn load_values_file(path: &Path) -> Result<LoadedPolicy, PolicyError> {
     let text = std::fs::read(path).map_err(|source| PolicyError::Read {
         path: path.to_path_buf(),
         source,
@@ -29,7 +29,7 @@ pub fn load_values_file(path: &Path) -> Result<Loaded, PolicyError> {
         Ok(text) => load_values_str(&file_name, &text),
         Err(undecodable) => Err(load::invalid(
             &file_name,
-            Finding {
+            RawFinding {
                 rule: Rule::Syntax,
                 position: None,
                 path: String::new(),
@@ -40,7 +40,7 @@ pub fn load_values_file(path: &Path) -> Result<Loaded, PolicyError> {
 }
 
 /// [`load_values_file`] of text; `file_name` is only used in messages.
-pub fn load_values_str(file_name: &str, text: &str) -> Result<Loaded, PolicyError> {
+pub fn load_values_str(file_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
     let values = load::parse(file_name, text)?;
     let chart = load::parse("values.yaml", CHART_VALUES)
         .expect("the chart's values.yaml is a policy-readable YAML document");
@@ -57,7 +57,7 @@ pub fn load_values_str(file_name: &str, text: &str) -> Result<Loaded, PolicyErro
                 .unwrap_or_else(|| node(Value::Null));
             let mut policy = match given {
                 Some(
-                    node @ Node {
+                    node @ YamlNode {
                         value: Value::Map(_),
                         ..
                     },
@@ -69,7 +69,7 @@ pub fn load_values_str(file_name: &str, text: &str) -> Result<Loaded, PolicyErro
         }
         Some(other) => Err(load::invalid(
             file_name,
-            Finding {
+            RawFinding {
                 rule: Rule::WrongType,
                 position: given.and_then(|node| node.position),
                 path: "policy".to_string(),
@@ -83,15 +83,15 @@ pub fn load_values_str(file_name: &str, text: &str) -> Result<Loaded, PolicyErro
     }
 }
 
-fn node(value: Value) -> Node {
-    Node {
+fn node(value: Value) -> YamlNode {
+    YamlNode {
         position: None,
         value,
     }
 }
 
 /// The chart's default, without positions: they are in the chart's file, not the one read.
-fn unpositioned(node: &Node) -> Node {
+fn unpositioned(node: &YamlNode) -> YamlNode {
     let value = match &node.value {
         Value::Map(entries) => Value::Map(
             entries
@@ -102,7 +102,7 @@ fn unpositioned(node: &Node) -> Node {
         Value::Seq(items) => Value::Seq(items.iter().map(unpositioned).collect()),
         other => other.clone(),
     };
-    Node {
+    YamlNode {
         position: None,
         value,
     }
@@ -110,7 +110,7 @@ fn unpositioned(node: &Node) -> Node {
 
 /// `given` over `default` as Helm merges values: mappings key by key, a null deleting the key,
 /// anything else (lists included) replacing it.
-fn merged(default: Node, given: &Node) -> Node {
+fn merged(default: YamlNode, given: &YamlNode) -> YamlNode {
     let (Value::Map(mut entries), Value::Map(over)) = (default.value, &given.value) else {
         return given.clone();
     };
@@ -127,7 +127,7 @@ fn merged(default: Node, given: &Node) -> Node {
             (None, _) => entries.push((key.clone(), value.clone())),
         }
     }
-    Node {
+    YamlNode {
         position: given.position,
         value: Value::Map(entries),
     }
@@ -136,7 +136,7 @@ fn merged(default: Node, given: &Node) -> Node {
 /// What the chart writes into an object policy: its null keys dropped, and in our format
 /// `clusterName` and `vsphere.server` from the values when they are set (the given file's,
 /// else the chart's). Each written value keeps the place the values file gives it.
-fn written_in(policy: &mut Node, values: &Node, chart: &Node) {
+fn written_in(policy: &mut YamlNode, values: &YamlNode, chart: &YamlNode) {
     let Value::Map(entries) = &mut policy.value else {
         return;
     };
@@ -148,8 +148,8 @@ fn written_in(policy: &mut Node, values: &Node, chart: &Node) {
     if !ours {
         return;
     }
-    let setting = |path: &[&str]| -> Option<Node> {
-        let find = |root: &Node| {
+    let setting = |path: &[&str]| -> Option<YamlNode> {
+        let find = |root: &YamlNode| {
             let mut node = root;
             for key in path {
                 node = node.get(key)?;
@@ -181,12 +181,12 @@ fn written_in(policy: &mut Node, values: &Node, chart: &Node) {
     }
 }
 
-fn key(name: &str) -> Node {
+fn key(name: &str) -> YamlNode {
     node(Value::Str(name.to_string()))
 }
 
 /// Sets `name` to `value`, in place when the mapping has it.
-fn set(entries: &mut Vec<(Node, Node)>, name: &str, value: Node) {
+fn set(entries: &mut Vec<(YamlNode, YamlNode)>, name: &str, value: YamlNode) {
     match entries
         .iter_mut()
         .find(|(key, _)| key.value == Value::Str(name.to_string()))
@@ -204,9 +204,9 @@ fn string_policy(
     values_text: &str,
     policy: &str,
     at: Option<Position>,
-) -> Result<Loaded, PolicyError> {
+) -> Result<LoadedPolicy, PolicyError> {
     let shift = at.and_then(|at| block_shift(values_text, at));
-    let place = |mut problem: Problem| {
+    let place = |mut problem: PolicyProblem| {
         match shift {
             Some((lines, columns)) => {
                 problem.position = problem

@@ -4,7 +4,7 @@ use super::availability::availability;
 use super::decode::{Decoder, Fields, index};
 use super::names::{check_dns_label, check_label_key};
 use super::selector::label_selector;
-use super::yaml::Node;
+use super::yaml::YamlNode;
 use super::{
     CAPV_HOST_LABEL, DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN,
     MAX_OWNED_RULE_PREFIX_LEN, MAX_RULE_NAME_LEN, NodeGroup, VsphereSettings,
@@ -192,7 +192,7 @@ fn server(d: &mut Decoder, fields: &Fields<'_>) -> Option<String> {
     Some(server)
 }
 
-fn label_keys(d: &mut Decoder, node: &Node, path: &str) -> LabelKeys {
+fn label_keys(d: &mut Decoder, node: &YamlNode, path: &str) -> LabelKeys {
     let mut keys = LabelKeys::default();
     let Some(fields) = d.fields(node, path, &LABELS_FIELDS) else {
         return keys;
@@ -368,7 +368,12 @@ fn node_groups(d: &mut Decoder, fields: &Fields<'_>) -> Vec<NodeGroup> {
     groups
 }
 
-fn group_name(d: &mut Decoder, node: &Node, path: &str, groups: &[NodeGroup]) -> Option<String> {
+fn group_name(
+    d: &mut Decoder,
+    node: &YamlNode,
+    path: &str,
+    groups: &[NodeGroup],
+) -> Option<String> {
     let name = d.string(node, path)?;
     if let Err(error) = check_dns_label(&name) {
         d.problem_at(

@@ -8,7 +8,7 @@ use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, NonFiniteFloatPolicy, Spa
 
 use crate::stack::on_reader_stack;
 use crate::yaml_error::{is_too_deep, message, original, too_deep};
-pub use crate::yaml_tree::{Node, Position, Value};
+pub use crate::yaml_tree::{Position, Value, YamlNode};
 use crate::yaml_tree::{node, position_of};
 
 /// Largest policy file read, checked before parsing: real policies are a few KiB.
@@ -22,7 +22,7 @@ pub(super) struct SyntaxError {
 }
 
 /// Parses one YAML document under a budget.
-pub(super) fn parse(text: &str) -> Result<Node, SyntaxError> {
+pub(super) fn parse(text: &str) -> Result<YamlNode, SyntaxError> {
     if text.len() > MAX_FILE_BYTES {
         return Err(SyntaxError {
             position: None,
@@ -36,7 +36,7 @@ pub(super) fn parse(text: &str) -> Result<Node, SyntaxError> {
         Ok(match document {
             Some(spanned) => node(spanned),
             // An empty file or one holding only comments.
-            None => Node {
+            None => YamlNode {
                 position: None,
                 value: Value::Null,
             },

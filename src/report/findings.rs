@@ -7,7 +7,7 @@ use std::fmt::Write;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::policy::{Problem, Rule, Severity};
+use crate::policy::{PolicyProblem, Rule, Severity};
 use crate::text::one_line;
 
 /// What SARIF calls the tool.
@@ -47,7 +47,7 @@ pub struct Finding {
 
 impl Finding {
     /// A policy problem (`Severity::Error`) or warning.
-    pub fn of(problem: &Problem, severity: Severity) -> Finding {
+    pub fn of(problem: &PolicyProblem, severity: Severity) -> Finding {
         Finding {
             rule: problem.rule.id(),
             severity,
@@ -249,8 +249,8 @@ mod tests {
     use super::*;
     use crate::policy::Position;
 
-    fn problem() -> Problem {
-        Problem {
+    fn problem() -> PolicyProblem {
+        PolicyProblem {
             rule: Rule::UnknownField,
             file: "policies/a b,c.yaml".to_string(),
             position: Some(Position::new(7, 5)),

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::ReportWarning;
 use crate::text::escaped;
-use crate::vm_operator::{Findings, GuestCluster, MissingModule, Unplaced, UnplacedReason};
+use crate::vm_operator::{Findings, GuestCluster, MissingModule, UnplacedReason, UnplacedVm};
 
 /// The Supervisor's findings as a report shows them, beside its other fields (`guestClusters`,
 /// `unplacedVms`).
@@ -18,7 +18,7 @@ use crate::vm_operator::{Findings, GuestCluster, MissingModule, Unplaced, Unplac
 pub struct GuestClusters {
     pub guest_clusters: Vec<GuestCluster>,
     /// VMs VM Operator shows on no ESXi host: left out of the inventory.
-    pub unplaced_vms: Vec<Unplaced>,
+    pub unplaced_vms: Vec<UnplacedVm>,
 }
 
 impl From<Findings> for GuestClusters {
@@ -155,7 +155,7 @@ mod tests {
                 }],
                 outside_modules: outside,
             }],
-            unplaced_vms: vec![Unplaced {
+            unplaced_vms: vec![UnplacedVm {
                 namespace: "team-a".to_string(),
                 name: "worker-c".to_string(),
                 reason: UnplacedReason::NotCreated,

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::guest_clusters;
-use super::placement::{HostState, HostView, NodeView, Placement, WorkloadView, leaves};
+use super::placement::{HostState, HostView, NodeView, PlacementView, WorkloadView, leaves};
 use super::risk::Risk;
 use super::{DrsRuleEntry, EvictionEntry, Mode, Outcome, Report};
 use crate::plan::{
@@ -58,7 +58,7 @@ pub fn escape(text: &str) -> String {
 
 /// The page of a report; without a placement (a run that could not plan) only its summary,
 /// warnings and errors.
-pub fn render(report: &Report, placement: Option<&Placement>) -> String {
+pub fn render(report: &Report, placement: Option<&PlacementView>) -> String {
     let risk = report.exposure.as_ref().map(Risk::new);
     let mut page = Page {
         out: String::with_capacity(64 * 1024),
@@ -183,7 +183,7 @@ impl Page<'_> {
         );
     }
 
-    fn hosts(&mut self, placement: &Placement) {
+    fn hosts(&mut self, placement: &PlacementView) {
         put!(
             self,
             "<section id=\"hosts\">\n<h2>ESXi hosts and node VMs</h2>"
@@ -308,7 +308,7 @@ impl Page<'_> {
         put!(self, "<li><b>{}</b> {notes}{flow}</li>", escape(&node.node));
     }
 
-    fn workloads(&mut self, placement: &Placement) {
+    fn workloads(&mut self, placement: &PlacementView) {
         let summary = &placement.summary;
         put!(
             self,
@@ -484,7 +484,7 @@ impl Page<'_> {
 
     /// Evictions and skips of pods no drawn workload holds (no placement, or a pod the
     /// snapshot does not have): every action is on the page once.
-    fn unattached(&mut self, placement: Option<&Placement>) {
+    fn unattached(&mut self, placement: Option<&PlacementView>) {
         let report = self.report;
         let mut evictions = vec![true; report.evictions.len()];
         let mut skips = vec![true; report.skipped.len()];
@@ -840,9 +840,9 @@ fn heading(mode: Mode) -> &'static str {
 mod tests {
     use super::*;
     use crate::plan::exposure::{
-        Budget, Exposure, ExposureClass, NodeGroupExposure, Spread, WorkloadExposure,
+        DisruptionAllowance, Exposure, ExposureClass, NodeGroupExposure, Spread, WorkloadExposure,
     };
-    use crate::plan::{Eviction, EvictionReason, Failure, Plan, SkipDetail, SkipReason};
+    use crate::plan::{Eviction, EvictionReason, Plan, PodFailure, SkipDetail, SkipReason};
     use crate::policy::PluginKind;
     use crate::report::ReportWarning;
     use crate::report::placement::{ClusterView, HostView};
@@ -897,7 +897,7 @@ mod tests {
                 host: Some("esxi-'1'&co".to_string()),
                 strategy: PluginKind::InterPodAntiAffinity,
                 profile: "default".to_string(),
-                reason: EvictionReason::Failed(Failure::Reason("<b>a host</b>".to_string())),
+                reason: EvictionReason::Failed(PodFailure::Reason("<b>a host</b>".to_string())),
                 fits_on: None,
                 uid: None,
                 grace_period_seconds: None,
@@ -931,7 +931,7 @@ mod tests {
     fn text_from_the_cluster_is_escaped_everywhere() {
         let mut report = hostile_report();
         let mut workload = all_on("shop/Deployment/<script>w", "esxi-<h>");
-        workload.budget = Some(Budget {
+        workload.budget = Some(DisruptionAllowance {
             pdb: "shop/<pdb>".to_string(),
             tolerates: 1,
         });
@@ -988,7 +988,7 @@ mod tests {
     #[test]
     fn guest_clusters_are_drawn_with_their_modules_and_names_escaped() {
         use crate::vm_operator::{
-            Findings, GuestCluster, MissingModule, Module, Unplaced, UnplacedReason,
+            Findings, GuestCluster, MissingModule, Module, UnplacedReason, UnplacedVm,
         };
         let mut report = Report::planned(Mode::Plan, Plan::default());
         assert!(!render(&report, None).contains("id=\"guest-clusters\""));
@@ -1007,7 +1007,7 @@ mod tests {
                     vm: "cp-&".to_string(),
                 }],
             }],
-            unplaced: vec![Unplaced {
+            unplaced: vec![UnplacedVm {
                 namespace: "team-a".to_string(),
                 name: "w-3".to_string(),
                 reason: UnplacedReason::NotCreated,
@@ -1091,7 +1091,7 @@ mod tests {
     fn a_node_card_names_each_label_the_report_removes() {
         let mut node = node_card("w1");
         node.removed_labels = vec!["example.com/<rack>".to_string()];
-        let placement = Placement {
+        let placement = PlacementView {
             clusters: vec![ClusterView {
                 name: "c1".to_string(),
                 hosts: vec![HostView {
@@ -1101,7 +1101,7 @@ mod tests {
                     other_pods: 0,
                 }],
             }],
-            ..Placement::default()
+            ..PlacementView::default()
         };
         let page = render(&Report::empty(Mode::Plan), Some(&placement));
         assert!(
@@ -1123,12 +1123,12 @@ mod tests {
                 .collect(),
             other_pods: 0,
         };
-        let placement = Placement {
+        let placement = PlacementView {
             clusters: vec![ClusterView {
                 name: "c1".to_string(),
                 hosts: vec![host("esxi-1", FOLD_PAST + 1), host("esxi-2", FOLD_PAST)],
             }],
-            ..Placement::default()
+            ..PlacementView::default()
         };
         let page = render(&Report::empty(Mode::Plan), Some(&placement));
         let column = |name: &str| {

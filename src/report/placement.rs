@@ -19,7 +19,7 @@ pub const UNTOUCHED_DRAWN_LIMIT: usize = 100;
 
 /// The picture of one plan.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Placement {
+pub struct PlacementView {
     pub clusters: Vec<ClusterView>,
     /// Nodes with no VM in the inventory (or no inventory): on no known host.
     pub unplaced_nodes: Vec<NodeView>,
@@ -27,12 +27,12 @@ pub struct Placement {
     /// its pods), then untouched ones with a host-level constraint. DRS rules are drawn apart.
     pub workloads: Vec<WorkloadView>,
     /// What is not drawn one by one.
-    pub summary: Summary,
+    pub summary: PlacementSummary,
 }
 
 /// Counts of what the page leaves out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct PlacementSummary {
     pub pods: usize,
     pub workloads: usize,
     /// Untouched workloads with a host-level constraint not drawn (past the limit).
@@ -158,9 +158,9 @@ pub fn leaves(entry: &EvictionEntry) -> bool {
     )
 }
 
-impl Placement {
+impl PlacementView {
     /// Gathers the picture of `report`, planned on `snapshot` under `policy`.
-    pub fn new(snapshot: &Snapshot, policy: &Policy, report: &Report) -> Placement {
+    pub fn new(snapshot: &Snapshot, policy: &Policy, report: &Report) -> PlacementView {
         let host_of: HashMap<&str, &str> = report
             .mapped_nodes
             .iter()
@@ -169,7 +169,7 @@ impl Placement {
         let nodes = node_views(snapshot, policy, report);
         let (clusters, unplaced_nodes) = lay_out(snapshot, report, nodes);
         let (workloads, summary, counted) = workloads(snapshot, policy, report, &host_of);
-        let mut placement = Placement {
+        let mut placement = PlacementView {
             clusters,
             unplaced_nodes,
             workloads,
@@ -328,7 +328,7 @@ fn workloads(
     policy: &Policy,
     report: &Report,
     host_of: &HashMap<&str, &str>,
-) -> (Vec<WorkloadView>, Summary, Vec<bool>) {
+) -> (Vec<WorkloadView>, PlacementSummary, Vec<bool>) {
     let keys = host_level_keys(policy);
     let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
     let mut pod_workload: HashMap<(&str, &str), String> = HashMap::default();
@@ -363,10 +363,10 @@ fn workloads(
         .values()
         .filter(|g| !is_touched(g) && !g.constraints.is_empty())
         .count();
-    let mut summary = Summary {
+    let mut summary = PlacementSummary {
         pods: snapshot.pods.len(),
         workloads: gathered.len(),
-        ..Summary::default()
+        ..PlacementSummary::default()
     };
     let mut drawn_pods = vec![false; snapshot.pods.len()];
     let mut views = Vec::new();

@@ -9,9 +9,9 @@ use std::io::Write as _;
 use serde::Serialize;
 
 use super::{GuestClusters, Mode, OutputFormat, ReportWarning, Target};
-use crate::plan::exposure::Budget;
+use crate::plan::exposure::DisruptionAllowance;
 use crate::plan::what_if::{
-    HaImpact, HaRule, KeptApartBy, NodeGroupImpact, Outcome, Restart, RuleImpact, Scenario, WhatIf,
+    HaImpact, HaRule, Impact, KeptApartBy, NodeGroupImpact, Restart, RuleImpact, Scenario, WhatIf,
 };
 use crate::text::escaped;
 
@@ -216,7 +216,7 @@ fn write_workloads(out: &mut String, answer: &WhatIf) {
 }
 
 /// `all` for a certain outcome, `majority at worst` for a bound.
-fn tag(outcome: &Outcome) -> String {
+fn tag(outcome: &Impact) -> String {
     match outcome.exact {
         true => outcome.class.as_str().to_string(),
         false => format!("{} at worst", outcome.class.as_str()),
@@ -232,7 +232,7 @@ enum Unit {
 
 /// `loses 2 of 3 pod(s)`, or what moves and the busiest host then, with the rule that keeps
 /// the VMs apart.
-fn outcome(outcome: &Outcome, total: usize, unit: Unit) -> String {
+fn outcome(outcome: &Impact, total: usize, unit: Unit) -> String {
     let (things, movers) = match unit {
         Unit::Pods => ("pod(s)", "pod(s) move with their VMs"),
         Unit::Nodes => ("node(s)", "node VM(s) move"),
@@ -261,7 +261,7 @@ fn outcome(outcome: &Outcome, total: usize, unit: Unit) -> String {
     )
 }
 
-fn budget(budget: Option<&Budget>) -> String {
+fn budget(budget: Option<&DisruptionAllowance>) -> String {
     match budget {
         Some(budget) => format!(
             "PodDisruptionBudget {} lets {} go at once",

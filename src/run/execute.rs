@@ -21,13 +21,13 @@ use crate::snapshot::History;
 use crate::vsphere;
 
 use super::Stop;
-use super::history::Recording;
+use super::history::PacingRecord;
 
 /// What the executor acts with.
 pub struct Backends<'a> {
     pub kubernetes: &'a kube::Client,
     /// `None` when vCenter could not be observed: no DRS rule is touched then.
-    pub vsphere: Option<&'a mut vsphere::Client>,
+    pub vsphere: Option<&'a mut vsphere::VcenterClient>,
     pub dry_run: bool,
     pub stop: &'a Stop,
     /// Held by every live run: each write checks it, and the eviction history is written
@@ -70,7 +70,7 @@ enum Paced {
     /// Nothing to record: a dry run, or no eviction is paced.
     Unrecorded,
     /// Recorded: the record is corrected once the evictions are done.
-    Recorded(Recording),
+    Recorded(PacingRecord),
     /// Not recorded (the run's problems or its halt say why): no paced eviction is sent.
     Withheld,
 }
@@ -228,8 +228,8 @@ impl<'p> Executor<'_, 'p> {
             // The run reports the unreadable history already.
             return Paced::Withheld;
         };
-        let recording =
-            Recording::of(plan, earlier, chrono::Utc::now()).expect("the plan paces some eviction");
+        let recording = PacingRecord::of(plan, earlier, chrono::Utc::now())
+            .expect("the plan paces some eviction");
         // Like an eviction, the write in flight gets its answer after a signal, not after the
         // deadline.
         let written = self
@@ -266,7 +266,7 @@ impl<'p> Executor<'_, 'p> {
 
     /// Takes out of the history the recorded evictions that certainly did not happen. When
     /// that fails the history counts them, which only delays their workloads' next eviction.
-    async fn correct_history(&mut self, recording: &Recording) {
+    async fn correct_history(&mut self, recording: &PacingRecord) {
         let Some(corrected) = recording.after(&self.outcomes.evictions) else {
             return;
         };
@@ -373,7 +373,7 @@ impl<'p> Executor<'_, 'p> {
     /// One cluster's reconfiguration, sent and awaited.
     async fn reconfigure(
         &self,
-        vsphere: &mut vsphere::Client,
+        vsphere: &mut vsphere::VcenterClient,
         writes: &ClusterWrites,
     ) -> DrsOutcome {
         let changes: Vec<RuleWrite> = writes

@@ -12,7 +12,7 @@ use crate::snapshot::history::{self, PastEviction};
 
 /// A run's record of its paced evictions.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Recording {
+pub struct PacingRecord {
     /// What the lease held.
     earlier: Vec<PastEviction>,
     /// Each paced eviction of the plan: its index and its entry.
@@ -21,10 +21,10 @@ pub struct Recording {
     at: DateTime<Utc>,
 }
 
-impl Recording {
+impl PacingRecord {
     /// The paced evictions of `plan` (those with `paced_as`), recorded `at` after `earlier`;
     /// `None` when the plan paces none.
-    pub fn of(plan: &Plan, earlier: &[PastEviction], at: DateTime<Utc>) -> Option<Recording> {
+    pub fn of(plan: &Plan, earlier: &[PastEviction], at: DateTime<Utc>) -> Option<PacingRecord> {
         let sent: Vec<(usize, PastEviction)> = plan
             .evictions
             .iter()
@@ -42,7 +42,7 @@ impl Recording {
                 ))
             })
             .collect();
-        (!sent.is_empty()).then(|| Recording {
+        (!sent.is_empty()).then(|| PacingRecord {
             earlier: earlier.to_vec(),
             sent,
             at,
@@ -61,7 +61,7 @@ impl Recording {
 
     /// The annotation's value once `outcomes` (one per eviction of the plan) are known: without
     /// the entries of evictions that certainly did not happen. `None` when every recorded
-    /// eviction may have happened, so [`Recording::before`] stands.
+    /// eviction may have happened, so [`PacingRecord::before`] stands.
     pub fn after(&self, outcomes: &[EvictionOutcome]) -> Option<String> {
         let happened = |index: usize| outcomes.get(index).is_some_and(|o| o.may_have_evicted());
         if self.sent.iter().all(|(index, _)| happened(*index)) {
@@ -134,13 +134,13 @@ mod tests {
             evictions: vec![eviction("job-1", None)],
             ..Plan::default()
         };
-        assert_eq!(Recording::of(&plan, &[], at(0)), None);
+        assert_eq!(PacingRecord::of(&plan, &[], at(0)), None);
     }
 
     #[test]
     fn every_paced_eviction_is_appended_to_the_history_the_lease_held() {
         let earlier = [entry(-5, "shop/Deployment/cart", "cart-1")];
-        let recording = Recording::of(&plan(), &earlier, at(0)).expect("paced evictions");
+        let recording = PacingRecord::of(&plan(), &earlier, at(0)).expect("paced evictions");
         assert_eq!(recording.len(), 2);
         assert_eq!(
             history::parse(&recording.before()),
@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn evictions_that_certainly_did_not_happen_are_taken_out_afterwards() {
-        let recording = Recording::of(&plan(), &[], at(0)).expect("paced evictions");
+        let recording = PacingRecord::of(&plan(), &[], at(0)).expect("paced evictions");
         let all_may_have = [
             EvictionOutcome::Evicted,
             EvictionOutcome::Failed(Failure::new(Cause::ServerError, "not paced")),

@@ -12,7 +12,7 @@ use crate::{kube, vsphere};
 #[derive(Debug, Default)]
 pub struct Teardown {
     pub(super) lock: Option<kube::Lock>,
-    pub(super) vsphere: Option<vsphere::Client>,
+    pub(super) vsphere: Option<vsphere::VcenterClient>,
 }
 
 impl Teardown {

@@ -702,7 +702,7 @@ mod tests {
             unreadable.object,
             format!("Lease ops/vsphere-descheduler in {}", path.display())
         );
-        let history::Cause::Corrupt(problem) = &unreadable.cause else {
+        let history::HistoryDefect::Corrupt(problem) = &unreadable.cause else {
             panic!("{:?}", unreadable.cause);
         };
         assert!(

@@ -15,13 +15,13 @@ pub const SUPERVISOR_CALLS: &str = include_str!("api_calls.txt");
 
 /// What one read of the Supervisor gave: the objects as listed (a snapshot records them) and
 /// the topology they make.
-pub struct Read {
+pub struct SupervisorRead {
     pub objects: VmOperatorObjects,
     pub topology: Topology,
 }
 
 /// Connects with `settings` and reads the topology ([`Supervisor::read_topology`]).
-pub async fn observe(settings: &Settings, guest_api_server: &str) -> Result<Read, Error> {
+pub async fn observe(settings: &Settings, guest_api_server: &str) -> Result<SupervisorRead, Error> {
     let supervisor = Supervisor::connect(settings).await?;
     supervisor.read_topology(Some(guest_api_server)).await
 }
@@ -112,10 +112,13 @@ impl Supervisor {
 
     /// [`Supervisor::read`], and the topology the objects make: what runs, snapshots and
     /// `check` read alike.
-    pub async fn read_topology(&self, guest_api_server: Option<&str>) -> Result<Read, Error> {
+    pub async fn read_topology(
+        &self,
+        guest_api_server: Option<&str>,
+    ) -> Result<SupervisorRead, Error> {
         let objects = self.read(guest_api_server).await?;
         let topology = topology_of(&objects)?;
-        Ok(Read { objects, topology })
+        Ok(SupervisorRead { objects, topology })
     }
 
     fn read_error(&self, source: kube::Error) -> Error {

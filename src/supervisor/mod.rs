@@ -10,6 +10,6 @@ pub mod error;
 pub mod listed;
 
 pub use access::{Access, Flags, Settings, SettingsError};
-pub use client::{Read, SUPERVISOR_CALLS, Supervisor, observe};
+pub use client::{SUPERVISOR_CALLS, Supervisor, SupervisorRead, observe};
 pub use error::Error;
 pub use listed::topology_of;

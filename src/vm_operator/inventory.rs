@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::documents::{ModuleStatus, ResourcePolicy, VirtualMachine};
 use crate::inventory::{
-    Cluster, ConnectionState, Host, Inventory, MaintenanceMode, PowerState, Rule, RuleKind, Vm,
+    Cluster, ConnectionState, DrsRule, Host, Inventory, MaintenanceMode, PowerState, RuleKind, Vm,
 };
 
 /// The inventory and the findings beside it.
@@ -29,7 +29,7 @@ pub struct Topology {
 #[serde(rename_all = "camelCase")]
 pub struct Findings {
     pub guest_clusters: Vec<GuestCluster>,
-    pub unplaced: Vec<Unplaced>,
+    pub unplaced: Vec<UnplacedVm>,
 }
 
 /// A guest cluster's node VMs and the cluster modules meant to keep them apart.
@@ -107,7 +107,7 @@ impl MissingModule {
 /// A VM left out of the inventory: it runs on no host yet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Unplaced {
+pub struct UnplacedVm {
     pub namespace: String,
     pub name: String,
     pub reason: UnplacedReason,
@@ -192,11 +192,11 @@ pub fn module_membership(vms: &[VirtualMachine], policies: &[ResourcePolicy]) ->
 }
 
 /// The VMs that run on no host yet, sorted by namespace and name.
-pub fn unplaced(vms: &[VirtualMachine]) -> Vec<Unplaced> {
-    let mut unplaced: Vec<Unplaced> = vms
+pub fn unplaced(vms: &[VirtualMachine]) -> Vec<UnplacedVm> {
+    let mut unplaced: Vec<UnplacedVm> = vms
         .iter()
         .filter(|vm| vm.host.is_none())
-        .map(|vm| Unplaced {
+        .map(|vm| UnplacedVm {
             namespace: vm.namespace.clone(),
             name: vm.name.clone(),
             reason: match vm.unique_id {
@@ -290,7 +290,7 @@ fn place_rule(
     };
     let mut vms: Vec<&VirtualMachine> = members.to_vec();
     vms.sort_by(|a, b| a.name.cmp(&b.name));
-    inventory.clusters[at].rules.push(Rule {
+    inventory.clusters[at].rules.push(DrsRule {
         name: format!("{}/{}", policy.name, module.group),
         key: None,
         kind: RuleKind::ClusterModule,

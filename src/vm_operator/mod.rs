@@ -10,6 +10,6 @@ pub mod inventory;
 
 pub use documents::{ModuleStatus, NodeRole, ResourcePolicy, VirtualMachine, VmPowerState};
 pub use inventory::{
-    Findings, GuestCluster, MissingModule, Module, Topology, Unplaced, UnplacedReason, inventory,
+    Findings, GuestCluster, MissingModule, Module, Topology, UnplacedReason, UnplacedVm, inventory,
     module_membership, topology, unplaced,
 };

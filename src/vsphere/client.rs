@@ -15,13 +15,14 @@ use crate::plan::RuleWrite;
 
 use super::observe;
 use super::soap::{
-    self, AntiAffinityRule, EntityPrivileges, Fault, MoRef, ObjectContent, PropertySpec, Request,
-    Response, RuleOperation, ServiceContent, UserSession, Value,
+    self, AntiAffinityRule, EntityPrivileges, Fault, MoRef, ObjectContent, PropertySpec,
+    PropertyValue, Request, Response, RuleOperation, ServiceContent, UserSession,
 };
 use super::transport::Transport;
 use super::{ConnectionConfig, Credentials, Error};
 
-/// How long [`Client::apply_rule_changes`] waits for vCenter to finish the reconfiguration.
+/// How long [`VcenterClient::apply_rule_changes`] waits for vCenter to finish the
+/// reconfiguration.
 pub const TASK_WAIT_LIMIT: Duration = Duration::from_secs(120);
 
 /// Objects per page asked of the property collector. vCenter may page smaller; it then returns a
@@ -31,9 +32,9 @@ const MAX_OBJECTS_PER_PAGE: u32 = 1000;
 /// Longest pause between two polls of a running task.
 const MAX_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
-/// A logged-in vCenter session. Call [`Client::logout`] when done: vCenter limits concurrent
-/// sessions and an abandoned one lingers until its idle timeout.
-pub struct Client {
+/// A logged-in vCenter session. Call [`VcenterClient::logout`] when done: vCenter limits
+/// concurrent sessions and an abandoned one lingers until its idle timeout.
+pub struct VcenterClient {
     transport: Transport,
     content: ServiceContent,
     credentials: Credentials,
@@ -45,7 +46,7 @@ pub struct Client {
     stop_waiting: CancellationToken,
 }
 
-impl std::fmt::Debug for Client {
+impl std::fmt::Debug for VcenterClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("server", &self.transport.server())
@@ -55,10 +56,10 @@ impl std::fmt::Debug for Client {
     }
 }
 
-impl Client {
+impl VcenterClient {
     /// Reads the service content and logs in.
-    pub async fn connect(config: &ConnectionConfig) -> Result<Client, Error> {
-        let mut client = Client::reach(config).await?;
+    pub async fn connect(config: &ConnectionConfig) -> Result<VcenterClient, Error> {
+        let mut client = VcenterClient::reach(config).await?;
         client.login().await?;
         tracing::info!(
             server = client.transport.server(),
@@ -71,8 +72,8 @@ impl Client {
     }
 
     /// Reads the service content, which needs no session: what vCenter is, and where its
-    /// singletons are. [`Client::login`] makes the client usable.
-    pub(super) async fn reach(config: &ConnectionConfig) -> Result<Client, Error> {
+    /// singletons are. [`VcenterClient::login`] makes the client usable.
+    pub(super) async fn reach(config: &ConnectionConfig) -> Result<VcenterClient, Error> {
         let mut transport = Transport::new(config)?;
         let service_instance = MoRef::new("ServiceInstance", "ServiceInstance");
         let request = soap::retrieve_service_content();
@@ -80,7 +81,7 @@ impl Client {
         let response = transport.call(request, &service_instance).await?;
         let content = transport.read(method, &response, soap::service_content)?;
         transport.set_api_version(&content.api_version);
-        Ok(Client {
+        Ok(VcenterClient {
             transport,
             content,
             credentials: config.credentials.clone(),
@@ -90,7 +91,7 @@ impl Client {
         })
     }
 
-    /// The service content read by [`Client::reach`].
+    /// The service content read by [`VcenterClient::reach`].
     pub(super) fn content(&self) -> &ServiceContent {
         &self.content
     }
@@ -382,12 +383,12 @@ impl Client {
             let info = result.objects.first();
             let state = info
                 .and_then(|o| o.property("info.state"))
-                .and_then(Value::as_str);
+                .and_then(PropertyValue::as_str);
             match state {
                 Some("success") => return Ok(()),
                 Some("error") => {
                     let fault = match info.and_then(|o| o.property("info.error")) {
-                        Some(Value::Fault(fault)) => fault.clone(),
+                        Some(PropertyValue::Fault(fault)) => fault.clone(),
                         _ => Fault::new("MethodFault", ""),
                     };
                     return Err(Error::Task {
@@ -480,7 +481,7 @@ mod tests {
 
     /// The client is used from a multi-threaded runtime: its futures must be `Send`.
     #[allow(dead_code)]
-    fn futures_are_send(client: &mut Client) {
+    fn futures_are_send(client: &mut VcenterClient) {
         fn send<T: Send>(_: T) {}
         send(client.observe(&[], &[]));
         send(client.apply_rule_changes("domain-c1", &[]));

@@ -5,7 +5,7 @@ use crate::cause::{Cause, Failure};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::soap::{Fault, ParseError};
+use super::soap::{Fault, XmlParseError};
 
 /// Everything that can go wrong talking to vCenter.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ pub enum Error {
     #[error("vCenter {server} presented a TLS certificate that was refused: {refusal}")]
     UntrustedCertificate {
         server: String,
-        refusal: crate::connection::certificate::Refusal,
+        refusal: crate::connection::certificate::CertificateRefusal,
     },
     #[error("{method} request to vCenter {server} timed out after {timeout:?}")]
     Timeout {
@@ -73,7 +73,7 @@ pub enum Error {
         method: &'static str,
         server: String,
         #[source]
-        source: ParseError,
+        source: XmlParseError,
     },
     #[error("{method} on {object} failed")]
     Fault {

@@ -1,10 +1,11 @@
 //! The vSphere adapter: a small vim25 SOAP client for what this tool needs from vCenter.
 //!
-//! [`Client::observe`] reads every cluster's hosts, VMs, DRS and HA configuration and rules in
-//! one property-collector pass and returns the same [`Inventory`](crate::inventory::Inventory)
-//! that snapshot files hold, every object with its managed object id.
-//! [`Client::apply_rule_changes`] adds, edits and removes VM-VM anti-affinity rules of one
-//! cluster, addressed by those ids, in one reconfiguration task; the client keeps no state
+//! [`VcenterClient::observe`] reads every cluster's hosts, VMs, DRS and HA configuration and
+//! rules in one property-collector pass and returns the same
+//! [`Inventory`](crate::inventory::Inventory) that snapshot files hold, every object with its
+//! managed object id.
+//! [`VcenterClient::apply_rule_changes`] adds, edits and removes VM-VM anti-affinity rules of
+//! one cluster, addressed by those ids, in one reconfiguration task; the client keeps no state
 //! between calls. Only the private `soap` module knows XML.
 //!
 //! [`PRIVILEGES`] lists every SOAP method the client sends with the privilege vCenter checks for
@@ -42,11 +43,12 @@ mod soap;
 mod tls;
 mod transport;
 
-/// What [`Client::apply_rule_changes`] sends: the plan's rule writes, as the plan addressed them.
+/// What [`VcenterClient::apply_rule_changes`] sends: the plan's rule writes, as the plan
+/// addressed them.
 pub use crate::plan::RuleWrite;
-pub use client::{Client, TASK_WAIT_LIMIT};
+pub use client::{TASK_WAIT_LIMIT, VcenterClient};
 pub use config::{ConnectionConfig, Credentials, DEFAULT_TIMEOUT, PASSWORD_ENV, USERNAME_ENV};
 pub use error::Error;
 pub use privileges::{NeededFor, ObjectKind, PRIVILEGES, PrivilegeLine, privilege_lines};
-pub use soap::ParseError;
+pub use soap::XmlParseError;
 pub use soap::{Fault, MissingPrivilege};

@@ -9,14 +9,14 @@
 use std::collections::HashMap;
 
 use crate::inventory::{
-    Cluster, ConnectionState, DrsBehavior, DrsConfig, Host, Inventory, MaintenanceMode, PowerState,
-    Rule, RuleKind, Vm,
+    Cluster, ConnectionState, DrsBehavior, DrsConfig, DrsRule, Host, Inventory, MaintenanceMode,
+    PowerState, RuleKind, Vm,
 };
 
 use super::Error;
 use super::soap::{
-    ClusterConfig, Fault, MoRef, ObjectContent, PropertySpec, RuleInfo, RuleType, TraversalSpec,
-    Value,
+    ClusterConfig, Fault, MoRef, ObjectContent, PropertySpec, PropertyValue, RuleInfo, RuleType,
+    TraversalSpec,
 };
 
 mod ha;
@@ -115,7 +115,7 @@ impl<'a> Objects<'a> {
 }
 
 /// A property that must be present: absent or unreadable is an error naming the object.
-fn required<'a>(object: &'a ObjectContent, path: &'static str) -> Result<&'a Value, Error> {
+fn required<'a>(object: &'a ObjectContent, path: &'static str) -> Result<&'a PropertyValue, Error> {
     object.property(path).ok_or_else(|| Error::MissingProperty {
         object: object.obj.to_string(),
         property: path,
@@ -192,7 +192,7 @@ fn selected_clusters<'a>(
             continue;
         }
         let config = match object.property("configurationEx") {
-            Some(Value::ClusterConfig(config)) => Some(config),
+            Some(PropertyValue::ClusterConfig(config)) => Some(config),
             _ => None,
         };
         let (drs, ha, rules) = match config {
@@ -230,7 +230,10 @@ fn place_hosts<'a>(
 ) -> Result<HashMap<&'a str, (&'a str, &'a str)>, Error> {
     let mut host_cluster: HashMap<&str, (&str, &str)> = HashMap::new();
     for object in objects.of_kind("HostSystem") {
-        let Some(parent) = object.property("parent").and_then(Value::as_reference) else {
+        let Some(parent) = object
+            .property("parent")
+            .and_then(PropertyValue::as_reference)
+        else {
             continue;
         };
         // Standalone hosts have a ComputeResource parent: no cluster, no DRS.
@@ -256,7 +259,10 @@ fn place_vms<'a>(
 ) -> Result<(), Error> {
     for object in objects.of_kind("VirtualMachine") {
         // Without `config` the VM is inaccessible (orphaned, or its datastore is gone).
-        let Some(template) = object.property("config.template").and_then(Value::as_bool) else {
+        let Some(template) = object
+            .property("config.template")
+            .and_then(PropertyValue::as_bool)
+        else {
             continue;
         };
         if template {
@@ -264,7 +270,7 @@ fn place_vms<'a>(
         }
         let Some(host) = object
             .property("runtime.host")
-            .and_then(Value::as_reference)
+            .and_then(PropertyValue::as_reference)
         else {
             continue;
         };
@@ -298,13 +304,13 @@ fn host(object: &ObjectContent, name: &str) -> Host {
         id: Some(object.obj.value.clone()),
         connection_state: object
             .property("runtime.connectionState")
-            .and_then(Value::as_str)
+            .and_then(PropertyValue::as_str)
             .map_or(ConnectionState::Connected, |state| {
                 ConnectionState::from(state.to_string())
             }),
         in_maintenance_mode: object
             .property("runtime.inMaintenanceMode")
-            .and_then(Value::as_bool)
+            .and_then(PropertyValue::as_bool)
             .map_or(MaintenanceMode::Off, MaintenanceMode::from),
     }
 }
@@ -315,13 +321,13 @@ fn vm(object: &ObjectContent, name: &str, host: &str) -> Vm {
         id: Some(object.obj.value.clone()),
         uuid: object
             .property("config.uuid")
-            .and_then(Value::as_str)
+            .and_then(PropertyValue::as_str)
             .unwrap_or_default()
             .to_string(),
         host: host.to_string(),
         power_state: object
             .property("runtime.powerState")
-            .and_then(Value::as_str)
+            .and_then(PropertyValue::as_str)
             .map_or(PowerState::PoweredOn, |state| {
                 PowerState::from(state.to_string())
             }),
@@ -331,7 +337,9 @@ fn vm(object: &ObjectContent, name: &str, host: &str) -> Vm {
 
 /// Name and id of the datacenter above a cluster, following `parent` through host folders.
 fn datacenter_of(objects: &Objects<'_>, cluster: &ObjectContent) -> (String, Option<String>) {
-    let mut parent = cluster.property("parent").and_then(Value::as_reference);
+    let mut parent = cluster
+        .property("parent")
+        .and_then(PropertyValue::as_reference);
     for _ in 0..MAX_FOLDER_DEPTH {
         let Some(reference) = parent else {
             break;
@@ -342,11 +350,13 @@ fn datacenter_of(objects: &Objects<'_>, cluster: &ObjectContent) -> (String, Opt
         if reference.kind == "Datacenter" {
             let name = object
                 .property("name")
-                .and_then(Value::as_str)
+                .and_then(PropertyValue::as_str)
                 .unwrap_or_default();
             return (name.to_string(), Some(reference.value.clone()));
         }
-        parent = object.property("parent").and_then(Value::as_reference);
+        parent = object
+            .property("parent")
+            .and_then(PropertyValue::as_reference);
     }
     tracing::warn!(cluster = %cluster.obj, "no datacenter found above cluster");
     (String::new(), None)
@@ -374,8 +384,8 @@ fn drs_override(config: &ClusterConfig, vm: &MoRef) -> Option<DrsBehavior> {
     o.behavior.clone().map(DrsBehavior::from)
 }
 
-fn rules(config: &ClusterConfig, vm_names: &HashMap<&str, &str>, cluster: &str) -> Vec<Rule> {
-    let mut rules: Vec<Rule> = config
+fn rules(config: &ClusterConfig, vm_names: &HashMap<&str, &str>, cluster: &str) -> Vec<DrsRule> {
+    let mut rules: Vec<DrsRule> = config
         .rules
         .iter()
         .map(|info| rule(info, vm_names, cluster))
@@ -384,7 +394,7 @@ fn rules(config: &ClusterConfig, vm_names: &HashMap<&str, &str>, cluster: &str) 
     rules
 }
 
-fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> Rule {
+fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> DrsRule {
     let kind = match info.kind {
         RuleType::AntiAffinity => RuleKind::AntiAffinity,
         RuleType::Affinity => RuleKind::Affinity,
@@ -403,7 +413,7 @@ fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> Rule 
         })
         .collect();
     members.sort();
-    Rule {
+    DrsRule {
         name: info.name.clone(),
         key: info.key,
         kind,
@@ -486,7 +496,7 @@ mod tests {
                 },
             ],
             rules: vec![
-                Rule {
+                DrsRule {
                     name: "vsphere-descheduler:prod:shop:Deployment/web".to_string(),
                     key: Some(5),
                     kind: RuleKind::AntiAffinity,
@@ -497,7 +507,7 @@ mod tests {
                     vms: vec!["worker-a".to_string(), "worker-b".to_string()],
                     vm_ids: vec!["vm-101".to_string(), "vm-102".to_string()],
                 },
-                Rule {
+                DrsRule {
                     name: "vCLS (System Managed)".to_string(),
                     key: Some(6),
                     kind: RuleKind::Other,
@@ -508,7 +518,7 @@ mod tests {
                     vms: vec![],
                     vm_ids: vec![],
                 },
-                Rule {
+                DrsRule {
                     name: "db before app".to_string(),
                     key: Some(7),
                     kind: RuleKind::Other,

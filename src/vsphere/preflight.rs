@@ -38,13 +38,13 @@ mod scope;
 
 pub use fix::{ClusterName, Fix};
 pub use result::{
-    ClusterCheck, Finding, Preflight, PrivilegeCheck, ScopeCheck, Setting, SettingCheck,
+    ClusterCheck, Preflight, PreflightFinding, PrivilegeCheck, ScopeCheck, Setting, SettingCheck,
     SettingValue, Status, VcenterVersion,
 };
 pub use scope::{ObjectScope, ScopeFilter};
 
 use super::privileges::{ObjectKind, privilege_lines};
-use super::{Client, ConnectionConfig, Error};
+use super::{ConnectionConfig, Error, VcenterClient};
 use crate::error_chain;
 use crate::inventory::Inventory;
 use privilege_checks::{Asked, ENTITY_KINDS, entities, privileges_on, rows};
@@ -81,13 +81,13 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
         server: config.server.clone(),
         username: config.credentials.username().to_string(),
         vcenter: None,
-        login: Finding::not_checked("Not attempted."),
-        observation: Finding::not_checked("Not logged in."),
+        login: PreflightFinding::not_checked("Not attempted."),
+        observation: PreflightFinding::not_checked("Not logged in."),
         scope: Vec::new(),
         privileges: Vec::new(),
         clusters: Vec::new(),
     };
-    let mut client = match Client::reach(config).await {
+    let mut client = match VcenterClient::reach(config).await {
         Ok(client) => client,
         Err(error) => {
             found.login = login_failed(&error);
@@ -102,7 +102,7 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
         found.login = login_failed(&error);
         return found;
     }
-    found.login = Finding::ok(match client.session_user() {
+    found.login = PreflightFinding::ok(match client.session_user() {
         Some(name) if !name.is_empty() && name != found.username => format!(
             "Logged in to {} as {} (vCenter names the session's user {name}; permissions name it \
              so).",
@@ -114,7 +114,7 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
 
     let inventory = match client.observe(&scope.datacenters, &scope.clusters).await {
         Ok(inventory) => {
-            found.observation = Finding::ok(observed(&inventory));
+            found.observation = PreflightFinding::ok(observed(&inventory));
             Some(inventory)
         }
         Err(error) => {
@@ -142,7 +142,7 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
 /// Asks about the root folder on its own (vCenter refuses the whole query when the account
 /// cannot read one object asked about), then about the inventory's objects.
 async fn check_privileges(
-    client: &mut Client,
+    client: &mut VcenterClient,
     inventory: Option<&Inventory>,
     scope: &Scope,
     found: &mut Preflight,
@@ -183,7 +183,7 @@ fn observed(inventory: &Inventory) -> String {
 }
 
 /// Observation failed: runs would fail the same way. A refused privilege says what to grant.
-fn unobserved(error: &Error, client: &Client) -> Finding {
+fn unobserved(error: &Error, client: &VcenterClient) -> PreflightFinding {
     let detail = format!("Runs cannot observe vCenter: {}.", error_chain(error));
     let missing = error
         .fault()
@@ -192,7 +192,7 @@ fn unobserved(error: &Error, client: &Client) -> Finding {
         // The one object observation addresses by itself is the root folder (the view's
         // container); the rest it reads through the view.
         Some(missing) if missing.object == client.content().root_folder.to_string() => {
-            Finding::with(
+            PreflightFinding::with(
                 Status::Missing,
                 detail,
                 Fix::Grant {
@@ -204,7 +204,7 @@ fn unobserved(error: &Error, client: &Client) -> Finding {
                 },
             )
         }
-        _ => Finding {
+        _ => PreflightFinding {
             status: Status::Missing,
             detail,
             fix: None,
@@ -214,7 +214,7 @@ fn unobserved(error: &Error, client: &Client) -> Finding {
 
 /// Why logging in failed, and what to do: the credentials, any permission at all, or the
 /// connection.
-fn login_failed(error: &Error) -> Finding {
+fn login_failed(error: &Error) -> PreflightFinding {
     let detail = format!("{}.", error_chain(error));
     let fix = match error {
         Error::Login { fault, .. } if fault.name == "InvalidLogin" => Fix::Credentials,
@@ -225,11 +225,11 @@ fn login_failed(error: &Error) -> Finding {
         | Error::CredentialNotUtf8 { .. } => Fix::Credentials,
         _ => Fix::Connection,
     };
-    Finding::with(Status::Missing, detail, fix)
+    PreflightFinding::with(Status::Missing, detail, fix)
 }
 
 fn unchecked_scope(scope: &Scope) -> Vec<ScopeCheck> {
-    let not_observed = || Finding::not_checked("The inventory could not be read.");
+    let not_observed = || PreflightFinding::not_checked("The inventory could not be read.");
     let mut checks: Vec<ScopeCheck> = scope
         .datacenters
         .iter()

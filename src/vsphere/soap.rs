@@ -16,11 +16,12 @@ pub(crate) use request::{
     retrieve_service_content,
 };
 pub(crate) use response::{
-    AdmissionControlPolicy, ClusterConfig, DasConfig, EntityPrivileges, ObjectContent, Reply,
-    Response, RuleInfo, RuleType, ServiceContent, UserSession, Value, entity_privileges, envelope,
-    retrieve_result, returned_reference, service_content, user_session,
+    AdmissionControlPolicy, ClusterConfig, DasConfig, EntityPrivileges, ObjectContent,
+    PropertyValue, Reply, Response, RuleInfo, RuleType, ServiceContent, UserSession,
+    entity_privileges, envelope, retrieve_result, returned_reference, service_content,
+    user_session,
 };
-pub use xml::ParseError;
+pub use xml::XmlParseError;
 
 #[cfg(test)]
 pub(crate) use response::{DrsVmOverride, OptionValue, RetrieveResult};

@@ -5,7 +5,7 @@ use rustls::ClientConfig;
 
 use super::{ConnectionConfig, Error};
 use crate::connection;
-use crate::connection::certificate::{CertificateProblem, Refusal};
+use crate::connection::certificate::{CertificateProblem, CertificateRefusal};
 
 /// The rustls client configuration for `config`: [`connection::client_config`]'s trust, a setup
 /// failure named as vCenter's.
@@ -19,7 +19,7 @@ pub(crate) fn client_config(config: &ConnectionConfig) -> Result<ClientConfig, E
 }
 
 /// A refused certificate of vCenter, with what fixes it in vCenter's settings.
-pub(crate) fn refusal(problem: CertificateProblem) -> Refusal {
+pub(crate) fn refusal(problem: CertificateProblem) -> CertificateRefusal {
     let remedy = match problem {
         CertificateProblem::UnknownIssuer => Some(
             "give that CA's certificate (PEM) with --vsphere-ca-file or the policy's \
@@ -37,7 +37,7 @@ pub(crate) fn refusal(problem: CertificateProblem) -> Refusal {
         | CertificateProblem::Unreadable
         | CertificateProblem::Refused => None,
     };
-    Refusal { problem, remedy }
+    CertificateRefusal { problem, remedy }
 }
 
 #[cfg(test)]

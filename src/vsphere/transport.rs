@@ -168,7 +168,7 @@ impl Transport {
         &self,
         method: &'static str,
         response: &soap::Response,
-        read: impl FnOnce(&soap::Response) -> Result<T, soap::ParseError>,
+        read: impl FnOnce(&soap::Response) -> Result<T, soap::XmlParseError>,
     ) -> Result<T, Error> {
         read(response).map_err(|source| Error::Response {
             method,

@@ -699,7 +699,7 @@ mod tests {
     fn an_unreadable_history_paces_every_workload_to_nothing() {
         let unreadable = History::Unreadable(history::Unreadable {
             object: "Lease kube-system/vsphere-descheduler".to_string(),
-            cause: history::Cause::Corrupt("not a JSON list of evictions".to_string()),
+            cause: history::HistoryDefect::Corrupt("not a JSON list of evictions".to_string()),
         });
         let plan = make_plan(
             &with_history(crowded_web(), unreadable),

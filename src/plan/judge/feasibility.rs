@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::scoring;
-use crate::plan::view::index::{NodeIx, PerNode, PodIx, Position};
+use crate::plan::view::index::{NodeIx, PerNode, PodIx, TablePosition};
 use crate::plan::view::{Domains, NodeRefusal, View};
 use crate::policy::EvictorArgs;
 use crate::snapshot::{Pod, ResourceName, SpreadConstraint, TaintEffect, WhenUnsatisfiable};

@@ -28,7 +28,7 @@
 //! return is possible and only the reported node depends on the sample: then the first
 //! [`SMALL_SAMPLE`] feasible nodes are scored, which keeps `plan()` near-linear.
 
-use crate::plan::view::index::{NodeIx, PodIx, Position};
+use crate::plan::view::index::{NodeIx, PodIx, TablePosition};
 use crate::plan::view::{CpuMemory, Domains, View, ZONE};
 use crate::snapshot::{Pod, SpreadConstraint, TaintEffect, WhenUnsatisfiable};
 

@@ -8,7 +8,7 @@
 //! its eviction changes no other strategy's counts.
 
 use super::{admits, age_seconds, evict_in_order, is_finished_candidate};
-use crate::plan::{Context, EvictionReason, Failure, Fit, Planner};
+use crate::plan::{Context, EvictionReason, Fit, Planner, PodFailure};
 use crate::policy::FailedPodsArgs;
 use crate::snapshot::{ContainerStatus, Phase, Pod};
 
@@ -73,19 +73,19 @@ fn describe(pod: &Pod) -> EvictionReason {
         .filter_map(|status| status.terminated.as_ref())
         .find(|terminated| terminated.exit_code != 0);
     EvictionReason::Failed(match (pod.reason(), terminated) {
-        (Some(reason), _) => Failure::Reason(reason.to_string()),
-        (None, Some(terminated)) => Failure::ExitCode {
+        (Some(reason), _) => PodFailure::Reason(reason.to_string()),
+        (None, Some(terminated)) => PodFailure::ExitCode {
             code: terminated.exit_code,
             reason: terminated.reason.clone(),
         },
-        (None, None) => Failure::Unknown,
+        (None, None) => PodFailure::Unknown,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use crate::plan::testing::*;
-    use crate::plan::{EvictionReason, Failure, plan};
+    use crate::plan::{EvictionReason, PodFailure, plan};
     use crate::policy::{EvictorArgs, FailedPodsArgs, Protections, Strategy};
     use crate::snapshot::{ContainerStatus, Terminated};
 
@@ -103,7 +103,7 @@ mod tests {
         assert_eq!(evicted(&plan), ["app/failed"]);
         assert_eq!(
             plan.evictions[0].reason,
-            EvictionReason::Failed(Failure::Unknown)
+            EvictionReason::Failed(PodFailure::Unknown)
         );
     }
 

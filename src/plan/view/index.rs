@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
 /// A position that indexes a [`Table`]: made from a `usize` once, read back as one.
-pub trait Position: Copy {
+pub trait TablePosition: Copy {
     fn at(position: usize) -> Self;
     fn position(self) -> usize;
 }
@@ -23,7 +23,7 @@ macro_rules! position {
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(u32);
 
-        impl Position for $name {
+        impl TablePosition for $name {
             fn at(position: usize) -> $name {
                 $name(u32::try_from(position).expect(concat!("fewer than 2^32 ", $many)))
             }
@@ -67,7 +67,7 @@ pub type PerPod<T> = Table<PodIx, T>;
 /// One value per node, in snapshot order.
 pub type PerNode<T> = Table<NodeIx, T>;
 
-impl<I: Position, T> Table<I, T> {
+impl<I: TablePosition, T> Table<I, T> {
     pub fn with_capacity(capacity: usize) -> Table<I, T> {
         Vec::with_capacity(capacity).into()
     }
@@ -149,7 +149,7 @@ impl<'t, I, T> IntoIterator for &'t Table<I, T> {
     }
 }
 
-impl<I: Position, T> Index<I> for Table<I, T> {
+impl<I: TablePosition, T> Index<I> for Table<I, T> {
     type Output = T;
 
     fn index(&self, index: I) -> &T {
@@ -157,7 +157,7 @@ impl<I: Position, T> Index<I> for Table<I, T> {
     }
 }
 
-impl<I: Position, T> IndexMut<I> for Table<I, T> {
+impl<I: TablePosition, T> IndexMut<I> for Table<I, T> {
     fn index_mut(&mut self, index: I) -> &mut T {
         &mut self.items[index.position()]
     }

@@ -12,17 +12,17 @@ use crate::hash::HashMap;
 use crate::snapshot::{Labels, Requirements};
 
 /// Where a selector applies: one namespace, or every namespace (`None`).
-pub type Scope<'a> = Option<&'a str>;
+pub type NamespaceScope<'a> = Option<&'a str>;
 
 #[derive(Debug, Default)]
 pub struct SelectorIndex<'a> {
-    filed: HashMap<(Scope<'a>, &'a str, &'a str), Vec<usize>>,
-    unfiled: HashMap<Scope<'a>, Vec<usize>>,
+    filed: HashMap<(NamespaceScope<'a>, &'a str, &'a str), Vec<usize>>,
+    unfiled: HashMap<NamespaceScope<'a>, Vec<usize>>,
 }
 
 impl<'a> SelectorIndex<'a> {
     /// File object `item` (the caller's index) with its selector, for pods of `scope`.
-    pub fn insert(&mut self, scope: Scope<'a>, selector: &'a Requirements, item: usize) {
+    pub fn insert(&mut self, scope: NamespaceScope<'a>, selector: &'a Requirements, item: usize) {
         let required = selector.expressions().iter().find_map(|e| match e {
             Expression::Equal(key, value) => Some((key, vec![value])),
             Expression::In(key, values) => Some((key, values.iter().collect())),

@@ -332,7 +332,7 @@ pub enum EvictionReason {
         threshold: i32,
     },
     LifeTime(LifeTime),
-    Failed(Failure),
+    Failed(PodFailure),
     /// A `LowNodeUtilization` source: above `targetThresholds` in these resources.
     AboveTarget {
         node: String,
@@ -411,7 +411,7 @@ pub enum LifeTime {
 
 /// Why a failed pod failed, as far as its status says.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Failure {
+pub enum PodFailure {
     /// Its `status.reason`.
     Reason(String),
     /// A container's non-zero exit code and its reason.
@@ -447,9 +447,9 @@ impl EvictionReason {
             EvictionReason::LifeTime(LifeTime::State(_)) => EvictionCode::PodState,
             EvictionReason::LifeTime(LifeTime::Condition { .. }) => EvictionCode::PodCondition,
             EvictionReason::LifeTime(LifeTime::ExitCode(_)) => EvictionCode::ContainerExitCode,
-            EvictionReason::Failed(Failure::Reason(_)) => EvictionCode::FailedWithReason,
-            EvictionReason::Failed(Failure::ExitCode { .. }) => EvictionCode::FailedWithExitCode,
-            EvictionReason::Failed(Failure::Unknown) => EvictionCode::Failed,
+            EvictionReason::Failed(PodFailure::Reason(_)) => EvictionCode::FailedWithReason,
+            EvictionReason::Failed(PodFailure::ExitCode { .. }) => EvictionCode::FailedWithExitCode,
+            EvictionReason::Failed(PodFailure::Unknown) => EvictionCode::Failed,
             EvictionReason::AboveTarget { .. } => EvictionCode::AboveTargetThresholds,
             EvictionReason::Underutilized { .. } => EvictionCode::Underutilized,
         }
@@ -618,18 +618,18 @@ impl fmt::Display for LifeTime {
     }
 }
 
-impl fmt::Display for Failure {
+impl fmt::Display for PodFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::Reason(reason) => write!(f, "failed (reason {reason})"),
-            Failure::ExitCode { code, reason } => {
+            PodFailure::Reason(reason) => write!(f, "failed (reason {reason})"),
+            PodFailure::ExitCode { code, reason } => {
                 write!(f, "failed (a container exited with code {code}")?;
                 if let Some(reason) = reason {
                     write!(f, ", {reason}")?;
                 }
                 f.write_str(")")
             }
-            Failure::Unknown => f.write_str("failed"),
+            PodFailure::Unknown => f.write_str("failed"),
         }
     }
 }
@@ -647,7 +647,7 @@ impl Serialize for EvictionReason {
 #[cfg(test)]
 mod tests {
     use super::{
-        EvictionCode, EvictionReason, Failure, SharedDomain, SkipCode, SkipDetail, Strength,
+        EvictionCode, EvictionReason, PodFailure, SharedDomain, SkipCode, SkipDetail, Strength,
     };
 
     /// The sentences no golden report shows.
@@ -682,9 +682,9 @@ mod tests {
             assert_eq!(detail.to_string(), text);
         }
         let reasons = [
-            (EvictionReason::Failed(Failure::Unknown), "failed"),
+            (EvictionReason::Failed(PodFailure::Unknown), "failed"),
             (
-                EvictionReason::Failed(Failure::ExitCode {
+                EvictionReason::Failed(PodFailure::ExitCode {
                     code: 2,
                     reason: None,
                 }),
@@ -721,7 +721,7 @@ mod tests {
                 "code": "no-metrics",
             })
         );
-        let reason = EvictionReason::Failed(Failure::Unknown);
+        let reason = EvictionReason::Failed(PodFailure::Unknown);
         assert_eq!(
             serde_json::to_value(&reason).expect("serializes"),
             serde_json::json!({"reason": "failed", "code": "failed"})

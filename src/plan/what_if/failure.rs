@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::{
-    NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now,
+    Impact, NodeGroupImpact, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now,
 };
 use crate::plan::judge::feasibility::{self, NoNode};
 use crate::plan::model::workload::belongs_to_its_node;
@@ -40,7 +40,7 @@ pub struct Rescheduling {
     /// Of those, the pods another node would take.
     pub placed: usize,
     /// The pods no other node would take, and why.
-    pub unplaced: Vec<Unplaced>,
+    pub unplaced: Vec<UnplacedPod>,
     /// Lost pods without a controller: nothing recreates them.
     pub not_recreated: Vec<String>,
 }
@@ -48,7 +48,7 @@ pub struct Rescheduling {
 /// A lost pod no remaining node would take.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Unplaced {
+pub struct UnplacedPod {
     /// `namespace/name`.
     pub pod: String,
     /// Why, as the planner's better-place check says it (its sentence in the report).
@@ -75,7 +75,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
             .map(|(_, pods)| pods)
             .sum();
         let tolerates = member.budget.as_ref().map(|b| b.tolerates);
-        let outcome = Outcome::lost(lost, member.pods, tolerates);
+        let outcome = Impact::lost(lost, member.pods, tolerates);
         whatif.counts.add(outcome.class);
         if lost > 0 {
             whatif.workloads.push(WorkloadImpact {
@@ -91,7 +91,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
         whatif.node_groups.push(NodeGroupImpact {
             node_group: group,
             nodes: nodes.len(),
-            outcome: Outcome::lost(lost, nodes.len(), None),
+            outcome: Impact::lost(lost, nodes.len(), None),
         });
     }
     whatif.pdbs = pdbs(&view, &down);
@@ -174,7 +174,7 @@ fn reschedule(view: &mut View, evictor: &EvictorArgs, down: &PerNode<bool>) -> R
             }
             Err(reason) => {
                 view.move_requests(pod, from, None);
-                result.unplaced.push(Unplaced {
+                result.unplaced.push(UnplacedPod {
                     pod: view.pod(pod).key(),
                     code: no_node_code(&reason),
                     reason,

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::{
-    Bound, KeptApartBy, NodeGroupImpact, Outcome, WhatIf, WorkloadImpact, drs_automated, find_host,
+    Bound, Impact, KeptApartBy, NodeGroupImpact, WhatIf, WorkloadImpact, drs_automated, find_host,
     group_nodes, hosts_now, members, view_now,
 };
 use crate::inventory::{Cluster, RuleKind};
@@ -101,7 +101,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, host: &str) -> WhatIf
         let tolerates = member.budget.as_ref().map(|b| b.tolerates);
         let kept = keeping_rule(&view, &moving, member.per_node.keys().copied());
         let bound = bound(&units, &moving.left, kept.as_ref());
-        let outcome = Outcome::moved(
+        let outcome = Impact::moved(
             units.moving.iter().sum(),
             Some(bound),
             kept,
@@ -245,7 +245,7 @@ fn node_groups(view: &View, moving: &Move) -> Vec<NodeGroupImpact> {
             NodeGroupImpact {
                 node_group: group,
                 nodes: nodes.len(),
-                outcome: Outcome::moved(count, bound, kept, (nodes.len(), None)),
+                outcome: Impact::moved(count, bound, kept, (nodes.len(), None)),
             }
         })
         .collect()

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::inventory::{Cluster, DrsBehavior, Host, Inventory, MaintenanceMode};
-use crate::plan::exposure::{Budget, ClassCounts, ExposureClass, budgets, group_pods};
+use crate::plan::exposure::{ClassCounts, DisruptionAllowance, ExposureClass, budgets, group_pods};
 use crate::plan::view::index::{NodeIx, PodIx};
 use crate::plan::view::{NodeRefusal, NodeState, View};
 use crate::plan::vocabulary::Plan;
@@ -114,9 +114,9 @@ pub struct WorkloadImpact {
     /// Its running pods on known nodes.
     pub pods: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub budget: Option<Budget>,
+    pub budget: Option<DisruptionAllowance>,
     #[serde(flatten)]
-    pub outcome: Outcome,
+    pub outcome: Impact,
 }
 
 /// One node group under the scenario: its nodes, one per VM.
@@ -126,13 +126,13 @@ pub struct NodeGroupImpact {
     pub node_group: String,
     pub nodes: usize,
     #[serde(flatten)]
-    pub outcome: Outcome,
+    pub outcome: Impact,
 }
 
 /// What the scenario does to a workload's pods (or a node group's nodes).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Outcome {
+pub struct Impact {
     /// Those on the failed hosts (a failure: exact).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost: Option<usize>,
@@ -152,10 +152,10 @@ pub struct Outcome {
     pub exact: bool,
 }
 
-impl Outcome {
+impl Impact {
     /// `lost` of `total` gone with the failed hosts.
-    fn lost(lost: usize, total: usize, tolerates: Option<usize>) -> Outcome {
-        Outcome {
+    fn lost(lost: usize, total: usize, tolerates: Option<usize>) -> Impact {
+        Impact {
             lost: Some(lost),
             moving: None,
             busiest_host: None,
@@ -172,9 +172,9 @@ impl Outcome {
         bound: Option<Bound>,
         kept_apart_by: Option<KeptApartBy>,
         (total, tolerates): (usize, Option<usize>),
-    ) -> Outcome {
+    ) -> Impact {
         let worst = bound.map_or(0, |b| b.at_most);
-        Outcome {
+        Impact {
             lost: None,
             moving: Some(moving),
             busiest_host: bound,
@@ -386,7 +386,7 @@ fn find_host<'i>(inventory: &'i Inventory, name: &str) -> Option<(usize, &'i Hos
 struct Member {
     name: String,
     pods: usize,
-    budget: Option<Budget>,
+    budget: Option<DisruptionAllowance>,
     per_node: BTreeMap<NodeIx, usize>,
 }
 

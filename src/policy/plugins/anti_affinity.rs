@@ -2,7 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 
 use super::{Strategy, label_selector_of, namespaces};
 
@@ -17,7 +17,7 @@ pub struct AntiAffinityArgs {
 
 const FIELDS: [&str; 3] = ["namespaces", "labelSelector", "includeSoftConstraints"];
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let Some(fields) = d.fields(node, path, &FIELDS) else {
         return Strategy::InterPodAntiAffinity(AntiAffinityArgs::default());
     };

@@ -2,7 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 
 use super::{Strategy, namespaces, owner_kinds};
 
@@ -13,7 +13,7 @@ pub struct DuplicatesArgs {
     pub exclude_owner_kinds: Vec<String>,
 }
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let Some(fields) = d.fields(node, path, &["namespaces", "excludeOwnerKinds"]) else {
         return Strategy::Duplicates(DuplicatesArgs::default());
     };

@@ -2,7 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields, index};
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 
 use super::{Strategy, label_selector_of, namespaces, owner_kinds};
 
@@ -34,7 +34,7 @@ const FIELDS: [&str; 7] = [
     "includingInitContainers",
 ];
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let Some(fields) = d.fields(node, path, &FIELDS) else {
         return Strategy::FailedPods(FailedPodsArgs::default());
     };

@@ -2,7 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 
 use super::node_utilization::{
     LEGACY_THRESHOLDS, ResourceThresholds, evictable_namespaces, only_thresholding_resources,
@@ -32,7 +32,7 @@ const FIELDS: [&str; 4] = [
     "evictionModes",
 ];
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let Some(fields) = d.fields(node, path, &FIELDS) else {
         return Strategy::HighNodeUtilization(HighNodeUtilizationArgs::default());
     };
@@ -42,7 +42,11 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
     Strategy::HighNodeUtilization(args)
 }
 
-fn threshold_args(d: &mut Decoder, fields: &Fields<'_>, node: &Node) -> HighNodeUtilizationArgs {
+fn threshold_args(
+    d: &mut Decoder,
+    fields: &Fields<'_>,
+    node: &YamlNode,
+) -> HighNodeUtilizationArgs {
     HighNodeUtilizationArgs {
         thresholds: thresholds(d, fields, "thresholds", node),
         number_of_nodes: fields.integer::<u32>(d, "numberOfNodes").unwrap_or(0),

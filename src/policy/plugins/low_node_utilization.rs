@@ -3,7 +3,7 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
 use crate::policy::rule::Rule;
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 
 use super::node_utilization::{
     LEGACY_THRESHOLDS, ResourceThresholds, UsageSource, evictable_namespaces, eviction_limits,
@@ -43,7 +43,7 @@ const FIELDS: [&str; 8] = [
     "evictionModes",
 ];
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let Some(fields) = d.fields(node, path, &FIELDS) else {
         return Strategy::LowNodeUtilization(LowNodeUtilizationArgs::default());
     };
@@ -79,7 +79,7 @@ fn warn_unmeasurable(d: &mut Decoder, fields: &Fields<'_>, thresholds: &Resource
 
 /// The thresholds, deviation flag and node count, spelt the same in v1alpha1's
 /// `nodeResourceUtilizationThresholds`.
-fn threshold_args(d: &mut Decoder, fields: &Fields<'_>, node: &Node) -> LowNodeUtilizationArgs {
+fn threshold_args(d: &mut Decoder, fields: &Fields<'_>, node: &YamlNode) -> LowNodeUtilizationArgs {
     let low = thresholds(d, fields, "thresholds", node);
     let target = thresholds(d, fields, "targetThresholds", node);
     let deviation = fields.bool(d, "useDeviationThresholds").unwrap_or(false);
@@ -100,7 +100,7 @@ fn threshold_args(d: &mut Decoder, fields: &Fields<'_>, node: &Node) -> LowNodeU
 fn check_pairs(
     d: &mut Decoder,
     fields: &Fields<'_>,
-    node: &Node,
+    node: &YamlNode,
     low: &ResourceThresholds,
     target: &ResourceThresholds,
     deviation: bool,

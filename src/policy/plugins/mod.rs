@@ -41,7 +41,7 @@ use super::Namespaces;
 use super::decode::{Decoder, Fields, index};
 use super::names::check_dns_label;
 use super::selector::label_selector;
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 
 /// A strategy with its arguments.
 #[derive(Clone, Debug, PartialEq)]
@@ -125,7 +125,7 @@ pub(super) struct PluginSpec {
     /// gets).
     default: fn() -> Strategy,
     /// Decodes `pluginConfig[].args` (a mapping or null).
-    decode: fn(&mut Decoder, &Node, &str) -> Strategy,
+    decode: fn(&mut Decoder, &YamlNode, &str) -> Strategy,
     /// The `descheduler/v1alpha1` strategy `params` this plugin reads beyond the common ones
     /// (`namespaces`, the priority threshold, `nodeFit`).
     pub legacy_params: &'static [&'static str],
@@ -289,7 +289,12 @@ impl PluginKind {
     }
 
     /// Decodes the plugin's `args`; absent args are the defaults.
-    pub(super) fn decode_args(self, d: &mut Decoder, node: Option<&Node>, path: &str) -> Strategy {
+    pub(super) fn decode_args(
+        self,
+        d: &mut Decoder,
+        node: Option<&YamlNode>,
+        path: &str,
+    ) -> Strategy {
         match node {
             Some(node) => (self.spec().decode)(d, node, path),
             None => self.with_default_args(),
@@ -337,7 +342,7 @@ pub(super) fn choices(
 }
 
 /// Records that an argument without a default is missing from `args` (at `node`).
-pub(super) fn required(d: &mut Decoder, node: &Node, path: &str, name: &str) {
+pub(super) fn required(d: &mut Decoder, node: &YamlNode, path: &str, name: &str) {
     d.problem_at_as(
         Rule::MissingField,
         node,
@@ -365,9 +370,9 @@ pub(super) fn legacy_section<T>(
     params: &Fields<'_>,
     name: &str,
     valid: &[&str],
-    read: impl FnOnce(&mut Decoder, &Fields<'_>, &Node) -> T,
+    read: impl FnOnce(&mut Decoder, &Fields<'_>, &YamlNode) -> T,
 ) -> Option<T> {
-    let absent = Node {
+    let absent = YamlNode {
         position: params.position,
         value: Value::Null,
     };
@@ -386,7 +391,7 @@ pub(super) fn label_selector_of(d: &mut Decoder, fields: &Fields<'_>) -> Option<
 }
 
 /// `namespaces: {include, exclude}`; at most one of the two may be non-empty.
-pub(super) fn namespaces(d: &mut Decoder, node: Option<&Node>, path: &str) -> Namespaces {
+pub(super) fn namespaces(d: &mut Decoder, node: Option<&YamlNode>, path: &str) -> Namespaces {
     let Some(node) = node else {
         return Namespaces::default();
     };

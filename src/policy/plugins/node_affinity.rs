@@ -3,7 +3,7 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
 use crate::policy::rule::Rule;
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 
 use super::{Strategy, choices, label_selector_of, namespaces};
 
@@ -48,7 +48,7 @@ impl Default for NodeAffinityArgs {
     }
 }
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let valid = ["namespaces", "labelSelector", "nodeAffinityType"];
     let Some(fields) = d.fields(node, path, &valid) else {
         return Strategy::NodeAffinity(NodeAffinityArgs::default());

@@ -3,7 +3,7 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
 use crate::policy::rule::Rule;
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 
 use super::{Strategy, label_selector_of, namespaces};
 
@@ -27,7 +27,7 @@ const FIELDS: [&str; 5] = [
     "includedTaints",
 ];
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let Some(fields) = d.fields(node, path, &FIELDS) else {
         return Strategy::NodeTaints(NodeTaintsArgs::default());
     };

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
-use crate::policy::yaml::{Node, Value};
+use crate::policy::yaml::{Value, YamlNode};
 
 use super::{choices, namespaces};
 
@@ -53,7 +53,7 @@ pub(super) fn thresholds(
     d: &mut Decoder,
     fields: &Fields<'_>,
     name: &str,
-    owner: &Node,
+    owner: &YamlNode,
 ) -> ResourceThresholds {
     let path = fields.path(name);
     let Some(node) = fields.get(name) else {

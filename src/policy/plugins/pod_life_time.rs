@@ -5,7 +5,7 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields, index};
 use crate::policy::rule::Rule;
-use crate::policy::yaml::{Node, Value};
+use crate::policy::yaml::{Value, YamlNode};
 
 use super::{Strategy, choices, label_selector_of, legacy_section, namespaces, owner_kinds};
 
@@ -103,7 +103,7 @@ const FIELDS: [&str; 9] = [
     "includingEphemeralContainers",
 ];
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let Some(fields) = d.fields(node, path, &FIELDS) else {
         return Strategy::PodLifeTime(PodLifeTimeArgs::default());
     };
@@ -126,7 +126,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
 }
 
 /// Upstream refuses the plugin unless one filter is given; an empty list is no filter.
-fn require_a_filter(d: &mut Decoder, fields: &Fields<'_>, node: &Node, args: &PodLifeTimeArgs) {
+fn require_a_filter(d: &mut Decoder, fields: &Fields<'_>, node: &YamlNode, args: &PodLifeTimeArgs) {
     // A filter that was given but is invalid has its own problem already.
     let given = FILTERS.iter().any(|name| {
         fields
@@ -151,7 +151,7 @@ fn require_a_filter(d: &mut Decoder, fields: &Fields<'_>, node: &Node, args: &Po
 }
 
 /// `ownerKinds: {include, exclude}`, not both.
-fn owner_kind_filter(d: &mut Decoder, node: Option<&Node>, path: &str) -> OwnerKinds {
+fn owner_kind_filter(d: &mut Decoder, node: Option<&YamlNode>, path: &str) -> OwnerKinds {
     let Some(fields) = node.and_then(|node| d.fields(node, path, &["include", "exclude"])) else {
         return OwnerKinds::default();
     };
@@ -227,7 +227,7 @@ fn condition_filters(d: &mut Decoder, fields: &Fields<'_>) -> Vec<ConditionFilte
 }
 
 /// Whether a mapping has a key that is not one of `valid`.
-fn has_unknown_keys(node: &Node, valid: &[&str]) -> bool {
+fn has_unknown_keys(node: &YamlNode, valid: &[&str]) -> bool {
     let Value::Map(entries) = &node.value else {
         return false;
     };

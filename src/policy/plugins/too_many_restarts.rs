@@ -2,7 +2,7 @@
 
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields};
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 
 use super::{Strategy, choices, label_selector_of, legacy_section, namespaces, required};
 
@@ -33,7 +33,7 @@ const FIELDS: [&str; 5] = [
     "states",
 ];
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let Some(fields) = d.fields(node, path, &FIELDS) else {
         return Strategy::TooManyRestarts(TooManyRestartsArgs::default());
     };
@@ -52,7 +52,7 @@ pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
 fn threshold_and_init(
     d: &mut Decoder,
     fields: &Fields<'_>,
-    node: &Node,
+    node: &YamlNode,
     args: &mut TooManyRestartsArgs,
 ) {
     match fields.integer::<i32>(d, REQUIRED) {

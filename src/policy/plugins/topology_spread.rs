@@ -3,7 +3,7 @@
 use crate::policy::Namespaces;
 use crate::policy::decode::{Decoder, Fields, index};
 use crate::policy::rule::Rule;
-use crate::policy::yaml::Node;
+use crate::policy::yaml::YamlNode;
 use crate::snapshot::WhenUnsatisfiable;
 
 use super::{Strategy, label_selector_of, namespaces};
@@ -90,7 +90,7 @@ const CONSTRAINT_FIELDS: [&str; 6] = [
     "nodeTaintsPolicy",
 ];
 
-pub(super) fn decode(d: &mut Decoder, node: &Node, path: &str) -> Strategy {
+pub(super) fn decode(d: &mut Decoder, node: &YamlNode, path: &str) -> Strategy {
     let mut args = TopologySpreadArgs::default();
     // The descheduler v0.27 argument, replaced by `constraints` in v0.28 and refused upstream
     // since; it is common in old files, so it gets its own answer.
@@ -195,7 +195,7 @@ fn list_constraints(d: &mut Decoder, fields: &Fields<'_>) -> Vec<DefaultConstrai
     constraints
 }
 
-fn list_constraint(d: &mut Decoder, item: &Node, path: &str) -> Option<DefaultConstraint> {
+fn list_constraint(d: &mut Decoder, item: &YamlNode, path: &str) -> Option<DefaultConstraint> {
     let hint = |name: &str| {
         matches!(name, "labelSelector" | "matchLabelKeys").then(|| {
             format!(

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::{
     Unit, WhatIfReport, budget, outcome, restart_words, rule_impact_line, rule_line, tag, verdict,
 };
-use crate::plan::what_if::{NodeGroupImpact, Outcome, WhatIf, WorkloadImpact};
+use crate::plan::what_if::{Impact, NodeGroupImpact, WhatIf, WorkloadImpact};
 use crate::report::html::{CONTENT_SECURITY_POLICY, escape};
 
 const STYLE: &str = "\
@@ -82,7 +82,7 @@ pub fn render(report: &WhatIfReport) -> String {
     out
 }
 
-fn badge(outcome: &Outcome) -> String {
+fn badge(outcome: &Impact) -> String {
     format!(
         "<span class=\"tag {}\">{}</span>",
         outcome.class.as_str(),

@@ -4,7 +4,8 @@
 use chrono::{DateTime, Utc};
 
 pub use crate::snapshot::model::history::{
-    ANNOTATION, Cause, History, MAX_BYTES, PastEviction, RETENTION, RecordedHistory, Unreadable,
+    ANNOTATION, History, HistoryDefect, MAX_BYTES, PastEviction, RETENTION, RecordedHistory,
+    Unreadable,
 };
 
 /// The history of the annotation `value` of `object` (`Lease namespace/name`, or where it was
@@ -15,7 +16,7 @@ pub fn read(value: Option<&str>, object: impl Into<String>) -> History {
         Some(Ok(entries)) => History::Recorded(entries),
         Some(Err(problem)) => History::Unreadable(Unreadable {
             object: object.into(),
-            cause: Cause::Corrupt(problem),
+            cause: HistoryDefect::Corrupt(problem),
         }),
     }
 }

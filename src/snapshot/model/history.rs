@@ -64,12 +64,12 @@ pub struct Unreadable {
     /// `Lease namespace/name`, or the file it was read from.
     pub object: String,
     /// What is wrong: it decides what the reader is told to do.
-    pub cause: Cause,
+    pub cause: HistoryDefect,
 }
 
 /// Why a history is unreadable.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Cause {
+pub enum HistoryDefect {
     /// The annotation is there but is not a history this tool writes (the problem in words):
     /// only removing it helps.
     Corrupt(String),
@@ -81,8 +81,10 @@ pub enum Cause {
 impl std::fmt::Display for Unreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (problem, fix) = match &self.cause {
-            Cause::Corrupt(problem) => (problem, "Remove the annotation to start a new history"),
-            Cause::NotRead(failure) => (
+            HistoryDefect::Corrupt(problem) => {
+                (problem, "Remove the annotation to start a new history")
+            }
+            HistoryDefect::NotRead(failure) => (
                 &failure.text,
                 "The next run reads it again; where it was refused, grant the run `get` on \
                  the Lease (the chart does)",
@@ -105,7 +107,7 @@ mod tests {
     fn the_fix_follows_the_cause() {
         let corrupt = Unreadable {
             object: "Lease ops/x".to_string(),
-            cause: Cause::Corrupt("not a JSON list of evictions".to_string()),
+            cause: HistoryDefect::Corrupt("not a JSON list of evictions".to_string()),
         };
         assert!(
             corrupt
@@ -114,7 +116,7 @@ mod tests {
         );
         let refused = Unreadable {
             object: "Lease ops/x".to_string(),
-            cause: Cause::NotRead(Failure::new(
+            cause: HistoryDefect::NotRead(Failure::new(
                 crate::cause::Cause::Forbidden,
                 "the Lease could not be read (403)",
             )),

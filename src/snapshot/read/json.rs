@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 
 use super::parallel::in_chunks;
 use super::position::{ParseError, Position, at_offset, line_column, offset_in};
-use super::sink::{Growth, ItemType, ListHeader, Objects, Problem, Source, object};
+use super::sink::{Growth, ItemType, ListHeader, ObjectProblem, Objects, Source, object};
 use super::structure::{MAX_DEPTH, OBJECT, Shape, json_shape, json_too_deep};
 use super::yaml::{YamlFailure, read_yaml_as};
 use crate::snapshot::model::Interner;
@@ -31,7 +31,7 @@ pub(super) fn read_json(text: &str) -> Result<Objects, ParseError> {
             return Ok(objects);
         };
         // The stream's own errors are positioned in the whole text, the rest within a slice.
-        let positioned = |problem: Problem| {
+        let positioned = |problem: ObjectProblem| {
             let (line, column) = line_column(text, problem.offset);
             ParseError {
                 at: Position::in_document(line, column, index + 1),
@@ -45,11 +45,11 @@ pub(super) fn read_json(text: &str) -> Result<Objects, ParseError> {
                 document
             }
             Err(error) if error.is_syntax() || error.is_eof() => {
-                let json = positioned(Problem::json(text, text, &error));
+                let json = positioned(ObjectProblem::json(text, text, &error));
                 objects.extend(yaml_after_json(text, start, index, json)?);
                 return Ok(objects);
             }
-            Err(error) => return Err(positioned(Problem::json(text, text, &error))),
+            Err(error) => return Err(positioned(ObjectProblem::json(text, text, &error))),
         };
         let read = read_document(text, document.get(), &mut Interner::default());
         objects.extend(read.map_err(positioned)?);
@@ -109,8 +109,9 @@ pub(super) fn read_document(
     text: &str,
     raw: &str,
     interner: &mut Interner,
-) -> Result<Objects, Problem> {
-    let list: ListHeader = serde_json::from_str(raw).map_err(|e| Problem::json(text, raw, &e))?;
+) -> Result<Objects, ObjectProblem> {
+    let list: ListHeader =
+        serde_json::from_str(raw).map_err(|e| ObjectProblem::json(text, raw, &e))?;
     match list.items {
         Some(items) => convert_items(text, &items, ItemType::of(&list.api_version, &list.kind)),
         None => object(Source::Raw(raw), None, interner).map_err(|e| e.within(text, raw)),
@@ -125,8 +126,8 @@ fn convert_items(
     text: &str,
     items: &[&RawValue],
     item_type: Option<ItemType<'_>>,
-) -> Result<Objects, Problem> {
-    let convert_chunk = |chunk: &[&RawValue]| -> Result<Objects, Problem> {
+) -> Result<Objects, ObjectProblem> {
+    let convert_chunk = |chunk: &[&RawValue]| -> Result<Objects, ObjectProblem> {
         let mut objects = Objects::default();
         let mut interner = Interner::default();
         for item in chunk {

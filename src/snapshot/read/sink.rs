@@ -1,6 +1,6 @@
 //! The bottom of the reading layer, where every reader puts what it reads: one object at a
 //! time ([`object`]), from a tree or from raw JSON, converted by its `apiVersion` and `kind`
-//! into [`Objects`]. Every problem is a [`Problem`] its reader positions.
+//! into [`Objects`]. Every problem is an [`ObjectProblem`] its reader positions.
 
 use serde::de::{self, Deserialize, Deserializer};
 use serde_json::Value;
@@ -104,12 +104,12 @@ fn append<T>(mine: &mut Vec<T>, mut other: Vec<T>, growth: Growth) {
 }
 
 /// The steps of a serde path, as far as they name keys and list indices.
-fn steps(path: &serde_path_to_error::Path) -> Vec<Step> {
+fn steps(path: &serde_path_to_error::Path) -> Vec<PathStep> {
     use serde_path_to_error::Segment;
     path.iter()
         .map_while(|segment| match segment {
-            Segment::Map { key } => Some(Step::Key(key.clone())),
-            Segment::Seq { index } => Some(Step::Index(*index)),
+            Segment::Map { key } => Some(PathStep::Key(key.clone())),
+            Segment::Seq { index } => Some(PathStep::Index(*index)),
             Segment::Enum { .. } | Segment::Unknown => None,
         })
         .collect()
@@ -117,25 +117,25 @@ fn steps(path: &serde_path_to_error::Path) -> Vec<Step> {
 
 /// What is wrong with one object, and at which byte of the text being read.
 #[derive(Debug)]
-pub(super) struct Problem {
+pub(super) struct ObjectProblem {
     pub(super) offset: usize,
     pub(super) message: String,
     /// Where in an unpositioned YAML object the value at fault is (mapping keys and list
     /// indices from the object down); empty when unknown or when `offset` says where.
-    pub(super) path: Vec<Step>,
+    pub(super) path: Vec<PathStep>,
 }
 
 /// One step down a YAML object's tree to the value a type error is about.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Step {
+pub(super) enum PathStep {
     Key(String),
     Index(usize),
 }
 
-impl Problem {
+impl ObjectProblem {
     /// A serde_json error from parsing `part`, a slice of `text`.
-    pub(super) fn json(text: &str, part: &str, error: &serde_json::Error) -> Problem {
-        Problem {
+    pub(super) fn json(text: &str, part: &str, error: &serde_json::Error) -> ObjectProblem {
+        ObjectProblem {
             offset: offset_in(text, part) + json_error_offset(part, error),
             message: read_at_the_error(part, json_error_offset(part, error))
                 .unwrap_or_else(|| json_message(error)),
@@ -144,16 +144,16 @@ impl Problem {
     }
 
     /// A problem found in `part` (offset relative to it), moved into the terms of `text`.
-    pub(super) fn within(self, text: &str, part: &str) -> Problem {
-        Problem {
+    pub(super) fn within(self, text: &str, part: &str) -> ObjectProblem {
+        ObjectProblem {
             offset: offset_in(text, part) + self.offset,
             message: self.message,
             path: self.path,
         }
     }
 
-    pub(super) fn message(message: String) -> Problem {
-        Problem {
+    pub(super) fn message(message: String) -> ObjectProblem {
+        ObjectProblem {
             offset: 0,
             message,
             path: Vec::new(),
@@ -268,7 +268,7 @@ pub(super) enum Source<'a> {
 }
 
 impl Source<'_> {
-    fn header(&self) -> Result<Header, Problem> {
+    fn header(&self) -> Result<Header, ObjectProblem> {
         match self {
             Source::Tree(value) => Header::deserialize(value).map_err(|e| self.problem(&e)),
             Source::Raw(text) => serde_json::from_str(text).map_err(|e| self.problem(&e)),
@@ -277,21 +277,23 @@ impl Source<'_> {
 
     /// A decoding error, positioned in the raw text (a tree has no positions: its reader
     /// positions the error).
-    fn problem(&self, error: &serde_json::Error) -> Problem {
+    fn problem(&self, error: &serde_json::Error) -> ObjectProblem {
         match self {
-            Source::Tree(_) => Problem::message(json_message(error)),
-            Source::Raw(text) => Problem::json(text, text, error),
+            Source::Tree(_) => ObjectProblem::message(json_message(error)),
+            Source::Raw(text) => ObjectProblem::json(text, text, error),
         }
     }
 
-    fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, Problem> {
+    fn decode<T: serde::de::DeserializeOwned>(self) -> Result<T, ObjectProblem> {
         match self {
-            Source::Tree(value) => serde_path_to_error::deserialize(value).map_err(|e| Problem {
-                path: steps(e.path()),
-                ..Problem::message(json_message(e.inner()))
-            }),
+            Source::Tree(value) => {
+                serde_path_to_error::deserialize(value).map_err(|e| ObjectProblem {
+                    path: steps(e.path()),
+                    ..ObjectProblem::message(json_message(e.inner()))
+                })
+            }
             Source::Raw(text) => {
-                serde_json::from_str(text).map_err(|e| Problem::json(text, text, &e))
+                serde_json::from_str(text).map_err(|e| ObjectProblem::json(text, text, &e))
             }
         }
     }
@@ -304,7 +306,7 @@ pub(super) fn object(
     source: Source,
     item_type: Option<ItemType>,
     interner: &mut Interner,
-) -> Result<Objects, Problem> {
+) -> Result<Objects, ObjectProblem> {
     if let Source::Raw(text) = source
         && let Some(read) = pod_in_one_pass(text, item_type, interner)
     {
@@ -317,11 +319,11 @@ pub(super) fn object(
         header.metadata.name.as_deref(),
     );
     let mut objects = Objects::default();
-    let described = |problem: Problem| Problem {
+    let described = |problem: ObjectProblem| ObjectProblem {
         message: format!("{kind} {name}: {}", problem.message),
         ..problem
     };
-    let converted = |e: ConvertError| described(Problem::message(e.to_string()));
+    let converted = |e: ConvertError| described(ObjectProblem::message(e.to_string()));
     match (api_version, kind) {
         ("v1", "Node") => {
             let node = source.decode().map_err(described)?;
@@ -395,15 +397,17 @@ pub(super) fn object(
             }));
         }
         ("", "") => {
-            return Err(Problem::message(format!(
+            return Err(ObjectProblem::message(format!(
                 "object {name} has no apiVersion and no kind"
             )));
         }
         ("", _) => {
-            return Err(Problem::message(format!("{kind} {name} has no apiVersion")));
+            return Err(ObjectProblem::message(format!(
+                "{kind} {name} has no apiVersion"
+            )));
         }
         (_, "") => {
-            return Err(Problem::message(format!(
+            return Err(ObjectProblem::message(format!(
                 "object {name} ({api_version}) has no kind"
             )));
         }
@@ -446,7 +450,7 @@ fn pod_in_one_pass(
     text: &str,
     item_type: Option<ItemType>,
     interner: &mut Interner,
-) -> Option<Result<Objects, Problem>> {
+) -> Option<Result<Objects, ObjectProblem>> {
     let typed: wire::TypedPod = serde_json::from_str(text).ok()?;
     let api_version = typed.api_version.as_deref().unwrap_or_default();
     let kind = typed.kind.as_deref().unwrap_or_default();
@@ -465,23 +469,26 @@ fn pod_in_one_pass(
                 pods: vec![pod],
                 ..Objects::default()
             })
-            .map_err(|e| Problem::message(format!("Pod {name}: {e}"))),
+            .map_err(|e| ObjectProblem::message(format!("Pod {name}: {e}"))),
     )
 }
 
 /// A `VSphereInventory` document: its fields other than the object header.
-fn inventory_document(source: Source) -> Result<Inventory, Problem> {
+fn inventory_document(source: Source) -> Result<Inventory, ObjectProblem> {
     own_document(source, inventory::KIND)
 }
 
 /// A `SnapshotInfo` document: its fields other than the object header.
-fn info_document(source: Source) -> Result<SnapshotInfo, Problem> {
+fn info_document(source: Source) -> Result<SnapshotInfo, ObjectProblem> {
     own_document(source, snapshot_info::KIND)
 }
 
 /// A document of one of our own kinds, read strictly: its fields other than the object header.
-fn own_document<T: serde::de::DeserializeOwned>(source: Source, kind: &str) -> Result<T, Problem> {
-    let in_kind = |problem: Problem| Problem {
+fn own_document<T: serde::de::DeserializeOwned>(
+    source: Source,
+    kind: &str,
+) -> Result<T, ObjectProblem> {
+    let in_kind = |problem: ObjectProblem| ObjectProblem {
         message: format!("{kind}: {}", problem.message),
         ..problem
     };
@@ -491,7 +498,7 @@ fn own_document<T: serde::de::DeserializeOwned>(source: Source, kind: &str) -> R
         fields.remove("kind");
         fields.remove("metadata");
     }
-    serde_json::from_value(value).map_err(|e| in_kind(Problem::message(json_message(&e))))
+    serde_json::from_value(value).map_err(|e| in_kind(ObjectProblem::message(json_message(&e))))
 }
 
 #[cfg(test)]

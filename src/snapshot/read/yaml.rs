@@ -7,7 +7,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::position::{self, ParseError};
-use super::sink::{ItemType, Objects, Source, Step, object};
+use super::sink::{ItemType, Objects, PathStep, Source, object};
 use super::yaml_items;
 use super::yaml_options::yaml_options;
 use crate::snapshot::model::Interner;
@@ -82,7 +82,7 @@ fn yaml_documents(text: &str) -> Result<Objects, YamlFailure> {
 /// A YAML object is decoded from a tree without positions; only when one is refused is its own
 /// text (not the whole file, which may be a 150,000-pod List) read again into the positioned
 /// tree, to find the value. `None` when it cannot be found.
-fn field_position(text: &str, at: serde_saphyr::Location, path: &[Step]) -> Option<(u64, u64)> {
+fn field_position(text: &str, at: serde_saphyr::Location, path: &[PathStep]) -> Option<(u64, u64)> {
     use crate::yaml_tree::Value;
     if path.is_empty() {
         return None;
@@ -92,9 +92,9 @@ fn field_position(text: &str, at: serde_saphyr::Location, path: &[Step]) -> Opti
     let mut node = &object;
     for step in path {
         node = match (step, &node.value) {
-            (Step::Key(key), _) => node.get(key)?,
-            (Step::Index(index), Value::Seq(items)) => items.get(*index)?,
-            (Step::Index(_), _) => return None,
+            (PathStep::Key(key), _) => node.get(key)?,
+            (PathStep::Index(index), Value::Seq(items)) => items.get(*index)?,
+            (PathStep::Index(_), _) => return None,
         };
     }
     let position = node.position?;
@@ -143,7 +143,7 @@ struct Misplaced {
     message: String,
     at: Option<serde_saphyr::Location>,
     /// From the object down to the value at fault, when known.
-    path: Vec<Step>,
+    path: Vec<PathStep>,
 }
 
 impl<'de> Deserialize<'de> for Document {

@@ -18,7 +18,7 @@ use crate::snapshot::model::Interner;
 
 /// Why the text is not read this way (logged at debug level; serde-saphyr then reads it).
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub(in crate::snapshot) enum Fallback {
+pub(in crate::snapshot) enum YamlFallback {
     #[error("the text has carriage returns alone, a byte order mark, directives or `...`")]
     Form,
     #[error("document {0} is not a block mapping the reader takes")]
@@ -32,7 +32,7 @@ pub(in crate::snapshot) enum Fallback {
 }
 
 /// Read YAML snapshot text; `Err` says why it was not read this way.
-pub(in crate::snapshot) fn read(text: &str) -> Result<Objects, Fallback> {
+pub(in crate::snapshot) fn read(text: &str) -> Result<Objects, YamlFallback> {
     let mut objects = Objects::default();
     for (index, document) in documents(text)?.into_iter().enumerate() {
         objects.extend(read_document(document, index + 1)?);
@@ -41,7 +41,7 @@ pub(in crate::snapshot) fn read(text: &str) -> Result<Objects, Fallback> {
 }
 
 /// The documents of the text, split at its `---` lines.
-fn documents(text: &str) -> Result<Vec<&str>, Fallback> {
+fn documents(text: &str) -> Result<Vec<&str>, YamlFallback> {
     // CR LF ends a line as LF does; a carriage return alone, which YAML reads as a line break
     // too, is left to serde-saphyr.
     let odd = lone_carriage_return(text)
@@ -50,7 +50,7 @@ fn documents(text: &str) -> Result<Vec<&str>, Fallback> {
         || text.contains("\n%")
         || text.contains("\n...");
     if odd {
-        return Err(Fallback::Form);
+        return Err(YamlFallback::Form);
     }
     let mut starts = vec![0];
     let mut search = 0;
@@ -62,7 +62,7 @@ fn documents(text: &str) -> Result<Vec<&str>, Fallback> {
         }
         // `--- !tag`, `--- value` and the like are left to serde-saphyr.
         if !matches!(text.as_bytes().get(at + 3), None | Some(b'\n' | b'\r')) {
-            return Err(Fallback::Form);
+            return Err(YamlFallback::Form);
         }
         starts.push(at);
     }
@@ -77,7 +77,7 @@ fn documents(text: &str) -> Result<Vec<&str>, Fallback> {
             if index == 0 && starts.len() > 1 {
                 continue;
             }
-            return Err(Fallback::Empty(documents.len() + 1));
+            return Err(YamlFallback::Empty(documents.len() + 1));
         }
         documents.push(document);
     }
@@ -110,10 +110,10 @@ struct Header {
 
 /// One document, read as serde-saphyr's reader of documents reads it: a list's items, an
 /// empty list, or one object.
-fn read_document(text: &str, number: usize) -> Result<Objects, Fallback> {
-    let document = yaml_json::document(text).map_err(|_| Fallback::Document(number))?;
+fn read_document(text: &str, number: usize) -> Result<Objects, YamlFallback> {
+    let document = yaml_json::document(text).map_err(|_| YamlFallback::Document(number))?;
     let header: Header =
-        serde_json::from_str(&document.fields).map_err(|_| Fallback::Document(number))?;
+        serde_json::from_str(&document.fields).map_err(|_| YamlFallback::Document(number))?;
     let api_version = text_of(header.api_version.as_ref());
     let kind = text_of(header.kind.as_ref());
     match document.items {
@@ -124,7 +124,7 @@ fn read_document(text: &str, number: usize) -> Result<Objects, Fallback> {
             None,
             &mut Interner::default(),
         )
-        .map_err(|_| Fallback::Conversion),
+        .map_err(|_| YamlFallback::Conversion),
     }
 }
 
@@ -142,7 +142,7 @@ struct Converted {
 }
 
 /// Convert a list's items, in parallel chunks on big lists.
-fn convert_items(items: &[&str], item_type: Option<ItemType>) -> Result<Objects, Fallback> {
+fn convert_items(items: &[&str], item_type: Option<ItemType>) -> Result<Objects, YamlFallback> {
     let chunks = in_chunks(items, |chunk| convert_chunk(chunk, item_type));
     let mut typed = Objects::default();
     let mut untyped = Objects::default();
@@ -156,7 +156,7 @@ fn convert_items(items: &[&str], item_type: Option<ItemType>) -> Result<Objects,
 }
 
 /// Convert items on one thread, sharing label texts through one interner.
-fn convert_chunk(items: &[&str], item_type: Option<ItemType>) -> Result<Converted, Fallback> {
+fn convert_chunk(items: &[&str], item_type: Option<ItemType>) -> Result<Converted, YamlFallback> {
     let mut converted = Converted::default();
     let mut interner = Interner::default();
     let mut json = String::new();
@@ -175,7 +175,7 @@ fn convert_chunk(items: &[&str], item_type: Option<ItemType>) -> Result<Converte
             (&mut converted.untyped, item_type)
         };
         let objects = object(Source::Raw(&json), item_type, &mut interner)
-            .map_err(|_| Fallback::Conversion)?;
+            .map_err(|_| YamlFallback::Conversion)?;
         into.extend_growing(objects, Growth::Doubling);
     }
     converted.typed.shrink_to_fit();
@@ -185,15 +185,15 @@ fn convert_chunk(items: &[&str], item_type: Option<ItemType>) -> Result<Converte
 
 /// An item `yaml_json` does not take, read by serde-saphyr on its own (a one-entry sequence)
 /// and written to `json`; whether it names its own type.
-fn item_by_serde_saphyr(item: &str, json: &mut String) -> Result<bool, Fallback> {
+fn item_by_serde_saphyr(item: &str, json: &mut String) -> Result<bool, YamlFallback> {
     // Alone, the item sits in a one-entry list; in its document, in a List's mapping and items.
     let options = yaml_options_within(item.len(), 1);
     let values: Vec<Value> =
-        serde_saphyr::from_str_with_options(item, options).map_err(|_| Fallback::Item)?;
+        serde_saphyr::from_str_with_options(item, options).map_err(|_| YamlFallback::Item)?;
     let [value] = values.as_slice() else {
-        return Err(Fallback::Item);
+        return Err(YamlFallback::Item);
     };
-    json.push_str(&serde_json::to_string(value).map_err(|_| Fallback::Item)?);
+    json.push_str(&serde_json::to_string(value).map_err(|_| YamlFallback::Item)?);
     Ok(value.get("apiVersion").is_some() || value.get("kind").is_some())
 }
 

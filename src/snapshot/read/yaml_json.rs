@@ -33,7 +33,7 @@ pub(super) struct Document<'t> {
 
 /// What reading a list item found besides its JSON: whether it names `apiVersion` or `kind`
 /// itself (an item that names neither is of its typed list's kind).
-pub(super) struct Item {
+pub(super) struct ListItem {
     pub(super) typed: bool,
 }
 
@@ -114,7 +114,7 @@ fn item_texts<'t>(cursor: &mut Cursor<'t>, rest: &str) -> Result<Vec<&'t str>> {
 }
 
 /// Write one list item (its text from its `- `) to `out` as JSON.
-pub(super) fn item(text: &str, out: &mut String) -> Result<Item> {
+pub(super) fn item(text: &str, out: &mut String) -> Result<ListItem> {
     // The document's mapping and its `items` enclose the item.
     let mut cursor = Cursor::new(text, 2);
     let line = cursor.skip_blank()?.ok_or(Unsupported)?;
@@ -127,7 +127,7 @@ pub(super) fn item(text: &str, out: &mut String) -> Result<Item> {
     if cursor.skip_blank()?.is_some() {
         return Err(Unsupported);
     }
-    Ok(Item { typed })
+    Ok(ListItem { typed })
 }
 
 /// A line, or the rest of one after a sequence entry's `- `.

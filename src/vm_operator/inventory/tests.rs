@@ -78,8 +78,8 @@ fn vm(name: &str, id: &str, uuid: &str, host: &str) -> Vm {
     }
 }
 
-fn module_rule(name: &str, uuid: &str, members: &[(&str, &str)]) -> Rule {
-    Rule {
+fn module_rule(name: &str, uuid: &str, members: &[(&str, &str)]) -> DrsRule {
+    DrsRule {
         name: name.to_string(),
         key: None,
         kind: RuleKind::ClusterModule,
@@ -143,7 +143,7 @@ fn the_story_reports_the_worker_being_created_as_unplaced_and_outside_no_module(
     let found = topology(&vms, &policies);
     assert_eq!(
         found.findings.unplaced,
-        [Unplaced {
+        [UnplacedVm {
             namespace: "team-a".to_string(),
             name: creating.to_string(),
             reason: UnplacedReason::NotCreated,
@@ -400,7 +400,7 @@ fn findings_serialize_with_camel_case_names_and_a_tagged_reason() {
         serde_json::json!({"reason": "groupWithoutModule", "vm": "w1", "policy": "tkc-1",
                            "group": "tkc-1-workers-1"})
     );
-    let unplaced = Unplaced {
+    let unplaced = UnplacedVm {
         namespace: "team-a".to_string(),
         name: "w2".to_string(),
         reason: UnplacedReason::NotCreated,

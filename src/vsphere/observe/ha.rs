@@ -3,7 +3,7 @@
 //! dedicated failover hosts by name, and the one advanced option that matters for placement.
 
 use crate::inventory::{AdmissionControl, HaConfig, RestartPriority};
-use crate::vsphere::soap::{AdmissionControlPolicy, DasConfig, MoRef, Value};
+use crate::vsphere::soap::{AdmissionControlPolicy, DasConfig, MoRef, PropertyValue};
 
 use super::Objects;
 
@@ -100,7 +100,7 @@ fn failover_host_names(
             let host_name = objects
                 .get(host)
                 .and_then(|object| object.property("name"))
-                .and_then(Value::as_str);
+                .and_then(PropertyValue::as_str);
             if host_name.is_none() {
                 tracing::warn!(
                     cluster = name,

@@ -5,7 +5,7 @@
 
 use super::fix::{ClusterName, Fix};
 use super::result::{
-    ClusterCheck, Finding, ScopeCheck, Setting, SettingCheck, SettingValue, Status,
+    ClusterCheck, PreflightFinding, ScopeCheck, Setting, SettingCheck, SettingValue, Status,
 };
 use super::scope::ScopeFilter;
 use crate::inventory::{Cluster, DrsBehavior, Inventory};
@@ -21,9 +21,9 @@ pub(super) fn scope_checks(
     };
     let check = |filter: ScopeFilter, found: usize| ScopeCheck {
         finding: if found > 0 {
-            Finding::ok(format!("{filter} finds {found} cluster(s)."))
+            PreflightFinding::ok(format!("{filter} finds {found} cluster(s)."))
         } else {
-            Finding::with(
+            PreflightFinding::with(
                 Status::Missing,
                 format!("{filter} finds no cluster the account can see."),
                 Fix::Scope {
@@ -68,7 +68,7 @@ pub(super) fn cluster_check(cluster: &Cluster) -> ClusterCheck {
     }
 }
 
-fn setting(setting: Setting, value: SettingValue, finding: Finding) -> SettingCheck {
+fn setting(setting: Setting, value: SettingValue, finding: PreflightFinding) -> SettingCheck {
     SettingCheck {
         setting,
         value,
@@ -78,16 +78,17 @@ fn setting(setting: Setting, value: SettingValue, finding: Finding) -> SettingCh
 
 fn drs_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
     let Some(drs) = &cluster.drs else {
-        let unread = || Finding::not_checked(format!("The configuration of {name} is unreadable."));
+        let unread =
+            || PreflightFinding::not_checked(format!("The configuration of {name} is unreadable."));
         return vec![
             setting(Setting::DrsEnabled, SettingValue::Unset, unread()),
             setting(Setting::DrsAutomationLevel, SettingValue::Unset, unread()),
         ];
     };
     let enabled = if drs.enabled {
-        Finding::ok(format!("vSphere DRS is on for {name}."))
+        PreflightFinding::ok(format!("vSphere DRS is on for {name}."))
     } else {
-        Finding::with(
+        PreflightFinding::with(
             Status::Warning,
             format!(
                 "vSphere DRS is off for {name}: vCenter keeps the rules this tool writes, but \
@@ -100,13 +101,13 @@ fn drs_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
     };
     let level = &drs.default_vm_behavior;
     let automation = if !drs.enabled {
-        Finding::not_checked(format!(
+        PreflightFinding::not_checked(format!(
             "DRS is off for {name}; its automation level is moot."
         ))
     } else if *level == DrsBehavior::FullyAutomated {
-        Finding::ok(format!("DRS is fully automated on {name}."))
+        PreflightFinding::ok(format!("DRS is fully automated on {name}."))
     } else {
-        Finding::with(
+        PreflightFinding::with(
             Status::Warning,
             format!(
                 "DRS is {level} on {name}: it only recommends the moves that would make the \
@@ -133,7 +134,8 @@ fn drs_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
 
 fn ha_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
     let Some(ha) = &cluster.ha else {
-        let unread = || Finding::not_checked(format!("The configuration of {name} is unreadable."));
+        let unread =
+            || PreflightFinding::not_checked(format!("The configuration of {name} is unreadable."));
         return vec![
             setting(Setting::HaEnabled, SettingValue::Unset, unread()),
             setting(
@@ -144,9 +146,9 @@ fn ha_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
         ];
     };
     let enabled = if ha.enabled {
-        Finding::ok(format!("vSphere HA is on for {name}."))
+        PreflightFinding::ok(format!("vSphere HA is on for {name}."))
     } else {
-        Finding::with(
+        PreflightFinding::with(
             Status::Warning,
             format!(
                 "vSphere HA is off for {name}: the node VMs of a failed host stay down until it \
@@ -161,13 +163,13 @@ fn ha_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
         cluster: name.clone(),
     };
     let respect = match (ha.enabled, ha.respect_vm_anti_affinity_rules) {
-        (false, _) => Finding::not_checked(format!(
+        (false, _) => PreflightFinding::not_checked(format!(
             "vSphere HA is off for {name}: it restarts nothing, so it breaks no rule."
         )),
-        (true, Some(true)) => Finding::ok(format!(
+        (true, Some(true)) => PreflightFinding::ok(format!(
             "HA on {name} respects VM anti-affinity rules during failover."
         )),
-        (true, Some(false)) => Finding::with(
+        (true, Some(false)) => PreflightFinding::with(
             Status::Warning,
             format!(
                 "HA on {name} is told not to respect VM anti-affinity rules during failover: it \
@@ -176,7 +178,7 @@ fn ha_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
             ),
             respect_fix(),
         ),
-        (true, None) => Finding::with(
+        (true, None) => PreflightFinding::with(
             Status::Warning,
             format!(
                 "das.respectVmVmAntiAffinityRules is not set on {name}: this tool does not \

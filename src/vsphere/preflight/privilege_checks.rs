@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::DrsRuleWrites;
 use super::fix::Fix;
-use super::result::{Finding, PrivilegeCheck, Status};
+use super::result::{PreflightFinding, PrivilegeCheck, Status};
 use super::scope::ObjectScope;
 use crate::error_chain;
 use crate::inventory::{Cluster, Inventory};
@@ -368,20 +368,20 @@ fn row(
                 }
             }
         };
-        Finding::with(status, detail, fix)
+        PreflightFinding::with(status, detail, fix)
     } else if !unanswered.is_empty() {
         match &asked.failure {
-            Some(failure) => Finding::not_checked(format!(
+            Some(failure) => PreflightFinding::not_checked(format!(
                 "vCenter did not answer whether the account holds {privilege} on {scope}: {}.",
                 failure.message
             )),
-            None => Finding::not_checked(format!(
+            None => PreflightFinding::not_checked(format!(
                 "vCenter gave no answer about {privilege} for {}.",
                 unanswered.join(", ")
             )),
         }
     } else {
-        Finding::ok(format!("The account holds {privilege} on {scope}."))
+        PreflightFinding::ok(format!("The account holds {privilege} on {scope}."))
     };
     PrivilegeCheck {
         privilege: privilege.to_string(),
@@ -405,11 +405,11 @@ fn host_folder_row(group: &Group, cluster: &Cluster, required: bool) -> Privileg
         cluster: cluster.name.clone(),
     };
     let finding = if cluster.datacenter_id.is_some() {
-        Finding::ok(format!(
+        PreflightFinding::ok(format!(
             "The account reads {scope}: observation found the datacenter through them."
         ))
     } else {
-        Finding::with(
+        PreflightFinding::with(
             if required {
                 Status::Missing
             } else {

@@ -25,22 +25,29 @@ pub enum Status {
     Missing,
 }
 
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl Status {
+    /// As reports write it: the same word as its JSON form.
+    pub fn word(self) -> &'static str {
+        match self {
             Status::Ok => "ok",
             Status::NotChecked => "not-checked",
             Status::Warning => "warning",
             Status::MissingForGoingLive => "missing-for-going-live",
             Status::Missing => "missing",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.word())
     }
 }
 
 /// The part every item shares: its status, what was found, and what to do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Finding {
+pub struct PreflightFinding {
     pub status: Status,
     /// What was found, as a sentence.
     pub detail: String,
@@ -49,25 +56,25 @@ pub struct Finding {
     pub fix: Option<Fix>,
 }
 
-impl Finding {
-    pub fn ok(detail: impl Into<String>) -> Finding {
-        Finding {
+impl PreflightFinding {
+    pub fn ok(detail: impl Into<String>) -> PreflightFinding {
+        PreflightFinding {
             status: Status::Ok,
             detail: detail.into(),
             fix: None,
         }
     }
 
-    pub fn not_checked(detail: impl Into<String>) -> Finding {
-        Finding {
+    pub fn not_checked(detail: impl Into<String>) -> PreflightFinding {
+        PreflightFinding {
             status: Status::NotChecked,
             detail: detail.into(),
             fix: None,
         }
     }
 
-    pub fn with(status: Status, detail: impl Into<String>, fix: Fix) -> Finding {
-        Finding {
+    pub fn with(status: Status, detail: impl Into<String>, fix: Fix) -> PreflightFinding {
+        PreflightFinding {
             status,
             detail: detail.into(),
             fix: Some(fix),
@@ -86,9 +93,9 @@ pub struct Preflight {
     /// What vCenter says it is; `None` when it could not be reached.
     pub vcenter: Option<VcenterVersion>,
     /// Reaching vCenter and logging in.
-    pub login: Finding,
+    pub login: PreflightFinding,
     /// Reading the inventory as runs do.
-    pub observation: Finding,
+    pub observation: PreflightFinding,
     /// Whether the datacenters and clusters runs are told to touch are visible.
     pub scope: Vec<ScopeCheck>,
     /// Each privilege of `privileges.txt` on the objects runs touch.
@@ -131,7 +138,7 @@ pub struct VcenterVersion {
 pub struct ScopeCheck {
     pub filter: ScopeFilter,
     #[serde(flatten)]
-    pub finding: Finding,
+    pub finding: PreflightFinding,
 }
 
 /// One privilege on one object (or on the hosts or VMs of one cluster), for the methods of
@@ -150,7 +157,7 @@ pub struct PrivilegeCheck {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing_on: Vec<String>,
     #[serde(flatten)]
-    pub finding: Finding,
+    pub finding: PreflightFinding,
 }
 
 /// The settings of one observed cluster that decide whether DRS enforces the rules this tool
@@ -218,5 +225,5 @@ pub struct SettingCheck {
     pub setting: Setting,
     pub value: SettingValue,
     #[serde(flatten)]
-    pub finding: Finding,
+    pub finding: PreflightFinding,
 }

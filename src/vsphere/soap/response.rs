@@ -3,7 +3,7 @@
 
 use secrecy::SecretString;
 
-use super::xml::{Element, ParseError, parse};
+use super::xml::{Element, XmlParseError, parse};
 use super::{Fault, MissingPrivilege, MoRef};
 
 /// The service content singletons this client uses.
@@ -61,13 +61,13 @@ pub(crate) struct RetrieveResult {
 pub(crate) struct ObjectContent {
     pub obj: MoRef,
     /// Properties that are set; unset ones are absent, as on the wire.
-    pub properties: Vec<(String, Value)>,
+    pub properties: Vec<(String, PropertyValue)>,
     /// Properties the server could not read (`missingSet`), with the reason.
     pub missing: Vec<(String, Fault)>,
 }
 
 impl ObjectContent {
-    pub fn property(&self, path: &str) -> Option<&Value> {
+    pub fn property(&self, path: &str) -> Option<&PropertyValue> {
         self.properties
             .iter()
             .find(|(name, _)| name == path)
@@ -77,7 +77,7 @@ impl ObjectContent {
 
 /// A property value, typed by its `xsi:type`.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Value {
+pub(crate) enum PropertyValue {
     /// `xsd:string` and enumerations (`VirtualMachinePowerState`, `TaskInfoState`, …).
     String(String),
     Boolean(bool),
@@ -90,24 +90,24 @@ pub(crate) enum Value {
     Other(String),
 }
 
-impl Value {
+impl PropertyValue {
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            Value::String(s) => Some(s),
+            PropertyValue::String(s) => Some(s),
             _ => None,
         }
     }
 
     pub fn as_bool(&self) -> Option<bool> {
         match self {
-            Value::Boolean(b) => Some(*b),
+            PropertyValue::Boolean(b) => Some(*b),
             _ => None,
         }
     }
 
     pub fn as_reference(&self) -> Option<&MoRef> {
         match self {
-            Value::Reference(r) => Some(r),
+            PropertyValue::Reference(r) => Some(r),
             _ => None,
         }
     }
@@ -214,13 +214,13 @@ pub(crate) enum Reply {
 }
 
 /// Reads an envelope: the first element of the body is either a fault or `<Method>Response`.
-pub(crate) fn envelope(document: &[u8]) -> Result<Reply, ParseError> {
+pub(crate) fn envelope(document: &[u8]) -> Result<Reply, XmlParseError> {
     let root = parse(document)?;
     let body = root
         .children
         .into_iter()
         .find(|c| c.name == "Body")
-        .ok_or_else(|| ParseError::Missing {
+        .ok_or_else(|| XmlParseError::Missing {
             parent: "Envelope".to_string(),
             child: "Body".to_string(),
         })?;
@@ -228,7 +228,7 @@ pub(crate) fn envelope(document: &[u8]) -> Result<Reply, ParseError> {
         .children
         .into_iter()
         .next()
-        .ok_or_else(|| ParseError::Missing {
+        .ok_or_else(|| XmlParseError::Missing {
             parent: "Body".to_string(),
             child: "a response".to_string(),
         })?;
@@ -308,10 +308,10 @@ fn localized_fault(element: &Element) -> Fault {
     }
 }
 
-pub(crate) fn reference(element: &Element) -> Result<MoRef, ParseError> {
+pub(crate) fn reference(element: &Element) -> Result<MoRef, XmlParseError> {
     let kind = element
         .attribute("type")
-        .ok_or_else(|| ParseError::Missing {
+        .ok_or_else(|| XmlParseError::Missing {
             parent: element.name.clone(),
             child: "@type".to_string(),
         })?;
@@ -319,11 +319,11 @@ pub(crate) fn reference(element: &Element) -> Result<MoRef, ParseError> {
 }
 
 /// `returnval` holding a managed object reference (`CreateContainerView`, `*_Task`).
-pub(crate) fn returned_reference(response: &Response) -> Result<MoRef, ParseError> {
+pub(crate) fn returned_reference(response: &Response) -> Result<MoRef, XmlParseError> {
     reference(response.0.required("returnval")?)
 }
 
-pub(crate) fn service_content(response: &Response) -> Result<ServiceContent, ParseError> {
+pub(crate) fn service_content(response: &Response) -> Result<ServiceContent, XmlParseError> {
     let content = response.0.required("returnval")?;
     let about = content.required("about")?;
     Ok(ServiceContent {
@@ -341,7 +341,7 @@ pub(crate) fn service_content(response: &Response) -> Result<ServiceContent, Par
 }
 
 /// `LoginResponse`: the `UserSession`'s key and user name.
-pub(crate) fn user_session(response: &Response) -> Result<UserSession, ParseError> {
+pub(crate) fn user_session(response: &Response) -> Result<UserSession, XmlParseError> {
     let session = response.0.required("returnval")?;
     Ok(UserSession {
         key: SecretString::from(session.required("key")?.text.trim().to_string()),
@@ -354,7 +354,9 @@ pub(crate) fn user_session(response: &Response) -> Result<UserSession, ParseErro
 }
 
 /// `HasPrivilegeOnEntitiesResponse`: one `EntityPrivilege` per entity asked about.
-pub(crate) fn entity_privileges(response: &Response) -> Result<Vec<EntityPrivileges>, ParseError> {
+pub(crate) fn entity_privileges(
+    response: &Response,
+) -> Result<Vec<EntityPrivileges>, XmlParseError> {
     response
         .0
         .children_named("returnval")
@@ -367,7 +369,7 @@ pub(crate) fn entity_privileges(response: &Response) -> Result<Vec<EntityPrivile
                         availability.required("isGranted")?.boolean()?,
                     ))
                 })
-                .collect::<Result<_, ParseError>>()?;
+                .collect::<Result<_, XmlParseError>>()?;
             Ok(EntityPrivileges {
                 entity: reference(entity.required("entity")?)?,
                 privileges,
@@ -378,7 +380,7 @@ pub(crate) fn entity_privileges(response: &Response) -> Result<Vec<EntityPrivile
 
 /// `RetrievePropertiesExResponse` or `ContinueRetrievePropertiesExResponse`. An empty response
 /// (no `returnval`) means no object matched.
-pub(crate) fn retrieve_result(response: &Response) -> Result<RetrieveResult, ParseError> {
+pub(crate) fn retrieve_result(response: &Response) -> Result<RetrieveResult, XmlParseError> {
     let Some(result) = response.0.child("returnval") else {
         return Ok(RetrieveResult::default());
     };
@@ -394,7 +396,7 @@ pub(crate) fn retrieve_result(response: &Response) -> Result<RetrieveResult, Par
     Ok(RetrieveResult { token, objects })
 }
 
-fn object_content(objects: &Element) -> Result<ObjectContent, ParseError> {
+fn object_content(objects: &Element) -> Result<ObjectContent, XmlParseError> {
     let obj = reference(objects.required("obj")?)?;
     let mut properties = Vec::new();
     for property in objects.children_named("propSet") {
@@ -422,20 +424,20 @@ fn object_content(objects: &Element) -> Result<ObjectContent, ParseError> {
     })
 }
 
-fn value(val: &Element) -> Result<Value, ParseError> {
+fn value(val: &Element) -> Result<PropertyValue, XmlParseError> {
     let kind = val.xsi_type.as_deref().unwrap_or("string");
     Ok(match kind {
-        "boolean" => Value::Boolean(val.boolean()?),
-        "ManagedObjectReference" => Value::Reference(reference(val)?),
-        "ClusterConfigInfoEx" => Value::ClusterConfig(cluster_config(val)?),
-        "LocalizedMethodFault" => Value::Fault(localized_fault(val)),
+        "boolean" => PropertyValue::Boolean(val.boolean()?),
+        "ManagedObjectReference" => PropertyValue::Reference(reference(val)?),
+        "ClusterConfigInfoEx" => PropertyValue::ClusterConfig(cluster_config(val)?),
+        "LocalizedMethodFault" => PropertyValue::Fault(localized_fault(val)),
         // Strings and enumerations are leaves; anything with structure is a data object.
-        _ if val.children.is_empty() => Value::String(val.text.clone()),
-        other => Value::Other(other.to_string()),
+        _ if val.children.is_empty() => PropertyValue::String(val.text.clone()),
+        other => PropertyValue::Other(other.to_string()),
     })
 }
 
-fn cluster_config(config: &Element) -> Result<ClusterConfig, ParseError> {
+fn cluster_config(config: &Element) -> Result<ClusterConfig, XmlParseError> {
     let drs = config.child("drsConfig");
     let drs_enabled = drs
         .map(|d| d.child_boolean("enabled"))
@@ -453,7 +455,7 @@ fn cluster_config(config: &Element) -> Result<ClusterConfig, ParseError> {
                 behavior: o.child_text("behavior").map(str::to_string),
             })
         })
-        .collect::<Result<_, ParseError>>()?;
+        .collect::<Result<_, XmlParseError>>()?;
     let rules = config
         .children_named("rule")
         .map(rule_info)
@@ -472,7 +474,7 @@ fn cluster_config(config: &Element) -> Result<ClusterConfig, ParseError> {
     })
 }
 
-fn das_config(das: &Element) -> Result<DasConfig, ParseError> {
+fn das_config(das: &Element) -> Result<DasConfig, XmlParseError> {
     Ok(DasConfig {
         enabled: das.child_boolean("enabled")?,
         failover_level: das.child("failoverLevel").map(Element::count).transpose()?,
@@ -493,11 +495,11 @@ fn das_config(das: &Element) -> Result<DasConfig, ParseError> {
                     value: option.child_text("value").map(str::to_string),
                 })
             })
-            .collect::<Result<_, ParseError>>()?,
+            .collect::<Result<_, XmlParseError>>()?,
     })
 }
 
-fn admission_control_policy(policy: &Element) -> Result<AdmissionControlPolicy, ParseError> {
+fn admission_control_policy(policy: &Element) -> Result<AdmissionControlPolicy, XmlParseError> {
     let count = |name: &str| policy.required(name).and_then(Element::count);
     Ok(match policy.xsi_type.as_deref() {
         Some("ClusterFailoverLevelAdmissionControlPolicy") => {
@@ -529,7 +531,7 @@ fn admission_control_policy(policy: &Element) -> Result<AdmissionControlPolicy, 
     })
 }
 
-fn rule_info(rule: &Element) -> Result<RuleInfo, ParseError> {
+fn rule_info(rule: &Element) -> Result<RuleInfo, XmlParseError> {
     let kind = match rule.xsi_type.as_deref() {
         Some("ClusterAntiAffinityRuleSpec") => RuleType::AntiAffinity,
         Some("ClusterAffinityRuleSpec") => RuleType::Affinity,

@@ -75,7 +75,7 @@ fn a_reply_without_body_is_an_error() {
         br#"<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"/>"#;
     assert!(matches!(
         envelope(document),
-        Err(ParseError::Missing { child, .. }) if child == "Body"
+        Err(XmlParseError::Missing { child, .. }) if child == "Body"
     ));
 }
 
@@ -96,11 +96,11 @@ fn failed_task_info_carries_the_localized_fault() {
     assert_eq!(task.obj, reference("Task", "task-43"));
     assert_eq!(
         task.property("info.state"),
-        Some(&Value::String("error".to_string()))
+        Some(&PropertyValue::String("error".to_string()))
     );
     assert_eq!(
         task.property("info.error"),
-        Some(&Value::Fault(Fault::new(
+        Some(&PropertyValue::Fault(Fault::new(
             "InvalidArgument",
             "*types.InvalidArgument"
         )))
@@ -119,16 +119,22 @@ fn vcsim_properties_are_typed_with_its_xml_schema_instance_prefix() {
         .expect("worker-a");
     assert_eq!(
         vm.property("name"),
-        Some(&Value::String("worker-a".to_string()))
+        Some(&PropertyValue::String("worker-a".to_string()))
     );
-    assert_eq!(vm.property("config.template"), Some(&Value::Boolean(false)));
+    assert_eq!(
+        vm.property("config.template"),
+        Some(&PropertyValue::Boolean(false))
+    );
     assert_eq!(
         vm.property("runtime.host"),
-        Some(&Value::Reference(reference("HostSystem", "host-17")))
+        Some(&PropertyValue::Reference(reference(
+            "HostSystem",
+            "host-17"
+        )))
     );
     assert_eq!(
         vm.property("runtime.powerState"),
-        Some(&Value::String("poweredOn".to_string()))
+        Some(&PropertyValue::String("poweredOn".to_string()))
     );
 
     let cluster = result
@@ -136,7 +142,7 @@ fn vcsim_properties_are_typed_with_its_xml_schema_instance_prefix() {
         .iter()
         .find(|o| o.obj.kind == "ClusterComputeResource")
         .expect("a cluster");
-    let Some(Value::ClusterConfig(config)) = cluster.property("configurationEx") else {
+    let Some(PropertyValue::ClusterConfig(config)) = cluster.property("configurationEx") else {
         panic!("configurationEx is a ClusterConfigInfoEx");
     };
     assert_eq!(config.drs_enabled, Some(true));
@@ -178,9 +184,9 @@ fn first_page_with_xsi_prefix_ends_in_a_token() {
     let cluster = &result.objects[0];
     assert_eq!(
         cluster.property("name"),
-        Some(&Value::String("prod & test".to_string()))
+        Some(&PropertyValue::String("prod & test".to_string()))
     );
-    let Some(Value::ClusterConfig(config)) = cluster.property("configurationEx") else {
+    let Some(PropertyValue::ClusterConfig(config)) = cluster.property("configurationEx") else {
         panic!("configurationEx is a ClusterConfigInfoEx");
     };
     assert_eq!(
@@ -223,11 +229,11 @@ fn continuation_page_with_underscore_prefix_has_no_token_and_keeps_missing_prope
     let host = &result.objects[0];
     assert_eq!(
         host.property("runtime.inMaintenanceMode"),
-        Some(&Value::Boolean(true))
+        Some(&PropertyValue::Boolean(true))
     );
     assert_eq!(
         host.property("parent"),
-        Some(&Value::Reference(reference(
+        Some(&PropertyValue::Reference(reference(
             "ClusterComputeResource",
             "domain-c8"
         )))
@@ -263,7 +269,7 @@ fn das_config_of(result: &RetrieveResult, cluster: &str) -> DasConfig {
         .find(|o| o.obj == reference("ClusterComputeResource", cluster))
         .unwrap_or_else(|| panic!("cluster {cluster} in the fixture"));
     match object.property("configurationEx") {
-        Some(Value::ClusterConfig(config)) => config.das.clone(),
+        Some(PropertyValue::ClusterConfig(config)) => config.das.clone(),
         other => panic!("configurationEx of {cluster} is a ClusterConfigInfoEx, not {other:?}"),
     }
 }

@@ -27,7 +27,7 @@ pub(crate) struct Element {
 
 /// Why a response could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ParseError {
+pub enum XmlParseError {
     #[error("response is not UTF-8")]
     NotUtf8(#[source] std::str::Utf8Error),
     #[error("response is not well-formed XML")]
@@ -65,8 +65,8 @@ impl Element {
     }
 
     /// The first child with this local name, or an error naming both elements.
-    pub fn required(&self, name: &str) -> Result<&Element, ParseError> {
-        self.child(name).ok_or_else(|| ParseError::Missing {
+    pub fn required(&self, name: &str) -> Result<&Element, XmlParseError> {
+        self.child(name).ok_or_else(|| XmlParseError::Missing {
             parent: self.name.clone(),
             child: name.to_string(),
         })
@@ -91,7 +91,7 @@ impl Element {
     }
 
     /// The text as an `xsd:boolean`.
-    pub fn boolean(&self) -> Result<bool, ParseError> {
+    pub fn boolean(&self) -> Result<bool, XmlParseError> {
         match self.text.trim() {
             "true" | "1" => Ok(true),
             "false" | "0" => Ok(false),
@@ -100,7 +100,7 @@ impl Element {
     }
 
     /// The text as an `xsd:int`.
-    pub fn int(&self) -> Result<i32, ParseError> {
+    pub fn int(&self) -> Result<i32, XmlParseError> {
         self.text
             .trim()
             .parse()
@@ -108,7 +108,7 @@ impl Element {
     }
 
     /// The text as an `xsd:int` that counts something (hosts, percent), so is never negative.
-    pub fn count(&self) -> Result<u32, ParseError> {
+    pub fn count(&self) -> Result<u32, XmlParseError> {
         self.text
             .trim()
             .parse()
@@ -116,12 +116,12 @@ impl Element {
     }
 
     /// An optional boolean child.
-    pub fn child_boolean(&self, name: &str) -> Result<Option<bool>, ParseError> {
+    pub fn child_boolean(&self, name: &str) -> Result<Option<bool>, XmlParseError> {
         self.child(name).map(Element::boolean).transpose()
     }
 
-    pub fn invalid(&self, expected: &'static str) -> ParseError {
-        ParseError::Invalid {
+    pub fn invalid(&self, expected: &'static str) -> XmlParseError {
+        XmlParseError::Invalid {
             element: self.name.clone(),
             value: self.text.clone(),
             expected,
@@ -130,15 +130,15 @@ impl Element {
 }
 
 /// Reads a whole document into its root element.
-pub(crate) fn parse(document: &[u8]) -> Result<Element, ParseError> {
-    let document = std::str::from_utf8(document).map_err(ParseError::NotUtf8)?;
+pub(crate) fn parse(document: &[u8]) -> Result<Element, XmlParseError> {
+    let document = std::str::from_utf8(document).map_err(XmlParseError::NotUtf8)?;
     let mut reader = NsReader::from_str(document);
     // Leaf text is kept exactly; whitespace between elements is dropped when the parent closes.
     reader.config_mut().trim_text(false);
 
     let mut stack: Vec<Element> = Vec::new();
     loop {
-        let event = reader.read_event().map_err(ParseError::Xml)?;
+        let event = reader.read_event().map_err(XmlParseError::Xml)?;
         match event {
             Event::Start(start) => stack.push(open(&reader, &start)?),
             Event::Empty(start) => {
@@ -148,7 +148,7 @@ pub(crate) fn parse(document: &[u8]) -> Result<Element, ParseError> {
                 }
             }
             Event::End(_) => {
-                let element = stack.pop().ok_or(ParseError::Empty)?;
+                let element = stack.pop().ok_or(XmlParseError::Empty)?;
                 if let Some(root) = close(&mut stack, element) {
                     return Ok(root);
                 }
@@ -175,13 +175,13 @@ pub(crate) fn parse(document: &[u8]) -> Result<Element, ParseError> {
                         _ => {
                             let name = reference.xml_content(XmlVersion::Implicit1_0);
                             let resolved = quick_xml::escape::resolve_predefined_entity(&name)
-                                .ok_or_else(|| ParseError::UnknownEntity(name.to_string()))?;
+                                .ok_or_else(|| XmlParseError::UnknownEntity(name.to_string()))?;
                             current.text.push_str(resolved);
                         }
                     }
                 }
             }
-            Event::Eof => return Err(ParseError::Empty),
+            Event::Eof => return Err(XmlParseError::Empty),
             Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {}
         }
     }
@@ -201,14 +201,14 @@ fn close(stack: &mut [Element], mut element: Element) -> Option<Element> {
     }
 }
 
-fn open(reader: &NsReader<&[u8]>, start: &BytesStart<'_>) -> Result<Element, ParseError> {
+fn open(reader: &NsReader<&[u8]>, start: &BytesStart<'_>) -> Result<Element, XmlParseError> {
     let name = start.local_name().as_ref().to_string();
     let mut element = Element {
         name,
         ..Element::default()
     };
     for attribute in start.attributes() {
-        let attribute = attribute.map_err(|source| ParseError::Attribute {
+        let attribute = attribute.map_err(|source| XmlParseError::Attribute {
             element: element.name.clone(),
             source,
         })?;
@@ -219,7 +219,7 @@ fn open(reader: &NsReader<&[u8]>, start: &BytesStart<'_>) -> Result<Element, Par
         let (namespace, local) = reader.resolver().resolve_attribute(key);
         let value = attribute
             .normalized_value(XmlVersion::Implicit1_0)
-            .map_err(|source| ParseError::AttributeValue {
+            .map_err(|source| XmlParseError::AttributeValue {
                 element: element.name.clone(),
                 source,
             })?;
@@ -292,12 +292,15 @@ mod tests {
 
     #[test]
     fn malformed_and_empty_documents_are_errors() {
-        assert!(matches!(parse(b"<a><b></a>"), Err(ParseError::Xml(_))));
-        assert!(matches!(parse(b""), Err(ParseError::Empty)));
+        assert!(matches!(parse(b"<a><b></a>"), Err(XmlParseError::Xml(_))));
+        assert!(matches!(parse(b""), Err(XmlParseError::Empty)));
         assert!(matches!(
             parse(b"<a>&bogus;</a>"),
-            Err(ParseError::UnknownEntity(_))
+            Err(XmlParseError::UnknownEntity(_))
         ));
-        assert!(matches!(parse(&[0xff, 0xfe]), Err(ParseError::NotUtf8(_))));
+        assert!(matches!(
+            parse(&[0xff, 0xfe]),
+            Err(XmlParseError::NotUtf8(_))
+        ));
     }
 }
