@@ -147,3 +147,19 @@ fn the_layer_check_sees_an_import_that_runs_up() {
     assert_eq!(layer_of(Path::new("what_if/mod.rs")), Some(("what_if", 1)));
     assert_eq!(layer_of(Path::new("mod.rs")), None);
 }
+
+/// One module style in src/: a module with children is `name.rs` beside its folder `name/`,
+/// never `name/mod.rs`, so a file's name says which module it is.
+#[test]
+fn no_module_of_the_crate_is_a_mod_rs() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mod_rs: Vec<_> = files
+        .iter()
+        .filter(|f| f.file_name().is_some_and(|n| n == "mod.rs"))
+        .collect();
+    assert!(mod_rs.is_empty(), "move each to <folder>.rs: {mod_rs:?}");
+}

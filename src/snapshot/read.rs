@@ -374,8 +374,7 @@ pub(super) mod tests {
         assert_eq!(names(json), ["a", "b"]);
     }
 
-    const FIXTURE: &str =
-        include_str!("../../../tests/fixtures/plan/drs-moved-worker/snapshot.yaml");
+    const FIXTURE: &str = include_str!("../../tests/fixtures/plan/drs-moved-worker/snapshot.yaml");
 
     /// The fixture as JSON: concatenated documents, and one `List` of them all.
     pub(crate) fn json_fixtures() -> [String; 2] {

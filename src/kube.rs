@@ -76,7 +76,7 @@ fn micro_time(now: chrono::DateTime<chrono::Utc>) -> MicroTime {
 /// `#` comments. One list for the chart's RBAC, the code and `check`: the chart test compares
 /// the rendered rules with it, the end-to-end tests every request the binary sends against it,
 /// and `check` asks the API server about each line ([`api_calls`] reads it).
-pub const API_CALLS: &str = include_str!("api_calls.txt");
+pub const API_CALLS: &str = include_str!("kube/api_calls.txt");
 
 /// Objects per list page.
 pub const PAGE_SIZE: u32 = 500;
