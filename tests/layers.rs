@@ -7,6 +7,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+#[path = "support/source.rs"]
+mod source;
+use source::{code, rust_files};
+
 /// Bottom first. A module in a layer may name its own layer and those before it.
 const LAYERS: &[&str] = &[
     "model",
@@ -33,17 +37,6 @@ fn plan_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/plan")
 }
 
-fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).expect("a readable directory") {
-        let path = entry.expect("an entry").path();
-        if path.is_dir() {
-            rust_files(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-}
-
 /// The file's layer and its depth below `plan/` (`plan/judge.rs` and `plan/judge/budget.rs`
 /// are both in `judge`, at depths 1 and 2); `None` for `plan/mod.rs`, which composes them.
 fn layer_of(relative: &Path) -> Option<(&'static str, usize)> {
@@ -63,18 +56,6 @@ fn layer_of(relative: &Path) -> Option<(&'static str, usize)> {
     });
     let depth = parts.len() - usize::from(parts.last() == Some(&"mod.rs"));
     Some((layer, depth))
-}
-
-/// The source without its test module and comments.
-fn code(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests") {
-        Some(at) => &text[..at],
-        None => text,
-    };
-    text.lines()
-        .map(|line| line.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The first segment after each occurrence of `prefix`: `crate::plan::view::index` → `view`;
@@ -102,9 +83,7 @@ fn segments_after<'a>(code: &'a str, prefix: &str) -> Vec<&'a str> {
 #[test]
 fn every_module_of_the_planner_names_only_its_own_layer_and_those_below() {
     let root = plan_dir();
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
+    let files = rust_files(&root);
     let mut wrong = Vec::new();
     for file in &files {
         let relative = file.strip_prefix(&root).expect("below plan/");
@@ -152,11 +131,7 @@ fn the_layer_check_sees_an_import_that_runs_up() {
 /// never `name/mod.rs`, so a file's name says which module it is.
 #[test]
 fn no_module_of_the_crate_is_a_mod_rs() {
-    let mut files = Vec::new();
-    rust_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
+    let files = rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     let mod_rs: Vec<_> = files
         .iter()
         .filter(|f| f.file_name().is_some_and(|n| n == "mod.rs"))

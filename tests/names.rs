@@ -12,37 +12,14 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+#[path = "support/source.rs"]
+mod source;
+use source::{code, rust_files, src_dir};
 
 /// Names more than one module may define.
 const ALLOWED: &[&str] = &["Error"];
-
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).expect("a readable directory") {
-        let path = entry.expect("an entry").path();
-        if path.is_dir() {
-            rust_files(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-}
-
-/// The source without its test module and comments.
-fn code(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests") {
-        Some(at) => &text[..at],
-        None => text,
-    };
-    text.lines()
-        .map(|line| line.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// The source outside any inline `mod wire { … }`, found by counting braces from its opening.
 fn outside_wire_blocks(code: &str) -> String {
@@ -118,9 +95,7 @@ fn bare_wire_imports(code: &str) -> Vec<&str> {
 #[test]
 fn no_two_visible_types_share_a_name_outside_error_and_the_wire_modules() {
     let root = src_dir();
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
+    let files = rust_files(&root);
     let mut defined: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in &files {
         let relative = file.strip_prefix(&root).expect("below src/");
@@ -151,9 +126,7 @@ fn no_two_visible_types_share_a_name_outside_error_and_the_wire_modules() {
 #[test]
 fn a_wire_type_is_always_written_with_its_module() {
     let root = src_dir();
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
+    let files = rust_files(&root);
     let mut bare = Vec::new();
     for file in &files {
         let relative = file.strip_prefix(&root).expect("below src/");

@@ -5,18 +5,11 @@
 //! `try_from`, `transparent`).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).expect("a readable directory") {
-        let path = entry.expect("an entry").path();
-        if path.is_dir() {
-            rust_files(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-}
+#[path = "support/source.rs"]
+mod source;
+use source::rust_files;
 
 /// The items after a `Deserialize` derive whose attributes say nothing of what they expect:
 /// `file:line item`.
@@ -53,9 +46,7 @@ fn unworded(file: &Path, text: &str) -> Vec<String> {
 #[test]
 fn every_type_serde_reads_says_in_words_what_it_expects() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    files.sort();
+    let files = rust_files(&root.join("src"));
     let unworded: Vec<String> = files
         .iter()
         .flat_map(|file| {
