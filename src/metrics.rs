@@ -403,6 +403,7 @@ mod tests {
             workload: "shop/Deployment/web".to_string(),
             pods: 3,
             budget: None,
+            ignored_budget: None,
             before: spread(ExposureClass::All, &[("esxi-41", 3)]),
             after: spread(
                 ExposureClass::Tolerated,

@@ -167,6 +167,9 @@ pub struct WorkloadExposure {
     /// The strictest PodDisruptionBudget over its pods whose status is current.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<DisruptionAllowance>,
+    /// Without a current one, the first budget over its pods whose status is not current.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored_budget: Option<IgnoredBudget>,
     pub before: Spread,
     pub after: Spread,
     /// How many hosts its pods can spread over at best: per vSphere cluster, its nodes that
@@ -201,6 +204,55 @@ pub struct DisruptionAllowance {
     pub pdb: String,
     /// Pods it lets go at once: `expectedPods - desiredHealthy` of its status.
     pub tolerates: usize,
+}
+
+/// A PodDisruptionBudget over a workload's pods that counts for nothing yet, and why: the
+/// planner ignores it as the API server would refuse evictions by it, so exposure and what-if
+/// judge the workload as if it had none, and say so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IgnoredBudget {
+    /// `namespace/name`.
+    pub pdb: String,
+    #[serde(flatten)]
+    pub why: Unobserved,
+}
+
+/// Why a PodDisruptionBudget's status says nothing yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "reason",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Unobserved {
+    /// Its spec changed and the disruption controller has not written a status for it yet.
+    NotYetObserved {
+        generation: i64,
+        observed_generation: i64,
+    },
+    /// Its status counts no pods (never written, or written before its pods existed).
+    NoExpectedPods,
+}
+
+impl std::fmt::Display for IgnoredBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pdb = crate::text::escaped(&self.pdb);
+        match self.why {
+            Unobserved::NotYetObserved {
+                generation,
+                observed_generation,
+            } => write!(
+                f,
+                "PodDisruptionBudget {pdb} is ignored: its controller has not observed generation \
+                 {generation} yet (its status describes generation {observed_generation})"
+            ),
+            Unobserved::NoExpectedPods => write!(
+                f,
+                "PodDisruptionBudget {pdb} is ignored: its status counts no pods yet"
+            ),
+        }
+    }
 }
 
 /// Pods per domain (ESXi host, or a topology key's value), and the busiest one.
@@ -296,9 +348,10 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
     let hosts = HostIds::new(view);
     let groups = group_pods(view);
     let budgets = budgets(view, &groups);
+    let ignored = ignored_budgets(view, &groups, &budgets);
     let mut exposure = Exposure::default();
     let mut demands = Vec::new();
-    for ((workload, pods), budget) in groups.iter().zip(budgets) {
+    for (((workload, pods), budget), ignored_budget) in groups.iter().zip(budgets).zip(ignored) {
         let counted = Counted::of(view, &hosts, pods);
         if counted.total < 2 {
             continue;
@@ -310,14 +363,17 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
         exposure.after.add(after);
         if before.at_risk() || after.at_risk() {
             let usable_hosts = usable_hosts(view, pods, &mut demands);
-            exposure.workloads.push(describe(
-                view,
-                &hosts,
-                (workload, pods),
-                &counted,
-                (budget, usable_hosts),
-                rules,
-            ));
+            exposure.workloads.push(WorkloadExposure {
+                ignored_budget,
+                ..describe(
+                    view,
+                    &hosts,
+                    (workload, pods),
+                    &counted,
+                    (budget, usable_hosts),
+                    rules,
+                )
+            });
         }
     }
     exposure
@@ -495,9 +551,62 @@ pub(super) fn budgets(
         .collect()
 }
 
+/// For each group without a current budget ([`budgets`]), the first PodDisruptionBudget (in
+/// snapshot order) over its pods whose status says nothing yet, and why.
+pub(super) fn ignored_budgets(
+    view: &View,
+    groups: &[(Workload, Vec<PodIx>)],
+    current: &[Option<DisruptionAllowance>],
+) -> Vec<Option<IgnoredBudget>> {
+    let mut ignored: Vec<Option<IgnoredBudget>> = vec![None; groups.len()];
+    let stale: Vec<_> = view
+        .snapshot
+        .pdbs
+        .iter()
+        .filter_map(|pdb| Some((pdb, pdb.selector.as_ref()?, unobserved(pdb)?)))
+        .collect();
+    if stale.is_empty() {
+        return ignored;
+    }
+    let mut group_of: PerPod<Option<u32>> = view.pod_indices().map(|_| None).collect();
+    for (group, (_, pods)) in groups.iter().enumerate() {
+        if current[group].is_none() {
+            let group = u32::try_from(group).expect("fewer than 2^32 workloads");
+            for &pod in pods {
+                group_of[pod] = Some(group);
+            }
+        }
+    }
+    for (pdb, selector, why) in stale {
+        for pod in view.select(&pdb.namespace, selector) {
+            if let Some(group) = group_of[pod] {
+                ignored[group as usize].get_or_insert_with(|| IgnoredBudget {
+                    pdb: format!("{}/{}", pdb.namespace, pdb.name),
+                    why,
+                });
+            }
+        }
+    }
+    ignored
+}
+
+/// Why a PodDisruptionBudget's status counts for nothing yet; `None` when it is current.
+fn unobserved(pdb: &Pdb) -> Option<Unobserved> {
+    if pdb.observed_generation < pdb.generation {
+        Some(Unobserved::NotYetObserved {
+            generation: pdb.generation,
+            observed_generation: pdb.observed_generation,
+        })
+    } else if pdb.expected_pods <= 0 {
+        Some(Unobserved::NoExpectedPods)
+    } else {
+        None
+    }
+}
+
 /// Pods a PodDisruptionBudget lets go at once, from its status.
 fn tolerates(pdb: &Pdb) -> Option<usize> {
-    let current = pdb.observed_generation >= pdb.generation && pdb.expected_pods > 0;
+    let current = unobserved(pdb).is_none();
     current.then(|| usize::try_from(pdb.expected_pods - pdb.desired_healthy).unwrap_or(0))
 }
 
@@ -529,6 +638,7 @@ fn describe(
         workload: name,
         pods: counted.total,
         budget,
+        ignored_budget: None,
         before,
         after,
         usable_hosts,

@@ -18,7 +18,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::inventory::{Cluster, DrsBehavior, Host, Inventory, MaintenanceMode};
-use crate::plan::exposure::{ClassCounts, DisruptionAllowance, ExposureClass, budgets, group_pods};
+use crate::plan::exposure::{
+    ClassCounts, DisruptionAllowance, ExposureClass, IgnoredBudget, budgets, group_pods,
+    ignored_budgets,
+};
 use crate::plan::view::index::{NodeIx, PodIx};
 use crate::plan::view::{NodeRefusal, NodeState, View};
 use crate::plan::vocabulary::Plan;
@@ -115,6 +118,9 @@ pub struct WorkloadImpact {
     pub pods: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<DisruptionAllowance>,
+    /// Without a current budget, the first one over its pods whose status is not current.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored_budget: Option<IgnoredBudget>,
     #[serde(flatten)]
     pub outcome: Impact,
 }
@@ -387,6 +393,7 @@ struct Member {
     name: String,
     pods: usize,
     budget: Option<DisruptionAllowance>,
+    ignored_budget: Option<IgnoredBudget>,
     per_node: BTreeMap<NodeIx, usize>,
 }
 
@@ -394,14 +401,17 @@ struct Member {
 fn members(view: &View) -> Vec<Member> {
     let groups = group_pods(view);
     let budgets = budgets(view, &groups);
+    let ignored = ignored_budgets(view, &groups, &budgets);
     groups
         .into_iter()
         .zip(budgets)
-        .filter(|((_, pods), _)| pods.len() >= 2)
-        .map(|((workload, pods), budget)| Member {
+        .zip(ignored)
+        .filter(|(((_, pods), _), _)| pods.len() >= 2)
+        .map(|(((workload, pods), budget), ignored_budget)| Member {
             name: workload.display(),
             pods: pods.len(),
             budget,
+            ignored_budget,
             per_node: per_node(view, &pods),
         })
         .collect()
@@ -540,6 +550,34 @@ mod tests {
         assert_eq!((answer.pdbs[0].lost, answer.pdbs[0].breached), (2, true));
         let answer = fails(lab().pdb("db/pg", "pg", 1), &["esxi-1"]);
         assert_eq!((answer.pdbs[0].lost, answer.pdbs[0].breached), (1, false));
+    }
+
+    /// Issue 42: a workload whose budget the controller has not caught up with was said to have
+    /// "no PodDisruptionBudget" while the PDB table listed that budget as breached.
+    #[test]
+    fn a_budget_whose_status_is_not_current_is_named_as_ignored_and_why() {
+        let mut stale = lab().pdb("shop/web", "web", 1).build();
+        let pdb = stale.pdbs.last_mut().expect("the budget");
+        (pdb.generation, pdb.observed_generation, pdb.expected_pods) = (2, 1, 4);
+        let scenario = Scenario::HostsFail(vec!["esxi-1".to_string()]);
+        let answer = what_if(&stale, &policy(vec![]), &scenario).expect("an answer");
+        let web = touched(&answer, "shop/ReplicaSet/web-rs");
+        assert_eq!(web.budget, None);
+        let ignored = web.ignored_budget.as_ref().expect("the budget is named");
+        assert_eq!(
+            ignored.to_string(),
+            "PodDisruptionBudget shop/web is ignored: its controller has not observed \
+             generation 2 yet (its status describes generation 1)"
+        );
+        let uncounted = fails(lab().pdb("shop/web", "web", 1), &["esxi-1"]);
+        let web = touched(&uncounted, "shop/ReplicaSet/web-rs");
+        assert_eq!(
+            web.ignored_budget
+                .as_ref()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("PodDisruptionBudget shop/web is ignored: its status counts no pods yet")
+        );
     }
 
     #[test]

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::plan::exposure::{Exposure, NodeGroupExposure, Spread, WorkloadExposure};
+use crate::plan::exposure::{
+    DisruptionAllowance, Exposure, IgnoredBudget, NodeGroupExposure, Spread, WorkloadExposure,
+};
 use crate::text::escaped;
 
 /// Workloads listed one by one; the JSON report lists every one.
@@ -70,15 +72,25 @@ pub fn summary(exposure: &Exposure) -> String {
     )
 }
 
-fn write_workload(out: &mut String, workload: &WorkloadExposure) {
-    let budget = match &workload.budget {
-        Some(budget) => format!(
+/// A workload's disruption budget in words: the one that counts, else the one ignored and why,
+/// else none. The text reports of exposure and what-if both say it so.
+pub(super) fn budget_words(
+    budget: Option<&DisruptionAllowance>,
+    ignored: Option<&IgnoredBudget>,
+) -> String {
+    match (budget, ignored) {
+        (Some(budget), _) => format!(
             "PodDisruptionBudget {} lets {} go at once",
             escaped(&budget.pdb),
             budget.tolerates
         ),
-        None => "no PodDisruptionBudget".to_string(),
-    };
+        (None, Some(ignored)) => ignored.to_string(),
+        (None, None) => "no PodDisruptionBudget".to_string(),
+    }
+}
+
+fn write_workload(out: &mut String, workload: &WorkloadExposure) {
+    let budget = budget_words(workload.budget.as_ref(), workload.ignored_budget.as_ref());
     let _ = writeln!(
         out,
         "  [{} -> {}] {}  {} pod(s), {budget}",

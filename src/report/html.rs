@@ -864,6 +864,7 @@ mod tests {
             workload: name.to_string(),
             pods: 2,
             budget: None,
+            ignored_budget: None,
             before: on_one_host(host, 2),
             after: on_one_host(host, 2),
             usable_hosts: 1,

@@ -9,9 +9,9 @@ use std::io::Write as _;
 use serde::Serialize;
 
 use super::{GuestClusters, Mode, OutputFormat, ReportWarning, Target};
-use crate::plan::exposure::DisruptionAllowance;
 use crate::plan::what_if::{
     HaImpact, HaRule, Impact, KeptApartBy, NodeGroupImpact, Restart, RuleImpact, Scenario, WhatIf,
+    WorkloadImpact,
 };
 use crate::text::escaped;
 
@@ -209,7 +209,7 @@ fn write_workloads(out: &mut String, answer: &WhatIf) {
             tag(&workload.outcome),
             escaped(&workload.workload),
             outcome(&workload.outcome, workload.pods, Unit::Pods),
-            budget(workload.budget.as_ref())
+            budget(workload)
         );
     }
     out.push('\n');
@@ -261,15 +261,9 @@ fn outcome(outcome: &Impact, total: usize, unit: Unit) -> String {
     )
 }
 
-fn budget(budget: Option<&DisruptionAllowance>) -> String {
-    match budget {
-        Some(budget) => format!(
-            "PodDisruptionBudget {} lets {} go at once",
-            escaped(&budget.pdb),
-            budget.tolerates
-        ),
-        None => "no PodDisruptionBudget".to_string(),
-    }
+/// A touched workload's budget in words, as the exposure report says it.
+fn budget(workload: &WorkloadImpact) -> String {
+    super::exposure_text::budget_words(workload.budget.as_ref(), workload.ignored_budget.as_ref())
 }
 
 fn write_node_groups(out: &mut String, groups: &[NodeGroupImpact]) {

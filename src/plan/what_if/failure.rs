@@ -82,6 +82,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
                 workload: member.name,
                 pods: member.pods,
                 budget: member.budget,
+                ignored_budget: member.ignored_budget,
                 outcome,
             });
         }

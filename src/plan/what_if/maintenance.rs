@@ -112,6 +112,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, host: &str) -> WhatIf
             workload: member.name,
             pods: member.pods,
             budget: member.budget,
+            ignored_budget: member.ignored_budget,
             outcome,
         });
     }

@@ -144,13 +144,14 @@ impl Page<'_> {
 
     /// A workload at risk: its classes, budget, busiest host now and after, rule, best spread.
     fn workload_at_risk(&mut self, workload: &WorkloadExposure) {
-        let budget = match &workload.budget {
-            Some(budget) => format!(
+        let budget = match (&workload.budget, &workload.ignored_budget) {
+            (Some(budget), _) => format!(
                 ", PodDisruptionBudget {} lets {} go",
                 escape(&budget.pdb),
                 budget.tolerates
             ),
-            None => String::new(),
+            (None, Some(ignored)) => format!(", {}", escape(&ignored.to_string())),
+            (None, None) => String::new(),
         };
         let busiest = |spread: &crate::plan::exposure::Spread| match &spread.worst {
             Some(host) => format!("{} on {}", spread.worst_pods, escape(host)),

@@ -129,7 +129,7 @@ fn workloads(out: &mut String, workloads: &[WorkloadImpact]) {
             badge(&workload.outcome),
             escape(&workload.workload),
             escape(&outcome(&workload.outcome, workload.pods, Unit::Pods)),
-            escape(&budget(workload.budget.as_ref()))
+            escape(&budget(workload))
         );
     }
     out.push_str("</table>\n");
