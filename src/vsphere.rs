@@ -14,11 +14,11 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), vsphere_descheduler::vsphere::Error> {
-//! use vsphere_descheduler::vsphere::{Client, ConnectionConfig, Credentials, RuleWrite};
+//! use vsphere_descheduler::vsphere::{ConnectionConfig, Credentials, RuleWrite, VcenterClient};
 //!
 //! let credentials = Credentials::from_env_or_dir(None)?;
 //! let config = ConnectionConfig::new("vcenter.example.com", credentials);
-//! let mut client = Client::connect(&config).await?;
+//! let mut client = VcenterClient::connect(&config).await?;
 //! let inventory = client.observe(&[], &["dc-1/cluster-a".to_string()]).await?;
 //! if let Some(cluster) = inventory.clusters.first().and_then(|c| c.id.as_deref()) {
 //!     client

@@ -27,7 +27,7 @@ pub struct ClusterWrites {
 }
 
 /// A rule change as vCenter's `ClusterConfigSpecEx` states it: VMs by managed object id, rules
-/// by key. It is also what the vSphere client sends (`vsphere::Client::apply_rule_changes`),
+/// by key. It is also what the vSphere client sends (`vsphere::VcenterClient::apply_rule_changes`),
 /// so the executor hands it over as planned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuleWrite {
