@@ -348,10 +348,13 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
     let hosts = HostIds::new(view);
     let groups = group_pods(view);
     let budgets = budgets(view, &groups);
-    let ignored = ignored_budgets(view, &groups, &budgets);
     let mut exposure = Exposure::default();
     let mut demands = Vec::new();
-    for (((workload, pods), budget), ignored_budget) in groups.iter().zip(budgets).zip(ignored) {
+    for ((workload, pods), budgets) in groups.iter().zip(budgets) {
+        let GroupBudgets {
+            current: budget,
+            ignored: ignored_budget,
+        } = budgets;
         let counted = Counted::of(view, &hosts, pods);
         if counted.total < 2 {
             continue;
@@ -503,18 +506,24 @@ fn bump(counts: &mut Vec<(u32, usize)>, unplaced: &mut usize, host: Option<u32>)
     }
 }
 
-/// The strictest budget of the PodDisruptionBudgets over each group's pods, index for index. A
-/// budget whose status does not describe its current spec (or was never written) says nothing
-/// yet. Each PodDisruptionBudget finds its pods through the label index once, instead of every
-/// pod looking for its budgets.
-pub(super) fn budgets(
-    view: &View,
-    groups: &[(Workload, Vec<PodIx>)],
-) -> Vec<Option<DisruptionAllowance>> {
+/// The PodDisruptionBudgets over one group's pods: the strictest whose status is current and,
+/// without one, the first (in snapshot order) whose status says nothing yet, and why.
+#[derive(Clone, Debug, Default)]
+pub(super) struct GroupBudgets {
+    pub current: Option<DisruptionAllowance>,
+    pub ignored: Option<IgnoredBudget>,
+}
+
+/// The budgets over each group's pods, index for index. A budget whose status does not
+/// describe its current spec (or was never written) says nothing yet: it is only named. Each
+/// PodDisruptionBudget finds its pods through the label index once, instead of every pod
+/// looking for its budgets.
+pub(super) fn budgets(view: &View, groups: &[(Workload, Vec<PodIx>)]) -> Vec<GroupBudgets> {
     if view.snapshot.pdbs.is_empty() {
-        return vec![None; groups.len()];
+        return vec![GroupBudgets::default(); groups.len()];
     }
     let mut strictest: Vec<Option<(usize, usize)>> = vec![None; groups.len()];
+    let mut first_unobserved: Vec<Option<(usize, Unobserved)>> = vec![None; groups.len()];
     // A slot per pod: at 150,000 pods a map of them was 5 MB at the plan's peak.
     let mut group_of: PerPod<Option<u32>> = view.pod_indices().map(|_| None).collect();
     for (group, (_, pods)) in groups.iter().enumerate() {
@@ -524,70 +533,50 @@ pub(super) fn budgets(
         }
     }
     for (index, pdb) in view.snapshot.pdbs.iter().enumerate() {
-        let (Some(selector), Some(tolerates)) = (&pdb.selector, tolerates(pdb)) else {
+        let Some(selector) = &pdb.selector else {
             continue;
         };
+        let standing = match unobserved(pdb) {
+            None => Ok(usize::try_from(pdb.expected_pods - pdb.desired_healthy).unwrap_or(0)),
+            Some(why) => Err(why),
+        };
         for pod in view.select(&pdb.namespace, selector) {
-            if let Some(group) = group_of[pod] {
-                let best = &mut strictest[group as usize];
+            let Some(group) = group_of[pod].map(|g| g as usize) else {
+                continue;
+            };
+            match standing {
                 // The first in snapshot order among equals, as the list reads.
-                if best.is_none_or(|(least, _)| tolerates < least) {
-                    *best = Some((tolerates, index));
+                Ok(tolerates) if strictest[group].is_none_or(|(least, _)| tolerates < least) => {
+                    strictest[group] = Some((tolerates, index));
+                }
+                Ok(_) => {}
+                Err(why) => {
+                    first_unobserved[group].get_or_insert((index, why));
                 }
             }
         }
     }
+    let name = |index: usize| {
+        let pdb = &view.snapshot.pdbs[index];
+        format!("{}/{}", pdb.namespace, pdb.name)
+    };
     strictest
         .into_iter()
-        .map(|best| {
-            best.map(|(tolerates, index)| {
-                let pdb = &view.snapshot.pdbs[index];
-                DisruptionAllowance {
-                    pdb: format!("{}/{}", pdb.namespace, pdb.name),
-                    tolerates,
-                }
-            })
+        .zip(first_unobserved)
+        .map(|(current, unobserved)| GroupBudgets {
+            current: current.map(|(tolerates, index)| DisruptionAllowance {
+                pdb: name(index),
+                tolerates,
+            }),
+            ignored: match current {
+                Some(_) => None,
+                None => unobserved.map(|(index, why)| IgnoredBudget {
+                    pdb: name(index),
+                    why,
+                }),
+            },
         })
         .collect()
-}
-
-/// For each group without a current budget ([`budgets`]), the first PodDisruptionBudget (in
-/// snapshot order) over its pods whose status says nothing yet, and why.
-pub(super) fn ignored_budgets(
-    view: &View,
-    groups: &[(Workload, Vec<PodIx>)],
-    current: &[Option<DisruptionAllowance>],
-) -> Vec<Option<IgnoredBudget>> {
-    let mut ignored: Vec<Option<IgnoredBudget>> = vec![None; groups.len()];
-    let stale: Vec<_> = view
-        .snapshot
-        .pdbs
-        .iter()
-        .filter_map(|pdb| Some((pdb, pdb.selector.as_ref()?, unobserved(pdb)?)))
-        .collect();
-    if stale.is_empty() {
-        return ignored;
-    }
-    let mut group_of: PerPod<Option<u32>> = view.pod_indices().map(|_| None).collect();
-    for (group, (_, pods)) in groups.iter().enumerate() {
-        if current[group].is_none() {
-            let group = u32::try_from(group).expect("fewer than 2^32 workloads");
-            for &pod in pods {
-                group_of[pod] = Some(group);
-            }
-        }
-    }
-    for (pdb, selector, why) in stale {
-        for pod in view.select(&pdb.namespace, selector) {
-            if let Some(group) = group_of[pod] {
-                ignored[group as usize].get_or_insert_with(|| IgnoredBudget {
-                    pdb: format!("{}/{}", pdb.namespace, pdb.name),
-                    why,
-                });
-            }
-        }
-    }
-    ignored
 }
 
 /// Why a PodDisruptionBudget's status counts for nothing yet; `None` when it is current.
@@ -602,12 +591,6 @@ fn unobserved(pdb: &Pdb) -> Option<Unobserved> {
     } else {
         None
     }
-}
-
-/// Pods a PodDisruptionBudget lets go at once, from its status.
-fn tolerates(pdb: &Pdb) -> Option<usize> {
-    let current = unobserved(pdb).is_none();
-    current.then(|| usize::try_from(pdb.expected_pods - pdb.desired_healthy).unwrap_or(0))
 }
 
 /// The listed form of a workload at risk.

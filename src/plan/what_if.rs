@@ -20,7 +20,6 @@ use serde::Serialize;
 use crate::inventory::{Cluster, DrsBehavior, Host, Inventory, MaintenanceMode};
 use crate::plan::exposure::{
     ClassCounts, DisruptionAllowance, ExposureClass, IgnoredBudget, budgets, group_pods,
-    ignored_budgets,
 };
 use crate::plan::view::index::{NodeIx, PodIx};
 use crate::plan::view::{NodeRefusal, NodeState, View};
@@ -401,17 +400,15 @@ struct Member {
 fn members(view: &View) -> Vec<Member> {
     let groups = group_pods(view);
     let budgets = budgets(view, &groups);
-    let ignored = ignored_budgets(view, &groups, &budgets);
     groups
         .into_iter()
         .zip(budgets)
-        .zip(ignored)
-        .filter(|(((_, pods), _), _)| pods.len() >= 2)
-        .map(|(((workload, pods), budget), ignored_budget)| Member {
+        .filter(|((_, pods), _)| pods.len() >= 2)
+        .map(|((workload, pods), budgets)| Member {
             name: workload.display(),
             pods: pods.len(),
-            budget,
-            ignored_budget,
+            budget: budgets.current,
+            ignored_budget: budgets.ignored,
             per_node: per_node(view, &pods),
         })
         .collect()
