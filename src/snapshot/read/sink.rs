@@ -135,10 +135,10 @@ pub(super) enum PathStep {
 impl ObjectProblem {
     /// A serde_json error from parsing `part`, a slice of `text`.
     pub(super) fn json(text: &str, part: &str, error: &serde_json::Error) -> ObjectProblem {
+        let at = json_error_offset(part, error);
         ObjectProblem {
-            offset: offset_in(text, part) + json_error_offset(part, error),
-            message: read_at_the_error(part, json_error_offset(part, error))
-                .unwrap_or_else(|| json_message(error)),
+            offset: offset_in(text, part) + at,
+            message: read_at_the_error(part, at).unwrap_or_else(|| json_message(error)),
             path: Vec::new(),
         }
     }
