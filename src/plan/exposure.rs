@@ -351,32 +351,25 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
     let mut exposure = Exposure::default();
     let mut demands = Vec::new();
     for ((workload, pods), budgets) in groups.iter().zip(budgets) {
-        let GroupBudgets {
-            current: budget,
-            ignored: ignored_budget,
-        } = budgets;
         let counted = Counted::of(view, &hosts, pods);
         if counted.total < 2 {
             continue;
         }
-        let tolerates = budget.as_ref().map(|b| b.tolerates);
+        let tolerates = budgets.current.as_ref().map(|b| b.tolerates);
         let before = ExposureClass::of(counted.total, counted.worst_before(), tolerates);
         let after = ExposureClass::of(counted.total, counted.worst_after(), tolerates);
         exposure.before.add(before);
         exposure.after.add(after);
         if before.at_risk() || after.at_risk() {
             let usable_hosts = usable_hosts(view, pods, &mut demands);
-            exposure.workloads.push(WorkloadExposure {
-                ignored_budget,
-                ..describe(
-                    view,
-                    &hosts,
-                    (workload, pods),
-                    &counted,
-                    (budget, usable_hosts),
-                    rules,
-                )
-            });
+            exposure.workloads.push(describe(
+                view,
+                &hosts,
+                (workload, pods),
+                &counted,
+                (budgets, usable_hosts),
+                rules,
+            ));
         }
     }
     exposure
@@ -599,10 +592,10 @@ fn describe(
     hosts: &HostIds,
     (workload, pods): (&Workload, &[PodIx]),
     counted: &Counted,
-    (budget, usable_hosts): (Option<DisruptionAllowance>, usize),
+    (budgets, usable_hosts): (GroupBudgets, usize),
     rules: &[DrsRuleChange],
 ) -> WorkloadExposure {
-    let tolerates = budget.as_ref().map(|b| b.tolerates);
+    let tolerates = budgets.current.as_ref().map(|b| b.tolerates);
     let named = |counts: &[(u32, usize)]| -> BTreeMap<String, usize> {
         counts
             .iter()
@@ -620,8 +613,8 @@ fn describe(
         topologies: topologies(view, pods, tolerates),
         workload: name,
         pods: counted.total,
-        budget,
-        ignored_budget: None,
+        budget: budgets.current,
+        ignored_budget: budgets.ignored,
         before,
         after,
         usable_hosts,
