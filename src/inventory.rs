@@ -81,6 +81,82 @@ pub struct Cluster {
     pub vms: Vec<Vm>,
     #[serde(default)]
     pub rules: Vec<DrsRule>,
+    /// DRS host groups (`configurationEx.group`, each a `ClusterHostGroup`): the sets of hosts a
+    /// policy may name as sites (`vsphere.sites`). Absent in snapshot files written before they
+    /// were observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_groups: Vec<HostGroup>,
+    /// DRS VM groups (`configurationEx.group`, each a `ClusterVmGroup`): what VM/Host rules tie
+    /// to host groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vm_groups: Vec<VmGroup>,
+    /// VM/Host rules (`ClusterVmHostRuleInfo`) with the groups they name. `rules` lists them too,
+    /// as [`RuleKind::Other`], as it always has; this is where their meaning is kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vm_host_rules: Vec<VmHostRule>,
+}
+
+/// A DRS host group (`ClusterHostGroup`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a DRS host group (a mapping)"
+)]
+pub struct HostGroup {
+    pub name: String,
+    /// Names of the group's hosts, as `Host.name`.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Managed object ids of the group's hosts (`host-21`), where observed; membership is
+    /// compared by these where both sides have them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_ids: Vec<String>,
+}
+
+/// A DRS VM group (`ClusterVmGroup`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a DRS VM group (a mapping)"
+)]
+pub struct VmGroup {
+    pub name: String,
+    /// Names of the group's VMs, as `Vm.name`.
+    #[serde(default)]
+    pub vms: Vec<String>,
+    /// Managed object ids of the group's VMs (`vm-42`), where observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vm_ids: Vec<String>,
+}
+
+/// A DRS VM/Host rule (`ClusterVmHostRuleInfo`): the VMs of `vm_group` run on the hosts of
+/// `affine_host_group`, or not on those of `anti_affine_host_group`. `mandatory` is a "must"
+/// rule (HA does not restart a VM against it), otherwise a "should" rule (HA and DRS may break
+/// it when they have to).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a DRS VM/Host rule (a mapping)"
+)]
+pub struct VmHostRule {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<i32>,
+    #[serde(default)]
+    pub enabled: bool,
+    #[serde(default)]
+    pub mandatory: bool,
+    /// `vmGroupName`.
+    pub vm_group: String,
+    /// `affineHostGroupName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affine_host_group: Option<String>,
+    /// `antiAffineHostGroupName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anti_affine_host_group: Option<String>,
 }
 
 impl Cluster {
@@ -292,6 +368,10 @@ pub struct Host {
     /// `runtime.inMaintenanceMode`.
     #[serde(default)]
     pub in_maintenance_mode: MaintenanceMode,
+    /// The host's vSAN fault domain (`config.vsanHostConfig.faultDomainInfo.name`): `None` where
+    /// not observed or vSAN is off on the host, `Some("")` for vSAN's default domain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vsan_fault_domain: Option<String>,
 }
 
 impl Host {

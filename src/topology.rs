@@ -41,6 +41,7 @@ pub fn from_node_label(nodes: &[Node], key: &str) -> Inventory {
             id: None,
             connection_state: ConnectionState::Connected,
             in_maintenance_mode: MaintenanceMode::Off,
+            vsan_fault_domain: None,
         })
         .collect();
     Inventory {

@@ -645,6 +645,7 @@ fn ha_cluster(name: &str, ha: Option<HaConfig>) -> Cluster {
         id: None,
         connection_state: ConnectionState::Connected,
         in_maintenance_mode: MaintenanceMode::Off,
+        vsan_fault_domain: None,
     };
     Cluster {
         name: name.to_string(),

@@ -29,6 +29,7 @@ fn large_inventory() -> Inventory {
                     id: None,
                     connection_state: ConnectionState::Connected,
                     in_maintenance_mode: MaintenanceMode::Off,
+                    vsan_fault_domain: None,
                 })
                 .collect();
             let vms: Vec<Vm> = (0..VMS_PER_CLUSTER)
@@ -67,6 +68,7 @@ fn large_inventory() -> Inventory {
                 hosts,
                 vms,
                 rules,
+                ..Cluster::default()
             }
         })
         .collect();

@@ -117,6 +117,7 @@ impl Lab {
             id: Some(format!("host-{name}")),
             connection_state: ConnectionState::Connected,
             in_maintenance_mode: MaintenanceMode::Off,
+            vsan_fault_domain: None,
         });
         self
     }

@@ -250,6 +250,7 @@ fn usable_host(name: String) -> Host {
         id: None,
         connection_state: ConnectionState::Connected,
         in_maintenance_mode: MaintenanceMode::Off,
+        vsan_fault_domain: None,
     }
 }
 

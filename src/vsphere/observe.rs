@@ -216,6 +216,9 @@ fn selected_clusters<'a>(
             hosts: Vec::new(),
             vms: Vec::new(),
             rules,
+            host_groups: Vec::new(),
+            vm_groups: Vec::new(),
+            vm_host_rules: Vec::new(),
         };
         selected.insert(object.obj.value.as_str(), (cluster, config));
     }
@@ -312,6 +315,7 @@ fn host(object: &ObjectContent, name: &str) -> Host {
             .property("runtime.inMaintenanceMode")
             .and_then(PropertyValue::as_bool)
             .map_or(MaintenanceMode::Off, MaintenanceMode::from),
+        vsan_fault_domain: None,
     }
 }
 
@@ -469,12 +473,14 @@ mod tests {
                     id: Some("host-11".to_string()),
                     connection_state: ConnectionState::Connected,
                     in_maintenance_mode: MaintenanceMode::Off,
+                    vsan_fault_domain: None,
                 },
                 Host {
                     name: "esxi-02.example.com".to_string(),
                     id: Some("host-12".to_string()),
                     connection_state: ConnectionState::NotResponding,
                     in_maintenance_mode: MaintenanceMode::On,
+                    vsan_fault_domain: None,
                 },
             ],
             vms: vec![
@@ -530,6 +536,9 @@ mod tests {
                     vm_ids: vec![],
                 },
             ],
+            host_groups: Vec::new(),
+            vm_groups: Vec::new(),
+            vm_host_rules: Vec::new(),
         }
     }
 

@@ -64,6 +64,7 @@ fn host(name: &str) -> Host {
         id: None,
         connection_state: ConnectionState::Connected,
         in_maintenance_mode: MaintenanceMode::Off,
+        vsan_fault_domain: None,
     }
 }
 

@@ -449,6 +449,7 @@ mod tests {
             id: Some(id.to_string()),
             connection_state: ConnectionState::Connected,
             in_maintenance_mode: MaintenanceMode::Off,
+            vsan_fault_domain: None,
         };
         let vm = |name: &str, id: &str| Vm {
             name: name.to_string(),
