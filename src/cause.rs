@@ -175,6 +175,12 @@ impl Failure {
             text: text.into(),
         }
     }
+
+    /// A failure told by `error` and its sources: the one place a module's typed error becomes
+    /// the report's line.
+    pub fn of(cause: Cause, error: &dyn std::error::Error) -> Failure {
+        Failure::new(cause, crate::error_chain(error))
+    }
 }
 
 impl fmt::Display for Failure {

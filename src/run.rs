@@ -19,7 +19,7 @@ mod history;
 mod stop;
 mod teardown;
 
-pub use crate::error_chain;
+use crate::error_chain;
 pub use execute::{Backends, execute};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 pub use teardown::Teardown;
@@ -61,7 +61,7 @@ impl Error {
 
     /// The failure, with this error's chain as the report shows it.
     pub fn failure(&self) -> Failure {
-        Failure::new(self.cause(), error_chain(self))
+        Failure::of(self.cause(), self)
     }
 }
 

@@ -268,11 +268,11 @@ fn input_findings(args: &PlanArgs, error: &Error) -> Vec<Finding> {
             .iter()
             .map(|problem| Finding::of(problem, Severity::Error))
             .collect(),
-        Error::Policy(_) | Error::PriorityClass(_) => vec![Finding::input(
+        Error::Policy(_) | Error::PriorityClass(_) => vec![Finding::failed(
             Some(args.policy.display().to_string()),
-            &crate::run::error_chain(error),
+            error,
         )],
-        _ => vec![Finding::input(None, &crate::run::error_chain(error))],
+        _ => vec![Finding::failed(None, error)],
     }
 }
 

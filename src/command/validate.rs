@@ -55,7 +55,7 @@ impl FileResult {
                 findings: findings(&problems, Severity::Error),
             },
             Err(error) => {
-                let chain = crate::run::error_chain(&error);
+                let chain = crate::error_chain(&error);
                 FileResult {
                     findings: vec![Finding::input(Some(name.clone()), &chain)],
                     file: name,

@@ -57,6 +57,19 @@ impl Decoder {
         self.problem_as(Rule::InvalidValue, node.position, path, message);
     }
 
+    /// Records a value refused at a node, `what` naming it and `error` saying why: the policy's
+    /// one place where a check's error and its sources become the problem's words.
+    pub fn refused_at(
+        &mut self,
+        node: &YamlNode,
+        path: &str,
+        what: impl std::fmt::Display,
+        error: &dyn std::error::Error,
+    ) {
+        let message = format!("{what}: {}", crate::error_chain(error));
+        self.problem_at(node, path, message);
+    }
+
     /// Records a problem of `rule` at a node.
     pub fn problem_at_as(
         &mut self,

@@ -16,7 +16,6 @@ use super::{
     EvictorArgs, NoEvictionPolicy, PriorityThreshold, Protections, SYSTEM_CRITICAL_PRIORITY,
 };
 use crate::duration::go_duration;
-use crate::error_chain;
 
 /// The plugin name, as upstream spells it.
 pub(super) const DEFAULT_EVICTOR: &str = "DefaultEvictor";
@@ -414,13 +413,11 @@ fn protection_config(d: &mut Decoder, node: &YamlNode, path: &str) -> Vec<String
         };
         match check_dns_subdomain(&name) {
             Ok(()) => classes.push(name),
-            Err(error) => d.problem_at(
+            Err(error) => d.refused_at(
                 name_node,
                 &class.path("name"),
-                format!(
-                    "invalid StorageClass name {name:?}: {}",
-                    error_chain(&error)
-                ),
+                format_args!("invalid StorageClass name {name:?}"),
+                &error,
             ),
         }
     }

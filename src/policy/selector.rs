@@ -12,7 +12,6 @@ use thiserror::Error;
 use super::decode::{Decoder, index};
 use super::names::{NameError, check_label_key, check_label_value};
 use super::yaml::{Value, YamlNode};
-use crate::error_chain;
 use crate::snapshot::Requirements;
 
 /// Why a `labels.Parse` selector string was refused. Offsets count characters from 0.
@@ -290,11 +289,7 @@ pub(super) fn selector_string(
         Ok(selector) if selector.selects_all() => None,
         Ok(selector) => Some(Requirements::from(selector)),
         Err(error) => {
-            d.problem_at(
-                node,
-                path,
-                format!("invalid label selector: {}", error_chain(&error)),
-            );
+            d.refused_at(node, path, "invalid label selector", &error);
             None
         }
     }

@@ -9,7 +9,6 @@ use super::decode::{Decoder, Fields};
 use super::names::{check_dns_label, check_label_key};
 use super::yaml::{Value, YamlNode};
 use super::{NodeLabelSource, SourceKind, SupervisorSource, VsphereSettings};
-use crate::error_chain;
 
 const SUPERVISOR_FIELDS: [&str; 1] = ["namespace"];
 const NODE_LABEL_FIELDS: [&str; 1] = ["key"];
@@ -101,13 +100,11 @@ fn supervisor_source(d: &mut Decoder, fields: &Fields<'_>) -> SupervisorSource {
         if let Some(namespace) = d.string(node, &path).filter(|name| !name.is_empty()) {
             match check_dns_label(&namespace) {
                 Ok(()) => supervisor.namespace = Some(namespace),
-                Err(error) => d.problem_at(
+                Err(error) => d.refused_at(
                     node,
                     &path,
-                    format!(
-                        "invalid Supervisor namespace {namespace:?}: {}",
-                        error_chain(&error)
-                    ),
+                    format_args!("invalid Supervisor namespace {namespace:?}"),
+                    &error,
                 ),
             }
         }
@@ -122,10 +119,11 @@ fn node_label_source(d: &mut Decoder, fields: &Fields<'_>) -> NodeLabelSource {
         if let Some(key) = d.string(node, &path) {
             match check_label_key(&key) {
                 Ok(()) => label.key = key,
-                Err(error) => d.problem_at(
+                Err(error) => d.refused_at(
                     node,
                     &path,
-                    format!("invalid label key {key:?}: {}", error_chain(&error)),
+                    format_args!("invalid label key {key:?}"),
+                    &error,
                 ),
             }
         }

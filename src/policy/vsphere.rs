@@ -9,7 +9,6 @@ use super::{
     CAPV_HOST_LABEL, DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN,
     MAX_OWNED_RULE_PREFIX_LEN, MAX_RULE_NAME_LEN, NodeGroup, VsphereSettings,
 };
-use crate::error_chain;
 use crate::policy::rule::Rule;
 
 const VSPHERE_FIELDS: [&str; 11] = [
@@ -239,10 +238,11 @@ fn owned_label_key(d: &mut Decoder, fields: &Fields<'_>, name: &str) -> Option<O
         return Some(None);
     }
     if let Err(error) = check_label_key(&key) {
-        d.problem_at(
+        d.refused_at(
             node,
             &path,
-            format!("invalid label key {key:?}: {}", error_chain(&error)),
+            format_args!("invalid label key {key:?}"),
+            &error,
         );
         return None;
     }
@@ -312,7 +312,7 @@ fn drs_rules(d: &mut Decoder, fields: &Fields<'_>) -> DrsRuleSettings {
     for key in fields.strings(d, "topologyKeys", |key| {
         check_label_key(key)
             .err()
-            .map(|error| format!("invalid label key {key:?}: {}", error_chain(&error)))
+            .map(|error| format!("invalid label key {key:?}: {error}"))
     }) {
         if !keys.contains(&key) {
             keys.push(key);

@@ -72,6 +72,11 @@ impl Finding {
         }
     }
 
+    /// An input that failed as a whole by `error`: its chain in one line.
+    pub fn failed(file: Option<String>, error: &dyn std::error::Error) -> Finding {
+        Finding::input(file, &crate::error_chain(error))
+    }
+
     /// A plan made at an instant before a pod of the snapshot was created, placed at that pod.
     pub fn now_before_creation(warning: &crate::report::NowBeforeCreation) -> Finding {
         Finding {

@@ -64,6 +64,6 @@ impl Error {
 
     /// The failure, with this error's chain as the report shows it.
     pub fn failure(&self) -> Failure {
-        Failure::new(self.cause(), crate::error_chain(self))
+        Failure::of(self.cause(), self)
     }
 }
