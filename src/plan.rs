@@ -13,6 +13,7 @@ pub mod exposure;
 mod judge;
 mod model;
 #[doc(hidden)]
+#[cfg(feature = "bench")]
 pub mod phases;
 mod plugins;
 mod view;
