@@ -222,6 +222,14 @@ impl Scanner {
         Ok(())
     }
 
+    /// The byte at `index` of the block being read is not one the JSON grammar allows there.
+    fn unexpected(&self, index: usize, byte: u8) -> ScanError {
+        ScanError::Unexpected {
+            offset: self.offset + index as u64,
+            byte,
+        }
+    }
+
     /// The byte at `index` is outside `items`: in the document's own fields, or between
     /// documents.
     fn header_step(
@@ -231,10 +239,8 @@ impl Scanner {
         sink: &mut impl Sink,
     ) -> Result<Step, ScanError> {
         let byte = block[index];
-        let unexpected = || ScanError::Unexpected {
-            offset: self.offset + index as u64,
-            byte,
-        };
+        // What any byte the grammar does not allow here is refused with (no allocation).
+        let unexpected = self.unexpected(index, byte);
         match self.at {
             At::Between => {
                 if byte == b'{' {
@@ -243,7 +249,7 @@ impl Scanner {
                     self.listed = false;
                     self.at = At::Key { first: true };
                 } else if !is_space(byte) {
-                    return Err(unexpected());
+                    return Err(unexpected);
                 }
             }
             At::Key { first } => {
@@ -255,7 +261,7 @@ impl Scanner {
                     }
                     b'}' if first => self.end_document(sink),
                     _ if is_space(byte) => {}
-                    _ => return Err(unexpected()),
+                    _ => return Err(unexpected),
                 }
             }
             At::InKey => return self.key_text(block, index),
@@ -264,7 +270,7 @@ impl Scanner {
                 if byte == b':' {
                     self.at = At::Value;
                 } else if !is_space(byte) {
-                    return Err(unexpected());
+                    return Err(unexpected);
                 }
             }
             At::Value => return Ok(self.value_start(byte, sink)),
@@ -282,7 +288,7 @@ impl Scanner {
                     b',' => self.at = At::Key { first: false },
                     b'}' => self.end_document(sink),
                     _ if is_space(byte) => {}
-                    _ => return Err(unexpected()),
+                    _ => return Err(unexpected),
                 }
             }
             At::Item { .. } | At::InItem | At::AfterItem => {
@@ -362,10 +368,8 @@ impl Scanner {
         sink: &mut impl Sink,
     ) -> Result<Step, ScanError> {
         let byte = block[index];
-        let unexpected = || ScanError::Unexpected {
-            offset: self.offset + index as u64,
-            byte,
-        };
+        // What any byte the grammar does not allow here is refused with (no allocation).
+        let unexpected = self.unexpected(index, byte);
         match self.at {
             At::Item { first } => match byte {
                 b'{' => {
@@ -378,7 +382,7 @@ impl Scanner {
                 }
                 b']' if first => self.end_items(),
                 _ if is_space(byte) => {}
-                _ => return Err(unexpected()),
+                _ => return Err(unexpected),
             },
             At::InItem => {
                 let closed = self
@@ -408,7 +412,7 @@ impl Scanner {
                 b',' => self.at = At::Item { first: false },
                 b']' => self.end_items(),
                 _ if is_space(byte) => {}
-                _ => return Err(unexpected()),
+                _ => return Err(unexpected),
             },
             _ => unreachable!("feed hands the document's own fields to header_step"),
         }
