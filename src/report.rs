@@ -464,30 +464,41 @@ impl Report {
 
     /// Write the report to stdout in the chosen format.
     pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
-        let text = match format {
-            // `execute` refuses the findings and markdown formats for a report before it
-            // starts (`plan` writes findings itself).
-            OutputFormat::Text
-            | OutputFormat::Sarif
-            | OutputFormat::Github
-            | OutputFormat::Markdown => self.to_text(),
-            OutputFormat::Json => return self.write_json(std::io::stdout().lock()),
-            OutputFormat::Html => html::render(self, self.placement.as_deref()),
-        };
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(text.as_bytes())?;
-        stdout.flush()
+        print_as(
+            self,
+            format,
+            || self.to_text(),
+            || html::render(self, self.placement.as_deref()),
+        )
     }
+}
 
-    /// The JSON report, as `to_json` words it, written as it is serialised: at 150k pods the
-    /// report is 26 MB, and a `String` of it (34 MB with its spare capacity) was the last
-    /// allocation on top of the snapshot and the plan, at the command's peak.
-    fn write_json(&self, out: impl std::io::Write) -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-        serde_json::to_writer_pretty(&mut out, self)?;
-        out.write_all(b"\n")?;
-        out.flush()
-    }
+/// Writes a report to stdout in `format`: JSON streamed from `report`, text and HTML as `text`
+/// and `html` render them. `execute` refuses the findings and markdown formats for a report
+/// before it starts (`plan` writes findings itself), so here they cannot occur.
+fn print_as<R: Serialize>(
+    report: &R,
+    format: OutputFormat,
+    text: impl FnOnce() -> String,
+    html: impl FnOnce() -> String,
+) -> std::io::Result<()> {
+    let rendered = match format {
+        OutputFormat::Text
+        | OutputFormat::Sarif
+        | OutputFormat::Github
+        | OutputFormat::Markdown => text(),
+        OutputFormat::Json => return write_json(report, std::io::stdout().lock()),
+        OutputFormat::Html => html(),
+    };
+    write_stdout(rendered.as_bytes())
+}
+
+/// A report as pretty JSON and a final newline, streamed rather than built whole.
+fn write_json<R: Serialize>(report: &R, out: impl std::io::Write) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut out, report)?;
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 /// Writes bytes to stdout: what the commands print besides reports (completion scripts).
@@ -667,7 +678,7 @@ mod tests {
         let report = Report::planned(Mode::Plan, crate::plan::plan(&snapshot, &policy));
         assert!(!report.evictions.is_empty(), "the demo plans evictions");
         let mut written = Vec::new();
-        report.write_json(&mut written).expect("a Vec takes it");
+        write_json(&report, &mut written).expect("a Vec takes it");
         assert_eq!(String::from_utf8(written).unwrap(), report.to_json() + "\n");
     }
 

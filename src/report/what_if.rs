@@ -4,7 +4,6 @@
 mod html;
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 use serde::Serialize;
 
@@ -84,22 +83,9 @@ impl WhatIfReport {
         self.guest_clusters = shown;
     }
 
+    /// Write the report to stdout in the chosen format.
     pub fn print(&self, format: OutputFormat) -> std::io::Result<()> {
-        let text = match format {
-            // `execute` refuses the findings and markdown formats for this command before it
-            // starts.
-            OutputFormat::Text
-            | OutputFormat::Sarif
-            | OutputFormat::Github
-            | OutputFormat::Markdown => self.to_text(),
-            OutputFormat::Json => {
-                serde_json::to_string_pretty(self).expect("a report always serializes") + "\n"
-            }
-            OutputFormat::Html => html::render(self),
-        };
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(text.as_bytes())?;
-        stdout.flush()
+        super::print_as(self, format, || self.to_text(), || html::render(self))
     }
 
     /// The question in words: `What if esxi-41 fails`.
