@@ -1219,6 +1219,33 @@ async fn hosts_without_vsan_have_no_fault_domain_and_clusters_without_groups_non
     }
 }
 
+/// The harness turns vSAN on for a host given a fault domain: a named one is observed by name,
+/// vSAN's default domain as the empty name (vcsim leaves an empty string out of its answer, as
+/// it does every empty value, where vCenter sends it), and the other hosts have none.
+#[tokio::test]
+async fn a_named_and_the_default_fault_domain_are_observed_as_built() {
+    let mut expected = lab();
+    let hosts = &mut expected
+        .clusters
+        .iter_mut()
+        .find(|c| c.name == LAB)
+        .expect("the lab cluster")
+        .hosts;
+    hosts[0].vsan_fault_domain = Some("rack-1".to_string());
+    hosts[1].vsan_fault_domain = Some(String::new());
+    let sim = Vcsim::start(&expected);
+
+    let observed = observe_as(&sim.connection_config()).await;
+
+    let domains: Vec<Option<&str>> = cluster_of(&observed, LAB)
+        .hosts
+        .iter()
+        .map(|h| h.vsan_fault_domain.as_deref())
+        .collect();
+    assert_eq!(domains[..3], [Some("rack-1"), Some(""), None]);
+    assert_eq!(as_built(observed), expected);
+}
+
 /// Sites need no privilege beyond what observation holds: an account with only the read
 /// privileges every role has (docs/vcenter-role.md) observes the same groups, rules and fault
 /// domains as the administrator.

@@ -184,7 +184,7 @@ pub(crate) struct GroupInfo {
 /// The groups a `ClusterVmHostRuleInfo` ties together, by name, as the wire has them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct VmHostGroups {
-    /// `vmGroupName`.
+    /// `vmGroupName`; empty when the server sent none.
     pub vm_group: String,
     /// `affineHostGroupName`.
     pub affine_host_group: Option<String>,
@@ -524,14 +524,15 @@ fn groups(config: &Element) -> Result<(Vec<GroupInfo>, Vec<GroupInfo>), XmlParse
     Ok((host_groups, vm_groups))
 }
 
-/// The group names of a `ClusterVmHostRuleInfo`; `vmGroupName` is required by the WSDL.
-fn vm_host_groups(rule: &Element) -> Result<VmHostGroups, XmlParseError> {
+/// The group names of a `ClusterVmHostRuleInfo`. The WSDL makes all three optional; a rule
+/// without `vmGroupName` (which vCenter does not create) reads with an empty one.
+fn vm_host_groups(rule: &Element) -> VmHostGroups {
     let name = |child: &str| rule.child_text(child).map(str::to_string);
-    Ok(VmHostGroups {
-        vm_group: rule.required("vmGroupName")?.text.clone(),
+    VmHostGroups {
+        vm_group: name("vmGroupName").unwrap_or_default(),
         affine_host_group: name("affineHostGroupName"),
         anti_affine_host_group: name("antiAffineHostGroupName"),
-    })
+    }
 }
 
 fn das_config(das: &Element) -> Result<DasConfig, XmlParseError> {
@@ -606,7 +607,7 @@ fn rule_info(rule: &Element) -> Result<RuleInfo, XmlParseError> {
         RuleType::Other(_) => Vec::new(),
     };
     let vm_host = match rule.xsi_type.as_deref() {
-        Some("ClusterVmHostRuleInfo") => Some(vm_host_groups(rule)?),
+        Some("ClusterVmHostRuleInfo") => Some(vm_host_groups(rule)),
         _ => None,
     };
     Ok(RuleInfo {

@@ -604,15 +604,20 @@ fn vm_host_rules_keep_their_group_names_and_other_rules_have_none() {
 }
 
 #[test]
-fn a_vm_host_rule_without_its_vm_group_is_an_error_naming_the_element() {
+fn a_vm_host_rule_without_group_names_reads_with_an_empty_vm_group_and_no_host_group() {
+    // The WSDL makes every group name of the rule optional: not a reason to fail observation.
     let document = cluster_with(
-        r#"<rule xsi:type="ClusterVmHostRuleInfo"><key>1</key><name>pin</name><affineHostGroupName>hosts</affineHostGroupName></rule>"#,
+        r#"<rule xsi:type="ClusterVmHostRuleInfo"><key>1</key><name>pin</name></rule>"#,
     );
     let Reply::Response(response) = envelope(&document).expect("envelope") else {
         panic!("expected a response");
     };
-    let error = retrieve_result(&response).expect_err("vmGroupName is required");
-    assert_eq!(error.to_string(), "<rule> has no <vmGroupName>");
+    let result = retrieve_result(&response).expect("a schema-valid rule");
+    let Some(PropertyValue::ClusterConfig(config)) = result.objects[0].property("configurationEx")
+    else {
+        panic!("configurationEx is a ClusterConfigInfoEx");
+    };
+    assert_eq!(config.rules[0].vm_host, Some(VmHostGroups::default()));
 }
 
 #[test]
