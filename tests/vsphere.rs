@@ -1300,3 +1300,47 @@ fn a_snapshot_of_the_stretched_lab_records_its_sites_and_reads_back_equal() {
         .block_on(observe_as(&lab.simulator.connection_config()));
     assert_eq!(recorded, observed);
 }
+
+/// A run writes its own DRS rule in the stretched cluster and leaves what the admins own as it
+/// was: the host and VM groups, the VM/Host rules (the disabled one too) and the fault domains.
+#[test]
+fn a_run_on_the_stretched_lab_leaves_the_site_groups_and_vm_host_rules_as_they_were() {
+    let lab = Lab::start(STRETCHED_STORY);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let observe = || runtime.block_on(observe_as(&lab.simulator.connection_config()));
+    let before = observe();
+    let policy = lab.policy.display().to_string();
+
+    let output = lab
+        .command(&["run", "--policy", policy.as_str()])
+        .output()
+        .expect("the binary runs");
+
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let after = observe();
+    let owned = "vsphere-descheduler:lab:db:StatefulSet/pg";
+    assert!(rule(&before, STRETCHED, owned).is_none());
+    assert!(rule(&after, STRETCHED, owned).is_some(), "{after:?}");
+    let sites = |inventory: &Inventory| {
+        let cluster = cluster_of(inventory, STRETCHED).clone();
+        let domains: Vec<Option<String>> = cluster
+            .hosts
+            .iter()
+            .map(|h| h.vsan_fault_domain.clone())
+            .collect();
+        (
+            cluster.host_groups,
+            cluster.vm_groups,
+            cluster.vm_host_rules,
+            domains,
+        )
+    };
+    assert_eq!(sites(&after), sites(&before));
+}
