@@ -66,7 +66,8 @@ fn main() {
         &inventory,
         &Options {
             ready_timeout: Duration::from_secs(1800),
-            ..Options::default()
+            // A story's simulator.yaml beside the snapshot (e.g. the stretched cluster's witness).
+            ..Options::beside(&snapshot)
         },
     );
     let address = format!("127.0.0.1:{port}")

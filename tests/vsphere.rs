@@ -2,11 +2,16 @@
 //! `tests/support/vcsim/main.go`): observation, DRS moves, rule changes, sessions, faults, TLS
 //! and timeouts. Nothing on our side is faked.
 
+#[path = "support/lab.rs"]
+mod lab;
 mod support;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use lab::Lab;
 use support::closed_port::ClosedPort;
+use support::fake_apiserver::read_objects;
 use support::vcsim::{self, Options, Template, Vcsim};
 use vsphere_descheduler::inventory::{
     AdmissionControl, Cluster, ConnectionState, DrsBehavior, DrsConfig, DrsRule, HaConfig, Host,
@@ -24,7 +29,8 @@ fn lab() -> Inventory {
 }
 
 /// The inventory as a fixture states it: observation gives every cluster, datacenter, host and
-/// VM its managed object id, and every rule its key, uuid and VM ids, which vCenter assigns.
+/// VM its managed object id, every rule its key, uuid and VM ids, and every DRS group its
+/// members' ids, which vCenter assigns.
 fn as_built(mut inventory: Inventory) -> Inventory {
     for cluster in &mut inventory.clusters {
         assert!(
@@ -43,6 +49,17 @@ fn as_built(mut inventory: Inventory) -> Inventory {
             assert_eq!(rule.vm_ids.len(), rule.vms.len(), "{rule:?}");
             rule.vm_ids.clear();
             rule.uuid = None;
+        }
+        for group in &mut cluster.host_groups {
+            assert_eq!(group.host_ids.len(), group.hosts.len(), "{group:?}");
+            group.host_ids.clear();
+        }
+        for group in &mut cluster.vm_groups {
+            assert_eq!(group.vm_ids.len(), group.vms.len(), "{group:?}");
+            group.vm_ids.clear();
+        }
+        for rule in &mut cluster.vm_host_rules {
+            assert!(rule.key.take().is_some(), "{rule:?}");
         }
     }
     inventory
@@ -1099,4 +1116,231 @@ async fn every_method_the_client_sends_is_listed_in_privileges_txt_and_every_lis
         .filter(|method| !sent.contains_key(**method))
         .collect();
     assert!(unsent.is_empty(), "listed but never sent: {unsent:?}");
+}
+
+/// The stretched-cluster story (issue 41): its snapshot's inventory, and the simulator's extras
+/// (the vSAN witness) from its `simulator.yaml`.
+fn stretched() -> (Inventory, Options) {
+    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/e2e")
+        .join(STRETCHED_STORY)
+        .join("snapshot.yaml");
+    let inventory = read_objects(&snapshot)
+        .inventory
+        .expect("the story has an inventory");
+    (inventory, Options::beside(&snapshot))
+}
+
+const STRETCHED_STORY: &str = "stretched-cluster";
+const STRETCHED: &str = "metro-cluster";
+const WITNESS: &str = "lab-vsan-witness.go-lab.jp";
+
+async fn observe_as(config: &ConnectionConfig) -> Inventory {
+    let mut client = VcenterClient::connect(config).await.expect("connect");
+    let observed = client.observe(&[], &[]).await.expect("observe");
+    client.logout().await;
+    observed
+}
+
+#[tokio::test]
+async fn the_stretched_cluster_is_observed_with_its_groups_vm_host_rules_and_fault_domains() {
+    let (expected, options) = stretched();
+    assert_eq!(options.standalone_hosts.len(), 1, "the witness");
+    let sim = Vcsim::start_with(&expected, &options);
+
+    let observed = observe_as(&sim.connection_config()).await;
+
+    let cluster = cluster_of(&observed, STRETCHED);
+    let domains: Vec<(&str, Option<&str>)> = cluster
+        .hosts
+        .iter()
+        .map(|h| (h.name.as_str(), h.vsan_fault_domain.as_deref()))
+        .collect();
+    assert_eq!(
+        domains,
+        [
+            ("lab-esxi-a1.go-lab.jp", Some("site-a")),
+            ("lab-esxi-a2.go-lab.jp", Some("site-a")),
+            ("lab-esxi-a3.go-lab.jp", Some("site-a")),
+            ("lab-esxi-b1.go-lab.jp", Some("site-b")),
+            ("lab-esxi-b2.go-lab.jp", Some("site-b")),
+            ("lab-esxi-b3.go-lab.jp", Some("site-b")),
+        ]
+    );
+    let groups: Vec<(&str, usize)> = cluster
+        .host_groups
+        .iter()
+        .map(|g| (g.name.as_str(), g.host_ids.len()))
+        .collect();
+    assert_eq!(groups, [("site-a-hosts", 3), ("site-b-hosts", 3)]);
+    let rules: Vec<(&str, bool, bool)> = cluster
+        .vm_host_rules
+        .iter()
+        .map(|r| (r.name.as_str(), r.enabled, r.mandatory))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("site-a-vms-should-run-on-site-a", true, false),
+            ("site-b-vms-should-run-on-site-b", true, false),
+            ("site-b-vms-must-run-on-site-b", false, true),
+        ]
+    );
+    // A VM/Host rule is the same rule as its entry among the rules: same name, same key.
+    for vm_host_rule in &cluster.vm_host_rules {
+        let listed = rule(&observed, STRETCHED, &vm_host_rule.name).expect("among the rules");
+        assert_eq!(listed.key, vm_host_rule.key);
+    }
+    // The witness is a standalone host: in no cluster, so not observed at all.
+    assert!(
+        observed
+            .clusters
+            .iter()
+            .flat_map(|c| &c.hosts)
+            .all(|h| h.name != WITNESS)
+    );
+    // Everything else, group members and VMs included, as the story states it.
+    assert_eq!(as_built(observed), expected);
+}
+
+#[tokio::test]
+async fn hosts_without_vsan_have_no_fault_domain_and_clusters_without_groups_none() {
+    let sim = Vcsim::start(&lab());
+
+    let observed = observe_as(&sim.connection_config()).await;
+
+    for cluster in &observed.clusters {
+        assert!(
+            cluster.hosts.iter().all(|h| h.vsan_fault_domain.is_none()),
+            "{cluster:?}"
+        );
+        assert!(cluster.host_groups.is_empty() && cluster.vm_groups.is_empty());
+        assert!(cluster.vm_host_rules.is_empty(), "{cluster:?}");
+    }
+}
+
+/// The harness turns vSAN on for a host given a fault domain: a named one is observed by name,
+/// vSAN's default domain as the empty name (vcsim leaves an empty string out of its answer, as
+/// it does every empty value, where vCenter sends it), and the other hosts have none.
+#[tokio::test]
+async fn a_named_and_the_default_fault_domain_are_observed_as_built() {
+    let mut expected = lab();
+    let hosts = &mut expected
+        .clusters
+        .iter_mut()
+        .find(|c| c.name == LAB)
+        .expect("the lab cluster")
+        .hosts;
+    hosts[0].vsan_fault_domain = Some("rack-1".to_string());
+    hosts[1].vsan_fault_domain = Some(String::new());
+    let sim = Vcsim::start(&expected);
+
+    let observed = observe_as(&sim.connection_config()).await;
+
+    let domains: Vec<Option<&str>> = cluster_of(&observed, LAB)
+        .hosts
+        .iter()
+        .map(|h| h.vsan_fault_domain.as_deref())
+        .collect();
+    assert_eq!(domains[..3], [Some("rack-1"), Some(""), None]);
+    assert_eq!(as_built(observed), expected);
+}
+
+/// Sites need no privilege beyond what observation holds: an account with only the read
+/// privileges every role has (docs/vcenter-role.md) observes the same groups, rules and fault
+/// domains as the administrator.
+#[tokio::test]
+async fn a_read_only_account_observes_the_sites_as_the_administrator_does() {
+    let (inventory, options) = stretched();
+    let sim = Vcsim::start_with(&inventory, &options);
+    let read_only = account_with(&sim, &[]);
+
+    let as_administrator = observe_as(&sim.connection_config()).await;
+    let as_read_only = observe_as(&read_only).await;
+
+    assert_eq!(as_read_only, as_administrator);
+}
+
+/// `snapshot` against the lab records the groups, VM/Host rules and fault domains, and the file
+/// reads back as the inventory observed.
+#[test]
+fn a_snapshot_of_the_stretched_lab_records_its_sites_and_reads_back_equal() {
+    let lab = Lab::start(STRETCHED_STORY);
+    let file = lab.dir.path().join("stretched.yaml");
+
+    let output = lab
+        .command(&["snapshot", "-o", file.to_str().expect("UTF-8")])
+        .output()
+        .expect("the binary runs");
+
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(&file).expect("the snapshot file");
+    for field in [
+        "hostGroups:",
+        "vmGroups:",
+        "vmHostRules:",
+        "vsanFaultDomain: site-a",
+    ] {
+        assert!(text.contains(field), "{field} missing from:\n{text}");
+    }
+    let loaded = vsphere_descheduler::snapshot::load_files(&[file], chrono::Utc::now())
+        .expect("the snapshot file reads back");
+    let recorded = loaded
+        .snapshot
+        .inventory
+        .expect("the inventory is recorded");
+    let observed = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(observe_as(&lab.simulator.connection_config()));
+    assert_eq!(recorded, observed);
+}
+
+/// A run writes its own DRS rule in the stretched cluster and leaves what the admins own as it
+/// was: the host and VM groups, the VM/Host rules (the disabled one too) and the fault domains.
+#[test]
+fn a_run_on_the_stretched_lab_leaves_the_site_groups_and_vm_host_rules_as_they_were() {
+    let lab = Lab::start(STRETCHED_STORY);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let observe = || runtime.block_on(observe_as(&lab.simulator.connection_config()));
+    let before = observe();
+    let policy = lab.policy.display().to_string();
+
+    let output = lab
+        .command(&["run", "--policy", policy.as_str()])
+        .output()
+        .expect("the binary runs");
+
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let after = observe();
+    let owned = "vsphere-descheduler:lab:db:StatefulSet/pg";
+    assert!(rule(&before, STRETCHED, owned).is_none());
+    assert!(rule(&after, STRETCHED, owned).is_some(), "{after:?}");
+    let sites = |inventory: &Inventory| {
+        let cluster = cluster_of(inventory, STRETCHED).clone();
+        let domains: Vec<Option<String>> = cluster
+            .hosts
+            .iter()
+            .map(|h| h.vsan_fault_domain.clone())
+            .collect();
+        (
+            cluster.host_groups,
+            cluster.vm_groups,
+            cluster.vm_host_rules,
+            domains,
+        )
+    };
+    assert_eq!(sites(&after), sites(&before));
 }

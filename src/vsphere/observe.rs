@@ -5,6 +5,10 @@
 //! One retrieval brings every VM, host and cluster with exactly the properties below, and, by
 //! following `parent` from each cluster, the folders and datacenters above it. Placement comes
 //! only from `VirtualMachine.runtime.host` (`HostSystem.vm` can be stale, as in vcsim).
+//!
+//! A host's vSAN fault domain is read through `config.vsanHostConfig`. A path through an unset
+//! property is answered as unset (absent from `propSet`), not as a fault, both by vCenter and by
+//! vcsim; the host then has no fault domain, as when vSAN is off on it.
 
 use std::collections::HashMap;
 
@@ -19,7 +23,13 @@ use super::soap::{
     TraversalSpec,
 };
 
+mod groups;
 mod ha;
+
+/// `HostSystem` paths of the vSAN fault domain. `enabled` tells vSAN off from the default
+/// domain: a host with vSAN off may still report `faultDomainInfo` with an empty name.
+const VSAN_ENABLED: &str = "config.vsanHostConfig.enabled";
+const VSAN_FAULT_DOMAIN: &str = "config.vsanHostConfig.faultDomainInfo.name";
 
 pub(crate) const VIEW_KINDS: &[&str] = &["VirtualMachine", "HostSystem", "ClusterComputeResource"];
 
@@ -41,6 +51,8 @@ pub(crate) const PROPERTIES: &[PropertySpec<'static>] = &[
             "parent",
             "runtime.connectionState",
             "runtime.inMaintenanceMode",
+            VSAN_ENABLED,
+            VSAN_FAULT_DOMAIN,
         ],
     },
     PropertySpec {
@@ -195,34 +207,43 @@ fn selected_clusters<'a>(
             Some(PropertyValue::ClusterConfig(config)) => Some(config),
             _ => None,
         };
-        let (drs, ha, rules) = match config {
-            Some(config) => (
-                Some(drs_config(config)),
-                Some(ha::config(&config.das, objects, name, &object.obj)),
-                rules(config, vm_names, name),
-            ),
-            None => {
-                tracing::warn!(cluster = name, "cluster configuration is unreadable");
-                (None, None, Vec::new())
-            }
-        };
-        let cluster = Cluster {
+        let mut cluster = Cluster {
             name: name.to_string(),
             id: Some(object.obj.value.clone()),
             datacenter,
             datacenter_id,
-            drs,
-            ha,
+            drs: None,
+            ha: None,
             hosts: Vec::new(),
             vms: Vec::new(),
-            rules,
+            rules: Vec::new(),
             host_groups: Vec::new(),
             vm_groups: Vec::new(),
             vm_host_rules: Vec::new(),
         };
+        match config {
+            Some(config) => configure(&mut cluster, config, objects, vm_names, &object.obj),
+            None => tracing::warn!(cluster = name, "cluster configuration is unreadable"),
+        }
         selected.insert(object.obj.value.as_str(), (cluster, config));
     }
     Ok(selected)
+}
+
+/// Fills what a cluster's `configurationEx` holds: DRS and HA settings, rules, groups.
+fn configure(
+    cluster: &mut Cluster,
+    config: &ClusterConfig,
+    objects: &Objects<'_>,
+    vm_names: &HashMap<&str, &str>,
+    id: &MoRef,
+) {
+    cluster.drs = Some(drs_config(config));
+    cluster.ha = Some(ha::config(&config.das, objects, &cluster.name, id));
+    cluster.rules = rules(config, vm_names, &cluster.name);
+    cluster.host_groups = groups::host_groups(config, objects, id);
+    cluster.vm_groups = groups::vm_groups(config, objects, id);
+    cluster.vm_host_rules = groups::vm_host_rules(config);
 }
 
 /// Adds each host to its selected cluster; returns host reference value → (cluster reference
@@ -315,8 +336,25 @@ fn host(object: &ObjectContent, name: &str) -> Host {
             .property("runtime.inMaintenanceMode")
             .and_then(PropertyValue::as_bool)
             .map_or(MaintenanceMode::Off, MaintenanceMode::from),
-        vsan_fault_domain: None,
+        vsan_fault_domain: vsan_fault_domain(object),
     }
+}
+
+/// The host's vSAN fault domain: `None` unless vSAN is on for the host; the empty name (vSAN's
+/// default domain) when it is on and names none. vCenter sends an empty `name`, vcsim leaves an
+/// empty string out: both read the same.
+fn vsan_fault_domain(object: &ObjectContent) -> Option<String> {
+    let enabled = object
+        .property(VSAN_ENABLED)
+        .and_then(PropertyValue::as_bool);
+    if enabled != Some(true) {
+        return None;
+    }
+    let name = object
+        .property(VSAN_FAULT_DOMAIN)
+        .and_then(PropertyValue::as_str)
+        .unwrap_or_default();
+    Some(name.to_string())
 }
 
 fn vm(object: &ObjectContent, name: &str, host: &str) -> Vm {
@@ -434,7 +472,7 @@ fn rule(info: &RuleInfo, vm_names: &HashMap<&str, &str>, cluster: &str) -> DrsRu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::{HaConfig, RestartPriority};
+    use crate::inventory::{HaConfig, HostGroup, RestartPriority, VmGroup, VmHostRule};
     use crate::vsphere::soap::{fixture_response, retrieve_result};
 
     /// The objects of the two recorded pages of one paged retrieval.
@@ -537,8 +575,20 @@ mod tests {
                 },
             ],
             host_groups: Vec::new(),
-            vm_groups: Vec::new(),
-            vm_host_rules: Vec::new(),
+            vm_groups: vec![VmGroup {
+                name: "app".to_string(),
+                vms: vec!["worker-a".to_string()],
+                vm_ids: vec!["vm-101".to_string()],
+            }],
+            vm_host_rules: vec![VmHostRule {
+                name: "vCLS (System Managed)".to_string(),
+                key: Some(6),
+                enabled: true,
+                mandatory: true,
+                vm_group: "vCLS".to_string(),
+                affine_host_group: None,
+                anti_affine_host_group: Some("none".to_string()),
+            }],
         }
     }
 
@@ -625,5 +675,162 @@ mod tests {
         assert_eq!(error.fault().map(|f| f.name.as_str()), None);
         let source = std::error::Error::source(&error).expect("the fault is the cause");
         assert_eq!(source.to_string(), "NoPermission");
+    }
+
+    fn stretched_cluster() -> Cluster {
+        let response = fixture_response("retrieve-properties-stretched.xml");
+        let objects = retrieve_result(&response).expect("objects").objects;
+        let inventory = build(&objects, &[], &[]).expect("complete objects");
+        let [cluster] = <[Cluster; 1]>::try_from(inventory.clusters).expect("one cluster");
+        cluster
+    }
+
+    fn strings(values: &[&str]) -> Vec<String> {
+        values.iter().map(|v| v.to_string()).collect()
+    }
+
+    #[test]
+    fn host_groups_name_their_hosts_sorted_and_leave_out_hosts_not_observed() {
+        let cluster = stretched_cluster();
+        let group = |name: &str, hosts: &[&str], ids: &[&str]| HostGroup {
+            name: name.to_string(),
+            hosts: strings(hosts),
+            host_ids: strings(ids),
+        };
+        assert_eq!(
+            cluster.host_groups,
+            [
+                group("empty hosts", &[], &[]),
+                group(
+                    "site-a-hosts",
+                    &["esxi-a1.example.com", "esxi-a2.example.com"],
+                    &["host-21", "host-22"]
+                ),
+                group(
+                    "site-b-hosts",
+                    &["esxi-b1.example.com", "esxi-b2.example.com"],
+                    &["host-31", "host-32"]
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn vm_groups_name_their_vms_sorted() {
+        let cluster = stretched_cluster();
+        let group = |name: &str, vms: &[&str], ids: &[&str]| VmGroup {
+            name: name.to_string(),
+            vms: strings(vms),
+            vm_ids: strings(ids),
+        };
+        assert_eq!(
+            cluster.vm_groups,
+            [
+                group(
+                    "site-a-vms",
+                    &["worker-a", "worker-b"],
+                    &["vm-201", "vm-202"]
+                ),
+                group("site-b-vms", &["worker-c"], &["vm-203"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn vm_host_rules_are_listed_by_key_with_their_groups_and_stay_among_the_rules() {
+        let cluster = stretched_cluster();
+        let rule = |key: i32, name: &str, enabled: bool, mandatory: bool| VmHostRule {
+            name: name.to_string(),
+            key: Some(key),
+            enabled,
+            mandatory,
+            vm_group: "site-a-vms".to_string(),
+            affine_host_group: None,
+            anti_affine_host_group: None,
+        };
+        let affine = |rule: VmHostRule, hosts: &str| VmHostRule {
+            affine_host_group: Some(hosts.to_string()),
+            ..rule
+        };
+        assert_eq!(
+            cluster.vm_host_rules,
+            [
+                affine(
+                    rule(11, "site-a-vms-on-site-a", true, false),
+                    "site-a-hosts"
+                ),
+                VmHostRule {
+                    vm_group: "site-b-vms".to_string(),
+                    ..affine(
+                        rule(12, "site-b-vms-on-site-b", true, false),
+                        "site-b-hosts"
+                    )
+                },
+                // Neither `mandatory` nor `enabled` sent: the API's defaults, off and "should".
+                affine(rule(13, "old site pin", false, false), "site-b-hosts"),
+                VmHostRule {
+                    anti_affine_host_group: Some("site-b-hosts".to_string()),
+                    ..rule(14, "not on site b", true, true)
+                },
+            ]
+        );
+        let kinds: Vec<(&str, RuleKind)> = cluster
+            .rules
+            .iter()
+            .map(|r| (r.name.as_str(), r.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("site-a-vms-on-site-a", RuleKind::Other),
+                ("site-b-vms-on-site-b", RuleKind::Other),
+                ("old site pin", RuleKind::Other),
+                ("not on site b", RuleKind::Other),
+                ("workers apart", RuleKind::AntiAffinity),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_host_has_a_fault_domain_only_where_vsan_is_on_and_the_default_one_is_empty() {
+        let cluster = stretched_cluster();
+        let domains: Vec<(&str, Option<&str>)> = cluster
+            .hosts
+            .iter()
+            .map(|h| (h.name.as_str(), h.vsan_fault_domain.as_deref()))
+            .collect();
+        assert_eq!(
+            domains,
+            [
+                ("esxi-a1.example.com", Some("site-a")),
+                ("esxi-a2.example.com", Some("site-a")),
+                ("esxi-b1.example.com", Some("site-b")),
+                ("esxi-b2.example.com", Some("")),
+                // vSAN off, though the host names an empty fault domain.
+                ("esxi-c1.example.com", None),
+                // The vSAN paths unreadable: not observed, not an error.
+                ("esxi-c2.example.com", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn vsan_on_without_a_fault_domain_name_is_the_default_domain() {
+        // vcsim leaves an empty string out of `propSet`, where vCenter sends it empty.
+        let response = fixture_response("retrieve-properties-stretched.xml");
+        let mut objects = retrieve_result(&response).expect("objects").objects;
+        let host = objects
+            .iter_mut()
+            .find(|o| o.obj.value == "host-32")
+            .expect("esxi-b2");
+        host.properties
+            .retain(|(name, _)| name != VSAN_FAULT_DOMAIN);
+        let inventory = build(&objects, &[], &[]).expect("complete objects");
+        let domain = inventory.clusters[0]
+            .hosts
+            .iter()
+            .find(|h| h.name == "esxi-b2.example.com")
+            .map(|h| h.vsan_fault_domain.clone());
+        assert_eq!(domain, Some(Some(String::new())));
     }
 }

@@ -16,7 +16,7 @@ pub(crate) use request::{
     retrieve_service_content,
 };
 pub(crate) use response::{
-    AdmissionControlPolicy, ClusterConfig, DasConfig, EntityPrivileges, ObjectContent,
+    AdmissionControlPolicy, ClusterConfig, DasConfig, EntityPrivileges, GroupInfo, ObjectContent,
     PropertyValue, Reply, Response, RuleInfo, RuleType, ServiceContent, UserSession,
     entity_privileges, envelope, retrieve_result, returned_reference, service_content,
     user_session,
@@ -24,7 +24,7 @@ pub(crate) use response::{
 pub use xml::XmlParseError;
 
 #[cfg(test)]
-pub(crate) use response::{DrsVmOverride, OptionValue, RetrieveResult};
+pub(crate) use response::{DrsVmOverride, OptionValue, RetrieveResult, VmHostGroups};
 
 pub use fault::{Fault, MissingPrivilege};
 

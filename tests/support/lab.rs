@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::fake_apiserver::{FakeApiServer, FakeCluster, read_objects};
-use crate::support::vcsim::{self, Vcsim};
+use crate::support::vcsim::{self, Options, Vcsim};
 
 /// The simulator and the fake API server of one story, and what the binary needs to reach them.
 pub struct Lab {
@@ -25,22 +25,30 @@ pub struct Lab {
 }
 
 impl Lab {
-    /// The story in `tests/fixtures/e2e/<story>/` (`snapshot.yaml`, `policy.yaml`).
+    /// The story in `tests/fixtures/e2e/<story>/` (`snapshot.yaml`, `policy.yaml`, and the
+    /// simulator's extras in `simulator.yaml` where the story has them).
     pub fn start(story: &str) -> Lab {
         let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/e2e")
             .join(story);
-        Lab::from_snapshot(&folder.join("snapshot.yaml"), folder.join("policy.yaml"))
+        let snapshot = folder.join("snapshot.yaml");
+        let options = Options::beside(&snapshot);
+        Lab::from_snapshot_with(&snapshot, folder.join("policy.yaml"), &options)
     }
 
     /// A lab loaded from any snapshot file (Kubernetes objects plus a VSphereInventory).
     pub fn from_snapshot(snapshot: &Path, policy: PathBuf) -> Lab {
+        Lab::from_snapshot_with(snapshot, policy, &Options::default())
+    }
+
+    /// A lab loaded from a snapshot file, the simulator started with `options`.
+    pub fn from_snapshot_with(snapshot: &Path, policy: PathBuf, options: &Options) -> Lab {
         let mut objects = read_objects(snapshot);
         let inventory = objects
             .inventory
             .take()
             .expect("the snapshot has an inventory");
-        let simulator = Vcsim::start(&inventory);
+        let simulator = Vcsim::start_with(&inventory, options);
         let server = FakeApiServer::start(FakeCluster::new(objects));
         let dir = tempfile::tempdir().expect("a temporary directory");
         server.write_kubeconfig(&dir.path().join("kubeconfig"));

@@ -43,11 +43,32 @@ pub struct Template {
     pub host: String,
 }
 
+/// A host outside every cluster, in a compute resource of its own (as a vSAN stretched
+/// cluster's witness is), which observation leaves out. With a fault domain, vSAN is on for it.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StandaloneHost {
+    pub name: String,
+    pub datacenter: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vsan_fault_domain: Option<String>,
+}
+
+/// A story's `simulator.yaml`: what the simulator builds beside the snapshot's inventory.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Extras {
+    #[serde(default)]
+    standalone_hosts: Vec<StandaloneHost>,
+}
+
 /// How to start the simulator besides its inventory.
 #[derive(Clone, Debug)]
 pub struct Options {
     /// VM templates to create too.
     pub templates: Vec<Template>,
+    /// Hosts outside the clusters to create too.
+    pub standalone_hosts: Vec<StandaloneHost>,
     /// Page property retrievals by this many objects, as real vCenter does.
     pub page_size: Option<usize>,
     /// How long building the inventory may take before the test fails.
@@ -58,17 +79,39 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             templates: Vec::new(),
+            standalone_hosts: Vec::new(),
             page_size: None,
             ready_timeout: DEFAULT_READY_TIMEOUT,
         }
     }
 }
 
+impl Options {
+    /// The options of the snapshot file's story: its `simulator.yaml`, beside it, when there is
+    /// one (e.g. `tests/fixtures/e2e/stretched-cluster/`), else the defaults.
+    pub fn beside(snapshot: &Path) -> Options {
+        let path = snapshot.with_file_name("simulator.yaml");
+        if !path.exists() {
+            return Options::default();
+        }
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|error| panic!("read {}: {error}", path.display()));
+        let extras: Extras = serde_saphyr::from_str(&text)
+            .unwrap_or_else(|error| panic!("parse {}: {error}", path.display()));
+        Options {
+            standalone_hosts: extras.standalone_hosts,
+            ..Options::default()
+        }
+    }
+}
+
 /// What the harness builds: the inventory plus harness-only extras.
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Scenario<'a> {
     clusters: &'a [Cluster],
     templates: &'a [Template],
+    standalone_hosts: &'a [StandaloneHost],
 }
 
 #[derive(Deserialize)]
@@ -125,6 +168,7 @@ impl Vcsim {
         let scenario = Scenario {
             clusters: &inventory.clusters,
             templates: &options.templates,
+            standalone_hosts: &options.standalone_hosts,
         };
         std::fs::write(
             &inventory_path,

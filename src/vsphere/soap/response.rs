@@ -124,6 +124,10 @@ pub(crate) struct ClusterConfig {
     /// `drsVmConfig`: per-VM overrides.
     pub drs_vm_overrides: Vec<DrsVmOverride>,
     pub rules: Vec<RuleInfo>,
+    /// `group` entries of type `ClusterHostGroup`, in the server's order.
+    pub host_groups: Vec<GroupInfo>,
+    /// `group` entries of type `ClusterVmGroup`, in the server's order.
+    pub vm_groups: Vec<GroupInfo>,
     /// `dasConfig`; every field unset when the server sent it empty (vcsim does for a cluster
     /// created without one) or left it out.
     pub das: DasConfig,
@@ -169,6 +173,25 @@ pub(crate) struct OptionValue {
     pub value: Option<String>,
 }
 
+/// One DRS group (`ClusterHostGroup` or `ClusterVmGroup`): its name and members, hosts or VMs
+/// by the group's type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GroupInfo {
+    pub name: String,
+    pub members: Vec<MoRef>,
+}
+
+/// The groups a `ClusterVmHostRuleInfo` ties together, by name, as the wire has them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct VmHostGroups {
+    /// `vmGroupName`; empty when the server sent none.
+    pub vm_group: String,
+    /// `affineHostGroupName`.
+    pub affine_host_group: Option<String>,
+    /// `antiAffineHostGroupName`.
+    pub anti_affine_host_group: Option<String>,
+}
+
 /// One `ClusterDrsVmConfigInfo`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DrsVmOverride {
@@ -201,6 +224,8 @@ pub(crate) struct RuleInfo {
     pub rule_uuid: Option<String>,
     /// Member VMs of VM-VM rules; empty for other kinds.
     pub vms: Vec<MoRef>,
+    /// The groups of a `ClusterVmHostRuleInfo`; `None` for other kinds.
+    pub vm_host: Option<VmHostGroups>,
 }
 
 /// The `<Method>Response` element of a successful call, read by the functions below.
@@ -460,6 +485,7 @@ fn cluster_config(config: &Element) -> Result<ClusterConfig, XmlParseError> {
         .children_named("rule")
         .map(rule_info)
         .collect::<Result<_, _>>()?;
+    let (host_groups, vm_groups) = groups(config)?;
     let das = config
         .child("dasConfig")
         .map(das_config)
@@ -470,8 +496,43 @@ fn cluster_config(config: &Element) -> Result<ClusterConfig, XmlParseError> {
         drs_default_vm_behavior,
         drs_vm_overrides,
         rules,
+        host_groups,
+        vm_groups,
         das,
     })
+}
+
+/// `group` entries by their `xsi:type`: host groups list `host`, VM groups `vm`. Other and
+/// untyped groups are left out: nothing here reads them.
+fn groups(config: &Element) -> Result<(Vec<GroupInfo>, Vec<GroupInfo>), XmlParseError> {
+    let mut host_groups = Vec::new();
+    let mut vm_groups = Vec::new();
+    for group in config.children_named("group") {
+        let (groups, member) = match group.xsi_type.as_deref() {
+            Some("ClusterHostGroup") => (&mut host_groups, "host"),
+            Some("ClusterVmGroup") => (&mut vm_groups, "vm"),
+            _ => continue,
+        };
+        groups.push(GroupInfo {
+            name: group.required("name")?.text.clone(),
+            members: group
+                .children_named(member)
+                .map(reference)
+                .collect::<Result<_, _>>()?,
+        });
+    }
+    Ok((host_groups, vm_groups))
+}
+
+/// The group names of a `ClusterVmHostRuleInfo`. The WSDL makes all three optional; a rule
+/// without `vmGroupName` (which vCenter does not create) reads with an empty one.
+fn vm_host_groups(rule: &Element) -> VmHostGroups {
+    let name = |child: &str| rule.child_text(child).map(str::to_string);
+    VmHostGroups {
+        vm_group: name("vmGroupName").unwrap_or_default(),
+        affine_host_group: name("affineHostGroupName"),
+        anti_affine_host_group: name("antiAffineHostGroupName"),
+    }
 }
 
 fn das_config(das: &Element) -> Result<DasConfig, XmlParseError> {
@@ -545,6 +606,10 @@ fn rule_info(rule: &Element) -> Result<RuleInfo, XmlParseError> {
             .collect::<Result<_, _>>()?,
         RuleType::Other(_) => Vec::new(),
     };
+    let vm_host = match rule.xsi_type.as_deref() {
+        Some("ClusterVmHostRuleInfo") => Some(vm_host_groups(rule)),
+        _ => None,
+    };
     Ok(RuleInfo {
         kind,
         key: rule.child("key").map(Element::int).transpose()?,
@@ -554,5 +619,6 @@ fn rule_info(rule: &Element) -> Result<RuleInfo, XmlParseError> {
         user_created: rule.child_boolean("userCreated")?,
         rule_uuid: rule.child_text("ruleUuid").map(str::to_string),
         vms,
+        vm_host,
     })
 }

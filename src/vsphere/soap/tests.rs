@@ -165,6 +165,7 @@ fn vcsim_properties_are_typed_with_its_xml_schema_instance_prefix() {
                 reference("VirtualMachine", "vm-36"),
                 reference("VirtualMachine", "vm-39")
             ],
+            vm_host: None,
         }
     );
     assert_eq!(
@@ -516,4 +517,152 @@ fn privilege_answers_are_read_per_entity() {
             }
         ]
     );
+}
+
+/// The `configurationEx` of the one cluster of the stretched-cluster fixture.
+fn stretched_config() -> ClusterConfig {
+    let response = fixture_response("retrieve-properties-stretched.xml");
+    let result = retrieve_result(&response).expect("objects");
+    let cluster = result
+        .objects
+        .into_iter()
+        .find(|o| o.obj.kind == "ClusterComputeResource")
+        .expect("a cluster");
+    match cluster.property("configurationEx") {
+        Some(PropertyValue::ClusterConfig(config)) => config.clone(),
+        other => panic!("configurationEx is a ClusterConfigInfoEx, not {other:?}"),
+    }
+}
+
+fn group(name: &str, kind: &str, members: &[&str]) -> GroupInfo {
+    GroupInfo {
+        name: name.to_string(),
+        members: members.iter().map(|m| reference(kind, m)).collect(),
+    }
+}
+
+#[test]
+fn host_and_vm_groups_are_told_apart_by_their_xsi_type_and_untyped_ones_left_out() {
+    let config = stretched_config();
+    assert_eq!(
+        config.host_groups,
+        [
+            group("site-b-hosts", "HostSystem", &["host-32", "host-31"]),
+            group(
+                "site-a-hosts",
+                "HostSystem",
+                &["host-22", "host-21", "host-99"]
+            ),
+            group("empty hosts", "HostSystem", &[]),
+        ]
+    );
+    assert_eq!(
+        config.vm_groups,
+        [
+            group("site-a-vms", "VirtualMachine", &["vm-202", "vm-201"]),
+            group("site-b-vms", "VirtualMachine", &["vm-203"]),
+        ]
+    );
+}
+
+#[test]
+fn vm_host_rules_keep_their_group_names_and_other_rules_have_none() {
+    let config = stretched_config();
+    let groups: Vec<(Option<i32>, Option<VmHostGroups>)> = config
+        .rules
+        .iter()
+        .map(|rule| (rule.key, rule.vm_host.clone()))
+        .collect();
+    let affine = |vms: &str, hosts: &str| VmHostGroups {
+        vm_group: vms.to_string(),
+        affine_host_group: Some(hosts.to_string()),
+        anti_affine_host_group: None,
+    };
+    assert_eq!(
+        groups,
+        [
+            (Some(12), Some(affine("site-b-vms", "site-b-hosts"))),
+            (Some(11), Some(affine("site-a-vms", "site-a-hosts"))),
+            (Some(13), Some(affine("site-a-vms", "site-b-hosts"))),
+            (
+                Some(14),
+                Some(VmHostGroups {
+                    vm_group: "site-a-vms".to_string(),
+                    affine_host_group: None,
+                    anti_affine_host_group: Some("site-b-hosts".to_string()),
+                })
+            ),
+            (Some(15), None),
+        ]
+    );
+    // Still a rule of a kind this client never rewrites.
+    assert_eq!(
+        config.rules[0].kind,
+        RuleType::Other("ClusterVmHostRuleInfo".to_string())
+    );
+    assert_eq!(config.rules[2].mandatory, None);
+}
+
+#[test]
+fn a_vm_host_rule_without_group_names_reads_with_an_empty_vm_group_and_no_host_group() {
+    // The WSDL makes every group name of the rule optional: not a reason to fail observation.
+    let document = cluster_with(
+        r#"<rule xsi:type="ClusterVmHostRuleInfo"><key>1</key><name>pin</name></rule>"#,
+    );
+    let Reply::Response(response) = envelope(&document).expect("envelope") else {
+        panic!("expected a response");
+    };
+    let result = retrieve_result(&response).expect("a schema-valid rule");
+    let Some(PropertyValue::ClusterConfig(config)) = result.objects[0].property("configurationEx")
+    else {
+        panic!("configurationEx is a ClusterConfigInfoEx");
+    };
+    assert_eq!(config.rules[0].vm_host, Some(VmHostGroups::default()));
+}
+
+#[test]
+fn a_host_group_member_without_its_type_is_an_error_naming_the_element() {
+    let document = cluster_with(
+        r#"<group xsi:type="ClusterHostGroup"><name>site-a</name><host>host-1</host></group>"#,
+    );
+    let Reply::Response(response) = envelope(&document).expect("envelope") else {
+        panic!("expected a response");
+    };
+    let error = retrieve_result(&response).expect_err("a reference has a type");
+    assert_eq!(error.to_string(), "<host> has no <@type>");
+}
+
+#[test]
+fn fault_domain_paths_read_as_strings_and_booleans_and_unreadable_ones_as_missing() {
+    let response = fixture_response("retrieve-properties-stretched.xml");
+    let result = retrieve_result(&response).expect("objects");
+    let host = |id: &str| {
+        result
+            .objects
+            .iter()
+            .find(|o| o.obj == reference("HostSystem", id))
+            .expect("host")
+    };
+    const ENABLED: &str = "config.vsanHostConfig.enabled";
+    const NAME: &str = "config.vsanHostConfig.faultDomainInfo.name";
+    assert_eq!(
+        host("host-21").property(NAME),
+        Some(&PropertyValue::String("site-a".to_string()))
+    );
+    assert_eq!(
+        host("host-32").property(NAME),
+        Some(&PropertyValue::String(String::new()))
+    );
+    assert_eq!(
+        host("host-41").property(ENABLED),
+        Some(&PropertyValue::Boolean(false))
+    );
+    let unreadable = host("host-42");
+    assert_eq!(unreadable.property(ENABLED), None);
+    let missing: Vec<(&str, &str)> = unreadable
+        .missing
+        .iter()
+        .map(|(path, fault)| (path.as_str(), fault.name.as_str()))
+        .collect();
+    assert_eq!(missing, [(ENABLED, "NoPermission"), (NAME, "NoPermission")]);
 }

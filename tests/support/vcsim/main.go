@@ -2,8 +2,9 @@
 //
 // It runs govmomi's simulator (Debian's golang-github-vmware-govmomi-dev, 0.24.2) on 127.0.0.1
 // and builds in it the inventory given as JSON: the camelCase form of the crate's `Inventory`
-// (clusters with their datacenter, DRS and HA configuration, hosts, VMs pinned to hosts with fixed
-// BIOS uuids, and rules), plus harness-only `templates`. It serves https with a leaf certificate
+// (clusters with their datacenter, DRS and HA configuration, hosts with their vSAN fault domain,
+// VMs pinned to hosts with fixed BIOS uuids, rules, DRS host and VM groups, VM/Host rules), plus
+// harness-only `templates` and `standaloneHosts` (sites.go). It serves https with a leaf certificate
 // signed by a CA it generates, because rustls refuses the simulator's built-in CA:TRUE
 // certificate.
 //
@@ -82,8 +83,9 @@ import (
 const harnessAgent = "vsphere-descheduler-vcsim-harness"
 
 type inventory struct {
-	Clusters  []cluster  `json:"clusters"`
-	Templates []template `json:"templates"`
+	Clusters        []cluster        `json:"clusters"`
+	Templates       []template       `json:"templates"`
+	StandaloneHosts []standaloneHost `json:"standaloneHosts"`
 }
 
 type cluster struct {
@@ -94,6 +96,10 @@ type cluster struct {
 	Hosts      []host `json:"hosts"`
 	Vms        []vm   `json:"vms"`
 	Rules      []rule `json:"rules"`
+	// VM/Host rules appear in Rules too (kind other); they are built from here, with groups.
+	HostGroups  []hostGroup  `json:"hostGroups"`
+	VMGroups    []vmGroup    `json:"vmGroups"`
+	VMHostRules []vmHostRule `json:"vmHostRules"`
 }
 
 type drs struct {
@@ -124,6 +130,8 @@ type host struct {
 	Name              string `json:"name"`
 	ConnectionState   string `json:"connectionState"`
 	InMaintenanceMode bool   `json:"inMaintenanceMode"`
+	// VsanFaultDomain turns vSAN on for the host, in this fault domain; without it vSAN is off.
+	VsanFaultDomain *string `json:"vsanFaultDomain"`
 }
 
 type vm struct {
@@ -408,9 +416,10 @@ func build(ctx context.Context, c *govmomi.Client, inv *inventory, datastoreDir 
 		}
 		for _, h := range cl.Hosts {
 			setHostState(hosts[h.Name], h)
+			setVsanFaultDomain(hosts[h.Name], h.VsanFaultDomain)
 		}
 	}
-	return nil
+	return addStandaloneHosts(ctx, c, inv.StandaloneHosts, datacenters)
 }
 
 func clusterDatacenter(inv *inventory, name string) string {
@@ -467,12 +476,19 @@ func setPowerState(ctx context.Context, machine *object.VirtualMachine, state st
 	return nil
 }
 
-// configureCluster applies the rules and DRS overrides through ReconfigureComputeResource_Task,
-// as a user would, and the DRS and HA configurations directly, because vcsim ignores drsConfig
+// configureCluster applies the rules, DRS groups and DRS overrides through
+// ReconfigureComputeResource_Task, as a user would, and the DRS and HA configurations directly, because vcsim ignores drsConfig
 // and dasConfig edits.
 func configureCluster(ctx context.Context, cluster *object.ClusterComputeResource, cl cluster, vms map[string]*object.VirtualMachine, hosts map[string]*object.HostSystem) error {
-	spec := &types.ClusterConfigSpecEx{}
+	groups, err := groupSpecs(cl, vms, hosts)
+	if err != nil {
+		return err
+	}
+	spec := &types.ClusterConfigSpecEx{GroupSpec: groups, RulesSpec: vmHostRuleSpecs(cl)}
 	for _, r := range cl.Rules {
+		if isVMHostRule(cl, r.Name) {
+			continue
+		}
 		var refs []types.ManagedObjectReference
 		for _, name := range r.Vms {
 			machine, ok := vms[cl.Datacenter+"/"+name]
@@ -498,8 +514,10 @@ func configureCluster(ctx context.Context, cluster *object.ClusterComputeResourc
 		case "affinity":
 			info = &types.ClusterAffinityRuleSpec{ClusterRuleInfo: base, Vm: refs}
 		default:
-			// Any other kind stands for VM-Host and other rules the tool must leave alone.
-			info = &types.ClusterVmHostRuleInfo{ClusterRuleInfo: base, VmGroupName: "vms", AffineHostGroupName: "hosts"}
+			// Any other kind stands for the rules the tool must leave alone and reads no more
+			// of than `rules` holds: a VM-VM dependency rule. VM/Host rules are built from
+			// vmHostRules (sites.go) with their groups, since observation reads those.
+			info = &types.ClusterDependencyRuleInfo{ClusterRuleInfo: base, VmGroup: "vms", DependsOnVmGroup: "others"}
 		}
 		spec.RulesSpec = append(spec.RulesSpec, types.ClusterRuleSpec{
 			ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
