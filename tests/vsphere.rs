@@ -777,7 +777,7 @@ fn not_ok(found: &Preflight) -> Vec<(String, Status, String)> {
     let mut items = Vec::new();
     let mut push = |what: String, finding: &preflight::PreflightFinding| {
         if finding.status != Status::Ok {
-            items.push((what, finding.status, finding.detail.clone()));
+            items.push((what, finding.status, finding.detail.to_string()));
         }
     };
     push("login".to_string(), &found.login);

@@ -5,7 +5,7 @@ use crate::settings::RunConfig;
 use crate::vsphere::ConnectionConfig;
 use crate::vsphere::preflight::{self, DrsRuleWrites, Preflight, PreflightFinding, Scope};
 
-use super::{Backend, Item, Section, Subject};
+use super::{Backend, Item, ItemDetail, ItemFix, Section, Subject};
 
 /// Asks vCenter about everything runs of `config` need from it.
 pub async fn section(connection: &ConnectionConfig, config: &RunConfig) -> Section {
@@ -79,9 +79,8 @@ fn items(found: Preflight) -> Section {
 }
 
 fn item(subject: Subject, finding: PreflightFinding) -> Item {
-    let item = Item::new(subject, finding.status, finding.detail);
-    match finding.fix {
-        Some(fix) => item.with_fix(fix.to_string()),
-        None => item,
+    Item {
+        subject,
+        finding: finding.map(ItemDetail::Vcenter, ItemFix::Vcenter),
     }
 }
