@@ -4,8 +4,7 @@
 
 use std::fmt::Display;
 
-use serde::Serialize;
-use serde::ser::{SerializeStruct, Serializer};
+use serde::{Serialize, Serializer};
 
 /// How an item stands. Ordered from fine to worst, so the worst item is the maximum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -43,12 +42,19 @@ impl Display for Status {
 }
 
 /// One item's finding: its status, what was found (`D`, the area's detail) and, when something
-/// is to be done, what to change (`F`, the area's fix).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// is to be done, what to change (`F`, the area's fix). In JSON the detail is its sentence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(bound(serialize = "D: Display, F: Serialize"))]
 pub struct CheckFinding<D, F> {
     pub status: Status,
+    #[serde(serialize_with = "as_words")]
     pub detail: D,
     pub fix: Option<F>,
+}
+
+/// A value as the sentence its `Display` writes: the JSON edge of the vocabularies.
+fn as_words<T: Display, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
 }
 
 impl<D, F> CheckFinding<D, F> {
@@ -87,24 +93,12 @@ impl<D, F> CheckFinding<D, F> {
     }
 }
 
-/// The JSON edge: `status`, then `detail` and `fix` as the sentences their `Display` writes
-/// (`fix` null when there is none).
-impl<D: Display, F: Display> Serialize for CheckFinding<D, F> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut finding = serializer.serialize_struct("CheckFinding", 3)?;
-        finding.serialize_field("status", &self.status)?;
-        finding.serialize_field("detail", &self.detail.to_string())?;
-        finding.serialize_field("fix", &self.fix.as_ref().map(ToString::to_string))?;
-        finding.end()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_finding_serializes_its_detail_and_fix_as_their_sentences() {
+    fn a_finding_serializes_its_detail_as_its_sentence_and_its_fix_as_it_is() {
         let finding: CheckFinding<String, String> =
             CheckFinding::new(Status::MissingForGoingLive, "found").with_fix("change");
         assert_eq!(

@@ -4,6 +4,8 @@
 
 use std::fmt::{self, Display, Formatter};
 
+use serde::Serialize;
+
 use crate::kube::VM_OPERATOR_GROUP;
 use crate::vsphere::preflight::{Fix, VcenterDetail};
 
@@ -17,8 +19,9 @@ pub enum ItemDetail {
     Says(String),
 }
 
-/// What to change for one item.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What to change for one item; in JSON, its sentence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
 pub enum ItemFix {
     Kubernetes(KubernetesFix),
     Supervisor(SupervisorFix),
@@ -177,6 +180,12 @@ impl Display for ItemDetail {
             ItemDetail::Vcenter(detail) => detail.fmt(f),
             ItemDetail::Says(words) => f.write_str(words),
         }
+    }
+}
+
+impl From<ItemFix> for String {
+    fn from(fix: ItemFix) -> String {
+        fix.to_string()
     }
 }
 
