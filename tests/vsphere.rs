@@ -976,7 +976,7 @@ async fn a_wrong_password_is_a_missing_login_that_says_to_check_the_credentials(
     assert_eq!(found.login.status, Status::Missing);
     assert_eq!(found.login.fix, Some(Fix::Credentials));
     assert!(
-        found.login.detail.contains("InvalidLogin"),
+        found.login.detail.to_string().contains("InvalidLogin"),
         "{}",
         found.login.detail
     );
