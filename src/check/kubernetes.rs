@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use futures_util::future::join_all;
 
 use super::{
-    Backend, Item, KubernetesDetail as Detail, KubernetesFix as Fix, RbacRule, RetriedRequest,
-    RuleHolder, Section, Status, Subject,
+    Backend, Item, KubernetesDetail, KubernetesFix, RbacRule, RetriedRequest, RuleHolder, Section,
+    Status, Subject,
 };
 use crate::error_chain;
 use crate::kube::{self, AccessDecision, ApiCall, DryRunAnswer, Grant, ProbeNode};
@@ -52,7 +52,7 @@ pub async fn section(config: &RunConfig) -> Section {
             target: "(no API server)".to_string(),
             items: vec![
                 Item::new(Subject::ApiServer, Status::Missing, error_chain(&error))
-                    .with_fix(Fix::NameKubeconfig),
+                    .with_fix(KubernetesFix::NameKubeconfig),
             ],
         },
     }
@@ -121,14 +121,14 @@ async fn permissions(
             Item::new(
                 subject(call, lock_namespace),
                 Status::Missing,
-                Detail::ReviewsRefused,
+                KubernetesDetail::ReviewsRefused,
             )
             .with_fix(rule_fix(call, lock_namespace))
         } else {
             Item::new(
                 subject(call, lock_namespace),
                 Status::Ok,
-                Detail::AnsweredToEveryone,
+                KubernetesDetail::AnsweredToEveryone,
             )
         };
         items.push((call.clone(), item));
@@ -139,14 +139,14 @@ async fn permissions(
             Err(_) if reviews_refused => Item::new(
                 subject(call, lock_namespace),
                 Status::NotChecked,
-                Detail::ReviewsRefusedAbove,
+                KubernetesDetail::ReviewsRefusedAbove,
             ),
             Err(error) => Item::new(
                 subject(call, lock_namespace),
                 Status::Missing,
                 error_chain(&error),
             )
-            .with_fix(Fix::TryAgain(RetriedRequest::AccessReview)),
+            .with_fix(KubernetesFix::TryAgain(RetriedRequest::AccessReview)),
         };
         items.push((call.clone(), item));
     }
@@ -173,7 +173,8 @@ fn forbidden(error: &kube::Error) -> bool {
 
 /// The item of an API server that answered no review, with the first failure.
 fn unreachable_api_server(error: &kube::Error) -> Item {
-    Item::new(Subject::ApiServer, Status::Missing, error_chain(error)).with_fix(Fix::ReachApiServer)
+    Item::new(Subject::ApiServer, Status::Missing, error_chain(error))
+        .with_fix(KubernetesFix::ReachApiServer)
 }
 
 /// A call's item from the API server's decision.
@@ -181,9 +182,9 @@ fn decided(call: &ApiCall, decision: &AccessDecision, lock_namespace: &str) -> I
     let subject = subject(call, lock_namespace);
     let reason = decision.reason.clone();
     if decision.allowed {
-        return Item::new(subject, Status::Ok, Detail::Allowed { reason });
+        return Item::new(subject, Status::Ok, KubernetesDetail::Allowed { reason });
     }
-    let detail = Detail::NotAllowed {
+    let detail = KubernetesDetail::NotAllowed {
         denied: decision.denied,
         reason,
         evaluation_error: decision.evaluation_error.clone(),
@@ -202,7 +203,7 @@ fn subject(call: &ApiCall, lock_namespace: &str) -> Subject {
 }
 
 /// What grants `call`: its RBAC rule, and the role it belongs to.
-pub fn rule_fix(call: &ApiCall, lock_namespace: &str) -> Fix {
+pub fn rule_fix(call: &ApiCall, lock_namespace: &str) -> KubernetesFix {
     let rule = RbacRule {
         group: call.group.clone(),
         resource: call.rule_resource(),
@@ -216,7 +217,7 @@ pub fn rule_fix(call: &ApiCall, lock_namespace: &str) -> Fix {
         },
         Grant::Everyone => RuleHolder::BasicUser,
     };
-    Fix::AddRule { rule, to }
+    KubernetesFix::AddRule { rule, to }
 }
 
 /// The dry-run write of the policy's labels to one node, then of a label outside them;
@@ -232,23 +233,27 @@ async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> 
         node: node.map(|node| node.name.clone()),
         key: CONFINEMENT_PROBE_KEY.to_string(),
     };
-    let unchecked = |detail: Detail| {
+    let unchecked = |detail: KubernetesDetail| {
         vec![
             Item::new(write(None), Status::NotChecked, detail.clone()),
             Item::new(confinement(None), Status::NotChecked, detail),
         ]
     };
     if !allowed {
-        return unchecked(Detail::NeedsNodeWrites);
+        return unchecked(KubernetesDetail::NeedsNodeWrites);
     }
     let node = match client.probe_node().await {
         Ok(Some(node)) => node,
-        Ok(None) => return unchecked(Detail::NoNodes),
+        Ok(None) => return unchecked(KubernetesDetail::NoNodes),
         Err(error) => {
             return vec![
                 Item::new(write(None), Status::Missing, error_chain(&error))
-                    .with_fix(Fix::TryAgain(RetriedRequest::NodeList)),
-                Item::new(confinement(None), Status::NotChecked, Detail::NoNodeToWrite),
+                    .with_fix(KubernetesFix::TryAgain(RetriedRequest::NodeList)),
+                Item::new(
+                    confinement(None),
+                    Status::NotChecked,
+                    KubernetesDetail::NoNodeToWrite,
+                ),
             ];
         }
     };
@@ -266,7 +271,7 @@ async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> 
         Item::new(
             confinement(Some(&node)),
             Status::NotChecked,
-            Detail::OwnLabelsRefused,
+            KubernetesDetail::OwnLabelsRefused,
         )
     };
     vec![written, confined]
@@ -295,13 +300,13 @@ fn probe_labels(node: &ProbeNode, policy: &Policy) -> BTreeMap<String, String> {
 
 async fn own_label_write(client: &kube::Client, apply: &LabelApply, subject: Subject) -> Item {
     match client.dry_run_labels(apply).await {
-        Ok(DryRunAnswer::Accepted) => Item::new(subject, Status::Ok, Detail::Admitted),
+        Ok(DryRunAnswer::Accepted) => Item::new(subject, Status::Ok, KubernetesDetail::Admitted),
         Ok(DryRunAnswer::Forbidden { message }) => {
-            Item::new(subject, Status::Missing, message).with_fix(Fix::LetLabelWrites)
+            Item::new(subject, Status::Missing, message).with_fix(KubernetesFix::LetLabelWrites)
         }
         Ok(DryRunAnswer::NodeGone) => node_gone(subject, apply),
         Err(error) => Item::new(subject, Status::Missing, error_chain(&error))
-            .with_fix(Fix::TryAgain(RetriedRequest::DryRunLabelWrite)),
+            .with_fix(KubernetesFix::TryAgain(RetriedRequest::DryRunLabelWrite)),
     }
 }
 
@@ -314,10 +319,12 @@ async fn confinement_probe(client: &kube::Client, mut apply: LabelApply, subject
         .insert(CONFINEMENT_PROBE_KEY.to_string(), "probe".to_string());
     match client.dry_run_labels(&apply).await {
         Ok(DryRunAnswer::Forbidden { message }) => Item::new(subject, Status::Ok, message),
-        Ok(DryRunAnswer::Accepted) => {
-            Item::new(subject, Status::Warning, Detail::OtherLabelAccepted)
-                .with_fix(Fix::ConfineLabelWrites)
-        }
+        Ok(DryRunAnswer::Accepted) => Item::new(
+            subject,
+            Status::Warning,
+            KubernetesDetail::OtherLabelAccepted,
+        )
+        .with_fix(KubernetesFix::ConfineLabelWrites),
         Ok(DryRunAnswer::NodeGone) => node_gone(subject, &apply),
         Err(error) => Item::new(subject, Status::Warning, error_chain(&error)),
     }
@@ -326,7 +333,11 @@ async fn confinement_probe(client: &kube::Client, mut apply: LabelApply, subject
 /// A probe whose node was deleted or replaced between finding it and writing to it.
 fn node_gone(subject: Subject, apply: &LabelApply) -> Item {
     let node = apply.node.clone();
-    Item::new(subject, Status::NotChecked, Detail::NodeGone { node })
+    Item::new(
+        subject,
+        Status::NotChecked,
+        KubernetesDetail::NodeGone { node },
+    )
 }
 
 /// metrics-server's API, for a policy that reads actual usage; `allowed` says whether this
@@ -336,15 +347,19 @@ async fn metrics_api(client: &kube::Client, allowed: bool) -> Item {
         return Item::new(
             Subject::MetricsApi,
             Status::NotChecked,
-            Detail::NeedsMetricsList,
+            KubernetesDetail::NeedsMetricsList,
         );
     }
     match client.metrics_served().await {
-        Ok(()) => Item::new(Subject::MetricsApi, Status::Ok, Detail::MetricsListed),
+        Ok(()) => Item::new(
+            Subject::MetricsApi,
+            Status::Ok,
+            KubernetesDetail::MetricsListed,
+        ),
         Err(error) => {
             let fix = match error {
-                kube::Error::MetricsUnavailable { .. } => Fix::InstallMetricsServer,
-                _ => Fix::TryAgain(RetriedRequest::NodeMetricsList),
+                kube::Error::MetricsUnavailable { .. } => KubernetesFix::InstallMetricsServer,
+                _ => KubernetesFix::TryAgain(RetriedRequest::NodeMetricsList),
             };
             Item::new(Subject::MetricsApi, Status::Missing, error_chain(&error)).with_fix(fix)
         }
@@ -372,7 +387,7 @@ async fn priority_classes(client: &kube::Client, policy: &Policy, allowed: bool)
     let existing = if allowed {
         client.priority_class_names().await
     } else {
-        let detail = || Detail::NeedsPriorityClassList;
+        let detail = || KubernetesDetail::NeedsPriorityClassList;
         return named
             .iter()
             .map(|(profile, name)| Item::new(subject(profile, name), Status::NotChecked, detail()))
@@ -384,21 +399,21 @@ async fn priority_classes(client: &kube::Client, policy: &Policy, allowed: bool)
             Ok(names) if names.iter().any(|existing| existing == name) => Item::new(
                 subject(profile, name),
                 Status::Ok,
-                Detail::PriorityClassExists,
+                KubernetesDetail::PriorityClassExists,
             ),
             Ok(names) => Item::new(
                 subject(profile, name),
                 Status::Missing,
-                Detail::NoSuchPriorityClass {
+                KubernetesDetail::NoSuchPriorityClass {
                     profile: profile.to_string(),
                 },
             )
-            .with_fix(Fix::CreatePriorityClass {
+            .with_fix(KubernetesFix::CreatePriorityClass {
                 name: name.to_string(),
                 existing: names.clone(),
             }),
             Err(error) => Item::new(subject(profile, name), Status::Missing, error_chain(error))
-                .with_fix(Fix::TryAgain(RetriedRequest::PriorityClassList)),
+                .with_fix(KubernetesFix::TryAgain(RetriedRequest::PriorityClassList)),
         })
         .collect()
 }

@@ -414,3 +414,89 @@ impl Display for PushgatewayFix {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(name: Option<&str>) -> RbacRule {
+        RbacRule {
+            group: "coordination.k8s.io".to_string(),
+            resource: "leases".to_string(),
+            name: name.map(str::to_string),
+            verb: "update".to_string(),
+        }
+    }
+
+    #[test]
+    fn a_rule_is_written_as_a_roles_yaml_in_the_sentence_of_its_holder() {
+        let fix = KubernetesFix::AddRule {
+            rule: rule(Some("vsphere-descheduler")),
+            to: RuleHolder::Role {
+                namespace: "ops".to_string(),
+            },
+        };
+        assert_eq!(
+            ItemFix::from(fix).to_string(),
+            "add the rule {apiGroups: [\"coordination.k8s.io\"], resources: [\"leases\"], \
+             resourceNames: [\"vsphere-descheduler\"], verbs: [\"update\"]} to a Role in \
+             namespace ops bound to this identity there (the chart's Role has it when \
+             rbac.create is true; the run lock lives in --lock-namespace, POD_NAMESPACE in the \
+             chart's pods)"
+        );
+        let everyone = KubernetesFix::AddRule {
+            rule: rule(None),
+            to: RuleHolder::BasicUser,
+        };
+        assert_eq!(
+            everyone.to_string(),
+            "Kubernetes grants {apiGroups: [\"coordination.k8s.io\"], resources: [\"leases\"], \
+             verbs: [\"update\"]} to every authenticated user through the ClusterRole \
+             system:basic-user and its ClusterRoleBinding to group system:authenticated: \
+             restore them"
+        );
+    }
+
+    #[test]
+    fn a_decision_quotes_the_authorizer_and_says_allowed_where_it_gave_no_reason() {
+        let allowed = |reason: &str| KubernetesDetail::Allowed {
+            reason: reason.to_string(),
+        };
+        assert_eq!(allowed("").to_string(), "allowed");
+        assert_eq!(allowed("RBAC: yes").to_string(), "RBAC: yes");
+        let refused = |denied, reason: &str, evaluation_error: &str| KubernetesDetail::NotAllowed {
+            denied,
+            reason: reason.to_string(),
+            evaluation_error: evaluation_error.to_string(),
+        };
+        assert_eq!(refused(true, "", "").to_string(), "denied");
+        assert_eq!(
+            refused(false, "no binding", "role \"r\" not found").to_string(),
+            "not allowed: no binding: role \"r\" not found"
+        );
+    }
+
+    #[test]
+    fn a_missing_priority_class_lists_the_clusters_classes_or_says_there_are_none() {
+        let fix = |existing: &[&str]| KubernetesFix::CreatePriorityClass {
+            name: "critical".to_string(),
+            existing: existing.iter().map(|name| name.to_string()).collect(),
+        };
+        assert_eq!(
+            fix(&[]).to_string(),
+            "create PriorityClass critical, or name one of the cluster's in the policy: (none)"
+        );
+        assert!(fix(&["high", "low"]).to_string().ends_with(": high, low"));
+    }
+
+    #[test]
+    fn a_fix_is_its_sentence_in_json_and_a_servers_words_are_kept_whole() {
+        let fix = ItemFix::from(KubernetesFix::TryAgain(RetriedRequest::NodeList));
+        assert_eq!(
+            serde_json::to_value(&fix).expect("serializes"),
+            "the API server must list nodes; try again"
+        );
+        let says = ItemDetail::from("HTTP 200: OK".to_string());
+        assert_eq!(says.to_string(), "HTTP 200: OK");
+    }
+}
