@@ -57,7 +57,9 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
             }
         })
         .collect();
-    let all_granted = (permissions.iter()).all(|item| item.finding.status == Status::Ok);
+    let all_granted = permissions
+        .iter()
+        .all(|item| item.finding.status == Status::Ok);
     items.extend(permissions);
     let read = if all_granted {
         match supervisor.read_topology(guest).await {
@@ -67,7 +69,11 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
                 SupervisorDetail::Read {
                     virtual_machines: read.objects.virtual_machines.len(),
                     version: read.objects.version.clone(),
-                    hosts: (read.topology.inventory.clusters.iter())
+                    hosts: read
+                        .topology
+                        .inventory
+                        .clusters
+                        .iter()
                         .map(|c| c.hosts.len())
                         .sum(),
                     resource_policies: read.objects.resource_policies.len(),
