@@ -11,12 +11,18 @@ mod pushgateway;
 mod supervisor;
 mod text;
 mod vcenter;
+mod vocabulary;
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::finding::CheckFinding;
 use crate::settings::{RunConfig, TopologySource};
+pub use vocabulary::{
+    ItemDetail, ItemFix, KubernetesDetail, KubernetesFix, PushgatewayFix, RbacRule, RetriedRequest,
+    RuleHolder, SupervisorDetail, SupervisorFix,
+};
 
 /// The `apiVersion` of the JSON document.
 pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
@@ -27,7 +33,7 @@ pub const API_VERSION: &str = "vsphere-descheduler.io/v1alpha1";
 pub const EXIT_MISSING_FOR_GOING_LIVE: u8 = 3;
 
 /// How one item stands: the preflight's own, so vCenter's items need no mapping.
-pub use crate::vsphere::preflight::Status;
+pub use crate::finding::Status;
 
 /// Which system a section is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -167,30 +173,26 @@ impl Subject {
     }
 }
 
-/// One thing checked.
+/// One thing checked: the subject, and what was found (the fix, also for some warnings, says
+/// how to put a missing item in place).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Item {
     #[serde(flatten)]
     pub subject: Subject,
-    pub status: Status,
-    /// What was found, in the server's words where it gave some.
-    pub detail: String,
-    /// How to put a missing item in place (also for some warnings).
-    pub fix: Option<String>,
+    #[serde(flatten)]
+    pub finding: CheckFinding<ItemDetail, ItemFix>,
 }
 
 impl Item {
-    pub fn new(subject: Subject, status: Status, detail: impl Into<String>) -> Item {
+    pub fn new(subject: Subject, status: Status, detail: impl Into<ItemDetail>) -> Item {
         Item {
             subject,
-            status,
-            detail: detail.into(),
-            fix: None,
+            finding: CheckFinding::new(status, detail),
         }
     }
 
-    pub fn with_fix(mut self, fix: impl Into<String>) -> Item {
-        self.fix = Some(fix.into());
+    pub fn with_fix(mut self, fix: impl Into<ItemFix>) -> Item {
+        self.finding.fix = Some(fix.into());
         self
     }
 }
@@ -234,7 +236,7 @@ impl CheckReport {
     pub fn new(sections: Vec<Section>) -> CheckReport {
         let mut summary = Summary::default();
         for item in sections.iter().flat_map(|section| &section.items) {
-            match item.status {
+            match item.finding.status {
                 Status::Ok => summary.ok += 1,
                 Status::Missing => summary.missing += 1,
                 Status::MissingForGoingLive => summary.missing_for_going_live += 1,
@@ -300,7 +302,7 @@ mod tests {
     use super::*;
 
     fn item(status: Status) -> Item {
-        Item::new(Subject::MetricsApi, status, "")
+        Item::new(Subject::MetricsApi, status, KubernetesDetail::MetricsListed)
     }
 
     #[test]
@@ -362,15 +364,17 @@ mod tests {
                 name: None,
             },
             Status::NotChecked,
-            "d",
+            KubernetesDetail::ReviewsRefusedAbove,
         )
-        .with_fix("f");
+        .with_fix(KubernetesFix::TryAgain(RetriedRequest::AccessReview));
         assert_eq!(
             serde_json::to_value(&item).expect("serializes"),
             serde_json::json!({
                 "check": "permission", "group": "", "resource": "pods/eviction",
                 "verb": "create", "namespace": null, "name": null,
-                "status": "not-checked", "detail": "d", "fix": "f"
+                "status": "not-checked",
+                "detail": "SelfSubjectAccessReviews are refused (see above)",
+                "fix": "the API server must answer SelfSubjectAccessReviews; try again"
             })
         );
         assert_eq!(

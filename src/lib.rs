@@ -9,6 +9,7 @@ pub mod command;
 pub mod connection;
 pub mod duration;
 pub mod encoding;
+pub mod finding;
 pub mod footprint;
 pub mod hash;
 pub mod identity;

@@ -794,7 +794,7 @@ fn not_ok(found: &Preflight) -> Vec<(String, Status, String)> {
     let mut items = Vec::new();
     let mut push = |what: String, finding: &preflight::PreflightFinding| {
         if finding.status != Status::Ok {
-            items.push((what, finding.status, finding.detail.clone()));
+            items.push((what, finding.status, finding.detail.to_string()));
         }
     };
     push("login".to_string(), &found.login);
@@ -993,7 +993,7 @@ async fn a_wrong_password_is_a_missing_login_that_says_to_check_the_credentials(
     assert_eq!(found.login.status, Status::Missing);
     assert_eq!(found.login.fix, Some(Fix::Credentials));
     assert!(
-        found.login.detail.contains("InvalidLogin"),
+        found.login.detail.to_string().contains("InvalidLogin"),
         "{}",
         found.login.detail
     );

@@ -13,7 +13,10 @@ use std::collections::BTreeMap;
 
 use futures_util::future::join_all;
 
-use super::{Backend, Item, Section, Status, Subject};
+use super::{
+    Backend, Item, KubernetesDetail, KubernetesFix, RbacRule, RetriedRequest, RuleHolder, Section,
+    Status, Subject,
+};
 use crate::error_chain;
 use crate::kube::{self, AccessDecision, ApiCall, DryRunAnswer, Grant, ProbeNode};
 use crate::plan::LabelApply;
@@ -48,10 +51,8 @@ pub async fn section(config: &RunConfig) -> Section {
             backend: Backend::Kubernetes,
             target: "(no API server)".to_string(),
             items: vec![
-                Item::new(Subject::ApiServer, Status::Missing, error_chain(&error)).with_fix(
-                    "name a kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config) and \
-                     --context, or run in a pod with a service account",
-                ),
+                Item::new(Subject::ApiServer, Status::Missing, error_chain(&error))
+                    .with_fix(KubernetesFix::NameKubeconfig),
             ],
         },
     }
@@ -73,7 +74,7 @@ pub async fn check(client: &kube::Client, policy: &Policy, lock_namespace: &str)
             call.group == group
                 && call.rule_resource() == resource
                 && call.verb == verb
-                && item.status == Status::Ok
+                && item.finding.status == Status::Ok
         })
     };
     let mut items: Vec<Item> = permissions.iter().map(|(_, item)| item.clone()).collect();
@@ -120,14 +121,14 @@ async fn permissions(
             Item::new(
                 subject(call, lock_namespace),
                 Status::Missing,
-                "the API server refused to answer SelfSubjectAccessReviews",
+                KubernetesDetail::ReviewsRefused,
             )
             .with_fix(rule_fix(call, lock_namespace))
         } else {
             Item::new(
                 subject(call, lock_namespace),
                 Status::Ok,
-                "answered (every authenticated user may ask)",
+                KubernetesDetail::AnsweredToEveryone,
             )
         };
         items.push((call.clone(), item));
@@ -138,14 +139,14 @@ async fn permissions(
             Err(_) if reviews_refused => Item::new(
                 subject(call, lock_namespace),
                 Status::NotChecked,
-                "SelfSubjectAccessReviews are refused (see above)",
+                KubernetesDetail::ReviewsRefusedAbove,
             ),
             Err(error) => Item::new(
                 subject(call, lock_namespace),
                 Status::Missing,
                 error_chain(&error),
             )
-            .with_fix("the API server must answer SelfSubjectAccessReviews; try again"),
+            .with_fix(KubernetesFix::TryAgain(RetriedRequest::AccessReview)),
         };
         items.push((call.clone(), item));
     }
@@ -172,34 +173,22 @@ fn forbidden(error: &kube::Error) -> bool {
 
 /// The item of an API server that answered no review, with the first failure.
 fn unreachable_api_server(error: &kube::Error) -> Item {
-    Item::new(Subject::ApiServer, Status::Missing, error_chain(error)).with_fix(
-        "the kubeconfig's cluster (or the in-cluster service) must reach the API server: check \
-         its address, the network and its certificate",
-    )
+    Item::new(Subject::ApiServer, Status::Missing, error_chain(error))
+        .with_fix(KubernetesFix::ReachApiServer)
 }
 
 /// A call's item from the API server's decision.
 fn decided(call: &ApiCall, decision: &AccessDecision, lock_namespace: &str) -> Item {
     let subject = subject(call, lock_namespace);
+    let reason = decision.reason.clone();
     if decision.allowed {
-        let detail = if decision.reason.is_empty() {
-            "allowed".to_string()
-        } else {
-            decision.reason.clone()
-        };
-        return Item::new(subject, Status::Ok, detail);
+        return Item::new(subject, Status::Ok, KubernetesDetail::Allowed { reason });
     }
-    let mut detail = if decision.denied {
-        "denied".to_string()
-    } else {
-        "not allowed".to_string()
+    let detail = KubernetesDetail::NotAllowed {
+        denied: decision.denied,
+        reason,
+        evaluation_error: decision.evaluation_error.clone(),
     };
-    for words in [&decision.reason, &decision.evaluation_error] {
-        if !words.is_empty() {
-            detail.push_str(": ");
-            detail.push_str(words);
-        }
-    }
     Item::new(subject, Status::Missing, detail).with_fix(rule_fix(call, lock_namespace))
 }
 
@@ -213,34 +202,22 @@ fn subject(call: &ApiCall, lock_namespace: &str) -> Subject {
     }
 }
 
-/// What grants `call`: the RBAC rule (as a role's YAML writes it) and where it belongs.
-pub fn rule_fix(call: &ApiCall, lock_namespace: &str) -> String {
-    let names = call
-        .name()
-        .map(|name| format!(", resourceNames: [\"{name}\"]"))
-        .unwrap_or_default();
-    let rule = format!(
-        "{{apiGroups: [\"{}\"], resources: [\"{}\"]{names}, verbs: [\"{}\"]}}",
-        call.group,
-        call.rule_resource(),
-        call.verb
-    );
-    match &call.grant {
-        Grant::ClusterRole => format!(
-            "add the rule {rule} to a ClusterRole bound to this identity with a \
-             ClusterRoleBinding (the chart's ClusterRole has it when rbac.create is true)"
-        ),
-        Grant::Role | Grant::RoleNamed(_) => format!(
-            "add the rule {rule} to a Role in namespace {lock_namespace} bound to this identity \
-             there (the chart's Role has it when rbac.create is true; the run lock lives in \
-             --lock-namespace, POD_NAMESPACE in the chart's pods)"
-        ),
-        Grant::Everyone => format!(
-            "Kubernetes grants {rule} to every authenticated user through the ClusterRole \
-             system:basic-user and its ClusterRoleBinding to group system:authenticated: restore \
-             them"
-        ),
-    }
+/// What grants `call`: its RBAC rule, and the role it belongs to.
+pub fn rule_fix(call: &ApiCall, lock_namespace: &str) -> KubernetesFix {
+    let rule = RbacRule {
+        group: call.group.clone(),
+        resource: call.rule_resource(),
+        name: call.name().map(str::to_string),
+        verb: call.verb.clone(),
+    };
+    let to = match &call.grant {
+        Grant::ClusterRole => RuleHolder::ClusterRole,
+        Grant::Role | Grant::RoleNamed(_) => RuleHolder::Role {
+            namespace: lock_namespace.to_string(),
+        },
+        Grant::Everyone => RuleHolder::BasicUser,
+    };
+    KubernetesFix::AddRule { rule, to }
 }
 
 /// The dry-run write of the policy's labels to one node, then of a label outside them;
@@ -256,30 +233,26 @@ async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> 
         node: node.map(|node| node.name.clone()),
         key: CONFINEMENT_PROBE_KEY.to_string(),
     };
-    if !allowed {
-        let detail = "needs list and patch on nodes (missing above)";
-        return vec![
-            Item::new(write(None), Status::NotChecked, detail),
+    let unchecked = |detail: KubernetesDetail| {
+        vec![
+            Item::new(write(None), Status::NotChecked, detail.clone()),
             Item::new(confinement(None), Status::NotChecked, detail),
-        ];
+        ]
+    };
+    if !allowed {
+        return unchecked(KubernetesDetail::NeedsNodeWrites);
     }
     let node = match client.probe_node().await {
         Ok(Some(node)) => node,
-        Ok(None) => {
-            let detail = "the cluster has no nodes";
-            return vec![
-                Item::new(write(None), Status::NotChecked, detail),
-                Item::new(confinement(None), Status::NotChecked, detail),
-            ];
-        }
+        Ok(None) => return unchecked(KubernetesDetail::NoNodes),
         Err(error) => {
             return vec![
                 Item::new(write(None), Status::Missing, error_chain(&error))
-                    .with_fix("the API server must list nodes; try again"),
+                    .with_fix(KubernetesFix::TryAgain(RetriedRequest::NodeList)),
                 Item::new(
                     confinement(None),
                     Status::NotChecked,
-                    "no node to write to (above)",
+                    KubernetesDetail::NoNodeToWrite,
                 ),
             ];
         }
@@ -292,13 +265,13 @@ async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> 
         remove: Default::default(),
     };
     let written = own_label_write(client, &apply, write(Some(&node))).await;
-    let confined = if written.status == Status::Ok {
+    let confined = if written.finding.status == Status::Ok {
         confinement_probe(client, apply, confinement(Some(&node))).await
     } else {
         Item::new(
             confinement(Some(&node)),
             Status::NotChecked,
-            "the write of the policy's own labels did not pass (above)",
+            KubernetesDetail::OwnLabelsRefused,
         )
     };
     vec![written, confined]
@@ -327,32 +300,13 @@ fn probe_labels(node: &ProbeNode, policy: &Policy) -> BTreeMap<String, String> {
 
 async fn own_label_write(client: &kube::Client, apply: &LabelApply, subject: Subject) -> Item {
     match client.dry_run_labels(apply).await {
-        Ok(DryRunAnswer::Accepted) => Item::new(
-            subject,
-            Status::Ok,
-            "authorized, validated and admitted; nothing stored",
-        ),
-        Ok(DryRunAnswer::Forbidden { message }) => Item::new(subject, Status::Missing, message)
-            .with_fix(
-                "an admission policy or webhook refuses the runs' label writes to nodes. The \
-                 chart's ValidatingAdmissionPolicy lets the runs set only the label keys of the \
-                 policy the chart was given (vsphere.labels) and remove only the keys listed in \
-                 admissionPolicy.formerLabelKeys: for a label the denial says was added or \
-                 changed, give the chart the policy this check read; for one it says was removed \
-                 (a key of the runs before a rename or drop), list that key in \
-                 admissionPolicy.formerLabelKeys; for a policy or webhook of your own, let this \
-                 identity change these labels",
-            ),
-        Ok(DryRunAnswer::NodeGone) => Item::new(
-            subject,
-            Status::NotChecked,
-            format!(
-                "node {} was deleted or replaced while checking; run check again",
-                apply.node
-            ),
-        ),
+        Ok(DryRunAnswer::Accepted) => Item::new(subject, Status::Ok, KubernetesDetail::Admitted),
+        Ok(DryRunAnswer::Forbidden { message }) => {
+            Item::new(subject, Status::Missing, message).with_fix(KubernetesFix::LetLabelWrites)
+        }
+        Ok(DryRunAnswer::NodeGone) => node_gone(subject, apply),
         Err(error) => Item::new(subject, Status::Missing, error_chain(&error))
-            .with_fix("the API server must answer a dry-run label write to a node; try again"),
+            .with_fix(KubernetesFix::TryAgain(RetriedRequest::DryRunLabelWrite)),
     }
 }
 
@@ -368,24 +322,22 @@ async fn confinement_probe(client: &kube::Client, mut apply: LabelApply, subject
         Ok(DryRunAnswer::Accepted) => Item::new(
             subject,
             Status::Warning,
-            "a dry-run write of a label outside the policy's keys was accepted: nothing confines \
-             this identity's node writes to the policy's labels",
+            KubernetesDetail::OtherLabelAccepted,
         )
-        .with_fix(
-            "install the chart with admissionPolicy.enabled=true on Kubernetes 1.30 or later; its \
-             policy confines only the runs' ServiceAccount, so checked as anyone else this \
-             warning is expected",
-        ),
-        Ok(DryRunAnswer::NodeGone) => Item::new(
-            subject,
-            Status::NotChecked,
-            format!(
-                "node {} was deleted or replaced while checking; run check again",
-                apply.node
-            ),
-        ),
+        .with_fix(KubernetesFix::ConfineLabelWrites),
+        Ok(DryRunAnswer::NodeGone) => node_gone(subject, &apply),
         Err(error) => Item::new(subject, Status::Warning, error_chain(&error)),
     }
+}
+
+/// A probe whose node was deleted or replaced between finding it and writing to it.
+fn node_gone(subject: Subject, apply: &LabelApply) -> Item {
+    let node = apply.node.clone();
+    Item::new(
+        subject,
+        Status::NotChecked,
+        KubernetesDetail::NodeGone { node },
+    )
 }
 
 /// metrics-server's API, for a policy that reads actual usage; `allowed` says whether this
@@ -395,23 +347,21 @@ async fn metrics_api(client: &kube::Client, allowed: bool) -> Item {
         return Item::new(
             Subject::MetricsApi,
             Status::NotChecked,
-            "needs list on nodes.metrics.k8s.io (missing above)",
+            KubernetesDetail::NeedsMetricsList,
         );
     }
     match client.metrics_served().await {
-        Ok(()) => Item::new(Subject::MetricsApi, Status::Ok, "NodeMetrics listed"),
+        Ok(()) => Item::new(
+            Subject::MetricsApi,
+            Status::Ok,
+            KubernetesDetail::MetricsListed,
+        ),
         Err(error) => {
-            let unavailable = matches!(error, kube::Error::MetricsUnavailable { .. });
-            let item = Item::new(Subject::MetricsApi, Status::Missing, error_chain(&error));
-            if unavailable {
-                item.with_fix(
-                    "install metrics-server and wait until its APIService v1beta1.metrics.k8s.io \
-                     is Available, or use a policy whose utilization plugins read requests \
-                     (metricsUtilization without KubernetesMetrics)",
-                )
-            } else {
-                item.with_fix("the API server must list metrics.k8s.io NodeMetrics; try again")
-            }
+            let fix = match error {
+                kube::Error::MetricsUnavailable { .. } => KubernetesFix::InstallMetricsServer,
+                _ => KubernetesFix::TryAgain(RetriedRequest::NodeMetricsList),
+            };
+            Item::new(Subject::MetricsApi, Status::Missing, error_chain(&error)).with_fix(fix)
         }
     }
 }
@@ -437,36 +387,33 @@ async fn priority_classes(client: &kube::Client, policy: &Policy, allowed: bool)
     let existing = if allowed {
         client.priority_class_names().await
     } else {
-        let detail = "needs list on priorityclasses (missing above)";
+        let detail = || KubernetesDetail::NeedsPriorityClassList;
         return named
             .iter()
-            .map(|(profile, name)| Item::new(subject(profile, name), Status::NotChecked, detail))
+            .map(|(profile, name)| Item::new(subject(profile, name), Status::NotChecked, detail()))
             .collect();
     };
     named
         .iter()
         .map(|(profile, name)| match &existing {
-            Ok(names) if names.iter().any(|existing| existing == name) => {
-                Item::new(subject(profile, name), Status::Ok, "exists")
-            }
+            Ok(names) if names.iter().any(|existing| existing == name) => Item::new(
+                subject(profile, name),
+                Status::Ok,
+                KubernetesDetail::PriorityClassExists,
+            ),
             Ok(names) => Item::new(
                 subject(profile, name),
                 Status::Missing,
-                format!(
-                    "profile {profile} names it as its priorityThreshold; the cluster has \
-                     no such PriorityClass"
-                ),
+                KubernetesDetail::NoSuchPriorityClass {
+                    profile: profile.to_string(),
+                },
             )
-            .with_fix(format!(
-                "create PriorityClass {name}, or name one of the cluster's in the policy: {}",
-                if names.is_empty() {
-                    "(none)".to_string()
-                } else {
-                    names.join(", ")
-                }
-            )),
+            .with_fix(KubernetesFix::CreatePriorityClass {
+                name: name.to_string(),
+                existing: names.clone(),
+            }),
             Err(error) => Item::new(subject(profile, name), Status::Missing, error_chain(error))
-                .with_fix("the API server must list PriorityClasses; try again"),
+                .with_fix(KubernetesFix::TryAgain(RetriedRequest::PriorityClassList)),
         })
         .collect()
 }
@@ -481,7 +428,7 @@ mod tests {
 
     #[test]
     fn a_missing_cluster_wide_call_names_its_rule_for_a_cluster_role() {
-        let fix = rule_fix(&call("core pods/eviction create ClusterRole"), "ops");
+        let fix = rule_fix(&call("core pods/eviction create ClusterRole"), "ops").to_string();
         assert!(
             fix.starts_with(
                 "add the rule {apiGroups: [\"\"], resources: [\"pods/eviction\"], verbs: \
@@ -496,7 +443,8 @@ mod tests {
         let fix = rule_fix(
             &call("coordination.k8s.io leases get Role/vsphere-descheduler"),
             "ops",
-        );
+        )
+        .to_string();
         assert!(
             fix.starts_with(
                 "add the rule {apiGroups: [\"coordination.k8s.io\"], resources: [\"leases\"], \
@@ -520,8 +468,11 @@ mod tests {
             },
             "ops",
         );
-        assert_eq!(allowed.status, Status::Ok);
-        assert_eq!(allowed.detail, "RBAC: allowed by ClusterRoleBinding \"x\"");
+        assert_eq!(allowed.finding.status, Status::Ok);
+        assert_eq!(
+            allowed.finding.detail.to_string(),
+            "RBAC: allowed by ClusterRoleBinding \"x\""
+        );
         let refused = decided(
             &call,
             &AccessDecision {
@@ -532,9 +483,12 @@ mod tests {
             },
             "ops",
         );
-        assert_eq!(refused.status, Status::Missing);
-        assert_eq!(refused.detail, "not allowed: role \"r\" not found");
-        assert!(refused.fix.is_some());
+        assert_eq!(refused.finding.status, Status::Missing);
+        assert_eq!(
+            refused.finding.detail.to_string(),
+            "not allowed: role \"r\" not found"
+        );
+        assert!(refused.finding.fix.is_some());
     }
 
     #[test]

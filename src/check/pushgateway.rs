@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Backend, Item, Section, Status, Subject};
+use super::{Backend, Item, PushgatewayFix, Section, Status, Subject};
 use crate::error_chain;
 use crate::metrics::Pushgateway;
 use crate::metrics::push::Error;
@@ -27,25 +27,13 @@ pub async fn section(pushgateway: &Pushgateway, timeout: Duration) -> Section {
 }
 
 /// What puts the Pushgateway within reach, by how it failed.
-fn fix(error: &Error) -> &'static str {
+fn fix(error: &Error) -> PushgatewayFix {
     match error {
         Error::NotReady {
             status: 401 | 403, ..
-        } => {
-            "the Pushgateway refused the credentials: put the ones it expects in \
-             --metrics-push-credentials-dir (a token file, or username and password files)"
-        }
-        Error::NotReady { .. } => {
-            "the Pushgateway is not ready, or --metrics-push-url names something else: it must \
-             be the Pushgateway's base URL (its /-/ready answers 200)"
-        }
-        Error::Tls { .. } => {
-            "--metrics-push-ca-file must be a PEM file of the CA that signed the Pushgateway's \
-             certificate"
-        }
-        _ => {
-            "start the Pushgateway, or correct --metrics-push-url (and, for https, \
-             --metrics-push-ca-file): this machine or pod must reach it"
-        }
+        } => PushgatewayFix::Credentials,
+        Error::NotReady { .. } => PushgatewayFix::NotReady,
+        Error::Tls { .. } => PushgatewayFix::CaFile,
+        _ => PushgatewayFix::Reach,
     }
 }

@@ -3,17 +3,11 @@
 //! in the namespace (a SelfSubjectAccessReview each), then reads the namespace's VM Operator
 //! objects as a run does. A read that depends on a permission found missing is not made.
 
-use super::{Backend, Item, Section, Status, Subject};
+use super::{Backend, Item, Section, Status, Subject, SupervisorDetail, SupervisorFix};
 use crate::error_chain;
 use crate::kube::Grant;
 use crate::settings::RunConfig;
 use crate::supervisor::{self, Supervisor};
-
-/// How a missing grant is put in place: the recipe's Role.
-const ROLE_FIX: &str = "grant it in the Supervisor namespace with the Role of docs/vks.md \
-                        (apiGroups: [vmoperator.vmware.com], resources: [virtualmachines, \
-                        virtualmachinesetresourcepolicies], verbs: [get, list]) bound to the \
-                        ServiceAccount whose token the credentials hold";
 
 /// The Supervisor section: connects, then checks.
 pub async fn section(settings: &supervisor::Settings, config: &RunConfig) -> Section {
@@ -56,35 +50,34 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
             };
             match answer {
                 Ok(decision) if decision.allowed => Item::new(subject, Status::Ok, decision.reason),
-                Ok(decision) => {
-                    Item::new(subject, Status::Missing, decision.reason).with_fix(ROLE_FIX)
-                }
+                Ok(decision) => Item::new(subject, Status::Missing, decision.reason)
+                    .with_fix(SupervisorFix::GrantRole),
                 Err(error) => Item::new(subject, Status::Missing, error_chain(&error))
-                    .with_fix("make the Supervisor reachable with these credentials"),
+                    .with_fix(SupervisorFix::Reach),
             }
         })
         .collect();
-    let all_granted = permissions.iter().all(|item| item.status == Status::Ok);
+    let all_granted = permissions
+        .iter()
+        .all(|item| item.finding.status == Status::Ok);
     items.extend(permissions);
     let read = if all_granted {
         match supervisor.read_topology(guest).await {
             Ok(read) => Item::new(
                 Subject::SupervisorRead,
                 Status::Ok,
-                format!(
-                    "{} VirtualMachines ({}/{}) on {} ESXi hosts, {} \
-                     VirtualMachineSetResourcePolicies",
-                    read.objects.virtual_machines.len(),
-                    crate::kube::VM_OPERATOR_GROUP,
-                    read.objects.version,
-                    read.topology
+                SupervisorDetail::Read {
+                    virtual_machines: read.objects.virtual_machines.len(),
+                    version: read.objects.version.clone(),
+                    hosts: read
+                        .topology
                         .inventory
                         .clusters
                         .iter()
                         .map(|c| c.hosts.len())
-                        .sum::<usize>(),
-                    read.objects.resource_policies.len()
-                ),
+                        .sum(),
+                    resource_policies: read.objects.resource_policies.len(),
+                },
             ),
             Err(error) => unreadable(&error),
         }
@@ -92,7 +85,7 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
         Item::new(
             Subject::SupervisorRead,
             Status::NotChecked,
-            "not read: a grant above is missing",
+            SupervisorDetail::GrantMissingAbove,
         )
     };
     items.push(read);
@@ -100,19 +93,16 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
 }
 
 fn unreachable(error: &supervisor::Error) -> Item {
-    Item::new(Subject::SupervisorRead, Status::Missing, error_chain(error)).with_fix(
-        "give --supervisor-credentials-dir a directory with the Supervisor's server, ca.crt and \
-         token (docs/vks.md), or --supervisor-kubeconfig/--supervisor-context",
-    )
+    Item::new(Subject::SupervisorRead, Status::Missing, error_chain(error))
+        .with_fix(SupervisorFix::GiveCredentials)
 }
 
 fn unreadable(error: &supervisor::Error) -> Item {
     let fix = match error {
         supervisor::Error::GuestCluster { .. } | supervisor::Error::NotSupervisor { .. } => {
-            "put the Supervisor's address in the credentials' server file (the address `kubectl \
-             vsphere login --server` takes)"
+            SupervisorFix::NameSupervisorServer
         }
-        _ => "see the detail; docs/vks.md has the recipe",
+        _ => SupervisorFix::SeeRecipe,
     };
     Item::new(Subject::SupervisorRead, Status::Missing, error_chain(error)).with_fix(fix)
 }

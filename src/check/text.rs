@@ -47,7 +47,7 @@ fn render_section(out: &mut String, section: &Section) {
     let status_width = section
         .items
         .iter()
-        .map(|item| item.status.word().len())
+        .map(|item| item.finding.status.word().len())
         .max()
         .unwrap_or(0)
         .max(Status::NotChecked.word().len());
@@ -58,18 +58,23 @@ fn render_section(out: &mut String, section: &Section) {
     for (item, name) in section.items.iter().zip(&names) {
         out.push_str(&format!(
             "  {:status_width$}  {name:width$}  {}\n",
-            item.status.word(),
-            one_line(&item.detail)
+            item.finding.status.word(),
+            one_line(&item.finding.detail.to_string())
         ));
-        if let Some(fix) = &item.fix {
-            out.push_str(&format!("  {:status_width$}  fix: {}\n", "", one_line(fix)));
+        if let Some(fix) = &item.finding.fix {
+            let fix = fix.to_string();
+            out.push_str(&format!(
+                "  {:status_width$}  fix: {}\n",
+                "",
+                one_line(&fix)
+            ));
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Backend, Item, Subject};
+    use super::super::{Backend, Item, PushgatewayFix, Subject};
     use super::*;
 
     #[test]
@@ -83,9 +88,9 @@ mod tests {
                         url: "http://pushgateway:9091".into(),
                     },
                     Status::Missing,
-                    "connection refused\u{1b}[2J",
+                    "connection refused\u{1b}[2J".to_string(),
                 )
-                .with_fix("start it"),
+                .with_fix(PushgatewayFix::CaFile),
             ],
         }]);
         assert_eq!(
@@ -93,7 +98,8 @@ mod tests {
             "pushgateway: http://pushgateway:9091\n\
              \x20 STATUS       CHECK              DETAIL\n\
              \x20 missing      Pushgateway ready  connection refused\\u{1b}[2J\n\
-             \x20              fix: start it\n\
+             \x20              fix: --metrics-push-ca-file must be a PEM file of the CA that \
+             signed the Pushgateway's certificate\n\
              \n\
              1 missing, 0 warning(s), 0 ok, 0 not checked: exit code 1\n"
         );

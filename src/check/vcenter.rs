@@ -5,7 +5,7 @@ use crate::settings::RunConfig;
 use crate::vsphere::ConnectionConfig;
 use crate::vsphere::preflight::{self, DrsRuleWrites, Preflight, PreflightFinding, Scope};
 
-use super::{Backend, Item, Section, Subject};
+use super::{Backend, Item, ItemDetail, ItemFix, Section, Subject};
 
 /// Asks vCenter about everything runs of `config` need from it.
 pub async fn section(connection: &ConnectionConfig, config: &RunConfig) -> Section {
@@ -79,9 +79,35 @@ fn items(found: Preflight) -> Section {
 }
 
 fn item(subject: Subject, finding: PreflightFinding) -> Item {
-    let item = Item::new(subject, finding.status, finding.detail);
-    match finding.fix {
-        Some(fix) => item.with_fix(fix.to_string()),
-        None => item,
+    Item {
+        subject,
+        finding: finding.map(ItemDetail::Vcenter, ItemFix::Vcenter),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vsphere::preflight::{ClusterName, Fix, Status, VcenterDetail};
+
+    #[test]
+    fn a_preflight_finding_becomes_an_item_whose_detail_and_fix_are_their_sentences() {
+        let cluster = ClusterName {
+            datacenter: "dc-1".to_string(),
+            name: "prod".to_string(),
+        };
+        let finding = PreflightFinding::new(Status::Warning, VcenterDetail::HaOn(cluster.clone()))
+            .with_fix(Fix::EnableHa {
+                cluster: cluster.clone(),
+            });
+        let subject = Subject::ClusterSetting {
+            cluster: "dc-1/prod".to_string(),
+            setting: "vSphere HA".to_string(),
+            value: "on".to_string(),
+        };
+        let json = serde_json::to_value(item(subject, finding)).expect("serializes");
+        assert_eq!(json["status"], "warning");
+        assert_eq!(json["detail"], "vSphere HA is on for cluster dc-1/prod.");
+        assert_eq!(json["fix"], Fix::EnableHa { cluster }.to_string().as_str());
     }
 }

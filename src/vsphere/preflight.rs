@@ -31,15 +31,18 @@
 //! ```
 
 mod cluster_checks;
+mod detail;
 mod fix;
 mod privilege_checks;
 mod result;
 mod scope;
 
+pub use crate::finding::Status;
+pub use detail::{PrivilegeNeed, VcenterDetail};
 pub use fix::{ClusterName, Fix};
 pub use result::{
     ClusterCheck, Preflight, PreflightFinding, PrivilegeCheck, ScopeCheck, Setting, SettingCheck,
-    SettingValue, Status, VcenterVersion,
+    SettingValue, VcenterVersion,
 };
 pub use scope::{ObjectScope, ScopeFilter};
 
@@ -81,8 +84,8 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
         server: config.server.clone(),
         username: config.credentials.username().to_string(),
         vcenter: None,
-        login: PreflightFinding::not_checked("Not attempted."),
-        observation: PreflightFinding::not_checked("Not logged in."),
+        login: PreflightFinding::not_checked(VcenterDetail::NotAttempted),
+        observation: PreflightFinding::not_checked(VcenterDetail::NotLoggedIn),
         scope: Vec::new(),
         privileges: Vec::new(),
         clusters: Vec::new(),
@@ -102,14 +105,13 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
         found.login = login_failed(&error);
         return found;
     }
-    found.login = PreflightFinding::ok(match client.session_user() {
-        Some(name) if !name.is_empty() && name != found.username => format!(
-            "Logged in to {} as {} (vCenter names the session's user {name}; permissions name it \
-             so).",
-            client.server(),
-            found.username
-        ),
-        _ => format!("Logged in to {} as {}.", client.server(), found.username),
+    found.login = PreflightFinding::ok(VcenterDetail::LoggedIn {
+        server: client.server().to_string(),
+        username: found.username.clone(),
+        session_user: client
+            .session_user()
+            .filter(|name| !name.is_empty() && *name != found.username)
+            .map(str::to_string),
     });
 
     let inventory = match client.observe(&scope.datacenters, &scope.clusters).await {
@@ -173,49 +175,44 @@ async fn check_privileges(
     );
 }
 
-fn observed(inventory: &Inventory) -> String {
-    let hosts: usize = inventory.clusters.iter().map(|c| c.hosts.len()).sum();
-    let vms: usize = inventory.clusters.iter().map(|c| c.vms.len()).sum();
-    format!(
-        "Observation as runs do it found {} cluster(s), {hosts} host(s) and {vms} VM(s).",
-        inventory.clusters.len()
-    )
+fn observed(inventory: &Inventory) -> VcenterDetail {
+    VcenterDetail::Observed {
+        clusters: inventory.clusters.len(),
+        hosts: inventory.clusters.iter().map(|c| c.hosts.len()).sum(),
+        vms: inventory.clusters.iter().map(|c| c.vms.len()).sum(),
+    }
 }
 
 /// Observation failed: runs would fail the same way. A refused privilege says what to grant.
 fn unobserved(error: &Error, client: &VcenterClient) -> PreflightFinding {
-    let detail = format!("Runs cannot observe vCenter: {}.", error_chain(error));
+    let found = PreflightFinding::new(
+        Status::Missing,
+        VcenterDetail::Unobserved {
+            says: error_chain(error),
+        },
+    );
     let missing = error
         .fault()
         .and_then(|fault| fault.missing_privilege.as_ref());
     match missing {
         // The one object observation addresses by itself is the root folder (the view's
         // container); the rest it reads through the view.
-        Some(missing) if missing.object == client.content().root_folder.to_string() => {
-            PreflightFinding::with(
-                Status::Missing,
-                detail,
-                Fix::Grant {
-                    privilege: missing.privilege.clone(),
-                    on: ObjectScope::RootFolder {
-                        id: client.content().root_folder.value.clone(),
-                    },
-                    propagate: false,
+        Some(missing) if missing.object == client.content().root_folder.to_string() => found
+            .with_fix(Fix::Grant {
+                privilege: missing.privilege.clone(),
+                on: ObjectScope::RootFolder {
+                    id: client.content().root_folder.value.clone(),
                 },
-            )
-        }
-        _ => PreflightFinding {
-            status: Status::Missing,
-            detail,
-            fix: None,
-        },
+                propagate: false,
+            }),
+        _ => found,
     }
 }
 
 /// Why logging in failed, and what to do: the credentials, any permission at all, or the
 /// connection.
 fn login_failed(error: &Error) -> PreflightFinding {
-    let detail = format!("{}.", error_chain(error));
+    let says = error_chain(error);
     let fix = match error {
         Error::Login { fault, .. } if fault.name == "InvalidLogin" => Fix::Credentials,
         Error::Login { fault, .. } if fault.name == "NoPermission" => Fix::AnyPermission,
@@ -225,11 +222,11 @@ fn login_failed(error: &Error) -> PreflightFinding {
         | Error::CredentialNotUtf8 { .. } => Fix::Credentials,
         _ => Fix::Connection,
     };
-    PreflightFinding::with(Status::Missing, detail, fix)
+    PreflightFinding::new(Status::Missing, VcenterDetail::LoginFailed { says }).with_fix(fix)
 }
 
 fn unchecked_scope(scope: &Scope) -> Vec<ScopeCheck> {
-    let not_observed = || PreflightFinding::not_checked("The inventory could not be read.");
+    let not_observed = || PreflightFinding::not_checked(VcenterDetail::InventoryUnread);
     let mut checks: Vec<ScopeCheck> = scope
         .datacenters
         .iter()

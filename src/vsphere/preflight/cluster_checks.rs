@@ -3,11 +3,13 @@
 //! writes (DRS on, fully automated) and whether HA keeps them through a host failure (HA on,
 //! `das.respectVmVmAntiAffinityRules` true).
 
+use super::detail::VcenterDetail;
 use super::fix::{ClusterName, Fix};
 use super::result::{
-    ClusterCheck, PreflightFinding, ScopeCheck, Setting, SettingCheck, SettingValue, Status,
+    ClusterCheck, PreflightFinding, ScopeCheck, Setting, SettingCheck, SettingValue,
 };
 use super::scope::ScopeFilter;
+use crate::finding::Status;
 use crate::inventory::{Cluster, DrsBehavior, Inventory};
 
 /// One item per filter entry (one for "every cluster" without filters): found or not.
@@ -21,15 +23,20 @@ pub(super) fn scope_checks(
     };
     let check = |filter: ScopeFilter, found: usize| ScopeCheck {
         finding: if found > 0 {
-            PreflightFinding::ok(format!("{filter} finds {found} cluster(s)."))
+            PreflightFinding::ok(VcenterDetail::ScopeFinds {
+                filter: filter.clone(),
+                clusters: found,
+            })
         } else {
-            PreflightFinding::with(
+            PreflightFinding::new(
                 Status::Missing,
-                format!("{filter} finds no cluster the account can see."),
-                Fix::Scope {
+                VcenterDetail::ScopeFindsNone {
                     filter: filter.clone(),
                 },
             )
+            .with_fix(Fix::Scope {
+                filter: filter.clone(),
+            })
         },
         filter,
     };
@@ -76,24 +83,24 @@ fn setting(setting: Setting, value: SettingValue, finding: PreflightFinding) -> 
     }
 }
 
+fn warning(detail: VcenterDetail, fix: Fix) -> PreflightFinding {
+    PreflightFinding::new(Status::Warning, detail).with_fix(fix)
+}
+
 fn drs_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
     let Some(drs) = &cluster.drs else {
         let unread =
-            || PreflightFinding::not_checked(format!("The configuration of {name} is unreadable."));
+            || PreflightFinding::not_checked(VcenterDetail::ConfigurationUnreadable(name.clone()));
         return vec![
             setting(Setting::DrsEnabled, SettingValue::Unset, unread()),
             setting(Setting::DrsAutomationLevel, SettingValue::Unset, unread()),
         ];
     };
     let enabled = if drs.enabled {
-        PreflightFinding::ok(format!("vSphere DRS is on for {name}."))
+        PreflightFinding::ok(VcenterDetail::DrsOn(name.clone()))
     } else {
-        PreflightFinding::with(
-            Status::Warning,
-            format!(
-                "vSphere DRS is off for {name}: vCenter keeps the rules this tool writes, but \
-                 nothing moves VMs to satisfy them, and runs warn that they are not enforced."
-            ),
+        warning(
+            VcenterDetail::DrsOff(name.clone()),
             Fix::EnableDrs {
                 cluster: name.clone(),
             },
@@ -101,18 +108,12 @@ fn drs_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
     };
     let level = &drs.default_vm_behavior;
     let automation = if !drs.enabled {
-        PreflightFinding::not_checked(format!(
-            "DRS is off for {name}; its automation level is moot."
-        ))
+        PreflightFinding::not_checked(VcenterDetail::AutomationMoot(name.clone()))
     } else if *level == DrsBehavior::FullyAutomated {
-        PreflightFinding::ok(format!("DRS is fully automated on {name}."))
+        PreflightFinding::ok(VcenterDetail::FullyAutomated(name.clone()))
     } else {
-        PreflightFinding::with(
-            Status::Warning,
-            format!(
-                "DRS is {level} on {name}: it only recommends the moves that would make the \
-                 rules hold, and runs warn about it."
-            ),
+        warning(
+            VcenterDetail::NotFullyAutomated(name.clone(), level.clone()),
             Fix::FullyAutomateDrs {
                 cluster: name.clone(),
             },
@@ -135,7 +136,7 @@ fn drs_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
 fn ha_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
     let Some(ha) = &cluster.ha else {
         let unread =
-            || PreflightFinding::not_checked(format!("The configuration of {name} is unreadable."));
+            || PreflightFinding::not_checked(VcenterDetail::ConfigurationUnreadable(name.clone()));
         return vec![
             setting(Setting::HaEnabled, SettingValue::Unset, unread()),
             setting(
@@ -146,14 +147,10 @@ fn ha_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
         ];
     };
     let enabled = if ha.enabled {
-        PreflightFinding::ok(format!("vSphere HA is on for {name}."))
+        PreflightFinding::ok(VcenterDetail::HaOn(name.clone()))
     } else {
-        PreflightFinding::with(
-            Status::Warning,
-            format!(
-                "vSphere HA is off for {name}: the node VMs of a failed host stay down until it \
-                 is back."
-            ),
+        warning(
+            VcenterDetail::HaOff(name.clone()),
             Fix::EnableHa {
                 cluster: name.clone(),
             },
@@ -163,28 +160,11 @@ fn ha_settings(cluster: &Cluster, name: &ClusterName) -> Vec<SettingCheck> {
         cluster: name.clone(),
     };
     let respect = match (ha.enabled, ha.respect_vm_anti_affinity_rules) {
-        (false, _) => PreflightFinding::not_checked(format!(
-            "vSphere HA is off for {name}: it restarts nothing, so it breaks no rule."
-        )),
-        (true, Some(true)) => PreflightFinding::ok(format!(
-            "HA on {name} respects VM anti-affinity rules during failover."
-        )),
-        (true, Some(false)) => PreflightFinding::with(
-            Status::Warning,
-            format!(
-                "HA on {name} is told not to respect VM anti-affinity rules during failover: it \
-                 may restart a node VM next to another VM of its rule, and their pods come back \
-                 on one host."
-            ),
-            respect_fix(),
-        ),
-        (true, None) => PreflightFinding::with(
-            Status::Warning,
-            format!(
-                "das.respectVmVmAntiAffinityRules is not set on {name}: this tool does not \
-                 assume what vCenter does by default, and what-if reports HA as free to restart \
-                 a node VM next to another VM of its rule."
-            ),
+        (false, _) => PreflightFinding::not_checked(VcenterDetail::HaRestartsNothing(name.clone())),
+        (true, Some(true)) => PreflightFinding::ok(VcenterDetail::HaRespectsRules(name.clone())),
+        (true, Some(false)) => warning(VcenterDetail::HaIgnoresRules(name.clone()), respect_fix()),
+        (true, None) => warning(
+            VcenterDetail::HaRuleRespectUnset(name.clone()),
             respect_fix(),
         ),
     };

@@ -5,10 +5,12 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::DrsRuleWrites;
+use super::detail::{PrivilegeNeed, VcenterDetail};
 use super::fix::Fix;
-use super::result::{PreflightFinding, PrivilegeCheck, Status};
+use super::result::{PreflightFinding, PrivilegeCheck};
 use super::scope::ObjectScope;
 use crate::error_chain;
+use crate::finding::Status;
 use crate::inventory::{Cluster, Inventory};
 use crate::vsphere::Error;
 use crate::vsphere::privileges::{NeededFor, ObjectKind, PrivilegeLine};
@@ -279,16 +281,20 @@ fn targets(kind: ObjectKind, privilege: &str, inventory: &Inventory) -> Vec<Targ
 }
 
 /// What needs a privilege, in words.
-fn needed_for_text(needed_for: &BTreeSet<NeededFor>) -> String {
-    let words: Vec<&str> = needed_for
-        .iter()
-        .map(|need| match need {
-            NeededFor::Observe => "every run",
-            NeededFor::DrsRuleWrites => "DRS rule writes",
-            NeededFor::Preflight => "this check",
-        })
-        .collect();
-    words.join(" and ")
+/// Who needs a privilege the account lacks: the runs checked for (`required`), only this
+/// check, or only the DRS rule writes these runs make, would make going live, or do not make.
+fn privilege_need(group: &Group, required: bool, drs_rule_writes: DrsRuleWrites) -> PrivilegeNeed {
+    if required {
+        PrivilegeNeed::Runs
+    } else if !group.needed_for.contains(&NeededFor::DrsRuleWrites) {
+        PrivilegeNeed::OnlyThisCheck
+    } else {
+        match drs_rule_writes {
+            DrsRuleWrites::Written => PrivilegeNeed::OnlyThisCheck,
+            DrsRuleWrites::DryRun => PrivilegeNeed::GoingLive,
+            DrsRuleWrites::Off => PrivilegeNeed::NoRuleWrites,
+        }
+    }
 }
 
 fn row(
@@ -331,68 +337,50 @@ fn row(
         on: target.grant_on.clone(),
         propagate: target.propagate,
     };
-    let finding = if !missing.is_empty() {
-        let on = if target.members.len() == 1 {
-            scope.to_string()
-        } else {
-            format!("{} of {scope}: {}", missing.len(), missing.join(", "))
-        };
-        let mut detail = format!(
-            "The account lacks {privilege} on {on}, which {} need.",
-            needed_for_text(&group.needed_for)
-        );
-        let status = if required {
-            Status::Missing
-        } else if !group.needed_for.contains(&NeededFor::DrsRuleWrites) {
-            detail.push_str(" Only this check needs it.");
-            Status::Warning
-        } else {
-            match drs_rule_writes {
-                DrsRuleWrites::Written => {
-                    detail.push_str(" Only this check needs it.");
-                    Status::Warning
-                }
-                DrsRuleWrites::DryRun => {
-                    detail.push_str(
-                        " Dry runs write no DRS rule and do without it; the first run after \
-                         going live (dryRun=false) fails at the DRS step unless it is granted.",
-                    );
-                    Status::MissingForGoingLive
-                }
-                DrsRuleWrites::Off => {
-                    detail.push_str(
-                        " Runs need it only to write DRS rules, and this check was told they \
-                         write none.",
-                    );
-                    Status::Warning
-                }
-            }
-        };
-        PreflightFinding::with(status, detail, fix)
-    } else if !unanswered.is_empty() {
-        match &asked.failure {
-            Some(failure) => PreflightFinding::not_checked(format!(
-                "vCenter did not answer whether the account holds {privilege} on {scope}: {}.",
-                failure.message
-            )),
-            None => PreflightFinding::not_checked(format!(
-                "vCenter gave no answer about {privilege} for {}.",
-                unanswered.join(", ")
-            )),
-        }
+    let lacking = if target.members.len() > 1 {
+        missing.clone()
     } else {
-        PreflightFinding::ok(format!("The account holds {privilege} on {scope}."))
+        Vec::new()
+    };
+    let finding = if !missing.is_empty() {
+        let need = privilege_need(group, required, drs_rule_writes);
+        let status = match need {
+            PrivilegeNeed::Runs => Status::Missing,
+            PrivilegeNeed::GoingLive => Status::MissingForGoingLive,
+            PrivilegeNeed::OnlyThisCheck | PrivilegeNeed::NoRuleWrites => Status::Warning,
+        };
+        let detail = VcenterDetail::Lacks {
+            privilege: privilege.to_string(),
+            on: scope.clone(),
+            lacking: lacking.clone(),
+            needed_for: group.needed_for.iter().copied().collect(),
+            need,
+        };
+        PreflightFinding::new(status, detail).with_fix(fix)
+    } else if !unanswered.is_empty() {
+        PreflightFinding::not_checked(match &asked.failure {
+            Some(failure) => VcenterDetail::Unanswered {
+                privilege: privilege.to_string(),
+                on: scope.clone(),
+                says: failure.message.clone(),
+            },
+            None => VcenterDetail::NoAnswerFor {
+                privilege: privilege.to_string(),
+                objects: unanswered,
+            },
+        })
+    } else {
+        PreflightFinding::ok(VcenterDetail::Holds {
+            privilege: privilege.to_string(),
+            on: scope.clone(),
+        })
     };
     PrivilegeCheck {
         privilege: privilege.to_string(),
         object: target.scope,
         needed_for: group.needed_for.iter().copied().collect(),
         methods: group.methods.iter().map(|m| m.to_string()).collect(),
-        missing_on: if target.members.len() > 1 {
-            missing
-        } else {
-            Vec::new()
-        },
+        missing_on: lacking,
         finding,
     }
 }
@@ -405,27 +393,22 @@ fn host_folder_row(group: &Group, cluster: &Cluster, required: bool) -> Privileg
         cluster: cluster.name.clone(),
     };
     let finding = if cluster.datacenter_id.is_some() {
-        PreflightFinding::ok(format!(
-            "The account reads {scope}: observation found the datacenter through them."
-        ))
+        PreflightFinding::ok(VcenterDetail::HostFoldersRead { on: scope.clone() })
     } else {
-        PreflightFinding::with(
-            if required {
-                Status::Missing
-            } else {
-                Status::Warning
-            },
-            format!(
-                "Observation found no datacenter above cluster {}: the account cannot read \
-                 {} on the host folders between them.",
-                cluster.name, group.privilege
-            ),
-            Fix::Grant {
-                privilege: group.privilege.to_string(),
-                on: scope.clone(),
-                propagate: true,
-            },
-        )
+        let status = if required {
+            Status::Missing
+        } else {
+            Status::Warning
+        };
+        let detail = VcenterDetail::NoDatacenterAbove {
+            cluster: cluster.name.clone(),
+            privilege: group.privilege.to_string(),
+        };
+        PreflightFinding::new(status, detail).with_fix(Fix::Grant {
+            privilege: group.privilege.to_string(),
+            on: scope.clone(),
+            propagate: true,
+        })
     };
     PrivilegeCheck {
         privilege: group.privilege.to_string(),
@@ -558,7 +541,7 @@ mod tests {
         assert_eq!(row.finding.status, Status::Missing);
         assert_eq!(row.methods, ["ReconfigureComputeResource_Task"]);
         assert_eq!(
-            row.finding.detail,
+            row.finding.detail.to_string(),
             "The account lacks Host.Inventory.EditCluster on cluster dc-1/prod (domain-c7), \
              which DRS rule writes need."
         );
@@ -579,7 +562,7 @@ mod tests {
         assert_eq!(row.privilege, "Host.Inventory.EditCluster");
         assert_eq!(row.finding.status, Status::MissingForGoingLive);
         assert_eq!(
-            row.finding.detail,
+            row.finding.detail.to_string(),
             "The account lacks Host.Inventory.EditCluster on cluster dc-1/prod (domain-c7), \
              which DRS rule writes need. Dry runs write no DRS rule and do without it; the first \
              run after going live (dryRun=false) fails at the DRS step unless it is granted."
@@ -601,6 +584,7 @@ mod tests {
         assert!(
             row.finding
                 .detail
+                .to_string()
                 .ends_with("this check was told they write none.")
         );
     }

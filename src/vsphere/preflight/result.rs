@@ -1,86 +1,18 @@
-//! What a preflight found, as values: every item has a [`Status`], a sentence saying what was
-//! found, and, when something is to be done, a [`Fix`]. Sections keep the order a person works
+//! What a preflight found, as values: every item has a [`Status`], what was found (a
+//! [`VcenterDetail`]), and, when something is to be done, a [`Fix`]. Sections keep the order a person works
 //! through them: reach vCenter and log in, see the clusters, hold the privileges, set the
 //! clusters up.
 
 use serde::Serialize;
 
+use super::detail::VcenterDetail;
 use super::fix::Fix;
 use super::scope::{ObjectScope, ScopeFilter};
+use crate::finding::{CheckFinding, Status};
 use crate::vsphere::privileges::NeededFor;
 
-/// How an item stands. Ordered from fine to worst, so the worst item is the maximum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    Ok,
-    /// Could not be checked (the detail says why); nothing is known against it.
-    NotChecked,
-    /// Works, but not as this tool is meant to work (rules not enforced, HA not keeping them).
-    Warning,
-    /// Dry runs work without it, and runs once `dryRun` is off will need it (the DRS rule
-    /// write privilege): going live fails at the DRS step until it is granted.
-    MissingForGoingLive,
-    /// Something runs need is missing: they will fail or do less than asked.
-    Missing,
-}
-
-impl Status {
-    /// As reports write it: the same word as its JSON form.
-    pub fn word(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::NotChecked => "not-checked",
-            Status::Warning => "warning",
-            Status::MissingForGoingLive => "missing-for-going-live",
-            Status::Missing => "missing",
-        }
-    }
-}
-
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.word())
-    }
-}
-
-/// The part every item shares: its status, what was found, and what to do.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PreflightFinding {
-    pub status: Status,
-    /// What was found, as a sentence.
-    pub detail: String,
-    /// What to change, when the status is not `ok`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<Fix>,
-}
-
-impl PreflightFinding {
-    pub fn ok(detail: impl Into<String>) -> PreflightFinding {
-        PreflightFinding {
-            status: Status::Ok,
-            detail: detail.into(),
-            fix: None,
-        }
-    }
-
-    pub fn not_checked(detail: impl Into<String>) -> PreflightFinding {
-        PreflightFinding {
-            status: Status::NotChecked,
-            detail: detail.into(),
-            fix: None,
-        }
-    }
-
-    pub fn with(status: Status, detail: impl Into<String>, fix: Fix) -> PreflightFinding {
-        PreflightFinding {
-            status,
-            detail: detail.into(),
-            fix: Some(fix),
-        }
-    }
-}
+/// What the preflight found for one item: what vCenter showed, and what to change.
+pub type PreflightFinding = CheckFinding<VcenterDetail, Fix>;
 
 /// The result of [`preflight`](super::preflight).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
