@@ -317,7 +317,7 @@ fn by_host_groups(
     for host in &cluster.hosts {
         let sites: Vec<String> = chosen
             .iter()
-            .filter(|group| holds(group, host))
+            .filter(|group| group_holds(group, host))
             .map(|group| group.name.clone())
             .collect();
         match sites.as_slice() {
@@ -337,7 +337,7 @@ fn by_host_groups(
 
 /// Whether `group` holds `host`: by managed object id where both sides have them (names may be
 /// written differently), else by name.
-fn holds(group: &HostGroup, host: &Host) -> bool {
+pub fn group_holds(group: &HostGroup, host: &Host) -> bool {
     match &host.id {
         Some(id) if !group.host_ids.is_empty() => group.host_ids.contains(id),
         _ => group.hosts.contains(&host.name),
