@@ -260,7 +260,9 @@ impl SitesRefused {
 }
 
 fn at(position: Option<Position>) -> String {
-    position.map_or_else(String::new, |p| format!(" (policy line {}, column {})", p.line, p.column))
+    position.map_or_else(String::new, |p| {
+        format!(" (policy line {}, column {})", p.line, p.column)
+    })
 }
 
 fn listed(findings: &[SiteFinding]) -> String {
@@ -751,5 +753,74 @@ mod tests {
         assert_eq!(resolution.findings, []);
         assert_eq!(resolution.map.names().len(), 2);
         assert_eq!(resolution.map.hosts_of("site-a-hosts").count(), 6);
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::*;
+    use crate::inventory::HostGroup;
+    use crate::policy::{SourceKind, VsphereSettings};
+
+    fn inventory() -> Inventory {
+        let host: Host =
+            serde_json::from_value(serde_json::json!({"name": "esxi-1"})).expect("a host");
+        Inventory {
+            clusters: vec![Cluster {
+                name: "c1".to_string(),
+                hosts: vec![host],
+                host_groups: vec![HostGroup {
+                    name: "site-a".to_string(),
+                    hosts: vec!["esxi-1".to_string()],
+                    host_ids: Vec::new(),
+                }],
+                ..Cluster::default()
+            }],
+        }
+    }
+
+    fn sites(groups: &[&str]) -> VsphereSettings {
+        VsphereSettings {
+            sites: Some(SiteSettings {
+                source: SiteSource::HostGroups(HostGroupSelection::Named(
+                    groups.iter().map(|g| g.to_string()).collect(),
+                )),
+                position: Some(Position::new(6, 5)),
+            }),
+            ..VsphereSettings::default()
+        }
+    }
+
+    #[test]
+    fn sites_that_fit_no_sites_no_inventory_and_other_sources_pass() {
+        assert!(check(Some(&inventory()), &sites(&["site-a"])).is_ok());
+        assert!(check(Some(&inventory()), &VsphereSettings::default()).is_ok());
+        assert!(check(None, &sites(&["site-b"])).is_ok());
+        let supervisor = VsphereSettings {
+            source: SourceKind::Supervisor,
+            ..sites(&["site-b"])
+        };
+        assert!(check(Some(&inventory()), &supervisor).is_ok());
+    }
+
+    #[test]
+    fn a_refusal_names_vsphere_sites_each_finding_its_code_and_its_fix() {
+        let refused = check(Some(&inventory()), &sites(&["site-a", "site-b"])).expect_err("site-b");
+        assert_eq!(
+            refused.to_string(),
+            "vsphere.sites (policy line 6, column 5) does not fit the vSphere inventory: host \
+             group \"site-b\" is in no vSphere cluster [site-group-not-found]; create the DRS host \
+             group in vCenter, or correct vsphere.sites.hostGroups"
+        );
+        let problems = refused.problems("policy.yaml");
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].rule, Rule::Inventory);
+        assert!(
+            problems[0]
+                .to_string()
+                .starts_with("policy.yaml:6:5: vsphere.sites: host group \"site-b\""),
+            "{}",
+            problems[0]
+        );
     }
 }

@@ -359,7 +359,10 @@ fn promises() -> Vec<Promise> {
             .rules(&[]),
         promise("sites-vsan-fault-domains")
             .evictions(1)
-            .evicts_to("web/web-5d8f7c9b6-bbbbb", To::Among(&["worker-c", "worker-d"]))
+            .evicts_to(
+                "web/web-5d8f7c9b6-bbbbb",
+                To::Among(&["worker-c", "worker-d"]),
+            )
             .labels(&[
                 ("worker-a", Some("preferred")),
                 ("worker-b", Some("preferred")),
