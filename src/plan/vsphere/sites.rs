@@ -359,7 +359,7 @@ mod tests {
             zone: "site-b".to_string(),
             site: "site-a".to_string(),
         };
-        assert_eq!(plan.warnings, [stale.clone()]);
+        assert_eq!(plan.warnings, std::slice::from_ref(&stale));
         assert_eq!(stale.code(), "stale-zone-label");
         assert_eq!(
             stale.to_string(),
