@@ -27,6 +27,8 @@ const LISTED_HOSTS: usize = 5;
 pub struct SiteMap {
     /// Indexed like the inventory's clusters: host name → site name.
     clusters: Vec<BTreeMap<String, String>>,
+    /// Every site's name, kept once so that asking per node stays O(log sites).
+    names: BTreeSet<String>,
 }
 
 impl SiteMap {
@@ -41,10 +43,12 @@ impl SiteMap {
 
     /// Every site's name, sorted, each once.
     pub fn names(&self) -> BTreeSet<&str> {
-        self.clusters
-            .iter()
-            .flat_map(|hosts| hosts.values().map(String::as_str))
-            .collect()
+        self.names.iter().map(String::as_str).collect()
+    }
+
+    /// Whether some host is in a site of this name.
+    pub fn is_site(&self, name: &str) -> bool {
+        self.names.contains(name)
     }
 
     /// The hosts of `site`, as (cluster index, host name), in inventory order of clusters and
@@ -328,6 +332,9 @@ pub fn resolve(inventory: &Inventory, settings: &SiteSettings) -> SiteResolution
             }
         }
     }
+    resolution.map.names = (resolution.map.clusters.iter())
+        .flat_map(|hosts| hosts.values().cloned())
+        .collect();
     resolution
 }
 

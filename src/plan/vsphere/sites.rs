@@ -78,7 +78,7 @@ pub fn site_label_change(
 /// zones from vSphere tags, a rack) is not ours to compare.
 pub fn stale_zone_label(node: &Node, map: &SiteMap, site: &str) -> Option<Warning> {
     let zone = node.labels.get(ZONE_LABEL)?;
-    if zone == site || !map.names().contains(zone) {
+    if zone == site || !map.is_site(zone) {
         return None;
     }
     Some(Warning::StaleZoneLabel {
