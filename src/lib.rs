@@ -25,6 +25,7 @@ pub mod position;
 pub mod report;
 pub mod run;
 pub mod settings;
+pub mod sites;
 pub mod snapshot;
 pub mod stack;
 pub mod supervisor;

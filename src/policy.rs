@@ -14,6 +14,7 @@ mod plugins;
 mod profiles;
 mod rule;
 mod selector;
+mod sites;
 mod source;
 #[cfg(test)]
 mod testing;
@@ -24,7 +25,7 @@ mod vsphere;
 mod yaml;
 
 pub use load::{LoadedPolicy, PolicyError, PolicyProblem, Severity, load_file, load_str};
-pub use names::{NameError, check_dns_label};
+pub use names::{NameError, check_dns_label, check_label_value};
 pub use plugins::{
     AntiAffinityArgs, BASIC_RESOURCES, ConditionFilter, DefaultConstraint, DuplicatesArgs,
     ExtensionPoint, FailedPodsArgs, HighNodeUtilizationArgs, LowNodeUtilizationArgs,
@@ -34,6 +35,7 @@ pub use plugins::{
 };
 pub use rule::Rule;
 pub use selector::{SelectorParseError, parse_selector};
+pub use sites::{DEFAULT_SITE_LABEL, GroupPattern, HostGroupSelection, SiteSettings, SiteSource};
 pub use values::{load_values_file, load_values_str};
 pub use yaml::Position;
 
@@ -233,6 +235,9 @@ pub struct VsphereSettings {
     pub supervisor: SupervisorSource,
     /// `vsphere.nodeLabel`, read when the source is a node label.
     pub node_label: NodeLabelSource,
+    /// `vsphere.sites`: the site of each host; `None` (the default) keeps sites out of every
+    /// part of a run.
+    pub sites: Option<SiteSettings>,
 }
 
 impl VsphereSettings {
@@ -243,6 +248,14 @@ impl VsphereSettings {
             SourceKind::NodeLabel => &self.node_label.key,
             SourceKind::Vcenter | SourceKind::Supervisor => &self.labels.host,
         }
+    }
+
+    /// `vsphere.sites` where the source reads them: host groups and vSAN fault domains come
+    /// from vCenter only, so the other sources (chosen on the command line, say) have no sites.
+    pub fn site_settings(&self) -> Option<&SiteSettings> {
+        self.sites
+            .as_ref()
+            .filter(|_| self.source == SourceKind::Vcenter)
     }
 }
 
@@ -390,6 +403,9 @@ pub struct LabelKeys {
     pub host: String,
     pub cluster: Option<String>,
     pub datacenter: Option<String>,
+    /// The site label (`vsphere.labels.site`): set exactly when `vsphere.sites` is, to
+    /// [`DEFAULT_SITE_LABEL`] unless the file names another key.
+    pub site: Option<String>,
 }
 
 impl Default for LabelKeys {
@@ -398,6 +414,7 @@ impl Default for LabelKeys {
             host: DEFAULT_HOST_LABEL.to_string(),
             cluster: None,
             datacenter: None,
+            site: None,
         }
     }
 }
@@ -408,6 +425,7 @@ impl LabelKeys {
         std::iter::once(self.host.as_str())
             .chain(self.cluster.as_deref())
             .chain(self.datacenter.as_deref())
+            .chain(self.site.as_deref())
     }
 }
 

@@ -929,3 +929,26 @@ fn validate_values_places_the_problems_of_a_values_files_policy_in_it() {
     let (code, stdout, _) = run(binary().args(["validate", "--values", &values]));
     assert_eq!((code, stdout), (0, format!("{values}: valid\n")));
 }
+
+#[test]
+fn sites_that_do_not_partition_the_hosts_make_plan_exit_2_at_vsphere_sites_with_the_fix() {
+    let policy = fixture("cli/sites-unknown-group.yaml");
+    let (code, stdout, stderr) = run(binary()
+        .arg("plan")
+        .arg("--snapshot")
+        .arg(fixture("plan/sites-host-groups/snapshot.yaml"))
+        .arg("--policy")
+        .arg(&policy));
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stdout, "", "no plan is printed");
+    let at = format!("{}:6:5: vsphere.sites: ", policy.display());
+    for finding in [
+        "host group \"site-c-hosts\" is in no vSphere cluster [site-group-not-found]; create the \
+         DRS host group in vCenter, or correct vsphere.sites.hostGroups",
+        "2 host(s) of cluster stretched-1 are in no site host group, so in no site: \
+         esxi-b1.lab.example, esxi-b2.lab.example [site-hosts-without-site]; add each host to \
+         one site's DRS host group, or leave the cluster out with vsphere.clusters",
+    ] {
+        assert!(stderr.contains(&format!("{at}{finding}")), "{stderr}");
+    }
+}

@@ -346,6 +346,7 @@ profiles:
                     host: "example.com/esxi".into(),
                     cluster: Some("example.com/cluster".into()),
                     datacenter: None,
+                    site: None,
                 },
                 drs_rules: DrsRuleSettings {
                     enabled: true,

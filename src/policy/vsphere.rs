@@ -6,12 +6,12 @@ use super::names::{check_dns_label, check_label_key};
 use super::selector::label_selector;
 use super::yaml::YamlNode;
 use super::{
-    CAPV_HOST_LABEL, DrsRuleSettings, HOSTNAME_LABEL, LabelKeys, MAX_NAME_PREFIX_LEN,
-    MAX_OWNED_RULE_PREFIX_LEN, MAX_RULE_NAME_LEN, NodeGroup, VsphereSettings,
+    CAPV_HOST_LABEL, DEFAULT_SITE_LABEL, DrsRuleSettings, HOSTNAME_LABEL, LabelKeys,
+    MAX_NAME_PREFIX_LEN, MAX_OWNED_RULE_PREFIX_LEN, MAX_RULE_NAME_LEN, NodeGroup, VsphereSettings,
 };
 use crate::policy::rule::Rule;
 
-const VSPHERE_FIELDS: [&str; 11] = [
+const VSPHERE_FIELDS: [&str; 12] = [
     "server",
     "insecureSkipVerify",
     "caFile",
@@ -23,8 +23,9 @@ const VSPHERE_FIELDS: [&str; 11] = [
     "source",
     "supervisor",
     "nodeLabel",
+    "sites",
 ];
-const LABELS_FIELDS: [&str; 3] = ["host", "cluster", "datacenter"];
+const LABELS_FIELDS: [&str; 4] = ["host", "cluster", "datacenter", "site"];
 const DRS_RULES_FIELDS: [&str; 4] = ["enabled", "namePrefix", "topologyKeys", "nodeGroups"];
 const NODE_GROUP_FIELDS: [&str; 2] = ["name", "nodeSelector"];
 
@@ -86,8 +87,15 @@ pub(super) fn vsphere(d: &mut Decoder, top: &Fields<'_>) -> (Option<String>, Vsp
             let non_empty = |name: &str| name.is_empty().then(|| "must not be empty".to_string());
             settings.datacenters = fields.strings(d, "datacenters", non_empty);
             settings.clusters = fields.strings(d, "clusters", non_empty);
+            if let Some(node) = fields.get("sites") {
+                settings.sites = super::sites::sites(d, node, &fields.path("sites"));
+            }
             if let Some(labels) = fields.get("labels") {
-                settings.labels = label_keys(d, labels, &fields.path("labels"));
+                let sites = fields.get("sites").is_some();
+                settings.labels = label_keys(d, labels, &fields.path("labels"), sites);
+            }
+            if settings.sites.is_some() && settings.labels.site.is_none() {
+                settings.labels.site = Some(DEFAULT_SITE_LABEL.to_string());
             }
             if let Some(drs) = fields.get("drsRules") {
                 let drs_path = fields.path("drsRules");
@@ -191,7 +199,9 @@ fn server(d: &mut Decoder, fields: &Fields<'_>) -> Option<String> {
     Some(server)
 }
 
-fn label_keys(d: &mut Decoder, node: &YamlNode, path: &str) -> LabelKeys {
+/// `vsphere.labels`; the site key only where `vsphere.sites` is set (`sites`), as no site label
+/// is written without it.
+fn label_keys(d: &mut Decoder, node: &YamlNode, path: &str, sites: bool) -> LabelKeys {
     let mut keys = LabelKeys::default();
     let Some(fields) = d.fields(node, path, &LABELS_FIELDS) else {
         return keys;
@@ -208,10 +218,12 @@ fn label_keys(d: &mut Decoder, node: &YamlNode, path: &str) -> LabelKeys {
     }
     keys.cluster = owned_label_key(d, &fields, "cluster").flatten();
     keys.datacenter = owned_label_key(d, &fields, "datacenter").flatten();
+    keys.site = site_label_key(d, &fields, sites);
     let mut seen: Vec<&str> = Vec::new();
     for (name, key) in [
         ("cluster", keys.cluster.as_deref()),
         ("datacenter", keys.datacenter.as_deref()),
+        ("site", keys.site.as_deref()),
     ] {
         if let Some(key) = key {
             if key == keys.host || seen.contains(&key) {
@@ -226,6 +238,32 @@ fn label_keys(d: &mut Decoder, node: &YamlNode, path: &str) -> LabelKeys {
         }
     }
     keys
+}
+
+/// `labels.site`: a key of ours, never empty; without `vsphere.sites` a warning, and `None`.
+fn site_label_key(d: &mut Decoder, fields: &Fields<'_>, sites: bool) -> Option<String> {
+    let node = fields.get("site")?;
+    if !sites {
+        d.warning_at(
+            node,
+            &fields.path("site"),
+            "no site label is written without vsphere.sites, which says where each host's site \
+             comes from",
+        );
+        return None;
+    }
+    match owned_label_key(d, fields, "site")? {
+        Some(key) => Some(key),
+        None => {
+            d.problem_at(
+                node,
+                &fields.path("site"),
+                "the site label key must not be empty: it is what this tool maintains for \
+                 vsphere.sites",
+            );
+            None
+        }
+    }
 }
 
 /// One label key this tool will write: `None` when the field is absent or invalid,
@@ -559,7 +597,7 @@ mod tests {
             problem(&text),
             "policy.yaml:5:3: vsphere.cluster: unknown field \"cluster\"; did you mean \
              \"clusters\"? valid: server, insecureSkipVerify, caFile, datacenters, clusters, \
-             labels, drsRules, availability, source, supervisor, nodeLabel"
+             labels, drsRules, availability, source, supervisor, nodeLabel, sites"
         );
     }
 

@@ -46,6 +46,7 @@ ACCOUNT = f"system:serviceaccount:{NAMESPACE}:{FULLNAME}"
 HOST = "vsphere-descheduler.io/host"
 CLUSTER = "vsphere-descheduler.io/cluster"
 DATACENTER = "vsphere-descheduler.io/datacenter"
+SITE = "vsphere-descheduler.io/site"
 WHO = f"vsphere-descheduler may change only the node labels {HOST}, {CLUSTER}"
 # The API server's limit on a messageExpression's result (celconfig.MaxEvaluatedMessageExpressionSizeBytes).
 MAX_MESSAGE_BYTES = 5 * 1024
@@ -474,8 +475,11 @@ def owned_keys(overrides: dict[str, Any]) -> list[str]:
         ({"policy": {"vsphere": {"labels": None}}}, [HOST]),
         ({"policy": {"apiVersion": "descheduler/v1alpha2", "vsphere": None}}, [HOST]),
         ({"policy": "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\nvsphere:\n  labels:\n    host: example.com/esxi\n"}, ["example.com/esxi"]),
+        ({"policy": {"vsphere": {"sites": {"source": "vsanFaultDomains"}}}}, [HOST, CLUSTER, SITE]),
+        ({"policy": {"vsphere": {"sites": {"source": "vsanFaultDomains"}, "labels": {"site": "example.com/room"}}}}, [HOST, CLUSTER, "example.com/room"]),
+        ({"policy": {"vsphere": {"sites": None}}}, [HOST, CLUSTER]),
     ],
-    ids=["default", "cluster-label-off", "renamed-and-datacenter", "labels-null", "upstream-format", "policy-as-a-string"],
+    ids=["default", "cluster-label-off", "renamed-and-datacenter", "labels-null", "upstream-format", "policy-as-a-string", "sites", "sites-renamed", "sites-null"],
 )
 def test_the_owned_keys_are_the_ones_the_policy_has_the_runs_write(overrides, keys):
     assert owned_keys(overrides) == keys
@@ -485,6 +489,28 @@ def test_a_datacenter_label_becomes_ours_once_the_policy_writes_it():
     policy = admission_policy({"policy": {"vsphere": {"labels": {"datacenter": DATACENTER}}}})
     assert policy.admit(update(label(DATACENTER, "dc-1"))) == Decision(True)
     assert not admission_policy().admit(update(label(DATACENTER, "dc-1"))).allowed
+
+
+def site_label_removal() -> Request:
+    """A write that removes the site label from a node that carries one."""
+    old = changed(label(SITE, "site-b"))
+    new = copy.deepcopy(old)
+    new["metadata"]["labels"].pop(SITE)
+    return Request(old=old, new=new)
+
+
+def test_the_site_label_becomes_ours_only_with_sites():
+    sites = admission_policy({"policy": {"vsphere": {"sites": {"source": "vsanFaultDomains"}}}})
+    assert sites.admit(update(label(SITE, "site-a"))) == Decision(True)
+    assert sites.admit(site_label_removal()) == Decision(True)
+    assert not admission_policy().admit(update(label(SITE, "site-a"))).allowed
+    assert not admission_policy().admit(site_label_removal()).allowed
+
+
+def test_a_former_site_key_may_be_removed_once_sites_are_dropped():
+    policy = admission_policy({"admissionPolicy": {"formerLabelKeys": [SITE]}})
+    assert policy.admit(site_label_removal()) == Decision(True)
+    assert not policy.admit(update(label(SITE, "site-b"))).allowed
 
 
 def test_a_former_key_may_be_removed_but_never_set():
@@ -511,10 +537,15 @@ def test_the_account_is_the_one_the_pod_runs_as():
 SNAPSHOT = REPO / "tests" / "fixtures" / "plan" / "drs-moved-worker" / "snapshot.yaml"
 
 
-def planned_label_writes(binary: Path, policy_file: Path) -> list[dict[str, Any]]:
-    """The label changes `vsphere-descheduler plan` makes on SNAPSHOT with a policy."""
+# A stretched cluster's sites from DRS host groups: DRS moved worker-c's VM into the other site.
+SITES_SNAPSHOT = REPO / "tests" / "fixtures" / "plan" / "sites-host-groups" / "snapshot.yaml"
+SITES = {"source": "hostGroups", "hostGroups": ["site-a-hosts", "site-b-hosts"]}
+
+
+def planned_label_writes(binary: Path, policy_file: Path, snapshot: Path = SNAPSHOT) -> list[dict[str, Any]]:
+    """The label changes `vsphere-descheduler plan` makes on a snapshot with a policy."""
     result = subprocess.run(
-        [str(binary), "plan", "--output", "json", "--snapshot", str(SNAPSHOT), "--policy", str(policy_file), "--now", "2026-01-01T00:00:00Z"],
+        [str(binary), "plan", "--output", "json", "--snapshot", str(snapshot), "--policy", str(policy_file), "--now", "2026-01-01T00:00:00Z"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -538,6 +569,28 @@ def test_every_label_write_the_binary_plans_is_admitted(overrides, binary, tmp_p
     # The plan writes every key the admission policy owns, and nothing else.
     assert {change["key"] for change in changes} == set(owned_keys(overrides))
     stored = {node["metadata"]["name"]: node for node in yaml.safe_load_all(SNAPSHOT.read_text()) if node and node["kind"] == "Node"}
+    for name in sorted({change["node"] for change in changes}):
+        old = stored[name]
+        new = copy.deepcopy(old)
+        for change in (change for change in changes if change["node"] == name):
+            new["metadata"]["labels"][change["key"]] = change["new"]
+        assert policy.admit(Request(old=old, new=new)) == Decision(True), name
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [{}, {"site": "example.com/room", "cluster": ""}],
+    ids=["default-site-key", "renamed-site-key"],
+)
+def test_every_site_label_write_the_binary_plans_is_admitted(labels, binary, tmp_path):
+    overrides = {"policy": {"vsphere": {"sites": SITES, "labels": labels}}}
+    policy = admission_policy(overrides)
+    changes = planned_label_writes(binary, write_policy(tmp_path, policy_text(objects(overrides))), SITES_SNAPSHOT)
+    site_key = labels.get("site", SITE)
+    assert site_key in owned_keys(overrides)
+    assert any(change["key"] == site_key for change in changes), changes
+    assert {change["key"] for change in changes} <= set(owned_keys(overrides))
+    stored = {node["metadata"]["name"]: node for node in yaml.safe_load_all(SITES_SNAPSHOT.read_text()) if node and node["kind"] == "Node"}
     for name in sorted({change["node"] for change in changes}):
         old = stored[name]
         new = copy.deepcopy(old)

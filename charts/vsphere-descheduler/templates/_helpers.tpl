@@ -413,6 +413,14 @@ runs write the default host key only.
 {{- range list "cluster" "datacenter" }}
 {{- with get $labels . }}{{ $keys = append $keys (toString .) }}{{ end }}
 {{- end }}
+{{- /* The site label exists only with vsphere.sites (issue 41), under its default key unless
+labels.site names another. */}}
+{{- if include "vsphere-descheduler.ownFormat" . }}
+{{- $vsphere := kindIs "map" $policy.vsphere | ternary $policy.vsphere dict }}
+{{- if kindIs "map" $vsphere.sites }}
+{{- $keys = append $keys (toString (get $labels "site" | default "vsphere-descheduler.io/site")) }}
+{{- end }}
+{{- end }}
 {{- toJson $keys }}
 {{- end }}
 
