@@ -655,3 +655,59 @@ pub fn web(name: &str, node: &str, age: i64) -> PodBuilder {
         .anti_affinity(HOST)
         .age_minutes(age)
 }
+
+/// Sites (issue 41): a stretched cluster of two sites of three hosts, esxi-1 to esxi-3 in DRS
+/// host group `site-a-hosts`, esxi-4 to esxi-6 in `site-b-hosts`, with no node VM yet.
+pub fn stretched() -> Lab {
+    let mut lab = Lab::new();
+    for host in 1..=6 {
+        lab = lab.host(&format!("esxi-{host}"));
+    }
+    let group = |name: &str, hosts: [&str; 3]| crate::inventory::HostGroup {
+        name: name.to_string(),
+        hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        host_ids: Vec::new(),
+    };
+    lab.with(|s| {
+        let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+        cluster.host_groups = vec![
+            group("site-a-hosts", ["esxi-1", "esxi-2", "esxi-3"]),
+            group("site-b-hosts", ["esxi-4", "esxi-5", "esxi-6"]),
+        ];
+    })
+}
+
+/// `policy` with `vsphere.sites` reading the sites from the DRS host groups `site-*-hosts`.
+pub fn with_sites(mut policy: Policy) -> Policy {
+    use crate::policy::{GroupPattern, HostGroupSelection, SiteSettings, SiteSource};
+    policy.vsphere.sites = Some(SiteSettings {
+        source: SiteSource::HostGroups(HostGroupSelection::Pattern(GroupPattern::new(
+            "site-*-hosts",
+        ))),
+        position: None,
+    });
+    policy.vsphere.labels.site = Some(crate::policy::DEFAULT_SITE_LABEL.to_string());
+    policy
+}
+
+/// Ties the VMs to a host group by a VM/Host rule (`must`: mandatory), through a VM group of
+/// the rule's name.
+pub fn vm_host_rule(lab: Lab, rule: &str, must: bool, host_group: &str, vms: &[&str]) -> Lab {
+    lab.with(|s| {
+        let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+        cluster.vm_groups.push(crate::inventory::VmGroup {
+            name: format!("{rule}-vms"),
+            vms: vms.iter().map(|v| v.to_string()).collect(),
+            vm_ids: Vec::new(),
+        });
+        cluster.vm_host_rules.push(crate::inventory::VmHostRule {
+            name: rule.to_string(),
+            key: None,
+            enabled: true,
+            mandatory: must,
+            vm_group: format!("{rule}-vms"),
+            affine_host_group: Some(host_group.to_string()),
+            anti_affine_host_group: None,
+        });
+    })
+}
