@@ -48,6 +48,7 @@ use crate::snapshot::{Labels, Snapshot};
 use judge::budget::Budget;
 use view::index::{NodeIx, PodIx};
 use view::{NodeRefusal, NodeState, PodState, View};
+use vsphere::sites::SiteLabels;
 
 /// A profile's `priorityThreshold` names a PriorityClass the snapshot does not have.
 #[derive(Debug, thiserror::Error)]
@@ -133,23 +134,36 @@ fn refresh_nodes<'a>(
     if mapping.is_none() {
         plan.warnings.push(Warning::NoInventory);
     }
+    let resolution = resolve_sites(snapshot, policy, plan);
+    let sites = SiteLabels::of(resolution.as_ref());
     let mut nodes = Vec::with_capacity(snapshot.nodes.len());
     for (index, node) in snapshot.nodes.iter().enumerate() {
         let placement = mapping.as_ref().and_then(|m| m.placements[index].clone());
         let mut node_labels = node.labels.to_map();
+        let site = placement.as_ref().and_then(|p| sites.site_of(p));
         match &placement {
             Some(placement) => {
                 if let Some(warning) = vsphere::labels::stale_capv_label(node, placement) {
                     plan.warnings.push(warning);
                 }
+                if let (SiteLabels::Trusted(map), Some(site)) = (sites, site)
+                    && let Some(warning) = vsphere::sites::stale_zone_label(node, map, site)
+                {
+                    plan.warnings.push(warning);
+                }
                 // With source node-label the hosts are the label's values: nothing to write.
                 let desired = if policy.vsphere.source.writes_labels() {
-                    vsphere::labels::desired_labels(keys, placement)
+                    let mut desired = vsphere::labels::desired_labels(keys, placement);
+                    if let (Some(key), Some(site)) = (&keys.site, site) {
+                        desired.insert(key.clone(), site.to_string());
+                    }
+                    desired
                 } else {
                     Default::default()
                 };
                 let mut changes = vsphere::labels::changes(&node.name, &node.labels, &desired);
                 if policy.vsphere.source.writes_labels() {
+                    changes.extend(vsphere::sites::site_label_change(keys, sites, node, site));
                     changes.extend(vsphere::labels::former_keys(node, keys.owned()));
                 }
                 if !changes.is_empty() {
@@ -169,6 +183,11 @@ fn refresh_nodes<'a>(
                     node_labels.remove(key);
                 }
             }
+        }
+        if let (SiteLabels::Untrusted, Some(key)) = (sites, &keys.site) {
+            // Kept on the node (nothing is written on sites that do not hold together), but
+            // no site domain is judged from it.
+            node_labels.remove(key.as_str());
         }
         let node_labels = Labels::from(node_labels);
         let selected = policy
@@ -199,10 +218,15 @@ fn refresh_nodes<'a>(
             considered: node.ready && selected,
             can_receive: refusal.is_none(),
             refusal,
+            site: site.map(str::to_string),
         });
     }
     if let Some(mapping) = mapping {
         plan.warnings.extend(mapping.warnings);
+        if let (SiteLabels::Trusted(map), Some(inventory)) = (sites, &snapshot.inventory) {
+            let warnings = vsphere::sites::rule_warnings(inventory, map, &mapping.placements);
+            plan.warnings.extend(warnings);
+        }
         if let Some(warning) = vsphere::source::unmapped(&policy.vsphere, &mapping.unmapped) {
             plan.warnings.push(warning);
         }
@@ -210,6 +234,23 @@ fn refresh_nodes<'a>(
         plan.unmapped_nodes = mapping.unmapped;
     }
     nodes
+}
+
+/// The sites of the inventory, where the policy has them; a warning when they do not hold
+/// together (commands refuse such a policy first, see [`crate::sites`]).
+fn resolve_sites(
+    snapshot: &Snapshot,
+    policy: &Policy,
+    plan: &mut Plan,
+) -> Option<crate::sites::SiteResolution> {
+    let settings = policy.vsphere.site_settings()?;
+    let resolution = crate::sites::resolve(snapshot.inventory.as_ref()?, settings);
+    if !resolution.findings.is_empty() {
+        plan.warnings.push(Warning::SitesUntrusted {
+            findings: resolution.findings.len(),
+        });
+    }
+    Some(resolution)
 }
 
 /// The profile and strategy a decision is made for.

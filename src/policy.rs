@@ -249,6 +249,14 @@ impl VsphereSettings {
             SourceKind::Vcenter | SourceKind::Supervisor => &self.labels.host,
         }
     }
+
+    /// `vsphere.sites` where the source reads them: host groups and vSAN fault domains come
+    /// from vCenter only, so the other sources (chosen on the command line, say) have no sites.
+    pub fn site_settings(&self) -> Option<&SiteSettings> {
+        self.sites
+            .as_ref()
+            .filter(|_| self.source == SourceKind::Vcenter)
+    }
 }
 
 /// Where the ESXi host each node VM runs on is read from (`vsphere.source`,

@@ -41,6 +41,8 @@ pub enum Error {
     Lock(#[source] kube::Error),
     #[error("invalid policy for this cluster; nothing was changed")]
     Policy(#[source] plan::UnknownPriorityClass),
+    #[error("invalid policy for this vSphere inventory; nothing was changed")]
+    Sites(#[source] crate::sites::SitesRefused),
     #[error("{0} before anything was planned; nothing was changed")]
     Stopped(StopReason),
     #[error("the cluster is too big for this container's memory; nothing was changed")]
@@ -53,7 +55,7 @@ impl Error {
         match self {
             Error::Lock(error) | Error::Observe(live::Error::Kubernetes(error)) => error.cause(),
             Error::Observe(live::Error::Snapshot(_)) => Cause::Unreadable,
-            Error::Policy(_) => Cause::Config,
+            Error::Policy(_) | Error::Sites(_) => Cause::Config,
             Error::Stopped(_) => Cause::Stopped,
             Error::Memory(_) => Cause::Other,
         }
@@ -193,6 +195,8 @@ async fn observe_plan_act(
     )
     .map_err(Error::Memory)?;
     plan::check_priority_classes(&snapshot, &config.policy).map_err(Error::Policy)?;
+    crate::sites::check(snapshot.inventory.as_ref(), &config.policy.vsphere)
+        .map_err(Error::Sites)?;
     let plan = plan::plan(&snapshot, &config.policy);
 
     let backends = Backends {

@@ -14,7 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::inventory::{Cluster, Host, HostGroup, Inventory};
-use crate::policy::{HostGroupSelection, NameError, SiteSettings, SiteSource, check_label_value};
+use crate::policy::{
+    HostGroupSelection, NameError, PolicyProblem, Position, Rule, SiteSettings, SiteSource,
+    VsphereSettings, check_label_value,
+};
 
 /// How many host names a finding lists before it counts the rest.
 const LISTED_HOSTS: usize = 5;
@@ -229,6 +232,63 @@ impl fmt::Display for SiteFinding {
     }
 }
 
+/// A policy whose sites do not fit the inventory it is planned against: `plan` and `run` refuse
+/// it (exit code 2) before planning, so nothing is labelled on sites that do not hold together.
+#[derive(Debug, thiserror::Error)]
+#[error("vsphere.sites{} does not fit the vSphere inventory: {}", at(*.position), listed(.findings))]
+pub struct SitesRefused {
+    /// Where `vsphere.sites` is in the policy file.
+    pub position: Option<Position>,
+    pub findings: Vec<SiteFinding>,
+}
+
+impl SitesRefused {
+    /// Each finding as a problem of the policy file `file` at `vsphere.sites`, as `validate`
+    /// and `plan` list problems (and CI formats annotate them).
+    pub fn problems(&self, file: &str) -> Vec<PolicyProblem> {
+        self.findings
+            .iter()
+            .map(|finding| PolicyProblem {
+                rule: Rule::Inventory,
+                file: file.to_string(),
+                position: self.position,
+                path: "vsphere.sites".to_string(),
+                message: format!("{finding} [{}]; {}", finding.code(), finding.fix()),
+            })
+            .collect()
+    }
+}
+
+fn at(position: Option<Position>) -> String {
+    position.map_or_else(String::new, |p| {
+        format!(" (policy line {}, column {})", p.line, p.column)
+    })
+}
+
+fn listed(findings: &[SiteFinding]) -> String {
+    findings
+        .iter()
+        .map(|finding| format!("{finding} [{}]; {}", finding.code(), finding.fix()))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The refusal of a policy whose sites have findings against `inventory`; `Ok` without sites
+/// (or with a source that reads none) or without an inventory.
+pub fn check(inventory: Option<&Inventory>, vsphere: &VsphereSettings) -> Result<(), SitesRefused> {
+    let (Some(inventory), Some(settings)) = (inventory, vsphere.site_settings()) else {
+        return Ok(());
+    };
+    let findings = resolve(inventory, settings).findings;
+    if findings.is_empty() {
+        return Ok(());
+    }
+    Err(SitesRefused {
+        position: settings.position,
+        findings,
+    })
+}
+
 /// Each host's site as `settings` reads it from `inventory`, and every finding against it.
 pub fn resolve(inventory: &Inventory, settings: &SiteSettings) -> SiteResolution {
     let names = inventory.cluster_names();
@@ -317,7 +377,7 @@ fn by_host_groups(
     for host in &cluster.hosts {
         let sites: Vec<String> = chosen
             .iter()
-            .filter(|group| holds(group, host))
+            .filter(|group| group_holds(group, host))
             .map(|group| group.name.clone())
             .collect();
         match sites.as_slice() {
@@ -337,7 +397,7 @@ fn by_host_groups(
 
 /// Whether `group` holds `host`: by managed object id where both sides have them (names may be
 /// written differently), else by name.
-fn holds(group: &HostGroup, host: &Host) -> bool {
+pub fn group_holds(group: &HostGroup, host: &Host) -> bool {
     match &host.id {
         Some(id) if !group.host_ids.is_empty() => group.host_ids.contains(id),
         _ => group.hosts.contains(&host.name),

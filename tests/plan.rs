@@ -41,6 +41,9 @@ fn report(case: &Path) -> serde_json::Value {
     // As `plan` does: the policy's PriorityClass names must be in the snapshot.
     plan::check_priority_classes(&snapshot, &policy)
         .unwrap_or_else(|e| panic!("{}: {e}", case.display()));
+    // And its sites must partition the inventory's hosts.
+    vsphere_descheduler::sites::check(snapshot.inventory.as_ref(), &policy.vsphere)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.display()));
     let plan = plan::plan(&snapshot, &policy);
     serde_json::from_str(&Report::planned(Mode::Plan, plan).to_json()).expect("the report is JSON")
 }

@@ -116,8 +116,9 @@ fn compare(args: &PlanArgs, baseline: &Path, output: OutputFormat) -> Result<Exi
     );
     let old_snapshot = old_snapshot.as_ref().unwrap_or(&snapshot.snapshot);
     let proposed_snapshot = proposed_snapshot.as_ref().unwrap_or(&snapshot.snapshot);
-    for policy in [&old.policy, &proposed.policy] {
+    for (file, policy) in [(baseline, &old.policy), (&args.policy, &proposed.policy)] {
         plan::check_priority_classes(&snapshot.snapshot, policy).map_err(Error::PriorityClass)?;
+        check_sites(file, &snapshot.snapshot, policy)?;
     }
     let diff = PlanDiff::between(
         &plan::plan(old_snapshot, &old.policy),
@@ -157,6 +158,18 @@ fn with_source(snapshot: &Snapshot, policy: &Policy) -> Option<Snapshot> {
     Some(own)
 }
 
+/// Where the policy meets the inventory: sites that do not partition the hosts make the policy
+/// invalid for this snapshot, each finding a problem of the file at `vsphere.sites`.
+fn check_sites(file: &Path, snapshot: &Snapshot, policy: &Policy) -> Result<(), Error> {
+    crate::sites::check(snapshot.inventory.as_ref(), &policy.vsphere).map_err(|refused| {
+        let file = file.display().to_string();
+        Error::Policy(policy::PolicyError::Invalid {
+            problems: refused.problems(&file),
+            file,
+        })
+    })
+}
+
 /// A plan made, with what it was made from.
 struct Planned {
     report: Report,
@@ -179,6 +192,7 @@ fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
     }
     plan::check_priority_classes(&snapshot.snapshot, &loaded.policy)
         .map_err(Error::PriorityClass)?;
+    check_sites(&args.policy, &snapshot.snapshot, &loaded.policy)?;
     let plan = plan::plan(&snapshot.snapshot, &loaded.policy);
     let mut report = Report::planned(Mode::Plan, plan);
     if let Some(replaced) = replaced {

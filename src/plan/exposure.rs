@@ -26,7 +26,7 @@ use crate::plan::judge::feasibility::node_admits;
 use crate::plan::model::drs_change::DrsRuleChange;
 use crate::plan::model::workload::{Workload, belongs_to_its_node, workload};
 use crate::plan::view::index::{NodeIx, PerNode, PerPod, PodIx};
-use crate::plan::view::{NodeState, PodState, View};
+use crate::plan::view::{PodState, View};
 use crate::snapshot::{Pdb, Pod};
 
 /// How much of a workload (or node group) one host holds.
@@ -438,18 +438,13 @@ impl DomainIds {
         DomainIds::number(view.nodes.iter().map(|node| node.host()))
     }
 
-    /// The site of the host each node's VM runs on; `None` where no site is known: sites not
-    /// configured, no inventory, or findings against them (the plan then trusts no site).
+    /// The site of the host each node's VM runs on (`NodeState::site`); `None` where no node
+    /// has one: sites not configured, no inventory, or findings against them (the plan then
+    /// trusts no site).
     pub(super) fn sites(view: &View) -> Option<DomainIds> {
-        let settings = view.policy.vsphere.sites.as_ref()?;
-        let inventory = view.snapshot.inventory.as_ref()?;
-        let resolution = crate::sites::resolve(inventory, settings);
-        let map = resolution.trusted()?;
-        let site_of = |node: &NodeState| {
-            let placement = node.placement.as_ref()?;
-            map.site_of(placement.cluster_index, placement.host_name)
-        };
-        Some(DomainIds::number(view.nodes.iter().map(site_of)))
+        view.policy.vsphere.sites.as_ref()?;
+        let sites = DomainIds::number(view.nodes.iter().map(|node| node.site.as_deref()));
+        (!sites.names.is_empty()).then_some(sites)
     }
 
     fn number<'n>(domains: impl Iterator<Item = Option<&'n str>>) -> DomainIds {
@@ -1107,12 +1102,9 @@ mod tests {
     /// A StatefulSet of three on three hosts, two of them in site A.
     fn two_of_three_in_one_site() -> Lab {
         stretched()
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-2")
-            .node("w4", "esxi-4")
             .pod(pod("db/pg-0").owner("StatefulSet", "pg").on("w1"))
             .pod(pod("db/pg-1").owner("StatefulSet", "pg").on("w2"))
-            .pod(pod("db/pg-2").owner("StatefulSet", "pg").on("w4"))
+            .pod(pod("db/pg-2").owner("StatefulSet", "pg").on("w3"))
     }
 
     #[test]
@@ -1122,16 +1114,13 @@ mod tests {
         assert_eq!(pg.before.class, ExposureClass::Tolerated);
         let site = pg.site.as_ref().expect("a site spread");
         assert_eq!(site.before.class, ExposureClass::Majority);
-        assert_eq!(site.before.worst.as_deref(), Some("site-a-hosts"));
+        assert_eq!(site.before.worst.as_deref(), Some("site-a"));
         assert_eq!(
             site.before.pods,
-            BTreeMap::from([
-                ("site-a-hosts".to_string(), 2),
-                ("site-b-hosts".to_string(), 1)
-            ])
+            BTreeMap::from([("site-a".to_string(), 2), ("site-b".to_string(), 1)])
         );
         let counts = exposure.sites.as_ref().expect("site counts");
-        assert_eq!(counts.sites, ["site-a-hosts", "site-b-hosts"]);
+        assert_eq!(counts.sites, ["site-a", "site-b"]);
         assert_eq!((counts.before.majority, counts.after.majority), (1, 1));
         assert_eq!(exposure.before.tolerated, 1, "per host it is tolerated");
     }
@@ -1143,7 +1132,9 @@ mod tests {
         assert!(unsited.workloads.is_empty(), "{unsited:#?}");
         let untrusted = two_of_three_in_one_site().with(|s| {
             let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
-            cluster.host_groups[1].hosts.pop();
+            let group = &mut cluster.host_groups[1];
+            group.hosts.pop();
+            group.host_ids.pop();
         });
         let untrusted = exposure(untrusted, &with_sites(policy(vec![])));
         assert_eq!(

@@ -7,8 +7,8 @@ use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
 
 use crate::inventory::{
-    Cluster, ConnectionState, DrsBehavior, DrsConfig, DrsRule, Host, Inventory, MaintenanceMode,
-    PowerState, RuleKind, Vm,
+    Cluster, ConnectionState, DrsBehavior, DrsConfig, DrsRule, Host, HostGroup, Inventory,
+    MaintenanceMode, PowerState, RuleKind, Vm, VmGroup, VmHostRule,
 };
 use crate::plan::judge::availability::GuardRefusal;
 use crate::plan::judge::budget::{BudgetRefusal, LimitReached, PdbRefusal};
@@ -18,9 +18,9 @@ use crate::plan::vocabulary::reasons::{
     EvictionReason, SharedDomain, SkipDetail, SkipReason, Strength,
 };
 use crate::policy::{
-    Allowance, AntiAffinityArgs, Availability, DEFAULT_HOST_LABEL, DuplicatesArgs, EvictorArgs,
-    ExtensionPoint, Pacing, PluginKind, Policy, Profile, Strategy, TopologySpreadArgs,
-    VsphereSettings,
+    Allowance, AntiAffinityArgs, Availability, DEFAULT_HOST_LABEL, DEFAULT_SITE_LABEL,
+    DuplicatesArgs, EvictorArgs, ExtensionPoint, HostGroupSelection, Pacing, PluginKind, Policy,
+    Profile, SiteSettings, SiteSource, Strategy, TopologySpreadArgs, VsphereSettings,
 };
 use crate::snapshot::{
     AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,
@@ -30,6 +30,7 @@ use crate::snapshot::{
 
 pub const HOST: &str = DEFAULT_HOST_LABEL;
 pub const HOSTNAME: &str = "kubernetes.io/hostname";
+pub const SITE: &str = DEFAULT_SITE_LABEL;
 
 pub fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-21T12:00:00Z")
@@ -213,6 +214,58 @@ impl Lab {
             uuid: Some(format!("module-{name}")),
             vms: vms.iter().map(|v| v.to_string()).collect(),
             vm_ids: vms.iter().map(|v| vm_id(v)).collect(),
+        });
+        self
+    }
+
+    /// Adds a DRS host group over these hosts (by name and id, as observed).
+    pub fn host_group(mut self, name: &str, hosts: &[&str]) -> Lab {
+        self.cluster().host_groups.push(HostGroup {
+            name: name.to_string(),
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            host_ids: hosts.iter().map(|h| format!("host-{h}")).collect(),
+        });
+        self
+    }
+
+    /// Puts a host in a vSAN fault domain (`""`: vSAN's default one).
+    pub fn fault_domain(mut self, host: &str, domain: &str) -> Lab {
+        let host = self
+            .cluster()
+            .hosts
+            .iter_mut()
+            .find(|h| h.name == host)
+            .expect("the host");
+        host.vsan_fault_domain = Some(domain.to_string());
+        self
+    }
+
+    /// Adds a DRS VM group over these VMs.
+    pub fn vm_group(mut self, name: &str, vms: &[&str]) -> Lab {
+        self.cluster().vm_groups.push(VmGroup {
+            name: name.to_string(),
+            vms: vms.iter().map(|v| v.to_string()).collect(),
+            vm_ids: vms.iter().map(|v| vm_id(v)).collect(),
+        });
+        self
+    }
+
+    /// Adds a "should" VM/Host rule keeping `vm_group` on `host_group`.
+    pub fn vm_host_rule(
+        mut self,
+        name: &str,
+        vm_group: &str,
+        host_group: &str,
+        enabled: bool,
+    ) -> Lab {
+        self.cluster().vm_host_rules.push(VmHostRule {
+            name: name.to_string(),
+            key: None,
+            enabled,
+            mandatory: false,
+            vm_group: vm_group.to_string(),
+            affine_host_group: Some(host_group.to_string()),
+            anti_affine_host_group: None,
         });
         self
     }
@@ -656,38 +709,49 @@ pub fn web(name: &str, node: &str, age: i64) -> PodBuilder {
         .age_minutes(age)
 }
 
-/// Sites (issue 41): a stretched cluster of two sites of three hosts, esxi-1 to esxi-3 in DRS
-/// host group `site-a-hosts`, esxi-4 to esxi-6 in `site-b-hosts`, with no node VM yet.
-pub fn stretched() -> Lab {
-    let mut lab = Lab::new();
-    for host in 1..=6 {
-        lab = lab.host(&format!("esxi-{host}"));
-    }
-    let group = |name: &str, hosts: [&str; 3]| crate::inventory::HostGroup {
-        name: name.to_string(),
-        hosts: hosts.iter().map(|h| h.to_string()).collect(),
-        host_ids: Vec::new(),
-    };
-    lab.with(|s| {
-        let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
-        cluster.host_groups = vec![
-            group("site-a-hosts", ["esxi-1", "esxi-2", "esxi-3"]),
-            group("site-b-hosts", ["esxi-4", "esxi-5", "esxi-6"]),
-        ];
-    })
-}
-
-/// `policy` with `vsphere.sites` reading the sites from the DRS host groups `site-*-hosts`.
+/// `policy` with sites read from the DRS host groups `site-a` and `site-b`, and the site label.
 pub fn with_sites(mut policy: Policy) -> Policy {
-    use crate::policy::{GroupPattern, HostGroupSelection, SiteSettings, SiteSource};
+    let groups = vec!["site-a".to_string(), "site-b".to_string()];
     policy.vsphere.sites = Some(SiteSettings {
-        source: SiteSource::HostGroups(HostGroupSelection::Pattern(GroupPattern::new(
-            "site-*-hosts",
-        ))),
+        source: SiteSource::HostGroups(HostGroupSelection::Named(groups)),
         position: None,
     });
-    policy.vsphere.labels.site = Some(crate::policy::DEFAULT_SITE_LABEL.to_string());
+    policy.vsphere.labels.site = Some(SITE.to_string());
     policy
+}
+
+/// A stretched cluster: hosts esxi-a1, esxi-a2 in DRS host group `site-a`, esxi-b1, esxi-b2 in
+/// `site-b`; one node per host (w1 to w4), each labelled with its site as the last run left it.
+pub fn stretched() -> Lab {
+    Lab::new()
+        .host("esxi-a1")
+        .host("esxi-a2")
+        .host("esxi-b1")
+        .host("esxi-b2")
+        .host_group("site-a", &["esxi-a1", "esxi-a2"])
+        .host_group("site-b", &["esxi-b1", "esxi-b2"])
+        .node("w1", "esxi-a1")
+        .node("w2", "esxi-a2")
+        .node("w3", "esxi-b1")
+        .node("w4", "esxi-b2")
+        .label("w1", SITE, "site-a")
+        .label("w2", SITE, "site-a")
+        .label("w3", SITE, "site-b")
+        .label("w4", SITE, "site-b")
+}
+
+/// [`stretched`] after DRS (or HA) moved w3's VM onto esxi-a2 in site-a: its host and site
+/// labels still say esxi-b1 and site-b.
+pub fn moved_across_sites() -> Lab {
+    stretched().with(|snapshot| {
+        let cluster = &mut snapshot.inventory.as_mut().expect("inventory").clusters[0];
+        let vm = cluster
+            .vms
+            .iter_mut()
+            .find(|vm| vm.name == "w3")
+            .expect("w3");
+        vm.host = "esxi-a2".to_string();
+    })
 }
 
 /// Ties the VMs to a host group by a VM/Host rule (`must`: mandatory), through a VM group of

@@ -52,6 +52,9 @@ pub struct NodeState<'a> {
     pub can_receive: bool,
     /// Why it cannot take pods, for skip details.
     pub refusal: Option<NodeRefusal>,
+    /// The site its VM's host is in now (`vsphere.sites`): `None` without sites, unmapped, on a
+    /// host in no site, or while the sites have findings and so are not trusted.
+    pub site: Option<String>,
 }
 
 /// Why a node takes no pod at all, whatever the pod.

@@ -34,11 +34,14 @@ pub enum Rule {
     Deprecated,
     /// Warning: a setting that works, but likely not as meant.
     Caution,
+    /// A setting that does not fit the vSphere inventory it is planned against (`vsphere.sites`
+    /// naming host groups no cluster has): found by `plan` and `run`, not by `validate`.
+    Inventory,
 }
 
 impl Rule {
     /// Every rule, in the order tools list them.
-    pub const ALL: [Rule; 13] = [
+    pub const ALL: [Rule; 14] = [
         Rule::Syntax,
         Rule::Header,
         Rule::UnknownField,
@@ -52,6 +55,7 @@ impl Rule {
         Rule::NoEffect,
         Rule::Deprecated,
         Rule::Caution,
+        Rule::Inventory,
     ];
 
     /// The stable id.
@@ -70,6 +74,7 @@ impl Rule {
             Rule::NoEffect => "no-effect",
             Rule::Deprecated => "deprecated",
             Rule::Caution => "caution",
+            Rule::Inventory => "inventory",
         }
     }
 
@@ -91,6 +96,7 @@ impl Rule {
             Rule::NoEffect => "A setting that has no effect.",
             Rule::Deprecated => "A setting upstream descheduler has deprecated.",
             Rule::Caution => "A setting that works, but likely not as meant.",
+            Rule::Inventory => "A setting that does not fit the vSphere inventory planned on.",
         }
     }
 }

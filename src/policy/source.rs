@@ -14,13 +14,15 @@ use crate::error_chain;
 const SUPERVISOR_FIELDS: [&str; 1] = ["namespace"];
 const NODE_LABEL_FIELDS: [&str; 1] = ["key"];
 
-/// The vCenter-only fields of `vsphere:`, which no other source reads.
-const VCENTER_FIELDS: [&str; 5] = [
+/// The vCenter-only fields of `vsphere:`, which no other source reads (`sites`: host groups
+/// and vSAN fault domains are vCenter's).
+const VCENTER_FIELDS: [&str; 6] = [
     "server",
     "insecureSkipVerify",
     "caFile",
     "datacenters",
     "clusters",
+    "sites",
 ];
 
 /// Reads `source`, `supervisor` and `nodeLabel` into `settings`, and warns about fields the

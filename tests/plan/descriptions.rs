@@ -351,6 +351,33 @@ fn promises() -> Vec<Promise> {
             .evictions(1)
             .evicts("web/web-5d8f7c9b6-bbbbb")
             .labels(&[("worker-b", Some("esxi-41.lab.example"))]),
+        promise("sites-host-groups")
+            .evictions(1)
+            .evicts_to("db/db-5d8f7c9b6-bbbbb", To::Among(&["worker-d"]))
+            .stays("db/db-5d8f7c9b6-aaaaa")
+            .labels(&[("worker-c", Some("site-a-hosts"))])
+            .rules(&[]),
+        promise("sites-vsan-fault-domains")
+            .evictions(1)
+            .evicts_to(
+                "web/web-5d8f7c9b6-bbbbb",
+                To::Among(&["worker-c", "worker-d"]),
+            )
+            .labels(&[
+                ("worker-a", Some("preferred")),
+                ("worker-b", Some("preferred")),
+                ("worker-c", Some("secondary")),
+                ("worker-d", Some("secondary")),
+            ]),
+        promise("sites-zone-label-stale")
+            .evictions(0)
+            .labels(&[("worker-c", Some("site-a-hosts"))])
+            .rules(&[])
+            .warnings(3),
+        promise("sites-spread")
+            .evictions(1)
+            .evicts_to("api/api-5d8f7c9b6-ccccc", To::Among(&["worker-d"]))
+            .labels(&[("worker-c", Some("site-a-hosts"))]),
         promise("drs-rules-ownership").evictions(0).rules(&[
             ("create", "vsphere-descheduler:lab:db:StatefulSet/pg"),
             ("delete", "vsphere-descheduler:lab:db:StatefulSet/pg-old"),

@@ -12,6 +12,9 @@ use crate::policy::{CAPV_HOST_LABEL, PluginKind, SourceKind};
 use super::drs_change::{DrsAction, Edit};
 use super::mapped_by::MappedBy;
 
+/// The zone label the cloud provider sets once, at node registration.
+const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
 /// One warning of the plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Warning {
@@ -94,6 +97,24 @@ pub enum Warning {
     DrsRulesNeedVcenter {
         source: SourceKind,
         rules: Vec<UnwritableRule>,
+    },
+    /// `vsphere.sites` does not partition the hosts (the command refuses such a policy; a plan
+    /// made anyway neither writes nor reads site labels).
+    SitesUntrusted { findings: usize },
+    /// A node's `topology.kubernetes.io/zone` names another site than the one its VM runs in
+    /// now (the cloud provider set it at registration and never refreshes it).
+    StaleZoneLabel {
+        node: String,
+        zone: String,
+        site: String,
+    },
+    /// Node VMs in no VM group a site's VM/Host rule names: HA and DRS place them on either site.
+    VmsOutsideSiteRules { cluster: String, vms: Vec<String> },
+    /// A VM/Host rule that keeps VMs on (or off) a site's hosts is disabled.
+    SiteRuleDisabled {
+        rule: String,
+        cluster: String,
+        site: String,
     },
 }
 
@@ -270,6 +291,64 @@ impl fmt::Display for Warning {
                 }
                 Ok(())
             }
+            Warning::SitesUntrusted { findings } => write!(
+                f,
+                "vsphere.sites does not fit the inventory ({findings} finding(s); `plan` lists \
+                 them): site labels are neither written nor trusted, so site-level constraints \
+                 are not acted on"
+            ),
+            Warning::StaleZoneLabel { node, zone, site } => write!(
+                f,
+                "node {node}: {ZONE_LABEL} says {zone} but its VM runs in site {site} now; the \
+                 cloud provider set the zone at registration and never refreshes it, so \
+                 volumes' node affinity and zone spreading still place by {zone}"
+            ),
+            Warning::VmsOutsideSiteRules { cluster, vms } => write!(
+                f,
+                "cluster {cluster}: node VM(s) {} are in no VM group of a site's VM/Host rule, \
+                 so DRS and HA may place them in either site",
+                vms.join(", ")
+            ),
+            Warning::SiteRuleDisabled {
+                rule,
+                cluster,
+                site,
+            } => write!(
+                f,
+                "VM/Host rule {rule} in cluster {cluster} ties VMs to site {site} but is \
+                 disabled: DRS and HA ignore it"
+            ),
+        }
+    }
+}
+
+impl Warning {
+    /// A stable id for each kind, for docs and tools; the report writes the sentence.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Warning::NoInventory => "no-inventory",
+            Warning::TooFewReadyNodes { .. } => "too-few-ready-nodes",
+            Warning::AmbiguousNode { .. } => "ambiguous-node",
+            Warning::HostOutsideCluster { .. } => "host-outside-cluster",
+            Warning::StaleCapvLabel { .. } => "stale-capv-label",
+            Warning::NoClusterName => "no-cluster-name",
+            Warning::UnsatisfiableRule { .. } => "unsatisfiable-rule",
+            Warning::UnmappedGroupNodes { .. } => "unmapped-group-nodes",
+            Warning::ForeignRule { .. } => "foreign-rule",
+            Warning::RuleWithoutKey { .. } => "rule-without-key",
+            Warning::RuleDisabled { .. } => "rule-disabled",
+            Warning::DrsDisabled { .. } => "drs-disabled",
+            Warning::DrsNotFullyAutomated { .. } => "drs-not-fully-automated",
+            Warning::VmDrsOverride { .. } => "vm-drs-override",
+            Warning::UnmeasurableResource { .. } => "unmeasurable-resource",
+            Warning::NoNodeMetrics { .. } => "no-node-metrics",
+            Warning::NodesWithoutSourceLabel { .. } => "nodes-without-source-label",
+            Warning::NodesWithoutVirtualMachine { .. } => "nodes-without-virtual-machine",
+            Warning::DrsRulesNeedVcenter { .. } => "drs-rules-need-vcenter",
+            Warning::SitesUntrusted { .. } => "sites-untrusted",
+            Warning::StaleZoneLabel { .. } => "stale-zone-label",
+            Warning::VmsOutsideSiteRules { .. } => "vms-outside-site-rules",
+            Warning::SiteRuleDisabled { .. } => "site-rule-disabled",
         }
     }
 }

@@ -780,6 +780,66 @@ mod tests {
             .age_minutes(age)
     }
 
+    /// A replica that must not share a site with another.
+    fn site_web(name: &str, node: &str, age: i64) -> PodBuilder {
+        pod(&format!("shop/{name}"))
+            .app("web")
+            .on(node)
+            .anti_affinity(SITE)
+            .age_minutes(age)
+    }
+
+    #[test]
+    fn replicas_a_vm_move_put_in_one_site_lose_the_newest_to_the_other_site() {
+        // w3's VM moved from site-b to site-a, next to web-old's w1.
+        let snapshot = moved_across_sites()
+            .pod(site_web("web-old", "w1", 60))
+            .pod(site_web("web-new", "w3", 5))
+            .build();
+        let planned = plan(&snapshot, &with_sites(policy(vec![anti_affinity()])));
+        assert_eq!(evicted(&planned), ["shop/web-new"]);
+        assert_eq!(
+            planned.evictions[0].fits_on.as_deref(),
+            Some("w4 (esxi-b2)")
+        );
+        assert!(
+            matches!(
+                &planned.evictions[0].reason,
+                EvictionReason::AntiAffinity(SharedDomain { key, value, is_host: false, .. })
+                    if key == SITE && value == "site-a"
+            ),
+            "{}",
+            planned.evictions[0].reason
+        );
+        // Judged on the recorded labels (no sites in the policy), they are apart.
+        let stale = plan_without_sites(&snapshot, anti_affinity());
+        assert!(stale.evictions.is_empty(), "{:?}", evicted(&stale));
+    }
+
+    #[test]
+    fn preferred_site_anti_affinity_moves_the_newest_replica_to_the_other_site() {
+        let soft_site = |name: &str, node: &str, age: i64| {
+            pod(&format!("shop/{name}"))
+                .app("web")
+                .on(node)
+                .soft_anti_affinity(SITE, 100)
+                .age_minutes(age)
+        };
+        let snapshot = moved_across_sites()
+            .pod(soft_site("web-old", "w1", 60))
+            .pod(soft_site("web-new", "w3", 5))
+            .build();
+        let plan = plan(&snapshot, &with_sites(policy(vec![soft()])));
+        assert_eq!(evicted(&plan), ["shop/web-new"]);
+        assert_eq!(plan.evictions[0].fits_on.as_deref(), Some("w4 (esxi-b2)"));
+        let stale = plan_without_sites(&snapshot, soft());
+        assert!(stale.evictions.is_empty(), "{:?}", evicted(&stale));
+    }
+
+    fn plan_without_sites(snapshot: &Snapshot, strategy: Strategy) -> crate::plan::Plan {
+        plan(snapshot, &policy(vec![strategy]))
+    }
+
     #[test]
     fn preferred_anti_affinity_is_acted_on_only_when_soft_constraints_are_included() {
         let snapshot = three_hosts()

@@ -368,6 +368,30 @@ mod tests {
     }
 
     #[test]
+    fn a_site_skewed_by_a_vm_move_gives_one_pod_to_the_other_site() {
+        // w3's VM moved from site-b to site-a: all three pods are in site-a now, though w3's
+        // recorded label still says site-b.
+        let snapshot = moved_across_sites()
+            .pod(
+                api("api-a", "w1", 60).with(|p| p.spread_constraints[0].topology_key = SITE.into()),
+            )
+            .pod(
+                api("api-b", "w2", 50).with(|p| p.spread_constraints[0].topology_key = SITE.into()),
+            )
+            .pod(api("api-c", "w3", 3).with(|p| p.spread_constraints[0].topology_key = SITE.into()))
+            .build();
+        let planned = plan(&snapshot, &with_sites(policy(vec![spread()])));
+        assert_eq!(evicted(&planned), ["app/api-c"]);
+        assert_eq!(
+            planned.evictions[0].fits_on.as_deref(),
+            Some("w4 (esxi-b2)")
+        );
+        // Without sites the label is not ours: judged as recorded, the spread holds.
+        let stale = plan(&snapshot, &policy(vec![spread()]));
+        assert!(stale.evictions.is_empty(), "{:?}", evicted(&stale));
+    }
+
+    #[test]
     fn a_skewed_host_gives_one_pod_to_the_empty_host() {
         let snapshot = three_hosts()
             .pod(api("api-a", "w1", 60))

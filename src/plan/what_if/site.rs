@@ -421,10 +421,7 @@ fn allows(cluster: &Cluster, rule: &VmHostRule, host: &Host) -> bool {
             .host_groups
             .iter()
             .find(|g| g.name == group)
-            .is_some_and(|g| {
-                g.hosts.contains(&host.name)
-                    || host.id.as_ref().is_some_and(|id| g.host_ids.contains(id))
-            })
+            .is_some_and(|g| crate::sites::group_holds(g, host))
     };
     let affine = rule.affine_host_group.as_deref().is_none_or(member);
     let anti = rule
@@ -571,16 +568,13 @@ mod tests {
     use crate::plan::testing::*;
     use crate::plan::what_if::{Scenario, what_if};
 
-    /// A StatefulSet's three pods, two of them on site A's hosts after DRS moved w2 there: w1 on
-    /// esxi-1, w2 on esxi-2, w4 on esxi-4.
+    /// A StatefulSet's three pods, two of them on site A's hosts: w1 on esxi-a1, w2 on
+    /// esxi-a2, w3 on esxi-b1.
     fn lab() -> Lab {
         stretched()
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-2")
-            .node("w4", "esxi-4")
             .pod(pod("db/pg-0").owner("StatefulSet", "pg").on("w1"))
             .pod(pod("db/pg-1").owner("StatefulSet", "pg").on("w2"))
-            .pod(pod("db/pg-2").owner("StatefulSet", "pg").on("w4"))
+            .pod(pod("db/pg-2").owner("StatefulSet", "pg").on("w3"))
     }
 
     fn ha(lab: Lab, admission_control: Option<AdmissionControl>) -> Lab {
@@ -613,7 +607,7 @@ mod tests {
 
     #[test]
     fn a_failed_site_takes_every_pod_on_its_hosts_and_is_certain() {
-        let answer = fails(lab(), "site-a-hosts");
+        let answer = fails(lab(), "site-a");
         let pg = &answer.workloads[0];
         assert_eq!(pg.workload, "db/StatefulSet/pg");
         assert_eq!(
@@ -621,18 +615,18 @@ mod tests {
             (Some(2), ExposureClass::Majority, true)
         );
         let hosts: Vec<&str> = answer.hosts.iter().map(|h| h.host.as_str()).collect();
-        assert_eq!(hosts, ["esxi-1", "esxi-2", "esxi-3"]);
+        assert_eq!(hosts, ["esxi-a1", "esxi-a2"]);
         assert_eq!(
             answer.site_failover.as_ref().map(|f| f.other_sites.clone()),
-            Some(vec!["site-b-hosts".to_string()])
+            Some(vec!["site-b".to_string()])
         );
         assert_eq!(answer.at_risk, 1);
     }
 
     #[test]
     fn a_must_rule_to_the_failed_site_keeps_its_vm_down_and_its_pods_with_it() {
-        let ruled = vm_host_rule(lab(), "pin-w1", true, "site-a-hosts", &["w1"]);
-        let answer = fails(ha(ruled, None), "site-a-hosts");
+        let ruled = vm_host_rule(lab(), "pin-w1", true, "site-a", &["w1"]);
+        let answer = fails(ha(ruled, None), "site-a");
         let w1 = vm(&answer, "w1");
         assert_eq!(w1.fate, Fate::HeldDownByRule);
         assert!(w1.hosts.is_empty(), "nowhere to restart: {w1:#?}");
@@ -658,13 +652,13 @@ mod tests {
 
     #[test]
     fn a_should_rule_to_the_failed_site_is_broken_to_restart_its_vm_on_the_other_site() {
-        let ruled = vm_host_rule(lab(), "prefer-a", false, "site-a-hosts", &["w1", "w2"]);
-        let reserved = Some(AdmissionControl::HostFailures { failover_level: 3 });
-        let answer = fails(ha(ruled, reserved), "site-a-hosts");
+        let ruled = vm_host_rule(lab(), "prefer-a", false, "site-a", &["w1", "w2"]);
+        let reserved = Some(AdmissionControl::HostFailures { failover_level: 2 });
+        let answer = fails(ha(ruled, reserved), "site-a");
         let w1 = vm(&answer, "w1");
         assert_eq!(w1.fate, Fate::Restarted);
-        assert_eq!(w1.sites, ["site-b-hosts"]);
-        assert_eq!(w1.hosts, ["esxi-4", "esxi-5", "esxi-6"]);
+        assert_eq!(w1.sites, ["site-b"]);
+        assert_eq!(w1.hosts, ["esxi-b1", "esxi-b2"]);
         assert!(!w1.rules[0].holds, "the should rule gives way");
         assert_eq!(answer.workloads[0].comes_back.map(|f| f.restarted), Some(2));
     }
@@ -672,7 +666,7 @@ mod tests {
     #[test]
     fn capacity_reserved_for_fewer_hosts_than_the_site_has_restarts_only_what_is_left() {
         let reserved = Some(AdmissionControl::HostFailures { failover_level: 1 });
-        let answer = fails(ha(lab(), reserved), "site-a-hosts");
+        let answer = fails(ha(lab(), reserved), "site-a");
         assert_eq!(vm(&answer, "w1").fate, Fate::RestartedIfCapacityAllows);
         let off = lab().with(|s| {
             s.inventory.as_mut().expect("inventory").clusters[0].ha = Some(HaConfig {
@@ -682,29 +676,23 @@ mod tests {
                 respect_vm_anti_affinity_rules: None,
             })
         });
-        assert_eq!(
-            vm(&fails(off, "site-a-hosts"), "w1").fate,
-            Fate::NotRestarted
-        );
-        assert_eq!(vm(&fails(lab(), "site-a-hosts"), "w1").fate, Fate::Unknown);
+        assert_eq!(vm(&fails(off, "site-a"), "w1").fate, Fate::NotRestarted);
+        assert_eq!(vm(&fails(lab(), "site-a"), "w1").fate, Fate::Unknown);
     }
 
     #[test]
     fn a_site_is_named_as_the_policy_resolves_it_and_an_unknown_one_lists_the_sites() {
-        let answer = fails(lab(), "SITE-A-HOSTS");
-        assert_eq!(
-            answer.scenario,
-            Scenario::SiteFails("site-a-hosts".to_string())
-        );
+        let answer = fails(lab(), "SITE-A");
+        assert_eq!(answer.scenario, Scenario::SiteFails("site-a".to_string()));
         let unknown = ask(lab(), Scenario::SiteFails("site-c".to_string())).expect_err("no site");
         assert_eq!(
             unknown.to_string(),
-            "no site \"site-c\" (the sites are site-a-hosts, site-b-hosts)"
+            "no site \"site-c\" (the sites are site-a, site-b)"
         );
         let unsited = what_if(
             &lab().build(),
             &policy(vec![]),
-            &Scenario::SiteFails("site-a-hosts".to_string()),
+            &Scenario::SiteFails("site-a".to_string()),
         );
         assert_eq!(unsited, Err(WhatIfError::NoSites));
     }
@@ -713,9 +701,11 @@ mod tests {
     fn sites_with_findings_answer_nothing() {
         let overlapping = lab().with(|s| {
             let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
-            cluster.host_groups[1].hosts.push("esxi-1".to_string());
+            let group = &mut cluster.host_groups[1];
+            group.hosts.push("esxi-a1".to_string());
+            group.host_ids.push("host-esxi-a1".to_string());
         });
-        let refused = ask(overlapping, Scenario::SiteFails("site-a-hosts".to_string()));
+        let refused = ask(overlapping, Scenario::SiteFails("site-a".to_string()));
         assert!(
             matches!(&refused, Err(WhatIfError::SitesUntrusted { findings }) if findings.len() == 1),
             "{refused:?}"
@@ -724,10 +714,10 @@ mod tests {
 
     #[test]
     fn a_sites_maintenance_moves_its_vms_blocked_by_must_rules_and_breaking_should_rules() {
-        let ruled = vm_host_rule(lab(), "pin-w1", true, "site-a-hosts", &["w1"]);
-        let ruled = vm_host_rule(ruled, "prefer-w2", false, "site-a-hosts", &["w2"]);
+        let ruled = vm_host_rule(lab(), "pin-w1", true, "site-a", &["w1"]);
+        let ruled = vm_host_rule(ruled, "prefer-w2", false, "site-a", &["w2"]);
         let answer =
-            ask(ruled, Scenario::SiteMaintenance("site-a-hosts".to_string())).expect("an answer");
+            ask(ruled, Scenario::SiteMaintenance("site-a".to_string())).expect("an answer");
         let site = answer
             .site_maintenance
             .as_ref()
@@ -742,8 +732,8 @@ mod tests {
         );
         assert_eq!(site.should_rules_broken[0].rule, "prefer-w2");
         assert!(!site.evacuable);
-        assert_eq!(site.hosts_left, 3);
-        // pg-1 moves to one of esxi-4..6: at worst next to pg-2 on esxi-4.
+        assert_eq!(site.hosts_left, 2);
+        // pg-1 moves to esxi-b1 or esxi-b2: at worst next to pg-2 on esxi-b1.
         let pg = &answer.workloads[0];
         assert_eq!(pg.outcome.moving, Some(1));
         assert_eq!(
