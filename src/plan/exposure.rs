@@ -197,7 +197,8 @@ pub struct WorkloadExposure {
     /// The owned DRS rule that will keep its node VMs apart, when the plan has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drs_rule: Option<String>,
-    /// Its pods over the domains of every other topology key its constraints name.
+    /// Its pods over the domains of every other topology key its constraints name (the site
+    /// label's is `site`, where sites are configured).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub topologies: Vec<TopologyExposure>,
     /// Its pods over sites, where sites are configured: the classes one site's loss gives.
@@ -414,6 +415,13 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
                 (budgets, usable_hosts),
                 rules,
             );
+            if site.is_some() {
+                // The site label's spread is `site`, read from the placement as the host's is.
+                let site_key = view.policy.vsphere.labels.site.as_deref();
+                described
+                    .topologies
+                    .retain(|t| Some(t.key.as_str()) != site_key);
+            }
             described.site = site;
             exposure.workloads.push(described);
         }
