@@ -116,9 +116,10 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Which built-in story: `seed-lab` (hosts from vCenter; DRS rules written) or
+    /// Which built-in story: `seed-lab` (hosts from vCenter; DRS rules written),
     /// `guest-cluster` (a VKS guest cluster whose hosts come from its Supervisor, without a
-    /// vCenter account).
+    /// vCenter account) or `stretched-cluster` (two sites of three hosts, a StatefulSet DRS
+    /// moved into one site, and what losing that site would do).
     #[arg(long, value_enum, default_value_t)]
     pub story: DemoStory,
 }
@@ -129,6 +130,7 @@ pub enum DemoStory {
     #[default]
     SeedLab,
     GuestCluster,
+    StretchedCluster,
 }
 
 #[derive(Debug, clap::Args)]

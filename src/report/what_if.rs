@@ -224,17 +224,20 @@ fn write_workloads(out: &mut String, answer: &WhatIf) {
     out.push('\n');
 }
 
-/// `1 with its node VM (capacity reserved), 1 stays down`: a site failure's lost pods by what
-/// HA does with their node VMs.
+/// `2 return with their node VM(s) (HA capacity reserved), 1 stay(s) down with their node
+/// VM(s)`: a site failure's lost pods by what HA does with their node VMs.
 pub fn fates_line(fates: &PodFates) -> String {
     let parts: Vec<String> = [
-        (fates.restarted, "with its node VM (HA capacity reserved)"),
+        (
+            fates.restarted,
+            "return with their node VM(s) (HA capacity reserved)",
+        ),
         (
             fates.if_capacity_allows,
-            "with its node VM if HA capacity allows",
+            "return with their node VM(s) if HA capacity allows",
         ),
-        (fates.unknown, "unknown (HA not observed)"),
-        (fates.stay_down, "stays down with its node VM"),
+        (fates.unknown, "on node VM(s) whose HA was not observed"),
+        (fates.stay_down, "stay(s) down with their node VM(s)"),
     ]
     .into_iter()
     .filter(|(count, _)| *count > 0)
