@@ -116,9 +116,10 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Which built-in story: `seed-lab` (hosts from vCenter; DRS rules written) or
+    /// Which built-in story: `seed-lab` (hosts from vCenter; DRS rules written),
     /// `guest-cluster` (a VKS guest cluster whose hosts come from its Supervisor, without a
-    /// vCenter account).
+    /// vCenter account) or `stretched-cluster` (two sites of three hosts, a StatefulSet DRS
+    /// moved into one site, and what losing that site would do).
     #[arg(long, value_enum, default_value_t)]
     pub story: DemoStory,
 }
@@ -129,24 +130,35 @@ pub enum DemoStory {
     #[default]
     SeedLab,
     GuestCluster,
+    StretchedCluster,
 }
 
 #[derive(Debug, clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("scenario")
+        .required(true)
+        .args(["host_fails", "maintenance", "site_fails", "maintenance_site"])
+))]
 pub struct WhatIfArgs {
     /// An ESXi host that fails: its node VMs go down. Repeat it for hosts failing at once. The
     /// name as vCenter writes it, or its first label (`esxi-41` for `esxi-41.example.com`)
     /// where only one host has it.
-    #[arg(
-        long = "host-fails",
-        value_name = "HOST",
-        required_unless_present = "maintenance",
-        conflicts_with = "maintenance"
-    )]
+    #[arg(long = "host-fails", value_name = "HOST")]
     pub host_fails: Vec<String>,
 
     /// An ESXi host that enters maintenance mode: DRS moves its VMs to the cluster's other hosts.
     #[arg(long, value_name = "HOST")]
     pub maintenance: Option<String>,
+
+    /// A site of `vsphere.sites` that fails: every node VM on its hosts goes down, and HA
+    /// restarts them on the other site as the VM/Host rules and its capacity allow.
+    #[arg(long = "site-fails", value_name = "SITE")]
+    pub site_fails: Option<String>,
+
+    /// A site of `vsphere.sites` whose every host enters maintenance mode: DRS moves their VMs
+    /// to the other site, "must" VM/Host rules blocking, "should" rules giving way.
+    #[arg(long = "maintenance-site", value_name = "SITE")]
+    pub maintenance_site: Option<String>,
 
     /// Answer offline, on these snapshot files (as `plan --snapshot` reads them). Without it,
     /// the cluster and vCenter are read live, as `run --dry-run` reads them; nothing is changed.

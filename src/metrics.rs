@@ -56,6 +56,7 @@ const RUN_INFO: &str = "vsphere_descheduler_run_info";
 const EXPOSURE_WORKLOADS: &str = "vsphere_descheduler_exposure_workloads";
 const EXPOSURE_NODE_GROUPS: &str = "vsphere_descheduler_exposure_node_groups";
 const WORST_HOST_SHARE: &str = "vsphere_descheduler_exposure_worst_host_share";
+const EXPOSURE_SITE_WORKLOADS: &str = "vsphere_descheduler_exposure_site_workloads";
 
 /// What a report does not say about its run: when it ended and how long it took.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -229,6 +230,17 @@ fn exposure_samples(samples: &mut Samples, exposure: &Exposure) {
         }
         let groups = exposure.node_groups.iter().filter(|g| g.class == class);
         gauge(EXPOSURE_NODE_GROUPS, &[name], groups.count() as f64);
+        // Only where sites are set: no series says no site is known, as no exposure series says
+        // no host is.
+        if let Some(sites) = &exposure.sites {
+            for (when, counts) in [("before", &sites.before), ("after", &sites.after)] {
+                gauge(
+                    EXPOSURE_SITE_WORKLOADS,
+                    &[name, when],
+                    counts.get(class) as f64,
+                );
+            }
+        }
     }
     for workload in &exposure.workloads {
         // `namespace/Kind/name`: a namespace holds no `/`, so the first one ends it.
@@ -414,6 +426,7 @@ mod tests {
             unavoidable: false,
             drs_rule: None,
             topologies: Vec::new(),
+            site: None,
         };
         Exposure {
             before: ClassCounts {
@@ -427,6 +440,7 @@ mod tests {
             },
             workloads: vec![web],
             node_groups: Vec::new(),
+            sites: None,
         }
     }
 

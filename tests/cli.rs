@@ -666,6 +666,57 @@ fn what_if_needs_exactly_one_of_host_fails_and_maintenance() {
     );
 }
 
+/// `what-if` on the stretched-cluster demo's cluster, with its policy (sites from host groups).
+fn what_if_stretched(args: &[&str]) -> Command {
+    let case = fixture("what-if/site-fails-stretched-cluster");
+    let mut command = what_if_on(&case.join("snapshot.yaml"), args);
+    command.arg("--policy").arg(case.join("policy.yaml"));
+    command
+}
+
+#[test]
+fn what_if_an_unknown_site_exits_2_listing_the_sites() {
+    let (code, stdout, stderr) = run(&mut what_if_stretched(&["--site-fails", "site-c"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("no site \"site-c\" (the sites are site-a-hosts, site-b-hosts)"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&mut what_if(&["--maintenance-site", "site-a-hosts"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("a site's what-if needs vsphere.sites in the policy"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn what_if_a_site_failing_exits_3_and_names_what_ha_brings_back() {
+    let (code, stdout, stderr) =
+        run(what_if_stretched(&["--site-fails", "site-a-hosts"]).args(["--output", "json"]));
+    assert_eq!(code, 3, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(report["scenario"]["siteFails"], "site-a-hosts", "{report}");
+    assert_eq!(
+        report["siteFailover"]["vms"][0]["fate"],
+        "held-down-by-rule"
+    );
+    assert_eq!(report["workloads"][0]["comesBack"]["restarted"], 2);
+}
+
+#[test]
+fn what_if_takes_one_site_question_at_a_time() {
+    let (code, _, stderr) = run(&mut what_if_stretched(&[
+        "--site-fails",
+        "site-a-hosts",
+        "--host-fails",
+        "esxi-b1",
+    ]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+}
+
 #[test]
 fn what_if_on_a_snapshot_without_an_inventory_exits_2_saying_it_needs_one() {
     let (code, stdout, stderr) = run(&mut what_if_on(

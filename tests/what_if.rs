@@ -1,5 +1,6 @@
 //! `what-if` golden tests: every folder in `tests/fixtures/what-if/` holds a `snapshot.yaml`, a
-//! `policy.yaml` and `args`, the command's flags (`--host-fails HOST…` or `--maintenance HOST`); the JSON
+//! `policy.yaml` and `args`, the command's flags (`--host-fails HOST…`, `--maintenance HOST`,
+//! `--site-fails SITE` or `--maintenance-site SITE`); the JSON
 //! report of the answer must equal the committed insta snapshot
 //! `tests/snapshots/what-if-<folder>.snap`, and its text report the `.txt` one beside it.
 //!
@@ -15,8 +16,8 @@ use vsphere_descheduler::{policy, snapshot};
 /// The fixtures' fixed "now", as the planner's golden tests have it.
 const NOW: &str = "2026-11-21T09:00:00Z";
 
-/// The scenario of a fixture's `args`: `what-if`'s own flags, `--host-fails HOST` (repeated) or
-/// `--maintenance HOST`.
+/// The scenario of a fixture's `args`: `what-if`'s own flags, `--host-fails HOST` (repeated),
+/// `--maintenance HOST`, `--site-fails SITE` or `--maintenance-site SITE`.
 fn scenario(case: &Path) -> Scenario {
     let text = std::fs::read_to_string(case.join("args")).expect("args");
     let words: Vec<&str> = text.split_whitespace().collect();
@@ -27,13 +28,19 @@ fn scenario(case: &Path) -> Scenario {
             .map(|pair| pair[1].to_string())
             .collect()
     };
+    let site = |flag: &str| hosts(flag).pop();
     match (hosts("--host-fails"), hosts("--maintenance").as_slice()) {
         (failing, []) if !failing.is_empty() => Scenario::HostsFail(failing),
         (failing, [host]) if failing.is_empty() => Scenario::Maintenance(host.clone()),
-        _ => panic!(
-            "{}: --host-fails HOST… or --maintenance HOST",
-            case.display()
-        ),
+        _ => match (site("--site-fails"), site("--maintenance-site")) {
+            (Some(site), None) => Scenario::SiteFails(site),
+            (None, Some(site)) => Scenario::SiteMaintenance(site),
+            _ => panic!(
+                "{}: --host-fails HOST…, --maintenance HOST, --site-fails SITE or \
+                 --maintenance-site SITE",
+                case.display()
+            ),
+        },
     }
 }
 

@@ -1,4 +1,5 @@
-//! `what-if`: one or more ESXi hosts failing, or one entering maintenance mode, judged on
+//! `what-if`: one or more ESXi hosts failing, or one entering maintenance mode (or a whole site
+//! of `vsphere.sites` failing or entering maintenance), judged on
 //! snapshot files (`--snapshot`) or on the live cluster and vCenter, read as `run --dry-run`
 //! reads them. Read-only either way.
 
@@ -19,10 +20,7 @@ use crate::snapshot::Snapshot;
 use crate::{live, topology};
 
 pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Error> {
-    let scenario = match &args.maintenance {
-        Some(host) => Scenario::Maintenance(host.clone()),
-        None => Scenario::HostsFail(args.host_fails.clone()),
-    };
+    let scenario = scenario(args);
     let report = if args.snapshot.is_empty() {
         live(args, &scenario)?
     } else {
@@ -30,6 +28,19 @@ pub fn execute(args: &WhatIfArgs, output: OutputFormat) -> Result<ExitCode, Erro
     };
     report.print(output).map_err(Error::Output)?;
     Ok(ExitCode::from(report.exit_code))
+}
+
+/// The question the flags ask: clap lets exactly one of them through.
+fn scenario(args: &WhatIfArgs) -> Scenario {
+    if let Some(host) = &args.maintenance {
+        Scenario::Maintenance(host.clone())
+    } else if let Some(site) = &args.site_fails {
+        Scenario::SiteFails(site.clone())
+    } else if let Some(site) = &args.maintenance_site {
+        Scenario::SiteMaintenance(site.clone())
+    } else {
+        Scenario::HostsFail(args.host_fails.clone())
+    }
 }
 
 fn offline(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {

@@ -93,6 +93,20 @@ pub struct Exposure {
     pub workloads: Vec<WorkloadExposure>,
     /// Every node group of `vsphere.drsRules.nodeGroups` with two or more nodes.
     pub node_groups: Vec<NodeGroupExposure>,
+    /// The same classes with the site as the failure domain, where `vsphere.sites` is set and
+    /// trusted; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sites: Option<SiteCounts>,
+}
+
+/// Workloads of two or more pods by the class losing one site leaves them in.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteCounts {
+    /// Every site a node is on, sorted.
+    pub sites: Vec<String>,
+    pub before: ClassCounts,
+    pub after: ClassCounts,
 }
 
 impl Exposure {
@@ -183,9 +197,21 @@ pub struct WorkloadExposure {
     /// The owned DRS rule that will keep its node VMs apart, when the plan has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drs_rule: Option<String>,
-    /// Its pods over the domains of every other topology key its constraints name.
+    /// Its pods over the domains of every other topology key its constraints name (the site
+    /// label's is `site`, where sites are configured).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub topologies: Vec<TopologyExposure>,
+    /// Its pods over sites, where sites are configured: the classes one site's loss gives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<SiteSpread>,
+}
+
+/// A workload's pods over sites (the site of the host its node VM runs on), before and after.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteSpread {
+    pub before: Spread,
+    pub after: Spread,
 }
 
 impl WorkloadExposure {
@@ -345,10 +371,17 @@ impl NodeGroupExposure {
 /// vSphere inventory, where no host is known.
 pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
     view.snapshot.inventory.as_ref()?;
-    let hosts = HostIds::new(view);
+    let hosts = DomainIds::hosts(view);
+    let sites = DomainIds::sites(view);
     let groups = group_pods(view);
     let budgets = budgets(view, &groups);
-    let mut exposure = Exposure::default();
+    let mut exposure = Exposure {
+        sites: sites.as_ref().map(|sites| SiteCounts {
+            sites: sites.sorted_names(),
+            ..SiteCounts::default()
+        }),
+        ..Exposure::default()
+    };
     let mut demands = Vec::new();
     for ((workload, pods), budgets) in groups.iter().zip(budgets) {
         let counted = Counted::of(view, &hosts, pods);
@@ -360,16 +393,37 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
         let after = ExposureClass::of(counted.total, counted.worst_after(), tolerates);
         exposure.before.add(before);
         exposure.after.add(after);
-        if before.at_risk() || after.at_risk() {
+        let site = sites.as_ref().map(|sites| {
+            let counted = Counted::of(view, sites, pods);
+            let (before, after) = counted.spreads(sites, tolerates);
+            SiteSpread { before, after }
+        });
+        if let (Some(counts), Some(site)) = (&mut exposure.sites, &site) {
+            counts.before.add(site.before.class);
+            counts.after.add(site.after.class);
+        }
+        let site_at_risk = site
+            .as_ref()
+            .is_some_and(|s| s.before.class.at_risk() || s.after.class.at_risk());
+        if before.at_risk() || after.at_risk() || site_at_risk {
             let usable_hosts = usable_hosts(view, pods, &mut demands);
-            exposure.workloads.push(describe(
+            let mut described = describe(
                 view,
                 &hosts,
                 (workload, pods),
                 &counted,
                 (budgets, usable_hosts),
                 rules,
-            ));
+            );
+            if site.is_some() {
+                // The site label's spread is `site`, read from the placement as the host's is.
+                let site_key = view.policy.vsphere.labels.site.as_deref();
+                described
+                    .topologies
+                    .retain(|t| Some(t.key.as_str()) != site_key);
+            }
+            described.site = site;
+            exposure.workloads.push(described);
         }
     }
     exposure
@@ -379,32 +433,56 @@ pub fn assess(view: &View, rules: &[DrsRuleChange]) -> Option<Exposure> {
     Some(exposure)
 }
 
-/// Each ESXi host a node is on, numbered, so the pass over every pod counts integers.
-struct HostIds<'a> {
+/// Each failure domain (ESXi host, or site) a node is on, numbered, so the pass over every pod
+/// counts integers.
+pub(super) struct DomainIds {
     of_node: PerNode<Option<u32>>,
-    names: Vec<&'a str>,
+    names: Vec<String>,
 }
 
-impl<'v> HostIds<'v> {
-    fn new(view: &'v View<'_>) -> HostIds<'v> {
+impl DomainIds {
+    /// The host each node's VM runs on.
+    fn hosts(view: &View) -> DomainIds {
+        DomainIds::number(view.nodes.iter().map(|node| node.host()))
+    }
+
+    /// The site of the host each node's VM runs on (`NodeState::site`); `None` where no node
+    /// has one: sites not configured, no inventory, or findings against them (the plan then
+    /// trusts no site).
+    pub(super) fn sites(view: &View) -> Option<DomainIds> {
+        view.policy.vsphere.sites.as_ref()?;
+        let sites = DomainIds::number(view.nodes.iter().map(|node| node.site.as_deref()));
+        (!sites.names.is_empty()).then_some(sites)
+    }
+
+    fn number<'n>(domains: impl Iterator<Item = Option<&'n str>>) -> DomainIds {
         let mut ids: HashMap<&str, u32> = HashMap::default();
         let mut names = Vec::new();
-        let of_node = view
-            .nodes
-            .iter()
-            .map(|node| {
-                let host = node.host()?;
-                Some(*ids.entry(host).or_insert_with(|| {
-                    names.push(host);
-                    u32::try_from(names.len() - 1).expect("fewer than 2^32 hosts")
+        let of_node = domains
+            .map(|domain| {
+                let domain = domain?;
+                Some(*ids.entry(domain).or_insert_with(|| {
+                    names.push(domain.to_string());
+                    u32::try_from(names.len() - 1).expect("fewer than 2^32 domains")
                 }))
             })
             .collect();
-        HostIds { of_node, names }
+        DomainIds { of_node, names }
     }
 
-    fn of(&self, node: NodeIx) -> Option<u32> {
+    pub(super) fn of(&self, node: NodeIx) -> Option<u32> {
         self.of_node[node]
+    }
+
+    pub(super) fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// Every domain a node is on, sorted.
+    fn sorted_names(&self) -> Vec<String> {
+        let mut names = self.names.clone();
+        names.sort();
+        names
     }
 }
 
@@ -458,7 +536,7 @@ struct Counted {
 }
 
 impl Counted {
-    fn of(view: &View, hosts: &HostIds, pods: &[PodIx]) -> Counted {
+    fn of(view: &View, hosts: &DomainIds, pods: &[PodIx]) -> Counted {
         let mut counted = Counted {
             total: pods.len(),
             before: Vec::new(),
@@ -484,6 +562,20 @@ impl Counted {
 
     fn worst_after(&self) -> usize {
         self.after.iter().map(|(_, n)| *n).max().unwrap_or(0)
+    }
+
+    /// The spreads before and after, each domain by its name.
+    fn spreads(&self, domains: &DomainIds, tolerates: Option<usize>) -> (Spread, Spread) {
+        let named = |counts: &[(u32, usize)]| -> BTreeMap<String, usize> {
+            counts
+                .iter()
+                .map(|(id, n)| (domains.name(*id).to_string(), *n))
+                .collect()
+        };
+        (
+            Spread::new(named(&self.before), self.unplaced_before, tolerates),
+            Spread::new(named(&self.after), self.unplaced_after, tolerates),
+        )
     }
 }
 
@@ -589,21 +681,14 @@ fn unobserved(pdb: &Pdb) -> Option<Unobserved> {
 /// The listed form of a workload at risk.
 fn describe(
     view: &View,
-    hosts: &HostIds,
+    hosts: &DomainIds,
     (workload, pods): (&Workload, &[PodIx]),
     counted: &Counted,
     (budgets, usable_hosts): (GroupBudgets, usize),
     rules: &[DrsRuleChange],
 ) -> WorkloadExposure {
     let tolerates = budgets.current.as_ref().map(|b| b.tolerates);
-    let named = |counts: &[(u32, usize)]| -> BTreeMap<String, usize> {
-        counts
-            .iter()
-            .map(|(id, n)| (hosts.names[*id as usize].to_string(), *n))
-            .collect()
-    };
-    let before = Spread::new(named(&counted.before), counted.unplaced_before, tolerates);
-    let after = Spread::new(named(&counted.after), counted.unplaced_after, tolerates);
+    let (before, after) = counted.spreads(hosts, tolerates);
     let (best_worst_host, unavoidable) = best_spread(counted.total, usable_hosts, tolerates);
     let name = workload.display();
     WorkloadExposure {
@@ -620,6 +705,7 @@ fn describe(
         usable_hosts,
         best_worst_host,
         unavoidable,
+        site: None,
     }
 }
 
@@ -1019,6 +1105,50 @@ mod tests {
             .pod(pod("shop/b").app("web").on("w2"))
             .with(|snapshot| snapshot.inventory = None);
         assert_eq!(plan(&lab.build(), &policy(vec![])).exposure, None);
+    }
+
+    /// A StatefulSet of three on three hosts, two of them in site A.
+    fn two_of_three_in_one_site() -> Lab {
+        stretched()
+            .pod(pod("db/pg-0").owner("StatefulSet", "pg").on("w1"))
+            .pod(pod("db/pg-1").owner("StatefulSet", "pg").on("w2"))
+            .pod(pod("db/pg-2").owner("StatefulSet", "pg").on("w3"))
+    }
+
+    #[test]
+    fn a_workload_tolerated_per_host_is_listed_at_risk_per_site() {
+        let exposure = exposure(two_of_three_in_one_site(), &with_sites(policy(vec![])));
+        let pg = listed(&exposure, "db/StatefulSet/pg");
+        assert_eq!(pg.before.class, ExposureClass::Tolerated);
+        let site = pg.site.as_ref().expect("a site spread");
+        assert_eq!(site.before.class, ExposureClass::Majority);
+        assert_eq!(site.before.worst.as_deref(), Some("site-a"));
+        assert_eq!(
+            site.before.pods,
+            BTreeMap::from([("site-a".to_string(), 2), ("site-b".to_string(), 1)])
+        );
+        let counts = exposure.sites.as_ref().expect("site counts");
+        assert_eq!(counts.sites, ["site-a", "site-b"]);
+        assert_eq!((counts.before.majority, counts.after.majority), (1, 1));
+        assert_eq!(exposure.before.tolerated, 1, "per host it is tolerated");
+    }
+
+    #[test]
+    fn without_sites_or_with_untrusted_ones_there_is_no_site_exposure() {
+        let unsited = exposure(two_of_three_in_one_site(), &policy(vec![]));
+        assert_eq!(unsited.sites, None);
+        assert!(unsited.workloads.is_empty(), "{unsited:#?}");
+        let untrusted = two_of_three_in_one_site().with(|s| {
+            let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+            let group = &mut cluster.host_groups[1];
+            group.hosts.pop();
+            group.host_ids.pop();
+        });
+        let untrusted = exposure(untrusted, &with_sites(policy(vec![])));
+        assert_eq!(
+            untrusted.sites, None,
+            "a host in no site: no site is trusted"
+        );
     }
 
     #[test]

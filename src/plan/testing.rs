@@ -753,3 +753,25 @@ pub fn moved_across_sites() -> Lab {
         vm.host = "esxi-a2".to_string();
     })
 }
+
+/// Ties the VMs to a host group by a VM/Host rule (`must`: mandatory), through a VM group of
+/// the rule's name.
+pub fn vm_host_rule(lab: Lab, rule: &str, must: bool, host_group: &str, vms: &[&str]) -> Lab {
+    lab.with(|s| {
+        let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
+        cluster.vm_groups.push(crate::inventory::VmGroup {
+            name: format!("{rule}-vms"),
+            vms: vms.iter().map(|v| v.to_string()).collect(),
+            vm_ids: Vec::new(),
+        });
+        cluster.vm_host_rules.push(crate::inventory::VmHostRule {
+            name: rule.to_string(),
+            key: None,
+            enabled: true,
+            mandatory: must,
+            vm_group: format!("{rule}-vms"),
+            affine_host_group: Some(host_group.to_string()),
+            anti_affine_host_group: None,
+        });
+    })
+}

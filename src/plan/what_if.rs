@@ -12,6 +12,7 @@
 mod failure;
 mod ha;
 mod maintenance;
+mod site;
 
 use std::collections::BTreeMap;
 
@@ -29,6 +30,9 @@ use crate::snapshot::Snapshot;
 
 pub use ha::{HaDetail, HaImpact, HaRule, Reserve, Restart};
 pub use maintenance::{ClusterCapacity, RuleImpact};
+pub use site::{
+    Fate, PodFates, SiteFailover, SiteMaintenance, VmFailover, VmHostRuleKind, VmRule, VmStay,
+};
 
 /// The question asked.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -38,6 +42,11 @@ pub enum Scenario {
     HostsFail(Vec<String>),
     /// This host enters maintenance mode: DRS moves its VMs to the cluster's other hosts.
     Maintenance(String),
+    /// Every host of this site (`vsphere.sites`) fails at once.
+    SiteFails(String),
+    /// Every host of this site enters maintenance mode: DRS moves their VMs to the other sites'
+    /// hosts of their clusters.
+    SiteMaintenance(String),
 }
 
 /// Why a what-if cannot be answered.
@@ -49,6 +58,12 @@ pub enum WhatIfError {
     UnknownHost { name: String, known: Vec<String> },
     #[error("{name:?} names several ESXi hosts ({}): give the whole name", matches.join(", "))]
     AmbiguousHost { name: String, matches: Vec<String> },
+    #[error("a site's what-if needs vsphere.sites in the policy, and the policy sets none")]
+    NoSites,
+    #[error("the sites vsphere.sites chooses cannot be trusted: {}", findings.join("; "))]
+    SitesUntrusted { findings: Vec<String> },
+    #[error("no site {name:?} (the sites are {})", known.join(", "))]
+    UnknownSite { name: String, known: Vec<String> },
 }
 
 /// The answer.
@@ -81,6 +96,13 @@ pub struct WhatIf {
     /// Hosts and node VMs of the host's cluster before and after (maintenance).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<ClusterCapacity>,
+    /// What HA does with each node VM of the failed site, by the VM/Host rules (a site fails).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site_failover: Option<SiteFailover>,
+    /// What moves off the site, and the VM/Host rules that block or give way (a site's
+    /// maintenance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site_maintenance: Option<SiteMaintenance>,
     /// Workloads and node groups left `all`, `majority` or `over-budget`.
     pub at_risk: usize,
 }
@@ -122,6 +144,9 @@ pub struct WorkloadImpact {
     pub ignored_budget: Option<IgnoredBudget>,
     #[serde(flatten)]
     pub outcome: Impact,
+    /// Its lost pods by what HA does with their node VMs (a site fails).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comes_back: Option<PodFates>,
 }
 
 /// One node group under the scenario: its nodes, one per VM.
@@ -220,14 +245,19 @@ pub fn what_if(
         .inventory
         .as_ref()
         .ok_or(WhatIfError::NoInventory)?;
-    let scenario = resolve(inventory, scenario)?;
-    let named: Vec<&str> = match &scenario {
-        Scenario::HostsFail(hosts) => hosts.iter().map(String::as_str).collect(),
-        Scenario::Maintenance(host) => vec![host.as_str()],
-    };
+    let scenario = resolve(inventory, policy, scenario)?;
     let mut whatif = match &scenario {
-        Scenario::HostsFail(_) => failure::assess(snapshot, policy, &named),
+        Scenario::HostsFail(hosts) => {
+            let named: Vec<&str> = hosts.iter().map(String::as_str).collect();
+            failure::assess(snapshot, policy, &named)
+        }
         Scenario::Maintenance(host) => maintenance::assess(snapshot, policy, host),
+        Scenario::SiteFails(name) => {
+            site::fails(snapshot, policy, &site::resolved(inventory, policy)?, name)
+        }
+        Scenario::SiteMaintenance(name) => {
+            site::maintenance(snapshot, policy, &site::resolved(inventory, policy)?, name)
+        }
     };
     whatif.scenario = scenario.clone();
     whatif
@@ -260,6 +290,8 @@ impl WhatIf {
             ha: Vec::new(),
             drs_rules: Vec::new(),
             capacity: None,
+            site_failover: None,
+            site_maintenance: None,
             at_risk: 0,
         }
     }
@@ -267,8 +299,12 @@ impl WhatIf {
 
 /// The scenario with every host name as the inventory writes it: the name itself, the name in
 /// another case, the short name before the first dot, or the end of that short name after a
-/// `-`, each only where one host has it.
-fn resolve(inventory: &Inventory, scenario: &Scenario) -> Result<Scenario, WhatIfError> {
+/// `-`, each only where one host has it; a site as `vsphere.sites` names it.
+fn resolve(
+    inventory: &Inventory,
+    policy: &Policy,
+    scenario: &Scenario,
+) -> Result<Scenario, WhatIfError> {
     let one = |name: &String| resolve_host(inventory, name);
     Ok(match scenario {
         Scenario::HostsFail(hosts) => {
@@ -278,6 +314,10 @@ fn resolve(inventory: &Inventory, scenario: &Scenario) -> Result<Scenario, WhatI
             Scenario::HostsFail(resolved)
         }
         Scenario::Maintenance(host) => Scenario::Maintenance(one(host)?),
+        Scenario::SiteFails(name) => Scenario::SiteFails(site::name(inventory, policy, name)?),
+        Scenario::SiteMaintenance(name) => {
+            Scenario::SiteMaintenance(site::name(inventory, policy, name)?)
+        }
     })
 }
 

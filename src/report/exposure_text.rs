@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::plan::exposure::{
-    DisruptionAllowance, Exposure, IgnoredBudget, NodeGroupExposure, Spread, WorkloadExposure,
+    DisruptionAllowance, Exposure, ExposureClass, IgnoredBudget, NodeGroupExposure, Spread,
+    WorkloadExposure,
 };
 use crate::text::escaped;
 
@@ -15,6 +16,9 @@ const LISTED: usize = 50;
 /// `Host-failure exposure: …` and the entries at risk, then a blank line.
 pub fn write(out: &mut String, exposure: &Exposure) {
     let _ = writeln!(out, "{}", summary(exposure));
+    if let Some(sites) = site_summary(exposure) {
+        let _ = writeln!(out, "{sites}");
+    }
     for workload in exposure.workloads.iter().take(LISTED) {
         write_workload(out, workload);
     }
@@ -72,6 +76,38 @@ pub fn summary(exposure: &Exposure) -> String {
     )
 }
 
+/// `Site-failure exposure: 1 at risk now (1 majority), 0 after this plan; 3 workload(s) over
+/// sites site-a, site-b`: the same classes with the site as the failure domain; `None` without
+/// sites.
+pub fn site_summary(exposure: &Exposure) -> Option<String> {
+    let sites = exposure.sites.as_ref()?;
+    let classes = |after: bool| {
+        let parts: Vec<String> = ExposureClass::ALL
+            .into_iter()
+            .filter(|class| class.at_risk())
+            .filter_map(|class| {
+                let counts = if after { &sites.after } else { &sites.before };
+                let n = counts.get(class);
+                (n > 0).then(|| format!("{n} {}", class.as_str()))
+            })
+            .collect();
+        match parts.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", parts.join(", ")),
+        }
+    };
+    Some(format!(
+        "Site-failure exposure: {} at risk now{}, {} after this plan{}; {} workload(s) over \
+         site(s) {}",
+        sites.before.at_risk(),
+        classes(false),
+        sites.after.at_risk(),
+        classes(true),
+        sites.before.at_risk() + sites.before.tolerated,
+        escaped(&sites.sites.join(", "))
+    ))
+}
+
 /// A workload's disruption budget in words: the one that counts, else the one ignored and why,
 /// else none. The text reports of exposure and what-if both say it so.
 pub(super) fn budget_words(
@@ -101,6 +137,16 @@ fn write_workload(out: &mut String, workload: &WorkloadExposure) {
     );
     let _ = writeln!(out, "      now:   {}", placement(&workload.before));
     let _ = writeln!(out, "      after: {}", placement(&workload.after));
+    if let Some(site) = &workload.site {
+        let _ = writeln!(
+            out,
+            "      site:  [{} -> {}] now: {}; after: {}",
+            site.before.class.as_str(),
+            site.after.class.as_str(),
+            placement(&site.before),
+            placement(&site.after)
+        );
+    }
     if let Some(rule) = &workload.drs_rule {
         let _ = writeln!(
             out,

@@ -872,6 +872,7 @@ mod tests {
             unavoidable: true,
             drs_rule: None,
             topologies: Vec::new(),
+            site: None,
         }
     }
 

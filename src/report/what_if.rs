@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::{GuestClusters, Mode, OutputFormat, ReportWarning, Target};
 use crate::plan::what_if::{
-    HaImpact, HaRule, Impact, KeptApartBy, NodeGroupImpact, Restart, RuleImpact, Scenario, WhatIf,
-    WorkloadImpact,
+    Fate, HaImpact, HaRule, Impact, KeptApartBy, NodeGroupImpact, PodFates, Restart, RuleImpact,
+    Scenario, VmFailover, VmHostRuleKind, WhatIf, WorkloadImpact,
 };
 use crate::text::escaped;
 
@@ -98,6 +98,10 @@ impl WhatIfReport {
             Some(Scenario::Maintenance(host)) => {
                 format!("What if {host} enters maintenance mode")
             }
+            Some(Scenario::SiteFails(site)) => format!("What if site {site} fails"),
+            Some(Scenario::SiteMaintenance(site)) => {
+                format!("What if every host of site {site} enters maintenance mode")
+            }
             None => "What if".to_string(),
         }
     }
@@ -170,7 +174,9 @@ fn write_answer(out: &mut String, answer: &WhatIf) {
     write_workloads(out, answer);
     write_node_groups(out, &answer.node_groups);
     write_failure(out, answer);
+    write_site_failover(out, answer);
     write_maintenance(out, answer);
+    write_site_maintenance(out, answer);
 }
 
 fn write_workloads(out: &mut String, answer: &WhatIf) {
@@ -197,8 +203,36 @@ fn write_workloads(out: &mut String, answer: &WhatIf) {
             outcome(&workload.outcome, workload.pods, Unit::Pods),
             budget(workload)
         );
+        if let Some(fates) = &workload.comes_back {
+            let _ = writeln!(out, "      comes back: {}", fates_line(fates));
+        }
     }
     out.push('\n');
+}
+
+/// `2 return with their node VM(s) (HA capacity reserved), 1 stay(s) down with their node
+/// VM(s)`: a site failure's lost pods by what HA does with their node VMs.
+pub fn fates_line(fates: &PodFates) -> String {
+    let parts: Vec<String> = [
+        (
+            fates.restarted,
+            "return with their node VM(s) (HA capacity reserved)",
+        ),
+        (
+            fates.if_capacity_allows,
+            "return with their node VM(s) if HA capacity allows",
+        ),
+        (fates.unknown, "on node VM(s) whose HA was not observed"),
+        (fates.stay_down, "stay(s) down with their node VM(s)"),
+    ]
+    .into_iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, words)| format!("{count} {words}"))
+    .collect();
+    match parts.is_empty() {
+        true => "nothing lost".to_string(),
+        false => parts.join(", "),
+    }
 }
 
 /// `all` for a certain outcome, `majority at worst` for a bound.
@@ -420,4 +454,107 @@ fn write_maintenance(out: &mut String, answer: &WhatIf) {
             }
         );
     }
+}
+
+fn write_site_failover(out: &mut String, answer: &WhatIf) {
+    let Some(failover) = &answer.site_failover else {
+        return;
+    };
+    let others = match failover.other_sites.is_empty() {
+        true => "no other site has a usable host".to_string(),
+        false => format!(
+            "other site(s): {}",
+            escaped(&failover.other_sites.join(", "))
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "Site {} failover by VM/Host rules ({others})",
+        escaped(&failover.site)
+    );
+    if failover.vms.is_empty() {
+        let _ = writeln!(out, "  no node VM on the site");
+    }
+    for vm in &failover.vms {
+        let _ = writeln!(
+            out,
+            "  [{}] {} (node {}, cluster {}): {}",
+            vm.fate.as_str(),
+            escaped(&vm.vm),
+            escaped(&vm.node),
+            escaped(&vm.cluster),
+            escaped(&fate_line(vm))
+        );
+    }
+    out.push('\n');
+}
+
+/// What becomes of a failed site's node VM, in words, unescaped.
+pub fn fate_line(vm: &VmFailover) -> String {
+    let rule = |kind: VmHostRuleKind| vm.rules.iter().find(|r| r.kind == kind && !r.holds);
+    let place = match vm.sites.is_empty() {
+        true => vm.hosts.join(", "),
+        false => format!("site {} ({})", vm.sites.join(", "), vm.hosts.join(", ")),
+    };
+    let broken = match rule(VmHostRuleKind::Should) {
+        Some(should) => format!(", breaking should rule {}", should.rule),
+        None => String::new(),
+    };
+    match vm.fate {
+        Fate::Restarted => format!("HA restarts it on {place}{broken}"),
+        Fate::RestartedIfCapacityAllows => {
+            format!("HA restarts it on {place} if capacity allows{broken}")
+        }
+        Fate::Unknown => {
+            format!("HA's configuration was not observed; its rules allow {place}{broken}")
+        }
+        Fate::HeldDownByRule => match rule(VmHostRuleKind::Must) {
+            Some(must) => format!(
+                "must rule {} allows it only on the failed site: it stays down",
+                must.rule
+            ),
+            None => "its must rules allow no host left: it stays down".to_string(),
+        },
+        Fate::NotRestarted => "HA restarts nothing in its cluster: it stays down".to_string(),
+        Fate::NoHostLeft => "no usable host is left in its cluster: it stays down".to_string(),
+    }
+}
+
+fn write_site_maintenance(out: &mut String, answer: &WhatIf) {
+    let Some(site) = &answer.site_maintenance else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Site {} maintenance: {} node VM(s) move to {} usable host(s) of site(s) {}{}",
+        escaped(&site.site),
+        site.moving_vms.len(),
+        site.hosts_left,
+        escaped(&site.other_sites.join(", ")),
+        if site.evacuable {
+            ""
+        } else {
+            "; maintenance cannot complete"
+        }
+    );
+    if !site.moving_vms.is_empty() {
+        let _ = writeln!(out, "  moving: {}", escaped(&site.moving_vms.join(", ")));
+    }
+    for blocked in &site.blocked {
+        let _ = writeln!(
+            out,
+            "  [blocked] {}  must rule {} keeps it on the site",
+            escaped(&blocked.vm),
+            escaped(&blocked.rule)
+        );
+    }
+    for broken in &site.should_rules_broken {
+        let _ = writeln!(
+            out,
+            "  [should rule broken] {}  DRS moves it against should rule {}",
+            escaped(&broken.vm),
+            escaped(&broken.rule)
+        );
+    }
+    out.push('\n');
 }

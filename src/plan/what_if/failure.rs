@@ -84,6 +84,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
                 budget: member.budget,
                 ignored_budget: member.ignored_budget,
                 outcome,
+                comes_back: None,
             });
         }
     }

@@ -114,6 +114,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, host: &str) -> WhatIf
             budget: member.budget,
             ignored_budget: member.ignored_budget,
             outcome,
+            comes_back: None,
         });
     }
     whatif.node_groups = node_groups(&view, &moving);
@@ -128,9 +129,9 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, host: &str) -> WhatIf
 
 /// A workload's (or node group's) count per node, split into what stays (by host) and what
 /// moves (per node VM on the host).
-struct Units<'a> {
-    stay: BTreeMap<&'a str, usize>,
-    moving: Vec<usize>,
+pub(super) struct Units<'a> {
+    pub(super) stay: BTreeMap<&'a str, usize>,
+    pub(super) moving: Vec<usize>,
 }
 
 fn units<'v>(
@@ -172,7 +173,7 @@ fn bound(units: &Units, left: &BTreeSet<&str>, kept: Option<&KeptApartBy>) -> Bo
 }
 
 /// [`bound`] with a rule that holds (`kept`) or none.
-fn bound_of(units: &Units, left: &BTreeSet<&str>, kept: bool) -> Bound {
+pub(super) fn bound_of(units: &Units, left: &BTreeSet<&str>, kept: bool) -> Bound {
     let max_stay = units.stay.values().copied().max().unwrap_or(0);
     let max_moving = units.moving.iter().copied().max().unwrap_or(0);
     let moving: usize = units.moving.iter().sum();

@@ -34,6 +34,13 @@ impl Page<'_> {
              <p class=\"lead\">{}</p>",
             escape(&exposure_text::summary(risk.exposure))
         );
+        if let Some(sites) = exposure_text::site_summary(risk.exposure) {
+            put!(
+                self,
+                "<p class=\"lead\" id=\"site-exposure\">{}</p>",
+                escape(&sites)
+            );
+        }
         self.class_counts(risk);
         self.hosts_at_risk(risk);
         self.workloads_at_risk(risk.exposure);
@@ -157,9 +164,19 @@ impl Page<'_> {
             Some(host) => format!("{} on {}", spread.worst_pods, escape(host)),
             None => "none on a known host".to_string(),
         };
+        let site = match &workload.site {
+            Some(site) => format!(
+                "; busiest site: {} → {} ({} → {})",
+                busiest(&site.before),
+                busiest(&site.after),
+                site.before.class.as_str(),
+                site.after.class.as_str()
+            ),
+            None => String::new(),
+        };
         put!(
             self,
-            "<li>{} <b>{}</b> {} pods{budget}; busiest host: {} → {}{}</li>",
+            "<li>{} <b>{}</b> {} pods{budget}; busiest host: {} → {}{}{site}</li>",
             badge(workload.before.class, workload.after.class),
             escape(&workload.workload),
             workload.pods,

@@ -7,7 +7,8 @@
 use std::fmt::Write as _;
 
 use super::{
-    Unit, WhatIfReport, budget, outcome, restart_words, rule_impact_line, rule_line, tag, verdict,
+    Unit, WhatIfReport, budget, fate_line, fates_line, outcome, restart_words, rule_impact_line,
+    rule_line, tag, verdict,
 };
 use crate::plan::what_if::{Impact, NodeGroupImpact, WhatIf, WorkloadImpact};
 use crate::report::html::{CONTENT_SECURITY_POLICY, escape};
@@ -52,6 +53,7 @@ pub fn render(report: &WhatIfReport) -> String {
         workloads(&mut out, &answer.workloads);
         node_groups(&mut out, &answer.node_groups);
         consequences(&mut out, answer);
+        sites(&mut out, answer);
     }
     if let Some(shown) = &report.guest_clusters {
         // The text report's section as it is: a what-if page reads the modules, it does not
@@ -131,6 +133,13 @@ fn workloads(out: &mut String, workloads: &[WorkloadImpact]) {
             escape(&outcome(&workload.outcome, workload.pods, Unit::Pods)),
             escape(&budget(workload))
         );
+        if let Some(fates) = &workload.comes_back {
+            let _ = writeln!(
+                out,
+                "<tr><td></td><td></td><td colspan=\"2\" class=\"note\">comes back: {}</td></tr>",
+                escape(&fates_line(fates))
+            );
+        }
     }
     out.push_str("</table>\n");
 }
@@ -235,5 +244,64 @@ fn consequences(out: &mut String, answer: &WhatIf) {
                 " No other usable host: maintenance cannot complete."
             }
         );
+    }
+}
+
+/// What HA does with a failed site's node VMs, or what its maintenance moves.
+fn sites(out: &mut String, answer: &WhatIf) {
+    if let Some(failover) = &answer.site_failover {
+        let _ = writeln!(
+            out,
+            "<h2>Site {} failover by VM/Host rules</h2>\n<p class=\"note\">Other site(s): {}</p>\n\
+             <ul id=\"site-failover\">",
+            escape(&failover.site),
+            escape(&failover.other_sites.join(", "))
+        );
+        for vm in &failover.vms {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b> (node {}, cluster {}) <span class=\"tag\">{}</span> {}</li>",
+                escape(&vm.vm),
+                escape(&vm.node),
+                escape(&vm.cluster),
+                vm.fate.as_str(),
+                escape(&fate_line(vm))
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    if let Some(site) = &answer.site_maintenance {
+        let _ = writeln!(
+            out,
+            "<h2>Site {} maintenance</h2>\n<p id=\"site-maintenance\">{} node VM(s) move to {} \
+             usable host(s) of site(s) {}.{}</p>",
+            escape(&site.site),
+            site.moving_vms.len(),
+            site.hosts_left,
+            escape(&site.other_sites.join(", ")),
+            if site.evacuable {
+                ""
+            } else {
+                " Maintenance cannot complete."
+            }
+        );
+        out.push_str("<ul class=\"site-rules\">\n");
+        for blocked in &site.blocked {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b>: must rule {} keeps it on the site</li>",
+                escape(&blocked.vm),
+                escape(&blocked.rule)
+            );
+        }
+        for broken in &site.should_rules_broken {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b>: DRS moves it against should rule {}</li>",
+                escape(&broken.vm),
+                escape(&broken.rule)
+            );
+        }
+        out.push_str("</ul>\n");
     }
 }
