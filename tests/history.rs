@@ -877,3 +877,65 @@ async fn two_runs_record_and_read_back_two_thousand_evictions() {
     assert_eq!(cluster.count("POST", "/configmaps"), 1, "created once");
     assert_eq!(cluster.count("PUT", "/configmaps/"), 1, "replaced once");
 }
+
+/// The fake answers for the history ConfigMap as kube-apiserver does: 1 MiB of values at most
+/// (422 naming the limit), a body over 3 MiB refused before it is read (413), a stale
+/// resourceVersion 409, and a ConfigMap a run may not create beyond what the chart grants 403.
+#[tokio::test(start_paused = true)]
+async fn the_fake_limits_a_config_map_as_the_api_server_does() {
+    use ::kube::api::{Api, PostParams};
+    let (client, state) = fake_apiserver::in_process(cluster(None));
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
+    let with_data = |bytes: usize| -> ConfigMap {
+        serde_json::from_value(json!({
+            "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE},
+            "data": {"a.B": "x".repeat(bytes)}
+        }))
+        .expect("a ConfigMap")
+    };
+    let status = |error: ::kube::Error| match error {
+        ::kube::Error::Api(status) => (status.code, status.message),
+        other => panic!("{other}"),
+    };
+    let (code, message) = status(
+        api.create(&PostParams::default(), &with_data(1024 * 1024 + 1))
+            .await
+            .expect_err("too long"),
+    );
+    assert_eq!(code, 422);
+    assert!(
+        message.contains("Too long: may not be more than 1048576 bytes"),
+        "{message}"
+    );
+    let (code, message) = status(
+        api.create(&PostParams::default(), &with_data(3 * 1024 * 1024))
+            .await
+            .expect_err("too large"),
+    );
+    assert_eq!(code, 413);
+    assert_eq!(message, "Request entity too large: limit is 3145728");
+    let created = api
+        .create(&PostParams::default(), &with_data(1024 * 1024))
+        .await
+        .expect("exactly 1 MiB is allowed");
+    let mut stale = created.clone();
+    api.replace(CONFIG_MAP, &PostParams::default(), &with_data(10))
+        .await
+        .expect("an unconditional update");
+    stale.data = Some([("a.B".to_string(), "y".to_string())].into());
+    let (code, _) = status(
+        api.replace(CONFIG_MAP, &PostParams::default(), &stale)
+            .await
+            .expect_err("stale"),
+    );
+    assert_eq!(code, 409);
+    // The chart grants get and update on the history's ConfigMap only.
+    let mut other = with_data(1);
+    other.metadata.name = Some("someone-elses".to_string());
+    api.create(&PostParams::default(), &other)
+        .await
+        .expect("create cannot be limited by name");
+    let (code, _) = status(api.get("someone-elses").await.expect_err("not ours to read"));
+    assert_eq!(code, 403);
+    assert_eq!(state.lock().expect("state").config_maps.len(), 2);
+}

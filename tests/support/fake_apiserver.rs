@@ -468,7 +468,14 @@ impl FakeCluster {
 }
 
 fn router(state: Arc<Mutex<FakeCluster>>) -> axum::Router {
-    axum::Router::new().fallback(handle).with_state(state)
+    // Bodies beyond the API server's own limit (3 MiB) reach the handlers, which refuse them
+    // as it does (axum's default would answer 2 MB and more with its own words).
+    axum::Router::new()
+        .fallback(handle)
+        .layer(axum::extract::DefaultBodyLimit::max(
+            4 * config_maps::MAX_BODY_BYTES,
+        ))
+        .with_state(state)
 }
 
 /// The fake inside the caller's runtime: a kube client whose requests go straight to the router
