@@ -93,7 +93,8 @@ fn write_history(workloads: &[String], evictions: usize, file: &str) {
     let entries: Vec<PastEviction> = (0..evictions)
         .map(|i| {
             let workload = &workloads[i % workloads.len()];
-            let ago = spread * i32::try_from(i).expect("a count") / i32::try_from(evictions).expect("a count");
+            let ago = spread * i32::try_from(i).expect("a count")
+                / i32::try_from(evictions).expect("a count");
             let name = workload.rsplit('/').next().expect("a name");
             PastEviction::new(
                 now - ago,
@@ -111,5 +112,6 @@ fn write_history(workloads: &[String], evictions: usize, file: &str) {
                      "annotations": {history::ANNOTATION: compact.marker}},
         "data": compact.data
     });
-    std::fs::write(file, serde_json::to_string(&document).expect("JSON")).expect("write the history file");
+    std::fs::write(file, serde_json::to_string(&document).expect("JSON"))
+        .expect("write the history file");
 }

@@ -596,12 +596,21 @@ fn converge_with(
                 skip.detail.to_string(),
             ));
         }
-        let rate_set = policy.vsphere.availability.pacing.max_evictions_per_window.is_some();
-        if let Some(skip) = plan.skipped.iter().find(|s| match s.detail.code().as_str() {
-            "history-full" => true,
-            "cluster-rate" => !rate_set,
-            _ => false,
-        }) {
+        let rate_set = policy
+            .vsphere
+            .availability
+            .pacing
+            .max_evictions_per_window
+            .is_some();
+        if let Some(skip) = plan
+            .skipped
+            .iter()
+            .find(|s| match s.detail.code().as_str() {
+                "history-full" => true,
+                "cluster-rate" => !rate_set,
+                _ => false,
+            })
+        {
             let detail = format!("{}/{}: {}", skip.namespace, skip.pod, skip.detail);
             return Err(broken(Invariant::HiddenCap, detail));
         }

@@ -2163,7 +2163,12 @@ impl Lab {
             history::config_map_name(LOCK_NAME),
         ))?;
         let compact = history::Compact {
-            marker: config_map.metadata.annotations.as_ref()?.get(HISTORY)?.clone(),
+            marker: config_map
+                .metadata
+                .annotations
+                .as_ref()?
+                .get(HISTORY)?
+                .clone(),
             data: config_map.data.clone().unwrap_or_default(),
         };
         Some(history::decode(&compact).expect("a readable history"))
@@ -2178,14 +2183,21 @@ impl Lab {
                 name: Some(history::config_map_name(LOCK_NAME)),
                 namespace: Some(LOCK_NAMESPACE.to_string()),
                 resource_version: Some("1".to_string()),
-                annotations: Some([(HISTORY.to_string(), compact.marker)].into_iter().collect()),
+                annotations: Some(
+                    [(HISTORY.to_string(), compact.marker)]
+                        .into_iter()
+                        .collect(),
+                ),
                 ..ObjectMeta::default()
             },
             data: Some(compact.data),
             ..Default::default()
         };
         self.server.cluster().config_maps.insert(
-            (LOCK_NAMESPACE.to_string(), history::config_map_name(LOCK_NAME)),
+            (
+                LOCK_NAMESPACE.to_string(),
+                history::config_map_name(LOCK_NAME),
+            ),
             Arc::new(config_map),
         );
     }
@@ -2282,7 +2294,11 @@ fn a_run_records_its_paced_evictions_and_honours_those_of_earlier_runs() {
     let recorded = lab.stored_config_history().expect("a history");
     assert_eq!(recorded.len(), 3, "{recorded:?}");
     assert_eq!(recorded[0], earlier[0], "the earlier run's entry stays");
-    assert_eq!(lab.stored_history(), None, "moved from the Lease into the ConfigMap");
+    assert_eq!(
+        lab.stored_history(),
+        None,
+        "moved from the Lease into the ConfigMap"
+    );
     let mut new: Vec<(String, String, String)> = recorded[1..]
         .iter()
         .map(|e| {

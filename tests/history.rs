@@ -285,7 +285,12 @@ async fn the_committed_fixture_of_the_earlier_form_is_read_through_the_lock() {
     };
     let read: Vec<(&str, &str)> = entries
         .iter()
-        .map(|e| (e.workload.as_str(), e.pod.as_ref().expect("kept").name.as_str()))
+        .map(|e| {
+            (
+                e.workload.as_str(),
+                e.pod.as_ref().expect("kept").name.as_str(),
+            )
+        })
         .collect();
     assert_eq!(
         read,
@@ -370,8 +375,7 @@ async fn a_lock_on_a_corrupt_history_reads_it_as_unreadable_naming_its_object() 
 #[tokio::test(start_paused = true)]
 async fn the_first_write_moves_the_earlier_form_into_the_config_map_taking_turns_with_a_renewal() {
     let earlier = earlier();
-    let (client, state) =
-        fake_apiserver::in_process(cluster(Some(lease(Some(&legacy(&earlier))))));
+    let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some(&legacy(&earlier))))));
     let lock = kube::Client::new(client)
         .acquire_lock(settings())
         .await
@@ -431,7 +435,9 @@ async fn no_history_write_starts_on_an_expired_claim() {
         .await
         .expect("still valid");
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let error = lock.check().expect_err("expired 50 s after the lock was taken");
+    let error = lock
+        .check()
+        .expect_err("expired 50 s after the lock was taken");
     assert!(matches!(error, kube::Error::LockExpired { .. }), "{error}");
     let failed = lock
         .write_history(history::encode(&[], Utc::now()))
@@ -501,10 +507,8 @@ async fn a_config_map_someone_else_changed_is_not_written_over() {
 #[tokio::test(start_paused = true)]
 async fn a_dry_run_reads_the_history_without_the_lock() {
     let earlier = earlier();
-    let (client, state) = fake_apiserver::in_process(with_config_map(
-        Some(lease(None)),
-        Some(&earlier),
-    ));
+    let (client, state) =
+        fake_apiserver::in_process(with_config_map(Some(lease(None)), Some(&earlier)));
     let kubernetes = kube::Client::new(client);
     let read = kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await;
     assert_eq!(read, History::Recorded(earlier));
@@ -520,7 +524,11 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
     );
     // RBAC's own refusals: the account may no longer read the history, or the lock.
     for (group, resource, object) in [
-        ("", "configmaps", "ConfigMap kube-system/vsphere-descheduler-history"),
+        (
+            "",
+            "configmaps",
+            "ConfigMap kube-system/vsphere-descheduler-history",
+        ),
         (
             "coordination.k8s.io",
             "leases",
@@ -536,7 +544,10 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
         };
         assert_eq!(unreadable.object, object);
         let history::HistoryDefect::NotRead(problem) = &unreadable.cause else {
-            panic!("a read that failed, not a corrupt one: {:?}", unreadable.cause);
+            panic!(
+                "a read that failed, not a corrupt one: {:?}",
+                unreadable.cause
+            );
         };
         assert!(problem.text.contains("403"), "{problem}");
         assert_eq!(
@@ -556,10 +567,8 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
 #[tokio::test(start_paused = true)]
 async fn a_snapshot_records_the_config_map_and_the_lease_with_only_its_history() {
     let text = legacy(&earlier());
-    let (client, _) = fake_apiserver::in_process(with_config_map(
-        Some(lease(Some(&text))),
-        Some(&earlier()),
-    ));
+    let (client, _) =
+        fake_apiserver::in_process(with_config_map(Some(lease(Some(&text))), Some(&earlier())));
     let kubernetes = kube::Client::new(client);
     let recorded = kubernetes
         .recorded_history(NAMESPACE, kube::LEASE_NAME)
@@ -622,9 +631,8 @@ fn writes(state: &Mutex<FakeCluster>) -> Vec<&'static str> {
 
 #[tokio::test(start_paused = true)]
 async fn paced_evictions_are_recorded_before_they_are_sent_and_those_refused_taken_out_after() {
-    let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some(&legacy(
-        &earlier(),
-    ))))));
+    let (client, state) =
+        fake_apiserver::in_process(cluster(Some(lease(Some(&legacy(&earlier()))))));
     let outcomes = execute_live(&plan(), client).await;
     assert!(
         matches!(outcomes.evictions[0], EvictionOutcome::Blocked(_)),
@@ -847,7 +855,10 @@ async fn two_runs_record_and_read_back_two_thousand_evictions() {
     }));
     let outcomes = execute_live(&plan_of(&first), client.clone()).await;
     assert!(
-        outcomes.evictions.iter().all(|o| *o == EvictionOutcome::Evicted),
+        outcomes
+            .evictions
+            .iter()
+            .all(|o| *o == EvictionOutcome::Evicted),
         "{:?}",
         outcomes.problems
     );
@@ -935,7 +946,11 @@ async fn the_fake_limits_a_config_map_as_the_api_server_does() {
     api.create(&PostParams::default(), &other)
         .await
         .expect("create cannot be limited by name");
-    let (code, _) = status(api.get("someone-elses").await.expect_err("not ours to read"));
+    let (code, _) = status(
+        api.get("someone-elses")
+            .await
+            .expect_err("not ours to read"),
+    );
     assert_eq!(code, 403);
     assert_eq!(state.lock().expect("state").config_maps.len(), 2);
 }

@@ -62,10 +62,7 @@ pub(super) fn history_of(
 pub(super) fn not_read(object: String, error: &Error) -> History {
     History::Unreadable(Unreadable {
         object,
-        cause: HistoryDefect::NotRead(Failure::new(
-            error.cause(),
-            crate::error_chain(error),
-        )),
+        cause: HistoryDefect::NotRead(Failure::new(error.cause(), crate::error_chain(error))),
     })
 }
 
@@ -147,7 +144,11 @@ impl Client {
     /// and the ConfigMap (its name, namespace, annotation and data), each as it is (an
     /// unreadable one too, so that a plan of the file fails closed as the run does). Empty when
     /// neither holds a history.
-    pub async fn recorded_history(&self, namespace: &str, name: &str) -> Result<Vec<Pruned>, Error> {
+    pub async fn recorded_history(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Vec<Pruned>, Error> {
         let api: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
         let lease = retry::idempotent("read lease", || api.get_opt(name))
             .await
@@ -190,7 +191,12 @@ mod tests {
         }))
         .expect("a lease");
         let web = PastEviction::new(at(2), "shop/Deployment/web", "web-1", "RemoveDuplicates");
-        let written = config_map("ops", "lock", history::encode(&[web.clone()], at(3)), None);
+        let written = config_map(
+            "ops",
+            "lock",
+            history::encode(std::slice::from_ref(&web), at(3)),
+            None,
+        );
         assert_eq!(written.metadata.name.as_deref(), Some("lock-history"));
         let api = PastEviction::new(at(1), "shop/Deployment/api", "api-1", "RemoveDuplicates");
         assert_eq!(

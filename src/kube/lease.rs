@@ -305,7 +305,6 @@ impl Client {
             renewer,
         })
     }
-
 }
 
 /// Renews the lease every third of its duration (sooner after a failure) until aborted or taken
@@ -377,7 +376,9 @@ fn lock_claim(claim: &Mutex<Claim>) -> std::sync::MutexGuard<'_, Claim> {
 fn lock_stored(
     stored: &Mutex<(Option<ConfigMap>, bool)>,
 ) -> std::sync::MutexGuard<'_, (Option<ConfigMap>, bool)> {
-    stored.lock().expect("the history's state is never poisoned")
+    stored
+        .lock()
+        .expect("the history's state is never poisoned")
 }
 
 impl Lock {
@@ -402,7 +403,8 @@ impl Lock {
         self.check()?;
         let (previous, legacy) = lock_stored(&self.stored).clone();
         let namespace = &self.settings.namespace;
-        let desired = objects::config_map(namespace, &self.settings.name, compact, previous.as_ref());
+        let desired =
+            objects::config_map(namespace, &self.settings.name, compact, previous.as_ref());
         let name = history::config_map_name(&self.settings.name);
         let params = PostParams::default();
         let (written, call) = match previous {

@@ -226,7 +226,10 @@ mod tests {
                 "policy.yaml:7:30: vsphere.availability.pacing.maxEvictionsPerWindow: must be at \
                  least 1; leave it out for no cluster-wide limit",
             ),
-            ("-5", "policy.yaml:7:30: vsphere.availability.pacing.maxEvictionsPerWindow: "),
+            (
+                "-5",
+                "policy.yaml:7:30: vsphere.availability.pacing.maxEvictionsPerWindow: ",
+            ),
         ] {
             let text = format!(
                 "{HEADER}  availability:\n    pacing:\n      maxEvictionsPerWindow: {value}\n"

@@ -239,7 +239,9 @@ pub fn assemble(
             merge_metrics(metrics.get_or_insert_with(Metrics::default), part);
         }
         for recorded in objects.histories {
-            if let Some((first, _)) = histories.iter().find(|(first, _)| clashes(first, &recorded))
+            if let Some((first, _)) = histories
+                .iter()
+                .find(|(first, _)| clashes(first, &recorded))
             {
                 return Err(SnapshotError::DuplicateHistory {
                     path,
@@ -658,7 +660,7 @@ mod tests {
     fn a_lease_history_is_read_by_every_reader_path() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let value = HISTORY_JSON;
-        let yaml = format!("{NODE}---\n{}", lease_yaml("kube-system", &value));
+        let yaml = format!("{NODE}---\n{}", lease_yaml("kube-system", value));
         let documents: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(&yaml).expect("valid YAML");
         let json: String = documents

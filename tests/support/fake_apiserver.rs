@@ -64,6 +64,8 @@ mod admission;
 mod apply;
 #[path = "fake_apiserver/authorization.rs"]
 mod authorization;
+#[path = "fake_apiserver/config_maps.rs"]
+mod config_maps;
 #[path = "fake_apiserver/discovery.rs"]
 mod discovery;
 #[path = "fake_apiserver/eviction.rs"]
@@ -72,8 +74,6 @@ mod eviction;
 mod label_selector;
 #[path = "fake_apiserver/leases_events.rs"]
 mod leases_events;
-#[path = "fake_apiserver/config_maps.rs"]
-mod config_maps;
 #[path = "fake_apiserver/list.rs"]
 mod list;
 mod metrics;

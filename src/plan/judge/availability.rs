@@ -32,7 +32,6 @@ use crate::policy::{Allowance, Availability as Settings, Pacing};
 use crate::snapshot::history::TimesSize;
 use crate::snapshot::{History, PastEviction, Phase, Pod, history};
 
-
 /// Why a pod counts as unavailable to its workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unavailable {
@@ -155,9 +154,7 @@ impl std::fmt::Display for GuardRefusal {
                 write!(f, "{workload} lost {count} pod{plural}")?;
                 match last.as_deref() {
                     Some(PastEviction {
-                        at,
-                        pod: Some(pod),
-                        ..
+                        at, pod: Some(pod), ..
                     }) => write!(
                         f,
                         " within {window} (the latest, {}, at {} by {})",
@@ -659,10 +656,7 @@ mod tests {
     #[test]
     fn twenty_thousand_evictions_within_the_window_do_not_stop_another_workloads() {
         let history = History::Recorded(others(20_000, 0));
-        let plan = make_plan(
-            &with_history(crowded_web(), history),
-            &paced_without_gate(),
-        );
+        let plan = make_plan(&with_history(crowded_web(), history), &paced_without_gate());
         // web's own pacing holds its second and third pod, nothing else.
         assert_eq!(evicted(&plan), ["shop/web-a"]);
         assert_eq!(codes(&plan), [("web-b", "paced"), ("web-c", "paced")]);

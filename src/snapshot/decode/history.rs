@@ -205,7 +205,9 @@ pub fn encode(entries: &[PastEviction], now: DateTime<Utc>) -> Compact {
         size.add(&kept[first].workload);
     }
     let kept = &kept[first..];
-    let since = kept.first().map_or(whole_seconds(now), |e| whole_seconds(e.at));
+    let since = kept
+        .first()
+        .map_or(whole_seconds(now), |e| whole_seconds(e.at));
     let mut groups: BTreeMap<String, BTreeMap<&str, Line>> = BTreeMap::new();
     for entry in kept {
         let (key, name) = split(&entry.workload);
@@ -455,7 +457,10 @@ mod tests {
         assert_eq!(compact.data.keys().collect::<Vec<_>>(), ["_"]);
         let mut read = decode(&compact).expect("readable");
         read.sort_by(|a, b| a.workload.cmp(&b.workload));
-        assert_eq!(read, vec![entry(0, "a/b.c/d", "x"), entry(0, "odd", "odd-1")]);
+        assert_eq!(
+            read,
+            vec![entry(0, "a/b.c/d", "x"), entry(0, "odd", "odd-1")]
+        );
     }
 
     /// `count` evictions of distinct workloads in 200 namespaces, `minutes` ago from
@@ -505,7 +510,10 @@ mod tests {
         // All the newer ones are there; what went was older.
         let newer = read.iter().filter(|e| e.at == at(-5)).count();
         assert_eq!(newer, 40_000);
-        let newest_with_pod = read.iter().filter(|e| e.pod.is_some()).all(|e| e.at == at(-5));
+        let newest_with_pod = read
+            .iter()
+            .filter(|e| e.pod.is_some())
+            .all(|e| e.at == at(-5));
         assert!(newest_with_pod);
     }
 

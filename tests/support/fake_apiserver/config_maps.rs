@@ -74,38 +74,43 @@ fn invalid(name: &str, problems: Vec<(String, String)>) -> Response {
 }
 
 /// The ConfigMap of a request's body, or the answer refusing it.
-fn decoded(request: &Request, name: Option<&str>) -> Result<(ConfigMap, String), Response> {
+fn decoded(request: &Request, name: Option<&str>) -> Result<(ConfigMap, String), Box<Response>> {
     if request.body.len() > MAX_BODY_BYTES {
-        return Err(status(
+        return Err(Box::new(status(
             413,
             "RequestEntityTooLarge",
             &format!("Request entity too large: limit is {MAX_BODY_BYTES}"),
             None,
-        ));
+        )));
     }
     let config_map: ConfigMap = serde_json::from_slice(&request.body).map_err(|error| {
-        status(400, "BadRequest", &format!("invalid ConfigMap: {error}"), None)
+        Box::new(status(
+            400,
+            "BadRequest",
+            &format!("invalid ConfigMap: {error}"),
+            None,
+        ))
     })?;
     let Some(found) = config_map.metadata.name.clone() else {
-        return Err(status(
+        return Err(Box::new(status(
             422,
             "Invalid",
             "ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is \
              required",
             None,
-        ));
+        )));
     };
     if name.is_some_and(|name| name != found) {
-        return Err(status(
+        return Err(Box::new(status(
             400,
             "BadRequest",
             "the name of the object does not match the name on the URL",
             None,
-        ));
+        )));
     }
     let problems = validate(&config_map);
     if !problems.is_empty() {
-        return Err(invalid(&found, problems));
+        return Err(Box::new(invalid(&found, problems)));
     }
     Ok((config_map, found))
 }
@@ -131,7 +136,7 @@ pub fn config_map(
         (&Method::POST, None) => {
             let (mut config_map, name) = match decoded(request, None) {
                 Ok(decoded) => decoded,
-                Err(refusal) => return refusal,
+                Err(refusal) => return *refusal,
             };
             let key = (namespace.to_string(), name.clone());
             if cluster.config_maps.contains_key(&key) {
@@ -145,13 +150,15 @@ pub fn config_map(
             config_map.metadata.namespace = Some(namespace.to_string());
             config_map.metadata.resource_version = None;
             let config_map = cluster.stamp(config_map, |c| &mut c.metadata);
-            cluster.config_maps.insert(key.clone(), Arc::new(config_map));
+            cluster
+                .config_maps
+                .insert(key.clone(), Arc::new(config_map));
             object(StatusCode::CREATED, cluster.config_maps[&key].as_ref())
         }
         (&Method::PUT, Some(name)) => {
             let (config_map, name) = match decoded(request, Some(name)) {
                 Ok(decoded) => decoded,
-                Err(refusal) => return refusal,
+                Err(refusal) => return *refusal,
             };
             let key = (namespace.to_string(), name.clone());
             // ConfigMaps do not allow create on update.
