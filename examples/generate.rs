@@ -8,7 +8,11 @@
 //!
 //! Flags: `--nodes`, `--pods`, `--hosts`, `--seed`, `--violations` (percent of workloads),
 //! `--yaml`, `--vm-operator` (the hosts as a VKS Supervisor's VirtualMachines instead of a
-//! `VSphereInventory`), `-o`/`--output`.
+//! `VSphereInventory`), `-o`/`--output`, and `--history N FILE`: also an eviction history of
+//! `N` evictions of the cluster's workloads, written to `FILE` as the history ConfigMap a run
+//! writes, their times spread evenly over the 12 hours before now (so about one in 72 falls
+//! within a 10-minute pacing window), each workload in turn; a snapshot file to give `plan`
+//! beside the cluster's.
 
 // The whole text in memory (`cluster::text`) is for the benchmarks; this writes a file.
 #[allow(dead_code)]
@@ -22,6 +26,8 @@ struct Options {
     shape: cluster::Shape,
     output: String,
     format: cluster::Format,
+    /// How many evictions, and the file of the history holding them.
+    history: Option<(usize, String)>,
 }
 
 fn parse_options() -> Options {
@@ -29,6 +35,7 @@ fn parse_options() -> Options {
         shape: cluster::Shape::default(),
         output: "cluster.json".to_string(),
         format: cluster::Format::Json,
+        history: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -45,6 +52,11 @@ fn parse_options() -> Options {
             "--yaml" => {
                 options.format = cluster::Format::Yaml;
                 i -= 1;
+            }
+            "--history" => {
+                let file = args.get(i + 2).cloned().expect("--history N FILE");
+                options.history = Some((number(), file));
+                i += 1;
             }
             "--vm-operator" => {
                 options.shape.hosts_from = cluster::HostsFrom::VmOperator;
@@ -66,4 +78,40 @@ fn main() {
         cluster::write(&options.shape, options.format, &mut out).expect("write the output file");
     out.flush().expect("write the output file");
     eprintln!("{summary} -> {}", options.output);
+    if let Some((evictions, file)) = &options.history {
+        write_history(&summary.workloads, *evictions, file);
+        eprintln!("an eviction history of {evictions} evictions -> {file}");
+    }
+}
+
+/// The history ConfigMap of `evictions` evictions of `workloads`, each in turn, spread over the
+/// last 12 hours, the newest now.
+fn write_history(workloads: &[String], evictions: usize, file: &str) {
+    use vsphere_descheduler::snapshot::history::{self, PastEviction};
+    let now = chrono::Utc::now();
+    let spread = chrono::TimeDelta::hours(12);
+    let entries: Vec<PastEviction> = (0..evictions)
+        .map(|i| {
+            let workload = &workloads[i % workloads.len()];
+            let ago = spread * i32::try_from(i).expect("a count")
+                / i32::try_from(evictions).expect("a count");
+            let name = workload.rsplit('/').next().expect("a name");
+            PastEviction::new(
+                now - ago,
+                workload,
+                &format!("{name}-{i:05x}"),
+                "RemovePodsViolatingInterPodAntiAffinity",
+            )
+        })
+        .collect();
+    let compact = history::encode(&entries, now);
+    let document = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": history::config_map_name("vsphere-descheduler"),
+                     "namespace": "kube-system",
+                     "annotations": {history::ANNOTATION: compact.marker}},
+        "data": compact.data
+    });
+    std::fs::write(file, serde_json::to_string(&document).expect("JSON"))
+        .expect("write the history file");
 }

@@ -17,9 +17,9 @@
 //!   preferred version and [`Client::list_vm_operator`] lists the VirtualMachines and
 //!   VirtualMachineSetResourcePolicies of one namespace, as the API returns them.
 //! * [`Client::acquire_lock`] takes the run lock, a `coordination.k8s.io/v1` Lease, which also
-//!   keeps the eviction history: [`Lock::write_history`] writes it while the lock is held;
-//!   [`Client::read_history`] reads it without the lock, [`Client::recorded_history`] for
-//!   snapshots.
+//!   keeps the eviction history in a ConfigMap beside it: [`Lock::write_history`] writes it
+//!   while the lock is held; [`Client::read_history`] reads it without the lock,
+//!   [`Client::recorded_history`] for snapshots.
 //!
 //! * For `check`, which changes nothing: [`Client::review_access`] asks whether a call of
 //!   [`API_CALLS`] is allowed (a `SelfSubjectAccessReview`), [`Client::dry_run_labels`] sends a
@@ -36,6 +36,7 @@ mod calls;
 mod error;
 mod events;
 pub mod evict;
+mod history;
 mod labels;
 mod lease;
 mod list;

@@ -69,14 +69,14 @@ impl Form for Planning {
     }
 }
 
-/// Pruned to what planning reads, for a snapshot file: the Lease itself (`None` when it holds
-/// no history), and an error when it cannot be read.
+/// Pruned to what planning reads, for a snapshot file: the history's objects (none when
+/// nothing holds a history), and an error when they cannot be read.
 pub struct Recording;
 
 impl Form for Recording {
     type Objects = RawObjects;
     type Metrics = RawMetrics;
-    type History = Result<Option<Pruned>, kube::Error>;
+    type History = Result<Vec<Pruned>, kube::Error>;
 
     fn objects(client: &kube::Client) -> impl Future<Output = Result<RawObjects, kube::Error>> {
         client.list_objects()

@@ -374,12 +374,15 @@ impl std::fmt::Display for Allowance {
 }
 
 /// `vsphere.availability.pacing`: at most `max_evictions_per_workload` evictions of one
-/// workload's pods within `window`, counting earlier runs' from the eviction history.
+/// workload's pods within `window`, counting earlier runs' from the eviction history; and, when
+/// set, at most `max_evictions_per_window` of all workloads together.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pacing {
     /// 0 turns pacing off.
     pub max_evictions_per_workload: u32,
     pub window: std::time::Duration,
+    /// The cluster-wide limit; `None` (the default): none.
+    pub max_evictions_per_window: Option<std::num::NonZeroU32>,
 }
 
 impl Default for Pacing {
@@ -387,6 +390,7 @@ impl Default for Pacing {
         Pacing {
             max_evictions_per_workload: 1,
             window: std::time::Duration::from_secs(10 * 60),
+            max_evictions_per_window: None,
         }
     }
 }

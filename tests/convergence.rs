@@ -26,7 +26,11 @@
 //!   `paced` (the same, and the window passing), or a place that was not there yet
 //!   (`no-feasible-node`, `would-return`) and is once other pods moved; never a pod no run had a
 //!   reason to move;
-//! - the history is always readable (no `history-unreadable` skip);
+//! - the history is always readable (no `history-unreadable` skip), and it goes through its
+//!   storage between runs (written and read back as a run does), so what it keeps is what pacing
+//!   counts;
+//! - pacing holds pods back by each workload's own rule only: never because the history is full
+//!   (`history-full`), nor by a cluster-wide rate unless the policy sets one (`cluster-rate`);
 //! - the rounds end: a plan evicts nothing, no replacement is still becoming Ready and no pod
 //!   waits for pacing. Only readiness and time change between runs, so from there every later
 //!   run plans nothing too.
@@ -121,6 +125,9 @@ enum Invariant {
     Unexplained,
     /// A plan found the history unreadable.
     HistoryUnreadable,
+    /// A pod was held back by a limit of pacing beyond each workload's own: the history's size
+    /// (`history-full`), or a cluster-wide rate the policy does not set (`cluster-rate`).
+    HiddenCap,
     /// The rounds did not end within [`MAX_ROUNDS`].
     Endless,
 }
@@ -304,9 +311,26 @@ fn workload_of(pod: &Pod) -> Option<String> {
     })
 }
 
+/// How replacements come up.
+#[derive(Clone, Copy, Debug)]
+enum Readiness {
+    /// Ready 1 to [`MAX_RUNS_TO_READY`] runs after their eviction, drawn from the name.
+    Staggered,
+    /// Pending for the first run after their eviction, Running but not Ready for the two runs
+    /// after that, Ready from the fourth.
+    Slow,
+}
+
+/// Runs a slow replacement stays Pending, then not Ready.
+const SLOW_PENDING_RUNS: usize = 1;
+const SLOW_NOT_READY_RUNS: usize = 2;
+
 /// The cluster between runs, and what the test knows of it beyond the snapshot.
 struct Cluster {
     snapshot: Snapshot,
+    readiness: Readiness,
+    /// Replacements Pending, by key, with the round from which they are Running (not Ready).
+    starting: BTreeMap<String, usize>,
     /// Replacements not Ready yet, by key, with the round from which they are.
     becoming_ready: BTreeMap<String, usize>,
 }
@@ -322,9 +346,19 @@ impl Cluster {
             .map(|(key, _)| key.clone())
             .collect();
         self.becoming_ready.retain(|_, at| *at > round);
+        let started: BTreeSet<String> = self
+            .starting
+            .iter()
+            .filter(|&(_, &at)| at <= round)
+            .map(|(key, _)| key.clone())
+            .collect();
+        self.starting.retain(|_, at| *at > round);
         for pod in &mut self.snapshot.pods {
-            if due.contains(&pod.key()) {
+            let key = pod.key();
+            if due.contains(&key) {
                 set_ready(pod, true);
+            } else if started.contains(&key) {
+                pod.phase = Phase::Running;
             }
         }
         self.recount_budgets();
@@ -402,8 +436,15 @@ impl Cluster {
             pod.started = Some(snapshot.now);
             set_ready(&mut pod, false);
             let key = pod.key();
-            self.becoming_ready
-                .insert(key.clone(), round + runs_to_ready(&key));
+            let ready_in = match self.readiness {
+                Readiness::Staggered => runs_to_ready(&key),
+                Readiness::Slow => {
+                    self.starting
+                        .insert(key.clone(), round + 1 + SLOW_PENDING_RUNS);
+                    1 + SLOW_PENDING_RUNS + SLOW_NOT_READY_RUNS
+                }
+            };
+            self.becoming_ready.insert(key.clone(), round + ready_in);
             replacements.push(key);
             snapshot.pods.push(pod);
         }
@@ -415,13 +456,17 @@ impl Cluster {
             panic!("the test keeps a recorded history");
         };
         history.extend(plan.evictions.iter().filter_map(|e| {
-            Some(PastEviction {
-                at: now,
-                workload: e.paced_as.clone()?,
-                pod: e.pod.clone(),
-                plugin: e.strategy.to_string(),
-            })
+            Some(PastEviction::new(
+                now,
+                e.paced_as.as_deref()?,
+                &e.pod,
+                &e.strategy.to_string(),
+            ))
         }));
+        // Through the history's storage, as a run writes it and the next reads it back: what
+        // it keeps is what the next plan paces by.
+        *history = snapshot::history::decode(&snapshot::history::encode(history, now))
+            .expect("the history reads back");
         replacements
     }
 
@@ -511,8 +556,20 @@ fn converge(
     policy: &Policy,
     bounds: &Availability,
 ) -> Result<Rounds, Broken> {
+    converge_with(shape, policy, bounds, Readiness::Staggered)
+}
+
+/// [`converge`], replacements coming up as `readiness` says.
+fn converge_with(
+    shape: &cluster::Shape,
+    policy: &Policy,
+    bounds: &Availability,
+    readiness: Readiness,
+) -> Result<Rounds, Broken> {
     let mut cluster = Cluster {
         snapshot: generated(shape),
+        readiness,
+        starting: BTreeMap::new(),
         becoming_ready: BTreeMap::new(),
     };
     let mut replacements: BTreeSet<String> = BTreeSet::new();
@@ -538,6 +595,24 @@ fn converge(
                 Invariant::HistoryUnreadable,
                 skip.detail.to_string(),
             ));
+        }
+        let rate_set = policy
+            .vsphere
+            .availability
+            .pacing
+            .max_evictions_per_window
+            .is_some();
+        if let Some(skip) = plan
+            .skipped
+            .iter()
+            .find(|s| match s.detail.code().as_str() {
+                "history-full" => true,
+                "cluster-rate" => !rate_set,
+                _ => false,
+            })
+        {
+            let detail = format!("{}/{}: {}", skip.namespace, skip.pod, skip.detail);
+            return Err(broken(Invariant::HiddenCap, detail));
         }
         for eviction in &plan.evictions {
             let pod = format!("{}/{}", eviction.namespace, eviction.pod);
@@ -706,4 +781,73 @@ fn rounds_to_zero_at_scale() {
             );
         }
     }
+}
+
+/// A cluster-wide rate, when the policy sets one, bounds every window: no five consecutive runs
+/// (a 10-minute window at one run every 2 minutes) evict more than it allows, and the pods it
+/// holds back go in later runs (the rounds still end, later).
+#[test]
+fn a_cluster_wide_rate_bounds_the_evictions_of_every_window() {
+    let policy = policy("{pacing: {maxEvictionsPerWindow: 5}}");
+    let rounds = converge(&small(1), &policy, &policy.vsphere.availability)
+        .unwrap_or_else(|broken| panic!("{broken}"));
+    let per_window = (RUN_INTERVAL.num_minutes() as usize..=10)
+        .step_by(RUN_INTERVAL.num_minutes() as usize)
+        .count();
+    assert_eq!(per_window, 5);
+    let most = rounds
+        .evictions
+        .windows(per_window)
+        .map(|window| window.iter().sum::<usize>())
+        .max()
+        .unwrap_or(0);
+    assert_eq!(most, 5, "{:?}", rounds.evictions);
+    // Without it, the first run alone evicts more, and the rounds end sooner.
+    let unbounded = converge_within(&small(1), DEFAULTS);
+    assert!(unbounded.evictions[0] > 5, "{:?}", unbounded.evictions);
+    assert!(
+        rounds.to_zero() > unbounded.to_zero(),
+        "{} rounds against {}",
+        rounds.to_zero(),
+        unbounded.to_zero()
+    );
+}
+
+/// At 15,000 pods, a run every two minutes, each replacement Pending for one run and not Ready
+/// for two more: every run evicts what the per-workload rules (the gate, pacing per workload,
+/// PDBs) allow and nothing holds it to a cluster-wide count, where the history's 32 KiB once
+/// stopped every run near 190 evictions. For BENCHMARKS.md:
+/// `cargo test --release --test convergence -- --ignored --nocapture slow_replacements`.
+#[test]
+#[ignore = "plans the 15k cluster round after round; run explicitly to measure"]
+#[allow(clippy::print_stdout)] // the measurement is the output
+fn at_15k_pods_with_slow_replacements_only_the_per_workload_rules_bound_a_run() {
+    let shape = cluster::Shape {
+        nodes: 500,
+        pods: 15_000,
+        hosts: 10,
+        ..cluster::Shape::default()
+    };
+    let policy = policy(DEFAULTS);
+    let started = std::time::Instant::now();
+    let rounds = converge_with(
+        &shape,
+        &policy,
+        &policy.vsphere.availability,
+        Readiness::Slow,
+    )
+    .unwrap_or_else(|broken| panic!("{broken}"));
+    let total: usize = rounds.evictions.iter().sum();
+    let most = rounds.evictions.iter().copied().max().unwrap_or(0);
+    println!(
+        "15000 pods, slow replacements: {} rounds to zero ({} min), {total} evictions, at most \
+         {most} in one run, at most {} of a workload unavailable, {:.1} s; evictions per round \
+         {:?}",
+        rounds.to_zero(),
+        rounds.to_zero() as i64 * RUN_INTERVAL.num_minutes(),
+        rounds.most_unavailable,
+        started.elapsed().as_secs_f64(),
+        rounds.evictions,
+    );
+    assert!(most > 190, "a run evicts more than the old cap: {most}");
 }

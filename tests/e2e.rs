@@ -1486,10 +1486,18 @@ fn requests_are_list_pages_plus_one_per_action() {
         .count();
     // Take, release, and a renewal every 20 s of a run that takes a few seconds.
     assert!(lock <= 6, "{lock} lease requests");
+    // Read, record before the evictions, and correct after them: one object however many
+    // evictions are recorded.
+    let history = cluster
+        .requests
+        .iter()
+        .filter(|r| r.path.contains("/configmaps"))
+        .count();
+    assert!(history <= 3, "{history} history requests");
     assert_eq!(
         cluster.requests.len(),
-        lists + relabelled.len() + 2 * count("evictions") + lock,
-        "every request is a list page, an action or the lock"
+        lists + relabelled.len() + 2 * count("evictions") + lock + history,
+        "every request is a list page, an action, the lock or the history"
     );
     let agent = concat!("vsphere-descheduler/", env!("CARGO_PKG_VERSION"));
     let strangers: Vec<_> = cluster
@@ -1630,6 +1638,11 @@ fn every_request_is_a_listed_api_call_and_every_listed_call_is_made() {
             .expect("the binary runs"),
     );
     assert_eq!(snapshot.code, 0, "{}", snapshot.stderr);
+    // The first eviction finds its pod gone: the history is created before the evictions, then
+    // replaced without the one that did not happen.
+    lab.server
+        .cluster()
+        .inject(Fault::status(Some(Method::POST), "/eviction", 404).times(1));
     let run = lab.run(&["--lock-namespace", lock_namespace]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -2141,6 +2154,54 @@ impl Lab {
         lease.metadata.annotations.as_ref()?.get(HISTORY).cloned()
     }
 
+    /// The entries of the history ConfigMap as the fake holds it, oldest first.
+    fn stored_config_history(&self) -> Option<Vec<PastEviction>> {
+        use vsphere_descheduler::snapshot::history;
+        let cluster = self.server.cluster();
+        let config_map = cluster.config_maps.get(&(
+            LOCK_NAMESPACE.to_string(),
+            history::config_map_name(LOCK_NAME),
+        ))?;
+        let compact = history::Compact {
+            marker: config_map
+                .metadata
+                .annotations
+                .as_ref()?
+                .get(HISTORY)?
+                .clone(),
+            data: config_map.data.clone().unwrap_or_default(),
+        };
+        Some(history::decode(&compact).expect("a readable history"))
+    }
+
+    /// Puts an earlier run's history ConfigMap in place, holding `entries`.
+    fn history_config_map(&self, entries: &[PastEviction]) {
+        use vsphere_descheduler::snapshot::history;
+        let compact = history::encode(entries, chrono::Utc::now());
+        let config_map = k8s_openapi::api::core::v1::ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(history::config_map_name(LOCK_NAME)),
+                namespace: Some(LOCK_NAMESPACE.to_string()),
+                resource_version: Some("1".to_string()),
+                annotations: Some(
+                    [(HISTORY.to_string(), compact.marker)]
+                        .into_iter()
+                        .collect(),
+                ),
+                ..ObjectMeta::default()
+            },
+            data: Some(compact.data),
+            ..Default::default()
+        };
+        self.server.cluster().config_maps.insert(
+            (
+                LOCK_NAMESPACE.to_string(),
+                history::config_map_name(LOCK_NAME),
+            ),
+            Arc::new(config_map),
+        );
+    }
+
     /// `plan --output json --policy <story policy> --snapshot FILE`.
     fn plan_snapshot(&self, file: &Path) -> Outcome {
         let policy = self.policy.display().to_string();
@@ -2180,26 +2241,37 @@ const HISTORY: &str = vsphere_descheduler::snapshot::history::ANNOTATION;
 const ANTI_AFFINITY: &str = "RemovePodsViolatingInterPodAntiAffinity";
 
 /// The history of several-violations' `web` evicted a minute ago (its pods have no
-/// `pod-template-hash` label, so their workload is the ReplicaSet).
+/// `pod-template-hash` label, so their workload is the ReplicaSet), in whole seconds as the
+/// history keeps times.
 fn web_evicted_a_minute_ago() -> Vec<PastEviction> {
-    vec![PastEviction {
-        at: chrono::Utc::now() - chrono::TimeDelta::minutes(1),
-        workload: "shop/ReplicaSet/web-5d8f7c9b6".to_string(),
-        pod: "web-5d8f7c9b6-zzzzz".to_string(),
-        plugin: ANTI_AFFINITY.to_string(),
-    }]
+    let at = chrono::Utc::now() - chrono::TimeDelta::minutes(1);
+    vec![PastEviction::new(
+        chrono::DateTime::from_timestamp(at.timestamp(), 0).expect("a time"),
+        "shop/ReplicaSet/web-5d8f7c9b6",
+        "web-5d8f7c9b6-zzzzz",
+        ANTI_AFFINITY,
+    )]
 }
 
+/// `entries` in the form versions before the ConfigMap wrote: the Lease annotation's JSON list.
 fn render(entries: &[PastEviction]) -> String {
-    vsphere_descheduler::snapshot::history::render(entries, chrono::Utc::now())
-}
-
-fn parse(text: &str) -> Vec<PastEviction> {
-    vsphere_descheduler::snapshot::history::parse(text).expect("a readable history")
+    let list: Vec<Value> = entries
+        .iter()
+        .map(|entry| {
+            let pod = entry.pod.as_ref().expect("a pod");
+            serde_json::json!({"at": entry.at, "workload": entry.workload, "pod": pod.name,
+                "plugin": pod.plugin})
+        })
+        .collect();
+    serde_json::to_string(&list).expect("JSON")
 }
 
 fn lease_gets(lab: &Lab) -> usize {
     lab.server.cluster().count("GET", "/leases/")
+}
+
+fn history_gets(lab: &Lab) -> usize {
+    lab.server.cluster().count("GET", "/configmaps/")
 }
 
 /// Needs the planner's pacing: each workload's eviction is recorded, in the Lease, with its pod
@@ -2219,16 +2291,22 @@ fn a_run_records_its_paced_evictions_and_honours_those_of_earlier_runs() {
     );
     assert_eq!(sorted(evicted.clone()), lab.evicted_pods());
 
-    let recorded = parse(&lab.stored_history().expect("a history"));
+    let recorded = lab.stored_config_history().expect("a history");
     assert_eq!(recorded.len(), 3, "{recorded:?}");
     assert_eq!(recorded[0], earlier[0], "the earlier run's entry stays");
+    assert_eq!(
+        lab.stored_history(),
+        None,
+        "moved from the Lease into the ConfigMap"
+    );
     let mut new: Vec<(String, String, String)> = recorded[1..]
         .iter()
         .map(|e| {
+            let pod = e.pod.as_ref().expect("kept");
             (
                 e.workload.clone(),
-                format!("shop/{}", e.pod),
-                e.plugin.clone(),
+                format!("shop/{}", pod.name),
+                pod.plugin.clone(),
             )
         })
         .collect();
@@ -2258,8 +2336,8 @@ fn a_run_records_its_paced_evictions_and_honours_those_of_earlier_runs() {
     assert_eq!(lock_holder(&lab), None, "released, the history kept");
 }
 
-/// A dry run reads the history (one `get` of the Lease) and writes nothing, neither the Lease
-/// nor anything else.
+/// A dry run reads the history (one `get` of the Lease, one of the ConfigMap) and writes
+/// nothing, neither the Lease nor anything else.
 #[test]
 fn a_dry_run_reads_the_history_and_writes_nothing() {
     let lab = Lab::start("several-violations");
@@ -2271,6 +2349,7 @@ fn a_dry_run_reads_the_history_and_writes_nothing() {
     assert_eq!(lab.leases(), leases, "the Lease is as it was");
     assert_eq!(lab.kubernetes_state(), state);
     assert_eq!(lease_gets(&lab), 1);
+    assert_eq!(history_gets(&lab), 1);
     let cluster = lab.server.cluster();
     assert!(
         cluster

@@ -1,9 +1,11 @@
-//! The eviction history against the fake API server, through the real kube client: the run
-//! lock reads it and writes it (taking turns with its renewals), a dry run reads it without the
-//! lock, and the executor records a plan's paced evictions before sending them and corrects
-//! the record afterwards. Plans are built here with `paced_as` set, as the planner sets it.
-//! Every test runs the fake in the test's runtime on paused time, so renewals and delays happen
-//! at exact instants however busy the machine is.
+//! The eviction history against the fake API server, through the real kube client and under
+//! the chart's RBAC (the fake enforces it): the run lock reads it (the ConfigMap beside the
+//! lock, and the earlier form in the Lease's annotation) and writes it (the ConfigMap with its
+//! resourceVersion; the Lease without the earlier form, taking turns with its renewals), a dry
+//! run reads it without the lock, and the executor records a plan's paced evictions before
+//! sending them and corrects the record afterwards. Plans are built here with `paced_as` set,
+//! as the planner sets it. Every test runs the fake in the test's runtime on paused time, so
+//! renewals and delays happen at exact instants however busy the machine is.
 
 mod support;
 
@@ -13,7 +15,7 @@ use std::time::Duration;
 use axum::http::Method;
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::json;
 use support::fake_apiserver::{self, FakeCluster, Fault, FaultAction, KubeObjects};
@@ -37,7 +39,8 @@ fn settings() -> LockSettings {
     }
 }
 
-/// The run lock's Lease as another run left it: released, with `annotation` as its history.
+/// The run lock's Lease as another run left it: released, with `annotation` as its history
+/// (the earlier form).
 fn lease(annotation: Option<&str>) -> Lease {
     let annotations = annotation.map(|value| json!({ ANNOTATION: value }));
     serde_json::from_value(json!({
@@ -70,9 +73,13 @@ fn no_disruption(app: &str) -> PodDisruptionBudget {
     .expect("a PDB")
 }
 
-/// `web-1` (its PDB refuses), `api-1` and `job-1`, and the run lock's Lease holding
-/// `annotation` (none when `None` is given for the Lease itself).
+/// `web-1` (its PDB refuses), `api-1` and `job-1`, and the run lock's Lease (none when `None`).
 fn cluster(lease: Option<Lease>) -> FakeCluster {
+    with_config_map(lease, None)
+}
+
+/// As [`cluster`], with the history ConfigMap holding `entries` when given.
+fn with_config_map(lease: Option<Lease>, entries: Option<&[PastEviction]>) -> FakeCluster {
     FakeCluster::new(KubeObjects {
         pods: vec![
             pod("web-1", "web"),
@@ -81,8 +88,35 @@ fn cluster(lease: Option<Lease>) -> FakeCluster {
         ],
         pdbs: vec![no_disruption("web")],
         leases: lease.into_iter().collect(),
+        config_maps: entries.map(config_map).into_iter().collect(),
         ..KubeObjects::default()
     })
+}
+
+const CONFIG_MAP: &str = "vsphere-descheduler-history";
+
+/// The history ConfigMap holding `entries`, as a run writes it.
+fn config_map(entries: &[PastEviction]) -> ConfigMap {
+    let compact = history::encode(entries, Utc::now());
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE,
+            "annotations": {ANNOTATION: compact.marker}},
+        "data": compact.data
+    }))
+    .expect("a ConfigMap")
+}
+
+/// `entries` in the earlier form: the Lease annotation's JSON list.
+fn legacy(entries: &[PastEviction]) -> String {
+    let list: Vec<_> = entries
+        .iter()
+        .map(|entry| {
+            let pod = entry.pod.as_ref().expect("a pod");
+            json!({"at": entry.at, "workload": entry.workload, "pod": pod.name, "plugin": pod.plugin})
+        })
+        .collect();
+    serde_json::to_string(&list).expect("JSON")
 }
 
 fn eviction(pod: &str, paced_as: Option<&str>) -> Eviction {
@@ -122,12 +156,7 @@ fn plan() -> Plan {
 }
 
 fn entry(at: DateTime<Utc>, workload: &str, pod: &str) -> PastEviction {
-    PastEviction {
-        at,
-        workload: workload.to_string(),
-        pod: pod.to_string(),
-        plugin: "RemoveDuplicates".to_string(),
-    }
+    PastEviction::new(at, workload, pod, "RemoveDuplicates")
 }
 
 fn stored_lease(state: &Mutex<FakeCluster>) -> Lease {
@@ -142,13 +171,37 @@ fn stored_annotation(state: &Mutex<FakeCluster>) -> Option<String> {
         .and_then(|mut annotations| annotations.remove(ANNOTATION))
 }
 
-/// The entries stored, without their times (the clock is the test's, not the fake's).
+/// The history ConfigMap as stored.
+fn stored_config_map(state: &Mutex<FakeCluster>) -> Option<ConfigMap> {
+    let cluster = state.lock().expect("state");
+    cluster
+        .config_maps
+        .get(&(NAMESPACE.to_string(), CONFIG_MAP.to_string()))
+        .map(|config_map| (**config_map).clone())
+}
+
+/// The entries the ConfigMap holds, oldest first.
+fn stored_history(state: &Mutex<FakeCluster>) -> Vec<PastEviction> {
+    let config_map = stored_config_map(state).expect("a history ConfigMap");
+    let compact = history::Compact {
+        marker: config_map.metadata.annotations.expect("annotated")[ANNOTATION].clone(),
+        data: config_map.data.unwrap_or_default(),
+    };
+    history::decode(&compact).expect("a readable history")
+}
+
+/// The entries stored, without their times (the clock is the test's, not the fake's): the
+/// workload, and the pod and plugin where kept.
 fn stored_entries(state: &Mutex<FakeCluster>) -> Vec<(String, String, String)> {
-    let text = stored_annotation(state).expect("a history");
-    history::parse(&text)
-        .expect("a readable history")
+    stored_history(state)
         .into_iter()
-        .map(|entry| (entry.workload, entry.pod, entry.plugin))
+        .map(|entry| {
+            let pod = entry.pod.unwrap_or_else(|| history::EvictedPod {
+                name: String::new(),
+                plugin: String::new(),
+            });
+            (entry.workload, pod.name, pod.plugin)
+        })
         .collect()
 }
 
@@ -183,17 +236,21 @@ async fn execute_live(plan: &Plan, client: ::kube::Client) -> Outcomes {
     outcomes
 }
 
+/// An eviction of an earlier run, half an hour ago, in whole seconds (as the history keeps
+/// times).
 fn earlier() -> Vec<PastEviction> {
     let at = Utc::now() - chrono::TimeDelta::minutes(30);
+    let at = DateTime::from_timestamp(at.timestamp(), 0).expect("a time");
     vec![entry(at, "shop/Deployment/cart", "cart-1")]
 }
 
 // --- The lock's reads and writes -------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
-async fn the_lock_reads_the_history_the_lease_held_and_keeps_it_through_renewals_and_release() {
+async fn the_lock_reads_the_earlier_form_the_lease_held_and_keeps_it_through_renewals_and_release()
+{
     let earlier = earlier();
-    let text = history::render(&earlier, Utc::now());
+    let text = legacy(&earlier);
     let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some(&text)))));
     let lock = kube::Client::new(client)
         .acquire_lock(settings())
@@ -209,10 +266,67 @@ async fn the_lock_reads_the_history_the_lease_held_and_keeps_it_through_renewals
         "taken, renewed twice, released"
     );
     assert_eq!(stored_annotation(&state), Some(text), "kept as it was");
+    assert_eq!(stored_config_map(&state), None, "nothing written");
+}
+
+/// Today's format is still read: the committed fixture of a Lease written before the ConfigMap.
+#[tokio::test(start_paused = true)]
+async fn the_committed_fixture_of_the_earlier_form_is_read_through_the_lock() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/history/legacy-lease/snapshot.yaml");
+    let objects = fake_apiserver::read_objects(&path);
+    let (client, _) = fake_apiserver::in_process(FakeCluster::new(objects));
+    let lock = kube::Client::new(client)
+        .acquire_lock(settings())
+        .await
+        .expect("free");
+    let History::Recorded(entries) = lock.history() else {
+        panic!("{:?}", lock.history());
+    };
+    let read: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.workload.as_str(),
+                e.pod.as_ref().expect("kept").name.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("shop/Deployment/web", "web-5d8f7c9b6-aaaaa"),
+            ("shop/StatefulSet/db", "db-1")
+        ]
+    );
+    lock.release().await.expect("released");
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_lock_on_a_corrupt_history_reads_it_as_unreadable_naming_the_lease() {
+async fn the_lock_reads_the_config_maps_history_with_the_earlier_form() {
+    let earlier = earlier();
+    let older = vec![entry(
+        earlier[0].at - chrono::TimeDelta::minutes(5),
+        "shop/Deployment/web",
+        "web-0",
+    )];
+    let (client, _) = fake_apiserver::in_process(with_config_map(
+        Some(lease(Some(&legacy(&older)))),
+        Some(&earlier),
+    ));
+    let lock = kube::Client::new(client)
+        .acquire_lock(settings())
+        .await
+        .expect("free");
+    assert_eq!(
+        lock.history(),
+        &History::Recorded(older.into_iter().chain(earlier).collect())
+    );
+    lock.release().await.expect("released");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lock_on_a_corrupt_history_reads_it_as_unreadable_naming_its_object() {
     let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some("[{\"at\":")))));
     let lock = kube::Client::new(client)
         .acquire_lock(settings())
@@ -232,11 +346,36 @@ async fn a_lock_on_a_corrupt_history_reads_it_as_unreadable_naming_the_lease() {
         Some("[{\"at\":"),
         "never overwritten"
     );
+    // A ConfigMap whose data is not a history.
+    let mut corrupt = config_map(&earlier());
+    corrupt
+        .data
+        .get_or_insert_with(Default::default)
+        .insert("shop.Deployment".to_string(), "web yesterday\n".to_string());
+    let mut fake = cluster(None);
+    fake.config_maps.insert(
+        (NAMESPACE.to_string(), CONFIG_MAP.to_string()),
+        std::sync::Arc::new(corrupt),
+    );
+    let (client, _) = fake_apiserver::in_process(fake);
+    let lock = kube::Client::new(client)
+        .acquire_lock(settings())
+        .await
+        .expect("free");
+    let History::Unreadable(unreadable) = lock.history() else {
+        panic!("corrupt: {:?}", lock.history());
+    };
+    assert_eq!(
+        unreadable.object,
+        "ConfigMap kube-system/vsphere-descheduler-history"
+    );
+    lock.release().await.expect("released");
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_history_write_waits_for_a_renewal_in_flight_instead_of_racing_it() {
-    let (client, state) = fake_apiserver::in_process(cluster(None));
+async fn the_first_write_moves_the_earlier_form_into_the_config_map_taking_turns_with_a_renewal() {
+    let earlier = earlier();
+    let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some(&legacy(&earlier))))));
     let lock = kube::Client::new(client)
         .acquire_lock(settings())
         .await
@@ -251,17 +390,26 @@ async fn a_history_write_waits_for_a_renewal_in_flight_instead_of_racing_it() {
         .times(1),
     );
     tokio::time::sleep(Duration::from_secs(21)).await;
-    let written = history::render(&earlier(), Utc::now());
-    lock.write_history(written.clone())
+    let History::Recorded(read) = lock.history().clone() else {
+        panic!("readable");
+    };
+    lock.write_history(history::encode(&read, Utc::now()))
         .await
-        .expect("written after the renewal, with its resourceVersion");
+        .expect("written, the Lease after the renewal, with its resourceVersion");
     assert!(lock.check().is_ok(), "neither write read as a takeover");
-    assert_eq!(stored_annotation(&state), Some(written.clone()));
-    // The next renewal keeps what was written.
+    assert_eq!(stored_history(&state), earlier);
+    assert_eq!(stored_annotation(&state), None, "moved into the ConfigMap");
+    // The next renewal and the next write leave it so; the Lease is not written again.
     tokio::time::sleep(Duration::from_secs(30)).await;
+    let puts = state.lock().expect("state").count("PUT", "/leases/");
+    lock.write_history(history::encode(&read, Utc::now()))
+        .await
+        .expect("written");
+    assert_eq!(state.lock().expect("state").count("PUT", "/leases/"), puts);
     assert!(lock.check().is_ok());
     lock.release().await.expect("released");
-    assert_eq!(stored_annotation(&state), Some(written));
+    assert_eq!(stored_annotation(&state), None);
+    assert_eq!(stored_history(&state), earlier);
     assert_eq!(
         stored_lease(&state)
             .spec
@@ -271,43 +419,39 @@ async fn a_history_write_waits_for_a_renewal_in_flight_instead_of_racing_it() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_history_write_renews_the_claim() {
+async fn no_history_write_starts_on_an_expired_claim() {
     let (client, state) = fake_apiserver::in_process(cluster(None));
     let lock = kube::Client::new(client)
         .acquire_lock(settings())
         .await
         .expect("free");
-    // The renewals at 20, 25, 30 and 35 s fail; the history write at 37 s succeeds, and every
-    // renewal after it fails.
-    state
-        .lock()
-        .expect("state")
-        .inject(Fault::status(Some(Method::PUT), "/leases/", 500).times(4));
-    tokio::time::sleep(Duration::from_secs(37)).await;
-    lock.write_history("[]".to_string())
-        .await
-        .expect("the fault is spent");
+    // Every renewal fails.
     state
         .lock()
         .expect("state")
         .inject(Fault::status(Some(Method::PUT), "/leases/", 500));
-    // Valid until 50 s after that write, not 50 s after the lock was taken.
-    tokio::time::sleep(Duration::from_secs(23)).await;
-    assert!(lock.check().is_ok());
-    tokio::time::sleep(Duration::from_secs(27)).await;
-    let error = lock.check().expect_err("expired 50 s after the write");
+    tokio::time::sleep(Duration::from_secs(49)).await;
+    lock.write_history(history::encode(&earlier(), Utc::now()))
+        .await
+        .expect("still valid");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let error = lock
+        .check()
+        .expect_err("expired 50 s after the lock was taken");
     assert!(matches!(error, kube::Error::LockExpired { .. }), "{error}");
     let failed = lock
-        .write_history("[]".to_string())
+        .write_history(history::encode(&[], Utc::now()))
         .await
         .expect_err("no write starts on an expired claim");
     assert!(failed.is_lock_loss(), "{failed}");
+    assert_eq!(stored_history(&state), earlier(), "the first write stands");
     assert!(lock.release().await.is_err(), "the release fails too");
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_history_write_that_meets_another_runs_write_loses_the_claim() {
-    let (client, state) = fake_apiserver::in_process(cluster(None));
+async fn removing_the_earlier_form_when_another_run_wrote_the_lease_loses_the_claim() {
+    let (client, state) =
+        fake_apiserver::in_process(cluster(Some(lease(Some(&legacy(&earlier()))))));
     let lock = kube::Client::new(client)
         .acquire_lock(settings())
         .await
@@ -317,7 +461,7 @@ async fn a_history_write_that_meets_another_runs_write_loses_the_claim() {
         .expect("state")
         .inject(Fault::status(Some(Method::PUT), "/leases/", 409).times(1));
     let error = lock
-        .write_history("[]".to_string())
+        .write_history(history::encode(&earlier(), Utc::now()))
         .await
         .expect_err("conflict");
     assert!(error.is_lock_loss(), "{error}");
@@ -325,47 +469,93 @@ async fn a_history_write_that_meets_another_runs_write_loses_the_claim() {
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(
         state.lock().expect("state").count("PUT", "/leases/"),
-        1,
-        "the renewer stopped too"
+        2,
+        "taken, then the write refused: the renewer stopped too"
     );
     lock.release().await.expect("nothing of ours to clear");
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_config_map_someone_else_changed_is_not_written_over() {
+    let (client, state) = fake_apiserver::in_process(with_config_map(None, Some(&earlier())));
+    let lock = kube::Client::new(client)
+        .acquire_lock(settings())
+        .await
+        .expect("free");
+    // Someone edits the ConfigMap after the lock read it.
+    {
+        let mut cluster = state.lock().expect("state");
+        let key = (NAMESPACE.to_string(), CONFIG_MAP.to_string());
+        let stored = std::sync::Arc::make_mut(cluster.config_maps.get_mut(&key).expect("there"));
+        stored.metadata.resource_version = Some("999999".to_string());
+    }
+    let error = lock
+        .write_history(history::encode(&[], Utc::now()))
+        .await
+        .expect_err("a conflict");
+    assert!(
+        matches!(error, kube::Error::HistoryChanged { .. }),
+        "{error}"
+    );
+    assert_eq!(error.cause(), Cause::Conflict);
+    assert!(!error.is_lock_loss(), "the lock is still ours");
+    assert!(lock.check().is_ok());
+    assert_eq!(stored_history(&state), earlier(), "not written over");
+    lock.release().await.expect("released");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_dry_run_reads_the_history_without_the_lock() {
     let earlier = earlier();
-    let text = history::render(&earlier, Utc::now());
-    let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some(&text)))));
+    let (client, state) =
+        fake_apiserver::in_process(with_config_map(Some(lease(None)), Some(&earlier)));
     let kubernetes = kube::Client::new(client);
     let read = kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await;
     assert_eq!(read, History::Recorded(earlier));
-    state.lock().expect("state").leases.clear();
+    {
+        let mut cluster = state.lock().expect("state");
+        cluster.leases.clear();
+        cluster.config_maps.clear();
+    }
     assert_eq!(
         kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await,
         History::Recorded(Vec::new()),
-        "no lease: nothing recorded yet"
+        "neither object: nothing recorded yet"
     );
-    // RBAC's own refusal: the account may no longer read the lock.
-    state.lock().expect("state").rbac =
-        fake_apiserver::Rbac::chart().without("coordination.k8s.io", "leases", "get");
-    let History::Unreadable(unreadable) =
-        kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await
-    else {
-        panic!("a refused read fails closed");
-    };
-    assert_eq!(unreadable.object, "Lease kube-system/vsphere-descheduler");
-    let history::HistoryDefect::NotRead(problem) = &unreadable.cause else {
-        panic!(
-            "a read that failed, not a corrupt annotation: {:?}",
-            unreadable.cause
+    // RBAC's own refusals: the account may no longer read the history, or the lock.
+    for (group, resource, object) in [
+        (
+            "",
+            "configmaps",
+            "ConfigMap kube-system/vsphere-descheduler-history",
+        ),
+        (
+            "coordination.k8s.io",
+            "leases",
+            "Lease kube-system/vsphere-descheduler",
+        ),
+    ] {
+        state.lock().expect("state").rbac =
+            fake_apiserver::Rbac::chart().without(group, resource, "get");
+        let History::Unreadable(unreadable) =
+            kubernetes.read_history(NAMESPACE, kube::LEASE_NAME).await
+        else {
+            panic!("a refused read fails closed");
+        };
+        assert_eq!(unreadable.object, object);
+        let history::HistoryDefect::NotRead(problem) = &unreadable.cause else {
+            panic!(
+                "a read that failed, not a corrupt one: {:?}",
+                unreadable.cause
+            );
+        };
+        assert!(problem.text.contains("403"), "{problem}");
+        assert_eq!(
+            problem.cause,
+            Cause::Forbidden,
+            "the kind read from the status code"
         );
-    };
-    assert!(problem.text.contains("HTTP 403"), "{problem}");
-    assert_eq!(
-        problem.cause,
-        Cause::Forbidden,
-        "the kind read from the status code"
-    );
+    }
     let cluster = state.lock().expect("state");
     assert!(
         cluster.requests.iter().all(|r| r.method == "GET"),
@@ -375,41 +565,74 @@ async fn a_dry_run_reads_the_history_without_the_lock() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_snapshot_records_the_lease_with_only_its_history() {
-    let text = history::render(&earlier(), Utc::now());
-    let (client, _) = fake_apiserver::in_process(cluster(Some(lease(Some(&text)))));
+async fn a_snapshot_records_the_config_map_and_the_lease_with_only_its_history() {
+    let text = legacy(&earlier());
+    let (client, _) =
+        fake_apiserver::in_process(with_config_map(Some(lease(Some(&text))), Some(&earlier())));
     let kubernetes = kube::Client::new(client);
     let recorded = kubernetes
         .recorded_history(NAMESPACE, kube::LEASE_NAME)
         .await
-        .expect("read")
-        .expect("a history");
+        .expect("read");
+    let recorded = serde_json::to_value(&recorded).expect("JSON");
+    let written = config_map(&earlier());
     assert_eq!(
-        serde_json::to_value(&recorded).expect("JSON"),
-        json!({
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {
-                "name": kube::LEASE_NAME,
-                "namespace": NAMESPACE,
-                "annotations": {ANNOTATION: text}
+        recorded,
+        json!([
+            {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {
+                    "name": kube::LEASE_NAME,
+                    "namespace": NAMESPACE,
+                    "annotations": {ANNOTATION: text}
+                }
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": CONFIG_MAP,
+                    "namespace": NAMESPACE,
+                    "annotations": written.metadata.annotations
+                },
+                "data": written.data
             }
-        })
+        ])
     );
     let (client, _) = fake_apiserver::in_process(cluster(Some(lease(None))));
     let none = kube::Client::new(client)
         .recorded_history(NAMESPACE, kube::LEASE_NAME)
         .await
         .expect("read");
-    assert_eq!(none, None, "a lease without a history is not recorded");
+    assert!(none.is_empty(), "a lease without a history is not recorded");
 }
 
 // --- The executor ----------------------------------------------------------------------------
 
+/// The requests that write: the Lease's, the ConfigMap's and evictions, in order.
+fn writes(state: &Mutex<FakeCluster>) -> Vec<&'static str> {
+    let cluster = state.lock().expect("state");
+    cluster
+        .requests
+        .iter()
+        .filter(|r| r.method == "PUT" || r.method == "POST" && !r.path.contains("/events"))
+        .map(|r| {
+            if r.path.ends_with("/eviction") {
+                "evict"
+            } else if r.path.contains("/configmaps") {
+                "history"
+            } else {
+                "lease"
+            }
+        })
+        .collect()
+}
+
 #[tokio::test(start_paused = true)]
 async fn paced_evictions_are_recorded_before_they_are_sent_and_those_refused_taken_out_after() {
-    let text = history::render(&earlier(), Utc::now());
-    let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some(&text)))));
+    let (client, state) =
+        fake_apiserver::in_process(cluster(Some(lease(Some(&legacy(&earlier()))))));
     let outcomes = execute_live(&plan(), client).await;
     assert!(
         matches!(outcomes.evictions[0], EvictionOutcome::Blocked(_)),
@@ -434,26 +657,14 @@ async fn paced_evictions_are_recorded_before_they_are_sent_and_those_refused_tak
             ),
         ]
     );
+    assert_eq!(stored_annotation(&state), None, "moved into the ConfigMap");
     // Recorded before the first eviction was sent, corrected after the last.
-    let cluster = state.lock().expect("state");
-    let order: Vec<&str> = cluster
-        .requests
-        .iter()
-        .filter(|r| r.method == "PUT" || r.path.ends_with("/eviction"))
-        .map(|r| {
-            if r.path.ends_with("/eviction") {
-                "evict"
-            } else {
-                "lease"
-            }
-        })
-        .collect();
     assert_eq!(
-        order,
+        writes(&state),
         [
-            "lease", "lease", "evict", "evict", "evict", "lease", "lease"
+            "lease", "history", "lease", "evict", "evict", "evict", "history", "lease"
         ],
-        "take, record, three evictions, correct, release"
+        "take, record (and remove the earlier form), three evictions, correct, release"
     );
 }
 
@@ -475,22 +686,19 @@ async fn all_recorded_evictions_done_means_no_second_write() {
         )]
     );
     assert_eq!(
-        state.lock().expect("state").count("PUT", "/leases/"),
-        2,
-        "recorded, then released (the lease was created when taken): not corrected"
+        writes(&state),
+        ["lease", "history", "evict", "lease"],
+        "taken (created), recorded, evicted, released: not corrected"
     );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_history_that_cannot_be_recorded_sends_no_paced_eviction_but_the_others() {
-    let text = history::render(&earlier(), Utc::now());
-    let (client, state) = fake_apiserver::in_process(cluster(Some(lease(Some(&text)))));
-    // The lease is taken with a PUT; the history write after it fails.
-    state.lock().expect("state").inject(
-        Fault::status(Some(Method::PUT), "/leases/", 500)
-            .after(1)
-            .times(1),
-    );
+    let (client, state) = fake_apiserver::in_process(with_config_map(None, Some(&earlier())));
+    state
+        .lock()
+        .expect("state")
+        .inject(Fault::status(Some(Method::PUT), "/configmaps/", 500).times(1));
     let outcomes = execute_live(&plan(), client).await;
     assert_eq!(
         outcomes.evictions,
@@ -504,21 +712,24 @@ async fn a_history_that_cannot_be_recorded_sends_no_paced_eviction_but_the_other
         panic!("{:?}", outcomes.problems);
     };
     assert!(
-        cause
-            .text
-            .starts_with("failed to write lease kube-system/vsphere-descheduler"),
+        cause.text.starts_with(
+            "failed to write the eviction history's ConfigMap \
+             kube-system/vsphere-descheduler-history"
+        ),
         "{cause}"
     );
     assert_eq!(cause.cause, Cause::ServerError);
     assert_eq!(outcomes.verdict(), Verdict::Failed);
     assert!(!evicted(&state, "web-1") && !evicted(&state, "api-1"));
     assert!(evicted(&state, "job-1"));
-    assert_eq!(stored_annotation(&state), Some(text), "as it was");
+    assert_eq!(stored_history(&state), earlier(), "as it was");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_history_write_that_loses_the_lock_halts_every_eviction() {
-    let (client, state) = fake_apiserver::in_process(cluster(Some(lease(None))));
+    let (client, state) =
+        fake_apiserver::in_process(cluster(Some(lease(Some(&legacy(&earlier()))))));
+    // Taken with a PUT; the one removing the earlier form meets another run's write.
     state.lock().expect("state").inject(
         Fault::status(Some(Method::PUT), "/leases/", 409)
             .after(1)
@@ -551,17 +762,17 @@ async fn an_unreadable_history_is_never_overwritten() {
     );
     assert_eq!(outcomes.evictions[1], EvictionOutcome::Evicted);
     assert_eq!(stored_annotation(&state).as_deref(), Some("corrupt"));
+    assert_eq!(stored_config_map(&state), None);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_correction_that_fails_leaves_the_history_counting_more() {
     let (client, state) = fake_apiserver::in_process(cluster(Some(lease(None))));
-    // Taken, recorded, then the correction fails.
-    state.lock().expect("state").inject(
-        Fault::status(Some(Method::PUT), "/leases/", 500)
-            .after(2)
-            .times(1),
-    );
+    // Created when recorded; the correction fails.
+    state
+        .lock()
+        .expect("state")
+        .inject(Fault::status(Some(Method::PUT), "/configmaps/", 500).times(1));
     let outcomes = execute_live(&plan(), client).await;
     assert!(matches!(outcomes.evictions[0], EvictionOutcome::Blocked(_)));
     assert_eq!(
@@ -573,7 +784,7 @@ async fn a_correction_that_fails_leaves_the_history_counting_more() {
         .into_iter()
         .map(|(_, pod, _)| pod)
         .collect();
-    assert_eq!(pods, ["web-1", "api-1"], "the refused one is still counted");
+    assert_eq!(pods, ["api-1", "web-1"], "the refused one is still counted");
 }
 
 #[tokio::test(start_paused = true)]
@@ -605,4 +816,141 @@ async fn a_dry_run_sends_paced_evictions_as_checks_and_writes_no_history() {
         "{:?}",
         cluster.requests
     );
+}
+
+// --- At scale --------------------------------------------------------------------------------
+
+/// `count` pods of as many Deployments, `shop/Deployment/app-<i>`, none under a PDB.
+fn many_pods(first: usize, count: usize) -> Vec<Pod> {
+    (first..first + count)
+        .map(|i| pod(&format!("app-{i:05}-1"), &format!("app-{i:05}")))
+        .collect()
+}
+
+/// A plan evicting each of `pods`, paced under its Deployment.
+fn plan_of(pods: &[Pod]) -> Plan {
+    Plan {
+        evictions: pods
+            .iter()
+            .map(|pod| {
+                let name = pod.metadata.name.clone().expect("named");
+                let app = &pod.metadata.labels.as_ref().expect("labelled")["app"];
+                eviction(&name, Some(&format!("shop/Deployment/{app}")))
+            })
+            .collect(),
+        ..Plan::default()
+    }
+}
+
+/// Two runs of 1,000 paced evictions each, ten times what the Lease annotation's 32 KiB held
+/// in a window (about 190): the second run reads the first run's 1,000, and records its own
+/// beside them; a dry run reads all 2,000 back. Through the real client, under the chart's
+/// RBAC, which the fake enforces.
+#[tokio::test(start_paused = true)]
+async fn two_runs_record_and_read_back_two_thousand_evictions() {
+    let (first, second) = (many_pods(0, 1000), many_pods(1000, 1000));
+    let (client, state) = fake_apiserver::in_process(FakeCluster::new(KubeObjects {
+        pods: first.iter().chain(&second).cloned().collect(),
+        ..KubeObjects::default()
+    }));
+    let outcomes = execute_live(&plan_of(&first), client.clone()).await;
+    assert!(
+        outcomes
+            .evictions
+            .iter()
+            .all(|o| *o == EvictionOutcome::Evicted),
+        "{:?}",
+        outcomes.problems
+    );
+    let lock = kube::Client::new(client.clone())
+        .acquire_lock(settings())
+        .await
+        .expect("free");
+    let History::Recorded(read) = lock.history() else {
+        panic!("{:?}", lock.history());
+    };
+    assert_eq!(read.len(), 1000, "the next run reads every one");
+    lock.release().await.expect("released");
+    let outcomes = execute_live(&plan_of(&second), client.clone()).await;
+    assert_eq!(outcomes.verdict(), Verdict::Done, "{:?}", outcomes.problems);
+    let read = kube::Client::new(client)
+        .read_history(NAMESPACE, kube::LEASE_NAME)
+        .await;
+    let History::Recorded(read) = read else {
+        panic!("{read:?}");
+    };
+    assert_eq!(read.len(), 2000);
+    let workloads: std::collections::BTreeSet<&str> =
+        read.iter().map(|e| e.workload.as_str()).collect();
+    assert_eq!(workloads.len(), 2000, "each its own workload");
+    assert!(read.iter().all(|e| e.pod.is_some()), "every pod kept");
+    let cluster = state.lock().expect("state");
+    assert_eq!(cluster.count("POST", "/configmaps"), 1, "created once");
+    assert_eq!(cluster.count("PUT", "/configmaps/"), 1, "replaced once");
+}
+
+/// The fake answers for the history ConfigMap as kube-apiserver does: 1 MiB of values at most
+/// (422 naming the limit), a body over 3 MiB refused before it is read (413), a stale
+/// resourceVersion 409, and a ConfigMap a run may not create beyond what the chart grants 403.
+#[tokio::test(start_paused = true)]
+async fn the_fake_limits_a_config_map_as_the_api_server_does() {
+    use ::kube::api::{Api, PostParams};
+    let (client, state) = fake_apiserver::in_process(cluster(None));
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
+    let with_data = |bytes: usize| -> ConfigMap {
+        serde_json::from_value(json!({
+            "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE},
+            "data": {"a.B": "x".repeat(bytes)}
+        }))
+        .expect("a ConfigMap")
+    };
+    let status = |error: ::kube::Error| match error {
+        ::kube::Error::Api(status) => (status.code, status.message),
+        other => panic!("{other}"),
+    };
+    let (code, message) = status(
+        api.create(&PostParams::default(), &with_data(1024 * 1024 + 1))
+            .await
+            .expect_err("too long"),
+    );
+    assert_eq!(code, 422);
+    assert!(
+        message.contains("Too long: may not be more than 1048576 bytes"),
+        "{message}"
+    );
+    let (code, message) = status(
+        api.create(&PostParams::default(), &with_data(3 * 1024 * 1024))
+            .await
+            .expect_err("too large"),
+    );
+    assert_eq!(code, 413);
+    assert_eq!(message, "Request entity too large: limit is 3145728");
+    let created = api
+        .create(&PostParams::default(), &with_data(1024 * 1024))
+        .await
+        .expect("exactly 1 MiB is allowed");
+    let mut stale = created.clone();
+    api.replace(CONFIG_MAP, &PostParams::default(), &with_data(10))
+        .await
+        .expect("an unconditional update");
+    stale.data = Some([("a.B".to_string(), "y".to_string())].into());
+    let (code, _) = status(
+        api.replace(CONFIG_MAP, &PostParams::default(), &stale)
+            .await
+            .expect_err("stale"),
+    );
+    assert_eq!(code, 409);
+    // The chart grants get and update on the history's ConfigMap only.
+    let mut other = with_data(1);
+    other.metadata.name = Some("someone-elses".to_string());
+    api.create(&PostParams::default(), &other)
+        .await
+        .expect("create cannot be limited by name");
+    let (code, _) = status(
+        api.get("someone-elses")
+            .await
+            .expect_err("not ours to read"),
+    );
+    assert_eq!(code, 403);
+    assert_eq!(state.lock().expect("state").config_maps.len(), 2);
 }

@@ -72,7 +72,8 @@ pub enum Format {
 /// What was generated, for the line a tool logs about it.
 pub struct Summary {
     shape: Shape,
-    workloads: usize,
+    /// Each workload as the report names it (`namespace/Kind/name`), in the order made.
+    pub workloads: Vec<String>,
 }
 
 impl fmt::Display for Summary {
@@ -80,7 +81,10 @@ impl fmt::Display for Summary {
         write!(
             f,
             "{} nodes, {} pods, {} workloads, {} hosts",
-            self.shape.nodes, self.shape.pods, self.workloads, self.shape.hosts
+            self.shape.nodes,
+            self.shape.pods,
+            self.workloads.len(),
+            self.shape.hosts
         )
     }
 }
@@ -185,10 +189,15 @@ fn node(n: usize, labelled_host: usize) -> Value {
 }
 
 /// Workloads until the pod count is reached, each one's pods, controllers and budget written as
-/// they are made. Returns how many workloads there are.
-fn workloads<W: io::Write>(shape: &Shape, rng: &mut Rng, list: &mut List<W>) -> io::Result<usize> {
+/// they are made. Returns the workloads, as the report names them.
+fn workloads<W: io::Write>(
+    shape: &Shape,
+    rng: &mut Rng,
+    list: &mut List<W>,
+) -> io::Result<Vec<String>> {
     let mut made = 0;
     let mut index = 0;
+    let mut names = Vec::new();
     while made < shape.pods {
         let workload = Workload::draw(index, shape.pods - made, shape, rng);
         for r in 0..workload.replicas {
@@ -205,8 +214,14 @@ fn workloads<W: io::Write>(shape: &Shape, rng: &mut Rng, list: &mut List<W>) -> 
         }
         made += workload.replicas;
         index += 1;
+        let kind = if workload.statefulset {
+            "StatefulSet"
+        } else {
+            "Deployment"
+        };
+        names.push(format!("{}/{kind}/{}", workload.namespace, workload.app));
     }
-    Ok(index)
+    Ok(names)
 }
 
 /// A Deployment or StatefulSet: what its pods, controllers and budget are made of.

@@ -55,7 +55,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         // to where the chart runs.
         let history = read
             .history
-            .unwrap_or(Ok(None))
+            .unwrap_or(Ok(Vec::new()))
             .map_err(|error| Error::Kubernetes(Box::new(error)))?;
         let metrics = match read.metrics {
             Ok(metrics) => metrics,
@@ -76,7 +76,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
         ))
     })?;
     let (info, objects, metrics, history, (hosts, inventory), target) = recorded;
-    let leases: Vec<Pruned> = history.into_iter().collect();
+    let leases: Vec<Pruned> = history;
     let documents = documents(&info, &objects, &leases, metrics.as_ref(), hosts);
     write(&args.output_file, &documents).map_err(|source| Error::WriteSnapshot {
         path: args.output_file.clone(),

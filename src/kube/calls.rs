@@ -146,7 +146,7 @@ mod tests {
     use crate::kube::LEASE_NAME;
 
     #[test]
-    fn the_call_list_is_well_formed_and_restricts_only_the_run_lock_by_name() {
+    fn the_call_list_is_well_formed_and_restricts_only_the_run_lock_and_its_history_by_name() {
         let calls = parse(super::super::API_CALLS).expect("the call list reads");
         assert!(!calls.is_empty());
         for call in &calls {
@@ -158,7 +158,11 @@ mod tests {
                 "{call:?}"
             );
             if let Grant::RoleNamed(name) = &call.grant {
-                assert_eq!(name, LEASE_NAME, "{call:?}");
+                let expected = match call.resource.as_str() {
+                    "configmaps" => crate::snapshot::history::config_map_name(LEASE_NAME),
+                    _ => LEASE_NAME.to_string(),
+                };
+                assert_eq!(*name, expected, "{call:?}");
             }
         }
         let unique: std::collections::BTreeSet<_> = calls

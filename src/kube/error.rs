@@ -109,6 +109,25 @@ pub enum Error {
         #[source]
         source: RequestError,
     },
+    #[error("failed to read the eviction history's ConfigMap {namespace}/{name}")]
+    ReadHistory {
+        namespace: String,
+        name: String,
+        #[source]
+        source: RequestError,
+    },
+    #[error("failed to write the eviction history's ConfigMap {namespace}/{name}")]
+    WriteHistory {
+        namespace: String,
+        name: String,
+        #[source]
+        source: RequestError,
+    },
+    #[error(
+        "the eviction history's ConfigMap {namespace}/{name} was written by someone else since \
+         this run read it; not writing over it"
+    )]
+    HistoryChanged { namespace: String, name: String },
     #[error(
         "another run holds lease {namespace}/{name} (holder {holder}, until {until}); \
          not acting at the same time"
@@ -384,7 +403,10 @@ impl Error {
             | E::RemoveLabel { source, .. }
             | E::Event { source, .. }
             | E::ReadLease { source, .. }
-            | E::WriteLease { source, .. } => Cause::of_kube_client(source.error()),
+            | E::WriteLease { source, .. }
+            | E::ReadHistory { source, .. }
+            | E::WriteHistory { source, .. } => Cause::of_kube_client(source.error()),
+            E::HistoryChanged { .. } => Cause::Conflict,
             // Every continue token expired (HTTP 410 each time).
             E::ListExpired { .. } => Cause::NotFound,
             E::Convert { .. } => Cause::Unreadable,

@@ -16,13 +16,15 @@
 //! because its compare-and-swap proves nobody wrote the lease in between. Release clears the
 //! holder.
 //!
-//! The lease also keeps the eviction history (`snapshot::history`) in an annotation. The lock
-//! reads it as acquired ([`Lock::history`]) and writes it only while held
-//! ([`Lock::write_history`]), with the same compare-and-swap as a renewal, which it also is.
-//! Renewals and history writes take turns, so each carries the `resourceVersion` the one
-//! before it got back: two writes of ours in flight at once would fail one of them with 409,
-//! which reads as a takeover. A run that does not take the lock (a dry run) reads the history
-//! with [`Client::read_history`]; `snapshot` records it with [`Client::recorded_history`].
+//! The lock also keeps the eviction history (`snapshot::history`; its objects in
+//! [`super::history`]): it reads it as acquired ([`Lock::history`]) and writes it only while
+//! held ([`Lock::write_history`]): the ConfigMap with the `resourceVersion` it read, then, once,
+//! the Lease without the earlier form's annotation, with the same compare-and-swap as a renewal,
+//! which it also is. Renewals and history writes take turns, so each carries the
+//! `resourceVersion` the one before it got back: two writes of ours in flight at once would
+//! fail one of them with 409, which reads as a takeover. A run that does not take the lock (a
+//! dry run) reads the history with [`Client::read_history`]; `snapshot` records it with
+//! [`Client::recorded_history`].
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,13 +33,13 @@ use tokio::time::Instant;
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 
+use super::history as objects;
 use super::{Call, Client, Error, api_status, describe, micro_time, retry};
-use crate::cause::{Cause, Failure};
-use crate::snapshot::history::{self, History, Unreadable};
-use crate::snapshot::prune::{self, Pruned};
+use crate::snapshot::history::{self, Compact, History};
 
 /// Name of the lease.
 pub const LEASE_NAME: &str = "vsphere-descheduler";
@@ -64,8 +66,12 @@ pub struct Lock {
     claim: Arc<Mutex<Claim>>,
     /// Held across each write of the lease (renewal or history), so that they take turns.
     writing: Arc<tokio::sync::Mutex<()>>,
-    /// The eviction history as the lease held it when the lock was taken.
+    /// The eviction history as it was when the lock was taken.
     history: History,
+    config_maps: Api<ConfigMap>,
+    /// The history ConfigMap as last read or written (`None`: there is none yet), and whether
+    /// the Lease still holds the earlier form's annotation.
+    stored: Mutex<(Option<ConfigMap>, bool)>,
     renewer: tokio::task::JoinHandle<()>,
 }
 
@@ -259,7 +265,27 @@ impl Client {
             holder = %settings.holder,
             "took the run lock"
         );
-        let history = history_of(Some(&lease), &settings.namespace, &settings.name);
+        let legacy = objects::legacy(&lease).is_some();
+        let (history, config_map) = match self
+            .history_config_map(&settings.namespace, &settings.name)
+            .await
+        {
+            Ok(config_map) => (
+                objects::history_of(
+                    Some(&lease),
+                    config_map.as_ref(),
+                    &settings.namespace,
+                    &settings.name,
+                ),
+                config_map,
+            ),
+            // Unreadable: pacing fails closed, and nothing writes the history.
+            Err(error) => {
+                let name = history::config_map_name(&settings.name);
+                let object = history::config_map_object(&settings.namespace, &name);
+                (objects::not_read(object, &error), None)
+            }
+        };
         let claim = Arc::new(Mutex::new(Claim::new(lease, sent_at, settings.duration)));
         let writing = Arc::new(tokio::sync::Mutex::new(()));
         let renewer = tokio::spawn(renew(
@@ -269,73 +295,16 @@ impl Client {
             writing.clone(),
         ));
         Ok(Lock {
+            config_maps: Api::namespaced(self.client.clone(), &settings.namespace),
             settings,
             api,
             claim,
             writing,
             history,
+            stored: Mutex::new((config_map, legacy)),
             renewer,
         })
     }
-
-    /// The eviction history in the lease `namespace/name`, read without taking the lock (a dry
-    /// run writes nothing): none recorded when the lease does not exist; unreadable, so that
-    /// pacing fails closed, when it cannot be read or its annotation is not a history.
-    pub async fn read_history(&self, namespace: &str, name: &str) -> History {
-        let api: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
-        match retry::idempotent("read lease", || api.get_opt(name)).await {
-            Ok(lease) => history_of(lease.as_ref(), namespace, name),
-            Err(error) => {
-                let error = Call::object("GET", api.resource_url(), name).failed(error);
-                History::Unreadable(Unreadable {
-                    object: history::lease_object(namespace, name),
-                    cause: history::HistoryDefect::NotRead(Failure::new(
-                        Cause::of_kube_client(error.error()),
-                        format!("the Lease could not be read ({error})"),
-                    )),
-                })
-            }
-        }
-    }
-
-    /// The lease `namespace/name` as a snapshot records it: its name, namespace and eviction
-    /// history only, the annotation as it is (an unreadable one too, so that a plan of the file
-    /// fails closed as the run does). `None` when the lease does not exist or holds no history.
-    pub async fn recorded_history(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Pruned>, Error> {
-        let api: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
-        let lease = retry::idempotent("read lease", || api.get_opt(name))
-            .await
-            .map_err(|error| Error::ReadLease {
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                source: Call::object("GET", api.resource_url(), name).failed(error),
-            })?;
-        Ok(lease
-            .filter(|lease| annotation(lease).is_some())
-            .map(prune::lease))
-    }
-}
-
-/// The history annotation of `lease`, when it has one.
-fn annotation(lease: &Lease) -> Option<&str> {
-    lease
-        .metadata
-        .annotations
-        .as_ref()?
-        .get(history::ANNOTATION)
-        .map(String::as_str)
-}
-
-/// The history `lease` holds (`None`: the lease does not exist), naming it as `namespace/name`.
-fn history_of(lease: Option<&Lease>, namespace: &str, name: &str) -> History {
-    history::read(
-        lease.and_then(annotation),
-        history::lease_object(namespace, name),
-    )
 }
 
 /// Renews the lease every third of its duration (sooner after a failure) until aborted or taken
@@ -404,31 +373,82 @@ fn lock_claim(claim: &Mutex<Claim>) -> std::sync::MutexGuard<'_, Claim> {
     claim.lock().expect("the claim is never poisoned")
 }
 
+fn lock_stored(
+    stored: &Mutex<(Option<ConfigMap>, bool)>,
+) -> std::sync::MutexGuard<'_, (Option<ConfigMap>, bool)> {
+    stored
+        .lock()
+        .expect("the history's state is never poisoned")
+}
+
 impl Lock {
     /// `Ok` while the lock may be acted under: not taken over, and not expired by the clock.
     pub fn check(&self) -> Result<(), Error> {
         lock_claim(&self.claim).check(Instant::now(), &self.settings)
     }
 
-    /// The eviction history as the lease held it when the lock was taken (the run's own
-    /// writes do not change it: they are made from it).
+    /// The eviction history as it was when the lock was taken (the run's own writes do not
+    /// change it: they are made from it).
     pub fn history(&self) -> &History {
         &self.history
     }
 
-    /// Writes `value` as the lease's eviction history annotation, while the claim holds: a
-    /// compare-and-swap that also renews the claim. A 409 means another run wrote the lease: the
-    /// claim is lost, as when a renewal meets one.
-    pub async fn write_history(&self, value: String) -> Result<(), Error> {
+    /// Writes the eviction history `compact`, while the claim holds: the ConfigMap, with the
+    /// `resourceVersion` read (409: someone else wrote it, [`Error::HistoryChanged`]); then,
+    /// while the Lease still holds the earlier form's annotation (read into this history), the
+    /// Lease without it, a compare-and-swap that also renews the claim. A 409 there means
+    /// another run wrote the lease: the claim is lost, as when a renewal meets one.
+    pub async fn write_history(&self, compact: Compact) -> Result<(), Error> {
         let _writing = self.writing.lock().await;
         self.check()?;
+        let (previous, legacy) = lock_stored(&self.stored).clone();
+        let namespace = &self.settings.namespace;
+        let desired =
+            objects::config_map(namespace, &self.settings.name, compact, previous.as_ref());
+        let name = history::config_map_name(&self.settings.name);
+        let params = PostParams::default();
+        let (written, call) = match previous {
+            None => (
+                self.config_maps.create(&params, &desired).await,
+                Call::new("POST", self.config_maps.resource_url()),
+            ),
+            Some(_) => (
+                self.config_maps.replace(&name, &params, &desired).await,
+                Call::object("PUT", self.config_maps.resource_url(), &name),
+            ),
+        };
+        match written {
+            Ok(written) => lock_stored(&self.stored).0 = Some(written),
+            Err(error) if api_status(&error).is_some_and(|s| s.code == 409) => {
+                return Err(Error::HistoryChanged {
+                    namespace: namespace.clone(),
+                    name,
+                });
+            }
+            Err(error) => {
+                return Err(Error::WriteHistory {
+                    namespace: namespace.clone(),
+                    name,
+                    source: call.failed(error),
+                });
+            }
+        }
+        if legacy {
+            self.remove_legacy().await?;
+        }
+        Ok(())
+    }
+
+    /// Writes the Lease without the earlier form's annotation, now that the ConfigMap holds
+    /// its entries. Failing to is not the write's failure: the next write tries again, and an
+    /// eviction counted twice meanwhile only delays its workload's next one. Losing the claim
+    /// is.
+    async fn remove_legacy(&self) -> Result<(), Error> {
         let current = lock_claim(&self.claim).lease.clone();
         let mut lease = held_lease(Some(&current), &self.settings, Utc::now());
-        lease
-            .metadata
-            .annotations
-            .get_or_insert_with(Default::default)
-            .insert(history::ANNOTATION.to_string(), value);
+        if let Some(annotations) = &mut lease.metadata.annotations {
+            annotations.remove(history::ANNOTATION);
+        }
         let sent_at = Instant::now();
         let outcome = self
             .api
@@ -438,6 +458,7 @@ impl Lock {
         match outcome {
             Ok(written) => {
                 *claim = Claim::new(written, sent_at, self.settings.duration);
+                lock_stored(&self.stored).1 = false;
                 Ok(())
             }
             Err(error) if api_status(&error).is_some_and(|s| s.code == 409) => {
@@ -451,12 +472,14 @@ impl Lock {
                     name: self.settings.name.clone(),
                 })
             }
-            Err(error) => Err(Error::WriteLease {
-                namespace: self.settings.namespace.clone(),
-                name: self.settings.name.clone(),
-                source: Call::object("PUT", self.api.resource_url(), &self.settings.name)
-                    .failed(error),
-            }),
+            Err(error) => {
+                tracing::warn!(
+                    error = %describe(&error),
+                    "the eviction history's earlier form stays on the run lock until the next \
+                     write: its evictions are counted twice meanwhile"
+                );
+                Ok(())
+            }
         }
     }
 

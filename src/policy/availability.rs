@@ -9,7 +9,7 @@ use super::{Allowance, Availability, Pacing};
 use crate::duration::go_duration;
 
 const FIELDS: [&str; 2] = ["maxUnavailablePerWorkload", "pacing"];
-const PACING_FIELDS: [&str; 2] = ["maxEvictionsPerWorkload", "window"];
+const PACING_FIELDS: [&str; 3] = ["maxEvictionsPerWorkload", "window", "maxEvictionsPerWindow"];
 
 /// The longest pacing window: the history keeps no older evictions.
 const MAX_WINDOW: Duration = Duration::from_secs(24 * 60 * 60);
@@ -73,7 +73,25 @@ fn pacing(d: &mut Decoder, node: &YamlNode, path: &str) -> Pacing {
     if let Some(window) = window(d, &fields) {
         pacing.window = window;
     }
+    pacing.max_evictions_per_window = per_window(d, &fields);
     pacing
+}
+
+/// `maxEvictionsPerWindow`: absent is no cluster-wide limit; 0 is refused rather than read as
+/// "none allowed", which `maxEvictionsPerWorkload: 0` would be mistaken for (it turns pacing off).
+fn per_window(d: &mut Decoder, fields: &Fields<'_>) -> Option<std::num::NonZeroU32> {
+    let node = fields.get("maxEvictionsPerWindow")?;
+    let path = fields.path("maxEvictionsPerWindow");
+    let max: u32 = d.integer(node, &path)?;
+    let max = std::num::NonZeroU32::new(max);
+    if max.is_none() {
+        d.problem_at(
+            node,
+            &path,
+            "must be at least 1; leave it out for no cluster-wide limit".to_string(),
+        );
+    }
+    max
 }
 
 fn window(d: &mut Decoder, fields: &Fields<'_>) -> Option<Duration> {
@@ -118,6 +136,7 @@ mod tests {
             pacing: Pacing {
                 max_evictions_per_workload: 1,
                 window: Duration::from_secs(600),
+                max_evictions_per_window: None,
             },
         };
         assert_eq!(load(HEADER).policy.vsphere.availability, defaults);
@@ -168,6 +187,7 @@ mod tests {
             Pacing {
                 max_evictions_per_workload: 2,
                 window: Duration::from_secs(3600),
+                max_evictions_per_window: None,
             }
         );
         let off = availability("    pacing: {maxEvictionsPerWorkload: 0}\n").pacing;
@@ -191,5 +211,30 @@ mod tests {
             "{}",
             problem(&text)
         );
+    }
+
+    #[test]
+    fn a_cluster_wide_rate_is_read_when_set_and_at_least_one() {
+        let pacing = availability("    pacing:\n      maxEvictionsPerWindow: 500\n").pacing;
+        assert_eq!(
+            pacing.max_evictions_per_window,
+            std::num::NonZeroU32::new(500)
+        );
+        for (value, wanted) in [
+            (
+                "0",
+                "policy.yaml:7:30: vsphere.availability.pacing.maxEvictionsPerWindow: must be at \
+                 least 1; leave it out for no cluster-wide limit",
+            ),
+            (
+                "-5",
+                "policy.yaml:7:30: vsphere.availability.pacing.maxEvictionsPerWindow: ",
+            ),
+        ] {
+            let text = format!(
+                "{HEADER}  availability:\n    pacing:\n      maxEvictionsPerWindow: {value}\n"
+            );
+            assert!(problem(&text).starts_with(wanted), "{}", problem(&text));
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! What a live run writes into the eviction history (`snapshot::history`), as values the
-//! executor sends through the run lock: before the evictions, the history the lease held plus
+//! executor sends through the run lock: before the evictions, the history the lock read plus
 //! one entry per paced eviction; after them, the same without the entries of evictions that
 //! certainly did not happen. Entries of evictions that may have happened (an answer not
 //! awaited) stay: counting one too many only delays the workload's next eviction.
@@ -8,12 +8,12 @@ use chrono::{DateTime, Utc};
 
 use crate::outcome::EvictionOutcome;
 use crate::plan::Plan;
-use crate::snapshot::history::{self, PastEviction};
+use crate::snapshot::history::{self, Compact, PastEviction};
 
 /// A run's record of its paced evictions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PacingRecord {
-    /// What the lease held.
+    /// What the history held when the lock was taken.
     earlier: Vec<PastEviction>,
     /// Each paced eviction of the plan: its index and its entry.
     sent: Vec<(usize, PastEviction)>,
@@ -33,12 +33,7 @@ impl PacingRecord {
                 let workload = eviction.paced_as.clone()?;
                 Some((
                     index,
-                    PastEviction {
-                        at,
-                        workload,
-                        pod: eviction.pod.clone(),
-                        plugin: eviction.strategy.as_str().to_string(),
-                    },
+                    PastEviction::new(at, &workload, &eviction.pod, eviction.strategy.as_str()),
                 ))
             })
             .collect();
@@ -54,15 +49,15 @@ impl PacingRecord {
         self.sent.len()
     }
 
-    /// The annotation's value to write before the evictions are sent.
-    pub fn before(&self) -> String {
+    /// The history to write before the evictions are sent.
+    pub fn before(&self) -> Compact {
         self.render(|_| true)
     }
 
-    /// The annotation's value once `outcomes` (one per eviction of the plan) are known: without
+    /// The history once `outcomes` (one per eviction of the plan) are known: without
     /// the entries of evictions that certainly did not happen. `None` when every recorded
     /// eviction may have happened, so [`PacingRecord::before`] stands.
-    pub fn after(&self, outcomes: &[EvictionOutcome]) -> Option<String> {
+    pub fn after(&self, outcomes: &[EvictionOutcome]) -> Option<Compact> {
         let happened = |index: usize| outcomes.get(index).is_some_and(|o| o.may_have_evicted());
         if self.sent.iter().all(|(index, _)| happened(*index)) {
             return None;
@@ -71,7 +66,7 @@ impl PacingRecord {
     }
 
     /// The earlier entries and those of the evictions `kept` keeps.
-    fn render(&self, kept: impl Fn(usize) -> bool) -> String {
+    fn render(&self, kept: impl Fn(usize) -> bool) -> Compact {
         let entries: Vec<PastEviction> = self
             .earlier
             .iter()
@@ -83,7 +78,7 @@ impl PacingRecord {
                     .map(|(_, entry)| entry.clone()),
             )
             .collect();
-        history::render(&entries, self.at)
+        history::encode(&entries, self.at)
     }
 }
 
@@ -109,12 +104,7 @@ mod tests {
     }
 
     fn entry(minutes: i64, workload: &str, pod: &str) -> PastEviction {
-        PastEviction {
-            at: at(minutes),
-            workload: workload.to_string(),
-            pod: pod.to_string(),
-            plugin: "RemoveDuplicates".to_string(),
-        }
+        PastEviction::new(at(minutes), workload, pod, "RemoveDuplicates")
     }
 
     fn plan() -> Plan {
@@ -143,11 +133,11 @@ mod tests {
         let recording = PacingRecord::of(&plan(), &earlier, at(0)).expect("paced evictions");
         assert_eq!(recording.len(), 2);
         assert_eq!(
-            history::parse(&recording.before()),
+            history::decode(&recording.before()),
             Ok(vec![
                 entry(-5, "shop/Deployment/cart", "cart-1"),
-                entry(0, "shop/Deployment/web", "web-1"),
                 entry(0, "shop/Deployment/api", "api-1"),
+                entry(0, "shop/Deployment/web", "web-1"),
             ])
         );
     }
@@ -168,7 +158,7 @@ mod tests {
         ];
         let after = recording.after(&refused).expect("one to take out");
         assert_eq!(
-            history::parse(&after),
+            history::decode(&after),
             Ok(vec![entry(0, "shop/Deployment/web", "web-1")])
         );
         let none_sent = [
@@ -177,6 +167,6 @@ mod tests {
             EvictionOutcome::Gone(Failure::new(Cause::NotFound, "not found")),
         ];
         let after = recording.after(&none_sent).expect("both to take out");
-        assert_eq!(history::parse(&after), Ok(Vec::new()));
+        assert_eq!(history::decode(&after), Ok(Vec::new()));
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use super::decode::history::{self, History};
+use super::decode::history::{self, History, RecordedHistory};
 use super::model::{Metrics, Snapshot};
 use super::read::{self, FileSizeLimit, Objects, Position, SnapshotError, locate, read_str};
 use crate::hash::{HashMap, HashSet};
@@ -153,13 +153,10 @@ pub(super) fn located(error: SnapshotError, limit: FileSizeLimit) -> SnapshotErr
             first,
             second,
         } => SnapshotError::DuplicateHistory {
-            at: find(
-                &path,
-                locate::Sought::Object {
-                    kind: "Lease",
-                    name: &second,
-                },
-            ),
+            at: {
+                let (kind, name) = second.split_once(' ').unwrap_or(("Lease", &second));
+                find(&path, locate::Sought::Object { kind, name })
+            },
             path,
             first,
             second,
@@ -208,8 +205,9 @@ pub fn assemble(
     let mut priority_classes = BTreeMap::new();
     let mut inventory: Option<Inventory> = None;
     let mut metrics: Option<Metrics> = None;
-    // The Lease it came from, and the history.
-    let mut history: Option<(String, History)> = None;
+    // The objects the history came from (a Lease of the earlier form, the ConfigMap), with the
+    // file each is in.
+    let mut histories: Vec<(RecordedHistory, PathBuf)> = Vec::new();
     let mut ignored = Vec::new();
     let mut vm_operator = VmOperator::default();
     // The first file that holds a VSphereInventory.
@@ -241,22 +239,18 @@ pub fn assemble(
             merge_metrics(metrics.get_or_insert_with(Metrics::default), part);
         }
         for recorded in objects.histories {
-            if let Some((first, _)) = history {
+            if let Some((first, _)) = histories
+                .iter()
+                .find(|(first, _)| clashes(first, &recorded))
+            {
                 return Err(SnapshotError::DuplicateHistory {
                     path,
                     at: None,
-                    first,
-                    second: recorded.lease,
+                    first: first.object(),
+                    second: recorded.object(),
                 });
             }
-            // Unreadable is not a load failure: planning goes on, pacing fails closed.
-            let object = format!(
-                "{} in {}",
-                history::lease_object_named(&recorded.lease),
-                path.display()
-            );
-            let read = history::read(Some(&recorded.value), object);
-            history = Some((recorded.lease, read));
+            histories.push((recorded, path.clone()));
         }
         ignored.extend(objects.ignored);
         files.push(path);
@@ -314,13 +308,27 @@ pub fn assemble(
             priority_classes,
             inventory,
             metrics,
-            // A run fills it in from the run lock's Lease; files may record that Lease.
-            history: history.map(|(_, history)| history).unwrap_or_default(),
+            // A run fills it in from the run lock's Lease and the history ConfigMap; files may
+            // record them. Unreadable is not a load failure: planning goes on, pacing fails
+            // closed.
+            history: history::read(histories.iter().map(|(recorded, path)| {
+                (
+                    format!("{} in {}", recorded.object(), path.display()),
+                    &recorded.stored,
+                )
+            })),
         },
         recorded_at,
         ignored,
         supervisor,
     })
+}
+
+/// Whether two recorded histories cannot both be the run's: two of one form, or the earlier
+/// form's Lease and the ConfigMap in different namespaces.
+fn clashes(first: &RecordedHistory, second: &RecordedHistory) -> bool {
+    std::mem::discriminant(&first.stored) == std::mem::discriminant(&second.stored)
+        || first.namespace != second.namespace
 }
 
 /// VM Operator's objects of all files, each read once.
@@ -634,21 +642,25 @@ mod tests {
     }
 
     fn history_entry() -> PastEviction {
-        PastEviction {
-            at: DateTime::parse_from_rfc3339("2026-11-28T12:00:00Z")
+        PastEviction::new(
+            DateTime::parse_from_rfc3339("2026-11-28T12:00:00Z")
                 .expect("a time")
                 .to_utc(),
-            workload: "shop/Deployment/web".to_string(),
-            pod: "web-5d8f7c9b6-aaaaa".to_string(),
-            plugin: "RemoveDuplicates".to_string(),
-        }
+            "shop/Deployment/web",
+            "web-5d8f7c9b6-aaaaa",
+            "RemoveDuplicates",
+        )
     }
+
+    /// [`history_entry`] in the earlier form's JSON.
+    const HISTORY_JSON: &str = "[{\"at\":\"2026-11-28T12:00:00Z\",\"workload\":\"shop/Deployment/web\",\
+                                \"pod\":\"web-5d8f7c9b6-aaaaa\",\"plugin\":\"RemoveDuplicates\"}]";
 
     #[test]
     fn a_lease_history_is_read_by_every_reader_path() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let value = serde_json::to_string(&[history_entry()]).expect("JSON");
-        let yaml = format!("{NODE}---\n{}", lease_yaml("kube-system", &value));
+        let value = HISTORY_JSON;
+        let yaml = format!("{NODE}---\n{}", lease_yaml("kube-system", value));
         let documents: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(&yaml).expect("valid YAML");
         let json: String = documents

@@ -27,6 +27,9 @@
 //! * `events.k8s.io/v1` Event creation with the server's validation;
 //! * Leases: create, get, PUT with `resourceVersion` preconditions (409) replacing labels,
 //!   annotations and spec (annotation keys and their 256 KiB total validated), delete;
+//! * ConfigMaps (the eviction history's): create, get, PUT (a stale `resourceVersion` is 409,
+//!   none is unconditional, a missing one 404), keys and the 1 MiB total of values validated
+//!   (422), a body over 3 MiB refused (413);
 //! * authorization as RBAC does it for one identity ([`Rbac`]: by default the chart's
 //!   ServiceAccount with exactly the chart's rendered RBAC; a test asks for a cluster-admin, or
 //!   the chart's rules less one, and says why): every API request is authorized before it is
@@ -61,6 +64,8 @@ mod admission;
 mod apply;
 #[path = "fake_apiserver/authorization.rs"]
 mod authorization;
+#[path = "fake_apiserver/config_maps.rs"]
+mod config_maps;
 #[path = "fake_apiserver/discovery.rs"]
 mod discovery;
 #[path = "fake_apiserver/eviction.rs"]
@@ -117,6 +122,8 @@ pub struct FakeCluster {
     pub namespaces: BTreeMap<String, Arc<Namespace>>,
     pub priority_classes: BTreeMap<String, Arc<k8s_openapi::api::scheduling::v1::PriorityClass>>,
     pub leases: BTreeMap<(String, String), Arc<Lease>>,
+    /// By `(namespace, name)`: the eviction history's.
+    pub config_maps: BTreeMap<(String, String), Arc<k8s_openapi::api::core::v1::ConfigMap>>,
     pub events: BTreeMap<(String, String), Arc<Event>>,
     /// metrics-server's NodeMetrics by node name, as loaded.
     pub node_metrics: BTreeMap<String, Value>,
@@ -461,7 +468,14 @@ impl FakeCluster {
 }
 
 fn router(state: Arc<Mutex<FakeCluster>>) -> axum::Router {
-    axum::Router::new().fallback(handle).with_state(state)
+    // Bodies beyond the API server's own limit (3 MiB) reach the handlers, which refuse them
+    // as it does (axum's default would answer 2 MB and more with its own words).
+    axum::Router::new()
+        .fallback(handle)
+        .layer(axum::extract::DefaultBodyLimit::max(
+            4 * config_maps::MAX_BODY_BYTES,
+        ))
+        .with_state(state)
 }
 
 /// The fake inside the caller's runtime: a kube client whose requests go straight to the router
@@ -867,6 +881,9 @@ fn route(cluster: &mut FakeCluster, request: &Request) -> Response {
                 rest @ ..,
             ],
         ) => leases_events::lease(cluster, request, method, ns, rest.first().copied()),
+        (method, ["api", "v1", "namespaces", ns, "configmaps", rest @ ..]) => {
+            config_maps::config_map(cluster, request, method, ns, rest.first().copied())
+        }
         _ => status(
             404,
             "NotFound",

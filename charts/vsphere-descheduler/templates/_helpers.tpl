@@ -67,6 +67,11 @@ The binary's lock name; not configurable, since the lease Role names it.
 vsphere-descheduler
 {{- end }}
 
+{{/* The eviction history's ConfigMap: the lock's name and "-history" (src/snapshot/model/history.rs). */}}
+{{- define "vsphere-descheduler.historyName" -}}
+{{ include "vsphere-descheduler.leaseName" . }}-history
+{{- end }}
+
 {{/* Where the pod finds its files. */}}
 {{- define "vsphere-descheduler.policyDir" -}}/etc/vsphere-descheduler/policy{{- end }}
 {{- define "vsphere-descheduler.credentialsDir" -}}/etc/vsphere-descheduler/credentials{{- end }}

@@ -13,6 +13,13 @@
 //! its ReplicaSet), so a rollout does not reset its count. A history that cannot be read paces
 //! every workload to nothing (fails closed).
 //!
+//! That rule is the only limit pacing imposes, unless the policy sets a cluster-wide one,
+//! `pacing.maxEvictionsPerWindow`: at most that many paced evictions within `window`, of all
+//! workloads together, the history's and this plan's (`cluster-rate`). The history's storage
+//! holds the window's times of tens of thousands of evictions; an eviction whose time it could
+//! not hold beside the window's others is refused (`history-full`), the only case where its
+//! size decides.
+//!
 //! Finished pods (RemoveFailedPods, PodLifeTime on completed pods) pass both: their controller
 //! replaced them already, and evicting them takes nothing away.
 
@@ -22,9 +29,8 @@ use crate::plan::model::workload::{Controller, controller, workload};
 use crate::plan::view::View;
 use crate::plan::view::index::PodIx;
 use crate::policy::{Allowance, Availability as Settings, Pacing};
+use crate::snapshot::history::TimesSize;
 use crate::snapshot::{History, PastEviction, Phase, Pod, history};
-
-use chrono::{DateTime, Utc};
 
 /// Why a pod counts as unavailable to its workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,10 +81,16 @@ pub enum GuardRefusal {
     },
     /// The eviction history cannot be read (why, in words).
     HistoryUnreadable(history::Unreadable),
-    /// The eviction history cannot hold another eviction within the window.
+    /// The eviction history cannot hold the time of another eviction beside the window's.
     HistoryFull {
         workload: String,
         window: std::time::Duration,
+    },
+    /// The cluster lost as many pods within the window as `maxEvictionsPerWindow` allows.
+    ClusterRate {
+        count: u32,
+        window: std::time::Duration,
+        max: u32,
     },
     /// The workload lost as many pods within the window as pacing allows.
     Paced {
@@ -116,11 +128,20 @@ impl std::fmt::Display for GuardRefusal {
             GuardRefusal::HistoryUnreadable(why) => why.fmt(f),
             GuardRefusal::HistoryFull { workload, window } => write!(
                 f,
-                "the eviction history cannot hold another eviction within {} (at most {} \
-                 bytes): {workload} waits for the next run",
+                "the eviction history cannot hold the time of another eviction beside those \
+                 within {} (its ConfigMap holds {} bytes): {workload} waits for the next run",
                 duration::show(*window),
                 history::MAX_BYTES
             ),
+            GuardRefusal::ClusterRate { count, window, max } => {
+                let window = duration::show(*window);
+                write!(
+                    f,
+                    "the cluster lost {count} pod{} to paced evictions within {window}; \
+                     pacing.maxEvictionsPerWindow allows {max} per {window}",
+                    if *count == 1 { "" } else { "s" }
+                )
+            }
             GuardRefusal::Paced {
                 workload,
                 count,
@@ -131,13 +152,20 @@ impl std::fmt::Display for GuardRefusal {
                 let window = duration::show(*window);
                 let plural = if *count == 1 { "" } else { "s" };
                 write!(f, "{workload} lost {count} pod{plural}")?;
-                match last {
-                    Some(last) => write!(
+                match last.as_deref() {
+                    Some(PastEviction {
+                        at, pod: Some(pod), ..
+                    }) => write!(
                         f,
                         " within {window} (the latest, {}, at {} by {})",
-                        last.pod,
-                        last.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                        last.plugin
+                        pod.name,
+                        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                        pod.plugin
+                    )?,
+                    Some(PastEviction { at, pod: None, .. }) => write!(
+                        f,
+                        " within {window} (the latest at {})",
+                        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                     )?,
                     None => f.write_str(" in this plan")?,
                 }
@@ -175,10 +203,13 @@ enum Paced {
         past: HashMap<String, (u32, PastEviction)>,
         /// This plan's evictions, by workload.
         planned: HashMap<String, u32>,
-        /// Bytes the history's entries within the window take, with this plan's: the history
-        /// keeps at most [`history::MAX_BYTES`], and an entry it could not keep would let the
-        /// next run evict again within the window.
-        bytes: usize,
+        /// Paced evictions within the window, of every workload: the history's and this
+        /// plan's.
+        total: u32,
+        /// What the times of the window's evictions take in the history, with this plan's: an
+        /// eviction whose time it could not keep would let the next run evict again within the
+        /// window.
+        size: TimesSize,
     },
 }
 
@@ -213,7 +244,7 @@ impl Guard {
             return Ok(None);
         }
         self.check_gate(view, pod_ref)?;
-        self.pacing.check(view.snapshot.now, pod_ref)
+        self.pacing.check(pod_ref)
     }
 
     fn check_gate(&self, view: &View, pod: &Pod) -> Result<(), GuardRefusal> {
@@ -249,9 +280,19 @@ impl Guard {
             standing.unavailable += 1;
             standing.first.get_or_insert((pod, Unavailable::Evicted));
         }
-        if let (Paced::On { planned, bytes, .. }, Some(workload)) = (&mut self.pacing, paced_as) {
+        if let (
+            Paced::On {
+                planned,
+                total,
+                size,
+                ..
+            },
+            Some(workload),
+        ) = (&mut self.pacing, paced_as)
+        {
             *planned.entry(workload.to_string()).or_insert(0) += 1;
-            *bytes += planned_len(view.snapshot.now, workload, pod_ref);
+            *total += 1;
+            size.add(workload);
         }
     }
 }
@@ -268,12 +309,12 @@ impl Paced {
         let window = chrono::TimeDelta::from_std(settings.window).unwrap_or(chrono::TimeDelta::MAX);
         let since = view.snapshot.now - window;
         let mut past: HashMap<String, (u32, PastEviction)> = HashMap::default();
-        // "[" and "]", less the comma the first entry goes without (each entry is counted with
-        // one): the history's exact length, so an entry that fits to the byte is kept.
-        let mut bytes = 1;
+        let mut size = TimesSize::default();
+        let mut total = 0;
         // Oldest first, so the entry kept is the latest.
         for entry in entries.iter().filter(|entry| entry.at > since) {
-            bytes += entry_len(entry);
+            size.add(&entry.workload);
+            total += 1;
             let counted = past
                 .entry(entry.workload.clone())
                 .or_insert_with(|| (0, entry.clone()));
@@ -284,62 +325,55 @@ impl Paced {
             settings: settings.clone(),
             past,
             planned: HashMap::default(),
-            bytes,
+            total,
+            size,
         }
     }
 
-    fn check(&self, now: DateTime<Utc>, pod: &Pod) -> Result<Option<String>, GuardRefusal> {
+    fn check(&self, pod: &Pod) -> Result<Option<String>, GuardRefusal> {
         let Some(name) = workload(pod).map(|workload| workload.display()) else {
             return Ok(None);
         };
-        let (settings, past, planned, bytes) = match self {
+        let (settings, past, planned, total, size) = match self {
             Paced::Off => return Ok(None),
             Paced::Blind(why) => return Err(GuardRefusal::HistoryUnreadable(why.clone())),
             Paced::On {
                 settings,
                 past,
                 planned,
-                bytes,
-            } => (settings, past, planned, *bytes),
+                total,
+                size,
+            } => (settings, past, planned, *total, size),
         };
-        if bytes + planned_len(now, &name, pod) > history::MAX_BYTES {
+        let before = past.get(&name);
+        let here = planned.get(&name).copied().unwrap_or(0);
+        let count = before.map_or(0, |(count, _)| *count) + here;
+        if count >= settings.max_evictions_per_workload {
+            return Err(GuardRefusal::Paced {
+                workload: name,
+                count,
+                last: before.map(|(_, last)| Box::new(last.clone())),
+                window: settings.window,
+                max: settings.max_evictions_per_workload,
+            });
+        }
+        if let Some(max) = settings.max_evictions_per_window
+            && total >= max.get()
+        {
+            return Err(GuardRefusal::ClusterRate {
+                count: total,
+                window: settings.window,
+                max: max.get(),
+            });
+        }
+        if size.with(&name) > history::MAX_BYTES {
             return Err(GuardRefusal::HistoryFull {
                 workload: name,
                 window: settings.window,
             });
         }
-        let before = past.get(&name);
-        let here = planned.get(&name).copied().unwrap_or(0);
-        let count = before.map_or(0, |(count, _)| *count) + here;
-        if count < settings.max_evictions_per_workload {
-            return Ok(Some(name));
-        }
-        Err(GuardRefusal::Paced {
-            workload: name,
-            count,
-            last: before.map(|(_, last)| Box::new(last.clone())),
-            window: settings.window,
-            max: settings.max_evictions_per_workload,
-        })
+        Ok(Some(name))
     }
-}
-
-/// The longest plugin name, for the size of an entry before its plugin is known.
-const LONGEST_PLUGIN: &str = "RemovePodsViolatingTopologySpreadConstraint";
-
-/// What one entry takes in the history, with the comma before it.
-fn entry_len(entry: &PastEviction) -> usize {
-    serde_json::to_string(entry).map_or(0, |text| text.len()) + 1
-}
-
-/// What the entry of the pod's eviction would take, at most.
-fn planned_len(now: DateTime<Utc>, workload: &str, pod: &Pod) -> usize {
-    entry_len(&PastEviction {
-        at: now,
-        workload: workload.to_string(),
-        pod: pod.name.clone(),
-        plugin: LONGEST_PLUGIN.to_string(),
-    })
 }
 
 /// The pod's workload as the report names it.
@@ -404,12 +438,12 @@ mod tests {
     }
 
     fn past(minutes_ago: i64, pod: &str) -> PastEviction {
-        PastEviction {
-            at: now() - TimeDelta::minutes(minutes_ago),
-            workload: "shop/Deployment/web".to_string(),
-            pod: pod.to_string(),
-            plugin: "RemovePodsViolatingInterPodAntiAffinity".to_string(),
-        }
+        PastEviction::new(
+            now() - TimeDelta::minutes(minutes_ago),
+            "shop/Deployment/web",
+            pod,
+            "RemovePodsViolatingInterPodAntiAffinity",
+        )
     }
 
     #[test]
@@ -593,69 +627,66 @@ mod tests {
         ));
     }
 
-    /// The bytes of one history entry as the annotation holds it (docs/commands.md: a JSON list
-    /// of `{at, workload, pod, plugin}`), counted by hand: `{"at":"` (7), the time (20:
-    /// `2026-11-21T11:55:00Z`), `","workload":"` (14), `","pod":"` (9), `","plugin":"` (12)
-    /// and `"}` (2) are 64 bytes around the three names.
-    fn entry_bytes(workload: &str, pod: &str, plugin: &str) -> usize {
-        64 + workload.len() + pod.len() + plugin.len()
-    }
-
-    /// `count` entries of other workloads five minutes ago, within the window, the first one's
-    /// pod name `pad` bytes longer than the others': a history of `1 + 136 × count + pad`
-    /// bytes (`[`, `]` and the commas between 135-byte entries).
-    fn others(count: usize, pad: usize) -> Vec<PastEviction> {
+    /// `count` evictions of other workloads (each its own) five minutes ago, within the window;
+    /// their names `extra` bytes longer than `shop/Deployment/api-000000`.
+    fn others(count: usize, extra: usize) -> Vec<PastEviction> {
         (0..count)
             .map(|i| {
-                let mut entry = past(5, &format!("api-{i:04}"));
-                entry.workload = format!("shop/Deployment/api-{i:04}");
-                if i == 0 {
-                    entry.pod.push_str(&"x".repeat(pad));
-                }
-                assert_eq!(
-                    entry_bytes(&entry.workload, &entry.pod, &entry.plugin),
-                    135 + if i == 0 { pad } else { 0 }
-                );
+                let mut entry = past(5, &format!("api-{i:06}-x"));
+                entry.workload = format!("shop/Deployment/api-{i:06}{}", "x".repeat(extra));
                 entry
             })
             .collect()
     }
 
-    /// The history's limit as documented (docs/commands.md: at most 32 KiB), and the room the
-    /// planner keeps for one eviction of `web`: its entry, its plugin not known yet so counted
-    /// as the longest plugin name, and the comma before it.
-    const LIMIT: usize = 32 * 1024;
-    fn room_for_one_web_eviction() -> usize {
-        let longest_plugin = "RemovePodsViolatingTopologySpreadConstraint";
-        entry_bytes("shop/Deployment/web", "web-a", longest_plugin) + 1
+    fn paced_without_gate() -> Policy {
+        gated(Availability {
+            max_unavailable_per_workload: Allowance::Percent(100),
+            ..Availability::default()
+        })
+    }
+
+    fn codes(plan: &crate::plan::Plan) -> Vec<(&str, &str)> {
+        plan.skipped
+            .iter()
+            .map(|skip| (skip.pod.as_str(), skip.detail.code().as_str()))
+            .collect()
     }
 
     #[test]
-    fn a_history_one_entry_short_of_its_limit_takes_exactly_one_more_eviction() {
-        let policy = gated(Availability {
-            max_unavailable_per_workload: Allowance::Percent(100),
-            ..Availability::default()
-        });
-        // 239 entries (32,505 bytes) and a pad that leaves exactly one web entry's room.
-        let room = room_for_one_web_eviction();
-        assert_eq!(room, 132);
-        let pad = LIMIT - room - (1 + 136 * 239);
-        assert_eq!(pad, 131);
-        let history = others(239, pad);
-        let plan = make_plan(
-            &with_history(crowded_web(), History::Recorded(history)),
-            &policy,
-        );
-        // web-a fills the history to the byte; web-b would need 132 more.
+    fn twenty_thousand_evictions_within_the_window_do_not_stop_another_workloads() {
+        let history = History::Recorded(others(20_000, 0));
+        let plan = make_plan(&with_history(crowded_web(), history), &paced_without_gate());
+        // web's own pacing holds its second and third pod, nothing else.
         assert_eq!(evicted(&plan), ["shop/web-a"]);
-        let codes: Vec<_> = plan
-            .skipped
-            .iter()
-            .map(|skip| (skip.pod.as_str(), skip.detail.code().as_str()))
-            .collect();
+        assert_eq!(codes(&plan), [("web-b", "paced"), ("web-c", "paced")]);
+    }
+
+    /// The history's times within the window: a key `shop.Deployment` (15 bytes), and per
+    /// workload its name (`api-000000` and `extra` bytes), a space, a line break and at most 7
+    /// bytes of time.
+    fn times_bytes(count: usize, extra: usize) -> usize {
+        15 + count * (10 + extra + 2 + 7)
+    }
+
+    #[test]
+    fn only_a_window_whose_times_fill_the_config_map_stops_an_eviction() {
+        // Names padded so that each workload's time takes 52 bytes: 20,164 workloads take
+        // 1,048,543 of the 1,048,576, and web's line (`web`, in the key `shop.Deployment`
+        // already there) the 12 more it leaves room for; one workload more leaves none.
+        let extra = 33;
+        assert_eq!(times_bytes(20_164, extra), 1_048_543);
+        assert_eq!(history::MAX_BYTES - times_bytes(20_164, extra), 33);
+        let full = History::Recorded(others(20_165, extra));
+        let plan = make_plan(&with_history(crowded_web(), full), &paced_without_gate());
+        assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
         assert_eq!(
-            codes,
-            [("web-b", "history-full"), ("web-c", "history-full")]
+            codes(&plan),
+            [
+                ("web-a", "history-full"),
+                ("web-b", "history-full"),
+                ("web-c", "history-full")
+            ]
         );
         assert!(
             matches!(
@@ -666,32 +697,67 @@ mod tests {
             "{}",
             plan.skipped[0].detail
         );
+        let fits = History::Recorded(others(20_164, extra));
+        let plan = make_plan(&with_history(crowded_web(), fits), &paced_without_gate());
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
     }
 
     #[test]
-    fn a_history_one_byte_short_of_room_for_an_entry_paces_every_workload() {
-        let policy = gated(Availability {
-            max_unavailable_per_workload: Allowance::Percent(100),
-            ..Availability::default()
-        });
-        let pad = LIMIT - room_for_one_web_eviction() - (1 + 136 * 239) + 1;
+    fn a_cluster_wide_rate_counts_every_workloads_evictions_within_the_window() {
+        let mut policy = paced_without_gate();
+        policy.vsphere.availability.pacing.max_evictions_per_window = std::num::NonZeroU32::new(3);
+        // Two of other workloads within the window, one older: one more may go.
+        let mut history = others(2, 0);
+        history.push(past(11, "web-old"));
         let plan = make_plan(
-            &with_history(crowded_web(), History::Recorded(others(239, pad))),
+            &with_history(crowded_web(), History::Recorded(history)),
             &policy,
         );
-        assert!(evicted(&plan).is_empty(), "{:?}", evicted(&plan));
-        let codes: Vec<_> = plan
-            .skipped
-            .iter()
-            .map(|skip| (skip.pod.as_str(), skip.detail.code().as_str()))
-            .collect();
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
+        assert_eq!(codes(&plan), [("web-b", "paced"), ("web-c", "paced")]);
+        // Three within the window: none.
+        let plan = make_plan(
+            &with_history(crowded_web(), History::Recorded(others(3, 0))),
+            &policy,
+        );
+        assert!(evicted(&plan).is_empty());
         assert_eq!(
-            codes,
+            codes(&plan),
             [
-                ("web-a", "history-full"),
-                ("web-b", "history-full"),
-                ("web-c", "history-full")
+                ("web-a", "cluster-rate"),
+                ("web-b", "cluster-rate"),
+                ("web-c", "cluster-rate")
             ]
+        );
+        assert_eq!(plan.skipped[0].reason.as_str(), "paced");
+        assert_eq!(
+            plan.skipped[0].detail.to_string(),
+            "the cluster lost 3 pods to paced evictions within 10m; \
+             pacing.maxEvictionsPerWindow allows 3 per 10m"
+        );
+        // Without the setting, no cluster-wide limit.
+        let plan = make_plan(
+            &with_history(crowded_web(), History::Recorded(others(3, 0))),
+            &paced_without_gate(),
+        );
+        assert_eq!(evicted(&plan), ["shop/web-a"]);
+    }
+
+    #[test]
+    fn a_latest_eviction_whose_pod_was_not_kept_is_named_by_its_time() {
+        let mut entry = past(9, "web-z");
+        entry.pod = None;
+        let plan = make_plan(
+            &with_history(crowded_web(), History::Recorded(vec![entry])),
+            &paced_without_gate(),
+        );
+        assert_eq!(
+            plan.skipped[0].detail.to_string(),
+            format!(
+                "shop/Deployment/web lost 1 pod within 10m (the latest at {}); pacing allows 1 \
+                 per 10m",
+                (now() - TimeDelta::minutes(9)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )
         );
     }
 

@@ -102,6 +102,7 @@ codes! {
         WorkloadUnavailable => "workload-unavailable",
         HistoryUnreadable => "history-unreadable",
         HistoryFull => "history-full",
+        ClusterRate => "cluster-rate",
         Paced => "paced",
     }
 }
@@ -201,9 +202,11 @@ impl SkipDetail {
             SkipDetail::NoMetrics => SkipReason::NoMetrics,
             SkipDetail::Guard(GuardRefusal::Unavailable { .. }) => SkipReason::WorkloadUnavailable,
             SkipDetail::Guard(GuardRefusal::HistoryUnreadable(_)) => SkipReason::HistoryUnreadable,
-            SkipDetail::Guard(GuardRefusal::HistoryFull { .. } | GuardRefusal::Paced { .. }) => {
-                SkipReason::Paced
-            }
+            SkipDetail::Guard(
+                GuardRefusal::HistoryFull { .. }
+                | GuardRefusal::ClusterRate { .. }
+                | GuardRefusal::Paced { .. },
+            ) => SkipReason::Paced,
         }
     }
 
@@ -234,6 +237,7 @@ impl SkipDetail {
                 GuardRefusal::Unavailable { .. } => SkipCode::WorkloadUnavailable,
                 GuardRefusal::HistoryUnreadable(_) => SkipCode::HistoryUnreadable,
                 GuardRefusal::HistoryFull { .. } => SkipCode::HistoryFull,
+                GuardRefusal::ClusterRate { .. } => SkipCode::ClusterRate,
                 GuardRefusal::Paced { .. } => SkipCode::Paced,
             },
         }

@@ -1,7 +1,7 @@
 //! Kubernetes API objects (as `kubectl get -o yaml|json` prints them) → the planner's types: one
 //! module per kind (nodes, pods with the scheduling terms they carry, PodDisruptionBudgets,
 //! `metrics.k8s.io` usage), and here what they share and the small kinds (namespaces,
-//! PriorityClasses, the Lease's eviction history).
+//! PriorityClasses, the eviction history of the Lease and the ConfigMap).
 
 mod metrics;
 mod node;
@@ -19,7 +19,7 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::Selector;
 
-use crate::snapshot::decode::history::{self, RecordedHistory};
+use crate::snapshot::decode::history::{self, Compact, RecordedHistory, Stored};
 use crate::snapshot::decode::quantity::parse_milli;
 use crate::snapshot::decode::wire;
 use crate::snapshot::model::{Interner, Labels, Requirements, ResourceName, Resources};
@@ -59,9 +59,42 @@ pub fn priority_class(class: PriorityClass) -> Result<(String, i32), ConvertErro
     Ok((name, class.value))
 }
 
-/// The eviction history a Lease holds (the run lock's), as recorded; `None` when it holds none.
+/// The eviction history a Lease holds (the run lock's, in the earlier form), as recorded;
+/// `None` when it holds none.
 pub fn lease_history(lease: wire::Lease) -> Result<Option<RecordedHistory>, ConvertError> {
-    let metadata = lease.metadata.unwrap_or_default();
+    let Some((namespace, name, value)) = marked(lease.metadata)? else {
+        return Ok(None);
+    };
+    Ok(Some(RecordedHistory {
+        namespace,
+        name,
+        stored: Stored::Lease(value),
+    }))
+}
+
+/// The eviction history a ConfigMap holds, as recorded; `None` when it is not the history's
+/// (it has no [`history::ANNOTATION`]).
+pub fn config_map_history(
+    config_map: wire::ConfigMap,
+) -> Result<Option<RecordedHistory>, ConvertError> {
+    let Some((namespace, name, marker)) = marked(config_map.metadata)? else {
+        return Ok(None);
+    };
+    Ok(Some(RecordedHistory {
+        namespace,
+        name,
+        stored: Stored::ConfigMap(Compact {
+            marker,
+            data: config_map.data.unwrap_or_default(),
+        }),
+    }))
+}
+
+/// The namespace, name and history annotation of an object that has one.
+fn marked(
+    metadata: Option<wire::LeaseMeta>,
+) -> Result<Option<(String, String, String)>, ConvertError> {
+    let metadata = metadata.unwrap_or_default();
     let name = metadata.name.ok_or(ConvertError::Missing {
         field: "metadata.name",
     })?;
@@ -71,11 +104,7 @@ pub fn lease_history(lease: wire::Lease) -> Result<Option<RecordedHistory>, Conv
     else {
         return Ok(None);
     };
-    let lease = match metadata.namespace {
-        Some(namespace) if !namespace.is_empty() => format!("{namespace}/{name}"),
-        _ => name,
-    };
-    Ok(Some(RecordedHistory { lease, value }))
+    Ok(Some((metadata.namespace.unwrap_or_default(), name, value)))
 }
 
 /// k8s-openapi speaks jiff; the planner keeps to chrono, the project's one time library.

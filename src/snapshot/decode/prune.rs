@@ -60,6 +60,11 @@ pub fn lease(lease: Lease) -> Pruned {
     pruned(&LEASE, lease)
 }
 
+/// The eviction history's ConfigMap, pruned to its name, its marking annotation and its data.
+pub fn config_map(config_map: core::ConfigMap) -> Pruned {
+    pruned(&CONFIG_MAP, config_map)
+}
+
 /// A metrics.k8s.io NodeMetrics (as JSON, with its apiVersion and kind), pruned.
 pub fn node_metrics(metrics: Value) -> Pruned {
     pruned(&NODE_METRICS, metrics)
@@ -245,6 +250,22 @@ const LEASE_PATHS: &[&str] = &["apiVersion", "kind", "metadata.name", "metadata.
 
 static LEASE: Kept = Kept {
     tree: LazyLock::new(|| Tree::of(LEASE_PATHS)),
+    annotations: &[history::ANNOTATION],
+    managers: &[],
+};
+
+// The history ConfigMap: its data is the history, its annotation the format and when its times
+// count from.
+const CONFIG_MAP_PATHS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata.name",
+    "metadata.namespace",
+    "data",
+];
+
+static CONFIG_MAP: Kept = Kept {
+    tree: LazyLock::new(|| Tree::of(CONFIG_MAP_PATHS)),
     annotations: &[history::ANNOTATION],
     managers: &[],
 };
@@ -895,6 +916,12 @@ mod tests {
                 "Lease" => {
                     assert_converts_the_same(&object, lease, convert::lease_history, &context)
                 }
+                "ConfigMap" => assert_converts_the_same(
+                    &object,
+                    config_map,
+                    convert::config_map_history,
+                    &context,
+                ),
                 _ => continue,
             }
             compared += 1;
@@ -1031,6 +1058,13 @@ mod tests {
                 kept: &LEASE,
                 not_converted: &["apiVersion", "kind"],
                 converted: |v| printed(convert::lease_history(typed(v))),
+            },
+            Table {
+                kind: "ConfigMap",
+                paths: CONFIG_MAP_PATHS,
+                kept: &CONFIG_MAP,
+                not_converted: &["apiVersion", "kind"],
+                converted: |v| printed(convert::config_map_history(typed(v))),
             },
         ];
         let fixtures = fixture_objects();

@@ -225,6 +225,14 @@ pub struct LeaseMeta {
     pub annotations: Option<BTreeMap<String, String>>,
 }
 
+/// A ConfigMap: its name, the annotations (only the eviction history's is read) and its data.
+#[derive(Deserialize, Default)]
+#[serde(expecting = "a ConfigMap (a mapping)")]
+pub struct ConfigMap {
+    pub metadata: Option<LeaseMeta>,
+    pub data: Option<BTreeMap<String, String>>,
+}
+
 #[derive(Deserialize, Default)]
 #[serde(expecting = "a Pod (a mapping)")]
 pub struct Pod {

@@ -1,42 +1,84 @@
 //! The eviction history: what earlier runs evicted, per workload, so pacing holds across runs.
 //!
-//! It lives in one annotation of the run lock's Lease ([`ANNOTATION`]), an object the run
-//! already owns and writes only while it holds the lock, so RBAC does not grow. The value is a
-//! JSON array of [`PastEviction`]s, oldest first, bounded: entries older than [`RETENTION`] are
-//! dropped, then the oldest until the text fits [`MAX_BYTES`] (the API server allows 256 KiB for
-//! all of an object's annotations together).
+//! Pacing needs, per workload, the times of its evictions within the longest window (at most
+//! [`RETENTION`]); the report names a workload's latest eviction (its pod and plugin) when
+//! pacing holds the workload back. That is all the history keeps.
+//!
+//! Where it is kept: one ConfigMap beside the run lock's Lease, named after it with
+//! [`CONFIG_MAP_SUFFIX`] (`vsphere-descheduler-history`), written only while the run holds the
+//! lock. A ConfigMap holds 1 MiB of data ([`MAX_BYTES`]), four times what all of an object's
+//! annotations may take (256 KiB), in one object that RBAC grants by name; one line per
+//! workload with its times as offsets (`decode::history` has the format) takes 20 to 40 bytes
+//! for a workload evicted once, so the history holds 25,000 to 50,000 evictions within a window
+//! (a workload evicted more often adds 7 bytes or less per eviction). A workload's latest pod
+//! and plugin are kept while they fit, the newest first; older ones are dropped. Only beyond
+//! that, with the times of the window alone over 1 MiB, does pacing refuse an eviction
+//! (`history-full`).
+//!
+//! Before this form, the history was a JSON array of entries in one annotation of the run
+//! lock's Lease, at most 32 KiB (about 190 evictions). A history in that form is still read,
+//! merged with the ConfigMap's, and the annotation is removed once the run has written the
+//! ConfigMap.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use crate::cause::Failure;
 
-/// The Lease annotation that holds the history.
+/// The annotation that marks an object holding the history: on the ConfigMap, its format and
+/// the instant its times count from; on the run lock's Lease (the earlier form), the history.
 pub const ANNOTATION: &str = "vsphere-descheduler.io/eviction-history";
-/// The most the annotation's value may take.
-pub const MAX_BYTES: usize = 32 * 1024;
+/// The history ConfigMap's name is the run lock's with this suffix.
+pub const CONFIG_MAP_SUFFIX: &str = "-history";
+/// The most the ConfigMap's data may take, keys and values: the API server refuses a
+/// ConfigMap whose values take more than 1 MiB.
+pub const MAX_BYTES: usize = 1024 * 1024;
+/// The most the earlier form's annotation ever held.
+pub const LEGACY_MAX_BYTES: usize = 32 * 1024;
 /// How long an entry is kept. Pacing windows may not be longer.
 pub const RETENTION: TimeDelta = TimeDelta::hours(24);
 
+/// The name of the history ConfigMap beside the run lock `lease`.
+pub fn config_map_name(lease: &str) -> String {
+    format!("{lease}{CONFIG_MAP_SUFFIX}")
+}
+
 /// One eviction an earlier run sent.
-/// Fields it does not know are ignored, so a newer version's history stays readable.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(expecting = "an eviction of the history (a mapping)")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PastEviction {
     /// When the run sent it (recorded just before sending).
     pub at: DateTime<Utc>,
     /// `namespace/Kind/name`, as the report names workloads (a Deployment, not its ReplicaSet).
     pub workload: String,
-    /// The evicted pod's name.
-    pub pod: String,
-    /// The plugin that evicted it.
+    /// The pod and the plugin: kept for a workload's latest eviction, while they fit.
+    pub pod: Option<EvictedPod>,
+}
+
+/// Which pod an eviction took, and which plugin evicted it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvictedPod {
+    pub name: String,
     pub plugin: String,
+}
+
+impl PastEviction {
+    /// An eviction of `pod` by `plugin`, with both kept.
+    pub fn new(at: DateTime<Utc>, workload: &str, pod: &str, plugin: &str) -> PastEviction {
+        PastEviction {
+            at,
+            workload: workload.to_string(),
+            pod: Some(EvictedPod {
+                name: pod.to_string(),
+                plugin: plugin.to_string(),
+            }),
+        }
+    }
 }
 
 /// What the snapshot knows of earlier runs' evictions.
 #[derive(Clone, Debug, PartialEq)]
 pub enum History {
-    /// Read, oldest first; empty when no run recorded any (or the Lease does not exist yet).
+    /// Read, oldest first; empty when no run recorded any (or nothing holds a history yet).
     Recorded(Vec<PastEviction>),
     /// Present but unusable: pacing fails closed, no paced eviction is planned.
     Unreadable(Unreadable),
@@ -48,20 +90,53 @@ impl Default for History {
     }
 }
 
-/// A history as a snapshot file holds it: the Lease's annotation, read once the file it came
-/// from is known (an unreadable one names the file).
+/// A history as a snapshot file holds it, read once the file it came from is known (an
+/// unreadable one names the file).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordedHistory {
-    /// `namespace/name` of the Lease.
-    pub lease: String,
-    /// The annotation's value, as recorded.
-    pub value: String,
+    /// Its namespace, where the run lock and the ConfigMap are.
+    pub namespace: String,
+    /// The object's name.
+    pub name: String,
+    pub stored: Stored,
+}
+
+impl RecordedHistory {
+    /// `Lease namespace/name` or `ConfigMap namespace/name`.
+    pub fn object(&self) -> String {
+        let kind = match self.stored {
+            Stored::Lease(_) => "Lease",
+            Stored::ConfigMap(_) => "ConfigMap",
+        };
+        if self.namespace.is_empty() {
+            format!("{kind} {}", self.name)
+        } else {
+            format!("{kind} {}/{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// A history as an object stores it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// The run lock Lease's annotation (the earlier form): a JSON array of entries.
+    Lease(String),
+    /// The history ConfigMap.
+    ConfigMap(Compact),
+}
+
+/// The history ConfigMap's content: its annotation's value (the format and the instant the
+/// times count from) and its data.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Compact {
+    pub marker: String,
+    pub data: BTreeMap<String, String>,
 }
 
 /// Why the history could not be used, naming the object it was read from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unreadable {
-    /// `Lease namespace/name`, or the file it was read from.
+    /// `ConfigMap namespace/name` or `Lease namespace/name`, and the file it was read from.
     pub object: String,
     /// What is wrong: it decides what the reader is told to do.
     pub cause: HistoryDefect,
@@ -70,8 +145,8 @@ pub struct Unreadable {
 /// Why a history is unreadable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HistoryDefect {
-    /// The annotation is there but is not a history this tool writes (the problem in words):
-    /// only removing it helps.
+    /// The object holds something that is not a history this tool writes (the problem in
+    /// words): only removing it helps.
     Corrupt(String),
     /// The object that holds it could not be read (the failed request, its kind and its words):
     /// the next run reads it again.
@@ -81,13 +156,14 @@ pub enum HistoryDefect {
 impl std::fmt::Display for Unreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (problem, fix) = match &self.cause {
-            HistoryDefect::Corrupt(problem) => {
-                (problem, "Remove the annotation to start a new history")
-            }
+            HistoryDefect::Corrupt(problem) => (
+                problem,
+                "Remove the annotation (or the ConfigMap) to start a new history",
+            ),
             HistoryDefect::NotRead(failure) => (
                 &failure.text,
                 "The next run reads it again; where it was refused, grant the run `get` on \
-                 the Lease (the chart does)",
+                 the Lease and the ConfigMap (the chart does)",
             ),
         };
         write!(
@@ -112,7 +188,7 @@ mod tests {
         assert!(
             corrupt
                 .to_string()
-                .ends_with("Remove the annotation to start a new history")
+                .ends_with("Remove the annotation (or the ConfigMap) to start a new history")
         );
         let refused = Unreadable {
             object: "Lease ops/x".to_string(),
@@ -123,6 +199,17 @@ mod tests {
         };
         let text = refused.to_string();
         assert!(!text.contains("Remove the annotation"), "{text}");
-        assert!(text.contains("grant the run `get` on the Lease"), "{text}");
+        assert!(
+            text.contains("grant the run `get` on the Lease and the ConfigMap"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_config_map_is_named_after_the_lock() {
+        assert_eq!(
+            config_map_name("vsphere-descheduler"),
+            "vsphere-descheduler-history"
+        );
     }
 }

@@ -66,11 +66,11 @@ pub enum SnapshotError {
         kind: &'static str,
         name: String,
     },
-    /// Two Leases carry an eviction history: which one the run keeps its history in cannot be
-    /// told.
+    /// Two Leases or two ConfigMaps carry an eviction history, or a Lease and a ConfigMap of
+    /// different namespaces: which one the run keeps its history in cannot be told.
     #[error(
-        "{}: the eviction history (annotation {}) appears more than once, in Lease {} and in \
-         Lease {}: keep the run lock's only",
+        "{}: the eviction history (annotation {}) appears more than once, in {} and in {}: \
+         keep the run lock's only",
         place(path, at.as_deref()),
         eviction_history::ANNOTATION,
         shown(first),
@@ -80,9 +80,9 @@ pub enum SnapshotError {
         path: PathBuf,
         /// Where the later Lease starts, when the file could be read again to find it.
         at: Option<Box<Position>>,
-        /// `namespace/name` of the Lease read first.
+        /// `Lease namespace/name` or `ConfigMap namespace/name` of the object read first.
         first: String,
-        /// `namespace/name` of the Lease read later.
+        /// The same of the object read later.
         second: String,
     },
     /// A `VSphereInventory` and VM Operator's objects: two sources of the ESXi hosts, where a

@@ -32,7 +32,8 @@ pub struct Objects {
     pub resource_policies: Vec<ResourcePolicy>,
     /// `metrics.k8s.io` usage, when any NodeMetrics or PodMetrics was read.
     pub metrics: Option<Metrics>,
-    /// Eviction histories of Leases (the run lock's), as recorded: a snapshot has one at most.
+    /// Eviction histories of Leases (the run lock's, the earlier form) and ConfigMaps, as
+    /// recorded: a snapshot has one of each at most.
     pub histories: Vec<RecordedHistory>,
     /// The `recordedAt` of each `SnapshotInfo` read, in the order read.
     pub recorded_at: Vec<chrono::DateTime<chrono::Utc>>,
@@ -368,6 +369,13 @@ pub(super) fn object(
         }
         (snapshot_info::API_VERSION, snapshot_info::KIND) => {
             objects.recorded_at.push(info_document(source)?.recorded_at);
+        }
+        ("v1", "ConfigMap") => {
+            let config_map = source.decode().map_err(described)?;
+            match convert::config_map_history(config_map).map_err(converted)? {
+                Some(history) => objects.histories.push(history),
+                None => objects.ignored.push(format!("{api_version} {kind} {name}")),
+            }
         }
         ("coordination.k8s.io/v1", "Lease") => {
             let lease = source.decode().map_err(described)?;

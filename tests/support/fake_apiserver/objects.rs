@@ -25,6 +25,8 @@ pub struct KubeObjects {
     pub priority_classes: Vec<PriorityClass>,
     /// Leases, such as the run lock with the eviction history a snapshot recorded.
     pub leases: Vec<Lease>,
+    /// ConfigMaps, such as the eviction history's.
+    pub config_maps: Vec<k8s_openapi::api::core::v1::ConfigMap>,
     pub workloads: Vec<Workload>,
     /// metrics.k8s.io NodeMetrics and PodMetrics, as written in the file.
     pub node_metrics: Vec<Value>,
@@ -150,6 +152,7 @@ fn add(objects: &mut KubeObjects, mut value: Value, path: &Path) {
             objects.priority_classes.push(parse(value, path, &kind))
         }
         ("coordination.k8s.io/v1", "Lease") => objects.leases.push(parse(value, path, &kind)),
+        ("v1", "ConfigMap") => objects.config_maps.push(parse(value, path, &kind)),
         ("apps/v1", "Deployment" | "ReplicaSet" | "StatefulSet")
         | ("v1", "ReplicationController") => objects
             .workloads
@@ -201,6 +204,12 @@ impl FakeCluster {
             let mut lease = self.stamp(lease, |l| &mut l.metadata);
             lease.metadata.namespace = Some(key.0.clone());
             self.leases.insert(key, Arc::new(lease));
+        }
+        for config_map in objects.config_maps {
+            let key = self.namespaced_key(&config_map.metadata);
+            let mut config_map = self.stamp(config_map, |c| &mut c.metadata);
+            config_map.metadata.namespace = Some(key.0.clone());
+            self.config_maps.insert(key, Arc::new(config_map));
         }
         for node in objects.nodes {
             let name = node.metadata.name.clone().expect("nodes have names");
