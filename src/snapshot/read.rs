@@ -26,6 +26,7 @@ mod yaml;
 pub(super) mod yaml_items;
 mod yaml_json;
 mod yaml_options;
+mod yaml_split;
 
 use std::path::Path;
 

@@ -10,6 +10,7 @@ use super::position::{self, ParseError};
 use super::sink::{ItemType, Objects, PathStep, Source, object};
 use super::yaml_items;
 use super::yaml_options::yaml_options;
+use super::yaml_split::{self, Part};
 use crate::snapshot::model::Interner;
 
 /// YAML is read through JSON where the text has the block form `yaml_json` takes (all that
@@ -53,22 +54,34 @@ pub(super) fn read_yaml_documents(text: &str) -> Result<Objects, ParseError> {
 }
 
 /// YAML read by serde-saphyr, document by document, list items converted as they are read.
+/// Each document is read on its own, under limits of its own size (`yaml_split`), so that a
+/// file's other documents do not raise what one may cost.
 fn yaml_documents(text: &str) -> Result<Objects, YamlFailure> {
-    let options = yaml_options(text.len());
+    let mut objects = Objects::default();
+    for part in yaml_split::parts(text) {
+        objects.extend(part_documents(text, &part)?);
+    }
+    Ok(objects)
+}
+
+/// The objects of the documents of `part` of `text`, problems positioned in `text`.
+fn part_documents(text: &str, part: &Part) -> Result<Objects, YamlFailure> {
+    let options = yaml_options(part.text.len());
     let documents: Vec<serde_saphyr::Spanned<Document>> =
-        serde_saphyr::from_str_multiple_with_options(text, options)
-            .map_err(|e| YamlFailure::NotYaml(position::yaml_error(text, &e)))?;
+        serde_saphyr::from_str_multiple_with_options(part.text, options).map_err(|e| {
+            YamlFailure::NotYaml(position::yaml_error_below(text, part.lines_before, &e))
+        })?;
     let mut objects = Objects::default();
     for document in documents {
         match document.value.0 {
             Ok(read) => objects.extend(read),
             Err(misplaced) => {
                 let at = misplaced.at.unwrap_or(document.referenced);
-                let (line, column) =
-                    field_position(text, at, &misplaced.path).unwrap_or((at.line(), at.column()));
+                let (line, column) = field_position(part.text, at, &misplaced.path)
+                    .unwrap_or((at.line(), at.column()));
                 return Err(YamlFailure::Object(position::yaml_at(
                     text,
-                    line,
+                    line + part.lines_before,
                     column,
                     misplaced.message,
                 )));
