@@ -344,7 +344,7 @@ mod tests {
         );
         assert_eq!(
             error.message,
-            "the file holds more values, lists and mappings than its size allows"
+            "the document holds more values, lists and mappings than its size allows"
         );
     }
 

@@ -8,6 +8,8 @@
 //! where the next starts. Text with a carriage return alone, which YAML also reads as a line
 //! break, is not cut: its lines would be counted differently from the parser's.
 
+use std::borrow::Cow;
+
 /// A part of a YAML stream holding one document (or none: comments after the last), and how
 /// many lines of the stream precede it.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,6 +67,18 @@ impl Cut {
             lines_before: line,
             has_content: false,
         };
+    }
+}
+
+/// The text with a line break after its last line, which kubectl's reader gives every line it
+/// reads (apimachinery's `LineReader`, below `kubectl apply -f` and `create -f`): in a file
+/// that ends inside a `|` or `|+` block, the block keeps the line break the last line is given,
+/// as YAML keeps a last line's break.
+pub(super) fn line_ended(text: &str) -> Cow<'_, str> {
+    if text.is_empty() || text.ends_with('\n') {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(format!("{text}\n"))
     }
 }
 
