@@ -9,12 +9,12 @@ use super::structure::MAX_DEPTH;
 
 /// The most events the aliases of one document may replay. What they replay is built into the
 /// document's values before the document is converted, so this bounds the memory an alias
-/// bomb takes (about 80 MiB at this size in a release build, docs/snapshots.md, "Anchors and
-/// aliases"). No generator of snapshots comes near it: kubectl and the tool's own `snapshot`
-/// write no aliases at all, and PyYAML writes one where a script reused an object, such as one
-/// dict of tolerations shared by every pod: ten thousand reuses of a twenty-event mapping
-/// replay 200,000 events. serde-saphyr counts it per document.
-pub(super) const MAX_REPLAYED_EVENTS: usize = 500_000;
+/// bomb takes: about 90 MiB at this size (docs/snapshots.md, "Anchors and aliases: memory").
+/// No generator of snapshots comes near it: kubectl and the tool's own `snapshot` write no
+/// aliases at all, and PyYAML writes one where a script reused an object, such as one dict of
+/// tolerations shared by every pod: ten thousand reuses of a twenty-event mapping replay
+/// 200,000 events. serde-saphyr counts it per document.
+const MAX_REPLAYED_EVENTS: usize = 500_000;
 
 /// The most event copies the anchors of one document may record. An anchor records its node
 /// once, but an alias inside an anchored node is recorded as everything it replays, which grows
