@@ -99,16 +99,13 @@ fn measured(command: &Command, directory: &Path) -> (Output, u64) {
     (output, kib << 10)
 }
 
-/// The line of the position `snapshot:LINE:COL: document N: …` stderr gives.
+/// The line of the position `FILE:LINE:COL: …` the output gives.
 fn refused_line(stderr: &str, snapshot: &Path) -> usize {
     let place = format!("{}:", snapshot.display());
-    let after = &stderr[stderr.find(&place).unwrap_or_else(|| panic!("{place} in {stderr}"))
-        + place.len()..];
-    after
-        .split(':')
-        .next()
-        .and_then(|line| line.parse().ok())
-        .unwrap_or_else(|| panic!("a line after {place} in {stderr}"))
+    stderr
+        .match_indices(&place)
+        .find_map(|(at, _)| stderr[at + place.len()..].split(':').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{place}LINE: in {stderr}"))
 }
 
 #[test]
@@ -191,10 +188,7 @@ fn aliased_cluster(pods: usize) -> (String, String) {
         written = end;
     }
     aliased.push_str(&text[written..]);
-    let annotated = text.replace(
-        pod,
-        &format!("{pod}{}", shared.replace(" &shared", "")),
-    );
+    let annotated = text.replace(pod, &format!("{pod}{}", shared.replace(" &shared", "")));
     (aliased, annotated)
 }
 
@@ -220,4 +214,44 @@ fn an_anchor_reused_by_every_pod_of_a_big_list_reads_as_the_same_list_written_ou
         String::from_utf8_lossy(&reports[0]),
         String::from_utf8_lossy(&reports[1])
     );
+}
+
+#[test]
+fn a_policy_alias_bomb_after_megabytes_of_comment_is_refused_where_it_is() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let mut policy = format!(
+        "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\n\
+         clusterName: bench\n# {}\nprofiles: []\nbomb:\n",
+        "x".repeat(3_000_000)
+    );
+    let first = policy.lines().count() + 1;
+    let (bomb, _) = bomb_document(0);
+    policy.push_str(bomb.split("\ndata:\n").nth(1).expect("the bomb's data"));
+    let path = directory.path().join("policy-bomb.yaml");
+    std::fs::write(&path, policy).expect("writable");
+    let (output, peak) = measured(
+        Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"))
+            .arg("validate")
+            .arg(&path),
+        directory.path(),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // `validate` exits 1 for a policy with problems (docs/commands.md), `plan` 2.
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let line = refused_line(&stdout, &path);
+    assert!((first..first + 10).contains(&line), "{stdout}");
+    assert!(stdout.contains("cannot multiply itself"), "{stdout}");
+    assert!(peak <= BOMB_BYTES, "{} MiB at the peak", peak >> 20);
+    let snapshot = Path::new(STORY).join("snapshot.yaml");
+    let output = Command::new(env!("CARGO_BIN_EXE_vsphere-descheduler"))
+        .arg("plan")
+        .arg("--snapshot")
+        .arg(&snapshot)
+        .arg("--policy")
+        .arg(&path)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(refused_line(&stderr, &path), line, "{stderr}");
 }

@@ -160,10 +160,7 @@ mod tests {
             "--- |\n  a\n--- >\n  b\n",
         ] {
             let parts = parts(text);
-            assert_eq!(
-                parts.iter().map(|part| part.text).collect::<String>(),
-                text
-            );
+            assert_eq!(parts.iter().map(|part| part.text).collect::<String>(), text);
             let mut lines = 0;
             for part in &parts {
                 assert_eq!(part.lines_before, lines, "{text:?}");
