@@ -7,8 +7,9 @@
 //! One module per input form ([`stream`] and [`json_scan`]: the JSON file as a stream; [`json`]:
 //! whole JSON text; [`yaml_items`] and [`yaml_json`]: block YAML through JSON; [`yaml`]: YAML by
 //! serde-saphyr), over the object sink at the bottom ([`sink`]), the file's text ([`text`]),
-//! positions ([`position`]), nesting limits ([`structure`], [`yaml_options`]) and the one
-//! place threads are used ([`parallel`]). Imports go from the forms down, never back.
+//! positions ([`position`]), nesting limits ([`structure`], [`yaml_options`]), a YAML stream
+//! cut into its documents ([`yaml_split`]) and the one place threads are used ([`parallel`]).
+//! Imports go from the forms down, never back.
 
 mod error;
 #[cfg(test)]
@@ -26,6 +27,7 @@ mod yaml;
 pub(super) mod yaml_items;
 mod yaml_json;
 mod yaml_options;
+mod yaml_split;
 
 use std::path::Path;
 

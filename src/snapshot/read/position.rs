@@ -198,49 +198,52 @@ fn is_marker(line: &str, marker: &str) -> bool {
 }
 
 /// A YAML reader's error, positioned in `text`, in words (never the library's own, which speak
-/// of its options and of Rust types).
-pub fn yaml_error(text: &str, error: &serde_saphyr::Error) -> ParseError {
+/// of its options and of Rust types), found reading the part of `text` that follows its first
+/// `lines_before` lines (one document of it, or all of it).
+pub fn yaml_error_below(text: &str, lines_before: u64, error: &serde_saphyr::Error) -> ParseError {
     let message = match original(error) {
         serde_saphyr::Error::Budget { breach, .. } if !is_too_deep(error) => budget_message(breach),
         serde_saphyr::Error::AliasReplayLimitExceeded { .. }
         | serde_saphyr::Error::AliasExpansionLimitExceeded { .. }
         | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. }
-        | serde_saphyr::Error::AliasReplayCounterOverflow { .. } => {
-            "aliases here replay more than the file's size allows (an alias repeats what its \
-             anchor holds; a file cannot multiply itself)"
-                .to_string()
-        }
+        | serde_saphyr::Error::AliasReplayCounterOverflow { .. } => ALIASES_MULTIPLY.to_string(),
         _ => yaml_error::message(error, MAX_DEPTH, OBJECT),
     };
     match error.location() {
-        Some(location) => yaml_located(text, location, message),
+        Some(location) => yaml_at(
+            text,
+            location.line() + lines_before,
+            location.column(),
+            message,
+        ),
         None => ParseError {
-            at: at_offset(text, 0),
+            at: yaml_position(text, lines_before + 1, 1),
             message,
         },
     }
 }
 
-/// A limit of the YAML reader, which grows with the file (docs/snapshots.md, "The forms
-/// kubectl reads"), in words.
+/// What aliases that repeat too much are told: what they may repeat is a fixed amount per
+/// document, not a size.
+const ALIASES_MULTIPLY: &str = "aliases here repeat more than one document's aliases may \
+     (an alias repeats what its anchor holds; a document cannot multiply itself)";
+
+/// A limit of the YAML reader, which grows with the document (docs/snapshots.md, "The forms
+/// kubectl reads") but for what aliases repeat, in words.
 fn budget_message(breach: &BudgetBreach) -> String {
     let what = match breach {
+        BudgetBreach::RecordedAnchorEvents { .. } | BudgetBreach::RecordedAnchorBytes { .. } => {
+            return ALIASES_MULTIPLY.to_string();
+        }
         BudgetBreach::Aliases { .. }
         | BudgetBreach::Anchors { .. }
-        | BudgetBreach::AliasAnchorRatio { .. }
-        | BudgetBreach::RecordedAnchorEvents { .. }
-        | BudgetBreach::RecordedAnchorBytes { .. } => "anchors and aliases",
+        | BudgetBreach::AliasAnchorRatio { .. } => "anchors and aliases",
         BudgetBreach::MergeKeys { .. } => "merge keys (<<)",
         BudgetBreach::Documents { .. } => "documents",
         BudgetBreach::ScalarBytes { .. } => "text in values and tags",
         _ => "values, lists and mappings",
     };
-    format!("the file holds more {what} than its size allows")
-}
-
-/// A problem at a YAML reader's location in `text`.
-pub fn yaml_located(text: &str, location: serde_saphyr::Location, message: String) -> ParseError {
-    yaml_at(text, location.line(), location.column(), message)
+    format!("the document holds more {what} than its size allows")
 }
 
 /// A YAML problem at a line and column (1-based, as serde-saphyr counts them; 0 is unknown).
@@ -341,7 +344,7 @@ mod tests {
         );
         assert_eq!(
             error.message,
-            "the file holds more values, lists and mappings than its size allows"
+            "the document holds more values, lists and mappings than its size allows"
         );
     }
 

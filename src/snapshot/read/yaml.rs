@@ -10,6 +10,7 @@ use super::position::{self, ParseError};
 use super::sink::{ItemType, Objects, PathStep, Source, object};
 use super::yaml_items;
 use super::yaml_options::yaml_options;
+use super::yaml_split::{self, Part, line_ended};
 use crate::snapshot::model::Interner;
 
 /// YAML is read through JSON where the text has the block form `yaml_json` takes (all that
@@ -53,22 +54,55 @@ pub(super) fn read_yaml_documents(text: &str) -> Result<Objects, ParseError> {
 }
 
 /// YAML read by serde-saphyr, document by document, list items converted as they are read.
+/// Each document is read on its own, under limits of its own size (`yaml_split`), so that a
+/// file's other documents do not raise what one may cost.
 fn yaml_documents(text: &str) -> Result<Objects, YamlFailure> {
-    let options = yaml_options(text.len());
+    let mut objects = Objects::default();
+    for part in yaml_split::parts(text) {
+        objects.extend(part_documents(text, &part)?);
+    }
+    Ok(objects)
+}
+
+/// The objects of the documents of `part` of `text`, problems positioned in `text`. A part
+/// that ends the file without a line break is read with one, as kubectl's reader reads it
+/// (`line_ended`); a problem in it is worded from its own text, so that it is positioned where
+/// the file has it.
+fn part_documents(text: &str, part: &Part) -> Result<Objects, YamlFailure> {
+    let ended = line_ended(part.text);
+    match documents_of(text, part.lines_before, &ended) {
+        Err(failure) if ended.len() != part.text.len() => {
+            Err(documents_of(text, part.lines_before, part.text)
+                .err()
+                .unwrap_or(failure))
+        }
+        read => read,
+    }
+}
+
+/// The objects of `documents`, which follow the first `lines_before` lines of `text`, problems
+/// positioned in `text`.
+fn documents_of(text: &str, lines_before: u64, documents: &str) -> Result<Objects, YamlFailure> {
+    let part = Part {
+        text: documents,
+        lines_before,
+    };
+    let options = yaml_options(part.text.len());
     let documents: Vec<serde_saphyr::Spanned<Document>> =
-        serde_saphyr::from_str_multiple_with_options(text, options)
-            .map_err(|e| YamlFailure::NotYaml(position::yaml_error(text, &e)))?;
+        serde_saphyr::from_str_multiple_with_options(part.text, options).map_err(|e| {
+            YamlFailure::NotYaml(position::yaml_error_below(text, part.lines_before, &e))
+        })?;
     let mut objects = Objects::default();
     for document in documents {
         match document.value.0 {
             Ok(read) => objects.extend(read),
             Err(misplaced) => {
                 let at = misplaced.at.unwrap_or(document.referenced);
-                let (line, column) =
-                    field_position(text, at, &misplaced.path).unwrap_or((at.line(), at.column()));
+                let (line, column) = field_position(part.text, at, &misplaced.path)
+                    .unwrap_or((at.line(), at.column()));
                 return Err(YamlFailure::Object(position::yaml_at(
                     text,
-                    line,
+                    line + part.lines_before,
                     column,
                     misplaced.message,
                 )));
@@ -274,5 +308,67 @@ impl<'de> Deserialize<'de> for Items {
             }
         }
         deserializer.deserialize_any(ItemsVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_yaml_documents;
+    use crate::snapshot::read::{Objects, read_str};
+
+    /// The value of label `k` of the one namespace `objects` hold.
+    fn label(objects: &Objects) -> String {
+        let [(_, labels)] = objects.namespaces.as_slice() else {
+            panic!("one namespace: {objects:?}");
+        };
+        labels.get("k").expect("a label k").to_string()
+    }
+
+    /// Label `k` of a namespace, its block text `block` the last thing in the file, as the
+    /// block-YAML reader (through JSON) and serde-saphyr read it.
+    fn read_both(block: &str) -> [String; 2] {
+        let text = format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n  labels:\n    k: {block}"
+        );
+        [read_str(&text), read_yaml_documents(&text)]
+            .map(|read| label(&read.unwrap_or_else(|error| panic!("{block:?}: {error}"))))
+    }
+
+    #[test]
+    fn a_block_that_ends_the_file_without_a_line_break_reads_as_kubectl_reads_it() {
+        // kubectl's reader gives the last line the break it lacks, which `|` and `|+` keep.
+        for (block, expected) in [
+            ("|\n      text", "text\n"),
+            ("|-\n      text", "text"),
+            ("|+\n      text", "text\n"),
+            ("|\n      one\n      two", "one\ntwo\n"),
+            ("|+\n      text\n", "text\n"),
+            ("|+\n      text\n\n", "text\n\n"),
+            ("|\n      text\n\n", "text\n"),
+            ("|-\n      text\n", "text"),
+            ("|\n      text\n      ", "text\n"),
+            ("|+\n      text\n      ", "text\n\n"),
+            ("|+\n      text\n    ", "text\n\n"),
+            ("|-\n      text\n      ", "text"),
+            ("|+\n      text\n\n      ", "text\n\n\n"),
+        ] {
+            assert_eq!(read_both(block), [expected, expected], "{block:?}");
+        }
+    }
+
+    #[test]
+    fn a_block_in_the_middle_of_a_file_reads_as_yaml_has_it() {
+        for (block, expected) in [
+            ("|\n      text\n", "text\n"),
+            ("|-\n      text\n", "text"),
+            ("|+\n      text\n\n", "text\n\n"),
+        ] {
+            let [fast, full] = read_both(&format!("{block}    other: x\n"));
+            assert_eq!(
+                [fast.as_str(), full.as_str()],
+                [expected, expected],
+                "{block:?}"
+            );
+        }
     }
 }

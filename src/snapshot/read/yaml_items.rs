@@ -14,6 +14,7 @@ use super::parallel::in_chunks;
 use super::sink::{Growth, ItemType, Objects, Source, object};
 use super::yaml_json;
 use super::yaml_options::yaml_options_within;
+use super::yaml_split::line_ended;
 use crate::snapshot::model::Interner;
 
 /// Why the text is not read this way (logged at debug level; serde-saphyr then reads it).
@@ -188,8 +189,9 @@ fn convert_chunk(items: &[&str], item_type: Option<ItemType>) -> Result<Converte
 fn item_by_serde_saphyr(item: &str, json: &mut String) -> Result<bool, YamlFallback> {
     // Alone, the item sits in a one-entry list; in its document, in a List's mapping and items.
     let options = yaml_options_within(item.len(), 1);
-    let values: Vec<Value> =
-        serde_saphyr::from_str_with_options(item, options).map_err(|_| YamlFallback::Item)?;
+    // The last item of a file may end without a line break, which kubectl's reader adds.
+    let values: Vec<Value> = serde_saphyr::from_str_with_options(&line_ended(item), options)
+        .map_err(|_| YamlFallback::Item)?;
     let [value] = values.as_slice() else {
         return Err(YamlFallback::Item);
     };
