@@ -1013,12 +1013,12 @@ mod tests {
             .pod(pod("kube-system/etcd-w2").owner("Node", "w2").on("w2"))
             .pod(
                 pod("shop/bare-1")
-                    .with(|p| p.owners = Box::default())
+                    .with(|p| p.owners = Default::default())
                     .on("w1"),
             )
             .pod(
                 pod("shop/bare-2")
-                    .with(|p| p.owners = Box::default())
+                    .with(|p| p.owners = Default::default())
                     .on("w2"),
             )
             .pod(pod("shop/solo").app("solo").on("w1"));

@@ -2,6 +2,7 @@
 //! `pod("ns/a").on("w1").app("web").anti_affinity(HOST)`.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use kube::core::Expression;
@@ -333,17 +334,17 @@ pub fn pod(key: &str) -> PodBuilder {
         started: Some(now() - Duration::hours(1)),
         priority: 0,
         qos: Qos::Burstable,
-        owners: Box::new([Owner {
+        owners: Arc::from([Owner {
             kind: "ReplicaSet".into(),
             name: "rs".into(),
             uid: "rs-uid".into(),
             controller: true,
         }]),
-        images: Box::new(["app:1".into()]),
+        images: Arc::from(["app:1".into()]),
         requests: resources(100, 128, 1),
         node_selector: Labels::new(),
-        anti_affinity: Box::default(),
-        spread_constraints: Box::default(),
+        anti_affinity: Default::default(),
+        spread_constraints: Default::default(),
         mirror: false,
         force_evict: false,
         prefer_no_eviction: false,
@@ -369,7 +370,7 @@ impl PodBuilder {
     }
 
     pub fn owner(mut self, kind: &str, name: &str) -> Self {
-        self.0.owners = Box::new([Owner {
+        self.0.owners = Arc::from([Owner {
             kind: kind.into(),
             name: name.into(),
             uid: format!("{name}-uid").into(),

@@ -655,7 +655,7 @@ mod tests {
         let lab = lab()
             .pod(
                 pod("shop/bare")
-                    .with(|p| p.owners = Box::default())
+                    .with(|p| p.owners = Default::default())
                     .on("w1"),
             )
             .pod(

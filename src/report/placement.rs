@@ -473,7 +473,7 @@ fn host_level_keys(policy: &Policy) -> BTreeSet<&str> {
 /// A pod's constraints at host level, in words.
 fn constraints(pod: &Pod, keys: &BTreeSet<&str>) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
-    for term in &pod.anti_affinity {
+    for term in pod.anti_affinity.iter() {
         if keys.contains(term.topology_key.as_str()) {
             found.insert(format!("required anti-affinity on {}", term.topology_key));
         }
@@ -486,7 +486,7 @@ fn constraints(pod: &Pod, keys: &BTreeSet<&str>) -> BTreeSet<String> {
             ));
         }
     }
-    for spread in &pod.spread_constraints {
+    for spread in pod.spread_constraints.iter() {
         if keys.contains(spread.topology_key.as_str()) {
             found.insert(format!(
                 "topology spread on {} (maxSkew {})",

@@ -14,6 +14,7 @@ mod pod;
 mod resources;
 mod scheduling;
 mod selector;
+mod shared;
 
 use crate::inventory::Inventory;
 use history::History;
@@ -30,6 +31,7 @@ pub use scheduling::{
     Taint, TaintEffect, Toleration, WeightedAffinityTerm, WhenUnsatisfiable,
 };
 pub use selector::Requirements;
+pub use shared::{Shareable, SharedLists};
 
 /// Everything `plan()` needs to know about the world at one instant.
 #[derive(Clone, Debug, Default)]

@@ -220,7 +220,7 @@ mod tests {
                 pod("app/bare")
                     .on("w1")
                     .failed()
-                    .with(|pod| pod.owners = Box::default()),
+                    .with(|pod| pod.owners = Default::default()),
             )
             .build();
         let plan_default = plan(&snapshot, &failed_pods(FailedPodsArgs::default()));

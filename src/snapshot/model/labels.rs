@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use super::{Shareable, SharedLists};
 use crate::hash::HashSet;
 
 /// Labels of an object (or a pod's node selector), in key order (the order a `BTreeMap` gives
@@ -166,22 +167,31 @@ impl Serialize for Labels {
     }
 }
 
-/// One shared string per distinct text seen while converting a batch of objects. It takes no
-/// lock: each thread converting part of a list has its own, and a live list keeps one per kind
-/// across its pages. It only grows, and is dropped with its batch; the strings live on in the
-/// label sets that point at them.
+/// One shared string per distinct text seen while converting a batch of objects, and one
+/// shared list per distinct list a workload's replicas carry alike ([`SharedLists`]). It takes
+/// no lock: each thread converting part of a list has its own, and a live list keeps one per
+/// kind across its pages. It only grows, and is dropped with its batch; the strings and lists
+/// live on in the objects that point at them.
 #[derive(Debug, Default)]
-pub struct Interner(HashSet<Arc<str>>);
+pub struct Interner {
+    texts: HashSet<Arc<str>>,
+    lists: SharedLists,
+}
 
 impl Interner {
     /// The shared string equal to `text`, made the first time the text is seen.
     pub fn intern(&mut self, text: String) -> Arc<str> {
-        if let Some(shared) = self.0.get(text.as_str()) {
+        if let Some(shared) = self.texts.get(text.as_str()) {
             return Arc::clone(shared);
         }
         let shared: Arc<str> = Arc::from(text);
-        self.0.insert(Arc::clone(&shared));
+        self.texts.insert(Arc::clone(&shared));
         shared
+    }
+
+    /// The shared list equal to `items`, made the first time such a list is seen.
+    pub fn share<T: Shareable>(&mut self, items: Vec<T>) -> Arc<[T]> {
+        self.lists.share(items)
     }
 
     /// A decoded label map (absent: no labels) as a set of shared strings.

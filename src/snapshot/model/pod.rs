@@ -124,7 +124,8 @@ impl Ord for OwnerKind {
 /// A pod, reduced to what planning reads. Fields most pods leave empty are in [`PodExtras`],
 /// read through accessors: `None` there costs one pointer where each empty field cost its own
 /// header. Lists are boxed slices (16 bytes, no spare capacity): they are not changed once
-/// converted.
+/// converted. The lists a workload's replicas carry alike are shared slices, one allocation
+/// for all of them ([`SharedLists`](super::SharedLists)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pod {
     pub namespace: Arc<str>,
@@ -142,16 +143,16 @@ pub struct Pod {
     pub started: Option<DateTime<Utc>>,
     pub priority: i32,
     pub qos: Qos,
-    pub owners: Box<[Owner]>,
+    pub owners: Arc<[Owner]>,
     /// Container images, sorted (for duplicate detection); shared by a workload's replicas.
-    pub images: Box<[Arc<str>]>,
+    pub images: Arc<[Arc<str>]>,
     /// Requests as the scheduler sums them (containers, native sidecars, the largest init
     /// step, overhead), including one `pods`.
     pub requests: Resources,
     pub node_selector: Labels,
     /// Required pod anti-affinity terms.
-    pub anti_affinity: Box<[AffinityTerm]>,
-    pub spread_constraints: Box<[SpreadConstraint]>,
+    pub anti_affinity: Arc<[AffinityTerm]>,
+    pub spread_constraints: Arc<[SpreadConstraint]>,
     /// Annotation `kubernetes.io/config.mirror` is present.
     pub mirror: bool,
     /// Annotation `descheduler.alpha.kubernetes.io/evict` is present.

@@ -119,8 +119,9 @@ impl NodeRequirement {
 }
 
 /// A required pod (anti-)affinity term, with `matchLabelKeys`/`mismatchLabelKeys` already
-/// folded into the selector using the owning pod's labels.
-#[derive(Clone, Debug, PartialEq)]
+/// folded into the selector using the owning pod's labels. Ordered (field by field) so that
+/// equal lists of terms can be shared ([`SharedLists`](super::SharedLists)).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct AffinityTerm {
     /// `None` (no labelSelector) matches no pod.
     pub selector: Option<Requirements>,
@@ -145,8 +146,9 @@ pub enum WhenUnsatisfiable {
     ScheduleAnyway,
 }
 
-/// A topology spread constraint with `matchLabelKeys` folded into the selector.
-#[derive(Clone, Debug, PartialEq)]
+/// A topology spread constraint with `matchLabelKeys` folded into the selector. Ordered
+/// (field by field) so that equal lists of constraints can be shared.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SpreadConstraint {
     pub max_skew: i32,
     pub topology_key: String,

@@ -9,7 +9,8 @@ use super::Labels;
 ///
 /// kube's `Selector` hides its expressions; the planner needs to read them to answer a
 /// selector from its label index (the most selective `key=value` first) without a copy.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Ordered (by its expressions) so that equal lists of the terms holding it can be shared.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Requirements(Vec<Expression>);
 
 impl Requirements {

@@ -11,6 +11,7 @@
 //! docs/differences-from-upstream.md works the first of them through.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::plan::plan;
 use crate::plan::testing::{Lab, PodBuilder, policy};
@@ -90,7 +91,7 @@ fn daemon_set(pod: PodBuilder) -> PodBuilder {
 /// `SetNormalOwnerRef`: owned, by no controller kind the evictor protects.
 fn normal_owner(pod: PodBuilder) -> PodBuilder {
     pod.with(|pod| {
-        pod.owners = Box::new([Owner {
+        pod.owners = Arc::from([Owner {
             kind: "Pod".into(),
             name: "owner".into(),
             uid: "owner-uid".into(),
@@ -115,7 +116,7 @@ fn critical(pod: PodBuilder) -> PodBuilder {
 }
 
 fn bare(pod: PodBuilder) -> PodBuilder {
-    pod.with(|pod| pod.owners = Box::default())
+    pod.with(|pod| pod.owners = Default::default())
 }
 
 fn priority(pod: PodBuilder, priority: i32) -> PodBuilder {

@@ -5,6 +5,8 @@
 //! created in 2009, its "new" ones now; its transitions are two hours ("old") or one minute
 //! ("new") ago.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Duration, Utc};
 
 use crate::plan::plan;
@@ -178,12 +180,12 @@ fn created_seconds_ago(name: &str, seconds: i64) -> PodBuilder {
 }
 
 fn bare(builder: PodBuilder) -> PodBuilder {
-    builder.with(|pod| pod.owners = Box::default())
+    builder.with(|pod| pod.owners = Default::default())
 }
 
 fn job_owned(builder: PodBuilder) -> PodBuilder {
     builder.with(|pod| {
-        pod.owners = Box::new([Owner {
+        pod.owners = Arc::from([Owner {
             kind: "Job".into(),
             name: "job1".into(),
             uid: "job1-uid".into(),

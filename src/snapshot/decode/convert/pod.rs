@@ -48,6 +48,7 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
     let tolerations = tolerations(spec.tolerations)?;
     let (local_storage, claims) = volumes(spec.volumes.unwrap_or_default());
     let images = images(containers, interner);
+    let owners = owners(meta.owner_references.unwrap_or_default(), interner);
 
     Ok(exact_pod(Pod {
         uid: meta.uid.unwrap_or_default(),
@@ -65,12 +66,12 @@ pub fn pod(pod: wire::Pod, interner: &mut Interner) -> Result<Pod, ConvertError>
         started: status.start_time.and_then(|t| timestamp(t.0)),
         priority: spec.priority.unwrap_or(0),
         qos,
-        owners: owners(meta.owner_references.unwrap_or_default(), interner).into(),
-        images: images.into(),
+        owners,
+        images: interner.share(images),
         requests,
         node_selector: interner.labels(spec.node_selector),
-        anti_affinity: anti_affinity.into(),
-        spread_constraints: spread_constraints.into(),
+        anti_affinity: interner.share(anti_affinity),
+        spread_constraints: interner.share(spread_constraints),
         mirror: annotations.mirror,
         force_evict: annotations.force_evict,
         prefer_no_eviction: annotations.prefer_no_eviction,
@@ -272,8 +273,8 @@ fn phase(phase: Option<&str>) -> Phase {
 }
 
 /// `metadata.ownerReferences`; an absent `controller` reads as false.
-fn owners(references: Vec<OwnerReference>, interner: &mut Interner) -> Vec<Owner> {
-    references
+fn owners(references: Vec<OwnerReference>, interner: &mut Interner) -> Arc<[Owner]> {
+    let owners = references
         .into_iter()
         .map(|o| Owner {
             kind: OwnerKind::known(&o.kind)
@@ -282,12 +283,14 @@ fn owners(references: Vec<OwnerReference>, interner: &mut Interner) -> Vec<Owner
             uid: interner.intern(o.uid),
             controller: o.controller.unwrap_or(false),
         })
-        .collect()
+        .collect();
+    interner.share(owners)
 }
 
 /// A pod's lists at their exact size. `collect` from a consumed vector reuses its allocation,
 /// sized for the API's larger items (an owner reference, a container): kept, that would be
-/// about 1 kB of unused memory per pod. (The pod's own lists are boxed slices, exact already.)
+/// about 1 kB of unused memory per pod. (The pod's own lists are boxed or shared slices,
+/// exact already.)
 fn exact_pod(mut pod: Pod) -> Pod {
     if let Some(extras) = pod.extras.as_deref_mut() {
         extras.tolerations.shrink_to_fit();
