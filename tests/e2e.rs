@@ -2274,6 +2274,26 @@ fn history_gets(lab: &Lab) -> usize {
     lab.server.cluster().count("GET", "/configmaps/")
 }
 
+/// A history already in its ConfigMap (as every run since the move writes it) paces the run as
+/// the earlier form did, and the run's own evictions join it there.
+#[test]
+fn a_run_honours_the_history_its_config_map_holds() {
+    let lab = Lab::start("several-violations");
+    let earlier = web_evicted_a_minute_ago();
+    lab.history_config_map(&earlier);
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    let evicted = outcome.evictions_with("evicted");
+    assert_eq!(evicted.len(), 2, "api and cart: {}", outcome.stdout);
+    assert!(
+        evicted.iter().all(|pod| !pod.starts_with("shop/web-")),
+        "{evicted:?}"
+    );
+    let recorded = lab.stored_config_history().expect("a history");
+    assert_eq!(recorded.len(), 3, "{recorded:?}");
+    assert_eq!(recorded[0], earlier[0], "the earlier run's entry stays");
+}
+
 /// Needs the planner's pacing: each workload's eviction is recorded, in the Lease, with its pod
 /// and plugin, and a workload evicted a minute ago by an earlier run is not evicted again.
 #[test]

@@ -47,11 +47,11 @@ pub fn resources(cpu_milli: i64, memory_mi: i64, pods: i64) -> Resources {
     ])
 }
 
-/// Appends to one of a pod's lists, which are boxed slices.
-pub fn push<T>(list: &mut Box<[T]>, item: T) {
-    let mut items = std::mem::take(list).into_vec();
+/// Appends to one of a pod's lists, which are shared slices (copied on write).
+pub fn push<T: Clone>(list: &mut Arc<[T]>, item: T) {
+    let mut items = list.to_vec();
     items.push(item);
-    *list = items.into_boxed_slice();
+    *list = items.into();
 }
 
 /// The managed object id the lab gives the VM of node `name`.
@@ -364,8 +364,9 @@ impl PodBuilder {
     /// Label `app=<app>`, owned by ReplicaSet `<app>-rs`.
     pub fn app(mut self, app: &str) -> Self {
         self.0.labels.insert("app".to_string(), app.to_string());
-        self.0.owners[0].name = format!("{app}-rs").into();
-        self.0.owners[0].uid = format!("{app}-rs-uid").into();
+        let owner = &mut Arc::make_mut(&mut self.0.owners)[0];
+        owner.name = format!("{app}-rs").into();
+        owner.uid = format!("{app}-rs-uid").into();
         self
     }
 

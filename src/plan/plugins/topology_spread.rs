@@ -358,6 +358,7 @@ mod tests {
     use crate::policy::{DefaultConstraint, Strategy, TopologySpreadArgs};
     use crate::snapshot::ResourceName;
     use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
+    use std::sync::Arc;
 
     fn api(name: &str, node: &str, age: i64) -> PodBuilder {
         pod(&format!("app/{name}"))
@@ -371,15 +372,18 @@ mod tests {
     fn a_site_skewed_by_a_vm_move_gives_one_pod_to_the_other_site() {
         // w3's VM moved from site-b to site-a: all three pods are in site-a now, though w3's
         // recorded label still says site-b.
-        let snapshot = moved_across_sites()
-            .pod(
-                api("api-a", "w1", 60).with(|p| p.spread_constraints[0].topology_key = SITE.into()),
-            )
-            .pod(
-                api("api-b", "w2", 50).with(|p| p.spread_constraints[0].topology_key = SITE.into()),
-            )
-            .pod(api("api-c", "w3", 3).with(|p| p.spread_constraints[0].topology_key = SITE.into()))
-            .build();
+        let snapshot =
+            moved_across_sites()
+                .pod(api("api-a", "w1", 60).with(|p| {
+                    Arc::make_mut(&mut p.spread_constraints)[0].topology_key = SITE.into()
+                }))
+                .pod(api("api-b", "w2", 50).with(|p| {
+                    Arc::make_mut(&mut p.spread_constraints)[0].topology_key = SITE.into()
+                }))
+                .pod(api("api-c", "w3", 3).with(|p| {
+                    Arc::make_mut(&mut p.spread_constraints)[0].topology_key = SITE.into()
+                }))
+                .build();
         let planned = plan(&snapshot, &with_sites(policy(vec![spread()])));
         assert_eq!(evicted(&planned), ["app/api-c"]);
         assert_eq!(
@@ -426,9 +430,18 @@ mod tests {
             .host("esxi-2")
             .node("w1", "esxi-1")
             .node("w2", "esxi-2")
-            .pod(api("api-a", "w1", 60).with(|p| p.spread_constraints[0].min_domains = Some(3)))
-            .pod(api("api-b", "w1", 50).with(|p| p.spread_constraints[0].min_domains = Some(3)))
-            .pod(api("api-c", "w2", 40).with(|p| p.spread_constraints[0].min_domains = Some(3)))
+            .pod(
+                api("api-a", "w1", 60)
+                    .with(|p| Arc::make_mut(&mut p.spread_constraints)[0].min_domains = Some(3)),
+            )
+            .pod(
+                api("api-b", "w1", 50)
+                    .with(|p| Arc::make_mut(&mut p.spread_constraints)[0].min_domains = Some(3)),
+            )
+            .pod(
+                api("api-c", "w2", 40)
+                    .with(|p| Arc::make_mut(&mut p.spread_constraints)[0].min_domains = Some(3)),
+            )
             .build();
         // Two domains exist, three are required: the global minimum is 0, so esxi-1 with 2
         // pods is over maxSkew 1; but no node would take a pod without breaking it, so it stays.

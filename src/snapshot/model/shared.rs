@@ -121,14 +121,8 @@ mod tests {
         let none = lists.share::<AffinityTerm>(Vec::new());
         assert!(none.is_empty());
         assert!(Arc::ptr_eq(&none, &lists.share::<AffinityTerm>(Vec::new())));
-        let reversed = lists.share(vec![
-            constraint("b", "web"),
-            constraint("a", "web"),
-        ]);
-        let ordered = lists.share(vec![
-            constraint("a", "web"),
-            constraint("b", "web"),
-        ]);
+        let reversed = lists.share(vec![constraint("b", "web"), constraint("a", "web")]);
+        let ordered = lists.share(vec![constraint("a", "web"), constraint("b", "web")]);
         assert!(!Arc::ptr_eq(&reversed, &ordered), "the order is kept");
     }
 }
