@@ -19,9 +19,10 @@ use serde::Serialize;
 
 use crate::finding::CheckFinding;
 use crate::settings::{RunConfig, TopologySource};
+use crate::sites::SiteSourceKind;
 pub use vocabulary::{
     ItemDetail, ItemFix, KubernetesDetail, KubernetesFix, PushgatewayFix, RbacRule, RetriedRequest,
-    RuleHolder, SupervisorDetail, SupervisorFix,
+    RuleHolder, SiteDetail, SupervisorDetail, SupervisorFix,
 };
 
 /// The `apiVersion` of the JSON document.
@@ -120,6 +121,10 @@ pub enum Subject {
         setting: String,
         value: String,
     },
+    /// Whether the sites `vsphere.sites` reads partition the observed hosts, as runs require
+    /// before they plan.
+    #[serde(rename_all = "camelCase")]
+    Sites { source: SiteSourceKind },
 }
 
 impl Subject {
@@ -169,6 +174,12 @@ impl Subject {
                 setting,
                 value,
             } => format!("{setting} of cluster {cluster}: {value}"),
+            Subject::Sites {
+                source: SiteSourceKind::HostGroups,
+            } => "sites from DRS host groups".to_string(),
+            Subject::Sites {
+                source: SiteSourceKind::VsanFaultDomains,
+            } => "sites from vSAN fault domains".to_string(),
         }
     }
 }

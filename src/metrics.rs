@@ -357,7 +357,7 @@ mod tests {
     use super::*;
     use crate::outcome::LabelOutcome;
     use crate::outcome::{Cause, Failure, Halt, NotAttempted, Outcomes, Signal, StopReason};
-    use crate::plan::exposure::{ClassCounts, Spread, WorkloadExposure};
+    use crate::plan::exposure::{ClassCounts, SiteCounts, Spread, WorkloadExposure};
     use crate::plan::{
         DrsAction, DrsRuleChange, Eviction, LabelApply, LabelChange, Plan, Skip, SkipReason,
         Warning,
@@ -440,7 +440,17 @@ mod tests {
             },
             workloads: vec![web],
             node_groups: Vec::new(),
-            sites: None,
+            sites: Some(SiteCounts {
+                sites: vec!["site-a".to_string(), "site-b".to_string()],
+                before: ClassCounts {
+                    all: 1,
+                    ..ClassCounts::default()
+                },
+                after: ClassCounts {
+                    tolerated: 1,
+                    ..ClassCounts::default()
+                },
+            }),
         }
     }
 

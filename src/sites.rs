@@ -120,10 +120,20 @@ pub enum SiteFinding {
 }
 
 /// Which of the two sources a finding is about, for its wording and fix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub enum SiteSourceKind {
     HostGroups,
     VsanFaultDomains,
+}
+
+impl From<&SiteSource> for SiteSourceKind {
+    fn from(source: &SiteSource) -> SiteSourceKind {
+        match source {
+            SiteSource::HostGroups(_) => SiteSourceKind::HostGroups,
+            SiteSource::VsanFaultDomains => SiteSourceKind::VsanFaultDomains,
+        }
+    }
 }
 
 impl SiteFinding {

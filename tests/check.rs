@@ -929,3 +929,65 @@ fn a_vcenter_account_granted_only_on_the_cluster_is_told_to_grant_read_on_the_da
     assert_eq!(code, Some(0), "{stdout}");
     assert_eq!(vcenter_gaps(&report), Vec::<[String; 5]>::new(), "{stdout}");
 }
+
+/// The stretched-cluster story's sites checked live: from its vSAN fault domains (the story's
+/// policy) every host is in one site, one ok item naming them; DRS host groups that leave site
+/// B's hosts out and name a group no cluster has are two missing items, each with its code and
+/// fix, and the check fails as `plan` and `run` would refuse the policy.
+#[test]
+fn the_sites_the_policy_reads_are_checked_against_the_hosts_observed() {
+    let mut lab = Lab::installed("stretched-cluster");
+    let checked = lab.check(&[]);
+    let sites = checked.items_of("sites");
+    assert_eq!(sites.len(), 1, "{}", checked.stdout);
+    assert_eq!(sites[0]["source"], "vsanFaultDomains");
+    assert_eq!(sites[0]["status"], "ok");
+    assert_eq!(
+        sites[0]["detail"],
+        "every observed host is in one site: site-a (3 host(s)), site-b (3 host(s))"
+    );
+
+    let policy = std::fs::read_to_string(&lab.policy)
+        .expect("the story's policy")
+        .replace(
+            "source: vsanFaultDomains",
+            "source: hostGroups\n    hostGroups: [site-a-hosts, site-c-hosts]",
+        );
+    let file = lab.dir.path().join("sites-policy.yaml");
+    std::fs::write(&file, policy).expect("write the policy");
+    lab.policy = file;
+    let checked = lab.check(&[]);
+    assert_eq!(checked.code, 1, "{}", checked.stdout);
+    let sites = checked.items_of("sites");
+    let found: Vec<(&str, &str)> = sites
+        .iter()
+        .map(|item| {
+            (
+                item["status"].as_str().expect("status"),
+                item["detail"].as_str().expect("detail"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "missing",
+                "host group \"site-c-hosts\" is in no vSphere cluster [site-group-not-found]"
+            ),
+            (
+                "missing",
+                "3 host(s) of cluster metro-cluster are in no site host group, so in no site: \
+                 lab-esxi-b1.go-lab.jp, lab-esxi-b2.go-lab.jp, lab-esxi-b3.go-lab.jp \
+                 [site-hosts-without-site]"
+            ),
+        ],
+        "{}",
+        checked.stdout
+    );
+    assert_eq!(
+        sites[0]["fix"],
+        "create the DRS host group in vCenter, or correct vsphere.sites.hostGroups"
+    );
+    assert!(checked.report["summary"]["missing"].as_u64() >= Some(2));
+}

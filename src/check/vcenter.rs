@@ -1,11 +1,16 @@
 //! The vCenter section: the preflight of [`crate::vsphere::preflight`] (login, the objects runs
-//! touch, each privilege on them, DRS and HA settings) as check items.
+//! touch, each privilege on them, DRS and HA settings) as check items, and the policy's sites
+//! against the inventory it observed.
 
+use crate::finding::Status;
+use crate::inventory::Inventory;
+use crate::policy::SiteSettings;
 use crate::settings::RunConfig;
+use crate::sites;
 use crate::vsphere::ConnectionConfig;
 use crate::vsphere::preflight::{self, DrsRuleWrites, Preflight, PreflightFinding, Scope};
 
-use super::{Backend, Item, ItemDetail, ItemFix, Section, Subject};
+use super::{Backend, Item, ItemDetail, ItemFix, Section, SiteDetail, Subject};
 
 /// Asks vCenter about everything runs of `config` need from it.
 pub async fn section(connection: &ConnectionConfig, config: &RunConfig) -> Section {
@@ -19,7 +24,41 @@ pub async fn section(connection: &ConnectionConfig, config: &RunConfig) -> Secti
             (true, false) => DrsRuleWrites::Written,
         },
     };
-    items(preflight::preflight(connection, &scope).await)
+    let mut found = preflight::preflight(connection, &scope).await;
+    let inventory = found.inventory.take();
+    let mut section = items(found);
+    if let Some(settings) = settings.site_settings() {
+        section
+            .items
+            .extend(site_items(inventory.as_ref(), settings));
+    }
+    section
+}
+
+/// Whether the sites `settings` reads partition the hosts observed: one item when they do (or
+/// could not be checked), one missing item per finding when they do not, since runs refuse to
+/// plan on such sites.
+fn site_items(inventory: Option<&Inventory>, settings: &SiteSettings) -> Vec<Item> {
+    let subject = Subject::Sites {
+        source: (&settings.source).into(),
+    };
+    let Some(inventory) = inventory else {
+        return vec![Item::new(subject, Status::NotChecked, SiteDetail::NotObserved)];
+    };
+    let resolution = sites::resolve(inventory, settings);
+    if resolution.findings.is_empty() {
+        let map = &resolution.map;
+        let counts = (map.names().into_iter())
+            .map(|site| (site.to_string(), map.hosts_of(site).count()))
+            .collect();
+        return vec![Item::new(subject, Status::Ok, SiteDetail::Partitioned(counts))];
+    }
+    (resolution.findings.into_iter())
+        .map(|finding| {
+            Item::new(subject.clone(), Status::Missing, SiteDetail::Refused(finding.clone()))
+                .with_fix(finding)
+        })
+        .collect()
 }
 
 /// The section of a preflight's result, in its order: login, inventory, scope, privileges,

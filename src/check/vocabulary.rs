@@ -7,6 +7,7 @@ use std::fmt::{self, Display, Formatter};
 use serde::Serialize;
 
 use crate::kube::VM_OPERATOR_GROUP;
+use crate::sites::SiteFinding;
 use crate::vsphere::preflight::{Fix, VcenterDetail};
 
 /// What one item found.
@@ -15,6 +16,7 @@ pub enum ItemDetail {
     Kubernetes(KubernetesDetail),
     Supervisor(SupervisorDetail),
     Vcenter(VcenterDetail),
+    Site(SiteDetail),
     /// A server's answer, or the error chain of a request that failed, as it was given.
     Says(String),
 }
@@ -27,6 +29,8 @@ pub enum ItemFix {
     Supervisor(SupervisorFix),
     Pushgateway(PushgatewayFix),
     Vcenter(Fix),
+    /// A site finding's fix, in the policy or in vCenter.
+    Site(SiteFinding),
 }
 
 /// Each backend's vocabulary is one case of the item's.
@@ -41,9 +45,20 @@ macro_rules! widen {
 }
 
 widen!(ItemDetail: Kubernetes(KubernetesDetail), Supervisor(SupervisorDetail),
-    Vcenter(VcenterDetail), Says(String));
+    Vcenter(VcenterDetail), Site(SiteDetail), Says(String));
 widen!(ItemFix: Kubernetes(KubernetesFix), Supervisor(SupervisorFix),
-    Pushgateway(PushgatewayFix), Vcenter(Fix));
+    Pushgateway(PushgatewayFix), Vcenter(Fix), Site(SiteFinding));
+
+/// What the sites check found against the observed inventory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SiteDetail {
+    /// Every observed host is in exactly one site: each site with its number of hosts.
+    Partitioned(Vec<(String, usize)>),
+    /// The inventory could not be read (its own item says why).
+    NotObserved,
+    /// One reason the sites do not partition the hosts; runs refuse to plan on them.
+    Refused(SiteFinding),
+}
 
 /// What a Kubernetes item found, beyond the server's own words.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,6 +193,7 @@ impl Display for ItemDetail {
             ItemDetail::Kubernetes(detail) => detail.fmt(f),
             ItemDetail::Supervisor(detail) => detail.fmt(f),
             ItemDetail::Vcenter(detail) => detail.fmt(f),
+            ItemDetail::Site(detail) => detail.fmt(f),
             ItemDetail::Says(words) => f.write_str(words),
         }
     }
@@ -196,6 +212,29 @@ impl Display for ItemFix {
             ItemFix::Supervisor(fix) => fix.fmt(f),
             ItemFix::Pushgateway(fix) => fix.fmt(f),
             ItemFix::Vcenter(fix) => fix.fmt(f),
+            ItemFix::Site(finding) => f.write_str(finding.fix()),
+        }
+    }
+}
+
+impl Display for SiteDetail {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            SiteDetail::Partitioned(sites) if sites.is_empty() => {
+                f.write_str("no cluster observed, so no site")
+            }
+            SiteDetail::Partitioned(sites) => {
+                f.write_str("every observed host is in one site: ")?;
+                let listed: Vec<String> = sites
+                    .iter()
+                    .map(|(site, hosts)| format!("{site} ({hosts} host(s))"))
+                    .collect();
+                f.write_str(&listed.join(", "))
+            }
+            SiteDetail::NotObserved => {
+                f.write_str("not checked: the inventory could not be read (see above)")
+            }
+            SiteDetail::Refused(finding) => write!(f, "{finding} [{}]", finding.code()),
         }
     }
 }

@@ -89,6 +89,7 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
         scope: Vec::new(),
         privileges: Vec::new(),
         clusters: Vec::new(),
+        inventory: None,
     };
     let mut client = match VcenterClient::reach(config).await {
         Ok(client) => client,
@@ -137,6 +138,7 @@ pub async fn preflight(config: &ConnectionConfig, scope: &Scope) -> Preflight {
         }
         None => found.scope = unchecked_scope(scope),
     }
+    found.inventory = inventory;
     client.logout().await;
     found
 }

@@ -9,13 +9,14 @@ use super::detail::VcenterDetail;
 use super::fix::Fix;
 use super::scope::{ObjectScope, ScopeFilter};
 use crate::finding::{CheckFinding, Status};
+use crate::inventory::Inventory;
 use crate::vsphere::privileges::NeededFor;
 
 /// What the preflight found for one item: what vCenter showed, and what to change.
 pub type PreflightFinding = CheckFinding<VcenterDetail, Fix>;
 
 /// The result of [`preflight`](super::preflight).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Preflight {
     /// The vCenter address, as configured.
@@ -34,6 +35,10 @@ pub struct Preflight {
     pub privileges: Vec<PrivilegeCheck>,
     /// The DRS and HA settings of each observed cluster.
     pub clusters: Vec<ClusterCheck>,
+    /// What observation read, for what `check` judges of the policy against it (the sites);
+    /// `None` when it could not be read. Not part of the preflight's own JSON.
+    #[serde(skip)]
+    pub inventory: Option<Inventory>,
 }
 
 impl Preflight {
