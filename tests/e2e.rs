@@ -2886,3 +2886,106 @@ fn every_eviction_request_says_who_asked_why_and_by_which_strategy_and_profile()
         );
     }
 }
+
+// --- A stretched cluster's sites --------------------------------------------------------------
+
+/// The value of `key` on node `name` in the fake.
+fn label_of(lab: &Lab, name: &str, key: &str) -> Option<String> {
+    lab.server.cluster().nodes[name]
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get(key).cloned())
+}
+
+/// The stretched-cluster story end to end, its sites from the simulator's vSAN fault domains:
+/// HA left worker-b1's VM on a site A host. A run relabels its host and site (never the cloud
+/// provider's zone, which it reports as stale), evicts one of web's two replicas, which keep
+/// apart by site, and reports the exposure per site; `what-if --site-fails site-a` then says
+/// what HA does with each of site A's node VMs by its VM/Host rule, and what pg loses.
+#[test]
+fn a_stretched_cluster_is_relabelled_by_site_respread_and_assessed_for_a_site_failure() {
+    const SITE: &str = "vsphere-descheduler.io/site";
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    let lab = Lab::start("stretched-cluster");
+
+    let run = lab.run(&[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let worker_b1 = |key| label_of(&lab, "worker-b1", key);
+    assert_eq!(
+        worker_b1(HOST_LABEL).as_deref(),
+        Some("lab-esxi-a3.go-lab.jp")
+    );
+    assert_eq!(worker_b1(SITE).as_deref(), Some("site-a"));
+    assert_eq!(
+        worker_b1(ZONE).as_deref(),
+        Some("site-b"),
+        "the zone is not ours"
+    );
+    assert_eq!(label_of(&lab, "worker-a1", SITE).as_deref(), Some("site-a"));
+    assert_eq!(run.evictions_with("evicted"), ["shop/web-5d8f7c9b64-k7m2q"]);
+    assert_eq!(lab.evicted_pods(), ["shop/web-5d8f7c9b64-k7m2q"]);
+    let sites = &run.report["exposure"]["sites"];
+    assert_eq!(sites["sites"], serde_json::json!(["site-a", "site-b"]));
+    assert_eq!(sites["before"]["all"], 1, "web: both replicas on site A");
+    assert_eq!(sites["after"]["all"], 0, "{sites}");
+    let warnings = run.report["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "node worker-b1: topology.kubernetes.io/zone says site-b but its VM runs in site \
+             site-a now"
+        ),
+        "{warnings}"
+    );
+
+    let policy = lab.policy.display().to_string();
+    let what_if = outcome_of(
+        lab.command(&[
+            "--output",
+            "json",
+            "what-if",
+            "--policy",
+            &policy,
+            "--site-fails",
+            "site-a",
+        ])
+        .output()
+        .expect("the binary runs"),
+    );
+    assert_eq!(what_if.code, 3, "pg is at risk: {}", what_if.stderr);
+    let failover = &what_if.report["siteFailover"];
+    assert_eq!(failover["otherSites"], serde_json::json!(["site-b"]));
+    let fates: Vec<(String, String, bool)> = failover["vms"]
+        .as_array()
+        .expect("the node VMs")
+        .iter()
+        .map(|vm| {
+            (
+                vm["vm"].as_str().expect("a VM").to_string(),
+                vm["fate"].as_str().expect("a fate").to_string(),
+                vm["rules"][0]["holds"].as_bool().expect("its rule"),
+            )
+        })
+        .collect();
+    let restarted = |vm: &str, holds| {
+        (
+            vm.to_string(),
+            "restarted-if-capacity-allows".to_string(),
+            holds,
+        )
+    };
+    assert_eq!(
+        fates,
+        [
+            restarted("worker-a1", false),
+            restarted("worker-a2", false),
+            restarted("worker-a3", false),
+            // Its should rule ties it to site B: failing over puts it back where it belongs.
+            restarted("worker-b1", true),
+        ]
+    );
+    assert_eq!(
+        what_if.report["pdbs"][0],
+        serde_json::json!({"pdb": "db/pg", "lost": 2, "disruptionsAllowed": 1, "breached": true})
+    );
+}

@@ -43,7 +43,11 @@ fn site_items(inventory: Option<&Inventory>, settings: &SiteSettings) -> Vec<Ite
         source: (&settings.source).into(),
     };
     let Some(inventory) = inventory else {
-        return vec![Item::new(subject, Status::NotChecked, SiteDetail::NotObserved)];
+        return vec![Item::new(
+            subject,
+            Status::NotChecked,
+            SiteDetail::NotObserved,
+        )];
     };
     let resolution = sites::resolve(inventory, settings);
     if resolution.findings.is_empty() {
@@ -51,12 +55,20 @@ fn site_items(inventory: Option<&Inventory>, settings: &SiteSettings) -> Vec<Ite
         let counts = (map.names().into_iter())
             .map(|site| (site.to_string(), map.hosts_of(site).count()))
             .collect();
-        return vec![Item::new(subject, Status::Ok, SiteDetail::Partitioned(counts))];
+        return vec![Item::new(
+            subject,
+            Status::Ok,
+            SiteDetail::Partitioned(counts),
+        )];
     }
     (resolution.findings.into_iter())
         .map(|finding| {
-            Item::new(subject.clone(), Status::Missing, SiteDetail::Refused(finding.clone()))
-                .with_fix(finding)
+            Item::new(
+                subject.clone(),
+                Status::Missing,
+                SiteDetail::Refused(finding.clone()),
+            )
+            .with_fix(finding)
         })
         .collect()
 }
