@@ -72,6 +72,7 @@ impl Size {
                 violation_percent: 5,
                 controllers: false,
                 hosts_from: HostsFrom::Inventory,
+                sites: 0,
             },
             yaml,
             cluster: OnceLock::new(),

@@ -8,7 +8,8 @@
 //!
 //! Flags: `--nodes`, `--pods`, `--hosts`, `--seed`, `--violations` (percent of workloads),
 //! `--yaml`, `--vm-operator` (the hosts as a VKS Supervisor's VirtualMachines instead of a
-//! `VSphereInventory`), `-o`/`--output`, and `--history N FILE`: also an eviction history of
+//! `VSphereInventory`), `--sites N` (the hosts in N DRS host groups `site-1`…, the nodes
+//! labelled with their site, the zone-spread workloads spreading over sites instead), `-o`/`--output`, and `--history N FILE`: also an eviction history of
 //! `N` evictions of the cluster's workloads, written to `FILE` as the history ConfigMap a run
 //! writes, their times spread evenly over the 12 hours before now (so about one in 72 falls
 //! within a 10-minute pacing window), each workload in turn; a snapshot file to give `plan`
@@ -58,6 +59,7 @@ fn parse_options() -> Options {
                 options.history = Some((number(), file));
                 i += 1;
             }
+            "--sites" => options.shape.sites = number(),
             "--vm-operator" => {
                 options.shape.hosts_from = cluster::HostsFrom::VmOperator;
                 i -= 1;

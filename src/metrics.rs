@@ -602,6 +602,14 @@ mod tests {
             r#"vsphere_descheduler_exposure_node_groups{class="tolerated"} 0"#,
             r#"vsphere_descheduler_exposure_worst_host_share{namespace="shop",workload="Deployment/web",when="before",class="all"} 1"#,
             r#"vsphere_descheduler_exposure_worst_host_share{namespace="shop",workload="Deployment/web",when="after",class="tolerated"} 0.3333333333333333"#,
+            r#"vsphere_descheduler_exposure_site_workloads{class="all",when="before"} 1"#,
+            r#"vsphere_descheduler_exposure_site_workloads{class="all",when="after"} 0"#,
+            r#"vsphere_descheduler_exposure_site_workloads{class="majority",when="before"} 0"#,
+            r#"vsphere_descheduler_exposure_site_workloads{class="majority",when="after"} 0"#,
+            r#"vsphere_descheduler_exposure_site_workloads{class="over-budget",when="before"} 0"#,
+            r#"vsphere_descheduler_exposure_site_workloads{class="over-budget",when="after"} 0"#,
+            r#"vsphere_descheduler_exposure_site_workloads{class="tolerated",when="before"} 0"#,
+            r#"vsphere_descheduler_exposure_site_workloads{class="tolerated",when="after"} 1"#,
         ];
         let without_histogram: BTreeSet<&str> = series(&text)
             .into_iter()

@@ -803,7 +803,9 @@ impl Lab {
             ..KubeObjects::default()
         });
         cluster.reconcile_pdbs();
+        // The lock, and the eviction history beside it: each run evicts the same replicas anew.
         cluster.leases.clear();
+        cluster.config_maps.clear();
     }
 }
 

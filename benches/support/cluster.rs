@@ -33,6 +33,10 @@ pub struct Shape {
     /// VM Operator's VirtualMachines and one VirtualMachineSetResourcePolicy (as a VKS
     /// Supervisor gives them).
     pub hosts_from: HostsFrom,
+    /// Sites (0: none): the hosts split in that many DRS host groups `site-1`, `site-2`, …
+    /// of consecutive hosts, each node labelled with its host's site, and the workloads that
+    /// would spread over zones spreading over the site label instead.
+    pub sites: usize,
 }
 
 /// The document kind that holds the node VMs' hosts.
@@ -56,6 +60,7 @@ impl Default for Shape {
             violation_percent: 5,
             controllers: false,
             hosts_from: HostsFrom::Inventory,
+            sites: 0,
         }
     }
 }
@@ -163,22 +168,34 @@ fn nodes<W: io::Write>(shape: &Shape, rng: &mut Rng, list: &mut List<W>) -> io::
         } else {
             labelled
         };
-        list.push(&node(n, labelled))?;
+        list.push(&node(shape, n, labelled))?;
         vm_hosts.push(actual);
     }
     Ok(vm_hosts)
 }
 
-fn node(n: usize, labelled_host: usize) -> Value {
+/// The site label every node carries when the cluster has sites.
+const SITE_LABEL: &str = "vsphere-descheduler.io/site";
+
+/// The name of host `host`'s site: consecutive hosts share one.
+fn site_name(shape: &Shape, host: usize) -> String {
+    format!("site-{}", host * shape.sites / shape.hosts + 1)
+}
+
+fn node(shape: &Shape, n: usize, labelled_host: usize) -> Value {
     let name = node_name(n);
+    let mut labels = json!({
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "topology.kubernetes.io/zone": format!("zone-{}", labelled_host % ZONES),
+        "vsphere-descheduler.io/host": host_name(labelled_host),
+    });
+    if shape.sites > 0 {
+        labels[SITE_LABEL] = json!(site_name(shape, labelled_host));
+    }
     json!({
         "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {
-            "kubernetes.io/hostname": name,
-            "kubernetes.io/os": "linux",
-            "topology.kubernetes.io/zone": format!("zone-{}", labelled_host % ZONES),
-            "vsphere-descheduler.io/host": host_name(labelled_host),
-        }},
+        "metadata": {"name": name, "labels": labels},
         "spec": {"providerID": format!("vsphere://{}", uuid(1, n))},
         "status": {
             "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "250"},
@@ -248,6 +265,7 @@ impl Workload {
         let (anti_affinity, spread_key) = match rng.below(100) {
             0..25 => (true, None),
             25..50 => (false, Some("vsphere-descheduler.io/host")),
+            50..60 if shape.sites > 0 => (false, Some(SITE_LABEL)),
             50..60 => (false, Some("topology.kubernetes.io/zone")),
             _ => (false, None),
         };
@@ -384,11 +402,25 @@ fn inventory(shape: &Shape, vm_hosts: &[usize]) -> Value {
         .enumerate()
         .map(|(n, &host)| json!({"name": node_name(n), "uuid": uuid(1, n), "host": host_name(host), "powerState": "poweredOn"}))
         .collect();
+    let mut cluster = json!({"name": "cluster-1", "datacenter": "dc1",
+                             "drs": {"enabled": true, "defaultVmBehavior": "fullyAutomated"},
+                             "hosts": hosts, "vms": vms, "rules": []});
+    if shape.sites > 0 {
+        let groups: Vec<Value> = (1..=shape.sites)
+            .map(|site| {
+                let name = format!("site-{site}");
+                let members: Vec<String> = (0..shape.hosts)
+                    .filter(|&h| site_name(shape, h) == name)
+                    .map(host_name)
+                    .collect();
+                json!({"name": name, "hosts": members})
+            })
+            .collect();
+        cluster["hostGroups"] = json!(groups);
+    }
     json!({
         "apiVersion": "vsphere-descheduler.io/v1alpha1", "kind": "VSphereInventory",
-        "clusters": [{"name": "cluster-1", "datacenter": "dc1",
-                      "drs": {"enabled": true, "defaultVmBehavior": "fullyAutomated"},
-                      "hosts": hosts, "vms": vms, "rules": []}]
+        "clusters": [cluster]
     })
 }
 
