@@ -685,6 +685,7 @@ fn small(seed: u64) -> cluster::Shape {
         violation_percent: 20,
         controllers: false,
         hosts_from: cluster::HostsFrom::Inventory,
+        sites: 0,
     }
 }
 
