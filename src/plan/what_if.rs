@@ -436,6 +436,25 @@ struct Member {
     per_node: BTreeMap<NodeIx, usize>,
 }
 
+impl Member {
+    /// How many of its pods its budget lets go at once, where it has one.
+    fn tolerates(&self) -> Option<usize> {
+        self.budget.as_ref().map(|b| b.tolerates)
+    }
+
+    /// The workload as a scenario touched it, with `outcome`.
+    fn impact(self, outcome: Impact) -> WorkloadImpact {
+        WorkloadImpact {
+            workload: self.name,
+            pods: self.pods,
+            budget: self.budget,
+            ignored_budget: self.ignored_budget,
+            outcome,
+            comes_back: None,
+        }
+    }
+}
+
 /// Every workload of two or more running pods.
 fn members(view: &View) -> Vec<Member> {
     let groups = group_pods(view);

@@ -6,9 +6,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::{
-    Impact, NodeGroupImpact, WhatIf, WorkloadImpact, group_nodes, hosts_now, members, view_now,
-};
+use super::{Impact, NodeGroupImpact, WhatIf, group_nodes, hosts_now, members, view_now};
 use crate::plan::judge::feasibility::{self, NoNode};
 use crate::plan::model::workload::belongs_to_its_node;
 use crate::plan::view::index::{PerNode, PodIx};
@@ -74,18 +72,10 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
             .filter(|(node, _)| down[**node])
             .map(|(_, pods)| pods)
             .sum();
-        let tolerates = member.budget.as_ref().map(|b| b.tolerates);
-        let outcome = Impact::lost(lost, member.pods, tolerates);
+        let outcome = Impact::lost(lost, member.pods, member.tolerates());
         whatif.counts.add(outcome.class);
         if lost > 0 {
-            whatif.workloads.push(WorkloadImpact {
-                workload: member.name,
-                pods: member.pods,
-                budget: member.budget,
-                ignored_budget: member.ignored_budget,
-                outcome,
-                comes_back: None,
-            });
+            whatif.workloads.push(member.impact(outcome));
         }
     }
     for (group, nodes) in group_nodes(&view) {

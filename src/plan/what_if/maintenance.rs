@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::{
-    Bound, Impact, KeptApartBy, NodeGroupImpact, WhatIf, WorkloadImpact, drs_automated, find_host,
-    group_nodes, hosts_now, members, view_now,
+    Bound, Impact, KeptApartBy, NodeGroupImpact, WhatIf, drs_automated, find_host, group_nodes,
+    hosts_now, members, view_now,
 };
 use crate::inventory::{Cluster, RuleKind};
 use crate::plan::exposure::ExposureClass;
@@ -98,24 +98,16 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, host: &str) -> WhatIf
             whatif.counts.add(ExposureClass::Tolerated);
             continue;
         }
-        let tolerates = member.budget.as_ref().map(|b| b.tolerates);
         let kept = keeping_rule(&view, &moving, member.per_node.keys().copied());
         let bound = bound(&units, &moving.left, kept.as_ref());
         let outcome = Impact::moved(
             units.moving.iter().sum(),
             Some(bound),
             kept,
-            (member.pods, tolerates),
+            (member.pods, member.tolerates()),
         );
         whatif.counts.add(outcome.class);
-        whatif.workloads.push(WorkloadImpact {
-            workload: member.name,
-            pods: member.pods,
-            budget: member.budget,
-            ignored_budget: member.ignored_budget,
-            outcome,
-            comes_back: None,
-        });
+        whatif.workloads.push(member.impact(outcome));
     }
     whatif.node_groups = node_groups(&view, &moving);
     whatif.drs_rules = rules(&view, &moving);

@@ -20,8 +20,8 @@ use serde::Serialize;
 
 use super::maintenance::{Units, bound_of};
 use super::{
-    Impact, NodeGroupImpact, Restart, WhatIf, WhatIfError, WorkloadImpact, group_nodes, hosts_now,
-    members, view_now,
+    Impact, NodeGroupImpact, Restart, WhatIf, WhatIfError, group_nodes, hosts_now, members,
+    view_now,
 };
 use crate::inventory::{Cluster, Host, Inventory, VmHostRule};
 use crate::plan::exposure::ExposureClass;
@@ -505,23 +505,15 @@ pub(super) fn maintenance(
             whatif.counts.add(ExposureClass::Tolerated);
             continue;
         }
-        let tolerates = member.budget.as_ref().map(|b| b.tolerates);
         let bound = bound_of(&units, &left, false);
         let outcome = Impact::moved(
             units.moving.iter().sum(),
             Some(bound),
             None,
-            (member.pods, tolerates),
+            (member.pods, member.tolerates()),
         );
         whatif.counts.add(outcome.class);
-        whatif.workloads.push(WorkloadImpact {
-            workload: member.name,
-            pods: member.pods,
-            budget: member.budget,
-            ignored_budget: member.ignored_budget,
-            outcome,
-            comes_back: None,
-        });
+        whatif.workloads.push(member.impact(outcome));
     }
     whatif.node_groups = group_nodes(&view)
         .into_iter()
