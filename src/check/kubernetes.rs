@@ -14,10 +14,9 @@ use std::collections::BTreeMap;
 use futures_util::future::join_all;
 
 use super::{
-    Backend, Item, KubernetesDetail, KubernetesFix, RbacRule, RetriedRequest, RuleHolder, Section,
-    Status, Subject,
+    Backend, Item, ItemDetail, KubernetesDetail, KubernetesFix, RbacRule, RetriedRequest,
+    RuleHolder, Section, Status, Subject,
 };
-use crate::error_chain;
 use crate::kube::{self, AccessDecision, ApiCall, DryRunAnswer, Grant, ProbeNode};
 use crate::plan::LabelApply;
 use crate::policy::{Policy, PriorityThreshold};
@@ -51,8 +50,12 @@ pub async fn section(config: &RunConfig) -> Section {
             backend: Backend::Kubernetes,
             target: "(no API server)".to_string(),
             items: vec![
-                Item::new(Subject::ApiServer, Status::Missing, error_chain(&error))
-                    .with_fix(KubernetesFix::NameKubeconfig),
+                Item::new(
+                    Subject::ApiServer,
+                    Status::Missing,
+                    ItemDetail::failed(&error),
+                )
+                .with_fix(KubernetesFix::NameKubeconfig),
             ],
         },
     }
@@ -144,7 +147,7 @@ async fn permissions(
             Err(error) => Item::new(
                 subject(call, lock_namespace),
                 Status::Missing,
-                error_chain(&error),
+                ItemDetail::failed(&error),
             )
             .with_fix(KubernetesFix::TryAgain(RetriedRequest::AccessReview)),
         };
@@ -173,8 +176,12 @@ fn forbidden(error: &kube::Error) -> bool {
 
 /// The item of an API server that answered no review, with the first failure.
 fn unreachable_api_server(error: &kube::Error) -> Item {
-    Item::new(Subject::ApiServer, Status::Missing, error_chain(error))
-        .with_fix(KubernetesFix::ReachApiServer)
+    Item::new(
+        Subject::ApiServer,
+        Status::Missing,
+        ItemDetail::failed(error),
+    )
+    .with_fix(KubernetesFix::ReachApiServer)
 }
 
 /// A call's item from the API server's decision.
@@ -247,7 +254,7 @@ async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> 
         Ok(None) => return unchecked(KubernetesDetail::NoNodes),
         Err(error) => {
             return vec![
-                Item::new(write(None), Status::Missing, error_chain(&error))
+                Item::new(write(None), Status::Missing, ItemDetail::failed(&error))
                     .with_fix(KubernetesFix::TryAgain(RetriedRequest::NodeList)),
                 Item::new(
                     confinement(None),
@@ -305,7 +312,7 @@ async fn own_label_write(client: &kube::Client, apply: &LabelApply, subject: Sub
             Item::new(subject, Status::Missing, message).with_fix(KubernetesFix::LetLabelWrites)
         }
         Ok(DryRunAnswer::NodeGone) => node_gone(subject, apply),
-        Err(error) => Item::new(subject, Status::Missing, error_chain(&error))
+        Err(error) => Item::new(subject, Status::Missing, ItemDetail::failed(&error))
             .with_fix(KubernetesFix::TryAgain(RetriedRequest::DryRunLabelWrite)),
     }
 }
@@ -326,7 +333,7 @@ async fn confinement_probe(client: &kube::Client, mut apply: LabelApply, subject
         )
         .with_fix(KubernetesFix::ConfineLabelWrites),
         Ok(DryRunAnswer::NodeGone) => node_gone(subject, &apply),
-        Err(error) => Item::new(subject, Status::Warning, error_chain(&error)),
+        Err(error) => Item::new(subject, Status::Warning, ItemDetail::failed(&error)),
     }
 }
 
@@ -361,7 +368,12 @@ async fn metrics_api(client: &kube::Client, allowed: bool) -> Item {
                 kube::Error::MetricsUnavailable { .. } => KubernetesFix::InstallMetricsServer,
                 _ => KubernetesFix::TryAgain(RetriedRequest::NodeMetricsList),
             };
-            Item::new(Subject::MetricsApi, Status::Missing, error_chain(&error)).with_fix(fix)
+            Item::new(
+                Subject::MetricsApi,
+                Status::Missing,
+                ItemDetail::failed(&error),
+            )
+            .with_fix(fix)
         }
     }
 }
@@ -412,8 +424,12 @@ async fn priority_classes(client: &kube::Client, policy: &Policy, allowed: bool)
                 name: name.to_string(),
                 existing: names.clone(),
             }),
-            Err(error) => Item::new(subject(profile, name), Status::Missing, error_chain(error))
-                .with_fix(KubernetesFix::TryAgain(RetriedRequest::PriorityClassList)),
+            Err(error) => Item::new(
+                subject(profile, name),
+                Status::Missing,
+                ItemDetail::failed(error),
+            )
+            .with_fix(KubernetesFix::TryAgain(RetriedRequest::PriorityClassList)),
         })
         .collect()
 }

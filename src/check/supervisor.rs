@@ -3,8 +3,7 @@
 //! in the namespace (a SelfSubjectAccessReview each), then reads the namespace's VM Operator
 //! objects as a run does. A read that depends on a permission found missing is not made.
 
-use super::{Backend, Item, Section, Status, Subject, SupervisorDetail, SupervisorFix};
-use crate::error_chain;
+use super::{Backend, Item, ItemDetail, Section, Status, Subject, SupervisorDetail, SupervisorFix};
 use crate::kube::Grant;
 use crate::settings::RunConfig;
 use crate::supervisor::{self, Supervisor};
@@ -52,7 +51,7 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
                 Ok(decision) if decision.allowed => Item::new(subject, Status::Ok, decision.reason),
                 Ok(decision) => Item::new(subject, Status::Missing, decision.reason)
                     .with_fix(SupervisorFix::GrantRole),
-                Err(error) => Item::new(subject, Status::Missing, error_chain(&error))
+                Err(error) => Item::new(subject, Status::Missing, ItemDetail::failed(&error))
                     .with_fix(SupervisorFix::Reach),
             }
         })
@@ -93,8 +92,12 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
 }
 
 fn unreachable(error: &supervisor::Error) -> Item {
-    Item::new(Subject::SupervisorRead, Status::Missing, error_chain(error))
-        .with_fix(SupervisorFix::GiveCredentials)
+    Item::new(
+        Subject::SupervisorRead,
+        Status::Missing,
+        ItemDetail::failed(error),
+    )
+    .with_fix(SupervisorFix::GiveCredentials)
 }
 
 fn unreadable(error: &supervisor::Error) -> Item {
@@ -104,5 +107,10 @@ fn unreadable(error: &supervisor::Error) -> Item {
         }
         _ => SupervisorFix::SeeRecipe,
     };
-    Item::new(Subject::SupervisorRead, Status::Missing, error_chain(error)).with_fix(fix)
+    Item::new(
+        Subject::SupervisorRead,
+        Status::Missing,
+        ItemDetail::failed(error),
+    )
+    .with_fix(fix)
 }

@@ -49,6 +49,14 @@ widen!(ItemDetail: Kubernetes(KubernetesDetail), Supervisor(SupervisorDetail),
 widen!(ItemFix: Kubernetes(KubernetesFix), Supervisor(SupervisorFix),
     Pushgateway(PushgatewayFix), Vcenter(Fix), Site(SiteFinding));
 
+impl ItemDetail {
+    /// A request that failed, in the words of its whole error chain: where a check item is
+    /// written is the edge where the chain becomes one line.
+    pub fn failed(error: &dyn std::error::Error) -> ItemDetail {
+        ItemDetail::Says(crate::error_chain(error))
+    }
+}
+
 /// What the sites check found against the observed inventory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SiteDetail {

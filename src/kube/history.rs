@@ -62,7 +62,7 @@ pub(super) fn history_of(
 pub(super) fn not_read(object: String, error: &Error) -> History {
     History::Unreadable(Unreadable {
         object,
-        cause: HistoryDefect::NotRead(Failure::new(error.cause(), crate::error_chain(error))),
+        cause: HistoryDefect::NotRead(Failure::of(error.cause(), error)),
     })
 }
 
