@@ -2274,6 +2274,20 @@ fn history_gets(lab: &Lab) -> usize {
     lab.server.cluster().count("GET", "/configmaps/")
 }
 
+/// A run of several-violations after `web_evicted_a_minute_ago`: api and cart are evicted, web
+/// is paced. Returns the pods evicted.
+fn evicts_all_but_the_paced_web(lab: &Lab) -> Vec<String> {
+    let outcome = lab.run(&[]);
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    let evicted = outcome.evictions_with("evicted");
+    assert_eq!(evicted.len(), 2, "api and cart: {}", outcome.stdout);
+    assert!(
+        evicted.iter().all(|pod| !pod.starts_with("shop/web-")),
+        "{evicted:?}"
+    );
+    evicted
+}
+
 /// A history already in its ConfigMap (as every run since the move writes it) paces the run as
 /// the earlier form did, and the run's own evictions join it there.
 #[test]
@@ -2281,34 +2295,22 @@ fn a_run_honours_the_history_its_config_map_holds() {
     let lab = Lab::start("several-violations");
     let earlier = web_evicted_a_minute_ago();
     lab.history_config_map(&earlier);
-    let outcome = lab.run(&[]);
-    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
-    let evicted = outcome.evictions_with("evicted");
-    assert_eq!(evicted.len(), 2, "api and cart: {}", outcome.stdout);
-    assert!(
-        evicted.iter().all(|pod| !pod.starts_with("shop/web-")),
-        "{evicted:?}"
-    );
+    let evicted = evicts_all_but_the_paced_web(&lab);
+    assert_eq!(sorted(evicted), lab.evicted_pods());
     let recorded = lab.stored_config_history().expect("a history");
     assert_eq!(recorded.len(), 3, "{recorded:?}");
     assert_eq!(recorded[0], earlier[0], "the earlier run's entry stays");
 }
 
-/// Needs the planner's pacing: each workload's eviction is recorded, in the Lease, with its pod
-/// and plugin, and a workload evicted a minute ago by an earlier run is not evicted again.
+/// Needs the planner's pacing: each workload's eviction is recorded with its pod and plugin, in
+/// the history ConfigMap (the earlier run's Lease annotation moved there), and a workload evicted
+/// a minute ago by an earlier run is not evicted again.
 #[test]
 fn a_run_records_its_paced_evictions_and_honours_those_of_earlier_runs() {
     let lab = Lab::start("several-violations");
     let earlier = web_evicted_a_minute_ago();
     lab.history_lease(&render(&earlier));
-    let outcome = lab.run(&[]);
-    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
-    let evicted = outcome.evictions_with("evicted");
-    assert_eq!(evicted.len(), 2, "api and cart: {}", outcome.stdout);
-    assert!(
-        evicted.iter().all(|pod| !pod.starts_with("shop/web-")),
-        "{evicted:?}"
-    );
+    let evicted = evicts_all_but_the_paced_web(&lab);
     assert_eq!(sorted(evicted.clone()), lab.evicted_pods());
 
     let recorded = lab.stored_config_history().expect("a history");
