@@ -15,6 +15,13 @@
 //! that, with the times of the window alone over 1 MiB, does pacing refuse an eviction
 //! (`history-full`).
 //!
+//! Why not the alternatives: several objects would need names RBAC cannot grant one by one
+//! before they exist (a grant of every ConfigMap in the namespace instead of one), and a lock
+//! holder would have to list and write them all; deriving recent losses from the workloads' own
+//! pods cannot tell an eviction from a rollout, a scale-down or a node drain (an evicted pod is
+//! gone, and its replacement only says when it was created), so pacing would count other
+//! people's disruptions or miss ours.
+//!
 //! Before this form, the history was a JSON array of entries in one annotation of the run
 //! lock's Lease, at most 32 KiB (about 190 evictions). A history in that form is still read,
 //! merged with the ConfigMap's, and the annotation is removed once the run has written the
