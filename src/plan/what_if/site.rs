@@ -453,8 +453,6 @@ pub(super) fn maintenance(
                 .map(|h| h.name.as_str())
         })
         .collect();
-    // Whether each node VM moves off the site; a blocked one stays where it is.
-    let mut moves: PerNode<bool> = view.nodes.iter().map(|_| false).collect();
     let mut answer = SiteMaintenance {
         site: site.to_string(),
         other_sites: other_sites(inventory, map, site, Some(&clusters)),
@@ -464,6 +462,23 @@ pub(super) fn maintenance(
         should_rules_broken: Vec::new(),
         evacuable: true,
     };
+    let moves = evacuate(&view, inventory, &on_site, &mut answer);
+    let mut whatif = super::WhatIf::empty(hosts_now(&view, &site_hosts));
+    moved_with_their_vms(&view, &moves, &left, &mut whatif);
+    whatif.site_maintenance = Some(answer);
+    whatif
+}
+
+/// Which node VMs leave the site's hosts (each `true` in the answer), and into `answer` the
+/// ones a must rule blocks, the should rules broken and the VMs that move, by name. A blocked
+/// VM stays where it is.
+fn evacuate(
+    view: &View,
+    inventory: &Inventory,
+    on_site: &dyn Fn(usize, &str) -> bool,
+    answer: &mut SiteMaintenance,
+) -> PerNode<bool> {
+    let mut moves: PerNode<bool> = view.nodes.iter().map(|_| false).collect();
     for (index, node) in view.nodes.enumerate() {
         let Some(placement) = &node.placement else {
             continue;
@@ -498,14 +513,24 @@ pub(super) fn maintenance(
         answer.moving_vms.push(vm.name.clone());
     }
     answer.moving_vms.sort();
-    let mut whatif = super::WhatIf::empty(hosts_now(&view, &site_hosts));
-    for member in members(&view) {
-        let units = units(&view, &moves, member.per_node.iter().map(|(n, p)| (*n, *p)));
+    moves
+}
+
+/// Each workload and node group whose node VMs move, its busiest host after the move bounded
+/// over the hosts `left`.
+fn moved_with_their_vms(
+    view: &View,
+    moves: &PerNode<bool>,
+    left: &BTreeSet<&str>,
+    whatif: &mut WhatIf,
+) {
+    for member in members(view) {
+        let units = units(view, moves, member.per_node.iter().map(|(n, p)| (*n, *p)));
         if units.moving.is_empty() {
             whatif.counts.add(ExposureClass::Tolerated);
             continue;
         }
-        let bound = bound_of(&units, &left, false);
+        let bound = bound_of(&units, left, false);
         let outcome = Impact::moved(
             units.moving.iter().sum(),
             Some(bound),
@@ -515,12 +540,12 @@ pub(super) fn maintenance(
         whatif.counts.add(outcome.class);
         whatif.workloads.push(member.impact(outcome));
     }
-    whatif.node_groups = group_nodes(&view)
+    whatif.node_groups = group_nodes(view)
         .into_iter()
         .map(|(group, nodes)| {
-            let units = units(&view, &moves, nodes.iter().map(|n| (*n, 1)));
+            let units = units(view, moves, nodes.iter().map(|n| (*n, 1)));
             let count = units.moving.len();
-            let bound = (count > 0).then(|| bound_of(&units, &left, false));
+            let bound = (count > 0).then(|| bound_of(&units, left, false));
             NodeGroupImpact {
                 node_group: group,
                 nodes: nodes.len(),
@@ -528,8 +553,6 @@ pub(super) fn maintenance(
             }
         })
         .collect();
-    whatif.site_maintenance = Some(answer);
-    whatif
 }
 
 /// A workload's (or node group's) count per node, split into what stays (by host) and what
