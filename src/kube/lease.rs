@@ -266,26 +266,7 @@ impl Client {
             "took the run lock"
         );
         let legacy = objects::legacy(&lease).is_some();
-        let (history, config_map) = match self
-            .history_config_map(&settings.namespace, &settings.name)
-            .await
-        {
-            Ok(config_map) => (
-                objects::history_of(
-                    Some(&lease),
-                    config_map.as_ref(),
-                    &settings.namespace,
-                    &settings.name,
-                ),
-                config_map,
-            ),
-            // Unreadable: pacing fails closed, and nothing writes the history.
-            Err(error) => {
-                let name = history::config_map_name(&settings.name);
-                let object = history::config_map_object(&settings.namespace, &name);
-                (objects::not_read(object, &error), None)
-            }
-        };
+        let (history, config_map) = self.held_history(&settings, &lease).await;
         let claim = Arc::new(Mutex::new(Claim::new(lease, sent_at, settings.duration)));
         let writing = Arc::new(tokio::sync::Mutex::new(()));
         let renewer = tokio::spawn(renew(
@@ -304,6 +285,27 @@ impl Client {
             stored: Mutex::new((config_map, legacy)),
             renewer,
         })
+    }
+
+    /// The eviction history as the lock finds it: the ConfigMap beside `lease` and what the
+    /// lease's earlier form holds, and the ConfigMap as read (to write over). Unreadable: pacing
+    /// fails closed, and nothing writes the history.
+    async fn held_history(
+        &self,
+        settings: &LockSettings,
+        lease: &Lease,
+    ) -> (History, Option<ConfigMap>) {
+        let (namespace, name) = (&settings.namespace, &settings.name);
+        match self.history_config_map(namespace, name).await {
+            Ok(config_map) => (
+                objects::history_of(Some(lease), config_map.as_ref(), namespace, name),
+                config_map,
+            ),
+            Err(error) => {
+                let object = history::config_map_object(namespace, &history::config_map_name(name));
+                (objects::not_read(object, &error), None)
+            }
+        }
     }
 }
 
