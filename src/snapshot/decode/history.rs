@@ -192,22 +192,52 @@ struct Line {
 /// oldest of them dropped while their times would not fit [`MAX_BYTES`]; each workload's latest
 /// pod and plugin, the newest first, while they fit.
 pub fn encode(entries: &[PastEviction], now: DateTime<Utc>) -> Compact {
+    let kept = newest_that_fit(entries, now);
+    let since = kept
+        .first()
+        .map_or(whole_seconds(now), |e| whole_seconds(e.at));
+    let groups = lines(&kept, since);
+    let times_bytes: usize = groups
+        .iter()
+        .map(|(key, lines)| {
+            key.len()
+                + lines
+                    .iter()
+                    .map(|(name, line)| name.len() + 2 + offsets_text(&line.offsets).len())
+                    .sum::<usize>()
+        })
+        .sum();
+    let shown = details_that_fit(&groups, MAX_BYTES.saturating_sub(times_bytes));
+    let since = DateTime::from_timestamp(since, 0).unwrap_or(now);
+    Compact {
+        marker: format!(
+            "{FORMAT} {}",
+            since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
+        data: rendered(&groups, &shown),
+    }
+}
+
+/// The entries within [`RETENTION`] of `now`, oldest first, from the newest back as far as
+/// their times fit in [`MAX_BYTES`].
+fn newest_that_fit(entries: &[PastEviction], now: DateTime<Utc>) -> Vec<&PastEviction> {
     let mut kept: Vec<&PastEviction> = entries
         .iter()
         .filter(|entry| now - entry.at <= RETENTION)
         .collect();
     kept.sort_by_key(|entry| entry.at);
-    // From the newest back, the entries whose times fit.
     let mut size = TimesSize::default();
     let mut first = kept.len();
     while first > 0 && size.with(&kept[first - 1].workload) <= MAX_BYTES {
         first -= 1;
         size.add(&kept[first].workload);
     }
-    let kept = &kept[first..];
-    let since = kept
-        .first()
-        .map_or(whole_seconds(now), |e| whole_seconds(e.at));
+    kept.split_off(first)
+}
+
+/// Each workload's line, by data key (namespace and kind) and name: its times as offsets from
+/// `since`, and its latest eviction's pod and plugin where known.
+fn lines<'e>(kept: &[&'e PastEviction], since: i64) -> BTreeMap<String, BTreeMap<&'e str, Line>> {
     let mut groups: BTreeMap<String, BTreeMap<&str, Line>> = BTreeMap::new();
     for entry in kept {
         let (key, name) = split(&entry.workload);
@@ -220,18 +250,16 @@ pub fn encode(entries: &[PastEviction], now: DateTime<Utc>) -> Compact {
             line.latest = None;
         }
     }
-    let times_bytes: usize = groups
-        .iter()
-        .map(|(key, lines)| {
-            key.len()
-                + lines
-                    .iter()
-                    .map(|(name, line)| name.len() + 2 + offsets_text(&line.offsets).len())
-                    .sum::<usize>()
-        })
-        .sum();
-    let shown = details_that_fit(&groups, MAX_BYTES.saturating_sub(times_bytes));
-    let data = groups
+    groups
+}
+
+/// The ConfigMap's data: per key, one text line per workload, with its latest pod and plugin
+/// where `shown` lets them in.
+fn rendered(
+    groups: &BTreeMap<String, BTreeMap<&str, Line>>,
+    shown: &HashSet<(&str, &str)>,
+) -> BTreeMap<String, String> {
+    groups
         .iter()
         .map(|(key, lines)| {
             let mut text = String::new();
@@ -251,15 +279,7 @@ pub fn encode(entries: &[PastEviction], now: DateTime<Utc>) -> Compact {
             }
             (key.clone(), text)
         })
-        .collect();
-    let since = DateTime::from_timestamp(since, 0).unwrap_or(now);
-    Compact {
-        marker: format!(
-            "{FORMAT} {}",
-            since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        ),
-        data,
-    }
+        .collect()
 }
 
 fn offsets_text(offsets: &[i64]) -> String {
