@@ -1029,6 +1029,32 @@ mod tests {
         }
     }
 
+    /// The stretched-cluster demo's page: the site summary under the host summary, and each
+    /// listed workload's busiest site before and after with its classes.
+    #[test]
+    fn the_site_exposure_is_drawn_beside_the_hosts() {
+        let (snapshot, policy) =
+            crate::command::demo::story(crate::cli::DemoStory::StretchedCluster)
+                .expect("the story reads");
+        let report = Report::planned(Mode::Plan, crate::plan::plan(&snapshot, &policy));
+        let page = render(&report, None);
+        for drawn in [
+            "<p class=\"lead\" id=\"site-exposure\">Site-failure exposure: 1 at risk now (1 all), \
+             1 after this plan (1 majority)",
+            "<b>db/StatefulSet/pg</b> 3 pods",
+            "; busiest site: 3 on site-a-hosts → 2 on site-a-hosts (all → majority)",
+        ] {
+            assert!(page.contains(drawn), "{drawn} missing");
+        }
+        let (snapshot, mut policy) = (snapshot, policy);
+        policy.vsphere.sites = None;
+        let report = Report::planned(Mode::Plan, crate::plan::plan(&snapshot, &policy));
+        assert!(
+            !render(&report, None).contains("site-exposure"),
+            "no sites, no line"
+        );
+    }
+
     #[test]
     fn a_report_without_placement_still_renders_its_actions_and_notes() {
         let report = hostile_report();
