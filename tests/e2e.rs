@@ -79,6 +79,14 @@ impl Lab {
         outcome(output)
     }
 
+    /// `what-if --output json --policy <story policy>` plus `args`, against the lab.
+    fn what_if(&self, args: &[&str]) -> Outcome {
+        let policy = self.policy.display().to_string();
+        let mut all = vec!["--output", "json", "what-if", "--policy", policy.as_str()];
+        all.extend_from_slice(args);
+        outcome(self.command(&all).output().expect("the binary runs"))
+    }
+
     /// The simulator's inventory, observed afresh.
     fn observe_vcenter(&self) -> Inventory {
         runtime().block_on(async {
@@ -1576,19 +1584,7 @@ fn a_run_a_what_if_and_a_check_need_nothing_the_chart_does_not_grant() {
     let policy = lab.policy.display().to_string();
     let run = lab.run(&[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let what_if = outcome_of(
-        lab.command(&[
-            "--output",
-            "json",
-            "what-if",
-            "--policy",
-            &policy,
-            "--host-fails",
-            "esxi-41",
-        ])
-        .output()
-        .expect("the binary runs"),
-    );
+    let what_if = lab.what_if(&["--host-fails", "esxi-41"]);
     assert_eq!(what_if.code, 0, "{}", what_if.stderr);
     let check = outcome_of(
         lab.command(&["--output", "json", "check", "--policy", &policy])
@@ -2944,20 +2940,7 @@ fn a_stretched_cluster_is_relabelled_by_site_respread_and_assessed_for_a_site_fa
         "{warnings}"
     );
 
-    let policy = lab.policy.display().to_string();
-    let what_if = outcome_of(
-        lab.command(&[
-            "--output",
-            "json",
-            "what-if",
-            "--policy",
-            &policy,
-            "--site-fails",
-            "site-a",
-        ])
-        .output()
-        .expect("the binary runs"),
-    );
+    let what_if = lab.what_if(&["--site-fails", "site-a"]);
     assert_eq!(what_if.code, 3, "pg is at risk: {}", what_if.stderr);
     let failover = &what_if.report["siteFailover"];
     assert_eq!(failover["otherSites"], serde_json::json!(["site-b"]));
