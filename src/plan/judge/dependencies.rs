@@ -118,13 +118,16 @@ pub fn of(view: &View, relabelling: &Relabelling, pod: PodIx) -> Vec<Arc<str>> {
 /// Whether the node is, before or after its change, in the pod's domain of a changed key the
 /// decision used.
 fn shares_a_domain(view: &View, candidate: &Relabelled, home: NodeIx, decision: &[&str]) -> bool {
+    // Only the keys the decision used; asked first, as it costs no label lookup.
     candidate.keys.iter().any(|key| {
+        if !decision.contains(&key.as_str()) {
+            return false;
+        }
         let Some(value) = view.nodes[home].labels.get(key) else {
             return false;
         };
         let state = &view.nodes[candidate.node];
-        (state.labels.get(key) == Some(value) || state.node.labels.get(key) == Some(value))
-            && decision.contains(&key.as_str())
+        state.labels.get(key) == Some(value) || state.node.labels.get(key) == Some(value)
     })
 }
 
