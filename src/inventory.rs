@@ -131,6 +131,28 @@ pub struct VmGroup {
     pub vm_ids: Vec<String>,
 }
 
+impl HostGroup {
+    /// Whether the group holds `host`: by managed object id where both sides have them (names
+    /// may be written differently), else by name.
+    pub fn holds(&self, host: &Host) -> bool {
+        match &host.id {
+            Some(id) if !self.host_ids.is_empty() => self.host_ids.contains(id),
+            _ => self.hosts.contains(&host.name),
+        }
+    }
+}
+
+impl VmGroup {
+    /// Whether the group holds `vm`: by managed object id where both sides have them, else by
+    /// name.
+    pub fn holds(&self, vm: &Vm) -> bool {
+        match &vm.id {
+            Some(id) if !self.vm_ids.is_empty() => self.vm_ids.contains(id),
+            _ => self.vms.contains(&vm.name),
+        }
+    }
+}
+
 /// A DRS VM/Host rule (`ClusterVmHostRuleInfo`): the VMs of `vm_group` run on the hosts of
 /// `affine_host_group`, or not on those of `anti_affine_host_group`. `mandatory` is a "must"
 /// rule (HA does not restart a VM against it), otherwise a "should" rule (HA and DRS may break

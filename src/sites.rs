@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::inventory::{Cluster, Host, HostGroup, Inventory};
+use crate::inventory::{Cluster, HostGroup, Inventory};
 use crate::policy::{
     HostGroupSelection, NameError, PolicyProblem, Position, Rule, SiteSettings, SiteSource,
     VsphereSettings, check_label_value,
@@ -394,7 +394,7 @@ fn by_host_groups(
     for host in &cluster.hosts {
         let sites: Vec<String> = chosen
             .iter()
-            .filter(|group| group_holds(group, host))
+            .filter(|group| group.holds(host))
             .map(|group| group.name.clone())
             .collect();
         match sites.as_slice() {
@@ -410,15 +410,6 @@ fn by_host_groups(
         }
     }
     hosts
-}
-
-/// Whether `group` holds `host`: by managed object id where both sides have them (names may be
-/// written differently), else by name.
-pub fn group_holds(group: &HostGroup, host: &Host) -> bool {
-    match &host.id {
-        Some(id) if !group.host_ids.is_empty() => group.host_ids.contains(id),
-        _ => group.hosts.contains(&host.name),
-    }
 }
 
 /// Host name → fault domain, for hosts in a named one.
@@ -776,7 +767,7 @@ mod tests {
 #[cfg(test)]
 mod refusal_tests {
     use super::*;
-    use crate::inventory::HostGroup;
+    use crate::inventory::{Host, HostGroup};
     use crate::policy::{SourceKind, VsphereSettings};
 
     fn inventory() -> Inventory {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::inventory::{Cluster, Inventory, Vm, VmGroup, VmHostRule};
 use crate::plan::model::warning::Warning;
 use crate::policy::LabelKeys;
-use crate::sites::{SiteMap, SiteResolution, group_holds};
+use crate::sites::{SiteMap, SiteResolution};
 use crate::snapshot::Node;
 
 use super::labels::{LabelChange, Placement};
@@ -130,7 +130,7 @@ pub fn rule_warnings(
             .get(&index)
             .into_iter()
             .flatten()
-            .filter(|vm| !groups.iter().any(|group| vm_group_holds(group, vm)))
+            .filter(|vm| !groups.iter().any(|group| group.holds(vm)))
             .map(|vm| vm.name.clone())
             .collect();
         if !outside.is_empty() {
@@ -158,7 +158,7 @@ fn site_rules<'c>(
         let mut sites = cluster
             .hosts
             .iter()
-            .filter(|host| group_holds(group, host))
+            .filter(|host| group.holds(host))
             .map(|host| map.site_of(index, &host.name));
         let first = sites.next()??;
         sites.all(|site| site == Some(first)).then_some(first)
@@ -174,14 +174,6 @@ fn site_rules<'c>(
             Some((rule, site_of_group(group)?))
         })
         .collect()
-}
-
-/// Whether `group` holds `vm`: by managed object id where both sides have them, else by name.
-fn vm_group_holds(group: &VmGroup, vm: &Vm) -> bool {
-    match &vm.id {
-        Some(id) if !group.vm_ids.is_empty() => group.vm_ids.contains(id),
-        _ => group.vms.contains(&vm.name),
-    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use super::{
     Impact, NodeGroupImpact, Restart, WhatIf, WhatIfError, group_nodes, hosts_now, members,
     view_now,
 };
-use crate::inventory::{Cluster, Host, Inventory, VmHostRule};
+use crate::inventory::{Cluster, Host, Inventory, Vm, VmHostRule};
 use crate::plan::exposure::ExposureClass;
 use crate::plan::view::View;
 use crate::plan::view::index::{NodeIx, PerNode};
@@ -237,7 +237,7 @@ pub(super) fn fails(snapshot: &Snapshot, policy: &Policy, map: &SiteMap, site: &
             .get(name.as_str())
             .copied()
             .unwrap_or(Restart::Unknown);
-        let places = Places::of(cluster, &vm.name, |host| {
+        let places = Places::of(cluster, vm, |host| {
             map.site_of(placement.cluster_index, &host.name) != Some(site)
         });
         let fate = places.fate(restart);
@@ -332,7 +332,7 @@ struct Places<'c> {
 }
 
 impl<'c> Places<'c> {
-    fn of(cluster: &'c Cluster, vm: &str, is_left: impl Fn(&Host) -> bool) -> Places<'c> {
+    fn of(cluster: &'c Cluster, vm: &Vm, is_left: impl Fn(&Host) -> bool) -> Places<'c> {
         let left: Vec<&Host> = cluster
             .hosts
             .iter()
@@ -393,11 +393,11 @@ impl<'c> Places<'c> {
 }
 
 /// The enabled VM/Host rules over a VM, through its VM groups.
-fn vm_host_rules<'c>(cluster: &'c Cluster, vm: &str) -> impl Iterator<Item = &'c VmHostRule> {
+fn vm_host_rules<'c>(cluster: &'c Cluster, vm: &Vm) -> impl Iterator<Item = &'c VmHostRule> {
     let groups: BTreeSet<&str> = cluster
         .vm_groups
         .iter()
-        .filter(|group| group.vms.iter().any(|v| v == vm))
+        .filter(|group| group.holds(vm))
         .map(|group| group.name.as_str())
         .collect();
     cluster
@@ -421,7 +421,7 @@ fn allows(cluster: &Cluster, rule: &VmHostRule, host: &Host) -> bool {
             .host_groups
             .iter()
             .find(|g| g.name == group)
-            .is_some_and(|g| crate::sites::group_holds(g, host))
+            .is_some_and(|g| g.holds(host))
     };
     let affine = rule.affine_host_group.as_deref().is_none_or(member);
     let anti = rule
@@ -490,9 +490,7 @@ fn evacuate(
             continue;
         }
         let cluster = &inventory.clusters[placement.cluster_index];
-        let places = Places::of(cluster, &vm.name, |h| {
-            !on_site(placement.cluster_index, &h.name)
-        });
+        let places = Places::of(cluster, vm, |h| !on_site(placement.cluster_index, &h.name));
         if places.left == 0 || places.held {
             answer.evacuable = false;
             if let Some(rule) = places.broken(VmHostRuleKind::Must) {
