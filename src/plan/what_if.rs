@@ -26,6 +26,7 @@ use crate::plan::view::index::{NodeIx, PodIx};
 use crate::plan::view::{NodeRefusal, NodeState, View};
 use crate::plan::vocabulary::Plan;
 use crate::policy::Policy;
+use crate::sites::SiteMap;
 use crate::snapshot::Snapshot;
 
 pub use ha::{HaDetail, HaImpact, HaRule, Reserve, Restart};
@@ -58,7 +59,10 @@ pub enum WhatIfError {
     UnknownHost { name: String, known: Vec<String> },
     #[error("{name:?} names several ESXi hosts ({}): give the whole name", matches.join(", "))]
     AmbiguousHost { name: String, matches: Vec<String> },
-    #[error("a site's what-if needs vsphere.sites in the policy, and the policy sets none")]
+    #[error(
+        "a site's what-if needs vsphere.sites in the policy, and the policy sets none (or reads \
+         its hosts from another source than vcenter, which has no sites)"
+    )]
     NoSites,
     #[error("the sites vsphere.sites chooses cannot be trusted: {}", findings.join("; "))]
     SitesUntrusted { findings: Vec<String> },
@@ -245,19 +249,15 @@ pub fn what_if(
         .inventory
         .as_ref()
         .ok_or(WhatIfError::NoInventory)?;
-    let scenario = resolve(inventory, policy, scenario)?;
+    let (scenario, sites) = resolve(inventory, policy, scenario)?;
     let mut whatif = match &scenario {
         Scenario::HostsFail(hosts) => {
             let named: Vec<&str> = hosts.iter().map(String::as_str).collect();
             failure::assess(snapshot, policy, &named)
         }
         Scenario::Maintenance(host) => maintenance::assess(snapshot, policy, host),
-        Scenario::SiteFails(name) => {
-            site::fails(snapshot, policy, &site::resolved(inventory, policy)?, name)
-        }
-        Scenario::SiteMaintenance(name) => {
-            site::maintenance(snapshot, policy, &site::resolved(inventory, policy)?, name)
-        }
+        Scenario::SiteFails(name) => site::fails(snapshot, policy, &sites, name),
+        Scenario::SiteMaintenance(name) => site::maintenance(snapshot, policy, &sites, name),
     };
     whatif.scenario = scenario.clone();
     whatif
@@ -299,24 +299,30 @@ impl WhatIf {
 
 /// The scenario with every host name as the inventory writes it: the name itself, the name in
 /// another case, the short name before the first dot, or the end of that short name after a
-/// `-`, each only where one host has it; a site as `vsphere.sites` names it.
+/// `-`, each only where one host has it; a site as `vsphere.sites` names it. With a site, the
+/// sites it was found among (resolved once, for the scenario too); empty otherwise.
 fn resolve(
     inventory: &Inventory,
     policy: &Policy,
     scenario: &Scenario,
-) -> Result<Scenario, WhatIfError> {
+) -> Result<(Scenario, SiteMap), WhatIfError> {
     let one = |name: &String| resolve_host(inventory, name);
+    let sites = || site::resolved(inventory, policy);
     Ok(match scenario {
         Scenario::HostsFail(hosts) => {
             let mut resolved = hosts.iter().map(one).collect::<Result<Vec<_>, _>>()?;
             resolved.sort();
             resolved.dedup();
-            Scenario::HostsFail(resolved)
+            (Scenario::HostsFail(resolved), SiteMap::default())
         }
-        Scenario::Maintenance(host) => Scenario::Maintenance(one(host)?),
-        Scenario::SiteFails(name) => Scenario::SiteFails(site::name(inventory, policy, name)?),
+        Scenario::Maintenance(host) => (Scenario::Maintenance(one(host)?), SiteMap::default()),
+        Scenario::SiteFails(name) => {
+            let map = sites()?;
+            (Scenario::SiteFails(site::name(&map, name)?), map)
+        }
         Scenario::SiteMaintenance(name) => {
-            Scenario::SiteMaintenance(site::name(inventory, policy, name)?)
+            let map = sites()?;
+            (Scenario::SiteMaintenance(site::name(&map, name)?), map)
         }
     })
 }

@@ -172,7 +172,7 @@ pub struct VmStay {
 
 /// The sites `vsphere.sites` resolves to, where they can be trusted.
 pub(super) fn resolved(inventory: &Inventory, policy: &Policy) -> Result<SiteMap, WhatIfError> {
-    let settings = policy.vsphere.sites.as_ref().ok_or(WhatIfError::NoSites)?;
+    let settings = policy.vsphere.site_settings().ok_or(WhatIfError::NoSites)?;
     let resolution = crate::sites::resolve(inventory, settings);
     if !resolution.findings.is_empty() {
         return Err(WhatIfError::SitesUntrusted {
@@ -184,12 +184,7 @@ pub(super) fn resolved(inventory: &Inventory, policy: &Policy) -> Result<SiteMap
 
 /// The site's name as `vsphere.sites` writes it: the name itself, or the one site whose name is
 /// that in another case.
-pub(super) fn name(
-    inventory: &Inventory,
-    policy: &Policy,
-    name: &str,
-) -> Result<String, WhatIfError> {
-    let map = resolved(inventory, policy)?;
+pub(super) fn name(map: &SiteMap, name: &str) -> Result<String, WhatIfError> {
     let names = map.names();
     if names.contains(name) {
         return Ok(name.to_string());
