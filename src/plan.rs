@@ -155,8 +155,10 @@ fn refresh_nodes<'a>(
                 // With source node-label the hosts are the label's values: nothing to write.
                 let desired = if policy.vsphere.source.writes_labels() {
                     let mut desired = vsphere::labels::desired_labels(keys, placement);
-                    if let (Some(key), Some(site)) = (&keys.site, site) {
-                        desired.insert(key.clone(), site.to_string());
+                    // Its site, or none (its VM on a host outside every site): only on sites
+                    // that hold together is a site label written or removed.
+                    if let (Some(key), SiteLabels::Trusted(_)) = (&keys.site, sites) {
+                        desired.insert(key.clone(), site.map(str::to_string));
                     }
                     desired
                 } else {
@@ -164,7 +166,6 @@ fn refresh_nodes<'a>(
                 };
                 let mut changes = vsphere::labels::changes(&node.name, &node.labels, &desired);
                 if policy.vsphere.source.writes_labels() {
-                    changes.extend(vsphere::sites::site_label_change(keys, sites, node, site));
                     changes.extend(vsphere::labels::former_keys(node, keys.owned()));
                 }
                 if !changes.is_empty() {
@@ -175,7 +176,10 @@ fn refresh_nodes<'a>(
                     node_labels.remove(removed.key.as_str());
                 }
                 plan.label_changes.extend(changes);
-                node_labels.extend(desired.into_iter().map(|(k, v)| (k.into(), v.into())));
+                let set = desired
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k.into(), v?.into())));
+                node_labels.extend(set);
             }
             None => {
                 // Unmapped, or vSphere not observed: whatever host label it carries is stale

@@ -359,19 +359,22 @@ pub fn swap_uuid(uuid: &str) -> Option<String> {
     ))
 }
 
-/// The labels a mapped node should carry, key → value.
-pub fn desired_labels(keys: &LabelKeys, placement: &Placement) -> BTreeMap<String, String> {
+/// The labels a mapped node should carry, key → value (`None`: the key must be absent).
+pub fn desired_labels(keys: &LabelKeys, placement: &Placement) -> BTreeMap<String, Option<String>> {
     let mut desired = BTreeMap::new();
     if !placement.host_name.is_empty() {
-        desired.insert(keys.host.clone(), label_value(placement.host_name));
+        desired.insert(keys.host.clone(), Some(label_value(placement.host_name)));
     }
     if let Some(key) = &keys.cluster {
-        desired.insert(key.clone(), label_value(&placement.cluster.name));
+        desired.insert(key.clone(), Some(label_value(&placement.cluster.name)));
     }
     if let Some(key) = &keys.datacenter
         && !placement.cluster.datacenter.is_empty()
     {
-        desired.insert(key.clone(), label_value(&placement.cluster.datacenter));
+        desired.insert(
+            key.clone(),
+            Some(label_value(&placement.cluster.datacenter)),
+        );
     }
     desired
 }
@@ -412,21 +415,22 @@ pub fn former_keys<'k>(node: &Node, owned: impl IntoIterator<Item = &'k str>) ->
         .collect()
 }
 
-/// Label changes that bring `labels` to `desired` for the keys this tool owns. Owned keys not
-/// desired (e.g. a VM whose host is unknown) are left as they are rather than removed.
+/// Label changes that bring `labels` to `desired` for the keys this tool owns: set, or removed
+/// where the value desired is `None`. Owned keys not desired at all (e.g. a VM whose host is
+/// unknown) are left as they are rather than removed.
 pub fn changes(
     node: &str,
     labels: &Labels,
-    desired: &BTreeMap<String, String>,
+    desired: &BTreeMap<String, Option<String>>,
 ) -> Vec<LabelChange> {
     desired
         .iter()
-        .filter(|(key, value)| labels.get(key) != Some(value.as_str()))
+        .filter(|(key, value)| labels.get(key) != value.as_deref())
         .map(|(key, value)| LabelChange {
             node: node.to_string(),
             key: key.clone(),
             old: labels.get(key).map(str::to_string),
-            new: Some(value.clone()),
+            new: value.clone(),
         })
         .collect()
 }
@@ -659,7 +663,7 @@ mod tests {
         assert_eq!(
             desired_labels(&keys, placement)
                 .get(&keys.host)
-                .map(String::as_str),
+                .and_then(Option::as_deref),
             Some("10.0.0.43"),
             "a host node is labelled with its own host"
         );

@@ -7,11 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::inventory::{Cluster, Inventory, Vm, VmGroup, VmHostRule};
 use crate::plan::model::warning::Warning;
-use crate::policy::LabelKeys;
 use crate::sites::{SiteMap, SiteResolution};
 use crate::snapshot::Node;
 
-use super::labels::{LabelChange, Placement};
+use super::labels::Placement;
 
 /// The label the vSphere cloud provider sets from tags at node registration.
 const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
@@ -44,33 +43,6 @@ impl<'r> SiteLabels<'r> {
             SiteLabels::Off | SiteLabels::Untrusted => None,
         }
     }
-}
-
-/// The site label's change on one mapped node: its site when the host has one; removed when the
-/// host has none and the node carries the label (a VM moved to a host outside every site, say).
-/// Nothing while sites are off or untrusted: a label is never removed on data that does not
-/// hold together.
-pub fn site_label_change(
-    keys: &LabelKeys,
-    sites: SiteLabels,
-    node: &Node,
-    site: Option<&str>,
-) -> Option<LabelChange> {
-    let key = keys.site.as_deref()?;
-    let SiteLabels::Trusted(_) = sites else {
-        return None;
-    };
-    let old = node.labels.get(key);
-    if old == site {
-        return None;
-    }
-    // Only the removal is made here; a site to set goes through the desired labels.
-    (site.is_none()).then(|| LabelChange {
-        node: node.name.clone(),
-        key: key.to_string(),
-        old: old.map(str::to_string),
-        new: None,
-    })
 }
 
 /// A warning when the node's zone label names another site than the one its VM runs in now.
