@@ -7,6 +7,11 @@
 //! its `---` line, with the directives and comments before it, and ends at a `...` line or
 //! where the next starts. Text with a carriage return alone, which YAML also reads as a line
 //! break, is not cut: its lines would be counted differently from the parser's.
+//!
+//! Why by hand: serde-saphyr takes one set of options per call, and the limits scale with the
+//! text of that call; handed the whole stream, every document's limits would grow with the file
+//! around it, and it has no call that reads one document of a stream at a time. This only finds
+//! the cuts (a scan for marker lines); serde-saphyr still parses every document.
 
 use std::borrow::Cow;
 
