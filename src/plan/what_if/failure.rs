@@ -57,6 +57,17 @@ pub struct UnplacedPod {
 }
 
 pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> WhatIf {
+    assess_and(snapshot, policy, failing, |_, _| {})
+}
+
+/// The same, with `more` asked of the failure's view once HA is assessed and before the lost
+/// pods are rescheduled: what a scenario adds (a site's failover) on the one view.
+pub(super) fn assess_and(
+    snapshot: &Snapshot,
+    policy: &Policy,
+    failing: &[&str],
+    more: impl FnOnce(&View, &mut WhatIf),
+) -> WhatIf {
     let failed: BTreeSet<&str> = failing.iter().copied().collect();
     let on_failed_host = |node: &NodeState| node.host().is_some_and(|h| failed.contains(h));
     let mut view = view_now(snapshot, policy, |node| {
@@ -88,6 +99,7 @@ pub(super) fn assess(snapshot: &Snapshot, policy: &Policy, failing: &[&str]) -> 
     }
     whatif.pdbs = pdbs(&view, &down);
     whatif.ha = super::ha::assess(&view, &failed);
+    more(&view, &mut whatif);
     let evictor = policy
         .profiles
         .first()

@@ -205,9 +205,19 @@ pub(super) fn name(map: &SiteMap, name: &str) -> Result<String, WhatIfError> {
 /// Every host of `site` fails.
 pub(super) fn fails(snapshot: &Snapshot, policy: &Policy, map: &SiteMap, site: &str) -> WhatIf {
     let hosts: Vec<&str> = map.hosts_of(site).map(|(_, host)| host).collect();
-    let mut whatif = super::failure::assess(snapshot, policy, &hosts);
-    let view = view_now(snapshot, policy, |_| None);
-    let inventory = snapshot.inventory.as_ref().expect("checked by what_if");
+    super::failure::assess_and(snapshot, policy, &hosts, |view, whatif| {
+        failover(view, map, site, whatif);
+    })
+}
+
+/// What HA does with each node VM of the failed `site` by its VM/Host rules, and what each
+/// touched workload's lost pods do with them, on the failure's view.
+fn failover(view: &View, map: &SiteMap, site: &str, whatif: &mut WhatIf) {
+    let inventory = view
+        .snapshot
+        .inventory
+        .as_ref()
+        .expect("checked by what_if");
     let restarts: BTreeMap<&str, Restart> = whatif
         .ha
         .iter()
@@ -256,13 +266,12 @@ pub(super) fn fails(snapshot: &Snapshot, policy: &Policy, map: &SiteMap, site: &
         });
     }
     vms.sort_by(|a, b| (&a.cluster, &a.vm).cmp(&(&b.cluster, &b.vm)));
-    attach_fates(&view, &fates, &mut whatif);
+    attach_fates(view, &fates, whatif);
     whatif.site_failover = Some(SiteFailover {
         site: site.to_string(),
         other_sites: other_sites(inventory, map, site, None),
         vms,
     });
-    whatif
 }
 
 /// Each touched workload's lost pods by their node VM's fate.
