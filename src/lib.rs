@@ -36,8 +36,12 @@ pub mod vsphere;
 mod yaml_error;
 mod yaml_tree;
 
-/// An error and its causes on one line (`error: cause: cause`), for reports and problem
-/// messages. `main` prints its own chain, one cause per line.
+/// An error and its causes on one line (`error: cause: cause`). Errors keep their sources typed
+/// until a line is written, and the chain is flattened in three places only: a failure with its
+/// kind (`cause::Failure::of`, which reports, check items, the preflight and log lines carry), a
+/// file that failed as a whole (`report::findings::Finding::failed`), and a policy value a check
+/// refused (`policy::decode::Decoder::refused_at`). `main` prints its own chain, one cause per
+/// line.
 pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();

@@ -13,6 +13,7 @@
 use std::future::Future;
 use std::path::PathBuf;
 
+use crate::cause::Cause;
 use crate::inventory::Inventory;
 use crate::kube::{self, LockSettings, RawMetrics, RawObjects};
 use crate::outcome::Problem;
@@ -29,6 +30,16 @@ pub enum Error {
     Kubernetes(#[source] kube::Error),
     #[error("the observed state cannot be planned on")]
     Snapshot(#[source] SnapshotError),
+}
+
+impl Error {
+    /// The kind of this failure: the cluster's, or an observed state that cannot be read.
+    pub fn cause(&self) -> Cause {
+        match self {
+            Error::Kubernetes(error) => error.cause(),
+            Error::Snapshot(_) => Cause::Unreadable,
+        }
+    }
 }
 
 /// Which hosts' source could not be read, and why.

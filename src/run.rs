@@ -19,7 +19,6 @@ mod history;
 mod stop;
 mod teardown;
 
-use crate::error_chain;
 pub use execute::{Backends, execute};
 pub use stop::{EXIT_INTERRUPTED_TWICE, Signal, Stop, StopReason};
 pub use teardown::Teardown;
@@ -121,8 +120,9 @@ pub async fn run_on(
 
 /// The report of a run that failed before planning: `error` in its `errors`, nothing else.
 fn not_planned(config: &RunConfig, error: &Error) -> (Report, Verdict) {
-    tracing::error!(error = %error_chain(error), "the run failed before planning");
-    let outcomes = Outcomes::not_planned(error.failure());
+    let failure = error.failure();
+    tracing::error!(error = %failure, "the run failed before planning");
+    let outcomes = Outcomes::not_planned(failure);
     let verdict = outcomes.verdict();
     (
         Report::new(mode(config), Plan::default(), outcomes),

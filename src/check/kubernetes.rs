@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use futures_util::future::join_all;
 
 use super::{
-    Backend, Item, ItemDetail, KubernetesDetail, KubernetesFix, RbacRule, RetriedRequest,
-    RuleHolder, Section, Status, Subject,
+    Backend, Item, KubernetesDetail, KubernetesFix, RbacRule, RetriedRequest, RuleHolder, Section,
+    Status, Subject,
 };
 use crate::kube::{self, AccessDecision, ApiCall, DryRunAnswer, Grant, ProbeNode};
 use crate::plan::LabelApply;
@@ -50,12 +50,8 @@ pub async fn section(config: &RunConfig) -> Section {
             backend: Backend::Kubernetes,
             target: "(no API server)".to_string(),
             items: vec![
-                Item::new(
-                    Subject::ApiServer,
-                    Status::Missing,
-                    ItemDetail::failed(&error),
-                )
-                .with_fix(KubernetesFix::NameKubeconfig),
+                Item::new(Subject::ApiServer, Status::Missing, error.failure())
+                    .with_fix(KubernetesFix::NameKubeconfig),
             ],
         },
     }
@@ -147,7 +143,7 @@ async fn permissions(
             Err(error) => Item::new(
                 subject(call, lock_namespace),
                 Status::Missing,
-                ItemDetail::failed(&error),
+                error.failure(),
             )
             .with_fix(KubernetesFix::TryAgain(RetriedRequest::AccessReview)),
         };
@@ -176,12 +172,8 @@ fn forbidden(error: &kube::Error) -> bool {
 
 /// The item of an API server that answered no review, with the first failure.
 fn unreachable_api_server(error: &kube::Error) -> Item {
-    Item::new(
-        Subject::ApiServer,
-        Status::Missing,
-        ItemDetail::failed(error),
-    )
-    .with_fix(KubernetesFix::ReachApiServer)
+    Item::new(Subject::ApiServer, Status::Missing, error.failure())
+        .with_fix(KubernetesFix::ReachApiServer)
 }
 
 /// A call's item from the API server's decision.
@@ -254,7 +246,7 @@ async fn label_writes(client: &kube::Client, policy: &Policy, allowed: bool) -> 
         Ok(None) => return unchecked(KubernetesDetail::NoNodes),
         Err(error) => {
             return vec![
-                Item::new(write(None), Status::Missing, ItemDetail::failed(&error))
+                Item::new(write(None), Status::Missing, error.failure())
                     .with_fix(KubernetesFix::TryAgain(RetriedRequest::NodeList)),
                 Item::new(
                     confinement(None),
@@ -312,7 +304,7 @@ async fn own_label_write(client: &kube::Client, apply: &LabelApply, subject: Sub
             Item::new(subject, Status::Missing, message).with_fix(KubernetesFix::LetLabelWrites)
         }
         Ok(DryRunAnswer::NodeGone) => node_gone(subject, apply),
-        Err(error) => Item::new(subject, Status::Missing, ItemDetail::failed(&error))
+        Err(error) => Item::new(subject, Status::Missing, error.failure())
             .with_fix(KubernetesFix::TryAgain(RetriedRequest::DryRunLabelWrite)),
     }
 }
@@ -333,7 +325,7 @@ async fn confinement_probe(client: &kube::Client, mut apply: LabelApply, subject
         )
         .with_fix(KubernetesFix::ConfineLabelWrites),
         Ok(DryRunAnswer::NodeGone) => node_gone(subject, &apply),
-        Err(error) => Item::new(subject, Status::Warning, ItemDetail::failed(&error)),
+        Err(error) => Item::new(subject, Status::Warning, error.failure()),
     }
 }
 
@@ -368,12 +360,7 @@ async fn metrics_api(client: &kube::Client, allowed: bool) -> Item {
                 kube::Error::MetricsUnavailable { .. } => KubernetesFix::InstallMetricsServer,
                 _ => KubernetesFix::TryAgain(RetriedRequest::NodeMetricsList),
             };
-            Item::new(
-                Subject::MetricsApi,
-                Status::Missing,
-                ItemDetail::failed(&error),
-            )
-            .with_fix(fix)
+            Item::new(Subject::MetricsApi, Status::Missing, error.failure()).with_fix(fix)
         }
     }
 }
@@ -424,12 +411,8 @@ async fn priority_classes(client: &kube::Client, policy: &Policy, allowed: bool)
                 name: name.to_string(),
                 existing: names.clone(),
             }),
-            Err(error) => Item::new(
-                subject(profile, name),
-                Status::Missing,
-                ItemDetail::failed(error),
-            )
-            .with_fix(KubernetesFix::TryAgain(RetriedRequest::PriorityClassList)),
+            Err(error) => Item::new(subject(profile, name), Status::Missing, error.failure())
+                .with_fix(KubernetesFix::TryAgain(RetriedRequest::PriorityClassList)),
         })
         .collect()
 }

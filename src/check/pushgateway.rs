@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Backend, Item, ItemDetail, PushgatewayFix, Section, Status, Subject};
+use super::{Backend, Item, PushgatewayFix, Section, Status, Subject};
 use crate::metrics::Pushgateway;
 use crate::metrics::push::Error;
 
@@ -15,7 +15,7 @@ pub async fn section(pushgateway: &Pushgateway, timeout: Duration) -> Section {
         Ok(answer) => Item::new(subject, Status::Ok, answer),
         Err(error) => {
             let fix = fix(&error);
-            Item::new(subject, Status::Missing, ItemDetail::failed(&error)).with_fix(fix)
+            Item::new(subject, Status::Missing, error.failure()).with_fix(fix)
         }
     };
     Section {

@@ -3,7 +3,7 @@
 //! in the namespace (a SelfSubjectAccessReview each), then reads the namespace's VM Operator
 //! objects as a run does. A read that depends on a permission found missing is not made.
 
-use super::{Backend, Item, ItemDetail, Section, Status, Subject, SupervisorDetail, SupervisorFix};
+use super::{Backend, Item, Section, Status, Subject, SupervisorDetail, SupervisorFix};
 use crate::kube::Grant;
 use crate::settings::RunConfig;
 use crate::supervisor::{self, Supervisor};
@@ -51,7 +51,7 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
                 Ok(decision) if decision.allowed => Item::new(subject, Status::Ok, decision.reason),
                 Ok(decision) => Item::new(subject, Status::Missing, decision.reason)
                     .with_fix(SupervisorFix::GrantRole),
-                Err(error) => Item::new(subject, Status::Missing, ItemDetail::failed(&error))
+                Err(error) => Item::new(subject, Status::Missing, error.failure())
                     .with_fix(SupervisorFix::Reach),
             }
         })
@@ -92,12 +92,8 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
 }
 
 fn unreachable(error: &supervisor::Error) -> Item {
-    Item::new(
-        Subject::SupervisorRead,
-        Status::Missing,
-        ItemDetail::failed(error),
-    )
-    .with_fix(SupervisorFix::GiveCredentials)
+    Item::new(Subject::SupervisorRead, Status::Missing, error.failure())
+        .with_fix(SupervisorFix::GiveCredentials)
 }
 
 fn unreadable(error: &supervisor::Error) -> Item {
@@ -107,10 +103,5 @@ fn unreadable(error: &supervisor::Error) -> Item {
         }
         _ => SupervisorFix::SeeRecipe,
     };
-    Item::new(
-        Subject::SupervisorRead,
-        Status::Missing,
-        ItemDetail::failed(error),
-    )
-    .with_fix(fix)
+    Item::new(Subject::SupervisorRead, Status::Missing, error.failure()).with_fix(fix)
 }

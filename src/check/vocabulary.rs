@@ -1,11 +1,13 @@
 //! What `check`'s items found and what they ask to change, as data per backend, and the one
 //! place they become words: each type's `Display`, which the text and JSON reports write. Words
-//! of a server or of an error chain are carried whole ([`ItemDetail::Says`]).
+//! of a server are carried whole ([`ItemDetail::Says`]); a request that failed is its
+//! [`Failure`], its kind beside its words.
 
 use std::fmt::{self, Display, Formatter};
 
 use serde::Serialize;
 
+use crate::cause::Failure;
 use crate::kube::VM_OPERATOR_GROUP;
 use crate::sites::SiteFinding;
 use crate::vsphere::preflight::{Fix, VcenterDetail};
@@ -17,8 +19,10 @@ pub enum ItemDetail {
     Supervisor(SupervisorDetail),
     Vcenter(VcenterDetail),
     Site(SiteDetail),
-    /// A server's answer, or the error chain of a request that failed, as it was given.
+    /// A server's answer, as it was given.
     Says(String),
+    /// A request that failed: its kind, and its error chain as a report writes it.
+    Failed(Failure),
 }
 
 /// What to change for one item; in JSON, its sentence.
@@ -45,17 +49,9 @@ macro_rules! widen {
 }
 
 widen!(ItemDetail: Kubernetes(KubernetesDetail), Supervisor(SupervisorDetail),
-    Vcenter(VcenterDetail), Site(SiteDetail), Says(String));
+    Vcenter(VcenterDetail), Site(SiteDetail), Says(String), Failed(Failure));
 widen!(ItemFix: Kubernetes(KubernetesFix), Supervisor(SupervisorFix),
     Pushgateway(PushgatewayFix), Vcenter(Fix), Site(SiteFinding));
-
-impl ItemDetail {
-    /// A request that failed, in the words of its whole error chain: where a check item is
-    /// written is the edge where the chain becomes one line.
-    pub fn failed(error: &dyn std::error::Error) -> ItemDetail {
-        ItemDetail::Says(crate::error_chain(error))
-    }
-}
 
 /// What the sites check found against the observed inventory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -203,6 +199,7 @@ impl Display for ItemDetail {
             ItemDetail::Vcenter(detail) => detail.fmt(f),
             ItemDetail::Site(detail) => detail.fmt(f),
             ItemDetail::Says(words) => f.write_str(words),
+            ItemDetail::Failed(failure) => failure.fmt(f),
         }
     }
 }

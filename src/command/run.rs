@@ -12,9 +12,8 @@ use tracing::warn;
 
 use super::Error;
 use crate::cli::RunArgs;
-use crate::error_chain;
 use crate::metrics::{RunTiming, push_limit};
-use crate::outcome::{Cause, Step};
+use crate::outcome::{Cause, Failure, Step};
 use crate::report::{Mode, OutputFormat, Report, ReportWarning};
 use crate::run::{self, Stop, StopReason};
 use crate::settings::{self, ConfigError, RELEASE_LIMIT, RunConfig};
@@ -76,7 +75,7 @@ async fn after_the_report(
     started: Instant,
 ) {
     if let Err(error) = teardown.finish().await {
-        let cause = error_chain(&error);
+        let cause = error.failure();
         warn!("{}", ReportWarning::LockNotReleased { cause });
     }
     let Some(pushgateway) = &config.metrics_push else {
@@ -111,8 +110,9 @@ fn unusable_settings(
         Mode::Run
     };
     let mut report = Report::empty(mode);
-    report.errors.push(error_chain(&error));
-    report.failures.push((Step::Settings, Cause::Config));
+    let failure = Failure::of(Cause::Config, &error);
+    report.failures.push((Step::Settings, failure.cause));
+    report.errors.push(failure.text);
     report.exit_code = Some(error.exit_code());
     // As a run's: printed first, the push after it.
     let printed = report.print(output);
@@ -135,7 +135,7 @@ fn unusable_settings(
             Err(runtime_error) => warn!(
                 "{}",
                 ReportWarning::MetricsNotPushed {
-                    cause: error_chain(&runtime_error),
+                    cause: Failure::of(Cause::Other, &runtime_error),
                 }
             ),
         }

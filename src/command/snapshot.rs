@@ -17,7 +17,6 @@ use tracing::warn;
 
 use super::Error;
 use crate::cli::SnapshotArgs;
-use crate::error_chain;
 use crate::inventory::{self, Inventory};
 use crate::kube::{self, RawMetrics, RawObjects};
 use crate::live::{self, ClusterApi, Hosts, HostsError, Recording};
@@ -61,7 +60,7 @@ pub fn execute(args: &SnapshotArgs, output: OutputFormat) -> Result<ExitCode, Er
             Ok(metrics) => metrics,
             // Recorded as a run sees it: planning the file then skips as `run` would.
             Err(error @ kube::Error::MetricsUnavailable { .. }) => {
-                warn!("{}; the snapshot records no metrics", error_chain(&error));
+                warn!("{}; the snapshot records no metrics", error.failure());
                 Some(RawMetrics::default())
             }
             Err(error) => return Err(Error::Kubernetes(Box::new(error))),

@@ -11,7 +11,6 @@ use crate::cli::ValidateArgs;
 use crate::policy::{self, PolicyError, PolicyProblem, Severity};
 use crate::report::OutputFormat;
 use crate::report::findings::{self, Finding};
-use crate::text::one_line;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -54,13 +53,14 @@ impl FileResult {
                 warnings: Vec::new(),
                 findings: findings(&problems, Severity::Error),
             },
+            // The file failed as a whole: its one finding's message is its one problem line.
             Err(error) => {
-                let chain = crate::error_chain(&error);
+                let finding = Finding::failed(Some(name.clone()), &error);
                 FileResult {
-                    findings: vec![Finding::input(Some(name.clone()), &chain)],
+                    problems: vec![finding.message.clone()],
+                    findings: vec![finding],
                     file: name,
                     valid: false,
-                    problems: vec![one_line(&chain).into_owned()],
                     warnings: Vec::new(),
                 }
             }

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use tracing::warn;
 
 use super::Error;
+use crate::cause::Failure;
 use crate::cli::WhatIfArgs;
-use crate::error_chain;
 use crate::outcome::Problem;
 use crate::plan::what_if::{self, Scenario};
 use crate::policy::{Policy, SourceKind};
@@ -88,8 +88,8 @@ fn live(args: &WhatIfArgs, scenario: &Scenario) -> Result<WhatIfReport, Error> {
         Ok(looked) => looked,
         // A backend failed: a machine reading --output json still gets one report saying why.
         Err(error) => {
-            let error = Error::Look(Box::new(error));
-            let mut report = WhatIfReport::failed(Mode::DryRun, vec![error_chain(&error)], 1);
+            let failure = Failure::of(error.cause(), &Error::Look(Box::new(error)));
+            let mut report = WhatIfReport::failed(Mode::DryRun, vec![failure.text], 1);
             report.warnings = config.warnings;
             return Ok(report);
         }

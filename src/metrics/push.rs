@@ -25,8 +25,8 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::RunTiming;
 use super::totals::{NotMetrics, Totals};
+use crate::cause::{Cause, Failure};
 use crate::connection::{self, SecretProblem, UrlProblem, checked_url, read_secret_file};
-use crate::error_chain;
 use crate::report::{Report, ReportWarning};
 
 /// The `job` of the group every run replaces.
@@ -124,6 +124,37 @@ pub enum Error {
     TotalsUnreadable { server: String },
 }
 
+impl Error {
+    /// The kind of this failure, from the settings, the transport or the Pushgateway's status.
+    pub fn cause(&self) -> Cause {
+        match self {
+            Error::InvalidUrl { .. }
+            | Error::CredentialsInUrl
+            | Error::ReadCredential { .. }
+            | Error::UnusableCredential { .. }
+            | Error::NoCredentials { .. }
+            | Error::AmbiguousCredentials { .. }
+            | Error::HttpClient { .. } => Cause::Config,
+            Error::Tls { .. } => Cause::Tls,
+            Error::TimedOut { .. } => Cause::Timeout,
+            Error::Send { source, .. }
+            | Error::Unreachable { source, .. }
+            | Error::ReadTotals { source, .. } => {
+                crate::cause::transport(source).unwrap_or(Cause::Connection)
+            }
+            Error::NotReady { status, .. }
+            | Error::Refused { status, .. }
+            | Error::TotalsRefused { status, .. } => Cause::of_http(*status),
+            Error::TotalsUnreadable { .. } => Cause::Unreadable,
+        }
+    }
+
+    /// The failure, with this error's chain as a report or a log line shows it.
+    pub fn failure(&self) -> Failure {
+        Failure::of(self.cause(), self)
+    }
+}
+
 /// How the Pushgateway wants to be authenticated. Debug shows the user name only.
 #[derive(Clone, Debug)]
 enum Auth {
@@ -209,7 +240,7 @@ impl Pushgateway {
         match self.push(report, cluster, timing, limit).await {
             Ok(()) => tracing::info!(server = %self.server(), "pushed the run's metrics"),
             Err(error) => {
-                let cause = error_chain(&error);
+                let cause = error.failure();
                 tracing::warn!("{}", ReportWarning::MetricsNotPushed { cause });
             }
         }
@@ -675,6 +706,11 @@ mod tests {
             .await
             .expect_err("no CA file");
         assert!(matches!(error, Error::Tls { .. }), "{error}");
-        assert!(error_chain(&error).contains("/nonexistent/pushgateway-ca.pem"));
+        assert!(
+            error
+                .failure()
+                .text
+                .contains("/nonexistent/pushgateway-ca.pem")
+        );
     }
 }

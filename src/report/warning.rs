@@ -9,6 +9,7 @@ use std::fmt;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Serialize, Serializer};
 
+use crate::cause::Failure;
 use crate::plan::Warning;
 use crate::position::Position;
 use crate::topology;
@@ -23,12 +24,12 @@ pub enum ReportWarning {
     Policy(String),
     /// TLS verification of vCenter is off (`insecureSkipVerify`, `--vsphere-insecure`).
     InsecureTls,
-    /// The run's Lease could not be released; `cause` is the error chain. Logged only: the
-    /// lock is released after the report is printed.
-    LockNotReleased { cause: String },
-    /// The Pushgateway push failed; `cause` is the error chain. Logged only: the metrics are
-    /// pushed after the report is printed.
-    MetricsNotPushed { cause: String },
+    /// The run's Lease could not be released. Logged only: the lock is released after the
+    /// report is printed.
+    LockNotReleased { cause: Failure },
+    /// The Pushgateway push failed. Logged only: the metrics are pushed after the report is
+    /// printed.
+    MetricsNotPushed { cause: Failure },
     /// The instant planned at is earlier than the creation of pods of the snapshot.
     NowBeforeCreation(NowBeforeCreation),
     /// The Event of one eviction could not be written; `cause` is the error chain.
@@ -141,7 +142,8 @@ impl Serialize for ReportWarning {
 
 #[cfg(test)]
 mod tests {
-    use super::{NowBeforeCreation, Position, ReportWarning, Warning};
+    use super::{Failure, NowBeforeCreation, Position, ReportWarning, Warning};
+    use crate::cause::Cause;
 
     #[test]
     fn a_plan_warning_reads_as_the_plan_wrote_it() {
@@ -154,18 +156,18 @@ mod tests {
 
     #[test]
     fn the_run_warnings_name_what_was_left_undone_and_why() {
-        let cause = "failed to release lock kube-system/vsphere-descheduler".to_string();
+        let cause = Failure::new(
+            Cause::Conflict,
+            "failed to release lock kube-system/vsphere-descheduler",
+        );
         assert_eq!(
-            ReportWarning::LockNotReleased {
-                cause: cause.clone()
-            }
-            .to_string(),
+            ReportWarning::LockNotReleased { cause }.to_string(),
             "failed to release lock kube-system/vsphere-descheduler; the next run waits for it \
              to expire"
         );
         assert_eq!(
             ReportWarning::MetricsNotPushed {
-                cause: "connection refused".to_string()
+                cause: Failure::new(Cause::Connection, "connection refused")
             }
             .to_string(),
             "the run's metrics were not pushed: connection refused"

@@ -10,7 +10,6 @@
 
 use std::collections::BTreeSet;
 
-use crate::error_chain;
 use crate::kube::{self, EventKind, EventSpec, EvictionRequest, EvictionResult, Lock};
 use crate::outcome::{
     Cause, DrsOutcome, DrsUnconfirmed, EventsCut, EvictionOutcome, Failure, Halt, HaltedAt,
@@ -291,7 +290,7 @@ impl<'p> Executor<'_, 'p> {
                 );
             }
             Ok(Err(error)) => {
-                tracing::warn!(error = error_chain(&error), "{overcounts}");
+                tracing::warn!(error = %error.failure(), "{overcounts}");
             }
             Err(reason) => tracing::warn!(%reason, "{overcounts}"),
         }

@@ -48,7 +48,6 @@ pub use scope::{ObjectScope, ScopeFilter};
 
 use super::privileges::{ObjectKind, privilege_lines};
 use super::{ConnectionConfig, Error, VcenterClient};
-use crate::error_chain;
 use crate::inventory::Inventory;
 use privilege_checks::{Asked, ENTITY_KINDS, entities, privileges_on, rows};
 
@@ -187,12 +186,7 @@ fn observed(inventory: &Inventory) -> VcenterDetail {
 
 /// Observation failed: runs would fail the same way. A refused privilege says what to grant.
 fn unobserved(error: &Error, client: &VcenterClient) -> PreflightFinding {
-    let found = PreflightFinding::new(
-        Status::Missing,
-        VcenterDetail::Unobserved {
-            says: error_chain(error),
-        },
-    );
+    let found = PreflightFinding::new(Status::Missing, VcenterDetail::Unobserved(error.failure()));
     let missing = error
         .fault()
         .and_then(|fault| fault.missing_privilege.as_ref());
@@ -214,7 +208,6 @@ fn unobserved(error: &Error, client: &VcenterClient) -> PreflightFinding {
 /// Why logging in failed, and what to do: the credentials, any permission at all, or the
 /// connection.
 fn login_failed(error: &Error) -> PreflightFinding {
-    let says = error_chain(error);
     let fix = match error {
         Error::Login { fault, .. } if fault.name == "InvalidLogin" => Fix::Credentials,
         Error::Login { fault, .. } if fault.name == "NoPermission" => Fix::AnyPermission,
@@ -224,7 +217,8 @@ fn login_failed(error: &Error) -> PreflightFinding {
         | Error::CredentialNotUtf8 { .. } => Fix::Credentials,
         _ => Fix::Connection,
     };
-    PreflightFinding::new(Status::Missing, VcenterDetail::LoginFailed { says }).with_fix(fix)
+    PreflightFinding::new(Status::Missing, VcenterDetail::LoginFailed(error.failure()))
+        .with_fix(fix)
 }
 
 fn unchecked_scope(scope: &Scope) -> Vec<ScopeCheck> {

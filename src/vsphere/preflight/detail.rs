@@ -1,9 +1,10 @@
 //! What a preflight item found, as data: the account, the objects, the privilege, the cluster
-//! setting. Its `Display` is the sentence a report shows; vCenter's and the client's own words
-//! are carried whole (`says`).
+//! setting. Its `Display` is the sentence a report shows; a request that failed is carried as
+//! its [`Failure`], its kind beside vCenter's and the client's own words.
 
 use super::fix::ClusterName;
 use super::scope::{ObjectScope, ScopeFilter};
+use crate::cause::Failure;
 use crate::inventory::DrsBehavior;
 use crate::vsphere::privileges::NeededFor;
 
@@ -18,18 +19,14 @@ pub enum VcenterDetail {
         username: String,
         session_user: Option<String>,
     },
-    /// Reaching vCenter or logging in failed, as the error chain says.
-    LoginFailed {
-        says: String,
-    },
+    /// Reaching vCenter or logging in failed.
+    LoginFailed(Failure),
     Observed {
         clusters: usize,
         hosts: usize,
         vms: usize,
     },
-    Unobserved {
-        says: String,
-    },
+    Unobserved(Failure),
     InventoryUnread,
     ScopeFinds {
         filter: ScopeFilter,
@@ -62,11 +59,11 @@ pub enum VcenterDetail {
         needed_for: Vec<NeededFor>,
         need: PrivilegeNeed,
     },
-    /// vCenter refused or failed the privilege query, in its words.
+    /// vCenter refused or failed the privilege query.
     Unanswered {
         privilege: String,
         on: ObjectScope,
-        says: String,
+        failure: Failure,
     },
     /// vCenter answered, but not about these objects.
     NoAnswerFor {
@@ -113,7 +110,7 @@ impl std::fmt::Display for VcenterDetail {
             LoggedIn {
                 server, username, ..
             } => write!(f, "Logged in to {server} as {username}."),
-            LoginFailed { says } => write!(f, "{says}."),
+            LoginFailed(failure) => write!(f, "{failure}."),
             Observed {
                 clusters,
                 hosts,
@@ -123,7 +120,7 @@ impl std::fmt::Display for VcenterDetail {
                 "Observation as runs do it found {clusters} cluster(s), {hosts} host(s) and \
                  {vms} VM(s)."
             ),
-            Unobserved { says } => write!(f, "Runs cannot observe vCenter: {says}."),
+            Unobserved(failure) => write!(f, "Runs cannot observe vCenter: {failure}."),
             InventoryUnread => f.write_str("The inventory could not be read."),
             ScopeFinds { filter, clusters } => write!(f, "{filter} finds {clusters} cluster(s)."),
             ScopeFindsNone { filter } => {
@@ -184,10 +181,10 @@ impl std::fmt::Display for VcenterDetail {
             Unanswered {
                 privilege,
                 on,
-                says,
+                failure,
             } => write!(
                 f,
-                "vCenter did not answer whether the account holds {privilege} on {on}: {says}."
+                "vCenter did not answer whether the account holds {privilege} on {on}: {failure}."
             ),
             NoAnswerFor { privilege, objects } => write!(
                 f,

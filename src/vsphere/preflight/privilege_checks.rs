@@ -9,7 +9,7 @@ use super::detail::{PrivilegeNeed, VcenterDetail};
 use super::fix::Fix;
 use super::result::{PreflightFinding, PrivilegeCheck};
 use super::scope::ObjectScope;
-use crate::error_chain;
+use crate::cause::Failure;
 use crate::finding::Status;
 use crate::inventory::{Cluster, Inventory};
 use crate::vsphere::Error;
@@ -21,13 +21,13 @@ use crate::vsphere::soap::{EntityPrivileges, MissingPrivilege, MoRef};
 #[derive(Debug, Default)]
 pub(super) struct Asked {
     granted: HashMap<MoRef, HashMap<String, bool>>,
-    failure: Option<Failure>,
+    failure: Option<Refusal>,
 }
 
 /// A privilege query vCenter refused or could not answer.
 #[derive(Debug)]
-struct Failure {
-    message: String,
+struct Refusal {
+    failure: Failure,
     /// What vCenter said was missing, when it refused with `NoPermission`.
     missing: Option<MissingPrivilege>,
 }
@@ -45,8 +45,8 @@ impl Asked {
             }
             // The first failure says why; later chunks fail for the same reason.
             Err(error) if self.failure.is_none() => {
-                self.failure = Some(Failure {
-                    message: error_chain(&error),
+                self.failure = Some(Refusal {
+                    failure: error.failure(),
                     missing: error
                         .fault()
                         .and_then(|f| f.missing_privilege.as_deref().cloned()),
@@ -320,7 +320,7 @@ fn row(
             (Some(false), _) => missing.push(name.clone()),
             (
                 None,
-                Some(Failure {
+                Some(Refusal {
                     missing: Some(refused),
                     ..
                 }),
@@ -359,10 +359,10 @@ fn row(
         PreflightFinding::new(status, detail).with_fix(fix)
     } else if !unanswered.is_empty() {
         PreflightFinding::not_checked(match &asked.failure {
-            Some(failure) => VcenterDetail::Unanswered {
+            Some(refusal) => VcenterDetail::Unanswered {
                 privilege: privilege.to_string(),
                 on: scope.clone(),
-                says: failure.message.clone(),
+                failure: refusal.failure.clone(),
             },
             None => VcenterDetail::NoAnswerFor {
                 privilege: privilege.to_string(),
