@@ -1,6 +1,8 @@
 //! What one check found, for `check` and the vCenter preflight alike: how the item stands, what
 //! was found and what to change, both typed by the area that checked ([`CheckFinding`]). Words
-//! come only from their `Display`, where a report writes them.
+//! come only from their `Display`, where a report writes them. A finding about a file
+//! (`validate`, `plan`'s problems) is placed rather than checked: `report::findings::Finding`,
+//! with a typed rule (`FindingRule`), a severity, its file, line, column and path.
 
 use std::fmt::Display;
 

@@ -295,7 +295,7 @@ fn too_many_evictions(evictions: usize, max: usize) -> Finding {
         None,
         &format!("the plan evicts {evictions} pods, more than --max-evictions {max} allows"),
     );
-    finding.rule = findings::MAX_EVICTIONS_RULE;
+    finding.rule = findings::FindingRule::MaxEvictions;
     finding
 }
 

@@ -13,23 +13,78 @@ use crate::text::one_line;
 /// What SARIF calls the tool.
 const TOOL: &str = "vsphere-descheduler";
 
-/// The rule of a finding that is not about one place in a policy: a file that could not be
-/// read or planned as a whole (a snapshot, an unreadable policy file).
-pub const INPUT_RULE: &str = "input";
+/// What a finding is about, as its stable id names it: one of the policy's [`Rule`]s, or one of
+/// the rules about an input as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str")]
+pub enum FindingRule {
+    Policy(Rule),
+    /// A file that could not be read or planned as a whole (a snapshot, an unreadable policy
+    /// file).
+    Input,
+    /// `plan --max-evictions N` when the plan evicts more than N pods.
+    MaxEvictions,
+    /// `plan` planning at an instant before pods of its snapshot were created.
+    NowBeforeCreation,
+}
 
-/// The rule of `plan --max-evictions N` when the plan evicts more than N pods.
-pub const MAX_EVICTIONS_RULE: &str = "max-evictions";
+impl FindingRule {
+    /// Every rule, in the order a SARIF log describes them.
+    pub fn all() -> impl Iterator<Item = FindingRule> {
+        (Rule::ALL.into_iter().map(FindingRule::Policy)).chain([
+            FindingRule::Input,
+            FindingRule::MaxEvictions,
+            FindingRule::NowBeforeCreation,
+        ])
+    }
 
-/// The rule of `plan` planning at an instant before pods of its snapshot were created.
-pub const NOW_BEFORE_CREATION_RULE: &str = "now-before-creation";
+    pub fn id(self) -> &'static str {
+        match self {
+            FindingRule::Policy(rule) => rule.id(),
+            FindingRule::Input => "input",
+            FindingRule::MaxEvictions => "max-evictions",
+            FindingRule::NowBeforeCreation => "now-before-creation",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            FindingRule::Policy(rule) => rule.description(),
+            FindingRule::Input => "An input file could not be read or used as a whole.",
+            FindingRule::MaxEvictions => "The plan evicts more pods than --max-evictions allows.",
+            FindingRule::NowBeforeCreation => {
+                "The plan is made at an instant before pods of its snapshot were created."
+            }
+        }
+    }
+
+    /// Warnings are their own rules; every other rule is an error.
+    fn default_severity(self) -> Severity {
+        match self {
+            FindingRule::Policy(Rule::NoEffect | Rule::Deprecated | Rule::Caution)
+            | FindingRule::NowBeforeCreation => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+}
+
+impl From<FindingRule> for &'static str {
+    fn from(rule: FindingRule) -> &'static str {
+        rule.id()
+    }
+}
+
+impl std::fmt::Display for FindingRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
 
 /// One finding, as the JSON report lists it and the other forms are made from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
-    /// A stable id: one of the policy [`Rule`]s, [`INPUT_RULE`], [`MAX_EVICTIONS_RULE`] or
-    /// [`NOW_BEFORE_CREATION_RULE`].
-    pub rule: &'static str,
+    pub rule: FindingRule,
     pub severity: Severity,
     /// The file as named on the command line; `None` when no one file is to blame.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,7 +104,7 @@ impl Finding {
     /// A policy problem (`Severity::Error`) or warning.
     pub fn of(problem: &PolicyProblem, severity: Severity) -> Finding {
         Finding {
-            rule: problem.rule.id(),
+            rule: FindingRule::Policy(problem.rule),
             severity,
             file: Some(problem.file.clone()),
             line: problem.position.map(|p| p.line),
@@ -62,7 +117,7 @@ impl Finding {
     /// An input that failed as a whole: the error chain in one line.
     pub fn input(file: Option<String>, message: &str) -> Finding {
         Finding {
-            rule: INPUT_RULE,
+            rule: FindingRule::Input,
             severity: Severity::Error,
             file,
             line: None,
@@ -80,7 +135,7 @@ impl Finding {
     /// A plan made at an instant before a pod of the snapshot was created, placed at that pod.
     pub fn now_before_creation(warning: &crate::report::NowBeforeCreation) -> Finding {
         Finding {
-            rule: NOW_BEFORE_CREATION_RULE,
+            rule: FindingRule::NowBeforeCreation,
             severity: Severity::Warning,
             file: Some(warning.file.clone()),
             line: warning.position.map(|p| p.line),
@@ -103,31 +158,15 @@ impl Finding {
 /// A SARIF 2.1.0 log with one run of this tool: every policy rule described (so a viewer can
 /// show what each id means), one result per finding.
 pub fn sarif(findings: &[Finding]) -> Value {
-    let mut rules: Vec<Value> = Rule::ALL
-        .iter()
+    let rules: Vec<Value> = FindingRule::all()
         .map(|rule| {
             json!({
                 "id": rule.id(),
                 "shortDescription": {"text": rule.description()},
-                "defaultConfiguration": {"level": level(default_severity(*rule))},
+                "defaultConfiguration": {"level": level(rule.default_severity())},
             })
         })
         .collect();
-    rules.push(json!({
-        "id": INPUT_RULE,
-        "shortDescription": {"text": "An input file could not be read or used as a whole."},
-        "defaultConfiguration": {"level": "error"},
-    }));
-    rules.push(json!({
-        "id": MAX_EVICTIONS_RULE,
-        "shortDescription": {"text": "The plan evicts more pods than --max-evictions allows."},
-        "defaultConfiguration": {"level": "error"},
-    }));
-    rules.push(json!({
-        "id": NOW_BEFORE_CREATION_RULE,
-        "shortDescription": {"text": "The plan is made at an instant before pods of its snapshot were created."},
-        "defaultConfiguration": {"level": "warning"},
-    }));
     let results: Vec<Value> = findings.iter().map(sarif_result).collect();
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -171,14 +210,6 @@ fn level(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
-    }
-}
-
-/// Warnings are their own rules; every other rule is an error.
-fn default_severity(rule: Rule) -> Severity {
-    match rule {
-        Rule::NoEffect | Rule::Deprecated | Rule::Caution => Severity::Warning,
-        _ => Severity::Error,
     }
 }
 
