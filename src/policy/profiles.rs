@@ -40,6 +40,25 @@ pub(super) fn unsupported_plugin(name: &str) -> String {
     unknown("plugin", name, &supported_plugins())
 }
 
+/// Reports a name given twice (`problem`), pointing back at the first, where its line is known.
+fn duplicate(
+    d: &mut Decoder,
+    name_node: &YamlNode,
+    path: &str,
+    problem: String,
+    first: Option<Position>,
+) {
+    let first = first
+        .map(|p| format!(" (first at line {})", p.line))
+        .unwrap_or_default();
+    d.problem_at_as(
+        Rule::Duplicate,
+        name_node,
+        path,
+        format!("{problem}{first}"),
+    );
+}
+
 /// Decodes the `profiles` list.
 pub(super) fn profiles(d: &mut Decoder, node: Option<&YamlNode>, path: &str) -> Vec<Profile> {
     let Some(node) = node else { return Vec::new() };
@@ -52,15 +71,8 @@ pub(super) fn profiles(d: &mut Decoder, node: Option<&YamlNode>, path: &str) -> 
         };
         // A missing name was reported already; it is no one's duplicate.
         if let Some(first) = seen.get(&profile.name).filter(|_| !profile.name.is_empty()) {
-            let first = first
-                .map(|p| format!(" (first at line {})", p.line))
-                .unwrap_or_default();
-            d.problem_at_as(
-                Rule::Duplicate,
-                name_node,
-                &format!("{item_path}.name"),
-                format!("duplicate profile name {:?}{first}", profile.name),
-            );
+            let problem = format!("duplicate profile name {:?}", profile.name);
+            duplicate(d, name_node, &format!("{item_path}.name"), problem, *first);
             continue;
         }
         seen.insert(profile.name.clone(), name_node.position);
@@ -253,15 +265,8 @@ fn plugin_configs<'n>(d: &mut Decoder, profile: &Fields<'n>) -> PluginConfigs<'n
             continue;
         };
         if let Some(first) = seen.get(&name) {
-            let first = first
-                .map(|p| format!(" (first at line {})", p.line))
-                .unwrap_or_default();
-            d.problem_at_as(
-                Rule::Duplicate,
-                name_node,
-                &entry.path("name"),
-                format!("{name} is configured twice{first}"),
-            );
+            let problem = format!("{name} is configured twice");
+            duplicate(d, name_node, &entry.path("name"), problem, *first);
             continue;
         }
         seen.insert(name.clone(), name_node.position);
