@@ -345,19 +345,27 @@ impl Scanner {
     /// Inside a string, object or list of the document's own fields: read to its end.
     fn nested(&mut self, block: &[u8], index: usize) -> Result<Step, ScanError> {
         let rest = &block[index..];
-        let closed = self
-            .nest
-            .close(rest, MAX_FIELD_DEPTH)
-            .map_err(|at| ScanError::TooDeep {
-                offset: self.offset + (index + at) as u64,
-            })?;
-        let Some(end) = closed else {
+        let Some(end) = self.close_nest(block, index, MAX_FIELD_DEPTH)? else {
             self.header.extend_from_slice(rest);
             return Ok(Step::Rest);
         };
         self.header.extend_from_slice(&rest[..end]);
         self.at = At::AfterValue;
         Ok(Step::To(index + end))
+    }
+
+    /// [`Nest::close`] from the byte at `index`, a value nested too deep placed in the stream.
+    fn close_nest(
+        &mut self,
+        block: &[u8],
+        index: usize,
+        max_depth: u32,
+    ) -> Result<Option<usize>, ScanError> {
+        self.nest
+            .close(&block[index..], max_depth)
+            .map_err(|at| ScanError::TooDeep {
+                offset: self.offset + (index + at) as u64,
+            })
     }
 
     /// The byte at `index` is inside a document's `items`.
@@ -385,13 +393,7 @@ impl Scanner {
                 _ => return Err(unexpected),
             },
             At::InItem => {
-                let closed = self
-                    .nest
-                    .close(&block[index..], MAX_ITEM_DEPTH)
-                    .map_err(|at| ScanError::TooDeep {
-                        offset: self.offset + (index + at) as u64,
-                    })?;
-                let Some(end) = closed else {
+                let Some(end) = self.close_nest(block, index, MAX_ITEM_DEPTH)? else {
                     return Ok(Step::Rest);
                 };
                 // An item begun in an earlier block has its start in `pending`.
