@@ -393,18 +393,24 @@ pub(super) mod tests {
         ]
     }
 
+    /// A generator with a fixed seed (a 64-bit LCG's top 31 bits), so that every run breaks
+    /// the same places.
+    pub(crate) fn seeded() -> impl FnMut() -> usize {
+        let mut state: u64 = 0x5eed;
+        move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(state >> 33).expect("31 bits")
+        }
+    }
+
     /// Deterministic variants of `text`: cut short, a byte replaced by one that often breaks
     /// YAML or JSON, or a bit flipped, at places drawn from a fixed-seed generator.
     pub(crate) fn variants(text: &str, count: usize) -> Vec<Vec<u8>> {
         const BREAKING: &[u8] = b"\"{}[]:,-\n #&*!|>'\x01\xff\xc3";
         let bytes = text.as_bytes();
-        let mut state: u64 = 0x5eed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            usize::try_from(state >> 33).expect("31 bits")
-        };
+        let mut next = seeded();
         (0..count)
             .map(|i| {
                 let mut variant = bytes.to_vec();

@@ -309,7 +309,7 @@ mod tests {
     use chrono::Utc;
 
     use super::{Fallback, read_in_blocks};
-    use crate::snapshot::read::tests::json_fixtures;
+    use crate::snapshot::read::tests::{json_fixtures, seeded};
     use crate::snapshot::read::text::open;
     use crate::snapshot::read::{self as load, FileSizeLimit, read_whole_file};
 
@@ -494,13 +494,7 @@ mod tests {
     fn mutated_json_snapshots_read_the_same_streamed_or_whole() {
         let directory = tempfile::tempdir().expect("a temporary directory");
         const BREAKING: &[u8] = b"\"{}[]:,\\ x1\x01\xff\xc3";
-        let mut state: u64 = 0x5eed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            usize::try_from(state >> 33).expect("31 bits")
-        };
+        let mut next = seeded();
         let mut failed = 0;
         for text in json_fixtures() {
             for i in 0..150 {
