@@ -1,6 +1,6 @@
 //! Helpers for the policy tests: load inline YAML and look at the outcome.
 
-use super::{LoadedPolicy, PolicyError, load_str};
+use super::{DrsRuleSettings, LoadedPolicy, PolicyError, VsphereSettings, load_str};
 
 /// The name inline test documents are loaded under.
 pub(super) const FILE: &str = "policy.yaml";
@@ -15,6 +15,17 @@ pub(super) const VALID_PLUGINS: &str = "DefaultEvictor, RemovePodsViolatingInter
     RemovePodsViolatingNodeAffinity, RemovePodsViolatingNodeTaints, \
     RemovePodsHavingTooManyRestarts, PodLifeTime, RemoveFailedPods, LowNodeUtilization, \
     HighNodeUtilization";
+
+/// The vSphere settings of a policy in an upstream format: it writes no DRS rules.
+pub(super) fn drs_rules_off() -> VsphereSettings {
+    VsphereSettings {
+        drs_rules: DrsRuleSettings {
+            enabled: false,
+            ..DrsRuleSettings::default()
+        },
+        ..VsphereSettings::default()
+    }
+}
 
 /// Loads a policy that must be valid.
 pub(super) fn load(text: &str) -> LoadedPolicy {

@@ -244,11 +244,11 @@ fn is_zero(node: &YamlNode) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testing::{VALID_PLUGINS, load, problem, problems, warnings};
+    use crate::policy::testing::{VALID_PLUGINS, drs_rules_off, load, problem, problems, warnings};
     use crate::policy::{
-        AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, FailedPodsArgs, Limits, Namespaces,
-        NodeTaintsArgs, PodLifeTimeArgs, PriorityThreshold, Protections, Strategy,
-        TopologySpreadArgs, VsphereSettings, parse_selector,
+        AntiAffinityArgs, DuplicatesArgs, FailedPodsArgs, Limits, Namespaces, NodeTaintsArgs,
+        PodLifeTimeArgs, PriorityThreshold, Protections, Strategy, TopologySpreadArgs,
+        parse_selector,
     };
 
     /// Roughly what the OpenShift descheduler operator wrote before it moved to v1alpha2: every
@@ -344,13 +344,7 @@ strategies:
                     })],
                 },
             ],
-            vsphere: VsphereSettings {
-                drs_rules: DrsRuleSettings {
-                    enabled: false,
-                    ..DrsRuleSettings::default()
-                },
-                ..VsphereSettings::default()
-            },
+            vsphere: drs_rules_off(),
             ..Policy::default()
         };
         assert_eq!(loaded.policy, expected);

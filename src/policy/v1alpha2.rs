@@ -273,7 +273,7 @@ mod tests {
     use kube::core::Expression;
 
     use super::*;
-    use crate::policy::testing::{OURS, load, problem, problems, warnings};
+    use crate::policy::testing::{OURS, drs_rules_off, load, problem, problems, warnings};
     use crate::policy::{
         AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, EvictorArgs, LabelKeys, Namespaces,
         PodLifeTimeArgs, PriorityThreshold, Profile, Protections, Strategy, TopologySpreadArgs,
@@ -461,13 +461,7 @@ profiles:
                     }),
                 ],
             }],
-            vsphere: VsphereSettings {
-                drs_rules: DrsRuleSettings {
-                    enabled: false,
-                    ..DrsRuleSettings::default()
-                },
-                ..VsphereSettings::default()
-            },
+            vsphere: drs_rules_off(),
             ..Policy::default()
         };
         assert_eq!(policy, expected);
