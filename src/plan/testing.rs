@@ -702,6 +702,21 @@ pub fn crowded() -> Lab {
         .node("w3", "esxi-2")
 }
 
+/// Four hosts, five nodes: w1 and w2 share esxi-1, w3, w4 and w5 have esxi-2, esxi-3 and esxi-4
+/// to themselves.
+pub fn four_hosts_one_shared() -> Lab {
+    Lab::new()
+        .host("esxi-1")
+        .host("esxi-2")
+        .host("esxi-3")
+        .host("esxi-4")
+        .node("w1", "esxi-1")
+        .node("w2", "esxi-1")
+        .node("w3", "esxi-2")
+        .node("w4", "esxi-3")
+        .node("w5", "esxi-4")
+}
+
 /// A web replica that must not share an ESXi host with another, `age` minutes old.
 pub fn web(name: &str, node: &str, age: i64) -> PodBuilder {
     pod(&format!("shop/{name}"))

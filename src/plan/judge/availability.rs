@@ -405,16 +405,7 @@ mod tests {
     /// Three replicas of `web` crowded on esxi-1's two nodes, against their host anti-affinity;
     /// esxi-2, esxi-3 and esxi-4 have room: two of them would move.
     fn crowded_web() -> Lab {
-        Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .host("esxi-3")
-            .host("esxi-4")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
-            .node("w4", "esxi-3")
-            .node("w5", "esxi-4")
+        four_hosts_one_shared()
             .pod(replica("web-a", "w1"))
             .pod(replica("web-b", "w2"))
             .pod(replica("web-c", "w1"))

@@ -677,38 +677,11 @@ mod tests {
     }
 
     /// Two workloads, each with both replicas on esxi-1 and room on esxi-2 and esxi-3.
-    fn crowded() -> crate::plan::testing::Lab {
-        Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .host("esxi-3")
-            .host("esxi-4")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
-            .node("w4", "esxi-3")
-            .node("w5", "esxi-4")
-            .pod(
-                pod("shop/web-1")
-                    .app("web")
-                    .on("w1")
-                    .anti_affinity(HOST)
-                    .age_minutes(50),
-            )
-            .pod(
-                pod("shop/web-2")
-                    .app("web")
-                    .on("w2")
-                    .anti_affinity(HOST)
-                    .age_minutes(40),
-            )
-            .pod(
-                pod("shop/web-3")
-                    .app("web")
-                    .on("w2")
-                    .anti_affinity(HOST)
-                    .age_minutes(30),
-            )
+    fn crowded() -> Lab {
+        four_hosts_one_shared()
+            .pod(web("web-1", "w1", 50))
+            .pod(web("web-2", "w2", 40))
+            .pod(web("web-3", "w2", 30))
     }
 
     #[test]
