@@ -679,6 +679,15 @@ pub fn three_hosts() -> Lab {
         .node("w3", "esxi-3")
 }
 
+/// Two hosts with one node each.
+pub fn two_hosts() -> Lab {
+    Lab::new()
+        .host("esxi-1")
+        .host("esxi-2")
+        .node("w1", "esxi-1")
+        .node("w2", "esxi-2")
+}
+
 /// The seed lab after a DRS move: w2's VM went from esxi-2 onto esxi-1, next to w1, and its host
 /// label still says esxi-2, so the plan relabels it.
 pub fn moved_worker() -> Lab {

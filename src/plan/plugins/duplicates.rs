@@ -232,11 +232,7 @@ mod tests {
     #[test]
     fn an_even_share_is_not_touched() {
         // Four pods on two usable nodes: two each is the fair share.
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-2")
+        let snapshot = two_hosts()
             .pod(pod("app/a").app("api").on("w1"))
             .pod(pod("app/b").app("api").on("w1"))
             .pod(pod("app/c").app("api").on("w2"))

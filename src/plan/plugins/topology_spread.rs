@@ -410,11 +410,7 @@ mod tests {
     #[test]
     fn protected_pods_still_count_in_the_spread() {
         // Upstream counts only evictable pods and would see esxi-2 as empty here.
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-2")
+        let snapshot = two_hosts()
             .pod(api("api-a", "w1", 60))
             .pod(api("api-b", "w1", 50))
             .pod(api("api-c", "w2", 40).with(|p| p.local_storage = true))
@@ -425,11 +421,7 @@ mod tests {
 
     #[test]
     fn min_domains_counts_missing_domains_as_empty() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-2")
+        let snapshot = two_hosts()
             .pod(
                 api("api-a", "w1", 60)
                     .with(|p| Arc::make_mut(&mut p.spread_constraints)[0].min_domains = Some(3)),
@@ -457,11 +449,7 @@ mod tests {
 
     #[test]
     fn soft_constraints_are_balanced_only_when_asked() {
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-2")
+        let snapshot = two_hosts()
             .pod(
                 pod("app/a")
                     .app("api")
