@@ -356,8 +356,8 @@ mod tests {
     use crate::plan::testing::*;
     use crate::plan::{EvictionReason, Skew, plan};
     use crate::policy::{DefaultConstraint, Strategy, TopologySpreadArgs};
-    use crate::snapshot::ResourceName;
     use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
+    use crate::snapshot::{Pod, ResourceName};
     use std::sync::Arc;
 
     fn api(name: &str, node: &str, age: i64) -> PodBuilder {
@@ -372,18 +372,13 @@ mod tests {
     fn a_site_skewed_by_a_vm_move_gives_one_pod_to_the_other_site() {
         // w3's VM moved from site-b to site-a: all three pods are in site-a now, though w3's
         // recorded label still says site-b.
-        let snapshot =
-            moved_across_sites()
-                .pod(api("api-a", "w1", 60).with(|p| {
-                    Arc::make_mut(&mut p.spread_constraints)[0].topology_key = SITE.into()
-                }))
-                .pod(api("api-b", "w2", 50).with(|p| {
-                    Arc::make_mut(&mut p.spread_constraints)[0].topology_key = SITE.into()
-                }))
-                .pod(api("api-c", "w3", 3).with(|p| {
-                    Arc::make_mut(&mut p.spread_constraints)[0].topology_key = SITE.into()
-                }))
-                .build();
+        let over_sites =
+            |p: &mut Pod| Arc::make_mut(&mut p.spread_constraints)[0].topology_key = SITE.into();
+        let snapshot = moved_across_sites()
+            .pod(api("api-a", "w1", 60).with(over_sites))
+            .pod(api("api-b", "w2", 50).with(over_sites))
+            .pod(api("api-c", "w3", 3).with(over_sites))
+            .build();
         let planned = plan(&snapshot, &with_sites(policy(vec![spread()])));
         assert_eq!(evicted(&planned), ["app/api-c"]);
         assert_eq!(
@@ -421,19 +416,12 @@ mod tests {
 
     #[test]
     fn min_domains_counts_missing_domains_as_empty() {
+        let three_domains =
+            |p: &mut Pod| Arc::make_mut(&mut p.spread_constraints)[0].min_domains = Some(3);
         let snapshot = two_hosts()
-            .pod(
-                api("api-a", "w1", 60)
-                    .with(|p| Arc::make_mut(&mut p.spread_constraints)[0].min_domains = Some(3)),
-            )
-            .pod(
-                api("api-b", "w1", 50)
-                    .with(|p| Arc::make_mut(&mut p.spread_constraints)[0].min_domains = Some(3)),
-            )
-            .pod(
-                api("api-c", "w2", 40)
-                    .with(|p| Arc::make_mut(&mut p.spread_constraints)[0].min_domains = Some(3)),
-            )
+            .pod(api("api-a", "w1", 60).with(three_domains))
+            .pod(api("api-b", "w1", 50).with(three_domains))
+            .pod(api("api-c", "w2", 40).with(three_domains))
             .build();
         // Two domains exist, three are required: the global minimum is 0, so esxi-1 with 2
         // pods is over maxSkew 1; but no node would take a pod without breaking it, so it stays.
@@ -449,28 +437,17 @@ mod tests {
 
     #[test]
     fn soft_constraints_are_balanced_only_when_asked() {
+        let anyway = |name: &str, age: i64| {
+            pod(&format!("app/{name}"))
+                .app("api")
+                .on("w1")
+                .spread(HOST, 1, ScheduleAnyway)
+                .age_minutes(age)
+        };
         let snapshot = two_hosts()
-            .pod(
-                pod("app/a")
-                    .app("api")
-                    .on("w1")
-                    .spread(HOST, 1, ScheduleAnyway)
-                    .age_minutes(60),
-            )
-            .pod(
-                pod("app/b")
-                    .app("api")
-                    .on("w1")
-                    .spread(HOST, 1, ScheduleAnyway)
-                    .age_minutes(50),
-            )
-            .pod(
-                pod("app/c")
-                    .app("api")
-                    .on("w1")
-                    .spread(HOST, 1, ScheduleAnyway)
-                    .age_minutes(40),
-            )
+            .pod(anyway("a", 60))
+            .pod(anyway("b", 50))
+            .pod(anyway("c", 40))
             .build();
         assert!(
             plan(&snapshot, &policy(vec![spread()]))
