@@ -452,28 +452,17 @@ mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
 
+    /// pg's replica `i`, kept apart per node, on node `w{i + 1}`.
+    fn pg_replica(i: usize) -> PodBuilder {
+        pod(&format!("db/pg-{i}"))
+            .app("pg")
+            .owner("StatefulSet", "pg")
+            .on(&format!("w{}", i + 1))
+            .anti_affinity(HOSTNAME)
+    }
+
     fn pg(lab: Lab) -> Lab {
-        lab.pod(
-            pod("db/pg-0")
-                .app("pg")
-                .owner("StatefulSet", "pg")
-                .on("w1")
-                .anti_affinity(HOSTNAME),
-        )
-        .pod(
-            pod("db/pg-1")
-                .app("pg")
-                .owner("StatefulSet", "pg")
-                .on("w2")
-                .anti_affinity(HOSTNAME),
-        )
-        .pod(
-            pod("db/pg-2")
-                .app("pg")
-                .owner("StatefulSet", "pg")
-                .on("w3")
-                .anti_affinity(HOSTNAME),
-        )
+        lab.pod(pg_replica(0)).pod(pg_replica(1)).pod(pg_replica(2))
     }
 
     fn actions(plan: &crate::plan::Plan) -> Vec<(String, DrsAction, Vec<String>)> {
@@ -765,20 +754,8 @@ mod tests {
             .host("esxi-5")
             .node("w4", "esxi-4")
             .node("w5", "esxi-5"))
-        .pod(
-            pod("db/pg-3")
-                .app("pg")
-                .owner("StatefulSet", "pg")
-                .on("w4")
-                .anti_affinity(HOSTNAME),
-        )
-        .pod(
-            pod("db/pg-4")
-                .app("pg")
-                .owner("StatefulSet", "pg")
-                .on("w5")
-                .anti_affinity(HOSTNAME),
-        );
+        .pod(pg_replica(3))
+        .pod(pg_replica(4));
         lab.with(|s| {
             let clusters = &mut s.inventory.as_mut().expect("inventory").clusters;
             let mut second = clusters[0].clone();
@@ -896,13 +873,7 @@ mod tests {
             .rule(PG_RULE, 7, &["w1", "w2", "w3"])
             .host("esxi-4")
             .node("w4", "esxi-4")
-            .pod(
-                pod("db/pg-3")
-                    .app("pg")
-                    .owner("StatefulSet", "pg")
-                    .on("w4")
-                    .anti_affinity(HOSTNAME),
-            )
+            .pod(pg_replica(3))
             .with(|s| {
                 let cluster = &mut s.inventory.as_mut().expect("inventory").clusters[0];
                 cluster.id = None;
