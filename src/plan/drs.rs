@@ -465,6 +465,11 @@ mod tests {
         lab.pod(pg_replica(0)).pod(pg_replica(1)).pod(pg_replica(2))
     }
 
+    /// The first DRS rule of the snapshot's first vSphere cluster.
+    fn first_rule(s: &mut crate::snapshot::Snapshot) -> &mut DrsRule {
+        &mut s.inventory.as_mut().expect("inventory").clusters[0].rules[0]
+    }
+
     fn actions(plan: &crate::plan::Plan) -> Vec<(String, DrsAction, Vec<String>)> {
         plan.drs_rules
             .iter()
@@ -574,7 +579,7 @@ mod tests {
     fn a_rule_vcenter_disabled_is_reported_not_fought() {
         let snapshot = pg(three_hosts())
             .rule(PG_RULE, 7, &["w1", "w2", "w3"])
-            .with(|s| s.inventory.as_mut().expect("inventory").clusters[0].rules[0].enabled = false)
+            .with(|s| first_rule(s).enabled = false)
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
         assert_eq!(plan.drs_rules[0].action, DrsAction::Keep { key: Some(7) });
@@ -857,10 +862,7 @@ mod tests {
         // The rule names w1..w3, but its w3 is another VM of that name (another folder).
         let snapshot = pg(three_hosts())
             .rule(PG_RULE, 7, &["w1", "w2", "w3"])
-            .with(|s| {
-                s.inventory.as_mut().expect("inventory").clusters[0].rules[0].vm_ids[2] =
-                    "vm-1077".into();
-            })
+            .with(|s| first_rule(s).vm_ids[2] = "vm-1077".into())
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
         assert_eq!(plan.drs_rules[0].action, DrsAction::Update { key: 7 });
@@ -897,10 +899,7 @@ mod tests {
     fn a_foreign_rule_with_our_name_is_left_alone_and_said_so() {
         let snapshot = pg(three_hosts())
             .rule(PG_RULE, 7, &["w1", "w2"])
-            .with(|s| {
-                s.inventory.as_mut().expect("inventory").clusters[0].rules[0].kind =
-                    RuleKind::Affinity
-            })
+            .with(|s| first_rule(s).kind = RuleKind::Affinity)
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
         assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
@@ -930,11 +929,7 @@ mod tests {
                 1,
                 &["w1", "w2"],
             )
-            .with(|s| {
-                as_cluster_module(
-                    &mut s.inventory.as_mut().expect("inventory").clusters[0].rules[0],
-                )
-            })
+            .with(|s| as_cluster_module(first_rule(s)))
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
         assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
@@ -944,11 +939,7 @@ mod tests {
     fn a_cluster_module_with_a_wanted_rules_name_is_left_alone_and_said_so() {
         let snapshot = pg(three_hosts())
             .rule(PG_RULE, 7, &["w1", "w2"])
-            .with(|s| {
-                as_cluster_module(
-                    &mut s.inventory.as_mut().expect("inventory").clusters[0].rules[0],
-                )
-            })
+            .with(|s| as_cluster_module(first_rule(s)))
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
         assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
