@@ -895,11 +895,11 @@ mod tests {
         assert_eq!(change.vm_ids, None);
     }
 
-    #[test]
-    fn a_foreign_rule_with_our_name_is_left_alone_and_said_so() {
+    /// pg's wanted rule is there, made not ours by `foreign`: left alone, with a warning.
+    fn assert_foreign_rule_left_alone(foreign: fn(&mut DrsRule)) {
         let snapshot = pg(three_hosts())
             .rule(PG_RULE, 7, &["w1", "w2"])
-            .with(|s| first_rule(s).kind = RuleKind::Affinity)
+            .with(|s| foreign(first_rule(s)))
             .build();
         let plan = plan(&snapshot, &policy(vec![]));
         assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
@@ -912,6 +912,11 @@ mod tests {
             "{:?}",
             plan.warnings
         );
+    }
+
+    #[test]
+    fn a_foreign_rule_with_our_name_is_left_alone_and_said_so() {
+        assert_foreign_rule_left_alone(|rule| rule.kind = RuleKind::Affinity);
     }
 
     /// A cluster module read from a Supervisor: VKS's, never ours, whatever its name.
@@ -937,21 +942,7 @@ mod tests {
 
     #[test]
     fn a_cluster_module_with_a_wanted_rules_name_is_left_alone_and_said_so() {
-        let snapshot = pg(three_hosts())
-            .rule(PG_RULE, 7, &["w1", "w2"])
-            .with(|s| as_cluster_module(first_rule(s)))
-            .build();
-        let plan = plan(&snapshot, &policy(vec![]));
-        assert!(plan.drs_rules.is_empty(), "{:?}", plan.drs_rules);
-        assert!(
-            plan.warnings.contains(&Warning::ForeignRule {
-                rule: PG_RULE.to_string(),
-                cluster: "c1".to_string(),
-                subject: "db/StatefulSet/pg".to_string(),
-            }),
-            "{:?}",
-            plan.warnings
-        );
+        assert_foreign_rule_left_alone(as_cluster_module);
     }
 
     const CONTROL_PLANE: &str = "node-role.kubernetes.io/control-plane";
