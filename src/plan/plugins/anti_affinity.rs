@@ -467,6 +467,18 @@ mod tests {
         assert_eq!(plan.evictions[0].fits_on, None);
     }
 
+    /// Three hosts: w1 and w2 share esxi-1, w3 and w4 have esxi-2 and esxi-3 to themselves.
+    fn three_hosts_one_shared() -> Lab {
+        Lab::new()
+            .host("esxi-1")
+            .host("esxi-2")
+            .host("esxi-3")
+            .node("w1", "esxi-1")
+            .node("w2", "esxi-1")
+            .node("w3", "esxi-2")
+            .node("w4", "esxi-3")
+    }
+
     /// Three hosts; `cache/x` on w1 (esxi-1) and three clients whose terms exclude it on
     /// esxi-1 (w1, w2), w3 and w4 free on esxi-2 and esxi-3.
     fn clients_around_x(x: PodBuilder) -> Snapshot {
@@ -477,14 +489,7 @@ mod tests {
                 .anti_affinity_against(HOST, "app", "cache")
                 .age_minutes(age)
         };
-        Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .host("esxi-3")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
-            .node("w4", "esxi-3")
+        three_hosts_one_shared()
             .pod(x)
             .pod(client("client-a", "w1", 30))
             .pod(client("client-b", "w2", 20))
@@ -926,14 +931,7 @@ mod tests {
                     );
                 })
         };
-        let snapshot = Lab::new()
-            .host("esxi-1")
-            .host("esxi-2")
-            .host("esxi-3")
-            .node("w1", "esxi-1")
-            .node("w2", "esxi-1")
-            .node("w3", "esxi-2")
-            .node("w4", "esxi-3")
+        let snapshot = three_hosts_one_shared()
             .pod(pod("cache/x").app("cache").on("w1").age_minutes(60))
             .pod(client("client-a", "w1"))
             .pod(client("client-b", "w2"))
