@@ -295,9 +295,15 @@ mod tests {
             .pod(web("web-c", "w3", 10))
             .build();
         let plan = plan(&snapshot, &policy(vec![anti_affinity()]));
-        assert!(plan.evictions.is_empty());
+        assert_b_and_a_stay(&plan, |why| matches!(why, Refusal::AntiAffinity(_)));
+    }
+
+    /// No eviction: web-b and web-a stay, no node taking them, web-b for a reason `refused`
+    /// accepts.
+    fn assert_b_and_a_stay(plan: &crate::plan::Plan, refused: impl Fn(&Refusal<String>) -> bool) {
+        assert!(plan.evictions.is_empty(), "{:?}", evicted(plan));
         assert_eq!(
-            skipped(&plan),
+            skipped(plan),
             [
                 ("shop/web-b".to_string(), "no-feasible-node"),
                 ("shop/web-a".to_string(), "no-feasible-node")
@@ -306,8 +312,7 @@ mod tests {
         assert!(
             matches!(
                 &plan.skipped[0].detail,
-                SkipDetail::NoFeasibleNode(none)
-                    if none.refusals.iter().any(|(why, _)| matches!(why, Refusal::AntiAffinity(_)))
+                SkipDetail::NoFeasibleNode(none) if none.refusals.iter().any(|(why, _)| refused(why))
             ),
             "{}",
             plan.skipped[0].detail
@@ -888,23 +893,9 @@ mod tests {
             ..EvictorArgs::default()
         };
         let plan = plan(&snapshot, &policy_with(evictor, vec![soft()]));
-        assert!(plan.evictions.is_empty(), "{:?}", evicted(&plan));
-        assert_eq!(
-            skipped(&plan),
-            [
-                ("shop/web-b".to_string(), "no-feasible-node"),
-                ("shop/web-a".to_string(), "no-feasible-node")
-            ]
-        );
-        assert!(
-            matches!(
-                &plan.skipped[0].detail,
-                SkipDetail::NoFeasibleNode(none) if none.refusals.iter().any(|(why, _)| {
-                    matches!(why, Refusal::PreferredAntiAffinity(key) if key == HOST)
-                })
-            ),
-            "{}",
-            plan.skipped[0].detail
+        assert_b_and_a_stay(
+            &plan,
+            |why| matches!(why, Refusal::PreferredAntiAffinity(key) if key == HOST),
         );
     }
 
