@@ -161,8 +161,8 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
             .entry(labels.iter().map(|label| label.to_string()).collect())
             .or_insert(0.0) += 1.0;
     };
-    for entry in &report.evictions {
-        let eviction = &entry.eviction;
+    for entry in report.evictions() {
+        let eviction = entry.eviction;
         count(
             RUN_EVICTIONS,
             &[
@@ -171,24 +171,24 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
                 entry.result().as_str(),
             ],
         );
-        if matches!(&entry.outcome, EvictionOutcome::NotAttempted(why) if why.is_withheld()) {
+        if matches!(entry.outcome, EvictionOutcome::NotAttempted(why) if why.is_withheld()) {
             count(NOT_ATTEMPTED, &["eviction"]);
         }
     }
-    for skip in &report.skipped {
+    for skip in &report.plan.skipped {
         count(RUN_SKIPPED, &[skip.strategy.as_str(), skip.reason.as_str()]);
         let code = skip.detail.code().as_str();
         count(RUN_SKIPPED_BY_CODE, &[skip.strategy.as_str(), code]);
     }
-    for change in &report.label_changes {
+    for change in &report.plan.label_changes {
         count(RUN_LABEL_CHANGES, &[&change.key]);
     }
-    for entry in &report.drs_rules {
+    for entry in report.drs_rules() {
         count(
             RUN_DRS_RULES,
             &[entry.change.action.as_str(), entry.result().as_str()],
         );
-        if matches!(&entry.outcome, DrsOutcome::NotAttempted(why) if why.is_withheld()) {
+        if matches!(entry.outcome, DrsOutcome::NotAttempted(why) if why.is_withheld()) {
             count(NOT_ATTEMPTED, &["drs-rule"]);
         }
     }
@@ -196,9 +196,9 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         count(RUN_FAILURES, &[step.as_str(), cause.as_str()]);
     }
     let mut gauge = |family, labels: &[&str], value| set(&mut samples, family, labels, value);
-    gauge(UNMAPPED_NODES, &[], report.unmapped_nodes.len() as f64);
+    gauge(UNMAPPED_NODES, &[], report.plan.unmapped_nodes.len() as f64);
     gauge(RUN_ERRORS, &[], report.errors.len() as f64);
-    gauge(WARNINGS, &[], report.warnings.len() as f64);
+    gauge(WARNINGS, &[], report.warnings().count() as f64);
     gauge(DURATION, &[], timing.duration.as_secs_f64());
     gauge(
         FINISHED,
@@ -213,7 +213,7 @@ fn samples(report: &Report, timing: &RunTiming) -> Samples {
         &[report.mode.as_str(), env!("CARGO_PKG_VERSION")],
         1.0,
     );
-    if let Some(exposure) = &report.exposure {
+    if let Some(exposure) = &report.plan.exposure {
         exposure_samples(&mut samples, exposure);
     }
     samples
@@ -889,7 +889,7 @@ mod tests {
     #[test]
     fn a_run_without_an_inventory_pushes_no_exposure_series() {
         let report = demo(false);
-        assert!(report.exposure.is_none(), "no host is known");
+        assert!(report.plan.exposure.is_none(), "no host is known");
         let text = first_push(&report);
         assert!(!text.contains("_exposure_"), "{text}");
         assert!(text.contains(RUN_INFO), "the rest is pushed: {text}");
@@ -993,10 +993,8 @@ mod tests {
     #[test]
     fn a_checked_dry_run_eviction_is_planned_but_not_unattempted() {
         let mut report = Report::empty(Mode::DryRun);
-        report.evictions = busy_run().evictions;
-        for entry in &mut report.evictions {
-            entry.outcome = EvictionOutcome::WouldEvict;
-        }
+        report.plan.evictions = busy_run().plan.evictions;
+        report.outcomes.evictions = vec![EvictionOutcome::WouldEvict; report.plan.evictions.len()];
         let text = first_push(&report);
         assert!(!text.contains(NOT_ATTEMPTED), "{text}");
     }
@@ -1023,7 +1021,7 @@ mod tests {
         assert_eq!(escape_label_value("a\"b\\c\nd"), r#"a\"b\\c\nd"#);
         assert_eq!(escape_help("a\"b\\c\nd"), r#"a"b\\c\nd"#);
         let mut report = Report::empty(Mode::Run);
-        report.label_changes.push(LabelChange {
+        report.plan.label_changes.push(LabelChange {
             node: "n".to_string(),
             key: "odd\"key".to_string(),
             old: None,

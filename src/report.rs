@@ -11,6 +11,7 @@
 //! own, but the run stopped waiting for it).
 
 pub mod diff;
+mod document;
 mod entry;
 mod exposure_text;
 pub mod findings;
@@ -31,13 +32,11 @@ use serde::Serialize;
 use crate::text::{escaped, one_line};
 
 use crate::outcome::{Cause, LabelOutcome, NotAttempted, Outcomes, Step};
-use crate::plan::{
-    DrsAction, Exposure, LabelChange, MappedBy, MappedNode, NodeUtilization, Plan, Skip,
-};
+use crate::plan::{DrsAction, MappedBy, MappedNode, Plan};
 pub use entry::{DrsRuleEntry, EvictionEntry};
 pub use guest_clusters::GuestClusters;
 pub use placement::PlacementView;
-pub use warning::{NowBeforeCreation, ReportWarning};
+pub use warning::{AnyWarning, NowBeforeCreation, ReportWarning};
 
 /// Which Kubernetes API server, kubeconfig context and vCenter a live command talks to, so a
 /// user with several clusters sees at once which one a run acts on.
@@ -165,52 +164,37 @@ impl Outcome {
     }
 }
 
-/// The report document.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A plan and what became of it. The plan and its outcomes are kept whole and read where they
+/// are shown (each action with its outcome through `evictions` and `drs_rules`, the warnings
+/// through `warnings`), so a field added to the plan needs no field here: only its key in the
+/// JSON document (`document`) and its lines in the text and HTML views.
+#[derive(Clone, Debug)]
 pub struct Report {
-    pub api_version: &'static str,
-    pub kind: &'static str,
     pub mode: Mode,
-    pub label_changes: Vec<LabelChange>,
-    /// The nodes whose label write the API server confirmed (what the label counter counts;
-    /// the report tells a failed write in `errors`).
-    #[serde(skip)]
-    pub labels_written: BTreeSet<String>,
-    pub evictions: Vec<EvictionEntry>,
-    pub skipped: Vec<Skip>,
-    pub drs_rules: Vec<DrsRuleEntry>,
-    /// How each node was matched to vSphere (by providerID, systemUUID, VM name, or as an
-    /// ESXi host); empty without an inventory.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mapped_nodes: Vec<MappedNode>,
-    pub unmapped_nodes: Vec<String>,
-    /// Host-failure exposure before and after the plan (a workload's pods, a node group's
-    /// nodes, per ESXi host); absent without a vSphere inventory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exposure: Option<Exposure>,
+    pub plan: Plan,
+    /// What became of each action of `plan`, index for index, and what kept the run from
+    /// acting.
+    pub outcomes: Outcomes,
+    /// The report's own warnings told before the plan's (reports have always put them first):
+    /// of what it was planned from, the settings and a topology source that replaced the
+    /// snapshot's hosts.
+    pub warnings_before_plan: Vec<ReportWarning>,
+    /// The report's own warnings told after the plan's: Events not recorded, an instant planned
+    /// at before pods' creation, node VMs in no cluster module.
+    pub warnings_after_plan: Vec<ReportWarning>,
     /// Guest clusters' cluster modules and the VMs on no host (`guestClusters`,
     /// `unplacedVms`), when the hosts come from VM Operator's objects; absent otherwise.
-    #[serde(flatten)]
     pub guest_clusters: Option<GuestClusters>,
-    pub warnings: Vec<ReportWarning>,
     pub errors: Vec<String>,
     /// Where the run failed and the kind of each failure (what the metrics count by cause;
     /// the report tells each one in `errors`).
-    #[serde(skip)]
     pub failures: Vec<(Step, Cause)>,
     /// The exit code of a `run` (0 done, 1 some action or backend failed or the run stopped
     /// early, 2 invalid settings), so a report read from logs says how the run ended.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<u8>,
     /// What a live run talks to; absent for offline plans and for runs that never got as far.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<Target>,
-    /// The utilization plugins' measurements (plan data for the HTML view; not in JSON).
-    #[serde(skip)]
-    pub utilization: Vec<NodeUtilization>,
     /// Hosts, node VMs and workloads for `--output html`, gathered only when asked for.
-    #[serde(skip)]
     pub placement: Option<Box<PlacementView>>,
 }
 
@@ -226,56 +210,69 @@ impl Report {
         Report::new(mode, plan, outcomes)
     }
 
-    /// The record of `plan` and what became of it: each action with its outcome, the errors
-    /// in the order they happened, the plan's warnings and those of the Events.
+    /// The record of `plan` and what became of it: the errors in the order they happened and
+    /// the warnings of the Events, told once here from the outcomes.
     pub fn new(mode: Mode, plan: Plan, outcomes: Outcomes) -> Report {
-        let errors = record::errors(&plan, &outcomes);
-        let failures = outcomes.failures();
-        let event_warnings = record::event_warnings(&plan, &outcomes);
-        let labels_written = plan
-            .label_applies
-            .iter()
-            .zip(&outcomes.labels)
-            .filter(|(_, outcome)| matches!(outcome, LabelOutcome::Written))
-            .map(|(apply, _)| apply.node.clone())
-            .collect();
-        let warnings: Vec<ReportWarning> = plan
-            .warnings
-            .into_iter()
-            .map(ReportWarning::Plan)
-            .chain(event_warnings)
-            .collect();
         Report {
-            api_version: "vsphere-descheduler.io/v1alpha1",
-            kind: "Report",
             mode,
-            label_changes: plan.label_changes,
-            labels_written,
-            evictions: plan
-                .evictions
-                .into_iter()
-                .zip(outcomes.evictions)
-                .map(|(eviction, outcome)| EvictionEntry { eviction, outcome })
-                .collect(),
-            skipped: plan.skipped,
-            drs_rules: plan
-                .drs_rules
-                .into_iter()
-                .zip(outcomes.drs_rules)
-                .map(|(change, outcome)| DrsRuleEntry { change, outcome })
-                .collect(),
-            mapped_nodes: plan.mapped_nodes,
-            unmapped_nodes: plan.unmapped_nodes,
-            exposure: plan.exposure,
+            errors: record::errors(&plan, &outcomes),
+            failures: outcomes.failures(),
+            warnings_before_plan: Vec::new(),
+            warnings_after_plan: record::event_warnings(&plan, &outcomes),
+            plan,
+            outcomes,
             guest_clusters: None,
-            warnings,
-            errors,
-            failures,
             exit_code: None,
             target: None,
-            utilization: plan.utilization,
             placement: None,
         }
+    }
+
+    /// Each planned eviction with what became of it, in the plan's order.
+    pub fn evictions(&self) -> impl ExactSizeIterator<Item = EvictionEntry<'_>> + Clone {
+        let outcomes = &self.outcomes.evictions;
+        self.plan
+            .evictions
+            .iter()
+            .zip(outcomes)
+            .map(|(eviction, outcome)| EvictionEntry { eviction, outcome })
+    }
+
+    /// The eviction at `index` of the plan's, with its outcome.
+    pub fn eviction(&self, index: usize) -> EvictionEntry<'_> {
+        EvictionEntry {
+            eviction: &self.plan.evictions[index],
+            outcome: &self.outcomes.evictions[index],
+        }
+    }
+
+    /// Each DRS rule change (kept rules too) with what became of it.
+    pub fn drs_rules(&self) -> impl ExactSizeIterator<Item = DrsRuleEntry<'_>> + Clone {
+        let outcomes = &self.outcomes.drs_rules;
+        self.plan
+            .drs_rules
+            .iter()
+            .zip(outcomes)
+            .map(|(change, outcome)| DrsRuleEntry { change, outcome })
+    }
+
+    /// Every warning, in the order the report tells them: those of what it was planned from,
+    /// the plan's, then those of what happened beside it.
+    pub fn warnings(&self) -> impl Iterator<Item = AnyWarning<'_>> + Clone {
+        let before = self.warnings_before_plan.iter().map(AnyWarning::Report);
+        let after = self.warnings_after_plan.iter().map(AnyWarning::Report);
+        let plan = self.plan.warnings.iter().map(AnyWarning::Plan);
+        before.chain(plan).chain(after)
+    }
+
+    /// The nodes whose label write the API server confirmed (what the label counter counts;
+    /// the report tells a failed write in `errors`).
+    pub fn labels_written(&self) -> BTreeSet<&str> {
+        let applies = self.plan.label_applies.iter().zip(&self.outcomes.labels);
+        applies
+            .filter(|(_, outcome)| matches!(outcome, LabelOutcome::Written))
+            .map(|(apply, _)| apply.node.as_str())
+            .collect()
     }
 
     /// Gathers what `--output html` draws: the hosts, node VMs and workloads of the snapshot
@@ -288,7 +285,7 @@ impl Report {
     /// Operator's objects), with the warning of node VMs in no cluster module.
     pub fn show_guest_clusters(&mut self, findings: Option<crate::vm_operator::Findings>) {
         let shown = findings.map(GuestClusters::from);
-        self.warnings
+        self.warnings_after_plan
             .extend(shown.as_ref().and_then(GuestClusters::warning));
         self.guest_clusters = shown;
     }
@@ -315,28 +312,29 @@ impl Report {
             let _ = writeln!(out, "Target: {}\n", target.describe());
         }
 
+        let plan = &self.plan;
         section(
             &mut out,
             "Node labels",
-            self.label_changes.len(),
+            plan.label_changes.len(),
             "to change",
             |out| self.write_label_changes(out),
         );
-        section(&mut out, "Evictions", self.evictions.len(), "", |out| {
+        section(&mut out, "Evictions", plan.evictions.len(), "", |out| {
             self.write_evictions(out)
         });
-        section(&mut out, "Not evicted", self.skipped.len(), "", |out| {
+        section(&mut out, "Not evicted", plan.skipped.len(), "", |out| {
             self.write_skipped(out)
         });
-        let acting = self
+        let acting = plan
             .drs_rules
             .iter()
-            .filter(|r| !matches!(r.change.action, DrsAction::Keep { .. }))
+            .filter(|rule| !matches!(rule.action, DrsAction::Keep { .. }))
             .count();
         section(&mut out, "DRS rules", acting, "to change", |out| {
             self.write_drs_rules(out)
         });
-        if let Some(exposure) = &self.exposure {
+        if let Some(exposure) = &plan.exposure {
             exposure_text::write(&mut out, exposure);
         }
         if let Some(guest_clusters) = &self.guest_clusters {
@@ -346,18 +344,18 @@ impl Report {
         let _ = writeln!(
             out,
             "Summary: {} label change(s), {} eviction(s), {} not evicted, {} DRS rule change(s), {} unmapped node(s)",
-            self.label_changes.len(),
-            self.evictions.len(),
-            self.skipped.len(),
+            plan.label_changes.len(),
+            plan.evictions.len(),
+            plan.skipped.len(),
             acting,
-            self.unmapped_nodes.len()
+            plan.unmapped_nodes.len()
         );
         out
     }
 
     /// One line per label change: node, key, old and new value.
     fn write_label_changes(&self, out: &mut String) {
-        for change in &self.label_changes {
+        for change in &self.plan.label_changes {
             let _ = writeln!(
                 out,
                 "  {}  {}: {} -> {}",
@@ -371,8 +369,8 @@ impl Report {
 
     /// Each eviction with its result, why, where it fits and the executor's note.
     fn write_evictions(&self, out: &mut String) {
-        for entry in &self.evictions {
-            let e = &entry.eviction;
+        for entry in self.evictions() {
+            let e = entry.eviction;
             let host = e
                 .host
                 .as_deref()
@@ -403,7 +401,7 @@ impl Report {
 
     /// Each pod not evicted with its reason, strategy and detail.
     fn write_skipped(&self, out: &mut String) {
-        for skip in &self.skipped {
+        for skip in &self.plan.skipped {
             let _ = writeln!(
                 out,
                 "  [{}] {}/{}  ({})\n      {}",
@@ -418,8 +416,8 @@ impl Report {
 
     /// Every DRS rule (kept ones too), with the result once the executor has one.
     fn write_drs_rules(&self, out: &mut String) {
-        for entry in &self.drs_rules {
-            let rule = &entry.change;
+        for entry in self.drs_rules() {
+            let rule = entry.change;
             let result = match entry.result() {
                 Outcome::Planned => String::new(),
                 result => format!(" [{}]", result.as_str()),
@@ -441,23 +439,24 @@ impl Report {
     /// The mapped and unmapped nodes, then warnings and errors (a blank line after them, when
     /// there are any).
     fn write_nodes_and_notices(&self, out: &mut String) {
-        if !self.mapped_nodes.is_empty() {
-            let _ = writeln!(out, "{}\n", mapped_summary(&self.mapped_nodes));
+        let plan = &self.plan;
+        if !plan.mapped_nodes.is_empty() {
+            let _ = writeln!(out, "{}\n", mapped_summary(&plan.mapped_nodes));
         }
-        if !self.unmapped_nodes.is_empty() {
+        if !plan.unmapped_nodes.is_empty() {
             let _ = writeln!(
                 out,
                 "Unmapped nodes (no vSphere VM found; labels untouched): {}\n",
-                escaped(&self.unmapped_nodes.join(", "))
+                escaped(&plan.unmapped_nodes.join(", "))
             );
         }
-        for warning in &self.warnings {
+        for warning in self.warnings() {
             let _ = writeln!(out, "warning: {}", lines(&warning.to_string()));
         }
         for error in &self.errors {
             let _ = writeln!(out, "error: {}", lines(error));
         }
-        if !self.warnings.is_empty() || !self.errors.is_empty() {
+        if self.warnings().next().is_some() || !self.errors.is_empty() {
             out.push('\n');
         }
     }
@@ -676,7 +675,10 @@ mod tests {
             .expect("the demo policy")
             .policy;
         let report = Report::planned(Mode::Plan, crate::plan::plan(&snapshot, &policy));
-        assert!(!report.evictions.is_empty(), "the demo plans evictions");
+        assert!(
+            !report.plan.evictions.is_empty(),
+            "the demo plans evictions"
+        );
         let mut written = Vec::new();
         write_json(&report, &mut written).expect("a Vec takes it");
         assert_eq!(String::from_utf8(written).unwrap(), report.to_json() + "\n");
@@ -704,13 +706,13 @@ mod tests {
     #[test]
     fn names_from_the_input_cannot_forge_lines_or_send_control_codes() {
         let mut report = Report::empty(Mode::Plan);
-        report.label_changes.push(crate::plan::LabelChange {
+        report.plan.label_changes.push(crate::plan::LabelChange {
             node: "worker-a\nerror: forged\u{1b}[2J".to_string(),
             key: "vsphere-descheduler.io/host".to_string(),
             old: None,
             new: Some("esxi\u{2028}41".to_string()),
         });
-        report.unmapped_nodes.push("ghost\r".to_string());
+        report.plan.unmapped_nodes.push("ghost\r".to_string());
         report
             .errors
             .push("snapshot file s.yaml: Pod a\nerror: forged appears more than once".to_string());

@@ -133,7 +133,7 @@ fn not_planned(config: &RunConfig, error: &Error) -> (Report, Verdict) {
 /// The settings' warnings go first in the report: they were there before the run started.
 fn with_config_warnings(config: &RunConfig, report: &mut Report) {
     report
-        .warnings
+        .warnings_before_plan
         .splice(0..0, config.warnings.iter().cloned());
 }
 

@@ -98,8 +98,7 @@ fn lock_holder(state: &Mutex<FakeCluster>) -> Option<String> {
 fn evictions_with(finished: &Finished, result: &str) -> usize {
     finished
         .report
-        .evictions
-        .iter()
+        .evictions()
         .filter(|entry| entry.result().as_str() == result)
         .count()
 }

@@ -48,7 +48,7 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     };
     let too_many = args
         .max_evictions
-        .filter(|max| planned.report.evictions.len() > *max);
+        .filter(|max| planned.report.plan.evictions.len() > *max);
     if output.is_findings() {
         let mut found: Vec<Finding> = planned
             .warnings
@@ -66,7 +66,7 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
             found.push(Finding::now_before_creation(early));
         }
         if let Some(max) = too_many {
-            found.push(too_many_evictions(planned.report.evictions.len(), max));
+            found.push(too_many_evictions(planned.report.plan.evictions.len(), max));
         }
         print_findings(&found, output)?;
     } else {
@@ -83,7 +83,7 @@ pub fn execute(args: &PlanArgs, output: OutputFormat) -> Result<ExitCode, Error>
     match too_many {
         Some(max) => {
             warn!(
-                evictions = planned.report.evictions.len(),
+                evictions = planned.report.plan.evictions.len(),
                 max, "the plan evicts more pods than --max-evictions allows"
             );
             Ok(ExitCode::from(EXCEEDS_MAX_EVICTIONS))
@@ -197,12 +197,14 @@ fn make(args: &PlanArgs, output: OutputFormat) -> Result<Planned, Error> {
     let mut report = Report::planned(Mode::Plan, plan);
     if let Some(replaced) = replaced {
         warn!("{replaced}");
-        report.warnings.insert(0, ReportWarning::Topology(replaced));
+        report
+            .warnings_before_plan
+            .insert(0, ReportWarning::Topology(replaced));
     }
     let early = now_before_creation(&args.snapshot, args.max_snapshot_size, &snapshot.snapshot);
     if let Some(early) = &early {
         report
-            .warnings
+            .warnings_after_plan
             .push(ReportWarning::NowBeforeCreation(early.clone()));
     }
     // Said as the run says it; the plan is made all the same (no paced eviction in it), so the

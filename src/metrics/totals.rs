@@ -98,20 +98,21 @@ impl Totals {
         if report.mode != Mode::Run {
             return totals;
         }
-        for entry in &report.evictions {
-            count_eviction(&mut totals, entry);
+        for entry in report.evictions() {
+            count_eviction(&mut totals, &entry);
         }
-        for skip in &report.skipped {
+        for skip in &report.plan.skipped {
             totals.count(SKIPPED, &[skip.strategy.as_str(), skip.reason.as_str()]);
             let code = skip.detail.code().as_str();
             totals.count(SKIPPED_BY_CODE, &[skip.strategy.as_str(), code]);
         }
-        for change in &report.label_changes {
-            if report.labels_written.contains(&change.node) {
+        let written = report.labels_written();
+        for change in &report.plan.label_changes {
+            if written.contains(change.node.as_str()) {
                 totals.count(LABEL_CHANGES, &[&change.key]);
             }
         }
-        for entry in &report.drs_rules {
+        for entry in report.drs_rules() {
             let submitted = !matches!(entry.change.action, DrsAction::Keep { .. })
                 && !matches!(entry.outcome, DrsOutcome::NotAttempted(_));
             if submitted {
@@ -240,8 +241,8 @@ pub struct NotMetrics;
 
 /// Counts one eviction of a live run, in upstream's family and ours, when it was sent.
 fn count_eviction(totals: &mut Totals, entry: &EvictionEntry) {
-    let eviction = &entry.eviction;
-    if let Some(result) = upstream_result(&entry.outcome) {
+    let eviction = entry.eviction;
+    if let Some(result) = upstream_result(entry.outcome) {
         let labels = [
             result,
             eviction.strategy.as_str(),

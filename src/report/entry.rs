@@ -1,5 +1,6 @@
 //! A report's entries: each planned eviction and DRS rule change with its typed outcome, and
-//! the word (`result`) and note (`message`) the report gives that outcome.
+//! the word (`result`) and note (`message`) the report gives that outcome. An entry borrows
+//! both from the report, which keeps the plan and its outcomes whole: it is built when read.
 
 use serde::Serialize;
 
@@ -8,13 +9,13 @@ use crate::outcome::{DrsOutcome, EvictionOutcome, NotAttempted};
 use crate::plan::{DrsRuleChange, Eviction};
 
 /// One eviction and what became of it.
-#[derive(Clone, Debug)]
-pub struct EvictionEntry {
-    pub eviction: Eviction,
-    pub outcome: EvictionOutcome,
+#[derive(Clone, Copy, Debug)]
+pub struct EvictionEntry<'a> {
+    pub eviction: &'a Eviction,
+    pub outcome: &'a EvictionOutcome,
 }
 
-impl EvictionEntry {
+impl EvictionEntry<'_> {
     /// The word the report uses for the outcome.
     pub fn result(&self) -> Outcome {
         match self.outcome {
@@ -29,7 +30,7 @@ impl EvictionEntry {
 
     /// What the server said, or why the eviction was not attempted or not confirmed.
     pub fn message(&self) -> Option<String> {
-        match &self.outcome {
+        match self.outcome {
             EvictionOutcome::Evicted | EvictionOutcome::WouldEvict => None,
             EvictionOutcome::Blocked(message)
             | EvictionOutcome::Gone(message)
@@ -43,13 +44,13 @@ impl EvictionEntry {
 }
 
 /// One DRS rule change and what became of it.
-#[derive(Clone, Debug)]
-pub struct DrsRuleEntry {
-    pub change: DrsRuleChange,
-    pub outcome: DrsOutcome,
+#[derive(Clone, Copy, Debug)]
+pub struct DrsRuleEntry<'a> {
+    pub change: &'a DrsRuleChange,
+    pub outcome: &'a DrsOutcome,
 }
 
-impl DrsRuleEntry {
+impl DrsRuleEntry<'_> {
     /// The word the report uses for the outcome.
     pub fn result(&self) -> Outcome {
         match self.outcome {
@@ -62,7 +63,7 @@ impl DrsRuleEntry {
 
     /// What vCenter said, or why the change was not attempted or not confirmed.
     pub fn message(&self) -> Option<String> {
-        match &self.outcome {
+        match self.outcome {
             DrsOutcome::Applied => None,
             DrsOutcome::Failed(message) => Some(message.text.clone()),
             DrsOutcome::Unknown(unconfirmed) => Some(unconfirmed.to_string()),
@@ -87,10 +88,10 @@ struct Recorded<'a, T: Serialize> {
     message: Option<String>,
 }
 
-impl Serialize for EvictionEntry {
+impl Serialize for EvictionEntry<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         Recorded {
-            action: &self.eviction,
+            action: self.eviction,
             result: self.result(),
             message: self.message(),
         }
@@ -98,10 +99,10 @@ impl Serialize for EvictionEntry {
     }
 }
 
-impl Serialize for DrsRuleEntry {
+impl Serialize for DrsRuleEntry<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         Recorded {
-            action: &self.change,
+            action: self.change,
             result: self.result(),
             message: self.message(),
         }
@@ -145,10 +146,11 @@ mod tests {
                 ),
             ),
         ];
+        let eviction = sample_eviction();
         for (outcome, result, message) in cases {
             let entry = EvictionEntry {
-                eviction: sample_eviction(),
-                outcome,
+                eviction: &eviction,
+                outcome: &outcome,
             };
             assert_eq!(entry.result(), result, "{:?}", entry.outcome);
             assert_eq!(entry.message().as_deref(), message, "{:?}", entry.outcome);
@@ -173,20 +175,21 @@ mod tests {
             node_group: None,
         };
         let entry = |outcome| DrsRuleEntry {
-            change: change.clone(),
+            change: &change,
             outcome,
         };
-        let unaddressable = entry(DrsOutcome::NotAttempted(NotAttempted::Unaddressable));
-        assert_eq!(unaddressable.result(), Outcome::Planned);
-        assert_eq!(unaddressable.message(), None);
-        let unidentified = entry(DrsOutcome::NotAttempted(NotAttempted::Unidentified));
+        let unaddressable = DrsOutcome::NotAttempted(NotAttempted::Unaddressable);
+        assert_eq!(entry(&unaddressable).result(), Outcome::Planned);
+        assert_eq!(entry(&unaddressable).message(), None);
+        let unidentified = DrsOutcome::NotAttempted(NotAttempted::Unidentified);
         assert_eq!(
-            unidentified.message().as_deref(),
+            entry(&unidentified).message().as_deref(),
             Some("not attempted: the inventory it was planned on has no managed object ids")
         );
-        let unconfirmed = entry(DrsOutcome::Unknown(DrsUnconfirmed::Stopped(
-            StopReason::Signal(Signal::Interrupt),
+        let stopped = DrsOutcome::Unknown(DrsUnconfirmed::Stopped(StopReason::Signal(
+            Signal::Interrupt,
         )));
+        let unconfirmed = entry(&stopped);
         assert_eq!(unconfirmed.result(), Outcome::Unknown);
         assert_eq!(
             unconfirmed.message().as_deref(),

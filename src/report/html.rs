@@ -21,7 +21,8 @@ use super::placement::{HostState, HostView, NodeView, PlacementView, WorkloadVie
 use super::risk::Risk;
 use super::{DrsRuleEntry, EvictionEntry, Mode, Outcome, Report};
 use crate::plan::{
-    DrsAction, NodeUtilization, ResourceUtilization, Skip, SkipCode, UtilizationClass,
+    DrsAction, DrsRuleChange, NodeUtilization, ResourceUtilization, Skip, SkipCode,
+    UtilizationClass,
 };
 
 /// The browser may load nothing: no scripts, fonts, images or connections; only the inline
@@ -59,7 +60,7 @@ pub fn escape(text: &str) -> String {
 /// The page of a report; without a placement (a run that could not plan) only its summary,
 /// warnings and errors.
 pub fn render(report: &Report, placement: Option<&PlacementView>) -> String {
-    let risk = report.exposure.as_ref().map(Risk::new);
+    let risk = report.plan.exposure.as_ref().map(Risk::new);
     let mut page = Page {
         out: String::with_capacity(64 * 1024),
         report,
@@ -126,19 +127,20 @@ impl Page<'_> {
             );
         }
         let changing = report
+            .plan
             .drs_rules
             .iter()
-            .filter(|r| !matches!(r.change.action, DrsAction::Keep { .. }))
+            .filter(|rule| !matches!(rule.action, DrsAction::Keep { .. }))
             .count();
         put!(
             self,
             "<ul class=\"counts\" id=\"counts\"><li><b>{}</b> label change(s)</li>\
              <li><b>{}</b> eviction(s)</li><li><b>{}</b> not evicted</li>\
              <li><b>{changing}</b> DRS rule change(s)</li><li><b>{}</b> unmapped node(s)</li></ul>",
-            report.label_changes.len(),
-            report.evictions.len(),
-            report.skipped.len(),
-            report.unmapped_nodes.len()
+            report.plan.label_changes.len(),
+            report.plan.evictions.len(),
+            report.plan.skipped.len(),
+            report.plan.unmapped_nodes.len()
         );
         self.skip_codes();
     }
@@ -147,7 +149,7 @@ impl Page<'_> {
     /// at once what holds pods back.
     fn skip_codes(&mut self) {
         let mut counts: BTreeMap<SkipCode, usize> = BTreeMap::new();
-        for skip in &self.report.skipped {
+        for skip in &self.report.plan.skipped {
             *counts.entry(skip.detail.code()).or_default() += 1;
         }
         if counts.is_empty() {
@@ -383,16 +385,16 @@ impl Page<'_> {
         // Grouped by strategy, named once: a workload's evictions mostly share one.
         let mut named = None;
         for &index in &workload.evictions {
-            let entry = &self.report.evictions[index];
+            let entry = self.report.eviction(index);
             let strategy = entry.eviction.strategy;
             if named != Some(strategy) {
                 named = Some(strategy);
                 put!(self, "<h5>{strategy}:</h5>");
             }
-            self.eviction(entry, false);
+            self.eviction(&entry, false);
         }
         for &index in &workload.skips {
-            let skip = &self.report.skipped[index];
+            let skip = &self.report.plan.skipped[index];
             let strategy = skip.strategy;
             if named != Some(strategy) {
                 named = Some(strategy);
@@ -442,7 +444,7 @@ impl Page<'_> {
 
     /// An eviction; inside its workload's article the pod's namespace goes without saying.
     fn eviction(&mut self, entry: &EvictionEntry, with_namespace: bool) {
-        let e = &entry.eviction;
+        let e = entry.eviction;
         let from = match &e.host {
             Some(host) => format!("{} ({})", escape(&e.node), escape(host)),
             None => escape(&e.node),
@@ -486,8 +488,8 @@ impl Page<'_> {
     /// snapshot does not have): every action is on the page once.
     fn unattached(&mut self, placement: Option<&PlacementView>) {
         let report = self.report;
-        let mut evictions = vec![true; report.evictions.len()];
-        let mut skips = vec![true; report.skipped.len()];
+        let mut evictions = vec![true; report.plan.evictions.len()];
+        let mut skips = vec![true; report.plan.skipped.len()];
         for workload in placement
             .map(|p| p.workloads.as_slice())
             .unwrap_or_default()
@@ -505,11 +507,11 @@ impl Page<'_> {
             self,
             "<section id=\"actions\">\n<h2>Evictions and skips</h2>"
         );
-        for (entry, _) in report.evictions.iter().zip(&evictions).filter(|(_, l)| **l) {
+        for (entry, _) in report.evictions().zip(&evictions).filter(|(_, l)| **l) {
             put!(self, "<h5>{}:</h5>", entry.eviction.strategy);
-            self.eviction(entry, true);
+            self.eviction(&entry, true);
         }
-        for (skip, _) in report.skipped.iter().zip(&skips).filter(|(_, l)| **l) {
+        for (skip, _) in report.plan.skipped.iter().zip(&skips).filter(|(_, l)| **l) {
             put!(self, "<h5>{}:</h5>", skip.strategy);
             self.skip(skip, true);
         }
@@ -517,21 +519,21 @@ impl Page<'_> {
     }
 
     fn drs_rules(&mut self) {
-        if self.report.drs_rules.is_empty() {
+        if self.report.plan.drs_rules.is_empty() {
             return;
         }
         put!(
             self,
             "<section id=\"drs\">\n<h2>DRS rules: node VMs kept apart</h2>"
         );
-        let rules = &self.report.drs_rules;
+        let report = self.report;
         self.fold_whole(
-            rules.len(),
-            || rules_summary(rules),
+            report.plan.drs_rules.len(),
+            || rules_summary(&report.plan.drs_rules),
             |page| {
                 put!(page, "<ul class=\"rules\">");
-                for entry in rules {
-                    page.rule(entry);
+                for entry in report.drs_rules() {
+                    page.rule(&entry);
                 }
                 put!(page, "</ul>");
             },
@@ -596,7 +598,7 @@ impl Page<'_> {
     }
 
     fn rule(&mut self, entry: &DrsRuleEntry) {
-        let rule = &entry.change;
+        let rule = entry.change;
         let action = rule.action.as_str();
         let result = match entry.result() {
             Outcome::Planned => String::new(),
@@ -622,7 +624,7 @@ impl Page<'_> {
     }
 
     fn utilization(&mut self) {
-        if self.report.utilization.is_empty() {
+        if self.report.plan.utilization.is_empty() {
             return;
         }
         put!(
@@ -631,7 +633,7 @@ impl Page<'_> {
              <p class=\"note\">Bars: usage before the plan (solid) and after (outline); the \
              marks are the thresholds (low) and targetThresholds (high).</p>"
         );
-        let nodes = &self.report.utilization;
+        let nodes = &self.report.plan.utilization;
         self.fold_whole(
             nodes.len(),
             || utilization_summary(nodes),
@@ -715,22 +717,20 @@ impl Page<'_> {
 
     fn notes(&mut self) {
         let report = self.report;
-        if report.unmapped_nodes.is_empty()
-            && report.warnings.is_empty()
-            && report.errors.is_empty()
-        {
+        let unmapped = &report.plan.unmapped_nodes;
+        if unmapped.is_empty() && report.warnings().next().is_none() && report.errors.is_empty() {
             return;
         }
         put!(self, "<section id=\"notes\">\n<h2>Notes</h2>\n<ul>");
-        if !report.unmapped_nodes.is_empty() {
-            let names: Vec<String> = report.unmapped_nodes.iter().map(|n| escape(n)).collect();
+        if !unmapped.is_empty() {
+            let names: Vec<String> = unmapped.iter().map(|n| escape(n)).collect();
             put!(
                 self,
                 "<li>Unmapped nodes (no vSphere VM found; labels untouched): {}</li>",
                 names.join(", ")
             );
         }
-        for warning in &report.warnings {
+        for warning in report.warnings() {
             put!(
                 self,
                 "<li class=\"warning\">warning: {}</li>",
@@ -765,10 +765,10 @@ fn nodes_summary(nodes: &[NodeView]) -> String {
 }
 
 /// `1452 DRS rules: 3 create, 1449 keep`.
-fn rules_summary(rules: &[DrsRuleEntry]) -> String {
+fn rules_summary(rules: &[DrsRuleChange]) -> String {
     let mut actions: BTreeMap<&str, usize> = BTreeMap::new();
-    for entry in rules {
-        *actions.entry(entry.change.action.as_str()).or_default() += 1;
+    for rule in rules {
+        *actions.entry(rule.action.as_str()).or_default() += 1;
     }
     let parts: Vec<String> = actions.iter().map(|(a, n)| format!("{n} {a}")).collect();
     format!("{} DRS rules: {}", rules.len(), parts.join(", "))
@@ -924,7 +924,7 @@ mod tests {
         let mut report = Report::planned(Mode::Plan, plan);
         // Policy findings quote the file, which may hold anything.
         report
-            .warnings
+            .warnings_after_plan
             .push(ReportWarning::Policy("<warning>".to_string()));
         report
     }
@@ -938,7 +938,7 @@ mod tests {
             tolerates: 1,
         });
         workload.drs_rule = Some("<rule>".to_string());
-        report.exposure = Some(Exposure {
+        report.plan.exposure = Some(Exposure {
             workloads: vec![workload],
             node_groups: vec![NodeGroupExposure {
                 node_group: "<group>".to_string(),
@@ -1102,7 +1102,7 @@ mod tests {
         let workloads: Vec<WorkloadExposure> = (0..FOLD_PAST + 2)
             .map(|n| all_on(&format!("shop/Deployment/w-{n:02}"), "esxi-1"))
             .collect();
-        report.exposure = Some(Exposure {
+        report.plan.exposure = Some(Exposure {
             workloads,
             ..Exposure::default()
         });

@@ -162,6 +162,7 @@ impl PlacementView {
     /// Gathers the picture of `report`, planned on `snapshot` under `policy`.
     pub fn new(snapshot: &Snapshot, policy: &Policy, report: &Report) -> PlacementView {
         let host_of: HashMap<&str, &str> = report
+            .plan
             .mapped_nodes
             .iter()
             .map(|m| (m.node.as_str(), m.host.as_str()))
@@ -211,13 +212,14 @@ fn node_views(snapshot: &Snapshot, policy: &Policy, report: &Report) -> Vec<Node
     }
     let mut leaving: HashMap<&str, usize> = HashMap::default();
     let mut arriving: HashMap<&str, usize> = HashMap::default();
-    for entry in report.evictions.iter().filter(|e| leaves(e)) {
+    for entry in report.evictions().filter(leaves) {
         *leaving.entry(entry.eviction.node.as_str()).or_default() += 1;
         if let Some(landing) = &entry.eviction.landing {
             *arriving.entry(landing.as_str()).or_default() += 1;
         }
     }
     let vm_of: HashMap<&str, &str> = report
+        .plan
         .mapped_nodes
         .iter()
         .filter_map(|m| Some((m.node.as_str(), m.vm.as_deref()?)))
@@ -228,6 +230,7 @@ fn node_views(snapshot: &Snapshot, policy: &Policy, report: &Report) -> Vec<Node
         .map(|node| {
             let name = node.name.as_str();
             let moved = report
+                .plan
                 .label_changes
                 .iter()
                 .find(|c| c.node == name && c.key == policy.vsphere.labels.host)
@@ -236,6 +239,7 @@ fn node_views(snapshot: &Snapshot, policy: &Policy, report: &Report) -> Vec<Node
                     now: c.new.clone(),
                 });
             let removed_labels = report
+                .plan
                 .label_changes
                 .iter()
                 .filter(|c| {
@@ -271,6 +275,7 @@ fn lay_out(
         return (Vec::new(), nodes);
     };
     let mapped: HashMap<&str, (&str, &str)> = report
+        .plan
         .mapped_nodes
         .iter()
         .map(|m| (m.node.as_str(), (m.cluster.as_str(), m.host.as_str())))
@@ -344,7 +349,7 @@ fn workloads(
         }
         entry.pods.push(index);
     }
-    for (index, entry) in report.evictions.iter().enumerate() {
+    for (index, entry) in report.evictions().enumerate() {
         let key = (
             entry.eviction.namespace.as_str(),
             entry.eviction.pod.as_str(),
@@ -353,7 +358,7 @@ fn workloads(
             found.evictions.push(index);
         }
     }
-    for (index, skip) in report.skipped.iter().enumerate() {
+    for (index, skip) in report.plan.skipped.iter().enumerate() {
         let key = (skip.namespace.as_str(), skip.pod.as_str());
         if let Some(found) = pod_workload.get(&key).and_then(|w| gathered.get_mut(w)) {
             found.skips.push(index);
@@ -419,8 +424,8 @@ fn view_of(
     }
     let mut unplaced_after = 0;
     for &index in &found.evictions {
-        let entry = &report.evictions[index];
-        if !leaves(entry) {
+        let entry = report.eviction(index);
+        if !leaves(&entry) {
             continue;
         }
         let from = counts.entry(host(Some(&entry.eviction.node))).or_default();

@@ -205,7 +205,8 @@ mod tests {
     #[test]
     fn the_demo_s_esxi_41_takes_all_of_the_web_and_most_of_the_database_until_the_plan() {
         let report = crate::command::demo::placed_report();
-        let risk = Risk::new(report.exposure.as_ref().expect("the demo has an inventory"));
+        let exposure = report.plan.exposure.as_ref();
+        let risk = Risk::new(exposure.expect("the demo has an inventory"));
         let all = ExposureClass::All;
         let majority = ExposureClass::Majority;
         let esxi_41 = HostRisk {
@@ -223,7 +224,8 @@ mod tests {
     #[test]
     fn drawn_workloads_get_their_listed_class_or_tolerated_when_the_plan_judged_them() {
         let report = crate::command::demo::placed_report();
-        let risk = Risk::new(report.exposure.as_ref().expect("the demo has an inventory"));
+        let exposure = report.plan.exposure.as_ref();
+        let risk = Risk::new(exposure.expect("the demo has an inventory"));
         let placement = report.placement.as_deref().expect("placed");
         let web = placement
             .workloads
@@ -284,7 +286,7 @@ mod tests {
     #[test]
     fn hosts_at_risk_after_the_plan_come_before_those_the_plan_relieves() {
         let report = crate::command::demo::placed_report();
-        let mut exposure = report.exposure.clone().expect("the demo has an inventory");
+        let mut exposure = report.plan.exposure.expect("the demo has an inventory");
         // A second host that holds all of the web workload now but nothing after.
         let web = exposure
             .workloads

@@ -1,6 +1,6 @@
-//! What the report warns about: the plan's warnings, and those of the run around it (the
-//! policy file, TLS, events), one variant per kind, so that code and tests decide by kind and
-//! each sentence is written in one place. The report records each as its sentence, as it always
+//! What the report warns about: the plan's warnings, read from the plan the report keeps, and
+//! those of the run around it (the policy file, TLS, events), one variant per kind, so that code
+//! and tests decide by kind and each sentence is written in one place. The report records each as its sentence, as it always
 //! has. What goes wrong after the report is printed (releasing the lock, pushing the metrics) is
 //! worded here too, for the log: the report is out by then.
 
@@ -14,11 +14,9 @@ use crate::plan::Warning;
 use crate::position::Position;
 use crate::topology;
 
-/// One warning of a report.
+/// One warning of a report's own, beside the plan's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReportWarning {
-    /// What planning warned about.
-    Plan(Warning),
     /// A finding of the policy reader, already placed (`FILE:LINE:COLUMN: path: message`) as the
     /// reader words its problems; nothing decides on it after loading.
     Policy(String),
@@ -45,9 +43,20 @@ pub enum ReportWarning {
     OutsideClusterModules { vms: Vec<String> },
 }
 
-impl From<Warning> for ReportWarning {
-    fn from(warning: Warning) -> ReportWarning {
-        ReportWarning::Plan(warning)
+/// One warning as the report reads it: the plan's, borrowed from the plan it keeps, or one of
+/// its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnyWarning<'a> {
+    Plan(&'a Warning),
+    Report(&'a ReportWarning),
+}
+
+impl fmt::Display for AnyWarning<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnyWarning::Plan(warning) => warning.fmt(f),
+            AnyWarning::Report(warning) => warning.fmt(f),
+        }
     }
 }
 
@@ -55,7 +64,6 @@ impl From<Warning> for ReportWarning {
 impl fmt::Display for ReportWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReportWarning::Plan(warning) => warning.fmt(f),
             ReportWarning::Policy(finding) => f.write_str(finding),
             ReportWarning::InsecureTls => f.write_str(
                 "TLS verification of vCenter is disabled: any server can pose as vCenter and \
@@ -140,16 +148,24 @@ impl Serialize for ReportWarning {
     }
 }
 
+/// As its sentence, whoever raised it.
+impl Serialize for AnyWarning<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Failure, NowBeforeCreation, Position, ReportWarning, Warning};
+    use super::{AnyWarning, Failure, NowBeforeCreation, Position, ReportWarning, Warning};
     use crate::cause::Cause;
 
     #[test]
     fn a_plan_warning_reads_as_the_plan_wrote_it() {
         let warning = Warning::TooFewReadyNodes { ready: 1 };
+        assert_eq!(AnyWarning::Plan(&warning).to_string(), warning.to_string());
         assert_eq!(
-            ReportWarning::from(warning.clone()).to_string(),
+            serde_json::json!(AnyWarning::Plan(&warning)),
             warning.to_string()
         );
     }
