@@ -18,10 +18,11 @@ use crate::plan::vocabulary::Eviction;
 use crate::plan::vocabulary::reasons::{
     EvictionReason, SharedDomain, SkipDetail, SkipReason, Strength,
 };
+use crate::policy::plugins::{AntiAffinityArgs, DuplicatesArgs, TopologySpreadArgs};
 use crate::policy::{
-    Allowance, AntiAffinityArgs, Availability, DEFAULT_HOST_LABEL, DEFAULT_SITE_LABEL,
-    DuplicatesArgs, EvictorArgs, ExtensionPoint, HostGroupSelection, Pacing, PluginKind, Policy,
-    Profile, SiteSettings, SiteSource, Strategy, TopologySpreadArgs, VsphereSettings,
+    Allowance, Availability, DEFAULT_HOST_LABEL, DEFAULT_SITE_LABEL, EvictorArgs, ExtensionPoint,
+    HostGroupSelection, Pacing, PluginKind, Policy, Profile, SiteSettings, SiteSource, Strategy,
+    VsphereSettings,
 };
 use crate::snapshot::{
     AffinityTerm, ContainerStatus, Labels, Node, Owner, Pdb, Phase, Pod, Qos, Requirements,

@@ -9,13 +9,6 @@ pub(super) const FILE: &str = "policy.yaml";
 pub(super) const OURS: &str =
     "apiVersion: vsphere-descheduler.io/v1alpha1\nkind: DeschedulerPolicy\nclusterName: test\n";
 
-/// How messages list the valid plugin names.
-pub(super) const VALID_PLUGINS: &str = "DefaultEvictor, RemovePodsViolatingInterPodAntiAffinity, \
-    RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates, \
-    RemovePodsViolatingNodeAffinity, RemovePodsViolatingNodeTaints, \
-    RemovePodsHavingTooManyRestarts, PodLifeTime, RemoveFailedPods, LowNodeUtilization, \
-    HighNodeUtilization";
-
 /// The vSphere settings of a policy in an upstream format: it writes no DRS rules.
 pub(super) fn drs_rules_off() -> VsphereSettings {
     VsphereSettings {

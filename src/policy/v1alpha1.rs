@@ -244,11 +244,14 @@ fn is_zero(node: &YamlNode) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testing::{VALID_PLUGINS, drs_rules_off, load, problem, problems, warnings};
+    use crate::policy::plugins::{
+        AntiAffinityArgs, DuplicatesArgs, FailedPodsArgs, NodeTaintsArgs, PodLifeTimeArgs,
+        TopologySpreadArgs,
+    };
+    use crate::policy::profiles::supported_plugins;
+    use crate::policy::testing::{drs_rules_off, load, problem, problems, warnings};
     use crate::policy::{
-        AntiAffinityArgs, DuplicatesArgs, FailedPodsArgs, Limits, Namespaces, NodeTaintsArgs,
-        PodLifeTimeArgs, PriorityThreshold, Protections, Strategy, TopologySpreadArgs,
-        parse_selector,
+        Limits, Namespaces, PriorityThreshold, Protections, Strategy, parse_selector,
     };
 
     /// Roughly what the OpenShift descheduler operator wrote before it moved to v1alpha2: every
@@ -480,7 +483,8 @@ strategies:
                 format!(
                     "policy.yaml:6:3: strategies.RemoveDuplicate: unknown plugin \
                      \"RemoveDuplicate\"; did you mean \"RemoveDuplicates\"? valid: \
-                     {VALID_PLUGINS}; set enabled: false or remove it"
+                     {}; set enabled: false or remove it",
+                    supported_plugins().join(", ")
                 ),
             ]
         );

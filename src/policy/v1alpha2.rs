@@ -273,11 +273,13 @@ mod tests {
     use kube::core::Expression;
 
     use super::*;
+    use crate::policy::plugins::{
+        AntiAffinityArgs, DuplicatesArgs, PodLifeTimeArgs, TopologySpreadArgs,
+    };
     use crate::policy::testing::{OURS, drs_rules_off, load, problem, problems, warnings};
     use crate::policy::{
-        AntiAffinityArgs, DrsRuleSettings, DuplicatesArgs, EvictorArgs, LabelKeys, Namespaces,
-        PodLifeTimeArgs, PriorityThreshold, Profile, Protections, Strategy, TopologySpreadArgs,
-        parse_selector,
+        DrsRuleSettings, EvictorArgs, LabelKeys, Namespaces, PriorityThreshold, Profile,
+        Protections, Strategy, parse_selector,
     };
 
     #[test]

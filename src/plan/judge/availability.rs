@@ -392,7 +392,8 @@ mod tests {
     use crate::plan::SkipDetail;
     use crate::plan::plan as make_plan;
     use crate::plan::testing::*;
-    use crate::policy::{Allowance, Availability, PodLifeTimeArgs, Policy, Strategy};
+    use crate::policy::plugins::PodLifeTimeArgs;
+    use crate::policy::{Allowance, Availability, Policy, Strategy};
     use crate::snapshot::{History, PastEviction, Phase, Snapshot, history};
 
     /// A replica of Deployment `web` (ReplicaSet `web-1111`) that must not share a host.

@@ -26,7 +26,7 @@ use crate::hash::HashMap;
 use crate::plan::view::index::PodIx;
 use crate::plan::view::{PodState, View};
 use crate::plan::{Attempt, Context, EvictionReason, Fit, Planner, SharedDomain, Strength};
-use crate::policy::AntiAffinityArgs;
+use crate::policy::plugins::AntiAffinityArgs;
 use crate::snapshot::{AffinityTerm, Pod};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &AntiAffinityArgs) {
@@ -246,9 +246,9 @@ mod tests {
     use crate::plan::model::warning::Warning;
     use crate::plan::testing::*;
     use crate::plan::{EvictionReason, SharedDomain, SkipDetail, Strength, plan};
+    use crate::policy::plugins::PodLifeTimeArgs;
     use crate::policy::{
-        EvictorArgs, Limits, PluginKind, PodLifeTimeArgs, Protections, SYSTEM_CRITICAL_PRIORITY,
-        Strategy,
+        EvictorArgs, Limits, PluginKind, Protections, SYSTEM_CRITICAL_PRIORITY, Strategy,
     };
     use crate::snapshot::{ResourceName, Snapshot};
 
@@ -558,7 +558,7 @@ mod tests {
     #[test]
     fn a_matched_pod_the_strategys_label_selector_leaves_out_is_not_evicted() {
         let snapshot = clients_around_x(x());
-        let args = crate::policy::AntiAffinityArgs {
+        let args = crate::policy::plugins::AntiAffinityArgs {
             label_selector: Some(
                 crate::policy::parse_selector("app=client")
                     .expect("valid")
@@ -775,7 +775,7 @@ mod tests {
     }
 
     fn soft() -> crate::policy::Strategy {
-        crate::policy::Strategy::InterPodAntiAffinity(crate::policy::AntiAffinityArgs {
+        crate::policy::Strategy::InterPodAntiAffinity(crate::policy::plugins::AntiAffinityArgs {
             include_soft_constraints: true,
             ..Default::default()
         })

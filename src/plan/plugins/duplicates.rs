@@ -17,7 +17,7 @@ use crate::plan::judge::feasibility::node_admits;
 use crate::plan::view::View;
 use crate::plan::view::index::{NodeIx, PerNode, PodIx};
 use crate::plan::{Context, EvictionReason, Fit, Planner};
-use crate::policy::DuplicatesArgs;
+use crate::policy::plugins::DuplicatesArgs;
 use crate::snapshot::Pod;
 
 /// Pods are duplicates when they share namespace, owners and images.
@@ -202,7 +202,8 @@ fn same_constraints(a: &Pod, b: &Pod) -> bool {
 mod tests {
     use crate::plan::testing::*;
     use crate::plan::{EvictionReason, plan};
-    use crate::policy::{DuplicatesArgs, Strategy};
+    use crate::policy::Strategy;
+    use crate::policy::plugins::DuplicatesArgs;
 
     #[test]
     fn two_pods_of_one_owner_on_a_node_become_one_when_others_have_room() {

@@ -9,7 +9,7 @@
 
 use super::{admits, age_seconds, evict_in_order, is_finished_candidate};
 use crate::plan::{Context, EvictionReason, Fit, Planner, PodFailure};
-use crate::policy::FailedPodsArgs;
+use crate::policy::plugins::FailedPodsArgs;
 use crate::snapshot::{ContainerStatus, Phase, Pod};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &FailedPodsArgs) {
@@ -86,7 +86,8 @@ fn describe(pod: &Pod) -> EvictionReason {
 mod tests {
     use crate::plan::testing::*;
     use crate::plan::{EvictionReason, PodFailure, plan};
-    use crate::policy::{EvictorArgs, FailedPodsArgs, Protections, Strategy};
+    use crate::policy::plugins::FailedPodsArgs;
+    use crate::policy::{EvictorArgs, Protections, Strategy};
     use crate::snapshot::{ContainerStatus, Terminated};
 
     fn failed_pods(args: FailedPodsArgs) -> crate::policy::Policy {

@@ -10,7 +10,8 @@ use super::node_utilization::{Classes, Destinations, Drain, Thresholds, Utilizat
 use crate::plan::judge::feasibility::Destination;
 use crate::plan::view::index::{NodeIx, PerNode};
 use crate::plan::{Context, EvictionReason, Planner};
-use crate::policy::{HighNodeUtilizationArgs, UsageSource};
+use crate::policy::UsageSource;
+use crate::policy::plugins::HighNodeUtilizationArgs;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &HighNodeUtilizationArgs) {
     let mut utilization =
@@ -91,7 +92,8 @@ fn act(
 mod tests {
     use crate::plan::plan;
     use crate::plan::testing::{Lab, evicted, pod, policy, resources, three_hosts};
-    use crate::policy::{HighNodeUtilizationArgs, Strategy};
+    use crate::policy::Strategy;
+    use crate::policy::plugins::HighNodeUtilizationArgs;
     use crate::snapshot::Snapshot;
 
     fn cpu(low: f64) -> HighNodeUtilizationArgs {

@@ -16,7 +16,8 @@ use crate::plan::judge::feasibility::Destination;
 use crate::plan::model::warning::Warning;
 use crate::plan::view::index::{NodeIx, PerNode};
 use crate::plan::{Context, EvictionReason, Planner};
-use crate::policy::{LowNodeUtilizationArgs, UsageSource, unmeasurable};
+use crate::policy::plugins::LowNodeUtilizationArgs;
+use crate::policy::{UsageSource, unmeasurable};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &LowNodeUtilizationArgs) {
     if args.usage == UsageSource::KubernetesMetrics
@@ -168,7 +169,8 @@ mod tests {
     use crate::plan::model::warning::Warning;
     use crate::plan::testing::{Lab, evicted, pod, policy, resources, skipped, three_hosts};
     use crate::plan::{SkipDetail, plan};
-    use crate::policy::{LowNodeUtilizationArgs, Namespaces, PluginKind, Strategy, UsageSource};
+    use crate::policy::plugins::LowNodeUtilizationArgs;
+    use crate::policy::{Namespaces, PluginKind, Strategy, UsageSource};
     use crate::snapshot::{Metrics, ResourceName, Snapshot};
 
     /// Thresholds on cpu alone: underutilized at or below `low`%, above target over `high`%.

@@ -19,7 +19,7 @@ use crate::plan::judge::feasibility::{Allowed, Others, matches_node_affinity};
 use crate::plan::view::View;
 use crate::plan::view::index::{NodeIx, PerNode, PodIx};
 use crate::plan::{Context, EvictionReason, Fit, Planner};
-use crate::policy::{NodeAffinityArgs, NodeAffinityType};
+use crate::policy::plugins::{NodeAffinityArgs, NodeAffinityType};
 use crate::snapshot::{NodeSelectorTerm, Pod};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &NodeAffinityArgs) {
@@ -164,7 +164,8 @@ mod tests {
     use crate::plan::judge::feasibility::{Others, Refusal};
     use crate::plan::testing::*;
     use crate::plan::{SkipDetail, plan};
-    use crate::policy::{EvictorArgs, NodeAffinityArgs, NodeAffinityType, Strategy};
+    use crate::policy::plugins::{NodeAffinityArgs, NodeAffinityType};
+    use crate::policy::{EvictorArgs, Strategy};
     use crate::snapshot::{NodeOperator, NodeRequirement, NodeSelectorTerm, Pod, PreferredTerm};
 
     fn term(key: &str, value: &str) -> NodeSelectorTerm {

@@ -9,7 +9,7 @@
 use super::{admits, evict_in_order};
 use crate::plan::view::index::PodIx;
 use crate::plan::{Context, EvictionReason, Fit, Planner};
-use crate::policy::NodeTaintsArgs;
+use crate::policy::plugins::NodeTaintsArgs;
 use crate::snapshot::{Taint, TaintEffect};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &NodeTaintsArgs) {
@@ -58,7 +58,8 @@ fn counts(args: &NodeTaintsArgs, taint: &Taint) -> bool {
 mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
-    use crate::policy::{EvictorArgs, NodeTaintsArgs, Strategy};
+    use crate::policy::plugins::NodeTaintsArgs;
+    use crate::policy::{EvictorArgs, Strategy};
     use crate::snapshot::{TaintEffect, Toleration};
 
     fn taints(args: NodeTaintsArgs) -> crate::policy::Policy {

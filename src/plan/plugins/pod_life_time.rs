@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use super::{admits, is_finished_candidate};
 use crate::plan::view::index::PodIx;
 use crate::plan::{Context, EvictionReason, Fit, LifeTime, Planner};
-use crate::policy::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
+use crate::policy::plugins::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
 use crate::snapshot::{ContainerStatus, Pod, PodCondition};
 
 pub fn run(planner: &mut Planner, context: &Context, args: &PodLifeTimeArgs) {
@@ -182,7 +182,8 @@ mod tests {
 
     use crate::plan::plan;
     use crate::plan::testing::*;
-    use crate::policy::{ConditionFilter, Limits, Namespaces, PodLifeTimeArgs, Policy, Strategy};
+    use crate::policy::plugins::{ConditionFilter, PodLifeTimeArgs};
+    use crate::policy::{Limits, Namespaces, Policy, Strategy};
     use crate::snapshot::Phase;
 
     use super::upstream_cases::{condition, hours_ago};

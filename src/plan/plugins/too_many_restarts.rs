@@ -7,7 +7,7 @@
 
 use super::{admits, evict_in_order};
 use crate::plan::{Context, EvictionReason, Fit, Planner};
-use crate::policy::TooManyRestartsArgs;
+use crate::policy::plugins::TooManyRestartsArgs;
 use crate::snapshot::Pod;
 
 pub fn run(planner: &mut Planner, context: &Context, args: &TooManyRestartsArgs) {
@@ -54,7 +54,8 @@ fn in_states(pod: &Pod, args: &TooManyRestartsArgs) -> bool {
 mod tests {
     use crate::plan::plan;
     use crate::plan::testing::*;
-    use crate::policy::{Strategy, TooManyRestartsArgs};
+    use crate::policy::Strategy;
+    use crate::policy::plugins::TooManyRestartsArgs;
     use crate::snapshot::ContainerStatus;
 
     fn restarts(args: TooManyRestartsArgs) -> crate::policy::Policy {

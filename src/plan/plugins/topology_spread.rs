@@ -19,7 +19,7 @@ use crate::plan::judge::feasibility::{eligible_node, is_simple};
 use crate::plan::view::index::{NodeIx, PerNode, PodIx};
 use crate::plan::view::{Domains, PodState, View};
 use crate::plan::{Attempt, Context, EvictionReason, Fit, Planner, Skew};
-use crate::policy::{DefaultConstraint, TopologySpreadArgs};
+use crate::policy::plugins::{DefaultConstraint, TopologySpreadArgs};
 use crate::snapshot::{OwnerKind, Pod, Requirements, SpreadConstraint, WhenUnsatisfiable};
 
 /// Labels that tell pods of one owner apart, which a selector of the owner's pods leaves out:
@@ -355,7 +355,8 @@ fn move_one(counts: &mut [Option<i64>], domains: &Domains, domain: usize, landin
 mod tests {
     use crate::plan::testing::*;
     use crate::plan::{EvictionReason, Skew, plan};
-    use crate::policy::{DefaultConstraint, Strategy, TopologySpreadArgs};
+    use crate::policy::Strategy;
+    use crate::policy::plugins::{DefaultConstraint, TopologySpreadArgs};
     use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
     use crate::snapshot::{Pod, ResourceName};
     use std::sync::Arc;
@@ -588,7 +589,7 @@ mod tests {
             lab = lab.pod(plain(&format!("api-{i}"), "w1", age));
         }
         let snapshot = lab.build();
-        let system = crate::policy::DefaultConstraint::system();
+        let system = crate::policy::plugins::DefaultConstraint::system();
         let hard_only = plan(&snapshot, &policy(vec![defaults(system.clone(), false)]));
         assert!(hard_only.evictions.is_empty());
         // kubernetes.io/hostname maxSkew 3: 5 against 0 moves two, to 3, 1, 1.

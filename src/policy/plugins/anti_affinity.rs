@@ -46,8 +46,9 @@ pub(super) fn from_v1alpha1(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{strategy, with_args};
+    use super::AntiAffinityArgs;
+    use crate::policy::Strategy;
     use crate::policy::testing::problem;
-    use crate::policy::{AntiAffinityArgs, Strategy};
 
     const NAME: &str = "RemovePodsViolatingInterPodAntiAffinity";
 

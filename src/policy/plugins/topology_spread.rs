@@ -300,8 +300,9 @@ mod tests {
     use kube::core::Expression;
 
     use super::super::tests::{strategy, with_args};
+    use super::{DefaultConstraint, TopologySpreadArgs};
     use crate::policy::testing::{problem, problems};
-    use crate::policy::{DefaultConstraint, Namespaces, Strategy, TopologySpreadArgs};
+    use crate::policy::{Namespaces, Strategy};
     use crate::snapshot::WhenUnsatisfiable::{DoNotSchedule, ScheduleAnyway};
 
     const NAME: &str = "RemovePodsViolatingTopologySpreadConstraint";

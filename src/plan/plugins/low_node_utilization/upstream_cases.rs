@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use crate::plan::plan;
 use crate::plan::testing::{Lab, PodBuilder, policy};
-use crate::policy::{LowNodeUtilizationArgs, Namespaces, Strategy, UsageSource};
+use crate::policy::plugins::LowNodeUtilizationArgs;
+use crate::policy::{Namespaces, Strategy, UsageSource};
 use crate::snapshot::{
     Labels, Metrics, NodeOperator, NodeRequirement, NodeSelectorTerm, Owner, Qos, ResourceName,
     Resources,

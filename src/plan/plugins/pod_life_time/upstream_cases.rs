@@ -11,7 +11,8 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::plan::plan;
 use crate::plan::testing::*;
-use crate::policy::{ConditionFilter, EvictorArgs, Limits, OwnerKinds, PodLifeTimeArgs, Strategy};
+use crate::policy::plugins::{ConditionFilter, OwnerKinds, PodLifeTimeArgs};
+use crate::policy::{EvictorArgs, Limits, Strategy};
 use crate::snapshot::{ContainerStatus, Owner, Phase, Pod, PodCondition, Terminated};
 
 /// One upstream case: the pods PodLifeTime with `args` evicts, by name, and how many.
