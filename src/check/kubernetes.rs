@@ -301,7 +301,8 @@ async fn own_label_write(client: &kube::Client, apply: &LabelApply, subject: Sub
     match client.dry_run_labels(apply).await {
         Ok(DryRunAnswer::Accepted) => Item::new(subject, Status::Ok, KubernetesDetail::Admitted),
         Ok(DryRunAnswer::Forbidden { message }) => {
-            Item::new(subject, Status::Missing, message).with_fix(KubernetesFix::LetLabelWrites)
+            let refused = KubernetesDetail::DryRunRefused { message };
+            Item::new(subject, Status::Missing, refused).with_fix(KubernetesFix::LetLabelWrites)
         }
         Ok(DryRunAnswer::NodeGone) => node_gone(subject, apply),
         Err(error) => Item::new(subject, Status::Missing, error.failure())
@@ -317,7 +318,11 @@ async fn confinement_probe(client: &kube::Client, mut apply: LabelApply, subject
         .set
         .insert(CONFINEMENT_PROBE_KEY.to_string(), "probe".to_string());
     match client.dry_run_labels(&apply).await {
-        Ok(DryRunAnswer::Forbidden { message }) => Item::new(subject, Status::Ok, message),
+        Ok(DryRunAnswer::Forbidden { message }) => Item::new(
+            subject,
+            Status::Ok,
+            KubernetesDetail::DryRunRefused { message },
+        ),
         Ok(DryRunAnswer::Accepted) => Item::new(
             subject,
             Status::Warning,

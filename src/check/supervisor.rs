@@ -48,9 +48,18 @@ async fn check(supervisor: &Supervisor, guest: Option<&str>) -> Vec<Item> {
                 name: None,
             };
             match answer {
-                Ok(decision) if decision.allowed => Item::new(subject, Status::Ok, decision.reason),
-                Ok(decision) => Item::new(subject, Status::Missing, decision.reason)
-                    .with_fix(SupervisorFix::GrantRole),
+                Ok(decision) if decision.allowed => {
+                    let reviewed = SupervisorDetail::Reviewed {
+                        reason: decision.reason,
+                    };
+                    Item::new(subject, Status::Ok, reviewed)
+                }
+                Ok(decision) => {
+                    let reviewed = SupervisorDetail::Reviewed {
+                        reason: decision.reason,
+                    };
+                    Item::new(subject, Status::Missing, reviewed).with_fix(SupervisorFix::GrantRole)
+                }
                 Err(error) => Item::new(subject, Status::Missing, error.failure())
                     .with_fix(SupervisorFix::Reach),
             }

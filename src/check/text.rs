@@ -76,6 +76,7 @@ fn render_section(out: &mut String, section: &Section) {
 mod tests {
     use super::super::{Backend, Item, PushgatewayFix, Subject};
     use super::*;
+    use crate::cause::{Cause, Failure};
 
     #[test]
     fn each_fix_is_under_its_item_and_the_summary_gives_the_exit_code() {
@@ -88,7 +89,7 @@ mod tests {
                         url: "http://pushgateway:9091".into(),
                     },
                     Status::Missing,
-                    "connection refused\u{1b}[2J".to_string(),
+                    Failure::new(Cause::Connection, "connection refused\u{1b}[2J"),
                 )
                 .with_fix(PushgatewayFix::CaFile),
             ],

@@ -1,6 +1,7 @@
 //! What `check`'s items found and what they ask to change, as data per backend, and the one
-//! place they become words: each type's `Display`, which the text and JSON reports write. Words
-//! of a server are carried whole ([`ItemDetail::Says`]); a request that failed is its
+//! place they become words: each type's `Display`, which the text and JSON reports write. A
+//! server's own words (an admission denial, an authorizer's reason, the Pushgateway's answer)
+//! are carried whole in the variant that says what they answer; a request that failed is its
 //! [`Failure`], its kind beside its words.
 
 use std::fmt::{self, Display, Formatter};
@@ -9,6 +10,7 @@ use serde::Serialize;
 
 use crate::cause::Failure;
 use crate::kube::VM_OPERATOR_GROUP;
+use crate::metrics::push::Readiness;
 use crate::sites::SiteFinding;
 use crate::vsphere::preflight::{Fix, VcenterDetail};
 
@@ -19,8 +21,8 @@ pub enum ItemDetail {
     Supervisor(SupervisorDetail),
     Vcenter(VcenterDetail),
     Site(SiteDetail),
-    /// A server's answer, as it was given.
-    Says(String),
+    /// The Pushgateway answered its readiness check.
+    Pushgateway(Readiness),
     /// A request that failed: its kind, and its error chain as a report writes it.
     Failed(Failure),
 }
@@ -49,7 +51,7 @@ macro_rules! widen {
 }
 
 widen!(ItemDetail: Kubernetes(KubernetesDetail), Supervisor(SupervisorDetail),
-    Vcenter(VcenterDetail), Site(SiteDetail), Says(String), Failed(Failure));
+    Vcenter(VcenterDetail), Site(SiteDetail), Pushgateway(Readiness), Failed(Failure));
 widen!(ItemFix: Kubernetes(KubernetesFix), Supervisor(SupervisorFix),
     Pushgateway(PushgatewayFix), Vcenter(Fix), Site(SiteFinding));
 
@@ -94,6 +96,10 @@ pub enum KubernetesDetail {
         node: String,
     },
     OtherLabelAccepted,
+    /// A dry-run write was refused, in the API server's words (an admission policy's message).
+    DryRunRefused {
+        message: String,
+    },
     MetricsListed,
     PriorityClassExists,
     NoSuchPriorityClass {
@@ -167,6 +173,10 @@ pub enum SupervisorDetail {
         resource_policies: usize,
     },
     GrantMissingAbove,
+    /// The access review's answer, in the authorizer's words (empty when it gave none).
+    Reviewed {
+        reason: String,
+    },
 }
 
 /// What to change for a Supervisor item.
@@ -198,7 +208,9 @@ impl Display for ItemDetail {
             ItemDetail::Supervisor(detail) => detail.fmt(f),
             ItemDetail::Vcenter(detail) => detail.fmt(f),
             ItemDetail::Site(detail) => detail.fmt(f),
-            ItemDetail::Says(words) => f.write_str(words),
+            ItemDetail::Pushgateway(Readiness { status, body }) => {
+                write!(f, "HTTP {status}: {body}")
+            }
             ItemDetail::Failed(failure) => failure.fmt(f),
         }
     }
@@ -285,6 +297,7 @@ impl Display for KubernetesDetail {
                 "a dry-run write of a label outside the policy's keys was accepted: nothing \
                  confines this identity's node writes to the policy's labels",
             ),
+            DryRunRefused { message } => f.write_str(message),
             MetricsListed => f.write_str("NodeMetrics listed"),
             PriorityClassExists => f.write_str("exists"),
             NoSuchPriorityClass { profile } => write!(
@@ -409,6 +422,7 @@ impl Display for SupervisorDetail {
             SupervisorDetail::GrantMissingAbove => {
                 f.write_str("not read: a grant above is missing")
             }
+            SupervisorDetail::Reviewed { reason } => f.write_str(reason),
         }
     }
 }
@@ -540,7 +554,17 @@ mod tests {
             serde_json::to_value(&fix).expect("serializes"),
             "the API server must list nodes; try again"
         );
-        let says = ItemDetail::from("HTTP 200: OK".to_string());
-        assert_eq!(says.to_string(), "HTTP 200: OK");
+        let ready = ItemDetail::from(Readiness {
+            status: 200,
+            body: "OK".to_string(),
+        });
+        assert_eq!(ready.to_string(), "HTTP 200: OK");
+        let refused = KubernetesDetail::DryRunRefused {
+            message: "ValidatingAdmissionPolicy 'x' denied request: no".to_string(),
+        };
+        assert_eq!(
+            refused.to_string(),
+            "ValidatingAdmissionPolicy 'x' denied request: no"
+        );
     }
 }

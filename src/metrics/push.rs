@@ -155,6 +155,13 @@ impl Error {
     }
 }
 
+/// The Pushgateway's answer to its readiness check: its HTTP status and the start of its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Readiness {
+    pub status: u16,
+    pub body: String,
+}
+
 /// How the Pushgateway wants to be authenticated. Debug shows the user name only.
 #[derive(Clone, Debug)]
 enum Auth {
@@ -272,7 +279,7 @@ impl Pushgateway {
 
     /// Whether the Pushgateway answers its readiness endpoint (`<url>/-/ready`, 200 when ready)
     /// to a request with the push's credentials, within `limit`; what it answered.
-    pub async fn ready(&self, limit: Duration) -> Result<String, Error> {
+    pub async fn ready(&self, limit: Duration) -> Result<Readiness, Error> {
         let server = self.server();
         let http = self.http_client(limit)?;
         let request = self.authorized(http.get(self.ready_url()));
@@ -291,7 +298,10 @@ impl Pushgateway {
             .take(MAX_REFUSAL)
             .collect();
         if status.is_success() {
-            return Ok(format!("HTTP {}: {text}", status.as_u16()));
+            return Ok(Readiness {
+                status: status.as_u16(),
+                body: text,
+            });
         }
         Err(Error::NotReady {
             server,
