@@ -196,6 +196,11 @@ impl Cluster {
             _ => self.datacenter == other.datacenter && self.name == other.name,
         }
     }
+
+    /// The host group a VM/Host rule names.
+    pub fn host_group(&self, name: &str) -> Option<&HostGroup> {
+        self.host_groups.iter().find(|group| group.name == name)
+    }
 }
 
 /// `configurationEx.drsConfig` of a cluster.

@@ -137,6 +137,12 @@ impl From<&SiteSource> for SiteSourceKind {
 }
 
 impl SiteFinding {
+    /// The finding, its code and its fix in one sentence, as a refusal and a policy problem
+    /// tell it.
+    pub fn with_code_and_fix(&self) -> String {
+        format!("{self} [{}]; {}", self.code(), self.fix())
+    }
+
     /// A stable id for tools and docs.
     pub fn code(&self) -> &'static str {
         match self {
@@ -267,7 +273,7 @@ impl SitesRefused {
                 file: file.to_string(),
                 position: self.position,
                 path: "vsphere.sites".to_string(),
-                message: format!("{finding} [{}]; {}", finding.code(), finding.fix()),
+                message: finding.with_code_and_fix(),
             })
             .collect()
     }
@@ -282,7 +288,7 @@ fn at(position: Option<Position>) -> String {
 fn listed(findings: &[SiteFinding]) -> String {
     findings
         .iter()
-        .map(|finding| format!("{finding} [{}]; {}", finding.code(), finding.fix()))
+        .map(SiteFinding::with_code_and_fix)
         .collect::<Vec<_>>()
         .join("; ")
 }

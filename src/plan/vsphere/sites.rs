@@ -123,10 +123,7 @@ fn site_rules<'c>(
     index: usize,
 ) -> Vec<(&'c VmHostRule, &'c str)> {
     let site_of_group = |name: &str| -> Option<&'c str> {
-        let group = cluster
-            .host_groups
-            .iter()
-            .find(|group| group.name == name)?;
+        let group = cluster.host_group(name)?;
         let mut sites = cluster
             .hosts
             .iter()

@@ -420,13 +420,7 @@ fn kind_of(rule: &VmHostRule) -> VmHostRuleKind {
 /// Whether a rule lets its VMs run on `host`: in its affine host group, out of its anti-affine
 /// one.
 fn allows(cluster: &Cluster, rule: &VmHostRule, host: &Host) -> bool {
-    let member = |group: &str| {
-        cluster
-            .host_groups
-            .iter()
-            .find(|g| g.name == group)
-            .is_some_and(|g| g.holds(host))
-    };
+    let member = |group: &str| cluster.host_group(group).is_some_and(|g| g.holds(host));
     let affine = rule.affine_host_group.as_deref().is_none_or(member);
     let anti = rule
         .anti_affine_host_group
